@@ -1,0 +1,95 @@
+//! The command line: one file per subcommand. `main` returns the process exit code.
+
+pub mod bench;
+pub mod check;
+pub mod dict;
+pub mod input;
+
+use clap::{CommandFactory, Parser, Subcommand};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "kakeai",
+    version,
+    about = "kakeai (掛け合い) — a workbench for tuning やな/あゆ AI character dialogue",
+    long_about = "kakeai judges every line of a やな/あゆ duo conversation with the Director's \
+                  rules (seed 001) and explains each verdict in Japanese."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Judge utterances (JSON Lines or plain text) with the Director's static rules.
+    Check(check::CheckArgs),
+    /// Manage the IPADIC dictionary used by the lindera analyzer.
+    #[command(subcommand)]
+    Dict(dict::DictCommand),
+    /// Show the effective ruleset (defaults merged with your rules file) and its version.
+    Rules(RulesArgs),
+    /// Measure judging speed (cold and warm) on a corpus.
+    Bench(bench::BenchArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct RulesArgs {
+    /// Extra rules file merged over the defaults and your config.
+    #[arg(long)]
+    pub rules: Option<std::path::PathBuf>,
+}
+
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return code;
+        }
+    };
+    match cli.command {
+        None => {
+            print_short_help();
+            0
+        }
+        Some(Command::Check(args)) => check::run(args),
+        Some(Command::Dict(cmd)) => dict::run(cmd),
+        Some(Command::Rules(args)) => rules(args),
+        Some(Command::Bench(args)) => bench::run(args),
+    }
+}
+
+fn print_short_help() {
+    let version = env!("CARGO_PKG_VERSION");
+    println!("kakeai {version} — やな/あゆ dialogue workbench\n");
+    println!("The interactive workbench is not built yet. What works today:\n");
+    println!("  kakeai check [FILE|-] --speaker yana|ayu   judge lines with the Director's rules");
+    println!("  kakeai dict install [--from DIR]           build the IPADIC dictionary (optional)");
+    println!("  kakeai rules                               show the effective ruleset");
+    println!("  kakeai bench [CORPUS]                      measure judging speed\n");
+    println!(
+        "Example:  echo 'わ！この坂、海まで見えるじゃん！' | kakeai check --speaker yana --format table"
+    );
+    println!("More:     kakeai --help, kakeai check --help");
+    let _ = Cli::command();
+}
+
+fn rules(args: RulesArgs) -> i32 {
+    match crate::director::RuleSet::load(args.rules.as_deref()) {
+        Ok(r) => {
+            println!("# ruleset {}", r.version);
+            if let Some(p) = crate::director::ruleset::user_rules_path() {
+                let state = if p.exists() { "merged" } else { "not present" };
+                println!("# user rules file: {} ({state})", p.display());
+            }
+            print!("{}", r.to_toml());
+            0
+        }
+        Err(e) => {
+            eprintln!("kakeai: {e}");
+            2
+        }
+    }
+}

@@ -1,0 +1,226 @@
+//! Where kakeai keeps its files (XDG dirs via `directories`, overridable by environment for
+//! tests) and TOML loading that reports errors as path:line:col.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use directories::ProjectDirs;
+
+/// A configuration file that could not be used. Display gives `path:line:col: message`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ConfigError {
+    Io {
+        path: PathBuf,
+        message: String,
+    },
+    Syntax {
+        path: PathBuf,
+        line: usize,
+        col: usize,
+        message: String,
+    },
+    Invalid {
+        path: PathBuf,
+        at: Option<(usize, usize)>,
+        key: Option<String>,
+        message: String,
+    },
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigError::Io { path, message } => write!(f, "{}: {message}", path.display()),
+            ConfigError::Syntax {
+                path,
+                line,
+                col,
+                message,
+            } => {
+                write!(f, "{}:{line}:{col}: {message}", path.display())
+            }
+            ConfigError::Invalid {
+                path,
+                at,
+                key,
+                message,
+            } => {
+                write!(f, "{}", path.display())?;
+                if let Some((l, c)) = at {
+                    write!(f, ":{l}:{c}")?;
+                }
+                match key {
+                    Some(k) => write!(f, ": in `{k}`: {message}"),
+                    None => write!(f, ": {message}"),
+                }
+            }
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+fn project_dirs() -> Option<ProjectDirs> {
+    ProjectDirs::from("", "", "kakeai")
+}
+
+/// $KAKEAI_CONFIG_DIR, else the XDG config dir (~/.config/kakeai).
+pub fn config_dir() -> Option<PathBuf> {
+    std::env::var_os("KAKEAI_CONFIG_DIR")
+        .map(PathBuf::from)
+        .or_else(|| project_dirs().map(|p| p.config_dir().to_path_buf()))
+}
+
+/// $KAKEAI_DATA_DIR, else the XDG data dir (~/.local/share/kakeai).
+pub fn data_dir() -> Option<PathBuf> {
+    std::env::var_os("KAKEAI_DATA_DIR")
+        .map(PathBuf::from)
+        .or_else(|| project_dirs().map(|p| p.data_dir().to_path_buf()))
+}
+
+/// 1-based line and column (in chars) of a byte offset.
+pub fn line_col(text: &str, byte: usize) -> (usize, usize) {
+    let byte = byte.min(text.len());
+    let before = text.get(..byte).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let col = before
+        .rsplit('\n')
+        .next()
+        .map(|l| l.chars().count())
+        .unwrap_or(0)
+        + 1;
+    (line, col)
+}
+
+/// Parses TOML into a table; a syntax error carries path:line:col and what was expected.
+pub fn load_toml_table(path: &Path, text: &str) -> Result<toml::Table, ConfigError> {
+    text.parse::<toml::Table>().map_err(|e| {
+        let (line, col) = e.span().map(|s| line_col(text, s.start)).unwrap_or((1, 1));
+        ConfigError::Syntax {
+            path: path.to_path_buf(),
+            line,
+            col,
+            message: e.message().trim().to_string(),
+        }
+    })
+}
+
+/// Deep-merges `over` into `base`: tables merge key by key, everything else is replaced.
+pub fn merge_tables(base: &mut toml::Table, over: toml::Table) {
+    for (k, v) in over {
+        match (base.get_mut(&k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge_tables(b, o),
+            (_, v) => {
+                base.insert(k, v);
+            }
+        }
+    }
+}
+
+/// Deserialises a merged table; a type error names the dotted key it happened at.
+pub fn from_table<T: serde::de::DeserializeOwned>(
+    table: toml::Table,
+    path: &Path,
+) -> Result<T, ConfigError> {
+    // Round-trip through text so the error carries a span we can turn into a key path.
+    let text = toml::to_string(&table).map_err(|e| ConfigError::Invalid {
+        path: path.to_path_buf(),
+        at: None,
+        key: None,
+        message: e.to_string(),
+    })?;
+    toml::from_str::<T>(&text).map_err(|e| {
+        let key = e.span().map(|s| key_at(&text, s.start));
+        ConfigError::Invalid {
+            path: path.to_path_buf(),
+            at: None,
+            key: key.filter(|k| !k.is_empty()),
+            message: e.message().trim().to_string(),
+        }
+    })
+}
+
+/// The dotted key path of the value at `byte` in TOML text written by `toml::to_string`.
+fn key_at(text: &str, byte: usize) -> String {
+    let before = text.get(..byte.min(text.len())).unwrap_or(text);
+    let mut table = String::new();
+    let mut key = String::new();
+    for line in before.lines() {
+        let t = line.trim();
+        if t.starts_with('[') {
+            table = t.trim_matches(|c| c == '[' || c == ']').trim().to_string();
+            key.clear();
+        } else if let Some((k, _)) = t.split_once('=') {
+            key = k.trim().trim_matches('"').to_string();
+        }
+    }
+    match (table.is_empty(), key.is_empty()) {
+        (true, _) => key,
+        (false, true) => table,
+        (false, false) => format!("{table}.{key}"),
+    }
+}
+
+/// Finds the line:col of a dotted key (`lines.warn`) in a user's TOML file, best effort.
+pub fn locate_key(text: &str, dotted: &str) -> Option<(usize, usize)> {
+    let parts: Vec<&str> = dotted.split('.').collect();
+    let (leaf, tables) = parts.split_last()?;
+    let want_table = tables.join(".");
+    let mut table = String::new();
+    let mut table_line = None;
+    for (n, line) in text.lines().enumerate() {
+        let t = line.trim_start();
+        if t.starts_with('[') {
+            table = t
+                .trim()
+                .trim_matches(|c| c == '[' || c == ']')
+                .trim()
+                .to_string();
+            if table == dotted {
+                table_line = Some((n + 1, line.len() - t.len() + 1));
+            }
+            continue;
+        }
+        let Some((k, _)) = t.split_once('=') else {
+            continue;
+        };
+        let k = k.trim().trim_matches('"');
+        let full = if table.is_empty() {
+            k.to_string()
+        } else {
+            format!("{table}.{k}")
+        };
+        if (table == want_table && k == *leaf) || full == dotted {
+            return Some((n + 1, line.len() - t.len() + 1));
+        }
+    }
+    table_line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn syntax_error_has_line_and_col() {
+        let err = load_toml_table(Path::new("r.toml"), "[lines]\nwarn = \n").unwrap_err();
+        let s = err.to_string();
+        assert!(s.starts_with("r.toml:2:"), "{s}");
+    }
+
+    #[test]
+    fn merge_is_deep() {
+        let mut a: toml::Table = "[x]\na = 1\nb = 2\n".parse().unwrap();
+        let b: toml::Table = "[x]\nb = 3\n".parse().unwrap();
+        merge_tables(&mut a, b);
+        assert_eq!(a["x"]["a"].as_integer(), Some(1));
+        assert_eq!(a["x"]["b"].as_integer(), Some(3));
+    }
+
+    #[test]
+    fn locates_keys() {
+        let t = "tone_mode = \"x\"\n[lines]\n  warn = \"six\"\n";
+        assert_eq!(locate_key(t, "lines.warn"), Some((3, 3)));
+        assert_eq!(locate_key(t, "tone_mode"), Some((1, 1)));
+    }
+}

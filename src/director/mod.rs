@@ -1,0 +1,65 @@
+//! The Director (seed 001): static rules over a cached `Analysis`, producing a `Verdict`.
+
+pub mod finding;
+pub mod lexicon;
+pub mod messages;
+pub mod rules;
+pub mod ruleset;
+
+use std::sync::Arc;
+
+pub use finding::{Finding, RuleId, Status, ToneScore, Verdict};
+pub use ruleset::{Character, RuleSet, ToneMode};
+
+use crate::text::{Analysis, Analyzer};
+
+/// A previous, committed turn given as context (oldest first).
+#[derive(Debug, Clone)]
+pub struct ContextTurn {
+    /// Character id of the speaker.
+    pub speaker: String,
+    pub analysis: Arc<Analysis>,
+}
+
+/// Everything a rule may look at. Rules are pure functions of this.
+pub struct Input<'a> {
+    pub a: &'a Analysis,
+    pub hits: &'a [lexicon::Hit],
+    pub character: &'a Character,
+    pub rules: &'a ruleset::RuleData,
+    pub analyzer: &'a dyn Analyzer,
+    pub context: &'a [ContextTurn],
+}
+
+/// Judges one utterance by `speaker` (a character id, name or alias).
+pub fn judge(
+    rules: &RuleSet,
+    analyzer: &dyn Analyzer,
+    speaker: &Character,
+    a: &Analysis,
+    context: &[ContextTurn],
+) -> Verdict {
+    let hits = rules
+        .lexicon(&speaker.id)
+        .map(|l| l.scan(a))
+        .unwrap_or_default();
+    let input = Input {
+        a,
+        hits: &hits,
+        character: speaker,
+        rules: &rules.data,
+        analyzer,
+        context,
+    };
+    let (findings, tone, topics) = rules::run_all(&input);
+    Verdict {
+        status: Verdict::status_of(&findings),
+        findings,
+        tone,
+        lines: a.lines,
+        sentences: a.sentences.len(),
+        topics,
+        ruleset: rules.version.clone(),
+        analyzer: analyzer.kind(),
+    }
+}

@@ -1,0 +1,36 @@
+//! `early_topic_shift` (seed 001 §8, WARN only): the line shares no keyword with the previous
+//! turn, brings its own, and the previous turn's topic had been discussed for fewer than
+//! `min_turns` turns — the partner's topic was dropped before it was explored.
+
+use super::super::finding::{Finding, RuleId, Status};
+use super::super::{Input, messages};
+
+pub fn check(input: &Input) -> Vec<Finding> {
+    let min = input.rules.early_topic_shift.min_turns;
+    let an = input.analyzer;
+    let Some(last) = input.context.last() else {
+        return Vec::new();
+    };
+    let mine = input.a.keywords(an);
+    let theirs = last.analysis.keywords(an);
+    if min == 0 || mine.is_empty() || theirs.is_empty() || mine.iter().any(|w| theirs.contains(w)) {
+        return Vec::new();
+    }
+    // How many turns, ending with the last one, have stayed on its topic.
+    let mut depth = 1;
+    for t in input.context.iter().rev().skip(1) {
+        if t.analysis.keywords(an).iter().any(|w| theirs.contains(w)) {
+            depth += 1;
+        } else {
+            break;
+        }
+    }
+    if depth >= min {
+        return Vec::new();
+    }
+    let (m, s) = messages::early_shift(&theirs[0], &mine[0]);
+    vec![
+        Finding::new(RuleId::EarlyTopicShift, Status::Warn, m, s)
+            .with_evidence(format!("{}→{}", theirs[0], mine[0])),
+    ]
+}

@@ -1,0 +1,116 @@
+//! The static rules, one file each, and the order they run in. Each rule is a pure function
+//! `fn(&Input) -> Vec<Finding>` over the cached analysis and the lexicon hits.
+
+pub mod contradiction;
+pub mod early_topic_shift;
+pub mod forbidden_word;
+pub mod lines;
+pub mod praise;
+pub mod prompt_leak;
+pub mod scatter;
+pub mod setting;
+pub mod tone;
+pub mod topic_loop;
+
+use super::finding::{Finding, RuleId, Status, ToneScore};
+use super::lexicon::{Cat, Hit};
+use super::{Input, messages};
+use crate::text::sentences::Sentence;
+
+/// Runs every rule; returns findings (PASS ones dropped), the tone score and the topic count.
+pub fn run_all(input: &Input) -> (Vec<Finding>, ToneScore, usize) {
+    let a = input.a;
+    let mut out = Vec::new();
+    if a.is_empty() {
+        let (m, s) = messages::empty();
+        out.push(Finding::new(RuleId::Empty, Status::Retry, m, s));
+        return (out, ToneScore::default(), 0);
+    }
+    if a.script_format {
+        let (m, s) = messages::script_format();
+        out.push(Finding::new(RuleId::ScriptFormat, Status::Info, m, s));
+    }
+    out.extend(lines::check(input));
+    out.extend(setting::check(input));
+    out.extend(praise::check(input));
+    let (scatter, topics) = scatter::check(input);
+    out.extend(scatter);
+    out.extend(contradiction::check(input));
+    let (tone_findings, tone) = tone::check(input);
+    out.extend(tone_findings);
+    out.extend(forbidden_word::check(input));
+    out.extend(prompt_leak::check(input));
+    // Seed §8 checks need the conversation so far.
+    if !input.context.is_empty() {
+        out.extend(topic_loop::check(input));
+        out.extend(early_topic_shift::check(input));
+    }
+    out.retain(|f| f.status != Status::Pass);
+    (out, tone, topics)
+}
+
+/// Hits of one category.
+pub(crate) fn hits(input: &Input, cat: Cat) -> impl Iterator<Item = Hit> {
+    input.hits.iter().copied().filter(move |h| h.cat == cat)
+}
+
+/// Hits of one category outside quotes and parentheses.
+pub(crate) fn visible_hits(input: &Input, cat: Cat) -> impl Iterator<Item = Hit> {
+    hits(input, cat).filter(move |h| !input.a.norm.any_masked(h.start, h.end))
+}
+
+/// Index of the sentence containing char `pos`.
+pub(crate) fn sentence_index(input: &Input, pos: usize) -> Option<usize> {
+    let s = &input.a.sentences;
+    let i = s.partition_point(|x| x.end <= pos);
+    s.get(i).filter(|x| x.start <= pos).map(|_| i)
+}
+
+/// Chars that may trail a sentence-final ending: 終助詞-like softeners and elongations.
+fn is_soft_tail(c: char) -> bool {
+    matches!(
+        c,
+        'ね' | 'よ'
+            | 'な'
+            | 'ー'
+            | '〜'
+            | '～'
+            | 'ぇ'
+            | 'ぁ'
+            | 'っ'
+            | '…'
+            | '‥'
+            | '♪'
+            | 'ん'
+            | ' '
+    )
+}
+
+/// True when the hit sits at the end of its sentence (seed 001 §4.2 語尾). A pattern ending in
+/// ！/？ must end exactly on the sentence's terminator; otherwise only softeners (ね, よ, ー…) and
+/// quoted material may stand between the hit and the terminator.
+pub(crate) fn is_sentence_final(input: &Input, h: Hit, pattern: &str) -> bool {
+    let a = input.a;
+    let Some(si) = sentence_index(input, h.start) else {
+        return false;
+    };
+    let s: &Sentence = &a.sentences[si];
+    let last = pattern.chars().last();
+    if let Some(t) = last.filter(|c| crate::text::chars::is_terminator(*c)) {
+        return h.end == s.body_end + 1 && s.terminator == Some(t);
+    }
+    if h.end > s.body_end {
+        return false;
+    }
+    (h.end..s.body_end).all(|i| is_soft_tail(a.chars[i]) || a.norm.masked[i])
+}
+
+/// The pattern text of a hit.
+pub(crate) fn pattern<'a>(input: &'a Input, h: Hit) -> &'a str {
+    input.a.norm.slice(h.start, h.end)
+}
+
+/// A finding with its span mapped to the original text.
+pub(crate) fn at(input: &Input, f: Finding, start: usize, end: usize) -> Finding {
+    f.with_span(Some(input.a.span(start, end)))
+}

@@ -1,0 +1,315 @@
+//! The Director's rules as data: embedded defaults (assets/rules, assets/characters), merged
+//! with the user's rules file, hashed into a version, and compiled into one matcher per speaker.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::lexicon::Lexicon;
+use crate::config::{ConfigError, load_toml_table, merge_tables};
+
+const DIRECTOR_TOML: &str = include_str!("../../assets/rules/director.toml");
+const YANA_TOML: &str = include_str!("../../assets/characters/yana.toml");
+const AYU_TOML: &str = include_str!("../../assets/characters/ayu.toml");
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToneMode {
+    Markers,
+    Violations,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinesRule {
+    pub warn: usize,
+    pub retry: usize,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScatterRule {
+    pub retry_sentences: usize,
+    pub retry_topics: usize,
+    pub warn_sentences: usize,
+    pub warn_topics: usize,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PraiseRule {
+    pub evaluation_words: Vec<String>,
+    pub partner_refs: Vec<String>,
+    pub affirmation_words: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SettingRule {
+    pub phrases: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContradictionRule {
+    pub adverbs: Vec<String>,
+    pub negating_prefixes: Vec<String>,
+    pub negations: Vec<String>,
+    pub within: usize,
+    pub question_tails: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PromptLeakRule {
+    pub markers: Vec<String>,
+    pub speaker_labels: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TopicLoopRule {
+    pub repeat_in_line: usize,
+    pub turns: usize,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EarlyShiftRule {
+    pub min_turns: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PraisePolicy {
+    Allow,
+    Forbid,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum StyleRule {
+    /// At most `max_sentences` sentences and at least one ！ or ？ (やな).
+    Exclaim { max_sentences: usize },
+    /// At least `min_count` sentence-final polite endings (あゆ).
+    Polite {
+        min_count: usize,
+        endings: Vec<String>,
+    },
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Violations {
+    pub endings: Vec<String>,
+    pub words: Vec<String>,
+    /// More ！ than this → WARN; 0 disables.
+    pub max_exclamations: usize,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToneRule {
+    pub endings: Vec<String>,
+    pub vocab: Vec<String>,
+    pub style: StyleRule,
+    pub hint: String,
+    pub violations: Violations,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ForbiddenWord {
+    pub word: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Character {
+    pub id: String,
+    pub display_name: String,
+    pub aliases: Vec<String>,
+    pub partner: String,
+    #[serde(default)]
+    pub role: String,
+    #[serde(default)]
+    pub speech_style: String,
+    #[serde(default)]
+    pub relationship: String,
+    pub address_partner: Vec<String>,
+    #[serde(default)]
+    pub examples: Vec<String>,
+    pub praise: PraisePolicy,
+    pub tone: ToneRule,
+    #[serde(default)]
+    pub forbidden_words: Vec<ForbiddenWord>,
+}
+
+/// The effective rules (what gets hashed into the version).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleData {
+    pub tone_mode: ToneMode,
+    pub lines: LinesRule,
+    pub scatter: ScatterRule,
+    pub praise: PraiseRule,
+    pub setting: SettingRule,
+    pub contradiction: ContradictionRule,
+    pub prompt_leak: PromptLeakRule,
+    pub topic_loop: TopicLoopRule,
+    pub early_topic_shift: EarlyShiftRule,
+    /// Keyed by character id; a BTreeMap keeps the hash stable.
+    pub characters: std::collections::BTreeMap<String, Character>,
+}
+
+/// Rules plus their version and compiled matchers. Cheap to clone (Arc inside).
+#[derive(Clone)]
+pub struct RuleSet {
+    pub data: Arc<RuleData>,
+    pub version: String,
+    lexicons: Arc<Vec<(String, Lexicon)>>,
+}
+
+impl std::fmt::Debug for RuleSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RuleSet")
+            .field("version", &self.version)
+            .finish()
+    }
+}
+
+/// Where the user's rules override lives: $KAKEAI_CONFIG_DIR/rules.toml or the XDG config dir.
+pub fn user_rules_path() -> Option<PathBuf> {
+    crate::config::config_dir().map(|d| d.join("rules.toml"))
+}
+
+impl RuleSet {
+    /// Embedded defaults only.
+    pub fn builtin() -> Result<RuleSet, ConfigError> {
+        RuleSet::from_table(default_table()?)
+    }
+
+    /// Defaults ⊕ the user's rules.toml (if present) ⊕ `extra` (e.g. `--rules PATH`).
+    pub fn load(extra: Option<&Path>) -> Result<RuleSet, ConfigError> {
+        let mut table = default_table()?;
+        let mut sources: Vec<(PathBuf, String)> = Vec::new();
+        if let Some(p) = user_rules_path().filter(|p| p.exists()) {
+            sources.push(read(&p)?);
+        }
+        if let Some(p) = extra {
+            sources.push(read(p)?);
+        }
+        for (path, text) in &sources {
+            let user = load_toml_table(path, text)?;
+            merge_tables(&mut table, user);
+        }
+        RuleSet::from_table(table).map_err(|e| match (e, sources.last()) {
+            (ConfigError::Invalid { message, key, .. }, Some((path, text))) => {
+                let at = key
+                    .as_deref()
+                    .and_then(|k| crate::config::locate_key(text, k));
+                ConfigError::Invalid {
+                    path: path.clone(),
+                    at,
+                    key,
+                    message,
+                }
+            }
+            (e, _) => e,
+        })
+    }
+
+    pub fn from_table(table: toml::Table) -> Result<RuleSet, ConfigError> {
+        let data: RuleData = crate::config::from_table(table, Path::new("<rules>"))?;
+        RuleSet::from_data(data)
+    }
+
+    pub fn from_data(data: RuleData) -> Result<RuleSet, ConfigError> {
+        for (id, c) in &data.characters {
+            if !data.characters.contains_key(&c.partner) {
+                return Err(ConfigError::Invalid {
+                    path: PathBuf::from("<rules>"),
+                    at: None,
+                    key: Some(format!("characters.{id}.partner")),
+                    message: format!("unknown partner `{}`", c.partner),
+                });
+            }
+        }
+        let canonical = serde_json::to_string(&data).unwrap_or_default();
+        let digest = Sha256::digest(canonical.as_bytes());
+        let version: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
+        let lexicons = data
+            .characters
+            .iter()
+            .map(|(id, c)| {
+                let partner = data.characters.get(&c.partner);
+                (id.clone(), Lexicon::compile(&data, c, partner))
+            })
+            .collect();
+        Ok(RuleSet {
+            data: Arc::new(data),
+            version,
+            lexicons: Arc::new(lexicons),
+        })
+    }
+
+    /// A copy with a different tone mode (the `--tone-mode` flag).
+    pub fn with_tone_mode(&self, mode: ToneMode) -> Result<RuleSet, ConfigError> {
+        let mut data = (*self.data).clone();
+        data.tone_mode = mode;
+        RuleSet::from_data(data)
+    }
+
+    /// Finds a character by id, display name or alias.
+    pub fn character(&self, speaker: &str) -> Option<&Character> {
+        let s = speaker.trim();
+        self.data
+            .characters
+            .values()
+            .find(|c| c.id == s || c.display_name == s || c.aliases.iter().any(|a| a == s))
+    }
+
+    pub fn known_speakers(&self) -> String {
+        self.data
+            .characters
+            .values()
+            .map(|c| format!("{} ({})", c.id, c.display_name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    pub fn lexicon(&self, id: &str) -> Option<&Lexicon> {
+        self.lexicons.iter().find(|(i, _)| i == id).map(|(_, l)| l)
+    }
+
+    /// The effective rules as TOML (for `kakeai rules show` and the rules pane).
+    pub fn to_toml(&self) -> String {
+        toml::to_string(&*self.data).unwrap_or_default()
+    }
+}
+
+fn read(path: &Path) -> Result<(PathBuf, String), ConfigError> {
+    std::fs::read_to_string(path)
+        .map(|t| (path.to_path_buf(), t))
+        .map_err(|e| ConfigError::Io {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })
+}
+
+fn default_table() -> Result<toml::Table, ConfigError> {
+    let mut table = load_toml_table(Path::new("assets/rules/director.toml"), DIRECTOR_TOML)?;
+    let mut chars = toml::Table::new();
+    for (name, text) in [("yana", YANA_TOML), ("ayu", AYU_TOML)] {
+        let path = PathBuf::from(format!("assets/characters/{name}.toml"));
+        chars.insert(
+            name.to_string(),
+            toml::Value::Table(load_toml_table(&path, text)?),
+        );
+    }
+    table.insert("characters".into(), toml::Value::Table(chars));
+    Ok(table)
+}

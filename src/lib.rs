@@ -1,0 +1,8 @@
+//! kakeai — a terminal workbench for tuning AI character dialogue (やな/あゆ).
+//!
+//! The library holds everything; `main.rs` only wires the command line to it.
+
+pub mod cli;
+pub mod config;
+pub mod director;
+pub mod text;

@@ -1,0 +1,5 @@
+//! Entry point: parse the command line and hand over to `kakeai::cli`.
+
+fn main() {
+    std::process::exit(kakeai::cli::main());
+}

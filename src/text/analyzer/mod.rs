@@ -1,0 +1,176 @@
+//! The morphological analyzer seam: one trait, a lindera/IPADIC implementation and a
+//! dictionary-free fallback, and the choice between them at start-up.
+
+pub mod fallback;
+pub mod lindera;
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// Which analyzer produced an analysis; printed in every output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum AnalyzerKind {
+    #[serde(rename = "lindera-ipadic")]
+    LinderaIpadic,
+    #[serde(rename = "fallback")]
+    Fallback,
+}
+
+impl AnalyzerKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AnalyzerKind::LinderaIpadic => "lindera-ipadic",
+            AnalyzerKind::Fallback => "fallback",
+        }
+    }
+}
+
+impl fmt::Display for AnalyzerKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Coarse noun subclasses (IPADIC 名詞 subcategory 1) that the rules care about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NounKind {
+    General,
+    Proper,
+    Pronoun,
+    Number,
+    /// 非自立 (の, こと, もの …) and 接尾.
+    Dependent,
+    /// 形容動詞語幹 (綺麗, 好き …): behaves like a conjugating word after は.
+    AdjectivalStem,
+    /// サ変接続 (勉強, 散歩 …).
+    Sahen,
+    /// 副詞可能 (今日, 最近 …).
+    Adverbial,
+    Other,
+}
+
+/// Coarse part of speech. The fallback analyzer only ever produces `Noun`, `Conjugating`,
+/// `Particle`, `Symbol` and `Other`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pos {
+    Noun(NounKind),
+    Verb,
+    Adjective,
+    AuxVerb,
+    /// A conjugating word whose exact class the fallback cannot tell (kanji stem + okurigana).
+    Conjugating,
+    Particle,
+    Adverb,
+    Adnominal,
+    Conjunction,
+    Interjection,
+    Prefix,
+    Symbol,
+    Other,
+}
+
+impl Pos {
+    /// 活用語: verbs, adjectives, auxiliaries and adjectival nouns.
+    pub fn is_conjugating(self) -> bool {
+        matches!(
+            self,
+            Pos::Verb
+                | Pos::Adjective
+                | Pos::AuxVerb
+                | Pos::Conjugating
+                | Pos::Noun(NounKind::AdjectivalStem)
+        )
+    }
+
+    /// A noun that can head a topic or be a conversation keyword.
+    pub fn is_content_noun(self) -> bool {
+        matches!(
+            self,
+            Pos::Noun(
+                NounKind::General
+                    | NounKind::Proper
+                    | NounKind::Sahen
+                    | NounKind::AdjectivalStem
+                    | NounKind::Other
+            )
+        )
+    }
+}
+
+/// One morpheme; `start..end` are char offsets into the text given to `tokenize`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Morpheme {
+    pub start: usize,
+    pub end: usize,
+    pub surface: String,
+    pub pos: Pos,
+}
+
+/// A morphological analyzer. Implementations must be cheap to share across threads.
+pub trait Analyzer: Send + Sync {
+    fn kind(&self) -> AnalyzerKind;
+    /// Splits `text` into morphemes. Never fails: an internal error yields the fallback's
+    /// character-class segmentation.
+    fn tokenize(&self, text: &str) -> Vec<Morpheme>;
+}
+
+/// Which analyzer the user asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum AnalyzerChoice {
+    /// lindera-ipadic when the dictionary is installed or can be built, else the fallback.
+    #[default]
+    Auto,
+    /// lindera-ipadic or an error.
+    Lindera,
+    /// The dictionary-free fallback.
+    Fallback,
+}
+
+/// Opens the analyzer. In `Auto`, a missing dictionary is built from MeCab IPADIC sources when
+/// they are found (announced through `notify`, which goes to stderr); without sources the
+/// fallback is used. `Lindera` turns every such problem into an error.
+pub fn open(
+    choice: AnalyzerChoice,
+    notify: &mut dyn FnMut(&str),
+) -> Result<std::sync::Arc<dyn Analyzer>, lindera::DictError> {
+    use std::sync::Arc;
+    if choice == AnalyzerChoice::Fallback {
+        return Ok(Arc::new(fallback::FallbackAnalyzer));
+    }
+    let mut attempt = || -> Result<lindera::LinderaAnalyzer, lindera::DictError> {
+        let dir =
+            lindera::default_dict_dir().ok_or_else(|| lindera::DictError::SourcesNotFound {
+                searched: lindera::candidate_source_dirs(),
+            })?;
+        if !lindera::is_installed(&dir) {
+            let Some(src) = lindera::find_ipadic_sources() else {
+                return Err(lindera::DictError::SourcesNotFound {
+                    searched: lindera::candidate_source_dirs(),
+                });
+            };
+            notify(&format!(
+                "kakeai: building the IPADIC dictionary from {} into {} (one time, a few seconds)…",
+                src.display(),
+                dir.display()
+            ));
+            let report = lindera::build_dictionary(&src, &dir)?;
+            notify(&format!(
+                "kakeai: dictionary ready in {:.1} s ({} MB)",
+                report.seconds,
+                report.bytes_on_disk / 1_000_000
+            ));
+        }
+        lindera::LinderaAnalyzer::load(&dir)
+    };
+    match attempt() {
+        Ok(a) => Ok(Arc::new(a)),
+        Err(e) if choice == AnalyzerChoice::Auto => {
+            if !matches!(e, lindera::DictError::SourcesNotFound { .. }) {
+                notify(&format!("kakeai: {e}; using the fallback analyzer"));
+            }
+            Ok(Arc::new(fallback::FallbackAnalyzer))
+        }
+        Err(e) => Err(e),
+    }
+}

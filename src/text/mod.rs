@@ -1,0 +1,12 @@
+//! The Japanese text pipeline: normalisation with an offset map, sentence and line counting,
+//! morphological analysis and the per-text analysis cache.
+
+pub mod analysis;
+pub mod analyzer;
+pub mod chars;
+pub mod normalize;
+pub mod sentences;
+pub mod topics;
+
+pub use analysis::{Analysis, AnalysisCache};
+pub use analyzer::{Analyzer, AnalyzerKind};

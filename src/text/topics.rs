@@ -1,0 +1,192 @@
+//! Topic boundaries (seed 001 §6.2) and conversation keywords, from morphemes.
+//!
+//! Topics: 〜について, 〜の話 and (名詞)は(活用語). Only sentences that contain a candidate
+//! outside quotes are tokenised — the analyzer is the expensive part of judging a line.
+
+use super::analysis::Analysis;
+use super::analyzer::{Analyzer, Morpheme, NounKind, Pos};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TopicMarker {
+    /// 〜について
+    About,
+    /// 〜の話
+    Talk,
+    /// (名詞)は(活用語)
+    Wa,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Topic {
+    pub head: String,
+    pub marker: TopicMarker,
+    /// Char offsets into the normalised text.
+    pub start: usize,
+    pub end: usize,
+}
+
+/// Nouns too generic to be a topic or a loop keyword.
+const STOP_NOUNS: [&str; 16] = [
+    "こと",
+    "もの",
+    "ところ",
+    "感じ",
+    "気持ち",
+    "本当",
+    "ほんと",
+    "みたい",
+    "よう",
+    "方",
+    "人",
+    "時",
+    "何",
+    "なに",
+    "そう",
+    "一緒",
+];
+
+fn is_run_noun(m: &Morpheme) -> bool {
+    matches!(m.pos, Pos::Noun(_) | Pos::Prefix)
+}
+
+fn run_is_topical(run: &[Morpheme]) -> bool {
+    run.iter().any(|m| m.pos.is_content_noun())
+        && !run.iter().all(|m| {
+            matches!(
+                m.pos,
+                Pos::Noun(
+                    NounKind::Pronoun
+                        | NounKind::Number
+                        | NounKind::Adverbial
+                        | NounKind::Dependent
+                ) | Pos::Prefix
+            )
+        })
+}
+
+fn surface(run: &[Morpheme]) -> String {
+    run.iter().map(|m| m.surface.as_str()).collect()
+}
+
+pub fn find_topics(a: &Analysis, analyzer: &dyn Analyzer) -> Vec<Topic> {
+    let mut out = Vec::new();
+    for s in &a.sentences {
+        let text = a.norm.slice(s.start, s.end);
+        let has_candidate = ["について", "の話", "は"].iter().any(|needle| {
+            text.match_indices(needle).any(|(b, _)| {
+                let c = s.start + text[..b].chars().count();
+                !a.norm.masked.get(c).copied().unwrap_or(false)
+            })
+        });
+        if !has_candidate {
+            continue;
+        }
+        let toks = analyzer.tokenize(text);
+        let mut k = 0;
+        while k < toks.len() {
+            if !is_run_noun(&toks[k]) {
+                k += 1;
+                continue;
+            }
+            let a0 = k;
+            while k < toks.len() && is_run_noun(&toks[k]) {
+                k += 1;
+            }
+            let run = &toks[a0..k];
+            let (rs, re) = (s.start + run[0].start, s.start + run[run.len() - 1].end);
+            if !run_is_topical(run) || a.norm.any_masked(rs, re) || k >= toks.len() {
+                continue;
+            }
+            let rest = a.norm.slice(s.start + toks[k].start, s.end);
+            let marker = if rest.starts_with("について") {
+                Some(TopicMarker::About)
+            } else if toks[k].surface == "の"
+                && toks.get(k + 1).is_some_and(|m| m.surface.starts_with('話'))
+            {
+                Some(TopicMarker::Talk)
+            } else if toks[k].surface == "は" && toks[k].pos == Pos::Particle {
+                toks[k + 1..]
+                    .iter()
+                    .find(|m| !matches!(m.pos, Pos::Adverb) && m.surface != "、")
+                    .filter(|m| m.pos.is_conjugating())
+                    .map(|_| TopicMarker::Wa)
+            } else {
+                None
+            };
+            if let Some(marker) = marker {
+                let head = surface(run);
+                if !STOP_NOUNS.contains(&head.as_str()) {
+                    out.push(Topic {
+                        head,
+                        marker,
+                        start: rs,
+                        end: re,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+pub fn find_keywords(a: &Analysis, analyzer: &dyn Analyzer) -> Vec<String> {
+    let toks = analyzer.tokenize(a.text());
+    let mut out: Vec<String> = Vec::new();
+    let mut k = 0;
+    while k < toks.len() {
+        if !is_run_noun(&toks[k]) {
+            k += 1;
+            continue;
+        }
+        let a0 = k;
+        while k < toks.len() && is_run_noun(&toks[k]) {
+            k += 1;
+        }
+        let run = &toks[a0..k];
+        if !run_is_topical(run) || a.norm.any_masked(run[0].start, run[run.len() - 1].end) {
+            continue;
+        }
+        let w = surface(run);
+        if w.chars().count() >= 2 && !STOP_NOUNS.contains(&w.as_str()) && !out.contains(&w) {
+            out.push(w);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::text::analyzer::fallback::FallbackAnalyzer;
+
+    fn heads(s: &str) -> Vec<String> {
+        let a = Analysis::new(s);
+        find_topics(&a, &FallbackAnalyzer)
+            .into_iter()
+            .map(|t| t.head)
+            .collect()
+    }
+
+    #[test]
+    fn finds_the_three_patterns() {
+        assert_eq!(heads("金閣寺についてです。"), vec!["金閣寺"]);
+        assert_eq!(heads("清水寺の話もしたいです。"), vec!["清水寺"]);
+        assert_eq!(heads("京都は広いですね。"), vec!["京都"]);
+    }
+
+    #[test]
+    fn ignores_particles_inside_words_and_quotes() {
+        assert!(heads("こんにちは、あゆ！").is_empty());
+        assert!(heads("まだ完成ではないよ。").is_empty());
+        assert!(heads("「京都は広い」って本に書いてあった。").is_empty());
+    }
+
+    #[test]
+    fn keywords_skip_conjugated_kanji() {
+        let a = Analysis::new("絶対行くよ！スペース・マウンテンは最高だし、金閣寺も。");
+        let k = find_keywords(&a, &FallbackAnalyzer);
+        assert!(k.contains(&"スペース・マウンテン".to_string()), "{k:?}");
+        assert!(k.contains(&"金閣寺".to_string()), "{k:?}");
+        assert!(!k.iter().any(|w| w.contains('行')), "{k:?}");
+    }
+}
