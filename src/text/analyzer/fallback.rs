@@ -56,6 +56,26 @@ const PARTICLES: [&str; 16] = [
     "の",
 ];
 
+/// Hiragana that, right after a kanji run, show the run is a noun.
+const NOUN_FOLLOWERS: [&str; 16] = [
+    "について",
+    "として",
+    "から",
+    "まで",
+    "より",
+    "って",
+    "は",
+    "が",
+    "を",
+    "に",
+    "で",
+    "へ",
+    "の",
+    "だ",
+    "も",
+    "と",
+];
+
 const PRONOUNS: [&str; 16] = [
     "私",
     "僕",
@@ -139,11 +159,11 @@ impl Analyzer for FallbackAnalyzer {
             match cl {
                 Class::Kanji => {
                     let surface: String = chars[s..e].iter().collect();
-                    let okurigana = next_hira.as_deref().is_some_and(|h| {
-                        !PARTICLES.iter().any(|p| h.starts_with(p))
-                            && !h.starts_with("だ")
-                            && !h.starts_with("です")
-                    });
+                    // や/と/も often begin okurigana (賑やか, 頼もしい), so only the unambiguous
+                    // case particles (and だ/です) mark the kanji run as a noun.
+                    let okurigana = next_hira
+                        .as_deref()
+                        .is_some_and(|h| !NOUN_FOLLOWERS.iter().any(|p| h.starts_with(p)));
                     if okurigana && !PRONOUNS.contains(&surface.as_str()) {
                         push(&mut out, s, e, Pos::Conjugating);
                     } else {

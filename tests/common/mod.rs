@@ -1,0 +1,72 @@
+//! Shared helpers for the integration tests.
+#![allow(dead_code)]
+
+use std::sync::{Arc, OnceLock};
+
+use kakeai::director::{self, ContextTurn, RuleId, RuleSet, Status, ToneMode, Verdict};
+use kakeai::text::analyzer::fallback::FallbackAnalyzer;
+use kakeai::text::analyzer::lindera;
+use kakeai::text::{Analysis, Analyzer};
+
+pub fn rules(mode: ToneMode) -> RuleSet {
+    RuleSet::builtin()
+        .and_then(|r| r.with_tone_mode(mode))
+        .expect("embedded rules load")
+}
+
+pub fn judge_with(
+    an: &dyn Analyzer,
+    mode: ToneMode,
+    speaker: &str,
+    text: &str,
+    ctx: &[(&str, &str)],
+) -> Verdict {
+    let r = rules(mode);
+    let c = r.character(speaker).expect("known speaker");
+    let context: Vec<ContextTurn> = ctx
+        .iter()
+        .map(|(s, t)| ContextTurn {
+            speaker: s.to_string(),
+            analysis: Arc::new(Analysis::new(t)),
+        })
+        .collect();
+    director::judge(&r, an, c, &Analysis::new(text), &context)
+}
+
+pub fn judge(speaker: &str, text: &str) -> Verdict {
+    judge_with(&FallbackAnalyzer, ToneMode::Markers, speaker, text, &[])
+}
+
+pub fn judge_v(speaker: &str, text: &str) -> Verdict {
+    judge_with(&FallbackAnalyzer, ToneMode::Violations, speaker, text, &[])
+}
+
+/// Status of the given rule's worst finding, PASS when it has none.
+pub fn rule_status(v: &Verdict, rule: RuleId) -> Status {
+    v.findings
+        .iter()
+        .filter(|f| f.rule == rule)
+        .map(|f| f.status)
+        .max()
+        .unwrap_or(Status::Pass)
+}
+
+/// The lindera analyzer built from MeCab IPADIC sources into a per-process temp dir. None when
+/// the sources are missing — except under CI=true, where that is a test failure.
+pub fn lindera() -> Option<&'static dyn Analyzer> {
+    static CELL: OnceLock<Option<lindera::LinderaAnalyzer>> = OnceLock::new();
+    CELL.get_or_init(|| {
+        let Some(src) = lindera::find_ipadic_sources() else {
+            if std::env::var("CI").as_deref() == Ok("true") {
+                panic!("CI=true but no MeCab IPADIC sources found: .ci/run must apt-get install mecab-ipadic");
+            }
+            eprintln!("note: MeCab IPADIC sources not found; skipping lindera tests");
+            return None;
+        };
+        let dir = std::env::temp_dir().join(format!("kakeai-test-ipadic-{}", std::process::id()));
+        lindera::build_dictionary(&src, &dir).expect("dictionary builds");
+        Some(lindera::LinderaAnalyzer::load(&dir).expect("dictionary loads"))
+    })
+    .as_ref()
+    .map(|a| a as &dyn Analyzer)
+}
