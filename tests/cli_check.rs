@@ -9,7 +9,9 @@ struct Env {
 
 impl Env {
     fn new() -> Env {
-        Env { dir: tempfile::tempdir().expect("tempdir") }
+        Env {
+            dir: tempfile::tempdir().expect("tempdir"),
+        }
     }
 
     fn cmd(&self, args: &[&str]) -> Command {
@@ -30,7 +32,12 @@ impl Env {
             .stderr(Stdio::piped())
             .spawn()
             .expect("spawn kakeai");
-        child.stdin.take().expect("stdin").write_all(stdin.as_bytes()).expect("write stdin");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(stdin.as_bytes())
+            .expect("write stdin");
         child.wait_with_output().expect("wait")
     }
 
@@ -59,7 +66,12 @@ fn jsonl_output_has_the_contract_fields() {
 {"speaker": "ayu", "text": "あなたの意見は完璧です。", "context": [{"speaker": "yana", "text": "どう思う？"}]}
 "#;
     let o = env.run(&["check"], input);
-    assert_eq!(o.status.code(), Some(1), "a RETRY fails by default; stderr: {}", stderr(&o));
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "a RETRY fails by default; stderr: {}",
+        stderr(&o)
+    );
     let v = json_lines(&o);
     assert_eq!(v.len(), 2);
     assert_eq!(v[0]["id"], "t1");
@@ -68,7 +80,10 @@ fn jsonl_output_has_the_contract_fields() {
     assert_eq!(v[0]["sentences"], 2);
     assert_eq!(v[0]["lines"], 1);
     assert_eq!(v[0]["topics"], 0);
-    assert_eq!(v[0]["tone"], serde_json::json!({"marker": 1, "vocab": 1, "style": 1, "score": 3}));
+    assert_eq!(
+        v[0]["tone"],
+        serde_json::json!({"marker": 1, "vocab": 1, "style": 1, "score": 3})
+    );
     assert_eq!(v[0]["findings"], serde_json::json!([]));
     assert_eq!(v[0]["analyzer"], "fallback");
     assert_eq!(v[0]["ruleset"].as_str().map(str::len), Some(12));
@@ -86,11 +101,34 @@ fn jsonl_output_has_the_contract_fields() {
 fn exit_codes_follow_fail_on() {
     let env = Env::new();
     let warn_only = "うーん\n";
-    assert_eq!(env.run(&["check", "--speaker", "yana"], warn_only).status.code(), Some(0));
-    assert_eq!(env.run(&["check", "--speaker", "yana", "--fail-on", "warn"], warn_only).status.code(), Some(1));
+    assert_eq!(
+        env.run(&["check", "--speaker", "yana"], warn_only)
+            .status
+            .code(),
+        Some(0)
+    );
+    assert_eq!(
+        env.run(
+            &["check", "--speaker", "yana", "--fail-on", "warn"],
+            warn_only
+        )
+        .status
+        .code(),
+        Some(1)
+    );
     let retry = "この建物は古いと思います。\n";
-    assert_eq!(env.run(&["check", "--speaker", "yana", "--fail-on", "never"], retry).status.code(), Some(0));
-    assert_eq!(env.run(&["check", "--speaker", "yana"], retry).status.code(), Some(1));
+    assert_eq!(
+        env.run(&["check", "--speaker", "yana", "--fail-on", "never"], retry)
+            .status
+            .code(),
+        Some(0)
+    );
+    assert_eq!(
+        env.run(&["check", "--speaker", "yana"], retry)
+            .status
+            .code(),
+        Some(1)
+    );
 }
 
 #[test]
@@ -104,7 +142,10 @@ fn malformed_lines_are_reported_and_the_rest_judged() {
     assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
     assert!(err.contains(&format!("{path}:2:")), "{err}");
-    assert!(err.contains(&format!("{path}:3:")) && err.contains("text"), "{err}");
+    assert!(
+        err.contains(&format!("{path}:3:")) && err.contains("text"),
+        "{err}"
+    );
     let v = json_lines(&o);
     assert_eq!(v.len(), 2, "the good lines are still judged");
     assert_eq!(v[1]["id"], "4");
@@ -116,7 +157,10 @@ fn unknown_speaker_lists_the_characters() {
     let o = env.run(&["check"], "{\"speaker\": \"ミカ\", \"text\": \"やあ\"}\n");
     assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
-    assert!(err.contains("ミカ") && err.contains("yana") && err.contains("ayu"), "{err}");
+    assert!(
+        err.contains("ミカ") && err.contains("yana") && err.contains("ayu"),
+        "{err}"
+    );
     let o = env.run(&["check", "--speaker", "mika"], "やあ\n");
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("known characters"));
@@ -128,7 +172,10 @@ fn plain_text_needs_a_speaker() {
     let o = env.run(&["check"], "こんにちは\n");
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("<stdin>:1:"), "{}", stderr(&o));
-    let o = env.run(&["check", "-", "--speaker", "ayu"], "つまり、灯台です。夜に光ります。\n\n目安。\n");
+    let o = env.run(
+        &["check", "-", "--speaker", "ayu"],
+        "つまり、灯台です。夜に光ります。\n\n目安。\n",
+    );
     let v = json_lines(&o);
     assert_eq!(v.len(), 2, "blank lines are skipped");
     assert_eq!(v[0]["verdict"], "PASS");
@@ -147,7 +194,10 @@ fn empty_text_is_a_retry() {
 #[test]
 fn table_format_counts_verdicts() {
     let env = Env::new();
-    let o = env.run(&["check", "--speaker", "yana", "--format", "table"], "ほんと？雨が降るかな？\nうーん\nこの建物は古いと思います。\n");
+    let o = env.run(
+        &["check", "--speaker", "yana", "--format", "table"],
+        "ほんと？雨が降るかな？\nうーん\nこの建物は古いと思います。\n",
+    );
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("3 lines: PASS 1 · WARN 1 · RETRY 1"), "{out}");
     assert!(out.contains("analyzer fallback"), "{out}");
@@ -158,7 +208,10 @@ fn tone_mode_flag_switches_scoring() {
     let env = Env::new();
     let line = "こんにちは、あゆ！ねえねえ、今日の雲、なんか低くない？山も近く見える。\n";
     let markers = json_lines(&env.run(&["check", "--speaker", "yana"], line));
-    let violations = json_lines(&env.run(&["check", "--speaker", "yana", "--tone-mode", "violations"], line));
+    let violations = json_lines(&env.run(
+        &["check", "--speaker", "yana", "--tone-mode", "violations"],
+        line,
+    ));
     assert_eq!(markers[0]["verdict"], "RETRY");
     assert_ne!(violations[0]["verdict"], "RETRY");
     assert_ne!(markers[0]["ruleset"], violations[0]["ruleset"]);
@@ -168,7 +221,10 @@ fn tone_mode_flag_switches_scoring() {
 fn rules_file_overrides_and_bad_toml_is_located() {
     let env = Env::new();
     let good = env.file("rules.toml", "[lines]\nwarn = 2\nretry = 3\n");
-    let o = env.run(&["check", "--speaker", "yana", "--rules", &good], "{\"text\": \"一行目かな？\\n二行目だね\"}\n");
+    let o = env.run(
+        &["check", "--speaker", "yana", "--rules", &good],
+        "{\"text\": \"一行目かな？\\n二行目だね\"}\n",
+    );
     let v = json_lines(&o);
     assert_eq!(v[0]["findings"][0]["rule"], "lines", "{v:?}");
     assert_eq!(v[0]["findings"][0]["status"], "WARN");
@@ -180,7 +236,10 @@ fn rules_file_overrides_and_bad_toml_is_located() {
     let o = env.run(&["check", "--speaker", "yana", "--rules", &typed], "うん\n");
     assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
-    assert!(err.contains(&format!("{typed}:2:")) && err.contains("lines.warn"), "{err}");
+    assert!(
+        err.contains(&format!("{typed}:2:")) && err.contains("lines.warn"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -209,5 +268,8 @@ fn bench_runs_on_the_bundled_sample() {
     let o = env.run(&["bench", "--seconds", "0.05"], "");
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(out.contains("cold") && out.contains("warm") && out.contains("30 lines"), "{out}");
+    assert!(
+        out.contains("cold") && out.contains("warm") && out.contains("30 lines"),
+        "{out}"
+    );
 }

@@ -1,7 +1,7 @@
 //! Every literal the rules look for, compiled per speaker into one Aho–Corasick automaton so a
 //! line is scanned once, whatever the number of markers.
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 
 use super::ruleset::{Character, RuleData, StyleRule};
 use crate::text::Analysis;
@@ -35,6 +35,8 @@ pub struct Hit {
 }
 
 pub struct Lexicon {
+    /// Identifies the vocabulary: equal fingerprints scan identically.
+    pub fingerprint: u64,
     ac: Option<AhoCorasick>,
     tags: Vec<(Cat, u16)>,
     pub patterns: Vec<String>,
@@ -95,9 +97,27 @@ impl Lexicon {
         }
         let ac = AhoCorasickBuilder::new()
             .match_kind(MatchKind::Standard)
+            // A full DFA: a few hundred patterns stay small, and scanning is the hot path.
+            .kind(Some(AhoCorasickKind::DFA))
             .build(&patterns)
             .ok();
-        Lexicon { ac, tags, patterns }
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        std::hash::Hash::hash(&patterns, &mut h);
+        for (cat, idx) in &tags {
+            std::hash::Hash::hash(&(*cat as u8, *idx), &mut h);
+        }
+        let fingerprint = std::hash::Hasher::finish(&h);
+        Lexicon {
+            fingerprint,
+            ac,
+            tags,
+            patterns,
+        }
+    }
+
+    /// The hits for this vocabulary, memoised in the analysis.
+    pub fn hits(&self, a: &Analysis) -> std::sync::Arc<Vec<Hit>> {
+        a.memo(self.fingerprint, || self.scan(a))
     }
 
     /// All (overlapping) hits in the normalised text, in order of end position.

@@ -41,7 +41,7 @@ pub fn judge(
 ) -> Verdict {
     let hits = rules
         .lexicon(&speaker.id)
-        .map(|l| l.scan(a))
+        .map(|l| l.hits(a))
         .unwrap_or_default();
     let input = Input {
         a,

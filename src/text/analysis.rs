@@ -4,9 +4,10 @@
 //! Cheap parts (normalisation, mask, sentences, lines) are computed eagerly; morphological
 //! parts (topics, keywords) lazily, only when a rule asks, because the analyzer is the slow part.
 
+use std::any::Any;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use super::analyzer::Analyzer;
 use super::chars::closing_of;
@@ -23,8 +24,11 @@ pub struct Analysis {
     pub lines: usize,
     /// The utterance was wholly wrapped in 「…」 (seed 001 §8) and has been unwrapped.
     pub script_format: bool,
-    topics: OnceLock<Vec<Topic>>,
+    topics: OnceLock<(Vec<Topic>, usize)>,
     keywords: OnceLock<Vec<String>>,
+    /// Derived data keyed by its producer's fingerprint (e.g. lexicon hits of one ruleset
+    /// vocabulary), so a rule edit that keeps the vocabulary re-runs rules only.
+    memo: Mutex<Vec<(u64, Arc<dyn Any + Send + Sync>)>>,
 }
 
 impl Analysis {
@@ -42,6 +46,7 @@ impl Analysis {
             script_format: !skip.is_empty(),
             topics: OnceLock::new(),
             keywords: OnceLock::new(),
+            memo: Mutex::new(Vec::new()),
         }
     }
 
@@ -55,17 +60,39 @@ impl Analysis {
 
     /// Topic boundaries (seed 001 §6.2), computed on first use.
     pub fn topics(&self, analyzer: &dyn Analyzer) -> &[Topic] {
-        self.topics
-            .get_or_init(|| topics::find_topics(self, analyzer))
+        &self.topics_and_count(analyzer).0
     }
 
     /// Number of distinct topics.
     pub fn topic_count(&self, analyzer: &dyn Analyzer) -> usize {
-        let t = self.topics(analyzer);
-        let mut heads: Vec<&str> = t.iter().map(|t| t.head.as_str()).collect();
-        heads.sort_unstable();
-        heads.dedup();
-        heads.len()
+        self.topics_and_count(analyzer).1
+    }
+
+    fn topics_and_count(&self, analyzer: &dyn Analyzer) -> &(Vec<Topic>, usize) {
+        self.topics.get_or_init(|| {
+            let t = topics::find_topics(self, analyzer);
+            let mut heads: Vec<&str> = t.iter().map(|t| t.head.as_str()).collect();
+            heads.sort_unstable();
+            heads.dedup();
+            let n = heads.len();
+            (t, n)
+        })
+    }
+
+    /// Returns the memoised value for `key`, computing it with `make` the first time.
+    pub fn memo<T: Any + Send + Sync>(&self, key: u64, make: impl FnOnce() -> T) -> Arc<T> {
+        let mut memo = self.memo.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(v) = memo
+            .iter()
+            .find(|(k, _)| *k == key)
+            .and_then(|(_, v)| Arc::clone(v).downcast::<T>().ok())
+        {
+            return v;
+        }
+        let v = Arc::new(make());
+        memo.retain(|(k, _)| *k != key);
+        memo.push((key, v.clone() as Arc<dyn Any + Send + Sync>));
+        v
     }
 
     /// Content keywords (nouns of 2+ chars), computed on first use.

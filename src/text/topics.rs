@@ -5,6 +5,8 @@
 
 use super::analysis::Analysis;
 use super::analyzer::{Analyzer, Morpheme, NounKind, Pos};
+use super::chars::{is_alnum, is_hiragana, is_kanji, is_katakana};
+use super::sentences::Sentence;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TopicMarker {
@@ -68,64 +70,100 @@ fn surface(run: &[Morpheme]) -> String {
     run.iter().map(|m| m.surface.as_str()).collect()
 }
 
+/// Hiragana that, right before は, show it is part of a compound particle or a greeting
+/// (では, には, とは, のは, からは, こんにちは, …) — those は never open a topic.
+const NOT_TOPIC_BEFORE_WA: [char; 8] = ['で', 'に', 'と', 'の', 'ら', 'ち', 'て', 'か'];
+
+fn is_wordish(c: char) -> bool {
+    is_kanji(c) || is_katakana(c) || is_alnum(c) || c == 'ー' || c == '・'
+}
+
+/// Topic candidates in one sentence: (marker, char offset of the marker, marker length).
+fn candidates(a: &Analysis, s: &Sentence) -> Vec<(TopicMarker, usize, usize)> {
+    let mut out = Vec::new();
+    let text = a.norm.slice(s.start, s.end);
+    let sbyte = a.norm.byte_range(s.start, s.end).start;
+    for (needle, marker) in [
+        ("について", TopicMarker::About),
+        ("の話", TopicMarker::Talk),
+        ("は", TopicMarker::Wa),
+    ] {
+        for (b, _) in text.match_indices(needle) {
+            let p = a.norm.char_at_byte(sbyte + b);
+            if p == s.start || a.norm.masked.get(p).copied().unwrap_or(true) {
+                continue;
+            }
+            let prev = a.chars[p - 1];
+            if marker == TopicMarker::Wa && NOT_TOPIC_BEFORE_WA.contains(&prev) {
+                continue;
+            }
+            if !(is_wordish(prev) || is_hiragana(prev)) {
+                continue;
+            }
+            out.push((marker, p, needle.chars().count()));
+        }
+    }
+    out
+}
+
+/// Finds topics by tokenising only a short window around each candidate: the noun run before
+/// the marker and a few chars after it. Whole-line tokenisation would dominate judging time.
 pub fn find_topics(a: &Analysis, analyzer: &dyn Analyzer) -> Vec<Topic> {
     let mut out = Vec::new();
     for s in &a.sentences {
-        let text = a.norm.slice(s.start, s.end);
-        let has_candidate = ["について", "の話", "は"].iter().any(|needle| {
-            text.match_indices(needle).any(|(b, _)| {
-                let c = s.start + text[..b].chars().count();
-                !a.norm.masked.get(c).copied().unwrap_or(false)
-            })
-        });
-        if !has_candidate {
-            continue;
-        }
-        let toks = analyzer.tokenize(text);
-        let mut k = 0;
-        while k < toks.len() {
-            if !is_run_noun(&toks[k]) {
-                k += 1;
+        for (marker, p, mlen) in candidates(a, s) {
+            let mut ws = p;
+            while ws > s.start && p - ws < 10 && is_wordish(a.chars[ws - 1]) {
+                ws -= 1;
+            }
+            let mut extra = if ws == p { 4 } else { 2 };
+            while ws > s.start && extra > 0 && is_hiragana(a.chars[ws - 1]) {
+                ws -= 1;
+                extra -= 1;
+            }
+            let we = (p + mlen + 6).min(s.end);
+            let toks = analyzer.tokenize(a.norm.slice(ws, we));
+            let Some(k) = toks.iter().position(|m| ws + m.start == p) else {
                 continue;
-            }
-            let a0 = k;
-            while k < toks.len() && is_run_noun(&toks[k]) {
-                k += 1;
-            }
-            let run = &toks[a0..k];
-            let (rs, re) = (s.start + run[0].start, s.start + run[run.len() - 1].end);
-            if !run_is_topical(run) || a.norm.any_masked(rs, re) || k >= toks.len() {
-                continue;
-            }
-            let rest = a.norm.slice(s.start + toks[k].start, s.end);
-            let marker = if rest.starts_with("について") {
-                Some(TopicMarker::About)
-            } else if toks[k].surface == "の"
-                && toks.get(k + 1).is_some_and(|m| m.surface.starts_with('話'))
-            {
-                Some(TopicMarker::Talk)
-            } else if toks[k].surface == "は" && toks[k].pos == Pos::Particle {
-                toks[k + 1..]
-                    .iter()
-                    .find(|m| !matches!(m.pos, Pos::Adverb) && m.surface != "、")
-                    .filter(|m| m.pos.is_conjugating())
-                    .map(|_| TopicMarker::Wa)
-            } else {
-                None
             };
-            if let Some(marker) = marker {
-                let head = surface(run);
-                if !STOP_NOUNS.contains(&head.as_str()) {
-                    out.push(Topic {
-                        head,
-                        marker,
-                        start: rs,
-                        end: re,
-                    });
+            let mut r0 = k;
+            while r0 > 0 && is_run_noun(&toks[r0 - 1]) {
+                r0 -= 1;
+            }
+            if r0 == k {
+                continue;
+            }
+            let run = &toks[r0..k];
+            if !run_is_topical(run) {
+                continue;
+            }
+            let ok = match marker {
+                TopicMarker::About => true,
+                TopicMarker::Talk => {
+                    toks[k].surface == "の"
+                        && toks.get(k + 1).is_some_and(|m| m.surface.starts_with('話'))
                 }
+                TopicMarker::Wa => {
+                    toks[k].surface == "は"
+                        && toks[k].pos == Pos::Particle
+                        && toks[k + 1..]
+                            .iter()
+                            .find(|m| !matches!(m.pos, Pos::Adverb) && m.surface != "、")
+                            .is_some_and(|m| m.pos.is_conjugating())
+                }
+            };
+            let head = surface(run);
+            if ok && !STOP_NOUNS.contains(&head.as_str()) {
+                out.push(Topic {
+                    head,
+                    marker,
+                    start: ws + run[0].start,
+                    end: p,
+                });
             }
         }
     }
+    out.sort_by_key(|t| t.start);
     out
 }
 

@@ -63,8 +63,11 @@ pub fn lindera() -> Option<&'static dyn Analyzer> {
             eprintln!("note: MeCab IPADIC sources not found; skipping lindera tests");
             return None;
         };
-        let dir = std::env::temp_dir().join(format!("kakeai-test-ipadic-{}", std::process::id()));
-        lindera::build_dictionary(&src, &dir).expect("dictionary builds");
+        // Shared with the unit tests; rebuilt only when missing or stale.
+        let dir = std::env::temp_dir().join("kakeai-test-ipadic");
+        if !lindera::is_installed(&dir) {
+            lindera::build_dictionary(&src, &dir).expect("dictionary builds");
+        }
         Some(lindera::LinderaAnalyzer::load(&dir).expect("dictionary loads"))
     })
     .as_ref()

@@ -1,48 +1,693 @@
-//! TEMPORARY STUB — replaced by the real lindera/IPADIC analyzer.
-use super::{Analyzer, AnalyzerKind, Morpheme};
+//! The lindera/IPADIC analyzer: finding MeCab IPADIC sources, building the lindera
+//! dictionary from them at runtime, loading it (mmap) and mapping IPADIC parts of speech.
+
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::fs;
+use std::io::{Read, Write};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use ::lindera::dictionary::{
+    DictionaryBuilder, Lattice, Metadata, Schema, WordId, load_fs_dictionary,
+};
+use ::lindera::mode::Mode;
+use ::lindera::segmenter::Segmenter;
+use serde::{Deserialize, Serialize};
+
+use super::{Analyzer, AnalyzerKind, Morpheme, NounKind, Pos};
+
+/// Written last by `build_dictionary`, so a directory without it is never a finished build.
+const MARKER_FILE: &str = "kakeai-dict.json";
+/// Bump when the way we build changes (metadata, char.def patch): older builds then read as
+/// not installed and get rebuilt instead of silently differing.
+const BUILD_RECIPE: u32 = 1;
+/// Where MeCab IPADIC sources usually live (Debian/Ubuntu, source installs, Homebrew).
+const SOURCE_DIRS: &[&str] = &[
+    "/usr/share/mecab/dic/ipadic",
+    "/usr/local/share/mecab/dic/ipadic",
+    "/usr/lib/mecab/dic/ipadic",
+    "/usr/local/lib/mecab/dic/ipadic",
+    "/usr/share/mecab-ipadic",
+    "/opt/homebrew/lib/mecab/dic/ipadic",
+    "/opt/local/lib/mecab/dic/ipadic",
+];
+/// A thread-local lattice that grew past this many chars is shrunk back, so one huge
+/// input does not pin its worst-case allocation for the life of the thread.
+const LATTICE_KEEP_CHARS: usize = 4096;
+
 #[derive(Debug, thiserror::Error)]
 pub enum DictError {
-    #[error("stub")]
-    Stub,
-    #[error("not found")]
+    #[error(
+        "no MeCab IPADIC sources found (looked in: {}). Install them with `apt-get install mecab-ipadic`, \
+         or run `kakeai dict install --from DIR` (or set KAKEAI_IPADIC_SRC) with a directory \
+         holding matrix.def, char.def, unk.def and the dictionary .csv files",
+        display_paths(.searched)
+    )]
     SourcesNotFound { searched: Vec<PathBuf> },
+    #[error(
+        "no IPADIC dictionary is installed at {}. Run `kakeai dict install` (needs \
+         `apt-get install mecab-ipadic`) or `kakeai dict install --from DIR`",
+        .0.display()
+    )]
+    NotInstalled(PathBuf),
+    #[error(
+        "building the IPADIC dictionary from {} failed: {message}. Check that the directory \
+         holds intact MeCab IPADIC sources, or reinstall them (`apt-get install --reinstall mecab-ipadic`)",
+        .dir.display()
+    )]
+    Build { dir: PathBuf, message: String },
+    #[error(
+        "loading the IPADIC dictionary at {} failed: {message}. It may be damaged or from an \
+         incompatible version; rebuild it with `kakeai dict install`",
+        .dir.display()
+    )]
+    Load { dir: PathBuf, message: String },
+    #[error("file system error while handling the IPADIC dictionary: {0}")]
+    Io(#[from] std::io::Error),
 }
+
+fn display_paths(paths: &[PathBuf]) -> String {
+    let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    shown.join(", ")
+}
+
+/// Where the built dictionary lives: `$KAKEAI_DATA_DIR/ipadic` if that variable is set,
+/// else the platform data directory for kakeai plus `ipadic`. `None` if there is no home.
 pub fn default_dict_dir() -> Option<PathBuf> {
-    None
+    match std::env::var_os("KAKEAI_DATA_DIR") {
+        Some(dir) if !dir.is_empty() => Some(PathBuf::from(dir).join("ipadic")),
+        _ => directories::ProjectDirs::from("", "", "kakeai")
+            .map(|dirs| dirs.data_dir().join("ipadic")),
+    }
 }
-pub fn find_ipadic_sources() -> Option<PathBuf> {
-    None
-}
+
+/// The directories searched for MeCab IPADIC sources, in order.
 pub fn candidate_source_dirs() -> Vec<PathBuf> {
-    Vec::new()
+    let mut dirs = Vec::with_capacity(SOURCE_DIRS.len() + 1);
+    if let Some(dir) = std::env::var_os("KAKEAI_IPADIC_SRC").filter(|d| !d.is_empty()) {
+        dirs.push(PathBuf::from(dir));
+    }
+    dirs.extend(SOURCE_DIRS.iter().map(PathBuf::from));
+    dirs
 }
-pub fn is_valid_source_dir(_dir: &Path) -> bool {
-    false
+
+/// The first candidate directory that holds complete MeCab IPADIC sources.
+pub fn find_ipadic_sources() -> Option<PathBuf> {
+    candidate_source_dirs()
+        .into_iter()
+        .find(|dir| is_valid_source_dir(dir))
 }
-pub fn is_installed(_dir: &Path) -> bool {
-    false
+
+/// True when `dir` has matrix.def, char.def, unk.def and at least one .csv file.
+pub fn is_valid_source_dir(dir: &Path) -> bool {
+    ["matrix.def", "char.def", "unk.def"]
+        .iter()
+        .all(|f| dir.join(f).is_file())
+        && first_csv(dir).is_some()
 }
+
+fn first_csv(dir: &Path) -> Option<PathBuf> {
+    fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.is_file() && p.extension().is_some_and(|x| x.eq_ignore_ascii_case("csv")))
+}
+
+/// Debian ships EUC-JP sources, but re-encoded UTF-8 copies exist too (lindera's own
+/// download, mecab-ipadic-utf8 source trees). EUC-JP kana/kanji are never valid UTF-8,
+/// so a UTF-8 check on a sample of a csv tells them apart.
+fn detect_encoding(dir: &Path) -> &'static str {
+    let mut sample = Vec::new();
+    if let Some(file) = first_csv(dir).and_then(|p| fs::File::open(p).ok()) {
+        let _ = file.take(64 * 1024).read_to_end(&mut sample);
+    }
+    match std::str::from_utf8(&sample) {
+        Ok(_) => "UTF-8",
+        // `error_len() == None`: the sample merely cut a UTF-8 sequence short.
+        Err(e) if e.error_len().is_none() => "UTF-8",
+        Err(_) => "EUC-JP",
+    }
+}
+
+/// lindera's IPADIC metadata with the encoding of the sources at hand.
+fn ipadic_metadata(encoding: &str) -> Metadata {
+    let fields = |csv: &str| Schema::new(csv.split(',').map(String::from).collect());
+    Metadata::new(
+        "ipadic".into(),
+        encoding.into(),
+        -10000,
+        0,
+        0,
+        "*".into(),
+        true,
+        false,
+        // No ―→— / ～→〜 folding: decoded EUC-JP keeps U+2015 and U+FF5E, which is what
+        // Windows IMEs type (and macOS for ―); unmatched variants end up as Symbol anyway.
+        false,
+        fields(
+            "surface,left_context_id,right_context_id,cost,part_of_speech,\
+             part_of_speech_subcategory_1,part_of_speech_subcategory_2,\
+             part_of_speech_subcategory_3,conjugation_type,conjugation_form,base_form,\
+             reading,pronunciation",
+        ),
+        fields("surface,part_of_speech,reading"),
+    )
+}
+
+/// The marker written last into a finished build.
+#[derive(Serialize, Deserialize)]
+struct Marker {
+    recipe: u32,
+    /// lindera's on-disk format version; a mismatch means "rebuild", not "load garbage".
+    format_version: u32,
+    lindera_version: String,
+    source_dir: PathBuf,
+    encoding: String,
+}
+
+/// True when `dir` holds a complete dictionary built in the current lindera format.
+pub fn is_installed(dir: &Path) -> bool {
+    let Ok(bytes) = fs::read(dir.join(MARKER_FILE)) else {
+        return false;
+    };
+    serde_json::from_slice::<Marker>(&bytes).is_ok_and(|m| {
+        m.recipe == BUILD_RECIPE && m.format_version == ipadic_metadata("UTF-8").format_version
+    }) && dir.join("metadata.json").is_file()
+}
+
 pub struct BuildReport {
     pub out_dir: PathBuf,
     pub source_dir: PathBuf,
     pub seconds: f64,
     pub bytes_on_disk: u64,
 }
-pub fn build_dictionary(_src: &Path, _out: &Path) -> Result<BuildReport, DictError> {
-    Err(DictError::Stub)
+
+/// Builds the dictionary from `src` into a temporary sibling of `out`, then moves it into
+/// place, replacing an old build. A crash mid-build leaves `out` untouched.
+pub fn build_dictionary(src: &Path, out: &Path) -> Result<BuildReport, DictError> {
+    if !is_valid_source_dir(src) {
+        return Err(DictError::SourcesNotFound {
+            searched: vec![src.to_path_buf()],
+        });
+    }
+    let started = Instant::now();
+    let parent = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    fs::create_dir_all(&parent)?;
+    let name = out
+        .file_name()
+        .map_or_else(|| "ipadic".into(), |n| n.to_string_lossy().into_owned());
+    // pid + time keep concurrent builders (two processes, parallel tests) apart.
+    let nonce = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let tag = format!("{}-{nonce}", std::process::id());
+    let tmp = parent.join(format!(".{name}.building-{tag}"));
+    let old = parent.join(format!(".{name}.old-{tag}"));
+    let stage = parent.join(format!(".{name}.sources-{tag}"));
+
+    let built = build_into(src, &stage, &tmp)
+        .and_then(|()| swap_into_place(&tmp, out, &old).map_err(DictError::from));
+    let _ = fs::remove_dir_all(&stage);
+    if built.is_err() {
+        let _ = fs::remove_dir_all(&tmp);
+    }
+    built?;
+    Ok(BuildReport {
+        out_dir: out.to_path_buf(),
+        source_dir: src.to_path_buf(),
+        seconds: started.elapsed().as_secs_f64(),
+        bytes_on_disk: dir_size(out)?,
+    })
 }
-pub struct LinderaAnalyzer;
+
+/// Not atomic as a whole (a non-empty directory cannot be renamed over), but `out` is only
+/// ever absent between two renames, and never half-written.
+fn swap_into_place(tmp: &Path, out: &Path, old: &Path) -> std::io::Result<()> {
+    let had_old = out.exists();
+    if had_old {
+        fs::rename(out, old)?;
+    }
+    if let Err(e) = fs::rename(tmp, out) {
+        if had_old {
+            let _ = fs::rename(old, out);
+        }
+        return Err(e);
+    }
+    // Readers that mmapped the old files keep them alive, so unlinking them is safe.
+    let _ = fs::remove_dir_all(old);
+    Ok(())
+}
+
+/// Copies the sources to `stage` with char.def fixed (see `patch_char_def`).
+fn stage_sources(src: &Path, stage: &Path) -> std::io::Result<()> {
+    fs::create_dir_all(stage)?;
+    for entry in fs::read_dir(src)? {
+        let path = entry?.path();
+        let (Some(name), Some(ext)) = (path.file_name(), path.extension()) else {
+            continue;
+        };
+        if !path.is_file() || !(ext == "csv" || ext == "def") {
+            continue;
+        }
+        let dest = stage.join(name);
+        if name == "char.def" {
+            fs::write(&dest, patch_char_def(&fs::read(&path)?))?;
+        } else if fs::hard_link(&path, &dest).is_err() {
+            // Different file system (the usual case for /usr/share → home): copy.
+            fs::copy(&path, &dest)?;
+        }
+    }
+    Ok(())
+}
+
+/// IPADIC classes U+3000 as SYMBOL and relies on a "　" 記号,空白 word, which lindera's
+/// builder drops (it trims surfaces), so "　「" became one 名詞,サ変接続 token. Making U+3000
+/// its own SPACE class lets lindera skip it like an ASCII space. Also fixes IPADIC's
+/// well-known typo 0x00D0 (Ð) for 0x00A0 (no-break space). The lines are ASCII, so a byte
+/// replace works for EUC-JP and UTF-8 alike; lindera unions overlapping ranges.
+fn patch_char_def(def: &[u8]) -> Vec<u8> {
+    let mut out = def.to_vec();
+    for (from, to) in [
+        (&b"0x3000..0x303F"[..], &b"0x3001..0x303F"[..]),
+        (b"0x00D0 SPACE", b"0x00A0 SPACE"),
+    ] {
+        if let Some(i) = out.windows(from.len()).position(|w| w == from) {
+            out.splice(i..i + from.len(), to.iter().copied());
+        }
+    }
+    out.extend_from_slice(b"\n0x3000 SPACE\n");
+    out
+}
+
+fn build_into(src: &Path, stage: &Path, tmp: &Path) -> Result<(), DictError> {
+    stage_sources(src, stage)?;
+    let encoding = detect_encoding(src);
+    let metadata = ipadic_metadata(encoding);
+    let format_version = metadata.format_version;
+    let build_err = |message: String| DictError::Build {
+        dir: src.to_path_buf(),
+        message,
+    };
+    // The builder may panic on malformed input; report that like any other build failure.
+    match catch_unwind(|| DictionaryBuilder::new(metadata).build_dictionary(stage, tmp)) {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => return Err(build_err(e.to_string())),
+        Err(_) => return Err(build_err("the dictionary builder crashed".into())),
+    }
+    let marker = Marker {
+        recipe: BUILD_RECIPE,
+        format_version,
+        lindera_version: ::lindera::get_version().to_string(),
+        source_dir: src.to_path_buf(),
+        encoding: encoding.to_string(),
+    };
+    let json = serde_json::to_vec_pretty(&marker).map_err(|e| build_err(e.to_string()))?;
+    let mut file = fs::File::create(tmp.join(MARKER_FILE))?;
+    file.write_all(&json)?;
+    file.sync_all()?;
+    Ok(())
+}
+
+fn dir_size(dir: &Path) -> std::io::Result<u64> {
+    let mut total = 0;
+    for entry in fs::read_dir(dir)? {
+        let meta = entry?.metadata()?;
+        total += if meta.is_dir() { 0 } else { meta.len() };
+    }
+    Ok(total)
+}
+
+thread_local! {
+    /// One lattice per thread: `segment()` would allocate a fresh one on every call.
+    static LATTICE: RefCell<Lattice> = RefCell::new(Lattice::default());
+}
+
+pub struct LinderaAnalyzer {
+    segmenter: Segmenter,
+}
+
 impl LinderaAnalyzer {
-    pub fn load(_dir: &Path) -> Result<Self, DictError> {
-        Err(DictError::Stub)
+    /// Loads a built dictionary (memory-mapped). Fails cleanly on a missing, unfinished or
+    /// damaged directory.
+    pub fn load(dir: &Path) -> Result<Self, DictError> {
+        if !is_installed(dir) {
+            return Err(DictError::NotInstalled(dir.to_path_buf()));
+        }
+        let load_err = |message: String| DictError::Load {
+            dir: dir.to_path_buf(),
+            message,
+        };
+        // Damaged files should give lindera errors, but a panicking deserializer must not
+        // take the program down with it.
+        let dictionary = match catch_unwind(|| load_fs_dictionary(dir)) {
+            Ok(Ok(d)) => d,
+            Ok(Err(e)) => return Err(load_err(e.to_string())),
+            Err(_) => return Err(load_err("the dictionary files are damaged".into())),
+        };
+        Ok(Self {
+            segmenter: Segmenter::new(Mode::Normal, dictionary, None),
+        })
+    }
+
+    fn tokenize_with(&self, text: &str, lattice: &mut Lattice) -> Vec<Morpheme> {
+        let Ok(tokens) = self
+            .segmenter
+            .segment_with_lattice(Cow::Borrowed(text), lattice)
+        else {
+            return Vec::new();
+        };
+        let mut out = Vec::with_capacity(tokens.len());
+        // Tokens come in order, so one forward walk turns byte offsets into char offsets;
+        // skipped whitespace is counted through the gap between tokens.
+        let (mut byte_at, mut char_at) = (0, 0);
+        for token in &tokens {
+            let (Some(gap), Some(surface)) = (
+                text.get(byte_at..token.byte_start),
+                text.get(token.byte_start..token.byte_end),
+            ) else {
+                return Vec::new();
+            };
+            // lindera drops only char.def SPACE; keep "\r", U+2028 … out too, for one rule.
+            // Leaving `byte_at` alone folds the token into the next gap.
+            if surface.chars().all(char::is_whitespace) {
+                continue;
+            }
+            let start = char_at + gap.chars().count();
+            char_at = start + surface.chars().count();
+            byte_at = token.byte_end;
+            out.push(Morpheme {
+                start,
+                end: char_at,
+                surface: surface.to_owned(),
+                pos: self.pos_of(token.word_id, surface),
+            });
+        }
+        out
+    }
+
+    /// Reads only the first two detail fields, borrowed: no per-token allocation.
+    fn pos_of(&self, word_id: WordId, surface: &str) -> Pos {
+        let dict = &self.segmenter.dictionary;
+        let id = word_id.id() as usize;
+        let mut fields = if word_id.is_unknown() {
+            // unk.def files SYMBOL-class unknowns ("!", "〜" …) as 名詞,サ変接続, which would
+            // make punctuation look like content nouns to the rules.
+            if !surface.chars().any(char::is_alphanumeric) {
+                return Pos::Symbol;
+            }
+            dict.unknown_word_details_iter(id)
+        } else if word_id.is_system() {
+            dict.word_details_iter(id)
+        } else {
+            return Pos::Other;
+        };
+        let pos = fields.next().unwrap_or("");
+        map_pos(pos, fields.next().unwrap_or(""))
     }
 }
+
 impl Analyzer for LinderaAnalyzer {
     fn kind(&self) -> AnalyzerKind {
         AnalyzerKind::LinderaIpadic
     }
-    fn tokenize(&self, _t: &str) -> Vec<Morpheme> {
-        Vec::new()
+
+    fn tokenize(&self, text: &str) -> Vec<Morpheme> {
+        if text.is_empty() {
+            return Vec::new();
+        }
+        let run = || {
+            let reused = LATTICE.try_with(|cell| {
+                let mut lattice = cell.try_borrow_mut().ok()?;
+                let out = self.tokenize_with(text, &mut lattice);
+                if lattice.capacity() > LATTICE_KEEP_CHARS {
+                    lattice.shrink_to(LATTICE_KEEP_CHARS / 4);
+                }
+                Some(out)
+            });
+            // Re-entrant use or thread teardown: fall back to a private lattice.
+            match reused {
+                Ok(Some(out)) => out,
+                _ => self.tokenize_with(text, &mut Lattice::default()),
+            }
+        };
+        catch_unwind(AssertUnwindSafe(run)).unwrap_or_else(|_| {
+            // A panic may have left the shared lattice inconsistent; start it afresh.
+            let _ = LATTICE.try_with(|cell| {
+                if let Ok(mut lattice) = cell.try_borrow_mut() {
+                    *lattice = Lattice::default();
+                }
+            });
+            Vec::new()
+        })
+    }
+}
+
+/// IPADIC part of speech (details[0]) and subcategory 1 (details[1]) to `Pos`.
+fn map_pos(pos: &str, sub1: &str) -> Pos {
+    match pos {
+        "名詞" => Pos::Noun(match sub1 {
+            "一般" => NounKind::General,
+            "固有名詞" => NounKind::Proper,
+            "代名詞" => NounKind::Pronoun,
+            "数" => NounKind::Number,
+            "非自立" | "接尾" => NounKind::Dependent,
+            "形容動詞語幹" => NounKind::AdjectivalStem,
+            "サ変接続" => NounKind::Sahen,
+            "副詞可能" => NounKind::Adverbial,
+            _ => NounKind::Other,
+        }),
+        "動詞" => Pos::Verb,
+        "形容詞" => Pos::Adjective,
+        "助動詞" => Pos::AuxVerb,
+        "助詞" => Pos::Particle,
+        "副詞" => Pos::Adverb,
+        "連体詞" => Pos::Adnominal,
+        "接続詞" => Pos::Conjunction,
+        "感動詞" => Pos::Interjection,
+        "接頭詞" => Pos::Prefix,
+        "記号" => Pos::Symbol,
+        _ => Pos::Other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::OnceLock;
+
+    /// The sources, or `None` (with a note) when they are missing outside CI.
+    fn sources() -> Option<PathBuf> {
+        let found = find_ipadic_sources();
+        if found.is_none() {
+            let searched = display_paths(&candidate_source_dirs());
+            if std::env::var("CI").as_deref() == Ok("true") {
+                panic!(
+                    "MeCab IPADIC sources are required in CI (apt-get install mecab-ipadic); searched {searched}"
+                );
+            }
+            eprintln!("note: skipping lindera test, no MeCab IPADIC sources in {searched}");
+        }
+        found
+    }
+
+    /// One dictionary per test binary: under $KAKEAI_DATA_DIR when set, else a shared
+    /// directory in the system temp dir that later runs reuse when it is still valid.
+    fn analyzer() -> Option<&'static LinderaAnalyzer> {
+        static ANALYZER: OnceLock<Option<LinderaAnalyzer>> = OnceLock::new();
+        ANALYZER
+            .get_or_init(|| {
+                let src = sources()?;
+                let dir = match std::env::var_os("KAKEAI_DATA_DIR") {
+                    Some(_) => default_dict_dir()?,
+                    None => std::env::temp_dir().join("kakeai-test-ipadic"),
+                };
+                if !is_installed(&dir) {
+                    build_dictionary(&src, &dir).unwrap();
+                }
+                Some(LinderaAnalyzer::load(&dir).unwrap())
+            })
+            .as_ref()
+    }
+
+    /// Every morpheme's char offsets must select exactly its surface, in order.
+    fn assert_offsets(text: &str, morphemes: &[Morpheme]) {
+        let chars: Vec<char> = text.chars().collect();
+        let mut last_end = 0;
+        for m in morphemes {
+            assert!(m.start >= last_end && m.start < m.end, "{m:?} in {text:?}");
+            let picked: String = chars[m.start..m.end].iter().collect();
+            assert_eq!(picked, m.surface, "{m:?} in {text:?}");
+            last_end = m.end;
+        }
+    }
+
+    fn summary(ms: &[Morpheme]) -> Vec<(&str, usize, usize, Pos)> {
+        ms.iter()
+            .map(|m| (m.surface.as_str(), m.start, m.end, m.pos))
+            .collect()
+    }
+
+    #[test]
+    fn build_replaces_old_dir_and_loads() {
+        let Some(src) = sources() else { return };
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("dict").join("ipadic");
+        fs::create_dir_all(&out).unwrap();
+        fs::write(out.join("stale.txt"), "old build").unwrap();
+        assert!(!is_installed(&out));
+
+        let report = build_dictionary(&src, &out).unwrap();
+        assert_eq!(report.out_dir, out);
+        assert_eq!(report.source_dir, src);
+        assert!(
+            report.bytes_on_disk > 10_000_000,
+            "{}",
+            report.bytes_on_disk
+        );
+        assert!(is_installed(&out));
+        assert!(!out.join("stale.txt").exists());
+        // Only the finished dictionary is left next to it: no staging or temp dirs.
+        assert_eq!(fs::read_dir(out.parent().unwrap()).unwrap().count(), 1);
+
+        let analyzer = LinderaAnalyzer::load(&out).unwrap();
+        assert_eq!(analyzer.kind(), AnalyzerKind::LinderaIpadic);
+        assert!(!analyzer.tokenize("京都").is_empty());
+    }
+
+    #[test]
+    fn kyoto_sentence() {
+        let Some(a) = analyzer() else { return };
+        let ms = a.tokenize("京都は広いですね");
+        let got = summary(&ms);
+        assert_eq!(got.len(), 5, "{got:?}");
+        assert_eq!(got[0].0, "京都");
+        assert!(matches!(
+            got[0].3,
+            Pos::Noun(NounKind::Proper | NounKind::General)
+        ));
+        assert_eq!(got[1], ("は", 2, 3, Pos::Particle));
+        assert_eq!(got[2], ("広い", 3, 5, Pos::Adjective));
+        assert_eq!(got[3], ("です", 5, 7, Pos::AuxVerb));
+        assert_eq!(got[4], ("ね", 7, 8, Pos::Particle));
+    }
+
+    #[test]
+    fn whitespace_and_emoji_keep_char_offsets() {
+        let Some(a) = analyzer() else { return };
+        let text = " 今日は　いい天気 😀 ですね\t本当に!\r\n \u{a0}と\u{2028}";
+        let ms = a.tokenize(text);
+        assert_offsets(text, &ms);
+        // Neither ASCII nor ideographic spaces come out as morphemes.
+        assert!(ms.iter().all(|m| !m.surface.trim().is_empty()), "{ms:?}");
+        let emoji = ms.iter().find(|m| m.surface == "😀").unwrap();
+        assert_eq!((emoji.start, emoji.end, emoji.pos), (10, 11, Pos::Symbol));
+        let bang = ms.iter().find(|m| m.surface == "!").unwrap();
+        assert_eq!(bang.pos, Pos::Symbol);
+
+        let ms = a.tokenize("　「こんにちは」");
+        assert_offsets("　「こんにちは」", &ms);
+        assert_eq!(ms[0].surface, "「");
+    }
+
+    #[test]
+    fn tricky_sentences_do_not_panic() {
+        let Some(a) = analyzer() else { return };
+        for text in [
+            "まだ未成年じゃない",
+            "",
+            "ｗｗｗ〜〜〜!!!",
+            "ＡＢＣ１２３ｱｲｳ",
+            "\u{200b}\u{feff}e\u{301}",
+        ] {
+            assert_offsets(text, &a.tokenize(text));
+        }
+        assert!(a.tokenize("").is_empty());
+        assert!(a.tokenize("まだ未成年じゃない").len() >= 3);
+    }
+
+    #[test]
+    fn shared_across_threads() {
+        let Some(a) = analyzer() else { return };
+        let expected = a.tokenize("昨日は友達と渋谷で映画を見ました");
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| assert_eq!(a.tokenize("昨日は友達と渋谷で映画を見ました"), expected));
+            }
+        });
+    }
+
+    #[test]
+    fn load_fails_cleanly() {
+        let tmp = tempfile::tempdir().unwrap();
+        let missing = tmp.path().join("nope");
+        assert!(matches!(
+            LinderaAnalyzer::load(&missing),
+            Err(DictError::NotInstalled(_))
+        ));
+        assert!(!is_installed(tmp.path()));
+        assert!(LinderaAnalyzer::load(tmp.path()).is_err());
+
+        // A marker over damaged files must give Err, not a panic.
+        let marker = Marker {
+            recipe: BUILD_RECIPE,
+            format_version: ipadic_metadata("UTF-8").format_version,
+            lindera_version: String::new(),
+            source_dir: PathBuf::new(),
+            encoding: "UTF-8".into(),
+        };
+        fs::write(
+            tmp.path().join(MARKER_FILE),
+            serde_json::to_vec(&marker).unwrap(),
+        )
+        .unwrap();
+        fs::write(tmp.path().join("metadata.json"), "{ not json").unwrap();
+        let err = LinderaAnalyzer::load(tmp.path()).err().unwrap();
+        assert!(matches!(err, DictError::Load { .. }), "{err}");
+    }
+
+    #[test]
+    fn build_without_sources_fails() {
+        let tmp = tempfile::tempdir().unwrap();
+        assert!(!is_valid_source_dir(tmp.path()));
+        let out = tmp.path().join("out");
+        let err = build_dictionary(tmp.path(), &out).err().unwrap();
+        assert!(matches!(err, DictError::SourcesNotFound { .. }));
+        assert!(
+            err.to_string().contains("apt-get install mecab-ipadic"),
+            "{err}"
+        );
+        assert!(!out.exists());
+    }
+
+    #[test]
+    fn maps_ipadic_pos() {
+        assert_eq!(map_pos("名詞", "固有名詞"), Pos::Noun(NounKind::Proper));
+        assert_eq!(map_pos("名詞", "接尾"), Pos::Noun(NounKind::Dependent));
+        assert_eq!(
+            map_pos("名詞", "形容動詞語幹"),
+            Pos::Noun(NounKind::AdjectivalStem)
+        );
+        assert_eq!(
+            map_pos("名詞", "ナイ形容詞語幹"),
+            Pos::Noun(NounKind::Other)
+        );
+        assert_eq!(map_pos("助動詞", "*"), Pos::AuxVerb);
+        assert_eq!(map_pos("フィラー", "*"), Pos::Other);
+    }
+
+    #[test]
+    fn char_def_patch() {
+        let def = b"0x3000..0x303F  SYMBOL\n0x00D0 SPACE\n";
+        let patched = String::from_utf8(patch_char_def(def)).unwrap();
+        assert_eq!(
+            patched,
+            "0x3001..0x303F  SYMBOL\n0x00A0 SPACE\n\n0x3000 SPACE\n"
+        );
     }
 }
