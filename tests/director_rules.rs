@@ -377,3 +377,47 @@ fn ruleset_version_follows_the_rules() {
     assert_eq!(a.version, common::rules(ToneMode::Markers).version);
     assert_eq!(judge("yana", "うん").ruleset, a.version);
 }
+
+/// Counts tokenize calls, to prove re-judging reuses the cached analysis.
+struct Counting(std::sync::atomic::AtomicUsize);
+
+impl kakeai::text::Analyzer for Counting {
+    fn kind(&self) -> kakeai::text::AnalyzerKind {
+        kakeai::text::AnalyzerKind::Fallback
+    }
+    fn tokenize(&self, text: &str) -> Vec<kakeai::text::analyzer::Morpheme> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        FallbackAnalyzer.tokenize(text)
+    }
+}
+
+#[test]
+fn rejudging_after_a_rule_change_never_retokenises() {
+    use kakeai::director::{RuleSet, judge};
+    use kakeai::text::AnalysisCache;
+    let an = Counting(Default::default());
+    let mut cache = AnalysisCache::new();
+    let text = "港についてです。灯台の話もしましょう。商店街は賑やかです。では帰ります。";
+    let strict = RuleSet::builtin().unwrap();
+    let mut data = (*strict.data).clone();
+    data.scatter.retry_topics = 5;
+    let lenient = RuleSet::from_data(data).unwrap();
+    let ayu = strict.character("ayu").unwrap().clone();
+    let a = cache.get_or_analyze(text);
+    assert_eq!(judge(&strict, &an, &ayu, &a, &[]).status, Retry);
+    let after_first = an.0.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(after_first > 0);
+    let b = cache.get_or_analyze(text);
+    let v = judge(&lenient, &an, &ayu, &b, &[]);
+    assert_eq!(
+        rule_status(&v, RuleId::Scatter),
+        Warn,
+        "the edited threshold applies"
+    );
+    assert_ne!(v.ruleset, strict.version);
+    assert_eq!(
+        an.0.load(std::sync::atomic::Ordering::SeqCst),
+        after_first,
+        "no re-tokenisation"
+    );
+}

@@ -13,10 +13,17 @@ fn lindera_finds_topics_with_pos() {
     let Some(an) = common::lindera() else { return };
     assert_eq!(an.kind(), AnalyzerKind::LinderaIpadic);
     let heads = |t: &str| -> Vec<String> {
-        Analysis::new(t).topics(an).iter().map(|t| t.head.clone()).collect()
+        Analysis::new(t)
+            .topics(an)
+            .iter()
+            .map(|t| t.head.clone())
+            .collect()
     };
     assert_eq!(heads("京都は広いですね。"), vec!["京都"]);
-    assert_eq!(heads("港についてです。灯台の話もしましょう。"), vec!["港", "灯台"]);
+    assert_eq!(
+        heads("港についてです。灯台の話もしましょう。"),
+        vec!["港", "灯台"]
+    );
     // は after a noun but followed by a noun, not a conjugating word: no topic.
     assert!(heads("今日は雨。").is_empty());
     // Greetings and compound particles are not topics.
@@ -41,7 +48,10 @@ fn lindera_scatter_boundaries() {
 fn lindera_pos_mapping_and_offsets() {
     let Some(an) = common::lindera() else { return };
     let m = an.tokenize("あの　灯台は古い");
-    let t: Vec<(&str, usize, usize)> = m.iter().map(|m| (m.surface.as_str(), m.start, m.end)).collect();
+    let t: Vec<(&str, usize, usize)> = m
+        .iter()
+        .map(|m| (m.surface.as_str(), m.start, m.end))
+        .collect();
     assert!(t.contains(&("灯台", 3, 5)), "{t:?}");
     let toudai = m.iter().find(|m| m.surface == "灯台").map(|m| m.pos);
     assert_eq!(toudai, Some(Pos::Noun(NounKind::General)));
@@ -57,12 +67,21 @@ fn lindera_keywords_drive_topic_loop() {
         ("ayu", "観覧車は一周十五分です。"),
         ("yana", "観覧車のてっぺんで写真撮ろ！"),
     ];
-    let v = judge_with(an, ToneMode::Markers, "ayu", "観覧車の窓は少し曇っていますね。", &ctx);
+    let v = judge_with(
+        an,
+        ToneMode::Markers,
+        "ayu",
+        "観覧車の窓は少し曇っていますね。",
+        &ctx,
+    );
     assert_eq!(rule_status(&v, RuleId::TopicLoop), Status::Warn);
     let kw = Analysis::new("絶対行くよ！あの観覧車に。");
     let kw = kw.keywords(an);
     assert!(kw.iter().any(|w| w == "観覧車"), "{kw:?}");
-    assert!(!kw.iter().any(|w| w.contains('行')), "no junk keyword like 絶対行: {kw:?}");
+    assert!(
+        !kw.iter().any(|w| w.contains('行')),
+        "no junk keyword like 絶対行: {kw:?}"
+    );
 }
 
 #[test]
@@ -93,11 +112,19 @@ fn check_builds_the_dictionary_on_first_use() {
         .spawn()
         .and_then(|mut c| {
             use std::io::Write;
-            c.stdin.take().map(|mut s| s.write_all("灯台は古いです。\n".as_bytes()));
+            c.stdin
+                .take()
+                .map(|mut s| s.write_all("灯台は古いです。\n".as_bytes()));
             c.wait_with_output()
         })
         .expect("run kakeai");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("\"analyzer\":\"lindera-ipadic\""), "{stdout}");
-    assert!(!String::from_utf8_lossy(&out.stderr).contains("building"), "built only once");
+    assert!(
+        stdout.contains("\"analyzer\":\"lindera-ipadic\""),
+        "{stdout}"
+    );
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("building"),
+        "built only once"
+    );
 }

@@ -5,7 +5,7 @@ pub mod check;
 pub mod dict;
 pub mod input;
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{Parser, Subcommand};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -73,7 +73,6 @@ fn print_short_help() {
         "Example:  echo 'わ！この坂、海まで見えるじゃん！' | kakeai check --speaker yana --format table"
     );
     println!("More:     kakeai --help, kakeai check --help");
-    let _ = Cli::command();
 }
 
 fn rules(args: RulesArgs) -> i32 {
