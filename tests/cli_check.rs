@@ -273,3 +273,18 @@ fn bench_runs_on_the_bundled_sample() {
         "{out}"
     );
 }
+
+#[test]
+fn user_character_file_overrides_markers() {
+    let env = Env::new();
+    let chars = env.dir.path().join("config").join("characters");
+    std::fs::create_dir_all(&chars).expect("mkdir");
+    // Teach やな a new vocabulary marker: the same line gains a point.
+    std::fs::write(chars.join("yana.toml"), "[tone]\nvocab = [\"やっほー\"]\n").expect("write");
+    let v = json_lines(&env.run(&["check", "--speaker", "yana"], "やっほー\n"));
+    assert_eq!(v[0]["tone"]["vocab"], 1, "{v:?}");
+    std::fs::write(chars.join("yana.toml"), "[tone]\nvocab = [\n").expect("write");
+    let o = env.run(&["check", "--speaker", "yana"], "やっほー\n");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("yana.toml:2:"), "{}", stderr(&o));
+}

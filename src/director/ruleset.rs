@@ -195,6 +195,22 @@ impl RuleSet {
     /// Defaults ⊕ the user's rules.toml (if present) ⊕ `extra` (e.g. `--rules PATH`).
     pub fn load(extra: Option<&Path>) -> Result<RuleSet, ConfigError> {
         let mut table = default_table()?;
+        // ~/.config/kakeai/characters/<id>.toml overrides (or adds) one character.
+        for (path, text) in user_character_files()? {
+            let Some(id) = path
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .map(str::to_string)
+            else {
+                continue;
+            };
+            let user = load_toml_table(&path, &text)?;
+            let mut wrapped = toml::Table::new();
+            let mut chars = toml::Table::new();
+            chars.insert(id, toml::Value::Table(user));
+            wrapped.insert("characters".into(), toml::Value::Table(chars));
+            merge_tables(&mut table, wrapped);
+        }
         let mut sources: Vec<(PathBuf, String)> = Vec::new();
         if let Some(p) = user_rules_path().filter(|p| p.exists()) {
             sources.push(read(&p)?);
@@ -289,6 +305,21 @@ impl RuleSet {
     pub fn to_toml(&self) -> String {
         toml::to_string(&*self.data).unwrap_or_default()
     }
+}
+
+fn user_character_files() -> Result<Vec<(PathBuf, String)>, ConfigError> {
+    let Some(dir) = crate::config::config_dir().map(|d| d.join("characters")) else {
+        return Ok(Vec::new());
+    };
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Ok(Vec::new());
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    paths.sort();
+    paths.iter().map(|p| read(p)).collect()
 }
 
 fn read(path: &Path) -> Result<(PathBuf, String), ConfigError> {

@@ -436,7 +436,7 @@ impl Analyzer for LinderaAnalyzer {
                 _ => self.tokenize_with(text, &mut Lattice::default()),
             }
         };
-        catch_unwind(AssertUnwindSafe(run)).unwrap_or_else(|_| {
+        let out = catch_unwind(AssertUnwindSafe(run)).unwrap_or_else(|_| {
             // A panic may have left the shared lattice inconsistent; start it afresh.
             let _ = LATTICE.try_with(|cell| {
                 if let Ok(mut lattice) = cell.try_borrow_mut() {
@@ -444,7 +444,12 @@ impl Analyzer for LinderaAnalyzer {
                 }
             });
             Vec::new()
-        })
+        });
+        // The trait promises a segmentation: on a segmenter failure, use the fallback's.
+        if out.is_empty() && !text.trim().is_empty() {
+            return super::fallback::FallbackAnalyzer.tokenize(text);
+        }
+        out
     }
 }
 
