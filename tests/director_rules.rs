@@ -320,16 +320,12 @@ fn verdict_is_the_worst_finding() {
 #[test]
 fn topic_loop_and_early_shift_need_context() {
     let an = &FallbackAnalyzer;
-    let ctx = [
-        ("yana", "観覧車、乗りたいな！"),
-        ("ayu", "観覧車は一周十五分です。"),
-        ("yana", "観覧車のてっぺんで写真撮ろ！"),
-    ];
+    let ctx = common::FERRIS_WHEEL_TURNS;
     let v = judge_with(
         an,
         ToneMode::Markers,
         "ayu",
-        "観覧車の窓は少し曇っていますね。",
+        common::FERRIS_WHEEL_AGAIN,
         &ctx,
     );
     assert_eq!(rule_status(&v, RuleId::TopicLoop), Warn);
@@ -337,7 +333,7 @@ fn topic_loop_and_early_shift_need_context() {
         an,
         ToneMode::Markers,
         "ayu",
-        "観覧車の窓は少し曇っていますね。",
+        common::FERRIS_WHEEL_AGAIN,
         &[],
     );
     assert_eq!(

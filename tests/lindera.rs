@@ -62,16 +62,12 @@ fn lindera_pos_mapping_and_offsets() {
 #[test]
 fn lindera_keywords_drive_topic_loop() {
     let Some(an) = common::lindera() else { return };
-    let ctx = [
-        ("yana", "観覧車に乗りたいな！"),
-        ("ayu", "観覧車は一周十五分です。"),
-        ("yana", "観覧車のてっぺんで写真撮ろ！"),
-    ];
+    let ctx = common::FERRIS_WHEEL_TURNS;
     let v = judge_with(
         an,
         ToneMode::Markers,
         "ayu",
-        "観覧車の窓は少し曇っていますね。",
+        common::FERRIS_WHEEL_AGAIN,
         &ctx,
     );
     assert_eq!(rule_status(&v, RuleId::TopicLoop), Status::Warn);

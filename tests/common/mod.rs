@@ -73,3 +73,13 @@ pub fn lindera() -> Option<&'static dyn Analyzer> {
     .as_ref()
     .map(|a| a as &dyn Analyzer)
 }
+
+/// Three turns that all dwell on the ferris wheel (for topic_loop).
+pub const FERRIS_WHEEL_TURNS: [(&str, &str); 3] = [
+    ("yana", "観覧車、乗りたいな！"),
+    ("ayu", "観覧車は一周十五分です。"),
+    ("yana", "観覧車のてっぺんで写真撮ろ！"),
+];
+
+/// あゆ dwelling on it once more.
+pub const FERRIS_WHEEL_AGAIN: &str = "観覧車の窓は少し曇っていますね。";

@@ -56,25 +56,11 @@ const PARTICLES: [&str; 16] = [
     "の",
 ];
 
-/// Hiragana that, right after a kanji run, show the run is a noun.
-const NOUN_FOLLOWERS: [&str; 16] = [
-    "について",
-    "として",
-    "から",
-    "まで",
-    "より",
-    "って",
-    "は",
-    "が",
-    "を",
-    "に",
-    "で",
-    "へ",
-    "の",
-    "だ",
-    "も",
-    "と",
-];
+/// Hiragana that, right after a kanji run, show the run is a noun: the particles except や,
+/// which often begins okurigana (賑やか, 穏やか), plus the copula だ/です.
+fn follows_noun(h: &str) -> bool {
+    h.starts_with('だ') || PARTICLES.iter().any(|p| *p != "や" && h.starts_with(p))
+}
 
 const PRONOUNS: [&str; 16] = [
     "私",
@@ -161,9 +147,7 @@ impl Analyzer for FallbackAnalyzer {
                     let surface: String = chars[s..e].iter().collect();
                     // や/と/も often begin okurigana (賑やか, 頼もしい), so only the unambiguous
                     // case particles (and だ/です) mark the kanji run as a noun.
-                    let okurigana = next_hira
-                        .as_deref()
-                        .is_some_and(|h| !NOUN_FOLLOWERS.iter().any(|p| h.starts_with(p)));
+                    let okurigana = next_hira.as_deref().is_some_and(|h| !follows_noun(h));
                     if okurigana && !PRONOUNS.contains(&surface.as_str()) {
                         push(&mut out, s, e, Pos::Conjugating);
                     } else {
