@@ -134,7 +134,7 @@ pub fn find_topics(a: &Analysis, analyzer: &dyn Analyzer) -> Vec<Topic> {
                 continue;
             }
             let run = &toks[r0..k];
-            if !run_is_topical(run) {
+            if !run_is_topical(run) || a.norm.any_masked(ws + run[0].start, p) {
                 continue;
             }
             let ok = match marker {
