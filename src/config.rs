@@ -197,6 +197,34 @@ pub fn locate_key(text: &str, dotted: &str) -> Option<(usize, usize)> {
     table_line
 }
 
+/// Embedded defaults ⊕ the user's file (if it exists), deserialised; an error in the user's
+/// file is reported at its own path:line:col, naming the key.
+pub fn load_layered<T: serde::de::DeserializeOwned>(
+    embedded_name: &str,
+    embedded: &str,
+    user: Option<&Path>,
+) -> Result<T, ConfigError> {
+    let mut table = load_toml_table(Path::new(embedded_name), embedded)?;
+    let mut user_text = None;
+    if let Some(p) = user.filter(|p| p.exists()) {
+        let text = std::fs::read_to_string(p).map_err(|e| ConfigError::Io {
+            path: p.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        merge_tables(&mut table, load_toml_table(p, &text)?);
+        user_text = Some((p, text));
+    }
+    from_table(table, Path::new(embedded_name)).map_err(|e| match (e, user_text) {
+        (ConfigError::Invalid { message, key, .. }, Some((path, text))) => ConfigError::Invalid {
+            path: path.to_path_buf(),
+            at: key.as_deref().and_then(|k| locate_key(&text, k)),
+            key,
+            message,
+        },
+        (e, _) => e,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

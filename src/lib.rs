@@ -5,4 +5,6 @@
 pub mod cli;
 pub mod config;
 pub mod director;
+pub mod duo;
+pub mod llm;
 pub mod text;

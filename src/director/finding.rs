@@ -68,10 +68,12 @@ pub enum RuleId {
     PromptLeak,
     TopicLoop,
     EarlyTopicShift,
+    /// The LLM 5-aspect judge (seed 001 §7).
+    Judge,
 }
 
 impl RuleId {
-    pub const ALL: [RuleId; 12] = [
+    pub const ALL: [RuleId; 13] = [
         RuleId::Empty,
         RuleId::ScriptFormat,
         RuleId::Lines,
@@ -84,6 +86,7 @@ impl RuleId {
         RuleId::PromptLeak,
         RuleId::TopicLoop,
         RuleId::EarlyTopicShift,
+        RuleId::Judge,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -100,6 +103,7 @@ impl RuleId {
             RuleId::PromptLeak => "prompt_leak",
             RuleId::TopicLoop => "topic_loop",
             RuleId::EarlyTopicShift => "early_topic_shift",
+            RuleId::Judge => "judge",
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The Director (seed 001): static rules over a cached `Analysis`, producing a `Verdict`.
 
 pub mod finding;
+pub mod judge;
 pub mod lexicon;
 pub mod messages;
 pub mod rules;

@@ -81,6 +81,16 @@ pub struct EarlyShiftRule {
     pub min_turns: usize,
 }
 
+/// The LLM judge's mean-score thresholds (seed 001 §7.1).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JudgeRule {
+    /// Mean below this → RETRY.
+    pub retry_below: f32,
+    /// Mean at or above this → PASS; between the two → WARN.
+    pub pass_from: f32,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PraisePolicy {
@@ -142,6 +152,12 @@ pub struct Character {
     pub address_partner: Vec<String>,
     #[serde(default)]
     pub examples: Vec<String>,
+    /// Things the persona must not do, told to the model in its prompt.
+    #[serde(default)]
+    pub must_not: Vec<String>,
+    /// Her part at each hook depth (DISCOVER, SURFACE, WHY, EXPAND), told as topic guidance.
+    #[serde(default)]
+    pub depth_roles: Vec<String>,
     pub praise: PraisePolicy,
     pub tone: ToneRule,
     #[serde(default)]
@@ -161,6 +177,7 @@ pub struct RuleData {
     pub prompt_leak: PromptLeakRule,
     pub topic_loop: TopicLoopRule,
     pub early_topic_shift: EarlyShiftRule,
+    pub judge: JudgeRule,
     /// Keyed by character id; a BTreeMap keeps the hash stable.
     pub characters: std::collections::BTreeMap<String, Character>,
 }

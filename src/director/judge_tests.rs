@@ -1,0 +1,117 @@
+use super::*;
+
+fn rule() -> JudgeRule {
+    JudgeRule {
+        retry_below: 3.5,
+        pass_from: 4.0,
+    }
+}
+
+#[test]
+fn bare_json_is_read() {
+    let s = parse(r#"{"frame":5,"roleplay":4,"connection":4,"density":3,"naturalness":4,"reason":"自然です","suggestion":""}"#).unwrap();
+    assert_eq!(s.values(), [5.0, 4.0, 4.0, 3.0, 4.0]);
+    assert_eq!(s.mean, 4.0);
+    assert_eq!(s.reason, "自然です");
+    assert_eq!(s.status(&rule()), Status::Pass);
+}
+
+#[test]
+fn fenced_json_with_prose_is_read() {
+    let reply = "採点しました。\n```json\n{\n  \"frame\": 3, \"roleplay\": 3, \"connection\": \"4\",\n  \"density\": 4, \"naturalness\": 3,\n  \"reason\": \"口調が{少し}硬い\"\n}\n```\n以上です。";
+    let s = parse(reply).unwrap();
+    assert_eq!(s.values(), [3.0, 3.0, 4.0, 4.0, 3.0]);
+    assert_eq!(s.reason, "口調が{少し}硬い");
+    assert_eq!(s.status(&rule()), Status::Retry, "mean 3.4 < 3.5");
+}
+
+#[test]
+fn braces_in_prose_before_the_object_are_skipped() {
+    let reply = "形式 {frame, roleplay} で答えます: {\"scores\": {\"frame\": 4, \"roleplay\": 4, \"connection\": 3, \"density\": 4, \"naturalness\": 3}}";
+    let s = parse(reply).unwrap();
+    assert_eq!(s.mean, 3.6);
+    assert_eq!(s.status(&rule()), Status::Warn);
+}
+
+#[test]
+fn scores_are_clamped_and_aliases_accepted() {
+    let s = parse(r#"{"frame_consistency": 9, "roleplay": 0, "coherence": 5, "information_density": "2点", "naturalness": 4.5}"#).unwrap();
+    assert_eq!(s.values(), [5.0, 1.0, 5.0, 2.0, 4.5]);
+}
+
+#[test]
+fn unreadable_replies_are_errors_not_passes() {
+    for reply in [
+        "",
+        "とても自然な発言だと思います。満点です。",
+        r#"{"frame": 4, "roleplay": 4}"#,
+        r#"{"frame": "よい", "roleplay": 4, "connection": 4, "density": 4, "naturalness": 4}"#,
+        "```json\n{\"frame\": 4, \"roleplay\": \n```",
+    ] {
+        assert!(parse(reply).is_err(), "{reply:?} must not parse");
+    }
+}
+
+#[test]
+fn boundaries_of_the_mean() {
+    let at = |m: f32| JudgeScores {
+        frame: m,
+        roleplay: m,
+        connection: m,
+        density: m,
+        naturalness: m,
+        mean: m,
+        reason: String::new(),
+        suggestion: String::new(),
+    };
+    assert_eq!(at(3.4).status(&rule()), Status::Retry);
+    assert_eq!(at(3.5).status(&rule()), Status::Warn);
+    assert_eq!(at(3.9).status(&rule()), Status::Warn);
+    assert_eq!(at(4.0).status(&rule()), Status::Pass);
+}
+
+#[test]
+fn unscored_outcome_keeps_raw_and_is_worse_than_pass() {
+    let o = JudgeOutcome::unscored(
+        "JSONオブジェクトが見つかりません".into(),
+        vec!["満点です".into()],
+    );
+    assert_eq!(o.status, Status::Unscored);
+    assert!(o.status > Status::Pass);
+    let f = o.finding().unwrap();
+    assert_eq!(f.rule, RuleId::Judge);
+    assert_eq!(f.status, Status::Unscored);
+    assert_eq!(f.evidence.as_deref(), Some("満点です"));
+}
+
+#[test]
+fn low_aspects_are_named_in_the_finding() {
+    let s = parse(r#"{"frame":4,"roleplay":2,"connection":4,"density":4,"naturalness":2,"suggestion":"姉様と呼んでください"}"#).unwrap();
+    let o = JudgeOutcome::scored(s, &rule(), vec![]);
+    assert_eq!(o.status, Status::Retry);
+    let f = o.finding().unwrap();
+    assert!(f.message.contains("ロールプレイ2"), "{}", f.message);
+    assert!(f.message.contains("自然さ2"), "{}", f.message);
+    assert_eq!(f.suggestion, "姉様と呼んでください");
+}
+
+#[test]
+fn prompt_names_every_aspect_and_the_line() {
+    let p = prompt(&JudgeInput {
+        speaker_name: "あゆ",
+        speaker_role: "妹",
+        partner_name: "やな",
+        topic: "商店街の福引",
+        world: "夕方の商店街",
+        partner_last: Some("あ、福引やってる！"),
+        text: "一等は温泉旅行のようですね。",
+    });
+    assert_eq!(p.len(), 1);
+    for (key, _, _) in ASPECTS {
+        assert!(p[0].content.contains(key));
+    }
+    assert!(p[0].content.contains("一等は温泉旅行のようですね。"));
+    assert!(p[0].content.contains("あ、福引やってる！"));
+    let schema = schema();
+    assert_eq!(schema["required"].as_array().unwrap().len(), 5);
+}

@@ -1,0 +1,14 @@
+//! Live duo runs: personas and prompts, topic tracking, the retry policy and the run loop as a
+//! pure state machine (`session`), driven by `driver` against an LLM client and the store.
+
+pub mod config;
+pub mod persona;
+pub mod policy;
+pub mod prompt;
+pub mod records;
+pub mod session;
+pub mod topic;
+
+pub use config::{DuoConfig, Exhaustion};
+pub use records::{AttemptRecord, GenStats, RunEnd, TurnFlags, TurnRecord};
+pub use session::{Effect, Event, RunSpec, Session, State};

@@ -1,0 +1,148 @@
+use super::*;
+use crate::director::RuleSet;
+
+fn setup() -> (RuleSet, DuoConfig) {
+    (RuleSet::builtin().unwrap(), DuoConfig::builtin().unwrap())
+}
+
+fn line(speaker: &str, text: &str) -> Line {
+    Line {
+        speaker: speaker.into(),
+        text: text.into(),
+    }
+}
+
+fn build_for(
+    rules: &RuleSet,
+    cfg: &DuoConfig,
+    speaker: &str,
+    history: &[Line],
+    guidance: &[String],
+    owner: Option<&str>,
+) -> Prompt {
+    let me = rules.character(speaker).unwrap();
+    let partner = rules.character(&me.partner).unwrap();
+    build(&PromptInput {
+        speaker: me,
+        partner,
+        topic: "駅前にできたパン屋",
+        cfg,
+        history,
+        guidance,
+        owner,
+    })
+}
+
+#[test]
+fn first_turn_has_persona_world_and_a_start_cue() {
+    let (rules, cfg) = setup();
+    let p = build_for(&rules, &cfg, "yana", &[], &[], None);
+    assert_eq!(p.messages.len(), 2);
+    assert_eq!(p.messages[0].role, Role::System);
+    let sys = &p.messages[0].content;
+    let order: Vec<usize> = ["【キャラクター設定】", "【世界設定】", "【話題】"]
+        .iter()
+        .map(|m| sys.find(m).unwrap())
+        .collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{sys}");
+    assert!(sys.contains("あなたは「やな」です"));
+    assert!(sys.contains("敬語や「です・ます」で話さない"));
+    assert_eq!(p.messages[1].role, Role::User);
+    assert!(p.messages[1].content.contains("【会話の始まり】"));
+    assert!(p.messages[1].content.contains("次のやなの発言だけ"));
+}
+
+#[test]
+fn history_maps_roles_and_sections_keep_their_order() {
+    let (rules, cfg) = setup();
+    let history = vec![
+        line("yana", "あ、パンのいい匂いがする！"),
+        line("ayu", "駅前に新しくできたお店ですね。"),
+        line("yana", "ちょっと寄ってみよっか？"),
+        line("ayu", "はい、開店記念で割引があるそうですよ。"),
+    ];
+    let guidance = vec!["前の発言はやや長めでした。短くしてください。".to_string()];
+    let p = build_for(
+        &rules,
+        &cfg,
+        "yana",
+        &history,
+        &guidance,
+        Some("値段の話をして"),
+    );
+    let roles: Vec<Role> = p.messages.iter().map(|m| m.role).collect();
+    // The conversation opens with やな (assistant), so a placeholder user turn comes first.
+    assert_eq!(
+        roles,
+        [
+            Role::System,
+            Role::User,
+            Role::Assistant,
+            Role::User,
+            Role::Assistant,
+            Role::User
+        ]
+    );
+    assert_eq!(p.messages[1].content, cfg.placeholder_user);
+    let last = &p.messages[5].content;
+    let pos: Vec<usize> = [
+        "【相手の直前の発言】",
+        "開店記念で割引",
+        "【ディレクターからの指示】",
+        "【オーナー指示】",
+        "値段の話をして",
+    ]
+    .iter()
+    .map(|m| {
+        last.find(m)
+            .unwrap_or_else(|| panic!("{m} missing in {last}"))
+    })
+    .collect();
+    assert!(pos.windows(2).all(|w| w[0] < w[1]), "{last}");
+}
+
+#[test]
+fn same_role_lines_merge_for_ayu() {
+    let (rules, cfg) = setup();
+    // From あゆ's side: やな's lines are user turns; two in a row merge into one message.
+    let history = vec![
+        line("yana", "雨、降ってきたね。"),
+        line("yana", "傘持ってくればよかったかも。"),
+    ];
+    let p = build_for(&rules, &cfg, "ayu", &history, &[], None);
+    let roles: Vec<Role> = p.messages.iter().map(|m| m.role).collect();
+    assert_eq!(roles, [Role::System, Role::User]);
+    assert!(p.messages[1].content.starts_with("雨、降ってきたね。"));
+    assert!(
+        p.messages[1]
+            .content
+            .contains("【相手の直前の発言】\nやな: 傘持ってくれば")
+    );
+}
+
+#[test]
+fn budget_drops_the_oldest_history_first() {
+    let (rules, mut cfg) = setup();
+    let history: Vec<Line> = (0..40)
+        .map(|i| {
+            let who = if i % 2 == 0 { "yana" } else { "ayu" };
+            line(who, &format!("第{i}発言です。{}", "あ".repeat(60)))
+        })
+        .collect();
+    let full = build_for(&rules, &cfg, "yana", &history, &[], None);
+    assert_eq!(full.dropped, 0);
+    cfg.prompt_budget_chars = full.chars / 2;
+    let p = build_for(&rules, &cfg, "yana", &history, &[], None);
+    assert!(p.dropped > 0);
+    assert!(
+        p.chars <= cfg.prompt_budget_chars,
+        "{} > {}",
+        p.chars,
+        cfg.prompt_budget_chars
+    );
+    let all: String = p.messages.iter().map(|m| m.content.as_str()).collect();
+    assert!(all.contains("第38発言"), "newest kept");
+    assert!(all.contains("第39発言"), "partner's last line always kept");
+    assert!(!all.contains("第0発言"), "oldest dropped");
+    assert_ne!(p.hash, full.hash);
+}

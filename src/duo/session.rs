@@ -1,0 +1,353 @@
+//! The run loop as a pure state machine: events in, effects out, no I/O. It owns the turn
+//! number, speaker, attempt count, hook depth, topic history and carried guidance, and changes
+//! them only when a line is committed — a RETRY attempt never advances anything (seed 001 §9).
+//! The driver (async, in `duo::driver`) performs the effects and feeds results back as events.
+
+use super::config::{DuoConfig, Exhaustion};
+use super::policy;
+use super::prompt::{self, Line, Prompt, PromptInput};
+use super::records::{AttemptRecord, GenStats, RunEnd, TurnFlags, TurnRecord};
+use super::topic::TopicState;
+use crate::director::judge::JudgeOutcome;
+use crate::director::{RuleSet, Status, Verdict};
+
+/// What one run is asked to do.
+#[derive(Debug, Clone)]
+pub struct RunSpec {
+    pub topic: String,
+    pub max_turns: usize,
+    pub max_attempts: usize,
+    pub exhaustion: Exhaustion,
+    /// Call the LLM judge after the static rules (`--no-judge` turns it off).
+    pub judge: bool,
+}
+
+/// Results and owner controls, fed to [`Session::handle`]. Results carry (turn, attempt) so a
+/// late answer from a cancelled task is ignored.
+#[derive(Debug, Clone)]
+pub enum Event {
+    Generated {
+        turn: usize,
+        attempt: usize,
+        text: String,
+        stats: GenStats,
+    },
+    GenerationFailed {
+        turn: usize,
+        attempt: usize,
+        error: String,
+    },
+    StaticJudged {
+        turn: usize,
+        attempt: usize,
+        verdict: Verdict,
+        keywords: Vec<String>,
+    },
+    LlmJudged {
+        turn: usize,
+        attempt: usize,
+        outcome: JudgeOutcome,
+    },
+    Pause,
+    Resume,
+    Stop,
+    /// An owner instruction for the next turn that starts.
+    Inject(String),
+    /// Regenerate this turn; later turns are dropped and the run goes on from it.
+    Regenerate {
+        turn: usize,
+    },
+    /// While held: commit this attempt of the current turn.
+    Choose {
+        attempt: usize,
+    },
+}
+
+/// What the driver must do or report, in order.
+#[derive(Debug, Clone)]
+pub enum Effect {
+    TurnStarted {
+        turn: usize,
+        speaker: String,
+    },
+    Generate {
+        turn: usize,
+        speaker: String,
+        attempt: usize,
+        prompt: Prompt,
+        guidance: Vec<String>,
+    },
+    /// The first token arrived: the attempt exists now (persist it).
+    AttemptStarted {
+        turn: usize,
+        speaker: String,
+        attempt: usize,
+        guidance: Vec<String>,
+        prompt_hash: String,
+    },
+    StaticJudge {
+        turn: usize,
+        speaker: String,
+        attempt: usize,
+        text: String,
+    },
+    LlmJudge {
+        turn: usize,
+        speaker: String,
+        attempt: usize,
+        text: String,
+        partner_last: Option<String>,
+    },
+    AttemptDone(Box<AttemptRecord>),
+    AttemptFailed {
+        turn: usize,
+        attempt: usize,
+        error: String,
+    },
+    AttemptCancelled {
+        turn: usize,
+        attempt: usize,
+    },
+    TurnCommitted(Box<TurnRecord>),
+    /// Every attempt failed and the policy is `hold`: waiting for Choose or Regenerate.
+    Held {
+        turn: usize,
+        attempts: Vec<usize>,
+    },
+    Paused,
+    Resumed,
+    /// Committed turns from this one on were dropped (regeneration).
+    Truncated {
+        from_turn: usize,
+    },
+    /// Drop the in-flight generation or judge task.
+    Cancel,
+    RunDone {
+        status: RunEnd,
+        error: Option<String>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    NotStarted,
+    Running,
+    Paused,
+    Held,
+    Done(RunEnd),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Generating,
+    StaticJudging,
+    LlmJudging,
+}
+
+/// The attempt in flight.
+#[derive(Debug, Clone)]
+pub struct Current {
+    pub turn: usize,
+    pub attempt: usize,
+    pub speaker: String,
+    pub phase: Phase,
+    /// Streamed so far (the final text replaces it on `Generated`).
+    pub text: String,
+    pub started: bool,
+    pub guidance: Vec<String>,
+    pub prompt_hash: String,
+    stats: GenStats,
+    verdict: Option<(Verdict, Vec<String>)>,
+}
+
+/// A committed turn and the state just before it, so regeneration can roll back.
+#[derive(Debug, Clone)]
+struct Committed {
+    record: TurnRecord,
+    topic_before: TopicState,
+    carry_before: Vec<String>,
+}
+
+pub struct Session {
+    spec: RunSpec,
+    duo: DuoConfig,
+    rules: RuleSet,
+    state: State,
+    turn: usize,
+    /// Attempts of the current turn since its last (re)generation request.
+    cycle: Vec<AttemptRecord>,
+    /// Highest attempt number used per turn (index turn-1); numbering never repeats.
+    attempt_numbers: Vec<usize>,
+    current: Option<Current>,
+    committed: Vec<Committed>,
+    topic: TopicState,
+    /// Guidance from the last committed WARN, for the next turn (duo-talk dropped it).
+    carry: Vec<String>,
+    owner_next: Option<String>,
+    owner_turn: Option<String>,
+    pause_requested: bool,
+    waiting_to_generate: bool,
+}
+
+mod flow;
+
+impl Session {
+    pub fn new(spec: RunSpec, duo: DuoConfig, rules: RuleSet) -> Session {
+        Session {
+            spec,
+            duo,
+            rules,
+            state: State::NotStarted,
+            turn: 1,
+            cycle: Vec::new(),
+            attempt_numbers: Vec::new(),
+            current: None,
+            committed: Vec::new(),
+            topic: TopicState::default(),
+            carry: Vec::new(),
+            owner_next: None,
+            owner_turn: None,
+            pause_requested: false,
+            waiting_to_generate: false,
+        }
+    }
+
+    pub fn spec(&self) -> &RunSpec {
+        &self.spec
+    }
+    pub fn rules(&self) -> &RuleSet {
+        &self.rules
+    }
+    pub fn duo(&self) -> &DuoConfig {
+        &self.duo
+    }
+    pub fn state(&self) -> State {
+        self.state
+    }
+    pub fn turn(&self) -> usize {
+        self.turn
+    }
+    pub fn current(&self) -> Option<&Current> {
+        self.current.as_ref()
+    }
+    pub fn topic(&self) -> &TopicState {
+        &self.topic
+    }
+    pub fn carry(&self) -> &[String] {
+        &self.carry
+    }
+    /// Attempts of the current turn's current cycle.
+    pub fn cycle(&self) -> &[AttemptRecord] {
+        &self.cycle
+    }
+    /// Committed turns, oldest first: the Director's context for the next line.
+    pub fn committed(&self) -> impl Iterator<Item = &TurnRecord> {
+        self.committed.iter().map(|c| &c.record)
+    }
+
+    /// やな (the configured first speaker) on odd turns, her partner on even ones.
+    pub fn speaker_of(&self, turn: usize) -> String {
+        let first = self
+            .rules
+            .character(&self.duo.first_speaker)
+            .map(|c| c.id.clone())
+            .unwrap_or_else(|| self.duo.first_speaker.clone());
+        if turn % 2 == 1 {
+            return first;
+        }
+        self.rules
+            .character(&first)
+            .map(|c| c.partner.clone())
+            .unwrap_or(first)
+    }
+
+    pub fn start(&mut self) -> Vec<Effect> {
+        if self.state != State::NotStarted {
+            return Vec::new();
+        }
+        self.state = State::Running;
+        self.begin_turn()
+    }
+
+    /// The per-token step, kept allocation-free apart from appending the text: returns the
+    /// `AttemptStarted` effect on the first token of an attempt.
+    pub fn on_token(&mut self, turn: usize, attempt: usize, delta: &str) -> Option<Effect> {
+        let c = self.current.as_mut()?;
+        if c.turn != turn || c.attempt != attempt || c.phase != Phase::Generating {
+            return None;
+        }
+        c.text.push_str(delta);
+        if c.started {
+            return None;
+        }
+        c.started = true;
+        Some(Effect::AttemptStarted {
+            turn,
+            speaker: c.speaker.clone(),
+            attempt,
+            guidance: c.guidance.clone(),
+            prompt_hash: c.prompt_hash.clone(),
+        })
+    }
+
+    fn prompt_for(&self, speaker: &str, guidance: &[String]) -> Prompt {
+        let history: Vec<Line> = self
+            .committed()
+            .map(|r| Line {
+                speaker: r.speaker.clone(),
+                text: r.text.clone(),
+            })
+            .collect();
+        let me = self.rules.character(speaker);
+        let partner = me.and_then(|c| self.rules.character(&c.partner));
+        match (me, partner) {
+            (Some(me), Some(partner)) => prompt::build(&PromptInput {
+                speaker: me,
+                partner,
+                topic: &self.spec.topic,
+                cfg: &self.duo,
+                history: &history,
+                guidance,
+                owner: self.owner_turn.as_deref(),
+            }),
+            // The ruleset always defines both sisters; an edited one that does not still
+            // gets a prompt rather than a panic.
+            _ => Prompt {
+                messages: Vec::new(),
+                dropped: 0,
+                chars: 0,
+                hash: String::new(),
+            },
+        }
+    }
+
+    fn partner_last(&self, speaker: &str) -> Option<String> {
+        self.committed
+            .last()
+            .filter(|c| c.record.speaker != speaker)
+            .map(|c| c.record.text.clone())
+    }
+
+    fn is_current(&self, turn: usize, attempt: usize, phase: Phase) -> bool {
+        self.current
+            .as_ref()
+            .is_some_and(|c| c.turn == turn && c.attempt == attempt && c.phase == phase)
+    }
+}
+
+/// The verdict after the judge: its finding (if any) joins the static ones.
+fn merge_judge(mut v: Verdict, outcome: &JudgeOutcome) -> Verdict {
+    if let Some(f) = outcome.finding() {
+        v.findings.push(f);
+    }
+    v.status = Verdict::status_of(&v.findings);
+    v
+}
+
+fn is_accepted(v: &Verdict) -> bool {
+    v.status < Status::Retry
+}
+
+#[cfg(test)]
+#[path = "session_tests.rs"]
+mod tests;
