@@ -40,7 +40,8 @@ pub enum LineError {
 pub struct Resolved<'a> {
     pub model: &'a str,
     pub messages: &'a [Message],
-    pub temperature: f32,
+    /// Rounded to 6 decimals so 0.7f32 goes on the wire as 0.7, not 0.699999988079071.
+    pub temperature: f64,
     pub max_tokens: u32,
     pub stop: &'a [String],
     pub seed: Option<u64>,
@@ -64,7 +65,7 @@ impl<'a> Resolved<'a> {
         Resolved {
             model: &cfg.model,
             messages,
-            temperature: req.temperature.unwrap_or(default_t),
+            temperature: (f64::from(req.temperature.unwrap_or(default_t)) * 1e6).round() / 1e6,
             max_tokens: req.max_tokens.unwrap_or(cfg.max_tokens),
             stop: req.stop.as_deref().unwrap_or(&cfg.stop),
             seed: req.seed,
