@@ -82,11 +82,10 @@ impl<'p> StreamDecoder<'p> {
         if let Some(c) = self.utf8.finish() {
             rest.push(c);
         }
-        if !rest.is_empty() {
-            if let ControlFlow::Break(r) = handle_line(self.proto, &mut self.state, &rest, on_token)
-            {
-                return r;
-            }
+        if !rest.is_empty()
+            && let ControlFlow::Break(r) = handle_line(self.proto, &mut self.state, &rest, on_token)
+        {
+            return r;
         }
         // SSE servers may close after the finish chunk without `[DONE]`.
         Ok(if self.state.finish.is_some() {

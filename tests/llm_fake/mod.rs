@@ -324,9 +324,11 @@ async fn write(sock: &mut TcpStream, bytes: &[u8], gone: &AtomicBool) -> std::io
 
 /// Client settings for tests: the fake's URL, short timeouts and a short retry pause.
 pub fn config(url: &str, api: Option<ApiKind>) -> LlmConfig {
-    let mut c = LlmConfig::default();
-    c.endpoint = url.to_string();
-    c.api = api;
+    let mut c = LlmConfig {
+        endpoint: url.to_string(),
+        api,
+        ..LlmConfig::default()
+    };
     c.timeouts.connect_ms = 1000;
     c.timeouts.first_token_ms = 2000;
     c.timeouts.idle_ms = 200;
