@@ -8,6 +8,7 @@
 
 pub mod client;
 pub mod config;
+mod detect;
 pub mod error;
 pub mod framing;
 mod http;

@@ -124,9 +124,10 @@ pub struct Completion {
     /// Everything received, as received.
     pub raw: String,
     pub finish: Finish,
-    /// Generated tokens as the server counted them, else the number of streamed deltas.
+    /// Generated tokens as the server counted them, else the number of streamed deltas (0 for
+    /// a non-streamed reply without a count, and a capped stream counts only what it read).
     pub tokens: u32,
-    /// Time from sending the request to the first text (streamed calls only).
+    /// Time from the call to the first text, retry pause included (streamed calls only).
     pub first_token: Option<Duration>,
     pub elapsed: Duration,
     /// The stream failed mid-way and a non-streamed call produced this result.
