@@ -1,14 +1,28 @@
-//! TEMPORARY stub of the LLM client's message types (replaced by the client branch on merge).
+//! The streaming LLM client: Ollama's native API and OpenAI-compatible servers behind one
+//! `Client`, with UTF-8-safe stream framing, the character cap, retries, fallback and typed
+//! errors.
+//!
+//! Layers: `framing` (bytes → text → lines, the cap) and `stream` are pure and synchronous;
+//! `ollama` / `openai` implement the `Protocol` seam (request bodies, line and reply parsing);
+//! `http` and `client` move bytes and enforce the time limits.
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    System,
-    User,
-    Assistant,
-}
+pub mod client;
+pub mod config;
+mod detect;
+pub mod error;
+pub mod framing;
+mod http;
+pub mod ollama;
+pub mod openai;
+pub mod protocol;
+pub mod stream;
+pub mod types;
 
-#[derive(Debug, Clone, PartialEq)]
-pub struct Message {
-    pub role: Role,
-    pub content: String,
-}
+pub use client::{Client, protocol};
+pub use config::{ApiKind, LlmConfig, ModelOverride, SystemRole, Timeouts};
+pub use error::{LlmError, TimeoutPhase};
+pub use protocol::Protocol;
+pub use stream::{Step, StreamDecoder};
+pub use types::{
+    ChatRequest, Completion, Finish, Message, ResponseFormat, Role, ServerInfo, prepare_messages,
+};

@@ -1,0 +1,326 @@
+//! The async client: streamed and non-streamed chat with the retry and fallback policy, and
+//! embeddings (API detection is in `detect.rs`). Dropping a returned future drops its connection; nothing is spawned.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use tokio::sync::OnceCell;
+
+use super::config::{ApiKind, LlmConfig};
+use super::error::{LlmError, TimeoutPhase};
+use super::framing::cap_text;
+use super::http::{self, Target};
+use super::ollama::Ollama;
+use super::openai::OpenAi;
+use super::protocol::{LineError, Protocol, Resolved};
+use super::stream::{Step, StreamDecoder, StreamLineError};
+use super::types::{ChatRequest, Completion, Finish, prepare_messages};
+
+/// A handle to one endpoint and model. Cheap to clone; clones share the connection pool and
+/// the detected API.
+#[derive(Clone)]
+pub struct Client {
+    pub(super) inner: Arc<Inner>,
+}
+
+pub(super) struct Inner {
+    pub(super) cfg: LlmConfig,
+    pub(super) http: reqwest::Client,
+    /// The endpoint without a trailing `/` or `/v1`.
+    root: String,
+    /// The endpoint named `/v1` explicitly, which means OpenAI-compatible.
+    pub(super) says_v1: bool,
+    pub(super) api: OnceCell<ApiKind>,
+}
+
+pub fn protocol(kind: ApiKind) -> &'static dyn Protocol {
+    match kind {
+        ApiKind::Ollama => &Ollama,
+        ApiKind::OpenAi => &OpenAi,
+    }
+}
+
+impl Client {
+    pub fn new(cfg: LlmConfig) -> Result<Client, LlmError> {
+        let bad = |detail: String| LlmError::BadEndpoint {
+            url: cfg.endpoint.clone(),
+            detail,
+        };
+        let url = reqwest::Url::parse(&cfg.endpoint).map_err(|e| bad(e.to_string()))?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(bad("only http:// and https:// are supported".into()));
+        }
+        let trimmed = cfg.endpoint.trim_end_matches('/');
+        let (root, says_v1) = match trimmed.strip_suffix("/v1") {
+            Some(r) => (r.to_string(), true),
+            None => (trimmed.to_string(), false),
+        };
+        // Local model servers are reached directly: a desktop's HTTP_PROXY must not swallow
+        // requests to 127.0.0.1.
+        let http = reqwest::Client::builder()
+            .connect_timeout(cfg.timeouts.connect())
+            .no_proxy()
+            .build()
+            .map_err(|e| bad(e.to_string()))?;
+        let api = match cfg.api {
+            Some(k) => OnceCell::new_with(Some(k)),
+            None if says_v1 => OnceCell::new_with(Some(ApiKind::OpenAi)),
+            None => OnceCell::new(),
+        };
+        Ok(Client {
+            inner: Arc::new(Inner {
+                cfg,
+                http,
+                root,
+                says_v1,
+                api,
+            }),
+        })
+    }
+
+    pub fn config(&self) -> &LlmConfig {
+        &self.inner.cfg
+    }
+
+    /// The API in use, if configured or already detected.
+    pub fn api(&self) -> Option<ApiKind> {
+        self.inner.api.get().copied()
+    }
+
+    pub(super) fn url(&self, kind: ApiKind, path: &str) -> String {
+        match kind {
+            ApiKind::Ollama => format!("{}{path}", self.inner.root),
+            ApiKind::OpenAi => format!("{}/v1{path}", self.inner.root),
+        }
+    }
+
+    pub(super) fn target(&self, kind: ApiKind, path: &str, model: &str) -> Target {
+        Target {
+            url: self.url(kind, path),
+            model: model.to_string(),
+            api: kind,
+        }
+    }
+
+    pub(super) fn connect_timeout(&self) -> Duration {
+        self.inner.cfg.timeouts.connect()
+    }
+
+    /// Streams a reply, calling `on_token` with each text delta (whole characters only) as it
+    /// arrives. A transient failure before the stream starts is retried once; a stream that
+    /// fails after it started is replaced by one non-streamed call (`fell_back`; `on_token` is
+    /// not called for its text — `Completion.text` is authoritative).
+    pub async fn stream_chat(
+        &self,
+        req: &ChatRequest,
+        on_token: &mut (dyn FnMut(&str) + Send),
+    ) -> Result<Completion, LlmError> {
+        let called = Instant::now();
+        let cfg = &self.inner.cfg;
+        let kind = self.resolve_api().await?;
+        let proto = protocol(kind);
+        let messages = prepare_messages(&req.messages, cfg.effective_system_role());
+        let body = proto.chat_body(&Resolved::new(cfg, req, &messages, true));
+        let target = self.target(kind, proto.chat_path(), &cfg.model);
+        let first_limit = cfg.timeouts.first_token();
+        let sent = http::send(
+            &self.inner.http,
+            &target,
+            Some(&body),
+            (TimeoutPhase::FirstToken, first_limit),
+            self.connect_timeout(),
+            Some(cfg.retry_backoff()),
+        )
+        .await;
+        let (resp, attempt_started, retries) = match sent {
+            Ok(ok) => ok,
+            Err(e) => return Err(self.explain(e).await),
+        };
+
+        let mut first_token = None;
+        let mut on_delta = |t: &str| {
+            if first_token.is_none() {
+                first_token = Some(called.elapsed());
+            }
+            on_token(t);
+        };
+        let mut dec = StreamDecoder::new(proto, req.cap.then_some(cfg.max_chars));
+        let mut bytes = resp.bytes_stream();
+        let first_deadline = attempt_started + first_limit;
+        let outcome = loop {
+            let (phase, limit, wait) = if dec.got_text() {
+                (TimeoutPhase::Idle, cfg.timeouts.idle(), cfg.timeouts.idle())
+            } else {
+                let left = first_deadline.saturating_duration_since(Instant::now());
+                (TimeoutPhase::FirstToken, first_limit, left)
+            };
+            let fed = match tokio::time::timeout(wait, bytes.next()).await {
+                Err(_) => break Err(target.timeout(phase, limit)),
+                Ok(Some(Err(e))) => break Err(target.body_error(&e)),
+                Ok(Some(Ok(chunk))) => dec.feed(&chunk, &mut on_delta),
+                Ok(None) => match dec.end(&mut on_delta) {
+                    Ok(Step::More) => {
+                        break Err(target
+                            .interrupted("the connection closed before the end of the stream"));
+                    }
+                    other => other,
+                },
+            };
+            match fed {
+                Ok(Step::More) => {}
+                Ok(step) => break Ok(step),
+                Err(e) => break Err(line_error(&target, e)),
+            }
+        };
+        // Dropping the body stream closes the connection, which tells the server to stop.
+        drop(bytes);
+        match outcome {
+            Ok(step) => {
+                let capped = step == Step::Capped;
+                let finish = if capped {
+                    Finish::Capped
+                } else {
+                    dec.finish().unwrap_or(Finish::Stop)
+                };
+                let tokens = dec.tokens();
+                let raw = dec.into_raw();
+                Ok(Completion {
+                    text: final_text(&raw, capped, cfg),
+                    raw,
+                    finish,
+                    tokens,
+                    first_token,
+                    elapsed: called.elapsed(),
+                    fell_back: false,
+                    retries,
+                })
+            }
+            // Nothing came at all: a slow server would be slower still without streaming.
+            Err(
+                e @ LlmError::Timeout {
+                    phase: TimeoutPhase::FirstToken,
+                    ..
+                },
+            ) => Err(e),
+            Err(_stream_failure) => {
+                let mut c = self.chat_once(req, kind, false).await?;
+                c.fell_back = true;
+                c.retries += retries;
+                c.first_token = first_token;
+                c.elapsed = called.elapsed();
+                Ok(c)
+            }
+        }
+    }
+
+    /// One non-streamed call (judge calls, or when streaming is not wanted). A transient
+    /// failure is retried once.
+    pub async fn chat(&self, req: &ChatRequest) -> Result<Completion, LlmError> {
+        let kind = self.resolve_api().await?;
+        self.chat_once(req, kind, true).await
+    }
+
+    async fn chat_once(
+        &self,
+        req: &ChatRequest,
+        kind: ApiKind,
+        retry: bool,
+    ) -> Result<Completion, LlmError> {
+        let called = Instant::now();
+        let cfg = &self.inner.cfg;
+        let proto = protocol(kind);
+        let messages = prepare_messages(&req.messages, cfg.effective_system_role());
+        let body = proto.chat_body(&Resolved::new(cfg, req, &messages, false));
+        let target = self.target(kind, proto.chat_path(), &cfg.model);
+        let limit = cfg.timeouts.request();
+        let sent = http::send(
+            &self.inner.http,
+            &target,
+            Some(&body),
+            (TimeoutPhase::Response, limit),
+            self.connect_timeout(),
+            retry.then(|| cfg.retry_backoff()),
+        )
+        .await;
+        let (resp, started, retries) = match sent {
+            Ok(ok) => ok,
+            Err(e) => return Err(self.explain(e).await),
+        };
+        let text = http::read_body(resp, &target, started + limit, limit).await?;
+        let reply = proto.parse_reply(&text).map_err(|e| {
+            line_error(
+                &target,
+                StreamLineError {
+                    error: e,
+                    line: text.clone(),
+                },
+            )
+        })?;
+        let capped = req.cap && reply.text.chars().count() > cfg.max_chars;
+        Ok(Completion {
+            text: final_text(&reply.text, capped, cfg),
+            finish: if capped { Finish::Capped } else { reply.finish },
+            tokens: reply.tokens.unwrap_or(0),
+            raw: reply.text,
+            first_token: None,
+            elapsed: called.elapsed(),
+            fell_back: false,
+            retries,
+        })
+    }
+
+    /// One embedding vector per input, in input order.
+    pub async fn embed(&self, inputs: &[String]) -> Result<Vec<Vec<f32>>, LlmError> {
+        let kind = self.resolve_api().await?;
+        let cfg = &self.inner.cfg;
+        let proto = protocol(kind);
+        let target = self.target(kind, proto.embed_path(), cfg.embed_model());
+        let body = proto.embed_body(cfg.embed_model(), inputs);
+        let limit = cfg.timeouts.request();
+        let sent = http::send(
+            &self.inner.http,
+            &target,
+            Some(&body),
+            (TimeoutPhase::Response, limit),
+            self.connect_timeout(),
+            Some(cfg.retry_backoff()),
+        )
+        .await;
+        let (resp, started, _) = match sent {
+            Ok(ok) => ok,
+            Err(e) => return Err(self.explain(e).await),
+        };
+        let text = http::read_body(resp, &target, started + limit, limit).await?;
+        let vectors = proto.parse_embeddings(&text).map_err(|e| {
+            line_error(
+                &target,
+                StreamLineError {
+                    error: e,
+                    line: text.clone(),
+                },
+            )
+        })?;
+        if vectors.len() != inputs.len() {
+            return Err(target.malformed("one embedding per input", &text));
+        }
+        Ok(vectors)
+    }
+}
+
+fn final_text(raw: &str, capped: bool, cfg: &LlmConfig) -> String {
+    if capped {
+        cap_text(raw, cfg.max_chars, &cfg.trim_chars)
+            .trim()
+            .to_string()
+    } else {
+        raw.trim().to_string()
+    }
+}
+
+fn line_error(target: &Target, e: StreamLineError) -> LlmError {
+    match e.error {
+        LineError::Server(message) => target.stream_error(message),
+        LineError::Malformed { expected } => target.malformed(expected, &e.line),
+    }
+}

@@ -1,0 +1,277 @@
+//! LLM endpoint settings: the embedded default llm.toml merged with the user's, typed and checked.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::{ConfigError, load_toml_table, locate_key, merge_tables};
+
+const DEFAULT_TOML: &str = include_str!("../../assets/config/llm.toml");
+const DEFAULT_PATH: &str = "assets/config/llm.toml";
+
+/// Which wire protocol the endpoint speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum ApiKind {
+    /// Ollama's native API: /api/chat (NDJSON), /api/tags, /api/embed.
+    #[value(name = "ollama")]
+    Ollama,
+    /// OpenAI-compatible: /v1/chat/completions (SSE), /v1/models, /v1/embeddings.
+    #[value(name = "openai")]
+    OpenAi,
+}
+
+impl ApiKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApiKind::Ollama => "ollama",
+            ApiKind::OpenAi => "openai",
+        }
+    }
+}
+
+impl std::fmt::Display for ApiKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How system messages reach the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SystemRole {
+    /// Sent as `system` role messages.
+    Native,
+    /// Folded into the first user message (models without a system role, e.g. Gemma 2).
+    Fold,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Timeouts {
+    pub connect_ms: u64,
+    pub first_token_ms: u64,
+    pub idle_ms: u64,
+    pub request_ms: u64,
+}
+
+impl Timeouts {
+    pub fn connect(&self) -> Duration {
+        Duration::from_millis(self.connect_ms)
+    }
+    pub fn first_token(&self) -> Duration {
+        Duration::from_millis(self.first_token_ms)
+    }
+    pub fn idle(&self) -> Duration {
+        Duration::from_millis(self.idle_ms)
+    }
+    pub fn request(&self) -> Duration {
+        Duration::from_millis(self.request_ms)
+    }
+}
+
+/// Settings that apply to one model only.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelOverride {
+    pub system_role: Option<SystemRole>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LlmConfig {
+    pub endpoint: String,
+    pub model: String,
+    #[serde(default)]
+    pub api: Option<ApiKind>,
+    pub num_ctx: u32,
+    #[serde(default)]
+    pub system_role: Option<SystemRole>,
+    pub stop: Vec<String>,
+    pub max_chars: usize,
+    pub trim_chars: String,
+    pub temperature: f32,
+    pub judge_temperature: f32,
+    pub max_tokens: u32,
+    pub timeouts: Timeouts,
+    pub retry_backoff_ms: u64,
+    #[serde(default)]
+    pub embed_model: Option<String>,
+    #[serde(default)]
+    pub models: BTreeMap<String, ModelOverride>,
+}
+
+impl Default for LlmConfig {
+    fn default() -> LlmConfig {
+        // The embedded file is checked by a unit test; this cannot fail in a released build.
+        LlmConfig::from_toml_str(Path::new(DEFAULT_PATH), "")
+            .unwrap_or_else(|e| unreachable!("embedded {DEFAULT_PATH} is invalid: {e}"))
+    }
+}
+
+impl LlmConfig {
+    /// The embedded, commented default file.
+    pub fn default_toml() -> &'static str {
+        DEFAULT_TOML
+    }
+
+    /// `<config_dir>/llm.toml`, whether or not it exists.
+    pub fn user_path() -> Option<PathBuf> {
+        crate::config::config_dir().map(|d| d.join("llm.toml"))
+    }
+
+    /// Defaults ⊕ `<config_dir>/llm.toml` (if present).
+    pub fn load() -> Result<LlmConfig, ConfigError> {
+        match LlmConfig::user_path().filter(|p| p.exists()) {
+            None => LlmConfig::from_toml_str(Path::new(DEFAULT_PATH), ""),
+            Some(path) => {
+                let text = std::fs::read_to_string(&path).map_err(|e| ConfigError::Io {
+                    path: path.clone(),
+                    message: e.to_string(),
+                })?;
+                LlmConfig::from_toml_str(&path, &text)
+            }
+        }
+    }
+
+    /// Defaults ⊕ `text` (the contents of the user's file at `path`, used in error messages).
+    pub fn from_toml_str(path: &Path, text: &str) -> Result<LlmConfig, ConfigError> {
+        let mut table = load_toml_table(Path::new(DEFAULT_PATH), DEFAULT_TOML)?;
+        merge_tables(&mut table, load_toml_table(path, text)?);
+        let locate = |e: ConfigError| match e {
+            ConfigError::Invalid {
+                key, message, at, ..
+            } => ConfigError::Invalid {
+                path: path.to_path_buf(),
+                at: key.as_deref().and_then(|k| locate_key(text, k)).or(at),
+                key,
+                message,
+            },
+            e => e,
+        };
+        let cfg: LlmConfig = crate::config::from_table(table, path).map_err(locate)?;
+        cfg.validate(path).map_err(locate)?;
+        Ok(cfg)
+    }
+
+    fn validate(&self, path: &Path) -> Result<(), ConfigError> {
+        let bad = |key: &str, message: String| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            at: None,
+            key: Some(key.to_string()),
+            message,
+        };
+        match reqwest::Url::parse(&self.endpoint) {
+            Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => {}
+            Ok(u) => {
+                return Err(bad(
+                    "endpoint",
+                    format!("`{}` must be an http:// or https:// URL", u.as_str()),
+                ));
+            }
+            Err(e) => {
+                return Err(bad(
+                    "endpoint",
+                    format!("`{}` is not a URL: {e}", self.endpoint),
+                ));
+            }
+        }
+        if self.model.trim().is_empty() {
+            return Err(bad("model", "must not be empty".into()));
+        }
+        if self.max_chars == 0 {
+            return Err(bad("max_chars", "must be at least 1".into()));
+        }
+        if self.num_ctx == 0 {
+            return Err(bad("num_ctx", "must be at least 1".into()));
+        }
+        if self.max_tokens == 0 {
+            return Err(bad("max_tokens", "must be at least 1".into()));
+        }
+        for (key, t) in [
+            ("temperature", self.temperature),
+            ("judge_temperature", self.judge_temperature),
+        ] {
+            if !(0.0..=5.0).contains(&t) {
+                return Err(bad(key, format!("{t} is outside 0.0–5.0")));
+            }
+        }
+        let t = &self.timeouts;
+        for (key, ms) in [
+            ("timeouts.connect_ms", t.connect_ms),
+            ("timeouts.first_token_ms", t.first_token_ms),
+            ("timeouts.idle_ms", t.idle_ms),
+            ("timeouts.request_ms", t.request_ms),
+        ] {
+            if ms == 0 {
+                return Err(bad(key, "must be at least 1 ms".into()));
+            }
+        }
+        Ok(())
+    }
+
+    /// The system-role handling for the configured model: per-model override, then the
+    /// top-level setting, then `fold` for Gemma models and `native` for the rest.
+    pub fn effective_system_role(&self) -> SystemRole {
+        self.models
+            .get(&self.model)
+            .and_then(|m| m.system_role)
+            .or(self.system_role)
+            .unwrap_or_else(|| {
+                if self.model.to_lowercase().contains("gemma") {
+                    SystemRole::Fold
+                } else {
+                    SystemRole::Native
+                }
+            })
+    }
+
+    /// The model used for embeddings.
+    pub fn embed_model(&self) -> &str {
+        self.embed_model.as_deref().unwrap_or(&self.model)
+    }
+
+    pub fn retry_backoff(&self) -> Duration {
+        Duration::from_millis(self.retry_backoff_ms)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_defaults_parse() {
+        let c = LlmConfig::default();
+        assert_eq!(c.endpoint, "http://127.0.0.1:11434");
+        assert_eq!(c.model, "gemma2:27b");
+        assert_eq!(c.api, None);
+        assert_eq!(c.num_ctx, 8192);
+        assert_eq!(c.max_chars, 400);
+        assert_eq!(c.trim_chars, "。？！");
+        assert_eq!(c.stop.len(), 5);
+        assert_eq!(c.effective_system_role(), SystemRole::Fold);
+    }
+
+    #[test]
+    fn system_role_resolution_order() {
+        let mut c = LlmConfig {
+            model: "Qwen2.5:7b".into(),
+            ..LlmConfig::default()
+        };
+        assert_eq!(c.effective_system_role(), SystemRole::Native);
+        c.model = "GEMMA3:12b".into();
+        assert_eq!(c.effective_system_role(), SystemRole::Fold);
+        c.system_role = Some(SystemRole::Native);
+        assert_eq!(c.effective_system_role(), SystemRole::Native);
+        c.models.insert(
+            "GEMMA3:12b".into(),
+            ModelOverride {
+                system_role: Some(SystemRole::Fold),
+            },
+        );
+        assert_eq!(c.effective_system_role(), SystemRole::Fold);
+    }
+}

@@ -1,0 +1,265 @@
+//! Typed LLM client errors, each explained for a user and naming the URL and model involved.
+
+use std::time::Duration;
+
+use super::config::ApiKind;
+
+/// Which wait ran out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeoutPhase {
+    /// Opening the TCP connection.
+    Connect,
+    /// Waiting for the first text of a streamed reply.
+    FirstToken,
+    /// Silence between two chunks of a stream that had started.
+    Idle,
+    /// A whole non-streamed call (or a model-list probe).
+    Response,
+}
+
+impl TimeoutPhase {
+    fn describe(self) -> &'static str {
+        match self {
+            TimeoutPhase::Connect => "connecting",
+            TimeoutPhase::FirstToken => "waiting for the first token",
+            TimeoutPhase::Idle => "waiting for the next chunk (the stream stalled)",
+            TimeoutPhase::Response => "waiting for the whole response",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LlmError {
+    #[error(
+        "{kind} ({url}, model {model}): {detail} — is the server running? start it with \
+             `ollama serve` or pass --endpoint"
+    )]
+    Connect {
+        url: String,
+        model: String,
+        /// "connection refused", "connection reset", …
+        kind: &'static str,
+        detail: String,
+    },
+
+    #[error("model `{model}` not found at {url}{}", not_found_hint(.api, .model, .available))]
+    ModelNotFound {
+        url: String,
+        model: String,
+        api: ApiKind,
+        /// Up to 5 model names the server does have (OpenAI-compatible servers only).
+        available: Vec<String>,
+    },
+
+    #[error("the server rejected the request with HTTP {status} ({url}, model {model}): \
+             {message}{}", if *.status == 404 { " — wrong --api for this server?" } else { "" })]
+    Rejected {
+        status: u16,
+        url: String,
+        model: String,
+        message: String,
+    },
+
+    #[error("the server failed with HTTP {status} ({url}, model {model}): {message}")]
+    Server {
+        status: u16,
+        url: String,
+        model: String,
+        message: String,
+    },
+
+    #[error("timed out after {} {} ({url}, model {model})", fmt_duration(.after), .phase.describe())]
+    Timeout {
+        url: String,
+        model: String,
+        phase: TimeoutPhase,
+        after: Duration,
+    },
+
+    #[error("malformed response from {url} (model {model}): expected {expected}, got `{got}`")]
+    Malformed {
+        url: String,
+        model: String,
+        expected: &'static str,
+        /// The offending line or body, truncated.
+        got: String,
+    },
+
+    #[error("the server reported an error mid-stream ({url}, model {model}): {message}")]
+    StreamError {
+        url: String,
+        model: String,
+        message: String,
+    },
+
+    #[error("the stream from {url} (model {model}) ended early: {detail}")]
+    Interrupted {
+        url: String,
+        model: String,
+        detail: String,
+    },
+
+    #[error(
+        "no LLM API found at {url} (model {model}): {detail} — pass --api ollama|openai or \
+             fix --endpoint"
+    )]
+    UnknownApi {
+        url: String,
+        model: String,
+        detail: String,
+    },
+
+    #[error("invalid LLM endpoint `{url}`: {detail}")]
+    BadEndpoint { url: String, detail: String },
+}
+
+fn not_found_hint(api: &ApiKind, model: &str, available: &[String]) -> String {
+    match api {
+        ApiKind::Ollama => format!(" — download it with `ollama pull {model}` or pass --model"),
+        ApiKind::OpenAi if available.is_empty() => " — pass --model with a model the server \
+                                                    serves"
+            .to_string(),
+        ApiKind::OpenAi => format!(" — the server has: {}; pass --model", available.join(", ")),
+    }
+}
+
+fn fmt_duration(d: &Duration) -> String {
+    if d.as_millis() < 1000 {
+        format!("{} ms", d.as_millis())
+    } else {
+        format!("{:.1} s", d.as_secs_f64())
+    }
+}
+
+impl LlmError {
+    /// Worth one retry after a short pause: refused or reset connections, 429, 502, 503, 504.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            LlmError::Connect { .. } => true,
+            LlmError::Rejected { status, .. } => *status == 429,
+            LlmError::Server { status, .. } => matches!(status, 502..=504),
+            _ => false,
+        }
+    }
+
+    /// The endpoint cannot serve us (down, missing model, failing, stalling or talking nonsense),
+    /// as opposed to a request or configuration the server understood and refused. Callers use
+    /// it to pick exit code 3 or a degraded, static-only mode.
+    pub fn is_endpoint_failure(&self) -> bool {
+        match self {
+            LlmError::Rejected { status, .. } => *status == 429,
+            LlmError::BadEndpoint { .. } => false,
+            _ => true,
+        }
+    }
+
+    /// The URL the failing request went to.
+    pub fn url(&self) -> &str {
+        match self {
+            LlmError::Connect { url, .. }
+            | LlmError::ModelNotFound { url, .. }
+            | LlmError::Rejected { url, .. }
+            | LlmError::Server { url, .. }
+            | LlmError::Timeout { url, .. }
+            | LlmError::Malformed { url, .. }
+            | LlmError::StreamError { url, .. }
+            | LlmError::Interrupted { url, .. }
+            | LlmError::UnknownApi { url, .. }
+            | LlmError::BadEndpoint { url, .. } => url,
+        }
+    }
+}
+
+/// At most `max` chars of `s`, with an ellipsis when cut (for quoting server output in errors).
+pub fn truncate_chars(s: &str, max: usize) -> String {
+    let s = s.trim();
+    match s.char_indices().nth(max) {
+        None => s.to_string(),
+        Some((at, _)) => format!("{}…", s.get(..at).unwrap_or(s)),
+    }
+}
+
+/// The server's own message from an error body: Ollama `{"error":"…"}`, OpenAI
+/// `{"error":{"message":"…"}}`, vLLM/FastAPI `{"message":"…"}` / `{"detail":"…"}`; else the
+/// body itself, truncated.
+pub fn server_message(body: &str) -> String {
+    if let Ok(v) = serde_json::from_str::<serde_json::Value>(body) {
+        let candidates = [
+            v.get("error").and_then(|e| e.as_str()),
+            v.get("error")
+                .and_then(|e| e.get("message"))
+                .and_then(|m| m.as_str()),
+            v.get("message").and_then(|m| m.as_str()),
+            v.get("detail").and_then(|m| m.as_str()),
+        ];
+        if let Some(m) = candidates.into_iter().flatten().next() {
+            return truncate_chars(m, 300);
+        }
+    }
+    if body.trim().is_empty() {
+        "(empty body)".to_string()
+    } else {
+        truncate_chars(body, 200)
+    }
+}
+
+/// Whether a server message says the requested model does not exist (Ollama: `model "x" not
+/// found, try pulling it first`; llama-server router: `model 'x' not found`; vLLM: `The model
+/// `x` does not exist.`).
+pub fn says_model_missing(message: &str) -> bool {
+    let m = message.to_lowercase();
+    m.contains("model") && (m.contains("not found") || m.contains("does not exist"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extracts_messages_from_each_dialect() {
+        assert_eq!(
+            server_message(r#"{"error":"model \"x\" not found, try pulling it first"}"#),
+            "model \"x\" not found, try pulling it first"
+        );
+        assert_eq!(
+            server_message(
+                r#"{"error":{"code":400,"message":"'messages' is required","type":"invalid_request_error"}}"#
+            ),
+            "'messages' is required"
+        );
+        assert_eq!(
+            server_message(r#"{"object":"error","message":"The model `x` does not exist."}"#),
+            "The model `x` does not exist."
+        );
+        assert_eq!(server_message("<html>oops</html>"), "<html>oops</html>");
+        assert_eq!(server_message(""), "(empty body)");
+    }
+
+    #[test]
+    fn truncates_by_chars() {
+        assert_eq!(truncate_chars("あいうえお", 3), "あいう…");
+        assert_eq!(truncate_chars("あい", 3), "あい");
+    }
+
+    #[test]
+    fn transient_classification() {
+        let server = |status| LlmError::Server {
+            status,
+            url: "u".into(),
+            model: "m".into(),
+            message: String::new(),
+        };
+        assert!(server(503).is_transient());
+        assert!(!server(500).is_transient());
+        assert!(server(500).is_endpoint_failure());
+        let rejected = |status| LlmError::Rejected {
+            status,
+            url: "u".into(),
+            model: "m".into(),
+            message: String::new(),
+        };
+        assert!(rejected(429).is_transient());
+        assert!(!rejected(400).is_transient());
+        assert!(!rejected(400).is_endpoint_failure());
+    }
+}

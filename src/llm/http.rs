@@ -1,0 +1,208 @@
+//! Sending one request with the retry policy, and turning transport failures and HTTP error
+//! statuses into typed `LlmError`s.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::config::ApiKind;
+use super::error::{LlmError, TimeoutPhase, says_model_missing, server_message, truncate_chars};
+
+/// Where a request goes and for which model, carried into every error.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub url: String,
+    pub model: String,
+    pub api: ApiKind,
+}
+
+impl Target {
+    pub fn timeout(&self, phase: TimeoutPhase, after: Duration) -> LlmError {
+        LlmError::Timeout {
+            url: self.url.clone(),
+            model: self.model.clone(),
+            phase,
+            after,
+        }
+    }
+
+    pub fn interrupted(&self, detail: impl Into<String>) -> LlmError {
+        LlmError::Interrupted {
+            url: self.url.clone(),
+            model: self.model.clone(),
+            detail: detail.into(),
+        }
+    }
+
+    pub fn malformed(&self, expected: &'static str, got: &str) -> LlmError {
+        LlmError::Malformed {
+            url: self.url.clone(),
+            model: self.model.clone(),
+            expected,
+            got: truncate_chars(got, 120),
+        }
+    }
+
+    pub fn stream_error(&self, message: String) -> LlmError {
+        LlmError::StreamError {
+            url: self.url.clone(),
+            model: self.model.clone(),
+            message,
+        }
+    }
+
+    /// An HTTP error status with the server's body.
+    pub fn status(&self, status: u16, body: &str) -> LlmError {
+        let message = server_message(body);
+        if matches!(status, 400 | 404) && says_model_missing(&message) {
+            return LlmError::ModelNotFound {
+                url: self.url.clone(),
+                model: self.model.clone(),
+                api: self.api,
+                available: Vec::new(),
+            };
+        }
+        let (url, model) = (self.url.clone(), self.model.clone());
+        if status >= 500 {
+            LlmError::Server {
+                status,
+                url,
+                model,
+                message,
+            }
+        } else {
+            LlmError::Rejected {
+                status,
+                url,
+                model,
+                message,
+            }
+        }
+    }
+
+    /// A failure while reading a body whose status was already fine.
+    pub fn body_error(&self, e: &reqwest::Error) -> LlmError {
+        self.interrupted(innermost(e))
+    }
+
+    /// A reqwest failure before a response arrived.
+    pub fn transport(&self, e: &reqwest::Error, connect_timeout: Duration) -> LlmError {
+        let io_kind = io_kind(e);
+        let detail = innermost(e);
+        if e.is_connect() && e.is_timeout() {
+            return self.timeout(TimeoutPhase::Connect, connect_timeout);
+        }
+        let kind = match io_kind {
+            Some(std::io::ErrorKind::ConnectionRefused) => Some("connection refused"),
+            Some(
+                std::io::ErrorKind::ConnectionReset
+                | std::io::ErrorKind::ConnectionAborted
+                | std::io::ErrorKind::BrokenPipe,
+            ) => Some("connection reset"),
+            _ if e.is_connect() => Some("could not connect"),
+            // hyper: the server closed the connection before sending a response.
+            _ if detail.contains("connection closed before message completed") => {
+                Some("connection reset")
+            }
+            _ => None,
+        };
+        match kind {
+            Some(kind) => LlmError::Connect {
+                url: self.url.clone(),
+                model: self.model.clone(),
+                kind,
+                detail,
+            },
+            None => self.interrupted(detail),
+        }
+    }
+}
+
+fn io_kind(e: &reqwest::Error) -> Option<std::io::ErrorKind> {
+    let mut src: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(s) = src {
+        if let Some(io) = s.downcast_ref::<std::io::Error>() {
+            return Some(io.kind());
+        }
+        src = s.source();
+    }
+    None
+}
+
+fn innermost(e: &reqwest::Error) -> String {
+    let mut last: &(dyn std::error::Error + 'static) = e;
+    while let Some(s) = last.source() {
+        last = s;
+    }
+    last.to_string()
+}
+
+/// Sends a JSON POST (or a GET when `body` is `None`) and waits for a success status, retrying
+/// once after `backoff` when the failure is transient. Returns the response, when the
+/// successful attempt started, and how many retries it took.
+pub async fn send(
+    http: &reqwest::Client,
+    target: &Target,
+    body: Option<&Value>,
+    limit: (TimeoutPhase, Duration),
+    connect_timeout: Duration,
+    retry: Option<Duration>,
+) -> Result<(reqwest::Response, Instant, u32), LlmError> {
+    let mut retries = 0;
+    loop {
+        let started = Instant::now();
+        let result = send_once(http, target, body, limit, connect_timeout).await;
+        match (result, retry) {
+            (Ok(resp), _) => return Ok((resp, started, retries)),
+            (Err(e), Some(backoff)) if retries == 0 && e.is_transient() => {
+                retries += 1;
+                tokio::time::sleep(backoff).await;
+            }
+            (Err(e), _) => return Err(e),
+        }
+    }
+}
+
+async fn send_once(
+    http: &reqwest::Client,
+    target: &Target,
+    body: Option<&Value>,
+    (phase, limit): (TimeoutPhase, Duration),
+    connect_timeout: Duration,
+) -> Result<reqwest::Response, LlmError> {
+    let deadline = tokio::time::Instant::now() + limit;
+    let req = match body {
+        Some(b) => http.post(&target.url).json(b),
+        None => http.get(&target.url),
+    };
+    let resp = match tokio::time::timeout_at(deadline, req.send()).await {
+        Err(_) => return Err(target.timeout(phase, limit)),
+        Ok(Err(e)) => return Err(target.transport(&e, connect_timeout)),
+        Ok(Ok(r)) => r,
+    };
+    let status = resp.status();
+    if status.is_success() {
+        return Ok(resp);
+    }
+    let text = match tokio::time::timeout_at(deadline, resp.bytes()).await {
+        Ok(Ok(b)) => String::from_utf8_lossy(&b).into_owned(),
+        // The status alone still explains the failure.
+        Ok(Err(_)) | Err(_) => String::new(),
+    };
+    Err(target.status(status.as_u16(), &text))
+}
+
+/// Reads a whole body within `deadline`.
+pub async fn read_body(
+    resp: reqwest::Response,
+    target: &Target,
+    deadline: Instant,
+    limit: Duration,
+) -> Result<String, LlmError> {
+    let deadline = tokio::time::Instant::from_std(deadline);
+    match tokio::time::timeout_at(deadline, resp.bytes()).await {
+        Err(_) => Err(target.timeout(TimeoutPhase::Response, limit)),
+        Ok(Err(e)) => Err(target.body_error(&e)),
+        Ok(Ok(b)) => Ok(String::from_utf8_lossy(&b).into_owned()),
+    }
+}
