@@ -5,4 +5,5 @@
 pub mod cli;
 pub mod config;
 pub mod director;
+pub mod store;
 pub mod text;
