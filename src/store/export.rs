@@ -147,7 +147,7 @@ pub fn markdown(rec: &RunRecord, w: &mut dyn Write) -> io::Result<()> {
                 }
                 writeln!(w, "\n\n{}", quote(&t.text))?;
                 let kept = attempts.iter().find(|a| t.attempt_id == Some(a.id));
-                let why = kept.map(|a| reasons(a)).unwrap_or_default();
+                let why = kept.map(|a| committed_reasons(a)).unwrap_or_default();
                 if !why.is_empty() {
                     writeln!(w, "\nDirector: {}", why.join("; "))?;
                 }
@@ -214,7 +214,21 @@ fn attempt_item(w: &mut dyn Write, a: &AttemptRow) -> io::Result<()> {
     Ok(())
 }
 
-/// Why an attempt was not kept: its Director findings, else what the source logged.
+/// Why the committed line got its badge: the Director's findings, else the imported
+/// director event's reason, else what was logged for the attempt.
+fn committed_reasons(a: &AttemptRow) -> Vec<String> {
+    let director = a
+        .origin
+        .as_ref()
+        .and_then(|o| o.pointer("/director/reason"))
+        .and_then(Value::as_str);
+    match director {
+        Some(r) if findings(a).as_array().is_none_or(|f| f.is_empty()) => vec![r.to_string()],
+        _ => reasons(a),
+    }
+}
+
+/// Why an attempt was judged as it was: its Director findings, else what the source logged.
 fn reasons(a: &AttemptRow) -> Vec<String> {
     let from_verdict: Vec<String> = findings(a)
         .as_array()
