@@ -1,4 +1,4 @@
-//! The run store: round trip, WAL, migrations, crash safety and the single-writer actor.
+//! The run store: round trip, WAL, migrations, refusal of newer schemas, crash safety.
 
 use std::path::PathBuf;
 use std::time::SystemTime;
@@ -6,7 +6,7 @@ use std::time::SystemTime;
 use kakeai::director::Status;
 use kakeai::store::{
     ActionKind, AttemptOutcome, AttemptState, NewAction, NewAttempt, NewRun, RunStatus, Store,
-    StoreError, StoreHandle, TurnCommit, TurnFlags,
+    StoreError, TurnCommit, TurnFlags,
 };
 use serde_json::json;
 
@@ -325,108 +325,65 @@ fn runs_are_listed_newest_first_with_a_limit() {
     assert_eq!(list[0].status, RunStatus::Running);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_actor_applies_calls_in_call_order() {
-    let (_dir, path) = temp_db();
-    let h = StoreHandle::spawn(Store::open(&path).unwrap());
-    let run = h.call(|s| s.create_run(&new_run("順序"))).await.unwrap();
-    // Queue 40 writes first and await them afterwards, in reverse: the queue order wins.
-    let pending: Vec<_> = (0..40)
-        .map(|n| {
-            h.call(move |s| {
-                s.add_action(&NewAction {
-                    run_id: run,
-                    turn: None,
-                    attempt_id: None,
-                    kind: ActionKind::Note,
-                    payload: json!({ "n": n }),
-                })
-            })
-        })
-        .collect();
-    let mut ids = Vec::new();
-    for f in pending.into_iter().rev() {
-        ids.push(f.await.unwrap());
-    }
-    ids.reverse();
-    assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
-    let rec = h.call(move |s| s.load_run(run)).await.unwrap();
-    let ns: Vec<i64> = rec
-        .actions
-        .iter()
-        .map(|a| a.payload["n"].as_i64().unwrap())
-        .collect();
-    assert_eq!(ns, (0..40).collect::<Vec<_>>());
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_actor_serves_many_tasks_and_blocking_callers() {
-    let (_dir, path) = temp_db();
-    let h = StoreHandle::spawn(Store::open(&path).unwrap());
-    let run = h.call(|s| s.create_run(&new_run("並行"))).await.unwrap();
-    let mut tasks = Vec::new();
-    for t in 0..4u32 {
-        let h = h.clone();
-        tasks.push(tokio::spawn(async move {
-            for i in 0..10u32 {
-                h.call(move |s| {
-                    s.add_action(&NewAction {
-                        run_id: run,
-                        turn: Some(t + 1),
-                        attempt_id: None,
-                        kind: ActionKind::Feedback,
-                        payload: json!({ "i": i }),
-                    })
-                })
-                .await
-                .unwrap();
-            }
-        }));
-    }
-    for t in tasks {
-        t.await.unwrap();
-    }
-    let h2 = h.clone();
-    let count = tokio::task::spawn_blocking(move || {
-        h2.call_blocking(move |s| Ok(s.load_run(run)?.actions.len()))
-    })
-    .await
-    .unwrap()
-    .unwrap();
-    assert_eq!(count, 40);
-    // Errors come back as values; a panicking job does not kill the writer.
-    let e = h.call(|s| s.load_run(424242)).await.unwrap_err();
-    assert!(matches!(e, StoreError::NoSuchRun(424242)));
-    let e = h
-        .call(|_s| -> Result<(), StoreError> { panic!("boom") })
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(e, StoreError::Panicked(ref m) if m == "boom"),
-        "{e}"
-    );
-    let still = h.call(move |s| Ok(s.load_run(run)?.actions.len())).await;
-    assert_eq!(still.unwrap(), 40);
-}
-
 #[test]
-fn the_reply_comes_after_the_commit() {
+fn a_live_run_exports_its_findings_and_its_unfinished_tail() {
     let (_dir, path) = temp_db();
-    let h = StoreHandle::spawn(Store::open(&path).unwrap());
-    let run = h.call_blocking(|s| s.create_run(&new_run("保存"))).unwrap();
-    h.call_blocking(move |s| {
-        s.add_action(&NewAction {
-            run_id: run,
-            turn: Some(1),
-            attempt_id: None,
-            kind: ActionKind::Override,
-            payload: json!({"status": "PASS"}),
-        })
+    let mut s = Store::open(&path).unwrap();
+    let run = s.create_run(&new_run("看板の話")).unwrap();
+    let a1 = s
+        .start_attempt(&attempt(run, 1, "yana", 1, "ねえ"))
+        .unwrap();
+    let mut out = AttemptOutcome::done("ねえ、あの看板見て。逆さま。面白い。写真撮ろう。");
+    out.status = Some(Status::Retry);
+    out.verdict = Some(verdict_json("RETRY", "文が多すぎます（4文）"));
+    s.finish_attempt(a1, &out).unwrap();
+    let a2 = s
+        .start_attempt(&attempt(run, 1, "yana", 2, "ねえ"))
+        .unwrap();
+    let mut ok = AttemptOutcome::done("ねえ、あの看板、逆さまに映ってるじゃん！");
+    ok.status = Some(Status::Pass);
+    s.finish_attempt(a2, &ok).unwrap();
+    s.commit_turn(&TurnCommit {
+        run_id: run,
+        turn: 1,
+        speaker: "yana".into(),
+        attempt_id: Some(a2),
+        text: "ねえ、あの看板、逆さまに映ってるじゃん！".into(),
+        status: Status::Pass,
+        flags: TurnFlags::default(),
+        hook: None,
+        hook_depth: None,
     })
     .unwrap();
-    // A second, independent connection sees the action as soon as the call has returned.
-    let other = Store::open(&path).unwrap();
-    let rec = other.load_run(run).unwrap();
-    assert_eq!(rec.actions.len(), 1);
-    assert_eq!(rec.actions[0].kind, ActionKind::Override);
+    s.start_attempt(&attempt(run, 2, "ayu", 1, "姉様、"))
+        .unwrap();
+    let rec = s.load_run(run).unwrap();
+
+    let mut md = Vec::new();
+    kakeai::store::export::markdown(&rec, &mut md).unwrap();
+    let md = String::from_utf8(md).unwrap();
+    assert!(md.contains("## 1. **やな** `PASS`"), "{md}");
+    assert!(
+        md.contains("- attempt 1 `RETRY` (done): 文が多すぎます（4文）"),
+        "{md}"
+    );
+    assert!(md.contains("## 2. **あゆ** (not committed)"), "{md}");
+    assert!(md.contains("- attempt 1 `not judged` (streaming)"), "{md}");
+
+    let mut jl = Vec::new();
+    kakeai::store::export::jsonl(&rec, &mut jl).unwrap();
+    let recs: Vec<serde_json::Value> = String::from_utf8(jl)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        recs.len(),
+        5,
+        "run, 2 attempts, turn, the streaming attempt"
+    );
+    assert_eq!(recs[1]["findings"][0]["message"], "文が多すぎます（4文）");
+    assert_eq!(recs[1]["timings"]["first_token_ms"], 420);
+    assert_eq!(recs[4]["state"], "streaming");
+    assert_eq!(recs[4]["text"], "姉様、");
 }

@@ -1,6 +1,7 @@
 //! Import of duo-talk run logs (`commentary_runs.jsonl`, `feedback.jsonl`): each duo-talk run
 //! becomes one run with source `duo-talk:<run_id>`; see README for the mapping.
 
+mod fields;
 mod parse;
 mod write;
 
@@ -83,7 +84,11 @@ pub fn import_bytes(
     bytes: &[u8],
 ) -> Result<ImportReport, StoreError> {
     let log = parse::Log::parse(bytes);
-    let tx = store.connection().transaction()?;
+    // IMMEDIATE: take the write lock up front (waiting out a live writer via busy_timeout)
+    // instead of failing halfway when a read transaction cannot be upgraded.
+    let tx = store
+        .connection()
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     let mut new = write::write(&tx, &log)?;
     tx.commit()?;
     new.skipped_lines = log.problems.len();
