@@ -100,6 +100,26 @@ fn line(w: &mut dyn Write, record: &str, v: &Value) -> io::Result<()> {
 /// A readable transcript: heading, each turn with its badge, earlier attempts with their
 /// reasons, reviewer actions.
 pub fn markdown(rec: &RunRecord, w: &mut dyn Write) -> io::Result<()> {
+    heading(rec, w)?;
+    let turns = turn_numbers(rec);
+    for &turn in &turns {
+        turn_section(rec, turn, w)?;
+    }
+    let loose: Vec<&ActionRow> = rec
+        .actions
+        .iter()
+        .filter(|a| a.turn.is_none_or(|t| !turns.contains(&t)))
+        .collect();
+    if !loose.is_empty() {
+        writeln!(w, "\n## Reviewer actions\n")?;
+        for a in loose {
+            action_item(w, a)?;
+        }
+    }
+    Ok(())
+}
+
+fn heading(rec: &RunRecord, w: &mut dyn Write) -> io::Result<()> {
     let r = &rec.run;
     let title = if r.topic.trim().is_empty() {
         "(no topic)"
@@ -125,72 +145,64 @@ pub fn markdown(rec: &RunRecord, w: &mut dyn Write) -> io::Result<()> {
     if r.topic.lines().count() > 1 {
         writeln!(w, "\n{}", quote(&r.topic))?;
     }
-    for turn in turn_numbers(rec) {
-        let commit = committed_turn(rec, turn);
-        let attempts: Vec<&AttemptRow> = rec.attempts_of(turn).collect();
-        let speaker = commit
-            .map(|t| t.speaker.as_str())
-            .or(attempts.first().map(|a| a.speaker.as_str()))
-            .unwrap_or("?");
-        write!(w, "\n## {turn}. **{}**", speaker_name(speaker))?;
-        match commit {
-            Some(t) => {
-                write!(w, " `{}`", t.status.as_str())?;
-                for (on, name) in [
-                    (t.flags.exhausted, "exhausted"),
-                    (t.flags.futile, "futile"),
-                    (t.flags.held, "held"),
-                ] {
-                    if on {
-                        write!(w, " _{name}_")?;
-                    }
-                }
-                writeln!(w, "\n\n{}", quote(&t.text))?;
-                let kept = attempts.iter().find(|a| t.attempt_id == Some(a.id));
-                let why = kept.map(|a| committed_reasons(a)).unwrap_or_default();
-                if !why.is_empty() {
-                    writeln!(w, "\nDirector: {}", why.join("; "))?;
-                }
-                if let Some(h) = &t.hook {
-                    let depth = t
-                        .hook_depth
-                        .map(|d| format!(" (depth {d})"))
-                        .unwrap_or_default();
-                    writeln!(w, "\nhook: {h}{depth}")?;
+    Ok(())
+}
+
+/// One turn: speaker and badge, the committed line, attempts not kept, reviewer actions.
+fn turn_section(rec: &RunRecord, turn: u32, w: &mut dyn Write) -> io::Result<()> {
+    let commit = committed_turn(rec, turn);
+    let attempts: Vec<&AttemptRow> = rec.attempts_of(turn).collect();
+    let speaker = commit
+        .map(|t| t.speaker.as_str())
+        .or(attempts.first().map(|a| a.speaker.as_str()))
+        .unwrap_or("?");
+    write!(w, "\n## {turn}. **{}**", speaker_name(speaker))?;
+    match commit {
+        Some(t) => {
+            write!(w, " `{}`", t.status.as_str())?;
+            for (on, name) in [
+                (t.flags.exhausted, "exhausted"),
+                (t.flags.futile, "futile"),
+                (t.flags.held, "held"),
+            ] {
+                if on {
+                    write!(w, " _{name}_")?;
                 }
             }
-            None => writeln!(w, " (not committed)")?,
-        }
-        let others: Vec<&&AttemptRow> = attempts
-            .iter()
-            .filter(|a| commit.is_none_or(|t| t.attempt_id != Some(a.id)))
-            .collect();
-        if !others.is_empty() {
-            writeln!(w, "\nAttempts not kept:\n")?;
-            for a in others {
-                attempt_item(w, a)?;
+            writeln!(w, "\n\n{}", quote(&t.text))?;
+            let kept = attempts.iter().find(|a| t.attempt_id == Some(a.id));
+            let why = kept.map(|a| committed_reasons(a)).unwrap_or_default();
+            if !why.is_empty() {
+                writeln!(w, "\nDirector: {}", why.join("; "))?;
+            }
+            if let Some(h) = &t.hook {
+                let depth = t
+                    .hook_depth
+                    .map(|d| format!(" (depth {d})"))
+                    .unwrap_or_default();
+                writeln!(w, "\nhook: {h}{depth}")?;
             }
         }
-        let acts: Vec<&ActionRow> = rec
-            .actions
-            .iter()
-            .filter(|a| a.turn == Some(turn))
-            .collect();
-        if !acts.is_empty() {
-            writeln!(w, "\nReviewer actions:\n")?;
-            for a in acts {
-                action_item(w, a)?;
-            }
+        None => writeln!(w, " (not committed)")?,
+    }
+    let others: Vec<&&AttemptRow> = attempts
+        .iter()
+        .filter(|a| commit.is_none_or(|t| t.attempt_id != Some(a.id)))
+        .collect();
+    if !others.is_empty() {
+        writeln!(w, "\nAttempts not kept:\n")?;
+        for a in others {
+            attempt_item(w, a)?;
         }
     }
-    let loose: Vec<&ActionRow> = rec
+    let acts: Vec<&ActionRow> = rec
         .actions
         .iter()
-        .filter(|a| a.turn.is_none_or(|t| !turn_numbers(rec).contains(&t)))
+        .filter(|a| a.turn == Some(turn))
         .collect();
-    if !loose.is_empty() {
-        writeln!(w, "\n## Reviewer actions\n")?;
-        for a in loose {
+    if !acts.is_empty() {
+        writeln!(w, "\nReviewer actions:\n")?;
+        for a in acts {
             action_item(w, a)?;
         }
     }

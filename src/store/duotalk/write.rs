@@ -104,6 +104,7 @@ fn write_turn(
     for k in numbers {
         let a = t.attempts.get(&k).unwrap_or(&synthesized);
         let is_committed = committed == Some(k);
+        // Without any speaker field, fall back on duo-talk's alternation (turn 0 is やな).
         let speaker = a
             .speaker
             .or(t.speak.as_ref().map(|s| s.speaker))
