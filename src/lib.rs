@@ -7,4 +7,5 @@ pub mod config;
 pub mod director;
 pub mod duo;
 pub mod llm;
+pub mod store;
 pub mod text;

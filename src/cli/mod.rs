@@ -3,7 +3,10 @@
 pub mod bench;
 pub mod check;
 pub mod dict;
+pub mod export;
+pub mod import;
 pub mod input;
+pub mod runs;
 
 use clap::{Parser, Subcommand};
 
@@ -31,6 +34,13 @@ pub enum Command {
     Rules(RulesArgs),
     /// Measure judging speed (cold and warm) on a corpus.
     Bench(bench::BenchArgs),
+    /// Import other tools' run logs into the run store.
+    #[command(subcommand)]
+    Import(import::ImportCommand),
+    /// Export one stored run as JSON Lines or a markdown transcript.
+    Export(export::ExportArgs),
+    /// List stored runs (id, start, topic, model, turns, status, source).
+    Runs(runs::RunsArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -58,6 +68,9 @@ pub fn main() -> i32 {
         Some(Command::Dict(cmd)) => dict::run(cmd),
         Some(Command::Rules(args)) => rules(args),
         Some(Command::Bench(args)) => bench::run(args),
+        Some(Command::Import(cmd)) => import::run(cmd),
+        Some(Command::Export(args)) => export::run(args),
+        Some(Command::Runs(args)) => runs::run(args),
     }
 }
 

@@ -1,0 +1,105 @@
+//! Import of duo-talk run logs (`commentary_runs.jsonl`, `feedback.jsonl`): each duo-talk run
+//! becomes one run with source `duo-talk:<run_id>`; see README for the mapping.
+
+mod fields;
+mod parse;
+mod write;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+pub use parse::{LEGACY_EVENTS, Problem, speaker_id};
+
+use super::{Store, StoreError};
+
+/// What one import newly stored (the `--format json` summary).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct ImportCounts {
+    pub runs: usize,
+    pub turns: usize,
+    pub attempts: usize,
+    pub feedback: usize,
+    pub skipped_lines: usize,
+}
+
+impl ImportCounts {
+    pub fn add(&mut self, o: &ImportCounts) {
+        self.runs += o.runs;
+        self.turns += o.turns;
+        self.attempts += o.attempts;
+        self.feedback += o.feedback;
+        self.skipped_lines += o.skipped_lines;
+    }
+
+    /// Nothing at all was stored.
+    pub fn is_empty(&self) -> bool {
+        self.runs + self.turns + self.attempts + self.feedback == 0
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct ImportReport {
+    pub path: PathBuf,
+    /// Last non-blank line number.
+    pub lines: usize,
+    /// duo-talk runs found in the file (new or already imported).
+    pub runs_seen: usize,
+    pub new: ImportCounts,
+    /// Skipped lines, in file order.
+    pub problems: Vec<Problem>,
+    /// Recognised but not imported events (legacy shapes, rag_select…), by name.
+    pub ignored: BTreeMap<String, usize>,
+    /// Events of a kind this importer does not know, by name.
+    pub unknown: BTreeMap<String, usize>,
+    /// Repeated speak/director events for an already logged turn (the first one is kept).
+    pub duplicates: usize,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    #[error("{}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Imports one file in one transaction.
+pub fn import_file(store: &mut Store, path: &Path) -> Result<ImportReport, ImportError> {
+    let bytes = std::fs::read(path).map_err(|source| ImportError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok(import_bytes(store, path, &bytes)?)
+}
+
+/// Imports a log already in memory; `path` only labels the report.
+pub fn import_bytes(
+    store: &mut Store,
+    path: &Path,
+    bytes: &[u8],
+) -> Result<ImportReport, StoreError> {
+    let log = parse::Log::parse(bytes);
+    // IMMEDIATE: take the write lock up front (waiting out a live writer via busy_timeout)
+    // instead of failing halfway when a read transaction cannot be upgraded.
+    let tx = store
+        .connection()
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let mut new = write::write(&tx, &log)?;
+    tx.commit()?;
+    new.skipped_lines = log.problems.len();
+    Ok(ImportReport {
+        path: path.to_path_buf(),
+        lines: log.lines,
+        runs_seen: log.runs.len(),
+        new,
+        problems: log.problems,
+        ignored: log.ignored,
+        unknown: log.unknown,
+        duplicates: log.duplicates,
+    })
+}

@@ -1,0 +1,39 @@
+//! Numbered schema migrations, embedded, applied in order and tracked by `PRAGMA user_version`.
+
+use std::path::Path;
+
+use rusqlite::Connection;
+
+use super::StoreError;
+
+/// (version, sql): version N brings an N-1 database to N.
+const MIGRATIONS: &[(i64, &str)] = &[(1, include_str!("migrations/001_init.sql"))];
+
+pub(super) fn latest() -> i64 {
+    MIGRATIONS.last().map(|(v, _)| *v).unwrap_or(0)
+}
+
+/// Brings the database up to [`latest`]; each step is one transaction, so a failed step leaves
+/// the previous version intact. A database from a newer kakeai is refused, never downgraded.
+pub(super) fn apply(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
+    let found: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if found > latest() {
+        return Err(StoreError::TooNew {
+            path: path.to_path_buf(),
+            found,
+            supported: latest(),
+        });
+    }
+    for (version, sql) in MIGRATIONS.iter().filter(|(v, _)| *v > found) {
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        // Another process may have migrated while we waited for the write lock.
+        let now: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        if now >= *version {
+            continue;
+        }
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", version)?;
+        tx.commit()?;
+    }
+    Ok(())
+}

@@ -1,0 +1,359 @@
+//! The run store: one SQLite file (WAL) holding runs, attempts, committed turns and reviewer
+//! actions; numbered migrations; a single-writer actor for async callers; duo-talk import and
+//! jsonl/markdown export.
+
+mod actor;
+pub mod duotalk;
+pub mod export;
+mod migrate;
+mod read;
+pub mod time;
+mod types;
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+pub use actor::StoreHandle;
+pub use types::*;
+
+use crate::director::Status;
+
+/// File name of the store inside the data dir.
+pub const DB_FILE: &str = "kakeai.db";
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: {source}", path.display())]
+    Open {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    #[error(
+        "{}: the database is at schema version {found}, but this kakeai only knows up to \
+         {supported}; use a newer kakeai (or another --db)",
+        path.display()
+    )]
+    TooNew {
+        path: PathBuf,
+        found: i64,
+        supported: i64,
+    },
+    #[error("{}: could not switch to WAL journaling (journal_mode is {mode})", path.display())]
+    NotWal { path: PathBuf, mode: String },
+    #[error("database error: {0}")]
+    Sql(#[from] rusqlite::Error),
+    #[error("no run with id {0}")]
+    NoSuchRun(i64),
+    #[error("no attempt with id {0}")]
+    NoSuchAttempt(i64),
+    #[error("invalid value: {0}")]
+    Invalid(String),
+    #[error("the store thread has stopped")]
+    Closed,
+    #[error("the store thread panicked while writing: {0}")]
+    Panicked(String),
+}
+
+/// Owns one connection. Every write method commits before it returns.
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Opens (creating the file and its parent dirs if needed) and migrates the store.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|source| StoreError::Io {
+                path: parent.to_path_buf(),
+                source,
+            })?;
+        }
+        let open_err = |source| StoreError::Open {
+            path: path.to_path_buf(),
+            source,
+        };
+        let mut conn = Connection::open(path).map_err(open_err)?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))
+            .map_err(open_err)?;
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+            .map_err(open_err)?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(StoreError::NotWal {
+                path: path.to_path_buf(),
+                mode,
+            });
+        }
+        conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;")
+            .map_err(open_err)?;
+        migrate::apply(&mut conn, path)?;
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// `$KAKEAI_DB`, else `<data_dir>/kakeai.db`.
+    pub fn default_path() -> Option<PathBuf> {
+        if let Some(p) = std::env::var_os("KAKEAI_DB").filter(|p| !p.is_empty()) {
+            return Some(PathBuf::from(p));
+        }
+        crate::config::data_dir().map(|d| d.join(DB_FILE))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The schema version this binary writes.
+    pub fn schema_version() -> i64 {
+        migrate::latest()
+    }
+
+    /// The raw connection, for the importer's single-transaction writes and for tests.
+    pub fn connection(&mut self) -> &mut Connection {
+        &mut self.conn
+    }
+
+    pub fn create_run(&mut self, r: &NewRun) -> Result<i64, StoreError> {
+        let options = if r.options.is_null() {
+            "{}".to_string()
+        } else {
+            r.options.to_string()
+        };
+        self.conn.execute(
+            "INSERT INTO runs (topic, model, endpoint, api, options, persona_version,
+                               ruleset_version, started_at, status)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'running')",
+            params![
+                r.topic,
+                r.model,
+                r.endpoint,
+                r.api,
+                options,
+                r.persona_version,
+                r.ruleset_version,
+                time::now_iso()
+            ],
+        )?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    pub fn finish_run(
+        &mut self,
+        run_id: i64,
+        status: RunStatus,
+        error: Option<&str>,
+    ) -> Result<(), StoreError> {
+        let n = self.conn.execute(
+            "UPDATE runs SET status = ?2, error = ?3, ended_at = ?4 WHERE id = ?1",
+            params![run_id, status.as_str(), error, time::now_iso()],
+        )?;
+        if n == 0 {
+            return Err(StoreError::NoSuchRun(run_id));
+        }
+        Ok(())
+    }
+
+    /// Writes an attempt in state `streaming`; call it at the first token.
+    pub fn start_attempt(&mut self, a: &NewAttempt) -> Result<i64, StoreError> {
+        check_speaker(&a.speaker)?;
+        check_ordinal("turn", a.turn)?;
+        check_ordinal("attempt", a.attempt)?;
+        self.require_run(a.run_id)?;
+        self.conn.execute(
+            "INSERT INTO attempts (run_id, turn, speaker, attempt, state, text, tokens, guidance,
+                                   prompt_hash, started_at, first_token_ms)
+             VALUES (?1, ?2, ?3, ?4, 'streaming', ?5, ?6, ?7, ?8, ?9, ?10)",
+            params![
+                a.run_id,
+                a.turn,
+                a.speaker,
+                a.attempt,
+                a.text,
+                a.tokens,
+                a.guidance,
+                a.prompt_hash,
+                time::iso_utc(a.started_at),
+                a.first_token_ms.map(clamp_i64)
+            ],
+        )?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Replaces the partial text of a streaming attempt.
+    pub fn update_attempt_text(
+        &mut self,
+        attempt_id: i64,
+        partial: &str,
+        tokens: u32,
+    ) -> Result<(), StoreError> {
+        let n = self.conn.execute(
+            "UPDATE attempts SET text = ?2, tokens = ?3 WHERE id = ?1",
+            params![attempt_id, partial, tokens],
+        )?;
+        if n == 0 {
+            return Err(StoreError::NoSuchAttempt(attempt_id));
+        }
+        Ok(())
+    }
+
+    pub fn finish_attempt(
+        &mut self,
+        attempt_id: i64,
+        o: &AttemptOutcome,
+    ) -> Result<(), StoreError> {
+        if o.state == AttemptState::Streaming {
+            return Err(StoreError::Invalid(
+                "a finished attempt cannot be in state streaming".into(),
+            ));
+        }
+        let status = o.status.map(status_text).transpose()?;
+        let n = self.conn.execute(
+            "UPDATE attempts SET state = ?2, text = ?3, tokens = COALESCE(?4, tokens),
+                    status = ?5, verdict = ?6, judge = ?7, judge_raw = ?8, latency_ms = ?9,
+                    error = ?10
+             WHERE id = ?1",
+            params![
+                attempt_id,
+                o.state.as_str(),
+                o.text,
+                o.tokens,
+                status,
+                o.verdict.as_ref().map(|v| v.to_string()),
+                o.judge.as_ref().map(|v| v.to_string()),
+                o.judge_raw,
+                o.latency_ms.map(clamp_i64),
+                o.error
+            ],
+        )?;
+        if n == 0 {
+            return Err(StoreError::NoSuchAttempt(attempt_id));
+        }
+        Ok(())
+    }
+
+    /// Records the committed line of a turn. A turn is committed once: a second commit of the
+    /// same turn is refused rather than silently rewriting history.
+    pub fn commit_turn(&mut self, t: &TurnCommit) -> Result<(), StoreError> {
+        check_speaker(&t.speaker)?;
+        check_ordinal("turn", t.turn)?;
+        self.require_run(t.run_id)?;
+        if let Some(id) = t.attempt_id {
+            let owner: Option<(i64, u32)> = self
+                .conn
+                .query_row(
+                    "SELECT run_id, turn FROM attempts WHERE id = ?1",
+                    [id],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .optional()?;
+            if owner != Some((t.run_id, t.turn)) {
+                return Err(StoreError::Invalid(format!(
+                    "attempt {id} does not belong to run {} turn {}",
+                    t.run_id, t.turn
+                )));
+            }
+        }
+        let n = self.conn.execute(
+            "INSERT INTO turns (run_id, turn, speaker, attempt_id, text, status, exhausted,
+                                futile, held, hook, hook_depth, committed_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+             ON CONFLICT (run_id, turn) DO NOTHING",
+            params![
+                t.run_id,
+                t.turn,
+                t.speaker,
+                t.attempt_id,
+                t.text,
+                status_text(t.status)?,
+                t.flags.exhausted,
+                t.flags.futile,
+                t.flags.held,
+                t.hook,
+                t.hook_depth,
+                time::now_iso()
+            ],
+        )?;
+        if n == 0 {
+            return Err(StoreError::Invalid(format!(
+                "turn {} of run {} is already committed",
+                t.turn, t.run_id
+            )));
+        }
+        Ok(())
+    }
+
+    pub fn add_action(&mut self, a: &NewAction) -> Result<i64, StoreError> {
+        self.require_run(a.run_id)?;
+        let payload = if a.payload.is_null() {
+            "{}".to_string()
+        } else {
+            a.payload.to_string()
+        };
+        self.conn.execute(
+            "INSERT INTO actions (run_id, turn, attempt_id, kind, payload, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![
+                a.run_id,
+                a.turn,
+                a.attempt_id,
+                a.kind.as_str(),
+                payload,
+                time::now_iso()
+            ],
+        )?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    fn require_run(&self, run_id: i64) -> Result<(), StoreError> {
+        let found: Option<i64> = self
+            .conn
+            .query_row("SELECT id FROM runs WHERE id = ?1", [run_id], |r| r.get(0))
+            .optional()?;
+        found.map(|_| ()).ok_or(StoreError::NoSuchRun(run_id))
+    }
+}
+
+/// Character ids the schema accepts.
+pub const SPEAKERS: [&str; 2] = ["yana", "ayu"];
+
+fn check_speaker(s: &str) -> Result<(), StoreError> {
+    if SPEAKERS.contains(&s) {
+        Ok(())
+    } else {
+        Err(StoreError::Invalid(format!(
+            "speaker must be yana or ayu, not {s:?}"
+        )))
+    }
+}
+
+fn check_ordinal(what: &str, n: u32) -> Result<(), StoreError> {
+    if n == 0 {
+        Err(StoreError::Invalid(format!("{what} numbers start at 1")))
+    } else {
+        Ok(())
+    }
+}
+
+/// Statuses a line can have; `Info` belongs to findings only.
+pub(crate) fn status_text(s: Status) -> Result<&'static str, StoreError> {
+    if s == Status::Info {
+        Err(StoreError::Invalid(
+            "INFO is a finding status, not a line status".into(),
+        ))
+    } else {
+        Ok(s.as_str())
+    }
+}
+
+fn clamp_i64(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}

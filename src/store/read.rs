@@ -1,0 +1,179 @@
+//! Typed read queries: the run list and one whole run.
+
+use rusqlite::{OptionalExtension, Row, params};
+
+use super::{
+    ActionKind, ActionRow, AttemptRow, AttemptState, RunRecord, RunRow, RunStatus, RunSummary,
+    Store, StoreError, TurnFlags, TurnRow,
+};
+use crate::director::Status;
+
+impl Store {
+    /// The newest runs first (by start time, then id).
+    pub fn runs(&self, limit: usize) -> Result<Vec<RunSummary>, StoreError> {
+        let mut st = self.conn.prepare(
+            "SELECT r.id, r.started_at, r.topic, r.model, r.status, r.source,
+                    (SELECT COUNT(*) FROM turns t WHERE t.run_id = r.id)
+             FROM runs r ORDER BY r.started_at DESC, r.id DESC LIMIT ?1",
+        )?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = st.query_map([limit], |r| {
+            Ok(RunSummary {
+                id: r.get(0)?,
+                started_at: r.get(1)?,
+                topic: r.get(2)?,
+                model: r.get(3)?,
+                status: run_status(r, 4)?,
+                source: r.get(5)?,
+                turns: r.get(6)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The run with its turns, every attempt (committed or not) and its actions.
+    pub fn load_run(&self, run_id: i64) -> Result<RunRecord, StoreError> {
+        let run = self
+            .conn
+            .query_row(
+                "SELECT id, topic, model, endpoint, api, options, persona_version,
+                        ruleset_version, started_at, ended_at, status, error, source
+                 FROM runs WHERE id = ?1",
+                [run_id],
+                |r| {
+                    Ok(RunRow {
+                        id: r.get(0)?,
+                        topic: r.get(1)?,
+                        model: r.get(2)?,
+                        endpoint: r.get(3)?,
+                        api: r.get(4)?,
+                        options: json(r, 5)?.unwrap_or(serde_json::Value::Null),
+                        persona_version: r.get(6)?,
+                        ruleset_version: r.get(7)?,
+                        started_at: r.get(8)?,
+                        ended_at: r.get(9)?,
+                        status: run_status(r, 10)?,
+                        error: r.get(11)?,
+                        source: r.get(12)?,
+                    })
+                },
+            )
+            .optional()?
+            .ok_or(StoreError::NoSuchRun(run_id))?;
+
+        let mut st = self.conn.prepare(
+            "SELECT turn, speaker, attempt_id, text, status, exhausted, futile, held, hook,
+                    hook_depth, committed_at
+             FROM turns WHERE run_id = ?1 ORDER BY turn",
+        )?;
+        let turns = st
+            .query_map([run_id], |r| {
+                Ok(TurnRow {
+                    turn: r.get(0)?,
+                    speaker: r.get(1)?,
+                    attempt_id: r.get(2)?,
+                    text: r.get(3)?,
+                    status: status(r, 4)?.unwrap_or(Status::Unscored),
+                    flags: TurnFlags {
+                        exhausted: r.get(5)?,
+                        futile: r.get(6)?,
+                        held: r.get(7)?,
+                    },
+                    hook: r.get(8)?,
+                    hook_depth: r.get(9)?,
+                    committed_at: r.get(10)?,
+                })
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+
+        let mut st = self.conn.prepare(
+            "SELECT id, turn, speaker, attempt, state, text, status, verdict, judge, judge_raw,
+                    guidance, prompt_hash, started_at, first_token_ms, latency_ms, tokens, error,
+                    origin
+             FROM attempts WHERE run_id = ?1 ORDER BY turn, attempt",
+        )?;
+        let attempts = st
+            .query_map([run_id], |r| {
+                Ok(AttemptRow {
+                    id: r.get(0)?,
+                    turn: r.get(1)?,
+                    speaker: r.get(2)?,
+                    attempt: r.get(3)?,
+                    state: parse_col(r, 4, AttemptState::parse)?,
+                    text: r.get(5)?,
+                    status: status(r, 6)?,
+                    verdict: json(r, 7)?,
+                    judge: json(r, 8)?,
+                    judge_raw: r.get(9)?,
+                    guidance: r.get(10)?,
+                    prompt_hash: r.get(11)?,
+                    started_at: r.get(12)?,
+                    first_token_ms: non_negative(r, 13)?,
+                    latency_ms: non_negative(r, 14)?,
+                    tokens: r.get(15)?,
+                    error: r.get(16)?,
+                    origin: json(r, 17)?,
+                })
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+
+        let mut st = self.conn.prepare(
+            "SELECT id, turn, attempt_id, kind, payload, created_at, source
+             FROM actions WHERE run_id = ?1 ORDER BY id",
+        )?;
+        let actions = st
+            .query_map(params![run_id], |r| {
+                Ok(ActionRow {
+                    id: r.get(0)?,
+                    turn: r.get(1)?,
+                    attempt_id: r.get(2)?,
+                    kind: parse_col(r, 3, ActionKind::parse)?,
+                    payload: json(r, 4)?.unwrap_or(serde_json::Value::Null),
+                    created_at: r.get(5)?,
+                    source: r.get(6)?,
+                })
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+
+        Ok(RunRecord {
+            run,
+            turns,
+            attempts,
+            actions,
+        })
+    }
+}
+
+fn bad_text(idx: usize, what: String) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(
+        idx,
+        rusqlite::types::Type::Text,
+        Box::new(std::io::Error::new(std::io::ErrorKind::InvalidData, what)),
+    )
+}
+
+fn parse_col<T>(r: &Row, idx: usize, parse: fn(&str) -> Option<T>) -> rusqlite::Result<T> {
+    let s: String = r.get(idx)?;
+    parse(&s).ok_or_else(|| bad_text(idx, format!("unknown value {s:?}")))
+}
+
+fn run_status(r: &Row, idx: usize) -> rusqlite::Result<RunStatus> {
+    parse_col(r, idx, RunStatus::parse)
+}
+
+fn status(r: &Row, idx: usize) -> rusqlite::Result<Option<Status>> {
+    let s: Option<String> = r.get(idx)?;
+    s.map(|s| Status::parse(&s).ok_or_else(|| bad_text(idx, format!("unknown status {s:?}"))))
+        .transpose()
+}
+
+fn json(r: &Row, idx: usize) -> rusqlite::Result<Option<serde_json::Value>> {
+    let s: Option<String> = r.get(idx)?;
+    s.map(|s| serde_json::from_str(&s).map_err(|e| bad_text(idx, e.to_string())))
+        .transpose()
+}
+
+fn non_negative(r: &Row, idx: usize) -> rusqlite::Result<Option<u64>> {
+    let v: Option<i64> = r.get(idx)?;
+    Ok(v.map(|v| u64::try_from(v).unwrap_or(0)))
+}
