@@ -6,6 +6,7 @@ pub mod dict;
 pub mod export;
 pub mod import;
 pub mod input;
+pub mod run;
 pub mod runs;
 
 use clap::{Parser, Subcommand};
@@ -41,6 +42,8 @@ pub enum Command {
     Export(export::ExportArgs),
     /// List stored runs (id, start, topic, model, turns, status, source).
     Runs(runs::RunsArgs),
+    /// Run a やな/あゆ conversation against a live endpoint (`--headless` prints JSON events).
+    Run(run::RunArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -71,6 +74,7 @@ pub fn main() -> i32 {
         Some(Command::Import(cmd)) => import::run(cmd),
         Some(Command::Export(args)) => export::run(args),
         Some(Command::Runs(args)) => runs::run(args),
+        Some(Command::Run(args)) => run::run(args),
     }
 }
 

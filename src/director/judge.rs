@@ -55,12 +55,12 @@ const ALIASES: [&[&str]; 5] = [
 /// Scores of one line, each clamped to 1–5.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JudgeScores {
-    pub frame: f32,
-    pub roleplay: f32,
-    pub connection: f32,
-    pub density: f32,
-    pub naturalness: f32,
-    pub mean: f32,
+    pub frame: f64,
+    pub roleplay: f64,
+    pub connection: f64,
+    pub density: f64,
+    pub naturalness: f64,
+    pub mean: f64,
     #[serde(default)]
     pub reason: String,
     #[serde(default)]
@@ -68,7 +68,7 @@ pub struct JudgeScores {
 }
 
 impl JudgeScores {
-    pub fn values(&self) -> [f32; 5] {
+    pub fn values(&self) -> [f64; 5] {
         [
             self.frame,
             self.roleplay,
@@ -260,7 +260,7 @@ fn scores_from(value: &serde_json::Value) -> Result<JudgeScores, String> {
         .as_object()
         .ok_or_else(|| "JSONオブジェクトではありません".to_string())?;
     let scores_map = map.get("scores").and_then(|v| v.as_object()).unwrap_or(map);
-    let mut vals = [0f32; 5];
+    let mut vals = [0f64; 5];
     for (i, aliases) in ALIASES.iter().enumerate() {
         let v = aliases
             .iter()
@@ -277,7 +277,7 @@ fn scores_from(value: &serde_json::Value) -> Result<JudgeScores, String> {
             .trim()
             .to_string()
     };
-    let mean = vals.iter().sum::<f32>() / 5.0;
+    let mean = vals.iter().sum::<f64>() / 5.0;
     Ok(JudgeScores {
         frame: vals[0],
         roleplay: vals[1],
@@ -290,14 +290,14 @@ fn scores_from(value: &serde_json::Value) -> Result<JudgeScores, String> {
     })
 }
 
-fn number(v: &serde_json::Value) -> Option<f32> {
+fn number(v: &serde_json::Value) -> Option<f64> {
     match v {
-        serde_json::Value::Number(n) => n.as_f64().map(|f| f as f32),
+        serde_json::Value::Number(n) => n.as_f64(),
         serde_json::Value::String(s) => s.trim().trim_end_matches('点').parse().ok(),
         serde_json::Value::Object(o) => o.get("score").and_then(number),
         _ => None,
     }
-    .filter(|f: &f32| f.is_finite())
+    .filter(|f: &f64| f.is_finite())
 }
 
 /// The balanced `{…}` starting at byte `start` (a `{`), honouring JSON strings.

@@ -54,7 +54,7 @@ fn unreadable_replies_are_errors_not_passes() {
 
 #[test]
 fn boundaries_of_the_mean() {
-    let at = |m: f32| JudgeScores {
+    let at = |m: f64| JudgeScores {
         frame: m,
         roleplay: m,
         connection: m,

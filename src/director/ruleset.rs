@@ -86,9 +86,9 @@ pub struct EarlyShiftRule {
 #[serde(deny_unknown_fields)]
 pub struct JudgeRule {
     /// Mean below this → RETRY.
-    pub retry_below: f32,
+    pub retry_below: f64,
     /// Mean at or above this → PASS; between the two → WARN.
-    pub pass_from: f32,
+    pub pass_from: f64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -2,6 +2,7 @@
 //! pure state machine (`session`), driven by `driver` against an LLM client and the store.
 
 pub mod config;
+pub mod driver;
 pub mod persona;
 pub mod policy;
 pub mod prompt;

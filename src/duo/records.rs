@@ -38,7 +38,7 @@ pub struct AttemptRecord {
 }
 
 impl AttemptRecord {
-    pub fn judge_mean(&self) -> f32 {
+    pub fn judge_mean(&self) -> f64 {
         self.judge
             .as_ref()
             .and_then(|j| j.scores.as_ref())
@@ -62,8 +62,8 @@ pub struct TurnFlags {
     pub exhausted: bool,
     /// Retries stopped early because the same reasons repeated.
     pub futile: bool,
-    /// The reviewer picked the attempt while the run was held.
-    pub chosen_by_reviewer: bool,
+    /// The run was held and the reviewer picked this attempt.
+    pub held: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

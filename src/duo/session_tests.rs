@@ -110,7 +110,7 @@ fn play(
     out
 }
 
-fn scored(mean: f32) -> JudgeOutcome {
+fn scored(mean: f64) -> JudgeOutcome {
     let rule = RuleSet::builtin().unwrap().data.judge.clone();
     JudgeOutcome::scored(
         JudgeScores {
@@ -345,7 +345,7 @@ fn hold_waits_for_the_reviewer_to_choose() {
     let out = s.handle(Event::Choose { attempt: 1 });
     let c = commits(&out);
     assert_eq!(c[0].text, "案1");
-    assert!(c[0].flags.chosen_by_reviewer);
+    assert!(c[0].flags.held);
     assert_eq!(generate_of(&out).unwrap().0, 2);
 }
 

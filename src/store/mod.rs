@@ -291,6 +291,16 @@ impl Store {
         Ok(())
     }
 
+    /// Drops the committed turns from `from_turn` on (a regeneration rewinds the run). Their
+    /// attempts stay: the history of what was tried is kept.
+    pub fn truncate_turns(&mut self, run_id: i64, from_turn: u32) -> Result<usize, StoreError> {
+        self.require_run(run_id)?;
+        Ok(self.conn.execute(
+            "DELETE FROM turns WHERE run_id = ?1 AND turn >= ?2",
+            params![run_id, from_turn],
+        )?)
+    }
+
     pub fn add_action(&mut self, a: &NewAction) -> Result<i64, StoreError> {
         self.require_run(a.run_id)?;
         let payload = if a.payload.is_null() {

@@ -136,16 +136,8 @@ impl AttemptOutcome {
     }
 }
 
-/// Markers a committed turn can carry.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TurnFlags {
-    /// Committed after the last attempt although it still asked for a retry.
-    pub exhausted: bool,
-    /// Retries were stopped as futile (they would not change the outcome).
-    pub futile: bool,
-    /// Held for the reviewer instead of being committed automatically.
-    pub held: bool,
-}
+/// Markers a committed turn can carry (the session's own type).
+pub use crate::duo::TurnFlags;
 
 /// The committed line of a turn.
 #[derive(Debug, Clone)]

@@ -166,7 +166,7 @@ impl Session {
                 self.state = State::Running;
                 let flags = TurnFlags {
                     exhausted: true,
-                    chosen_by_reviewer: true,
+                    held: true,
                     ..TurnFlags::default()
                 };
                 self.commit(i, flags)
@@ -274,7 +274,7 @@ impl Session {
                 TurnFlags {
                     exhausted: true,
                     futile,
-                    chosen_by_reviewer: false,
+                    held: false,
                 },
             )),
             None => {

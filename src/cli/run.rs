@@ -1,0 +1,281 @@
+//! `kakeai run --headless`: one duo run against a live endpoint, printed as JSON Lines events
+//! (run_start, turn_start, token, attempt_done, turn_commit, run_done) and stored in the run
+//! store. Exit 0 on completion, 3 when the endpoint fails, 2 on usage errors.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+use serde_json::json;
+
+use crate::director::RuleSet;
+use crate::duo::driver::{Driver, Notice};
+use crate::duo::{DuoConfig, Effect, Exhaustion, RunEnd, RunSpec, Session, persona};
+use crate::llm::{ApiKind, Client, LlmConfig};
+use crate::store::{NewRun, Store, StoreHandle};
+use crate::text::analyzer::{self, AnalyzerChoice};
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Run without the workbench, printing one JSON event per line.
+    #[arg(long)]
+    pub headless: bool,
+    /// What the sisters talk about.
+    #[arg(long)]
+    pub topic: String,
+    /// Turns in the run (default from duo.toml: 12).
+    #[arg(long)]
+    pub turns: Option<usize>,
+    /// Attempts per turn, the first included (default from duo.toml: 3).
+    #[arg(long)]
+    pub attempts: Option<usize>,
+    /// What to commit when every attempt was RETRY.
+    #[arg(long, value_enum)]
+    pub exhaustion: Option<Exhaustion>,
+    /// Skip the LLM 5-aspect judge (static rules only).
+    #[arg(long)]
+    pub no_judge: bool,
+    /// Also print every streamed token as a `token` event.
+    #[arg(long)]
+    pub tokens: bool,
+    /// Endpoint base URL (default from llm.toml: http://127.0.0.1:11434).
+    #[arg(long)]
+    pub endpoint: Option<String>,
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Wire protocol; detected when not given.
+    #[arg(long, value_enum)]
+    pub api: Option<ApiKind>,
+    /// Write the events to this file instead of stdout.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// The run store (default: kakeai.db in the data dir).
+    #[arg(long, env = "KAKEAI_DB")]
+    pub db: Option<PathBuf>,
+    /// Extra rules file merged over the defaults and your config.
+    #[arg(long)]
+    pub rules: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "auto", env = "KAKEAI_ANALYZER")]
+    pub analyzer: AnalyzerChoice,
+}
+
+pub fn run(args: RunArgs) -> i32 {
+    let fail = |code: i32, msg: String| {
+        eprintln!("kakeai run: {msg}");
+        code
+    };
+    if !args.headless {
+        return fail(
+            2,
+            "the live view opens in the workbench; for now pass --headless to print the run as JSON lines".into(),
+        );
+    }
+    if args.topic.trim().is_empty() {
+        return fail(2, "--topic must not be empty".into());
+    }
+    let rules = match RuleSet::load(args.rules.as_deref()) {
+        Ok(r) => r,
+        Err(e) => return fail(2, e.to_string()),
+    };
+    let duo = match DuoConfig::load() {
+        Ok(d) => d,
+        Err(e) => return fail(2, e.to_string()),
+    };
+    let mut llm = match LlmConfig::load() {
+        Ok(c) => c,
+        Err(e) => return fail(2, e.to_string()),
+    };
+    if let Some(e) = args.endpoint.clone() {
+        llm.endpoint = e;
+    }
+    if let Some(m) = args.model.clone() {
+        llm.model = m;
+    }
+    if args.api.is_some() {
+        llm.api = args.api;
+    }
+    let spec = RunSpec {
+        topic: args.topic.trim().to_string(),
+        max_turns: args.turns.unwrap_or(duo.max_turns),
+        max_attempts: args.attempts.unwrap_or(duo.max_attempts),
+        exhaustion: args.exhaustion.unwrap_or(duo.exhaustion),
+        judge: !args.no_judge,
+    };
+    if spec.max_turns == 0 || spec.max_attempts == 0 {
+        return fail(2, "--turns and --attempts must be at least 1".into());
+    }
+    let mut out: Box<dyn Write + Send> = match &args.out {
+        Some(p) => match std::fs::File::create(p) {
+            Ok(f) => Box::new(std::io::BufWriter::new(f)),
+            Err(e) => return fail(2, format!("{}: {e}", p.display())),
+        },
+        None => Box::new(std::io::stdout()),
+    };
+    let analyzer = match analyzer::open(args.analyzer, &mut |m| eprintln!("{m}")) {
+        Ok(a) => a,
+        Err(e) => return fail(2, e.to_string()),
+    };
+    let db = match args.db.clone().or_else(Store::default_path) {
+        Some(p) => p,
+        None => return fail(2, "no data directory; pass --db PATH".into()),
+    };
+    let store = match Store::open(&db) {
+        Ok(s) => StoreHandle::spawn(s),
+        Err(e) => return fail(2, format!("{}: {e}", db.display())),
+    };
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => return fail(2, format!("cannot start the async runtime: {e}")),
+    };
+    rt.block_on(async move {
+        let client = match Client::new(llm) {
+            Ok(c) => c,
+            Err(e) => return fail(2, e.to_string()),
+        };
+        let info = match client.ensure_model().await {
+            Ok(i) => i,
+            Err(e) => return fail(3, e.to_string()),
+        };
+        let cfg = client.config().clone();
+        let chars: Vec<_> = ["yana", "ayu"]
+            .iter()
+            .filter_map(|id| rules.character(id))
+            .collect();
+        let new = NewRun {
+            topic: spec.topic.clone(),
+            model: Some(cfg.model.clone()),
+            endpoint: Some(cfg.endpoint.clone()),
+            api: Some(info.api.to_string()),
+            options: json!({
+                "temperature": cfg.temperature,
+                "judge_temperature": cfg.judge_temperature,
+                "num_ctx": cfg.num_ctx,
+                "max_chars": cfg.max_chars,
+                "max_turns": spec.max_turns,
+                "max_attempts": spec.max_attempts,
+                "exhaustion": spec.exhaustion,
+                "judge": spec.judge,
+                "analyzer": analyzer.kind(),
+            }),
+            persona_version: Some(persona::version(&chars, &duo.world)),
+            ruleset_version: Some(rules.version.clone()),
+        };
+        let run_id = match store.call(move |s| s.create_run(&new)).await {
+            Ok(id) => id,
+            Err(e) => return fail(2, format!("{}: {e}", db.display())),
+        };
+        let mut printer = Printer {
+            out: &mut out,
+            tokens: args.tokens,
+            turns: 0,
+            attempts: 0,
+            error: None,
+        };
+        printer.emit(json!({
+            "event": "run_start", "run_id": run_id, "model": cfg.model, "endpoint": cfg.endpoint,
+            "api": info.api, "topic": spec.topic, "max_turns": spec.max_turns,
+        }));
+        let driver = Driver {
+            client,
+            store,
+            analyzer,
+            run_id,
+            save_every: Duration::from_millis(500),
+        };
+        let session = Session::new(spec, duo, rules);
+        let end = driver
+            .drive(session, None, &mut |n| printer.notice(n, run_id))
+            .await;
+        let _ = printer.out.flush();
+        match end {
+            RunEnd::Failed => fail(
+                3,
+                printer
+                    .error
+                    .unwrap_or_else(|| "the endpoint failed".into()),
+            ),
+            _ => 0,
+        }
+    })
+}
+
+struct Printer<'a> {
+    out: &'a mut Box<dyn Write + Send>,
+    tokens: bool,
+    turns: usize,
+    attempts: usize,
+    error: Option<String>,
+}
+
+impl Printer<'_> {
+    fn emit(&mut self, v: serde_json::Value) {
+        let _ = writeln!(self.out, "{v}");
+        let _ = self.out.flush();
+    }
+
+    fn notice(&mut self, n: Notice<'_>, run_id: i64) {
+        match n {
+            Notice::Token {
+                turn,
+                attempt,
+                delta,
+            } if self.tokens => self
+                .emit(json!({"event": "token", "turn": turn, "attempt": attempt, "text": delta})),
+            Notice::Token { .. } => {}
+            Notice::StoreError(e) => eprintln!("kakeai run: could not save to the store: {e}"),
+            Notice::Effect(e) => self.effect(e, run_id),
+        }
+    }
+
+    fn effect(&mut self, e: &Effect, run_id: i64) {
+        match e {
+            Effect::TurnStarted { turn, speaker } => {
+                self.emit(json!({"event": "turn_start", "turn": turn, "speaker": speaker}))
+            }
+            Effect::AttemptDone(a) => {
+                self.attempts += 1;
+                let findings: Vec<_> = a.verdict.reported_findings().collect();
+                self.emit(json!({
+                    "event": "attempt_done", "turn": a.turn, "speaker": a.speaker,
+                    "attempt": a.attempt, "text": a.text, "verdict": a.verdict.status,
+                    "findings": findings, "tone": a.verdict.tone,
+                    "lines": a.verdict.lines, "sentences": a.verdict.sentences,
+                    "topics": a.verdict.topics,
+                    "judge": a.judge.as_ref().and_then(|j| j.scores.as_ref()),
+                    "judge_status": a.judge.as_ref().map(|j| j.status),
+                    "guidance": a.guidance, "tokens": a.stats.tokens,
+                    "first_token_ms": a.stats.first_token_ms, "latency_ms": a.stats.latency_ms,
+                    "fell_back": a.stats.fell_back, "capped": a.stats.capped,
+                }))
+            }
+            Effect::AttemptFailed {
+                turn,
+                attempt,
+                error,
+            } => {
+                self.attempts += 1;
+                self.error = Some(error.clone());
+                self.emit(json!({"event": "attempt_failed", "turn": turn, "attempt": attempt, "error": error}))
+            }
+            Effect::TurnCommitted(t) => {
+                self.turns += 1;
+                self.emit(json!({
+                    "event": "turn_commit", "turn": t.turn, "speaker": t.speaker,
+                    "attempt": t.attempt, "text": t.text, "verdict": t.verdict.status,
+                    "exhausted": t.flags.exhausted, "futile": t.flags.futile,
+                    "hook": t.hook, "depth": t.depth, "step": t.step,
+                }))
+            }
+            Effect::RunDone { status, error } => self.emit(json!({
+                "event": "run_done", "run_id": run_id, "status": status.as_str(),
+                "turns": self.turns, "attempts": self.attempts, "error": error,
+            })),
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,492 @@
+//! Performs the session's effects: streams lines from the LLM client, runs the Director's
+//! static rules on cached analyses, asks the LLM judge, and writes every step to the store.
+//! Network work runs in tasks that report back over a channel; cancelling drops the task.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use super::records::{GenStats, RunEnd};
+use super::session::{Effect, Event, Session, State};
+use crate::director::judge::{self, JudgeInput, JudgeOutcome};
+use crate::director::ruleset::JudgeRule;
+use crate::director::{self, ContextTurn};
+use crate::llm::{ChatRequest, Client, Finish, Message, ResponseFormat};
+use crate::store::{AttemptOutcome, AttemptState, NewAttempt, RunStatus, StoreHandle, TurnCommit};
+use crate::text::{AnalysisCache, Analyzer};
+
+/// What the driver reports to its sink (the headless printer, later the TUI).
+pub enum Notice<'a> {
+    Token {
+        turn: usize,
+        attempt: usize,
+        delta: &'a str,
+    },
+    Effect(&'a Effect),
+    /// A write to the store failed; the run goes on, the sink should show it.
+    StoreError(String),
+}
+
+pub struct Driver {
+    pub client: Client,
+    pub store: StoreHandle,
+    pub analyzer: Arc<dyn Analyzer>,
+    pub run_id: i64,
+    /// How often a streaming attempt's partial text is saved.
+    pub save_every: Duration,
+}
+
+enum Msg {
+    Token {
+        turn: usize,
+        attempt: usize,
+        delta: String,
+    },
+    Event(Event),
+}
+
+/// Per-attempt bookkeeping the store needs.
+struct Started {
+    sent: Instant,
+    id: Option<i64>,
+    last_save: Instant,
+}
+
+impl Driver {
+    /// Runs `session` to its end (or, with `controls`, until the control channel closes after
+    /// the end). Returns how the run ended.
+    pub async fn drive(
+        &self,
+        mut session: Session,
+        mut controls: Option<mpsc::UnboundedReceiver<Event>>,
+        sink: &mut (dyn FnMut(Notice<'_>) + Send),
+    ) -> RunEnd {
+        let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
+        let mut task: Option<JoinHandle<()>> = None;
+        let mut attempts: HashMap<(usize, usize), Started> = HashMap::new();
+        let mut cache = AnalysisCache::new();
+        let mut queue: std::collections::VecDeque<Effect> = session.start().into();
+        let mut ended = None;
+        loop {
+            while let Some(effect) = queue.pop_front() {
+                let more = self
+                    .apply(
+                        &effect,
+                        &mut session,
+                        &tx,
+                        &mut task,
+                        &mut attempts,
+                        &mut cache,
+                        sink,
+                    )
+                    .await;
+                if let Effect::RunDone { status, .. } = &effect {
+                    ended = Some(*status);
+                }
+                sink(Notice::Effect(&effect));
+                queue.extend(more);
+            }
+            // Without a reviewer nobody can resolve a hold: stop instead of waiting forever.
+            if controls.is_none() && session.state() == State::Held {
+                queue.extend(session.handle(Event::Stop));
+                continue;
+            }
+            if ended.is_some() && controls.is_none() {
+                break;
+            }
+            tokio::select! {
+                Some(msg) = rx.recv() => match msg {
+                    Msg::Token { turn, attempt, delta } => {
+                        queue.extend(session.on_token(turn, attempt, &delta));
+                        sink(Notice::Token { turn, attempt, delta: &delta });
+                        self.save_partial(&session, &mut attempts, turn, attempt);
+                    }
+                    Msg::Event(ev) => queue.extend(session.handle(ev)),
+                },
+                ctl = recv(&mut controls) => match ctl {
+                    Some(ev) => queue.extend(session.handle(ev)),
+                    None => {
+                        controls = None;
+                        if ended.is_some() {
+                            break;
+                        }
+                    }
+                },
+            }
+        }
+        if let Some(t) = task.take() {
+            t.abort();
+        }
+        ended.unwrap_or(RunEnd::Stopped)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn apply(
+        &self,
+        effect: &Effect,
+        session: &mut Session,
+        tx: &mpsc::UnboundedSender<Msg>,
+        task: &mut Option<JoinHandle<()>>,
+        attempts: &mut HashMap<(usize, usize), Started>,
+        cache: &mut AnalysisCache,
+        sink: &mut (dyn FnMut(Notice<'_>) + Send),
+    ) -> Vec<Effect> {
+        let run_id = self.run_id;
+        let mut report = |r: Result<(), String>| {
+            if let Err(e) = r {
+                sink(Notice::StoreError(e));
+            }
+        };
+        match effect {
+            Effect::Generate {
+                turn,
+                attempt,
+                prompt,
+                ..
+            } => {
+                let now = Instant::now();
+                attempts.insert(
+                    (*turn, *attempt),
+                    Started {
+                        sent: now,
+                        id: None,
+                        last_save: now,
+                    },
+                );
+                if let Some(t) = task.take() {
+                    t.abort();
+                }
+                *task = Some(self.spawn_generation(tx, *turn, *attempt, prompt.messages.clone()));
+            }
+            Effect::AttemptStarted {
+                turn,
+                speaker,
+                attempt,
+                guidance,
+                prompt_hash,
+            } => {
+                let st = attempts
+                    .entry((*turn, *attempt))
+                    .or_insert_with(|| Started {
+                        sent: Instant::now(),
+                        id: None,
+                        last_save: Instant::now(),
+                    });
+                let text = session
+                    .current()
+                    .map(|c| c.text.clone())
+                    .unwrap_or_default();
+                let new = NewAttempt {
+                    run_id,
+                    turn: *turn as u32,
+                    speaker: speaker.clone(),
+                    attempt: *attempt as u32,
+                    tokens: u32::from(!text.is_empty()),
+                    text,
+                    guidance: (!guidance.is_empty()).then(|| guidance.join("\n")),
+                    prompt_hash: Some(prompt_hash.clone()),
+                    started_at: SystemTime::now() - st.sent.elapsed(),
+                    first_token_ms: Some(st.sent.elapsed().as_millis() as u64),
+                };
+                match self.store.call(move |s| s.start_attempt(&new)).await {
+                    Ok(id) => st.id = Some(id),
+                    Err(e) => report(Err(e.to_string())),
+                }
+            }
+            Effect::StaticJudge {
+                turn,
+                speaker,
+                attempt,
+                text,
+            } => {
+                let rules = session.rules().clone();
+                let a = cache.get_or_analyze(text);
+                let context: Vec<ContextTurn> = session
+                    .committed()
+                    .map(|r| ContextTurn {
+                        speaker: r.speaker.clone(),
+                        analysis: cache.get_or_analyze(&r.text),
+                    })
+                    .collect();
+                let Some(ch) = rules.character(speaker) else {
+                    return Vec::new();
+                };
+                let verdict = director::judge(&rules, self.analyzer.as_ref(), ch, &a, &context);
+                let keywords = a.keywords(self.analyzer.as_ref()).to_vec();
+                return session.handle(Event::StaticJudged {
+                    turn: *turn,
+                    attempt: *attempt,
+                    verdict,
+                    keywords,
+                });
+            }
+            Effect::LlmJudge {
+                turn,
+                speaker,
+                attempt,
+                text,
+                partner_last,
+            } => {
+                let rules = session.rules().clone();
+                let (name, role, partner) = match rules.character(speaker) {
+                    Some(c) => {
+                        let p = rules
+                            .character(&c.partner)
+                            .map(|p| p.display_name.clone())
+                            .unwrap_or_default();
+                        (c.display_name.clone(), c.role.clone(), p)
+                    }
+                    None => (speaker.clone(), String::new(), String::new()),
+                };
+                let messages = judge::prompt(&JudgeInput {
+                    speaker_name: &name,
+                    speaker_role: &role,
+                    partner_name: &partner,
+                    topic: &session.spec().topic,
+                    world: &session.duo().world,
+                    partner_last: partner_last.as_deref(),
+                    text,
+                });
+                let (client, tx) = (self.client.clone(), tx.clone());
+                let rule = rules.data.judge.clone();
+                let (turn, attempt) = (*turn, *attempt);
+                *task = Some(tokio::spawn(async move {
+                    let outcome = run_judge(&client, messages, &rule).await;
+                    let _ = tx.send(Msg::Event(Event::LlmJudged {
+                        turn,
+                        attempt,
+                        outcome,
+                    }));
+                }));
+            }
+            Effect::AttemptDone(rec) => {
+                let id = self
+                    .ensure_row(attempts, rec.turn, rec.attempt, &rec.speaker)
+                    .await;
+                let outcome = AttemptOutcome {
+                    state: AttemptState::Done,
+                    text: rec.text.clone(),
+                    tokens: Some(rec.stats.tokens),
+                    status: Some(rec.verdict.status),
+                    verdict: serde_json::to_value(&rec.verdict).ok(),
+                    judge: rec
+                        .judge
+                        .as_ref()
+                        .and_then(|j| serde_json::to_value(j).ok()),
+                    judge_raw: rec.judge.as_ref().map(|j| j.raw.join("\n---\n")),
+                    latency_ms: Some(rec.stats.latency_ms),
+                    error: None,
+                };
+                report(self.finish(id, outcome).await);
+            }
+            Effect::AttemptFailed {
+                turn,
+                attempt,
+                error,
+            } => {
+                let speaker = session.speaker_of(*turn);
+                let id = self.ensure_row(attempts, *turn, *attempt, &speaker).await;
+                let mut o = AttemptOutcome::done(String::new());
+                o.state = AttemptState::Failed;
+                o.error = Some(error.clone());
+                report(self.finish(id, o).await);
+            }
+            Effect::AttemptCancelled { turn, attempt } => {
+                let id = attempts.get(&(*turn, *attempt)).and_then(|s| s.id);
+                let text = session
+                    .current()
+                    .map(|c| c.text.clone())
+                    .unwrap_or_default();
+                let mut o = AttemptOutcome::done(text);
+                o.state = AttemptState::Cancelled;
+                report(self.finish(id, o).await);
+            }
+            Effect::TurnCommitted(rec) => {
+                let commit = TurnCommit {
+                    run_id,
+                    turn: rec.turn as u32,
+                    speaker: rec.speaker.clone(),
+                    attempt_id: attempts.get(&(rec.turn, rec.attempt)).and_then(|s| s.id),
+                    text: rec.text.clone(),
+                    status: rec.verdict.status,
+                    flags: rec.flags,
+                    hook: rec.hook.clone(),
+                    hook_depth: Some(u32::from(rec.depth)),
+                };
+                let r = self.store.call(move |s| s.commit_turn(&commit)).await;
+                report(r.map_err(|e| e.to_string()));
+            }
+            Effect::Truncated { from_turn } => {
+                let from = *from_turn as u32;
+                let r = self
+                    .store
+                    .call(move |s| s.truncate_turns(run_id, from).map(drop))
+                    .await;
+                report(r.map_err(|e| e.to_string()));
+            }
+            Effect::Cancel => {
+                if let Some(t) = task.take() {
+                    t.abort();
+                }
+            }
+            Effect::RunDone { status, error } => {
+                let st = match status {
+                    RunEnd::Completed => RunStatus::Completed,
+                    RunEnd::Stopped => RunStatus::Stopped,
+                    RunEnd::Failed => RunStatus::Failed,
+                };
+                let error = error.clone();
+                let r = self
+                    .store
+                    .call(move |s| s.finish_run(run_id, st, error.as_deref()))
+                    .await;
+                report(r.map_err(|e| e.to_string()));
+            }
+            Effect::TurnStarted { .. } | Effect::Held { .. } | Effect::Paused | Effect::Resumed => {
+            }
+        }
+        Vec::new()
+    }
+
+    fn spawn_generation(
+        &self,
+        tx: &mpsc::UnboundedSender<Msg>,
+        turn: usize,
+        attempt: usize,
+        messages: Vec<Message>,
+    ) -> JoinHandle<()> {
+        let (client, tx) = (self.client.clone(), tx.clone());
+        tokio::spawn(async move {
+            let req = ChatRequest::line(messages);
+            let tokens = tx.clone();
+            let mut on_token = move |d: &str| {
+                let _ = tokens.send(Msg::Token {
+                    turn,
+                    attempt,
+                    delta: d.to_string(),
+                });
+            };
+            let ev = match client.stream_chat(&req, &mut on_token).await {
+                Ok(c) => Event::Generated {
+                    turn,
+                    attempt,
+                    text: c.text,
+                    stats: GenStats {
+                        tokens: c.tokens,
+                        first_token_ms: c.first_token.map(|d| d.as_millis() as u64),
+                        latency_ms: c.elapsed.as_millis() as u64,
+                        fell_back: c.fell_back,
+                        capped: c.finish == Finish::Capped,
+                    },
+                },
+                Err(e) => Event::GenerationFailed {
+                    turn,
+                    attempt,
+                    error: e.to_string(),
+                },
+            };
+            let _ = tx.send(Msg::Event(ev));
+        })
+    }
+
+    /// Saves the streaming text now and then, so a crash loses at most the unsaved tail.
+    fn save_partial(
+        &self,
+        session: &Session,
+        attempts: &mut HashMap<(usize, usize), Started>,
+        turn: usize,
+        attempt: usize,
+    ) {
+        let Some(st) = attempts.get_mut(&(turn, attempt)) else {
+            return;
+        };
+        let (Some(id), Some(c)) = (st.id, session.current()) else {
+            return;
+        };
+        if st.last_save.elapsed() < self.save_every {
+            return;
+        }
+        st.last_save = Instant::now();
+        let text = c.text.clone();
+        let n = text.chars().count() as u32;
+        // Queued in order with the other writes; nobody needs to wait for it.
+        drop(
+            self.store
+                .call(move |s| s.update_attempt_text(id, &text, n)),
+        );
+    }
+
+    /// The attempt's row id, creating the row if no token ever arrived (a failed request).
+    async fn ensure_row(
+        &self,
+        attempts: &mut HashMap<(usize, usize), Started>,
+        turn: usize,
+        attempt: usize,
+        speaker: &str,
+    ) -> Option<i64> {
+        if let Some(id) = attempts.get(&(turn, attempt)).and_then(|s| s.id) {
+            return Some(id);
+        }
+        let new = NewAttempt {
+            run_id: self.run_id,
+            turn: turn as u32,
+            speaker: speaker.to_string(),
+            attempt: attempt as u32,
+            text: String::new(),
+            tokens: 0,
+            guidance: None,
+            prompt_hash: None,
+            started_at: SystemTime::now(),
+            first_token_ms: None,
+        };
+        let id = self.store.call(move |s| s.start_attempt(&new)).await.ok();
+        if let Some(st) = attempts.get_mut(&(turn, attempt)) {
+            st.id = id;
+        }
+        id
+    }
+
+    async fn finish(&self, id: Option<i64>, o: AttemptOutcome) -> Result<(), String> {
+        let Some(id) = id else {
+            return Err("the attempt has no row in the store".into());
+        };
+        self.store
+            .call(move |s| s.finish_attempt(id, &o))
+            .await
+            .map_err(|e| e.to_string())
+    }
+}
+
+async fn recv(controls: &mut Option<mpsc::UnboundedReceiver<Event>>) -> Option<Event> {
+    match controls {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// One judge call, re-asked once when the reply cannot be read; UNSCORED after that.
+pub async fn run_judge(client: &Client, messages: Vec<Message>, rule: &JudgeRule) -> JudgeOutcome {
+    let format = ResponseFormat::Schema(judge::schema());
+    let first = match client
+        .chat(&ChatRequest::judge(messages.clone(), format.clone()))
+        .await
+    {
+        Ok(c) => c.text,
+        Err(e) => return JudgeOutcome::unscored(format!("判定の呼び出しに失敗: {e}"), Vec::new()),
+    };
+    let why = match judge::parse(&first) {
+        Ok(s) => return JudgeOutcome::scored(s, rule, vec![first]),
+        Err(why) => why,
+    };
+    let again = judge::reask(&messages, &first, &why);
+    match client.chat(&ChatRequest::judge(again, format)).await {
+        Ok(c) => match judge::parse(&c.text) {
+            Ok(s) => JudgeOutcome::scored(s, rule, vec![first, c.text]),
+            Err(why) => JudgeOutcome::unscored(why, vec![first, c.text]),
+        },
+        Err(e) => JudgeOutcome::unscored(format!("再質問に失敗: {e}"), vec![first]),
+    }
+}

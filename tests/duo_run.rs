@@ -1,0 +1,374 @@
+//! A whole duo run through the real driver, client and store against a fake Ollama that
+//! streams NDJSON like the real one: retries with guidance, the judge (fenced JSON, prose,
+//! re-ask), WARN carried to the next turn, state in SQLite, and an endpoint dying mid-run.
+
+#[path = "llm_fake/mod.rs"]
+mod llm_fake;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use kakeai::director::{RuleSet, Status};
+use kakeai::duo::driver::{Driver, Notice};
+use kakeai::duo::{DuoConfig, Effect, Event, Exhaustion, RunEnd, RunSpec, Session};
+use kakeai::llm::{ApiKind, Client};
+use kakeai::store::{AttemptState, NewRun, RunStatus, Store, StoreHandle};
+use kakeai::text::analyzer::fallback::FallbackAnalyzer;
+use llm_fake::{FakeServer, Recorded, Reply, ollama_lines, ollama_reply, parts};
+
+const MODEL: &str = "gemma2:27b";
+
+/// Lines for the sisters, in request order: やな's first try uses 姉様 (RETRY), then a good
+/// line; あゆ answers; やな's third-turn line is scattered (WARN, carried to あゆ).
+const LINES: [&str; 5] = [
+    "姉様、わかりました。そうですね。",
+    "わ！福引の列、すっごい長いね！",
+    "福引の一等は温泉旅行だそうですよ。並ぶ価値はありそうですね。",
+    "ほんと？温泉かぁ。ガラガラ回したいな。商店街もにぎやかだね。",
+    "はい、ガラガラの一等が温泉旅行ですね。当たるといいですね。",
+];
+
+/// Judge replies in request order.
+const JUDGES: [&str; 5] = [
+    "```json\n{\"frame\": 5, \"roleplay\": 4, \"connection\": 4, \"density\": 4, \"naturalness\": 5, \"reason\": \"自然です\"}\n```",
+    "とても良い発言だと思います。",
+    "採点: 良い",
+    "{\"frame\": 4, \"roleplay\": 4, \"connection\": 4, \"density\": 4, \"naturalness\": 4}",
+    "{\"frame\": 4, \"roleplay\": 5, \"connection\": 4, \"density\": 4, \"naturalness\": 4}",
+];
+
+struct Script {
+    lines: Vec<&'static str>,
+    judges: Vec<&'static str>,
+    /// After this many chat streams, every request fails with 500.
+    die_after: usize,
+}
+
+async fn fake_ollama(script: Script) -> FakeServer {
+    let (l, j) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    FakeServer::with(move |req: &Recorded, _| {
+        if req.path == "/api/tags" {
+            return Reply::json(
+                200,
+                &format!(r#"{{"models":[{{"name":"{MODEL}","model":"{MODEL}"}}]}}"#),
+            );
+        }
+        let body = req.json();
+        if body.get("format").is_some() {
+            let i = j.fetch_add(1, Ordering::SeqCst);
+            let text = script.judges.get(i).copied().unwrap_or("{}");
+            return Reply::json(200, &ollama_reply(MODEL, text, 30));
+        }
+        let i = l.fetch_add(1, Ordering::SeqCst);
+        if i >= script.die_after {
+            return Reply::json(500, r#"{"error":"llama runner process has terminated"}"#);
+        }
+        let text = script.lines.get(i).copied().unwrap_or("わ！");
+        // Two characters per NDJSON line, each line its own network write.
+        let chars: Vec<char> = text.chars().collect();
+        let deltas: Vec<String> = chars.chunks(2).map(|c| c.iter().collect()).collect();
+        let refs: Vec<&str> = deltas.iter().map(String::as_str).collect();
+        Reply::ndjson(parts(&ollama_lines(
+            MODEL,
+            &refs,
+            "stop",
+            refs.len() as u32,
+        )))
+    })
+    .await
+}
+
+struct Ran {
+    end: RunEnd,
+    effects: Vec<String>,
+    tokens: usize,
+    run_id: i64,
+    store: StoreHandle,
+    server: FakeServer,
+    _dir: tempfile::TempDir,
+}
+
+async fn run(script: Script, turns: usize, judge: bool) -> Ran {
+    run_with(script, turns, judge, |_, _| {}).await
+}
+
+/// `control(effect, sender)` may steer the run like a reviewer would.
+async fn run_with(
+    script: Script,
+    turns: usize,
+    judge: bool,
+    control: impl Fn(&Effect, &tokio::sync::mpsc::UnboundedSender<Event>) + Send + 'static,
+) -> Ran {
+    let server = fake_ollama(script).await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = StoreHandle::spawn(Store::open(&dir.path().join("kakeai.db")).unwrap());
+    let rules = RuleSet::builtin().unwrap();
+    let run_id = store
+        .call(|s| {
+            s.create_run(&NewRun {
+                topic: "商店街の福引".into(),
+                ..NewRun::default()
+            })
+        })
+        .await
+        .unwrap();
+    let mut cfg = llm_fake::config(&server.url, Some(ApiKind::Ollama));
+    cfg.model = MODEL.into();
+    let driver = Driver {
+        client: Client::new(cfg).unwrap(),
+        store: store.clone(),
+        analyzer: Arc::new(FallbackAnalyzer),
+        run_id,
+        save_every: Duration::ZERO,
+    };
+    let spec = RunSpec {
+        topic: "商店街の福引".into(),
+        max_turns: turns,
+        max_attempts: 3,
+        exhaustion: Exhaustion::Best,
+        judge,
+    };
+    let session = Session::new(spec, DuoConfig::builtin().unwrap(), rules);
+    let log = Arc::new(Mutex::new((Vec::new(), 0usize)));
+    let l2 = log.clone();
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut tx = Some(tx);
+    let end = driver
+        .drive(session, Some(rx), &mut move |n| {
+            let mut g = l2.lock().unwrap();
+            match n {
+                Notice::Token { .. } => g.1 += 1,
+                Notice::Effect(e) => {
+                    g.0.push(describe(e));
+                    if let Some(t) = &tx {
+                        control(e, t);
+                    }
+                    // Closing the control channel lets the driver return once the run is done.
+                    if matches!(e, Effect::RunDone { .. }) {
+                        tx = None;
+                    }
+                }
+                Notice::StoreError(e) => panic!("store error: {e}"),
+            }
+        })
+        .await;
+    let (effects, tokens) = log.lock().unwrap().clone();
+    Ran {
+        end,
+        effects,
+        tokens,
+        run_id,
+        store,
+        server,
+        _dir: dir,
+    }
+}
+
+fn describe(e: &Effect) -> String {
+    match e {
+        Effect::TurnStarted { turn, speaker } => format!("start {turn} {speaker}"),
+        Effect::AttemptDone(a) => format!("done {}.{} {}", a.turn, a.attempt, a.verdict.status),
+        Effect::TurnCommitted(t) => format!("commit {}.{} {}", t.turn, t.attempt, t.verdict.status),
+        Effect::RunDone { status, .. } => format!("end {}", status.as_str()),
+        Effect::AttemptFailed { turn, attempt, .. } => format!("failed {turn}.{attempt}"),
+        _ => String::new(),
+    }
+}
+
+fn significant(effects: &[String]) -> Vec<&str> {
+    effects
+        .iter()
+        .filter(|s| !s.is_empty())
+        .map(String::as_str)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_retries_judges_and_stores_every_step() {
+    let r = run(
+        Script {
+            lines: LINES.to_vec(),
+            judges: JUDGES.to_vec(),
+            die_after: usize::MAX,
+        },
+        4,
+        true,
+    )
+    .await;
+    assert_eq!(r.end, RunEnd::Completed);
+    assert_eq!(
+        significant(&r.effects),
+        [
+            "start 1 yana",
+            "done 1.1 RETRY",
+            "done 1.2 PASS",
+            "commit 1.2 PASS",
+            "start 2 ayu",
+            "done 2.1 UNSCORED",
+            "commit 2.1 UNSCORED",
+            "start 3 yana",
+            "done 3.1 WARN",
+            "commit 3.1 WARN",
+            "start 4 ayu",
+            "done 4.1 PASS",
+            "commit 4.1 PASS",
+            "end completed",
+        ]
+    );
+    assert!(r.tokens > 20, "tokens were streamed: {}", r.tokens);
+
+    let reqs = r.server.recorded();
+    let chats: Vec<serde_json::Value> = reqs
+        .iter()
+        .filter(|q| q.path == "/api/chat")
+        .map(Recorded::json)
+        .collect();
+    let (lines, judges): (Vec<_>, Vec<_>) = chats.iter().partition(|b| b.get("format").is_none());
+    assert_eq!(lines.len(), 5);
+    // The static RETRY skipped the judge: 4 judged attempts + 1 re-ask.
+    assert_eq!(judges.len(), 5);
+    // Gemma has no system role: the persona is folded into the first user message.
+    for b in &lines {
+        let msgs = b["messages"].as_array().unwrap();
+        assert!(msgs.iter().all(|m| m["role"] != "system"));
+        assert!(
+            msgs[0]["content"]
+                .as_str()
+                .unwrap()
+                .contains("【キャラクター設定】")
+        );
+        assert_eq!(b["options"]["num_ctx"], 8192);
+        assert_eq!(b["stream"], true);
+    }
+    // The retry carries the reason; the WARN of turn 3 steers turn 4.
+    let last_user = |b: &serde_json::Value| {
+        b["messages"].as_array().unwrap().last().unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert!(
+        last_user(lines[1]).contains("姉様"),
+        "{}",
+        last_user(lines[1])
+    );
+    assert!(!last_user(lines[2]).contains("前回の案は採用されませんでした"));
+    assert!(
+        last_user(lines[4]).contains("前のターンの指摘"),
+        "{}",
+        last_user(lines[4])
+    );
+    // Judge calls ask for JSON by schema at a low temperature.
+    assert!(judges[0]["format"]["properties"]["frame"].is_object());
+    assert!(judges[0]["options"]["temperature"].as_f64().unwrap() <= 0.3);
+
+    let rec = r.store.call(move |s| s.load_run(r.run_id)).await.unwrap();
+    assert_eq!(rec.run.status, RunStatus::Completed);
+    assert_eq!(rec.turns.len(), 4);
+    assert_eq!(rec.attempts.len(), 5);
+    assert!(rec.attempts.iter().all(|a| a.state == AttemptState::Done));
+    let first = &rec.attempts[0];
+    assert_eq!(
+        (first.turn, first.attempt, first.status),
+        (1, 1, Some(Status::Retry))
+    );
+    assert_eq!(first.text.as_deref(), Some(LINES[0]));
+    assert!(first.judge.is_none());
+    let second = &rec.attempts[1];
+    assert!(second.guidance.as_deref().unwrap().contains("姉様"));
+    assert_eq!(second.judge.as_ref().unwrap()["scores"]["frame"], 5.0);
+    assert!(second.first_token_ms.is_some());
+    // UNSCORED keeps both raw replies for the reviewer.
+    let unscored = &rec.attempts[2];
+    assert_eq!(unscored.status, Some(Status::Unscored));
+    let raw = unscored.judge_raw.as_deref().unwrap();
+    assert!(
+        raw.contains("とても良い発言") && raw.contains("採点: 良い"),
+        "{raw}"
+    );
+    assert_eq!(rec.turns[0].attempt_id, Some(second.id));
+    assert!(rec.turns.iter().all(|t| t.hook_depth.is_some()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_endpoint_dying_mid_run_fails_the_run_and_keeps_what_was_committed() {
+    let r = run(
+        Script {
+            lines: LINES[1..].to_vec(),
+            judges: Vec::new(),
+            die_after: 2,
+        },
+        4,
+        false,
+    )
+    .await;
+    assert_eq!(r.end, RunEnd::Failed);
+    assert_eq!(
+        significant(&r.effects),
+        [
+            "start 1 yana",
+            "done 1.1 PASS",
+            "commit 1.1 PASS",
+            "start 2 ayu",
+            "done 2.1 PASS",
+            "commit 2.1 PASS",
+            "start 3 yana",
+            "failed 3.1",
+            "end failed",
+        ]
+    );
+    let rec = r.store.call(move |s| s.load_run(r.run_id)).await.unwrap();
+    assert_eq!(rec.run.status, RunStatus::Failed);
+    assert!(
+        rec.run.error.as_deref().unwrap().contains("500"),
+        "{:?}",
+        rec.run.error
+    );
+    assert_eq!(rec.turns.len(), 2);
+    let failed = rec.attempts.last().unwrap();
+    assert_eq!((failed.turn, failed.state), (3, AttemptState::Failed));
+    assert!(failed.error.as_deref().unwrap().contains("llama runner"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_owner_injects_an_instruction_then_stops_the_run() {
+    let r = run_with(
+        Script {
+            lines: LINES[1..].to_vec(),
+            judges: Vec::new(),
+            die_after: usize::MAX,
+        },
+        6,
+        false,
+        |e, tx| match e {
+            Effect::TurnCommitted(t) if t.turn == 1 => tx
+                .send(Event::Inject("番号札の話をしてください".into()))
+                .unwrap(),
+            Effect::TurnCommitted(t) if t.turn == 3 => tx.send(Event::Stop).unwrap(),
+            _ => {}
+        },
+    )
+    .await;
+    assert_eq!(r.end, RunEnd::Stopped);
+    let s = significant(&r.effects);
+    assert_eq!(s.last(), Some(&"end stopped"));
+    assert!(!s.iter().any(|e| e.starts_with("commit 4")));
+    let lines: Vec<serde_json::Value> = r
+        .server
+        .recorded()
+        .iter()
+        .filter(|q| q.path == "/api/chat")
+        .map(Recorded::json)
+        .collect();
+    let text = |i: usize| lines[i]["messages"].to_string();
+    // Injected once turn 1 was committed, when turn 2 is already under way: the instruction
+    // reaches the next turn that starts (turn 3, the third request), and only that one.
+    let with: Vec<usize> = (0..lines.len())
+        .filter(|&i| text(i).contains("番号札の話"))
+        .collect();
+    assert_eq!(with, [2]);
+    let rec = r.store.call(move |s| s.load_run(r.run_id)).await.unwrap();
+    assert_eq!(rec.run.status, RunStatus::Stopped);
+    assert_eq!(rec.turns.len(), 3);
+}

@@ -1,0 +1,206 @@
+//! `kakeai run --headless` against the real binary: the JSON Lines event contract, exit codes
+//! 0 / 2 / 3, and the run landing in the store where `export` finds it.
+
+#[path = "llm_fake/mod.rs"]
+mod llm_fake;
+
+use std::process::{Command, Output};
+
+use llm_fake::{FakeServer, Recorded, Reply, openai_reply, parts, sse_events};
+
+struct Env {
+    _dir: tempfile::TempDir,
+    data: std::path::PathBuf,
+    config: std::path::PathBuf,
+}
+
+impl Env {
+    fn new() -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        let (data, config) = (dir.path().join("data"), dir.path().join("config"));
+        Env {
+            _dir: dir,
+            data,
+            config,
+        }
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_kakeai"));
+        c.args(args)
+            .env("KAKEAI_DATA_DIR", &self.data)
+            .env("KAKEAI_CONFIG_DIR", &self.config)
+            .env("KAKEAI_ANALYZER", "fallback")
+            .env_remove("KAKEAI_DB");
+        c
+    }
+
+    async fn run(&self, args: &[&str]) -> Output {
+        let mut c = self.cmd(args);
+        tokio::task::spawn_blocking(move || c.output().unwrap())
+            .await
+            .unwrap()
+    }
+}
+
+/// An OpenAI-compatible server (llama-server framing) that always says the same やな-ish line.
+async fn openai_server() -> FakeServer {
+    FakeServer::with(|req: &Recorded, _| match req.path.as_str() {
+        "/v1/models" => Reply::json(
+            200,
+            r#"{"object":"list","data":[{"id":"tiny-ja","object":"model","owned_by":"llamacpp"}]}"#,
+        ),
+        "/v1/chat/completions" if req.json()["stream"] == true => Reply::sse(parts(&sse_events(
+            "tiny-ja",
+            &["わ！", "この坂、", "海まで", "見える", "じゃん！"],
+            "stop",
+            5,
+        ))),
+        "/v1/chat/completions" => Reply::json(
+            200,
+            &openai_reply(
+                "tiny-ja",
+                r#"{"frame":4,"roleplay":4,"connection":4,"density":4,"naturalness":4}"#,
+                20,
+            ),
+        ),
+        _ => Reply::json(
+            404,
+            r#"{"error":{"message":"File Not Found","type":"not_found_error","code":404}}"#,
+        ),
+    })
+    .await
+}
+
+fn events(stdout: &[u8]) -> Vec<serde_json::Value> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn headless_run_prints_the_event_stream_and_stores_the_run() {
+    let server = openai_server().await;
+    let env = Env::new();
+    let out = env
+        .run(&[
+            "run",
+            "--headless",
+            "--topic",
+            "坂の上の景色",
+            "--turns",
+            "2",
+            "--endpoint",
+            &server.url,
+            "--model",
+            "tiny-ja",
+            "--tokens",
+        ])
+        .await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ev = events(&out.stdout);
+    let kinds: Vec<&str> = ev.iter().map(|e| e["event"].as_str().unwrap()).collect();
+    assert_eq!(kinds[0], "run_start");
+    assert_eq!(ev[0]["api"], "openai", "detected from /v1/models");
+    assert_eq!(ev[0]["model"], "tiny-ja");
+    assert_eq!(kinds[1], "turn_start");
+    assert_eq!(kinds.iter().filter(|k| **k == "token").count() % 5, 0);
+    assert_eq!(*kinds.last().unwrap(), "run_done");
+    let done = ev.last().unwrap();
+    assert_eq!(done["status"], "completed");
+    assert_eq!(done["turns"], 2);
+    let attempts = ev.iter().filter(|e| e["event"] == "attempt_done").count();
+    assert_eq!(done["attempts"], attempts);
+    // やな's line passes for her; the same words from あゆ fail her tone rules and are retried.
+    let commits: Vec<&serde_json::Value> =
+        ev.iter().filter(|e| e["event"] == "turn_commit").collect();
+    assert_eq!(commits[0]["speaker"], "yana");
+    assert_eq!(commits[0]["text"], "わ！この坂、海まで見えるじゃん！");
+    assert_eq!(commits[1]["speaker"], "ayu");
+    let ayu_first = ev
+        .iter()
+        .find(|e| e["event"] == "attempt_done" && e["speaker"] == "ayu")
+        .unwrap();
+    assert_eq!(ayu_first["verdict"], "RETRY");
+    assert!(
+        ayu_first["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["rule"] == "tone")
+    );
+    assert!(
+        ayu_first["judge"].is_null(),
+        "judge skipped after a static RETRY"
+    );
+    let yana = ev.iter().find(|e| e["event"] == "attempt_done").unwrap();
+    assert_eq!(yana["judge"]["roleplay"], 4.0);
+
+    let run_id = ev[0]["run_id"].as_i64().unwrap().to_string();
+    let exported = env
+        .run(&["export", "--run", &run_id, "--format", "jsonl"])
+        .await;
+    assert_eq!(exported.status.code(), Some(0));
+    let records = events(&exported.stdout);
+    assert_eq!(records[0]["record"], "run");
+    assert_eq!(
+        records.iter().filter(|r| r["record"] == "attempt").count(),
+        attempts
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_endpoint_that_is_down_exits_3_with_an_explanation() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let env = Env::new();
+    let url = format!("http://127.0.0.1:{port}");
+    let out = env
+        .run(&["run", "--headless", "--topic", "雨の日", "--endpoint", &url])
+        .await;
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with("kakeai run: "), "{err}");
+    assert!(err.contains(&url), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(out.stdout.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_model_exits_3_and_usage_errors_exit_2() {
+    let server = openai_server().await;
+    let env = Env::new();
+    let out = env
+        .run(&[
+            "run",
+            "--headless",
+            "--topic",
+            "雨の日",
+            "--endpoint",
+            &server.url,
+            "--model",
+            "gemma2:27b",
+        ])
+        .await;
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("tiny-ja"),
+        "names what the server has"
+    );
+
+    let out = env.run(&["run", "--topic", "雨の日"]).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--headless"));
+    let out = env.run(&["run", "--headless", "--topic", "  "]).await;
+    assert_eq!(out.status.code(), Some(2));
+    let out = env.run(&["run", "--headless"]).await;
+    assert_eq!(out.status.code(), Some(2), "--topic is required");
+}
