@@ -132,5 +132,53 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench);
+/// The whole per-token path of a live run: network chunk → UTF-8 → line framing → protocol
+/// parse → the driver's channel message → the session FSM's token step.
+fn pipeline(c: &mut Criterion) {
+    use kakeai::director::RuleSet;
+    use kakeai::duo::{DuoConfig, Exhaustion, RunSpec, Session};
+    let deltas = deltas();
+    let events = ollama_events(&deltas);
+    let chunks = chunks(&events);
+    let proto = protocol(ApiKind::Ollama);
+    let (rules, duo) = (RuleSet::builtin().unwrap(), DuoConfig::builtin().unwrap());
+    let mut group = c.benchmark_group("llm_stream");
+    group.throughput(Throughput::Elements(deltas.len() as u64));
+    group.bench_function("pipeline/ollama_to_session", |b| {
+        b.iter_batched(
+            || {
+                let spec = RunSpec {
+                    topic: "坂道".into(),
+                    max_turns: 12,
+                    max_attempts: 3,
+                    exhaustion: Exhaustion::Best,
+                    judge: true,
+                };
+                let mut s = Session::new(spec, duo.clone(), rules.clone());
+                s.start();
+                s
+            },
+            |mut session| {
+                let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+                let mut dec = StreamDecoder::new(proto, Some(400));
+                let mut on = |t: &str| {
+                    let _ = tx.send(t.to_string());
+                };
+                for ch in &chunks {
+                    if dec.feed(black_box(ch), &mut on).unwrap() != kakeai::llm::Step::More {
+                        break;
+                    }
+                    while let Ok(d) = rx.try_recv() {
+                        black_box(session.on_token(1, 1, &d));
+                    }
+                }
+                session
+            },
+            criterion::BatchSize::SmallInput,
+        )
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench, pipeline);
 criterion_main!(benches);

@@ -83,6 +83,10 @@ fn print_short_help() {
     println!("kakeai {version} — やな/あゆ dialogue workbench\n");
     println!("The interactive workbench is not built yet. What works today:\n");
     println!("  kakeai check [FILE|-] --speaker yana|ayu   judge lines with the Director's rules");
+    println!("  kakeai run --headless --topic TEXT         a live やな/あゆ run, as JSON lines");
+    println!("        [--endpoint URL --model M]           (default http://127.0.0.1:11434, gemma2:27b)");
+    println!("  kakeai runs | export --run ID              stored runs; one run as jsonl or md");
+    println!("  kakeai import duo-talk FILE                import a duo-talk run log");
     println!("  kakeai dict install [--from DIR]           build the IPADIC dictionary (optional)");
     println!("  kakeai rules                               show the effective ruleset");
     println!("  kakeai bench [CORPUS]                      measure judging speed\n");
