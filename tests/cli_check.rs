@@ -1,52 +1,9 @@
 //! End-to-end tests of the `kakeai check` contract through the real binary.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
-struct Env {
-    dir: tempfile::TempDir,
-}
-
-impl Env {
-    fn new() -> Env {
-        Env {
-            dir: tempfile::tempdir().expect("tempdir"),
-        }
-    }
-
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_kakeai"));
-        c.args(args)
-            .env("KAKEAI_CONFIG_DIR", self.dir.path().join("config"))
-            .env("KAKEAI_DATA_DIR", self.dir.path().join("data"))
-            .env("KAKEAI_ANALYZER", "fallback")
-            .env_remove("CI");
-        c
-    }
-
-    fn run(&self, args: &[&str], stdin: &str) -> Output {
-        let mut child = self
-            .cmd(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn kakeai");
-        // The binary may exit before reading (e.g. a bad config): a broken pipe is fine.
-        let _ = child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(stdin.as_bytes());
-        child.wait_with_output().expect("wait")
-    }
-
-    fn file(&self, name: &str, text: &str) -> String {
-        let p = self.dir.path().join(name);
-        std::fs::write(&p, text).expect("write fixture");
-        p.display().to_string()
-    }
-}
+mod cli_env;
+use cli_env::Env;
 
 fn json_lines(o: &Output) -> Vec<serde_json::Value> {
     String::from_utf8_lossy(&o.stdout)
@@ -65,7 +22,7 @@ fn jsonl_output_has_the_contract_fields() {
     let input = r#"{"id": "t1", "speaker": "やな", "text": "ほんと？雨が降るかな？"}
 {"speaker": "ayu", "text": "あなたの意見は完璧です。", "context": [{"speaker": "yana", "text": "どう思う？"}]}
 "#;
-    let o = env.run(&["check"], input);
+    let o = env.run_in(&["check"], input);
     assert_eq!(
         o.status.code(),
         Some(1),
@@ -102,13 +59,13 @@ fn exit_codes_follow_fail_on() {
     let env = Env::new();
     let warn_only = "うーん\n";
     assert_eq!(
-        env.run(&["check", "--speaker", "yana"], warn_only)
+        env.run_in(&["check", "--speaker", "yana"], warn_only)
             .status
             .code(),
         Some(0)
     );
     assert_eq!(
-        env.run(
+        env.run_in(
             &["check", "--speaker", "yana", "--fail-on", "warn"],
             warn_only
         )
@@ -118,13 +75,13 @@ fn exit_codes_follow_fail_on() {
     );
     let retry = "この建物は古いと思います。\n";
     assert_eq!(
-        env.run(&["check", "--speaker", "yana", "--fail-on", "never"], retry)
+        env.run_in(&["check", "--speaker", "yana", "--fail-on", "never"], retry)
             .status
             .code(),
         Some(0)
     );
     assert_eq!(
-        env.run(&["check", "--speaker", "yana"], retry)
+        env.run_in(&["check", "--speaker", "yana"], retry)
             .status
             .code(),
         Some(1)
@@ -138,7 +95,7 @@ fn malformed_lines_are_reported_and_the_rest_judged() {
         "in.jsonl",
         "{\"speaker\": \"yana\", \"text\": \"そっか！\"}\n{\"speaker\": \"yana\", \"text\": }\n{\"speaker\": \"ayu\"}\n{\"speaker\": \"ayu\", \"text\": \"目安です。推奨です。\"}\n",
     );
-    let o = env.run(&["check", &path], "");
+    let o = env.run_in(&["check", &path], "");
     assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
     assert!(err.contains(&format!("{path}:2:")), "{err}");
@@ -154,14 +111,14 @@ fn malformed_lines_are_reported_and_the_rest_judged() {
 #[test]
 fn unknown_speaker_lists_the_characters() {
     let env = Env::new();
-    let o = env.run(&["check"], "{\"speaker\": \"ミカ\", \"text\": \"やあ\"}\n");
+    let o = env.run_in(&["check"], "{\"speaker\": \"ミカ\", \"text\": \"やあ\"}\n");
     assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
     assert!(
         err.contains("ミカ") && err.contains("yana") && err.contains("ayu"),
         "{err}"
     );
-    let o = env.run(&["check", "--speaker", "mika"], "やあ\n");
+    let o = env.run_in(&["check", "--speaker", "mika"], "やあ\n");
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("known characters"));
 }
@@ -169,10 +126,10 @@ fn unknown_speaker_lists_the_characters() {
 #[test]
 fn plain_text_needs_a_speaker() {
     let env = Env::new();
-    let o = env.run(&["check"], "こんにちは\n");
+    let o = env.run_in(&["check"], "こんにちは\n");
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("<stdin>:1:"), "{}", stderr(&o));
-    let o = env.run(
+    let o = env.run_in(
         &["check", "-", "--speaker", "ayu"],
         "つまり、灯台です。夜に光ります。\n\n目安。\n",
     );
@@ -185,7 +142,7 @@ fn plain_text_needs_a_speaker() {
 #[test]
 fn empty_text_is_a_retry() {
     let env = Env::new();
-    let o = env.run(&["check"], "{\"speaker\": \"ayu\", \"text\": \"\"}\n");
+    let o = env.run_in(&["check"], "{\"speaker\": \"ayu\", \"text\": \"\"}\n");
     let v = json_lines(&o);
     assert_eq!(v[0]["verdict"], "RETRY");
     assert_eq!(v[0]["findings"][0]["rule"], "empty");
@@ -194,7 +151,7 @@ fn empty_text_is_a_retry() {
 #[test]
 fn table_format_counts_verdicts() {
     let env = Env::new();
-    let o = env.run(
+    let o = env.run_in(
         &["check", "--speaker", "yana", "--format", "table"],
         "ほんと？雨が降るかな？\nうーん\nこの建物は古いと思います。\n",
     );
@@ -207,8 +164,8 @@ fn table_format_counts_verdicts() {
 fn tone_mode_flag_switches_scoring() {
     let env = Env::new();
     let line = "こんにちは、あゆ！ねえねえ、今日の雲、なんか低くない？山も近く見える。\n";
-    let markers = json_lines(&env.run(&["check", "--speaker", "yana"], line));
-    let violations = json_lines(&env.run(
+    let markers = json_lines(&env.run_in(&["check", "--speaker", "yana"], line));
+    let violations = json_lines(&env.run_in(
         &["check", "--speaker", "yana", "--tone-mode", "violations"],
         line,
     ));
@@ -221,7 +178,7 @@ fn tone_mode_flag_switches_scoring() {
 fn rules_file_overrides_and_bad_toml_is_located() {
     let env = Env::new();
     let good = env.file("rules.toml", "[lines]\nwarn = 2\nretry = 3\n");
-    let o = env.run(
+    let o = env.run_in(
         &["check", "--speaker", "yana", "--rules", &good],
         "{\"text\": \"一行目かな？\\n二行目だね\"}\n",
     );
@@ -229,11 +186,11 @@ fn rules_file_overrides_and_bad_toml_is_located() {
     assert_eq!(v[0]["findings"][0]["rule"], "lines", "{v:?}");
     assert_eq!(v[0]["findings"][0]["status"], "WARN");
     let bad = env.file("bad.toml", "[lines]\nwarn = 2\nretry = \n");
-    let o = env.run(&["check", "--speaker", "yana", "--rules", &bad], "うん\n");
+    let o = env.run_in(&["check", "--speaker", "yana", "--rules", &bad], "うん\n");
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains(&format!("{bad}:3:")), "{}", stderr(&o));
     let typed = env.file("typed.toml", "[lines]\nwarn = \"six\"\n");
-    let o = env.run(&["check", "--speaker", "yana", "--rules", &typed], "うん\n");
+    let o = env.run_in(&["check", "--speaker", "yana", "--rules", &typed], "うん\n");
     assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
     assert!(
@@ -248,7 +205,7 @@ fn user_config_rules_file_is_merged() {
     let cfg = env.dir.path().join("config");
     std::fs::create_dir_all(&cfg).expect("mkdir");
     std::fs::write(cfg.join("rules.toml"), "tone_mode = \"violations\"\n").expect("write");
-    let o = env.run(&["rules"], "");
+    let o = env.run_in(&["rules"], "");
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("tone_mode = \"violations\""), "{out}");
     assert!(out.contains("(merged)"), "{out}");
@@ -257,7 +214,7 @@ fn user_config_rules_file_is_merged() {
 #[test]
 fn no_arguments_prints_help_naming_check() {
     let env = Env::new();
-    let o = env.run(&[], "");
+    let o = env.run_in(&[], "");
     assert_eq!(o.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&o.stdout).contains("kakeai check"));
 }
@@ -265,7 +222,7 @@ fn no_arguments_prints_help_naming_check() {
 #[test]
 fn bench_runs_on_the_bundled_sample() {
     let env = Env::new();
-    let o = env.run(&["bench", "--seconds", "0.05"], "");
+    let o = env.run_in(&["bench", "--seconds", "0.05"], "");
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(
@@ -281,10 +238,10 @@ fn user_character_file_overrides_markers() {
     std::fs::create_dir_all(&chars).expect("mkdir");
     // Teach やな a new vocabulary marker: the same line gains a point.
     std::fs::write(chars.join("yana.toml"), "[tone]\nvocab = [\"やっほー\"]\n").expect("write");
-    let v = json_lines(&env.run(&["check", "--speaker", "yana"], "やっほー\n"));
+    let v = json_lines(&env.run_in(&["check", "--speaker", "yana"], "やっほー\n"));
     assert_eq!(v[0]["tone"]["vocab"], 1, "{v:?}");
     std::fs::write(chars.join("yana.toml"), "[tone]\nvocab = [\n").expect("write");
-    let o = env.run(&["check", "--speaker", "yana"], "やっほー\n");
+    let o = env.run_in(&["check", "--speaker", "yana"], "やっほー\n");
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("yana.toml:2:"), "{}", stderr(&o));
 }

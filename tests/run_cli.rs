@@ -4,43 +4,19 @@
 #[path = "llm_fake/mod.rs"]
 mod llm_fake;
 
-use std::process::{Command, Output};
+use std::process::Output;
 
 use llm_fake::{FakeServer, Recorded, Reply, openai_reply, parts, sse_events};
 
-struct Env {
-    _dir: tempfile::TempDir,
-    data: std::path::PathBuf,
-    config: std::path::PathBuf,
-}
+mod cli_env;
+use cli_env::Env;
 
-impl Env {
-    fn new() -> Env {
-        let dir = tempfile::tempdir().unwrap();
-        let (data, config) = (dir.path().join("data"), dir.path().join("config"));
-        Env {
-            _dir: dir,
-            data,
-            config,
-        }
-    }
-
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_kakeai"));
-        c.args(args)
-            .env("KAKEAI_DATA_DIR", &self.data)
-            .env("KAKEAI_CONFIG_DIR", &self.config)
-            .env("KAKEAI_ANALYZER", "fallback")
-            .env_remove("KAKEAI_DB");
-        c
-    }
-
-    async fn run(&self, args: &[&str]) -> Output {
-        let mut c = self.cmd(args);
-        tokio::task::spawn_blocking(move || c.output().unwrap())
-            .await
-            .unwrap()
-    }
+/// Runs the binary off the async runtime, which keeps serving the fake endpoint meanwhile.
+async fn run(env: &Env, args: &[&str]) -> Output {
+    let mut c = env.cmd(args);
+    tokio::task::spawn_blocking(move || c.output().unwrap())
+        .await
+        .unwrap()
 }
 
 /// An OpenAI-compatible server (llama-server framing) that always says the same やな-ish line.
@@ -83,8 +59,9 @@ fn events(stdout: &[u8]) -> Vec<serde_json::Value> {
 async fn headless_run_prints_the_event_stream_and_stores_the_run() {
     let server = openai_server().await;
     let env = Env::new();
-    let out = env
-        .run(&[
+    let out = run(
+        &env,
+        &[
             "run",
             "--headless",
             "--topic",
@@ -96,8 +73,9 @@ async fn headless_run_prints_the_event_stream_and_stores_the_run() {
             "--model",
             "tiny-ja",
             "--tokens",
-        ])
-        .await;
+        ],
+    )
+    .await;
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -143,9 +121,7 @@ async fn headless_run_prints_the_event_stream_and_stores_the_run() {
     assert_eq!(yana["judge"]["roleplay"], 4.0);
 
     let run_id = ev[0]["run_id"].as_i64().unwrap().to_string();
-    let exported = env
-        .run(&["export", "--run", &run_id, "--format", "jsonl"])
-        .await;
+    let exported = run(&env, &["export", "--run", &run_id, "--format", "jsonl"]).await;
     assert_eq!(exported.status.code(), Some(0));
     let records = events(&exported.stdout);
     assert_eq!(records[0]["record"], "run");
@@ -163,9 +139,11 @@ async fn an_endpoint_that_is_down_exits_3_with_an_explanation() {
     };
     let env = Env::new();
     let url = format!("http://127.0.0.1:{port}");
-    let out = env
-        .run(&["run", "--headless", "--topic", "雨の日", "--endpoint", &url])
-        .await;
+    let out = run(
+        &env,
+        &["run", "--headless", "--topic", "雨の日", "--endpoint", &url],
+    )
+    .await;
     assert_eq!(out.status.code(), Some(3));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.starts_with("kakeai run: "), "{err}");
@@ -178,8 +156,9 @@ async fn an_endpoint_that_is_down_exits_3_with_an_explanation() {
 async fn a_missing_model_exits_3_and_usage_errors_exit_2() {
     let server = openai_server().await;
     let env = Env::new();
-    let out = env
-        .run(&[
+    let out = run(
+        &env,
+        &[
             "run",
             "--headless",
             "--topic",
@@ -188,19 +167,20 @@ async fn a_missing_model_exits_3_and_usage_errors_exit_2() {
             &server.url,
             "--model",
             "gemma2:27b",
-        ])
-        .await;
+        ],
+    )
+    .await;
     assert_eq!(out.status.code(), Some(3));
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("tiny-ja"),
         "names what the server has"
     );
 
-    let out = env.run(&["run", "--topic", "雨の日"]).await;
+    let out = run(&env, &["run", "--topic", "雨の日"]).await;
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--headless"));
-    let out = env.run(&["run", "--headless", "--topic", "  "]).await;
+    let out = run(&env, &["run", "--headless", "--topic", "  "]).await;
     assert_eq!(out.status.code(), Some(2));
-    let out = env.run(&["run", "--headless"]).await;
+    let out = run(&env, &["run", "--headless"]).await;
     assert_eq!(out.status.code(), Some(2), "--topic is required");
 }

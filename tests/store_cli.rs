@@ -1,33 +1,10 @@
 //! `kakeai import duo-talk`, `runs` and `export` through the real binary, with temp dirs.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-struct Env {
-    dir: tempfile::TempDir,
-}
-
-impl Env {
-    fn new() -> Env {
-        Env {
-            dir: tempfile::tempdir().expect("tempdir"),
-        }
-    }
-
-    fn data_db(&self) -> PathBuf {
-        self.dir.path().join("data").join("kakeai.db")
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_kakeai"))
-            .args(args)
-            .env("KAKEAI_CONFIG_DIR", self.dir.path().join("config"))
-            .env("KAKEAI_DATA_DIR", self.dir.path().join("data"))
-            .env_remove("KAKEAI_DB")
-            .output()
-            .expect("run kakeai")
-    }
-}
+mod cli_env;
+use cli_env::Env;
 
 fn fixture(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))

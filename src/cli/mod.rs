@@ -84,7 +84,9 @@ fn print_short_help() {
     println!("The interactive workbench is not built yet. What works today:\n");
     println!("  kakeai check [FILE|-] --speaker yana|ayu   judge lines with the Director's rules");
     println!("  kakeai run --headless --topic TEXT         a live やな/あゆ run, as JSON lines");
-    println!("        [--endpoint URL --model M]           (default http://127.0.0.1:11434, gemma2:27b)");
+    println!(
+        "        [--endpoint URL --model M]           (default http://127.0.0.1:11434, gemma2:27b)"
+    );
     println!("  kakeai runs | export --run ID              stored runs; one run as jsonl or md");
     println!("  kakeai import duo-talk FILE                import a duo-talk run log");
     println!("  kakeai dict install [--from DIR]           build the IPADIC dictionary (optional)");

@@ -233,30 +233,10 @@ impl Client {
         let messages = prepare_messages(&req.messages, cfg.effective_system_role());
         let body = proto.chat_body(&Resolved::new(cfg, req, &messages, false));
         let target = self.target(kind, proto.chat_path(), &cfg.model);
-        let limit = cfg.timeouts.request();
-        let sent = http::send(
-            &self.inner.http,
-            &target,
-            Some(&body),
-            (TimeoutPhase::Response, limit),
-            self.connect_timeout(),
-            retry.then(|| cfg.retry_backoff()),
-        )
-        .await;
-        let (resp, started, retries) = match sent {
-            Ok(ok) => ok,
-            Err(e) => return Err(self.explain(e).await),
-        };
-        let text = http::read_body(resp, &target, started + limit, limit).await?;
-        let reply = proto.parse_reply(&text).map_err(|e| {
-            line_error(
-                &target,
-                StreamLineError {
-                    error: e,
-                    line: text.clone(),
-                },
-            )
-        })?;
+        let (text, retries) = self.post_whole(&target, &body, retry).await?;
+        let reply = proto
+            .parse_reply(&text)
+            .map_err(|e| body_error(&target, e, &text))?;
         let capped = req.cap && reply.text.chars().count() > cfg.max_chars;
         Ok(Completion {
             text: final_text(&reply.text, capped, cfg),
@@ -270,6 +250,33 @@ impl Client {
         })
     }
 
+    /// POSTs `body` and reads the whole reply within the request timeout; a transient failure
+    /// before the answer is retried once when `retry` is set. Returns the body and retries.
+    async fn post_whole(
+        &self,
+        target: &Target,
+        body: &serde_json::Value,
+        retry: bool,
+    ) -> Result<(String, u32), LlmError> {
+        let cfg = &self.inner.cfg;
+        let limit = cfg.timeouts.request();
+        let sent = http::send(
+            &self.inner.http,
+            target,
+            Some(body),
+            (TimeoutPhase::Response, limit),
+            self.connect_timeout(),
+            retry.then(|| cfg.retry_backoff()),
+        )
+        .await;
+        let (resp, started, retries) = match sent {
+            Ok(ok) => ok,
+            Err(e) => return Err(self.explain(e).await),
+        };
+        let text = http::read_body(resp, target, started + limit, limit).await?;
+        Ok((text, retries))
+    }
+
     /// One embedding vector per input, in input order.
     pub async fn embed(&self, inputs: &[String]) -> Result<Vec<Vec<f32>>, LlmError> {
         let kind = self.resolve_api().await?;
@@ -277,30 +284,10 @@ impl Client {
         let proto = protocol(kind);
         let target = self.target(kind, proto.embed_path(), cfg.embed_model());
         let body = proto.embed_body(cfg.embed_model(), inputs);
-        let limit = cfg.timeouts.request();
-        let sent = http::send(
-            &self.inner.http,
-            &target,
-            Some(&body),
-            (TimeoutPhase::Response, limit),
-            self.connect_timeout(),
-            Some(cfg.retry_backoff()),
-        )
-        .await;
-        let (resp, started, _) = match sent {
-            Ok(ok) => ok,
-            Err(e) => return Err(self.explain(e).await),
-        };
-        let text = http::read_body(resp, &target, started + limit, limit).await?;
-        let vectors = proto.parse_embeddings(&text).map_err(|e| {
-            line_error(
-                &target,
-                StreamLineError {
-                    error: e,
-                    line: text.clone(),
-                },
-            )
-        })?;
+        let (text, _) = self.post_whole(&target, &body, true).await?;
+        let vectors = proto
+            .parse_embeddings(&text)
+            .map_err(|e| body_error(&target, e, &text))?;
         if vectors.len() != inputs.len() {
             return Err(target.malformed("one embedding per input", &text));
         }
@@ -323,4 +310,15 @@ fn line_error(target: &Target, e: StreamLineError) -> LlmError {
         LineError::Server(message) => target.stream_error(message),
         LineError::Malformed { expected } => target.malformed(expected, &e.line),
     }
+}
+
+/// A whole (non-streamed) body the protocol could not read.
+fn body_error(target: &Target, error: LineError, text: &str) -> LlmError {
+    line_error(
+        target,
+        StreamLineError {
+            error,
+            line: text.to_string(),
+        },
+    )
 }

@@ -49,11 +49,7 @@ impl Protocol for Ollama {
     }
 
     fn chat_body(&self, r: &Resolved<'_>) -> Value {
-        let messages: Vec<Value> = r
-            .messages
-            .iter()
-            .map(|m| json!({"role": m.role.as_str(), "content": m.content}))
-            .collect();
+        let messages = r.wire_messages();
         let mut options = json!({
             "num_ctx": r.num_ctx,
             "temperature": r.temperature,

@@ -80,11 +80,7 @@ impl Protocol for OpenAi {
     }
 
     fn chat_body(&self, r: &Resolved<'_>) -> Value {
-        let messages: Vec<Value> = r
-            .messages
-            .iter()
-            .map(|m| json!({"role": m.role.as_str(), "content": m.content}))
-            .collect();
+        let messages = r.wire_messages();
         let mut body = json!({
             "model": r.model,
             "messages": messages,

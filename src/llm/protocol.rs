@@ -51,6 +51,14 @@ pub struct Resolved<'a> {
 }
 
 impl<'a> Resolved<'a> {
+    /// The messages as both APIs take them: `[{"role": …, "content": …}]`.
+    pub fn wire_messages(&self) -> Vec<Value> {
+        self.messages
+            .iter()
+            .map(|m| serde_json::json!({"role": m.role.as_str(), "content": m.content}))
+            .collect()
+    }
+
     pub fn new(
         cfg: &'a LlmConfig,
         req: &'a ChatRequest,
