@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use kakeai::director::{RuleSet, Status};
+use kakeai::duo::backend::Backend;
 use kakeai::duo::driver::{Driver, Notice};
 use kakeai::duo::{DuoConfig, Effect, Event, Exhaustion, RunEnd, RunSpec, Session};
 use kakeai::llm::{ApiKind, Client};
@@ -116,7 +117,7 @@ async fn run_with(
     let mut cfg = llm_fake::config(&server.url, Some(ApiKind::Ollama));
     cfg.model = MODEL.into();
     let driver = Driver {
-        client: Client::new(cfg).unwrap(),
+        backend: Backend::Live(Client::new(cfg).unwrap()),
         store: store.clone(),
         analyzer: Arc::new(FallbackAnalyzer),
         run_id,

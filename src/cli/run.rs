@@ -10,6 +10,7 @@ use clap::Args;
 use serde_json::json;
 
 use crate::director::RuleSet;
+use crate::duo::backend::Backend;
 use crate::duo::driver::{Driver, Notice};
 use crate::duo::{DuoConfig, Effect, Exhaustion, RunEnd, RunSpec, Session, persona};
 use crate::llm::{ApiKind, Client, LlmConfig};
@@ -181,7 +182,7 @@ pub fn run(args: RunArgs) -> i32 {
             "api": info.api, "topic": spec.topic, "max_turns": spec.max_turns,
         }));
         let driver = Driver {
-            client,
+            backend: Backend::Live(client),
             store,
             analyzer,
             run_id,

@@ -9,12 +9,12 @@ use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use super::records::{GenStats, RunEnd};
+use super::records::RunEnd;
 use super::session::{Effect, Event, Session, State};
-use crate::director::judge::{self, JudgeInput, JudgeOutcome};
-use crate::director::ruleset::JudgeRule;
+use crate::director::judge::{self, JudgeInput};
 use crate::director::{self, ContextTurn};
-use crate::llm::{ChatRequest, Client, Finish, Message, ResponseFormat};
+use super::backend::Backend;
+use crate::llm::Message;
 use crate::store::{AttemptOutcome, AttemptState, NewAttempt, RunStatus, StoreHandle, TurnCommit};
 use crate::text::{AnalysisCache, Analyzer};
 
@@ -31,7 +31,7 @@ pub enum Notice<'a> {
 }
 
 pub struct Driver {
-    pub client: Client,
+    pub backend: Backend,
     pub store: StoreHandle,
     pub analyzer: Arc<dyn Analyzer>,
     pub run_id: i64,
@@ -250,11 +250,11 @@ impl Driver {
                     partner_last: partner_last.as_deref(),
                     text,
                 });
-                let (client, tx) = (self.client.clone(), tx.clone());
+                let (backend, tx) = (self.backend.clone(), tx.clone());
                 let rule = rules.data.judge.clone();
                 let (turn, attempt) = (*turn, *attempt);
                 *task = Some(tokio::spawn(async move {
-                    let outcome = run_judge(&client, messages, &rule).await;
+                    let outcome = backend.judge(turn, attempt, messages, &rule).await;
                     let _ = tx.send(Msg::Event(Event::LlmJudged {
                         turn,
                         attempt,
@@ -358,9 +358,8 @@ impl Driver {
         attempt: usize,
         messages: Vec<Message>,
     ) -> JoinHandle<()> {
-        let (client, tx) = (self.client.clone(), tx.clone());
+        let (backend, tx) = (self.backend.clone(), tx.clone());
         tokio::spawn(async move {
-            let req = ChatRequest::line(messages);
             let tokens = tx.clone();
             let mut on_token = move |d: &str| {
                 let _ = tokens.send(Msg::Token {
@@ -369,23 +368,17 @@ impl Driver {
                     delta: d.to_string(),
                 });
             };
-            let ev = match client.stream_chat(&req, &mut on_token).await {
-                Ok(c) => Event::Generated {
+            let ev = match backend.generate(turn, attempt, messages, &mut on_token).await {
+                Ok((text, stats)) => Event::Generated {
                     turn,
                     attempt,
-                    text: c.text,
-                    stats: GenStats {
-                        tokens: c.tokens,
-                        first_token_ms: c.first_token.map(|d| d.as_millis() as u64),
-                        latency_ms: c.elapsed.as_millis() as u64,
-                        fell_back: c.fell_back,
-                        capped: c.finish == Finish::Capped,
-                    },
+                    text,
+                    stats,
                 },
-                Err(e) => Event::GenerationFailed {
+                Err(error) => Event::GenerationFailed {
                     turn,
                     attempt,
-                    error: e.to_string(),
+                    error,
                 },
             };
             let _ = tx.send(Msg::Event(ev));
@@ -464,29 +457,5 @@ async fn recv(controls: &mut Option<mpsc::UnboundedReceiver<Event>>) -> Option<E
     match controls {
         Some(rx) => rx.recv().await,
         None => std::future::pending().await,
-    }
-}
-
-/// One judge call, re-asked once when the reply cannot be read; UNSCORED after that.
-pub async fn run_judge(client: &Client, messages: Vec<Message>, rule: &JudgeRule) -> JudgeOutcome {
-    let format = ResponseFormat::Schema(judge::schema());
-    let first = match client
-        .chat(&ChatRequest::judge(messages.clone(), format.clone()))
-        .await
-    {
-        Ok(c) => c.text,
-        Err(e) => return JudgeOutcome::unscored(format!("判定の呼び出しに失敗: {e}"), Vec::new()),
-    };
-    let why = match judge::parse(&first) {
-        Ok(s) => return JudgeOutcome::scored(s, rule, vec![first]),
-        Err(why) => why,
-    };
-    let again = judge::reask(&messages, &first, &why);
-    match client.chat(&ChatRequest::judge(again, format)).await {
-        Ok(c) => match judge::parse(&c.text) {
-            Ok(s) => JudgeOutcome::scored(s, rule, vec![first, c.text]),
-            Err(why) => JudgeOutcome::unscored(why, vec![first, c.text]),
-        },
-        Err(e) => JudgeOutcome::unscored(format!("再質問に失敗: {e}"), vec![first]),
     }
 }

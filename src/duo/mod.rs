@@ -1,6 +1,7 @@
 //! Live duo runs: personas and prompts, topic tracking, the retry policy and the run loop as a
 //! pure state machine (`session`), driven by `driver` against an LLM client and the store.
 
+pub mod backend;
 pub mod config;
 pub mod driver;
 pub mod persona;

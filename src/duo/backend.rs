@@ -1,0 +1,212 @@
+//! Where a run's lines and judge replies come from: a live endpoint, or a recorded run replayed
+//! with realistic token timing (the bundled demo, `--demo`). Both go through the same session,
+//! Director, judge reader and store — only the words are recorded.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+
+use super::records::GenStats;
+use crate::director::judge::{self, JudgeOutcome};
+use crate::director::ruleset::JudgeRule;
+use crate::llm::{ChatRequest, Client, Finish, Message, ResponseFormat};
+
+/// The bundled demo recording (see assets/demo/README.md).
+pub const DEMO: &str = include_str!("../../assets/demo/run.jsonl");
+
+#[derive(Clone)]
+pub enum Backend {
+    Live(Client),
+    Replay(Arc<Replay>),
+}
+
+/// One recorded attempt.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Recorded {
+    pub turn: usize,
+    pub attempt: usize,
+    pub text: String,
+    /// The judge model's raw reply, or two replies (the second answers the re-ask).
+    #[serde(default)]
+    pub judge: Option<JudgeReplies>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum JudgeReplies {
+    One(String),
+    Two(Vec<String>),
+}
+
+#[derive(Debug, Clone)]
+pub struct Replay {
+    pub topic: String,
+    pub attempts: Vec<Recorded>,
+    /// Pause before the first token and between tokens.
+    pub first_token: Duration,
+    pub per_token: Duration,
+}
+
+#[derive(Deserialize)]
+struct Header {
+    topic: String,
+}
+
+impl Replay {
+    /// Parses a recording: a `{"topic": …}` line, then one attempt per line. Errors name the
+    /// line and column.
+    pub fn parse(name: &str, text: &str) -> Result<Replay, String> {
+        let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+        let (n, first) = lines.next().ok_or_else(|| format!("{name}: empty recording"))?;
+        let at = |n: usize, e: serde_json::Error| format!("{name}:{}:{}: {e}", n + 1, e.column());
+        let header: Header = serde_json::from_str(first).map_err(|e| at(n, e))?;
+        let attempts = lines
+            .map(|(n, l)| serde_json::from_str::<Recorded>(l).map_err(|e| at(n, e)))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Replay {
+            topic: header.topic,
+            attempts,
+            first_token: Duration::from_millis(350),
+            per_token: Duration::from_millis(45),
+        })
+    }
+
+    pub fn demo() -> Result<Replay, String> {
+        Replay::parse("assets/demo/run.jsonl", DEMO)
+    }
+
+    pub fn max_turn(&self) -> usize {
+        self.attempts.iter().map(|a| a.turn).max().unwrap_or(0)
+    }
+
+    /// The recording for (turn, attempt); a later attempt than recorded repeats the last one.
+    fn find(&self, turn: usize, attempt: usize) -> Option<&Recorded> {
+        self.attempts
+            .iter()
+            .filter(|a| a.turn == turn && a.attempt <= attempt)
+            .max_by_key(|a| a.attempt)
+    }
+}
+
+impl Backend {
+    /// Streams one line; `on_token` sees each delta.
+    pub async fn generate(
+        &self,
+        turn: usize,
+        attempt: usize,
+        messages: Vec<Message>,
+        on_token: &mut (dyn FnMut(&str) + Send),
+    ) -> Result<(String, GenStats), String> {
+        match self {
+            Backend::Live(client) => {
+                let req = ChatRequest::line(messages);
+                let c = client
+                    .stream_chat(&req, on_token)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                let stats = GenStats {
+                    tokens: c.tokens,
+                    first_token_ms: c.first_token.map(|d| d.as_millis() as u64),
+                    latency_ms: c.elapsed.as_millis() as u64,
+                    fell_back: c.fell_back,
+                    capped: c.finish == Finish::Capped,
+                };
+                Ok((c.text, stats))
+            }
+            Backend::Replay(r) => {
+                let started = Instant::now();
+                let text = r
+                    .find(turn, attempt)
+                    .map(|a| a.text.clone())
+                    .ok_or_else(|| format!("the recording has no turn {turn}"))?;
+                tokio::time::sleep(r.first_token).await;
+                let first = started.elapsed();
+                let chars: Vec<char> = text.chars().collect();
+                let mut tokens = 0;
+                // Tokens of 1–3 characters, the way a Japanese tokenizer tends to cut.
+                let mut i = 0;
+                while i < chars.len() {
+                    let n = 1 + (i * 7 + turn) % 3;
+                    let piece: String = chars[i..(i + n).min(chars.len())].iter().collect();
+                    on_token(&piece);
+                    tokens += 1;
+                    i += n;
+                    tokio::time::sleep(r.per_token).await;
+                }
+                let stats = GenStats {
+                    tokens,
+                    first_token_ms: Some(first.as_millis() as u64),
+                    latency_ms: started.elapsed().as_millis() as u64,
+                    fell_back: false,
+                    capped: false,
+                };
+                Ok((text, stats))
+            }
+        }
+    }
+
+    /// The LLM judge: one call, re-asked once when the reply cannot be read.
+    pub async fn judge(
+        &self,
+        turn: usize,
+        attempt: usize,
+        messages: Vec<Message>,
+        rule: &JudgeRule,
+    ) -> JudgeOutcome {
+        match self {
+            Backend::Live(client) => {
+                let format = ResponseFormat::Schema(judge::schema());
+                let mut call = |m: Vec<Message>| {
+                    let (client, format) = (client.clone(), format.clone());
+                    async move {
+                        client
+                            .chat(&ChatRequest::judge(m, format))
+                            .await
+                            .map(|c| c.text)
+                            .map_err(|e| e.to_string())
+                    }
+                };
+                judge_with(&mut call, messages, rule).await
+            }
+            Backend::Replay(r) => {
+                let replies: Vec<String> = match r.find(turn, attempt).and_then(|a| a.judge.clone())
+                {
+                    Some(JudgeReplies::One(s)) => vec![s],
+                    Some(JudgeReplies::Two(v)) => v,
+                    None => Vec::new(),
+                };
+                let mut n = 0;
+                let mut call = |_m: Vec<Message>| {
+                    let reply = replies.get(n).or(replies.last()).cloned();
+                    n += 1;
+                    async move { reply.ok_or_else(|| "the recording has no judge reply".to_string()) }
+                };
+                judge_with(&mut call, messages, rule).await
+            }
+        }
+    }
+}
+
+/// The judge protocol over any way of asking: read the reply, re-ask once, else UNSCORED.
+async fn judge_with<F, Fut>(call: &mut F, messages: Vec<Message>, rule: &JudgeRule) -> JudgeOutcome
+where
+    F: FnMut(Vec<Message>) -> Fut,
+    Fut: std::future::Future<Output = Result<String, String>>,
+{
+    let first = match call(messages.clone()).await {
+        Ok(t) => t,
+        Err(e) => return JudgeOutcome::unscored(format!("判定の呼び出しに失敗: {e}"), Vec::new()),
+    };
+    let why = match judge::parse(&first) {
+        Ok(s) => return JudgeOutcome::scored(s, rule, vec![first]),
+        Err(why) => why,
+    };
+    match call(judge::reask(&messages, &first, &why)).await {
+        Ok(t) => match judge::parse(&t) {
+            Ok(s) => JudgeOutcome::scored(s, rule, vec![first, t]),
+            Err(why) => JudgeOutcome::unscored(why, vec![first, t]),
+        },
+        Err(e) => JudgeOutcome::unscored(format!("再質問に失敗: {e}"), vec![first]),
+    }
+}
