@@ -9,3 +9,4 @@ pub mod duo;
 pub mod llm;
 pub mod store;
 pub mod text;
+pub mod tui;

@@ -22,6 +22,34 @@ use clap::{Parser, Subcommand};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
+    #[command(flatten)]
+    pub workbench: WorkbenchArgs,
+}
+
+/// Options of the workbench (`kakeai` with no subcommand).
+#[derive(clap::Args, Debug)]
+pub struct WorkbenchArgs {
+    /// Replay the bundled demo run (no model needed).
+    #[arg(long)]
+    pub demo: bool,
+    /// Theme: dark, light, high-contrast, or one of yours in <config_dir>/themes/.
+    #[arg(long)]
+    pub theme: Option<String>,
+    /// Endpoint base URL (default from llm.toml: http://127.0.0.1:11434).
+    #[arg(long)]
+    pub endpoint: Option<String>,
+    #[arg(long)]
+    pub model: Option<String>,
+    #[arg(long, value_enum)]
+    pub api: Option<crate::llm::ApiKind>,
+    /// The run store (default: kakeai.db in the data dir).
+    #[arg(long, env = "KAKEAI_DB")]
+    pub db: Option<std::path::PathBuf>,
+    #[arg(long, value_enum, default_value = "auto", env = "KAKEAI_ANALYZER")]
+    pub analyzer: crate::text::analyzer::AnalyzerChoice,
+    /// Demo replay speed factor (2 = twice as fast).
+    #[arg(long, default_value_t = 1.0)]
+    pub replay_speed: f64,
 }
 
 #[derive(Subcommand, Debug)]
@@ -64,6 +92,21 @@ pub fn main() -> i32 {
     };
     match cli.command {
         None => {
+            use std::io::IsTerminal;
+            if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
+                let w = cli.workbench;
+                return crate::tui::run(crate::tui::Options {
+                    demo: w.demo,
+                    theme: w.theme,
+                    db: w.db,
+                    endpoint: w.endpoint,
+                    model: w.model,
+                    api: w.api,
+                    analyzer: w.analyzer,
+                    replay_speed: w.replay_speed,
+                });
+            }
+            // Not a terminal (a pipe, a script): say what the commands are instead.
             print_short_help();
             0
         }
@@ -81,7 +124,7 @@ pub fn main() -> i32 {
 fn print_short_help() {
     let version = env!("CARGO_PKG_VERSION");
     println!("kakeai {version} — やな/あゆ dialogue workbench\n");
-    println!("The interactive workbench is not built yet. What works today:\n");
+    println!("Run it in a terminal for the workbench (kakeai, or kakeai --demo). Commands:\n");
     println!("  kakeai check [FILE|-] --speaker yana|ayu   judge lines with the Director's rules");
     println!("  kakeai run --headless --topic TEXT         a live やな/あゆ run, as JSON lines");
     println!(

@@ -57,8 +57,13 @@ impl Replay {
     /// Parses a recording: a `{"topic": …}` line, then one attempt per line. Errors name the
     /// line and column.
     pub fn parse(name: &str, text: &str) -> Result<Replay, String> {
-        let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
-        let (n, first) = lines.next().ok_or_else(|| format!("{name}: empty recording"))?;
+        let mut lines = text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty());
+        let (n, first) = lines
+            .next()
+            .ok_or_else(|| format!("{name}: empty recording"))?;
         let at = |n: usize, e: serde_json::Error| format!("{name}:{}:{}: {e}", n + 1, e.column());
         let header: Header = serde_json::from_str(first).map_err(|e| at(n, e))?;
         let attempts = lines

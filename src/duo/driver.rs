@@ -9,11 +9,11 @@ use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
+use super::backend::Backend;
 use super::records::RunEnd;
 use super::session::{Effect, Event, Session, State};
 use crate::director::judge::{self, JudgeInput};
 use crate::director::{self, ContextTurn};
-use super::backend::Backend;
 use crate::llm::Message;
 use crate::store::{AttemptOutcome, AttemptState, NewAttempt, RunStatus, StoreHandle, TurnCommit};
 use crate::text::{AnalysisCache, Analyzer};
@@ -368,7 +368,10 @@ impl Driver {
                     delta: d.to_string(),
                 });
             };
-            let ev = match backend.generate(turn, attempt, messages, &mut on_token).await {
+            let ev = match backend
+                .generate(turn, attempt, messages, &mut on_token)
+                .await
+            {
                 Ok((text, stats)) => Event::Generated {
                     turn,
                     attempt,

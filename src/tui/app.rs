@@ -1,0 +1,462 @@
+//! The workbench's state and its reactions to keys and service messages. No I/O here: keys
+//! become `Command`s the runtime carries out (start a run, steer it, save a reviewer action).
+
+use crossterm::event::{KeyCode, KeyEvent};
+use ratatui_textarea::TextArea;
+use serde_json::json;
+
+use super::keymap::{Action, Keymap};
+use super::theme::Theme;
+use super::view::{RunState, RunView};
+use crate::director::Status;
+use crate::duo::{Effect, Event};
+use crate::store::ActionKind;
+
+/// Feedback categories (duo-talk's issue_type set).
+pub const CATEGORIES: [&str; 5] = [
+    "tone_drift",
+    "knowledge_overstep",
+    "slow_progress",
+    "character_break",
+    "other",
+];
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Conn {
+    Probing,
+    Up { api: String },
+    Down(String),
+    Demo,
+}
+
+#[derive(Debug, Clone)]
+pub struct Header {
+    pub endpoint: String,
+    pub model: String,
+    pub conn: Conn,
+    pub analyzer: String,
+    pub ruleset: String,
+    pub db: String,
+}
+
+pub enum Modal {
+    Topic(TextArea<'static>),
+    Inject(TextArea<'static>),
+    Override {
+        status: Status,
+        reason: TextArea<'static>,
+    },
+    Feedback {
+        category: usize,
+        text: TextArea<'static>,
+    },
+}
+
+/// What the runtime must do for the app.
+#[derive(Debug, Clone)]
+pub enum Command {
+    StartLive(String),
+    StartDemo,
+    Control(Event),
+    Save {
+        turn: Option<usize>,
+        kind: ActionKind,
+        payload: serde_json::Value,
+    },
+}
+
+/// Messages from the services.
+#[derive(Debug, Clone)]
+pub enum UiMsg {
+    Token {
+        turn: usize,
+        attempt: usize,
+        delta: String,
+    },
+    Effect(Box<Effect>),
+    RunStarted {
+        run_id: i64,
+        topic: String,
+    },
+    Connection(Conn),
+    Saved {
+        turn: Option<usize>,
+        result: Result<(), String>,
+    },
+    Error(String),
+}
+
+pub struct App {
+    pub header: Header,
+    pub run: RunView,
+    pub themes: Vec<Theme>,
+    pub theme: usize,
+    pub keymap: Keymap,
+    /// Index into `run.turns`.
+    pub selected: usize,
+    /// Follow the stream: the newest turn stays selected.
+    pub follow: bool,
+    /// Attempt shown in the detail pane (index into the turn's attempts); None = the committed.
+    pub attempt: Option<usize>,
+    pub modal: Option<Modal>,
+    pub help: bool,
+    pub status: String,
+    pub quit: bool,
+    pub dirty: bool,
+}
+
+impl App {
+    pub fn new(header: Header, themes: Vec<Theme>, keymap: Keymap) -> App {
+        App {
+            header,
+            run: RunView::default(),
+            themes,
+            theme: 0,
+            keymap,
+            selected: 0,
+            follow: true,
+            attempt: None,
+            modal: None,
+            help: false,
+            status: String::new(),
+            quit: false,
+            dirty: true,
+        }
+    }
+
+    pub fn theme(&self) -> &Theme {
+        &self.themes[self.theme.min(self.themes.len().saturating_sub(1))]
+    }
+
+    pub fn running(&self) -> bool {
+        matches!(self.run.state, RunState::Running | RunState::Paused)
+    }
+
+    pub fn on_msg(&mut self, msg: UiMsg) {
+        self.dirty = true;
+        match msg {
+            UiMsg::Token {
+                turn,
+                attempt,
+                delta,
+            } => self.run.on_token(turn, attempt, &delta),
+            UiMsg::Effect(e) => {
+                self.run.apply(&e);
+                match &*e {
+                    Effect::Held { turn, .. } => {
+                        self.status = format!(
+                            "turn {turn}: every attempt failed — pick one with tab and c, or regenerate with r"
+                        );
+                    }
+                    Effect::RunDone { status, error } => {
+                        self.status = match error {
+                            Some(e) => format!("run {}: {e}", status.as_str()),
+                            None => format!("run {}", status.as_str()),
+                        };
+                    }
+                    _ => {}
+                }
+                if self.follow && !self.run.turns.is_empty() {
+                    self.selected = self.run.turns.len() - 1;
+                    self.attempt = None;
+                }
+            }
+            UiMsg::RunStarted { run_id, topic } => {
+                self.run = RunView {
+                    run_id: Some(run_id),
+                    topic,
+                    ..RunView::default()
+                };
+                self.selected = 0;
+                self.follow = true;
+                self.status = format!("run {run_id} started");
+            }
+            UiMsg::Connection(c) => {
+                if let Conn::Down(why) = &c {
+                    self.status = format!("{why} — press d for the bundled demo");
+                }
+                self.header.conn = c;
+            }
+            UiMsg::Saved { turn, result } => match result {
+                Ok(()) => {
+                    if let Some(t) =
+                        turn.and_then(|n| self.run.turns.iter_mut().rev().find(|t| t.turn == n))
+                    {
+                        t.review.saved = true;
+                    }
+                    self.status = "saved ✓".into();
+                }
+                Err(e) => self.status = format!("NOT saved: {e}"),
+            },
+            UiMsg::Error(e) => self.status = e,
+        }
+    }
+
+    pub fn on_key(&mut self, key: KeyEvent) -> Vec<Command> {
+        self.dirty = true;
+        if self.modal.is_some() {
+            return self.modal_key(key);
+        }
+        if self.help {
+            self.help = false;
+            return Vec::new();
+        }
+        let Some(action) = self.keymap.action(&key) else {
+            return Vec::new();
+        };
+        self.act(action)
+    }
+
+    pub fn act(&mut self, action: Action) -> Vec<Command> {
+        let n = self.run.turns.len();
+        let sel_turn = self.run.turns.get(self.selected).map(|t| t.turn);
+        match action {
+            Action::Quit => self.quit = true,
+            Action::Help => self.help = true,
+            Action::NextTurn => {
+                self.selected = (self.selected + 1).min(n.saturating_sub(1));
+                self.follow = self.selected + 1 >= n;
+                self.attempt = None;
+            }
+            Action::PrevTurn => {
+                self.selected = self.selected.saturating_sub(1);
+                self.follow = false;
+                self.attempt = None;
+            }
+            Action::PageDown => {
+                self.selected = (self.selected + 5).min(n.saturating_sub(1));
+                self.follow = self.selected + 1 >= n;
+            }
+            Action::PageUp => {
+                self.selected = self.selected.saturating_sub(5);
+                self.follow = false;
+            }
+            Action::FirstTurn => {
+                self.selected = 0;
+                self.follow = false;
+            }
+            Action::Follow => {
+                self.selected = n.saturating_sub(1);
+                self.follow = true;
+            }
+            Action::NextAttempt | Action::PrevAttempt => {
+                if let Some(t) = self.run.turns.get(self.selected) {
+                    let len = t.attempts.len();
+                    let cur = self
+                        .attempt
+                        .or(t.committed)
+                        .unwrap_or(len.saturating_sub(1));
+                    self.attempt = Some(if action == Action::NextAttempt {
+                        (cur + 1).min(len.saturating_sub(1))
+                    } else {
+                        cur.saturating_sub(1)
+                    });
+                }
+            }
+            Action::NewRun => {
+                if self.running() {
+                    self.status = "a run is in progress — stop it first (s)".into();
+                } else {
+                    self.modal = Some(Modal::Topic(textarea(
+                        "topic — what should they talk about? (Enter to start, Esc to cancel)",
+                    )));
+                }
+            }
+            Action::Demo => {
+                if self.running() {
+                    self.status = "a run is in progress — stop it first (s)".into();
+                } else {
+                    return vec![Command::StartDemo];
+                }
+            }
+            Action::PauseResume => {
+                let (ev, kind) = match self.run.state {
+                    RunState::Paused => (Event::Resume, ActionKind::Resume),
+                    RunState::Running => (Event::Pause, ActionKind::Pause),
+                    _ => return Vec::new(),
+                };
+                self.status = format!("{} requested", kind.as_str());
+                return vec![Command::Control(ev), save(None, kind, json!({}))];
+            }
+            Action::Stop if self.running() => {
+                return vec![
+                    Command::Control(Event::Stop),
+                    save(None, ActionKind::Stop, json!({})),
+                ];
+            }
+            Action::Inject if self.running() => {
+                self.modal = Some(Modal::Inject(textarea(
+                    "owner instruction for the next turn (Enter to send)",
+                )));
+            }
+            Action::Regenerate => {
+                if let Some(turn) = sel_turn.filter(|_| self.run.run_id.is_some()) {
+                    self.follow = true;
+                    return vec![
+                        Command::Control(Event::Regenerate { turn }),
+                        save(Some(turn), ActionKind::Regenerate, json!({})),
+                    ];
+                }
+            }
+            Action::ThumbUp | Action::ThumbDown => {
+                if let Some(t) = self.run.turns.get_mut(self.selected) {
+                    let up = action == Action::ThumbUp;
+                    t.review.thumb = Some(up);
+                    t.review.saved = false;
+                    return vec![save(
+                        Some(t.turn),
+                        ActionKind::Thumb,
+                        json!({"up": up, "speaker": t.speaker}),
+                    )];
+                }
+            }
+            Action::Override if sel_turn.is_some() => {
+                let current = self.run.turns[self.selected]
+                    .status()
+                    .unwrap_or(Status::Pass);
+                self.modal = Some(Modal::Override {
+                    status: current,
+                    reason: textarea("override: ←/→ verdict, type the reason, Enter to save"),
+                });
+            }
+            Action::Feedback if sel_turn.is_some() => {
+                self.modal = Some(Modal::Feedback {
+                    category: 0,
+                    text: textarea(
+                        "feedback: ←/→ category; what is wrong, then the fix (Enter to save)",
+                    ),
+                });
+            }
+            Action::ChooseAttempt if self.run.held => {
+                if let Some(a) = self.run.turns.get(self.selected).and_then(|t| {
+                    t.attempts
+                        .get(self.attempt.unwrap_or(t.attempts.len().saturating_sub(1)))
+                }) {
+                    return vec![Command::Control(Event::Choose { attempt: a.attempt })];
+                }
+            }
+            Action::NextTheme => {
+                self.theme = (self.theme + 1) % self.themes.len().max(1);
+                self.status = format!("theme: {}", self.theme().name);
+            }
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    fn modal_key(&mut self, key: KeyEvent) -> Vec<Command> {
+        let Some(modal) = self.modal.as_mut() else {
+            return Vec::new();
+        };
+        match key.code {
+            KeyCode::Esc => {
+                self.modal = None;
+                return Vec::new();
+            }
+            KeyCode::Left | KeyCode::Right => {
+                let right = key.code == KeyCode::Right;
+                match modal {
+                    Modal::Override { status, .. } => {
+                        let order = [Status::Pass, Status::Warn, Status::Retry];
+                        let i = order.iter().position(|s| s == status).unwrap_or(0);
+                        *status = order[if right { (i + 1) % 3 } else { (i + 2) % 3 }];
+                        return Vec::new();
+                    }
+                    Modal::Feedback { category, .. } => {
+                        let n = CATEGORIES.len();
+                        *category = if right {
+                            (*category + 1) % n
+                        } else {
+                            (*category + n - 1) % n
+                        };
+                        return Vec::new();
+                    }
+                    _ => {}
+                }
+            }
+            KeyCode::Enter => {
+                let Some(modal) = self.modal.take() else {
+                    return Vec::new();
+                };
+                return self.submit(modal);
+            }
+            _ => {}
+        }
+        match modal {
+            Modal::Topic(t) | Modal::Inject(t) => {
+                t.input(key);
+            }
+            Modal::Override { reason: t, .. } | Modal::Feedback { text: t, .. } => {
+                t.input(key);
+            }
+        }
+        Vec::new()
+    }
+
+    fn submit(&mut self, modal: Modal) -> Vec<Command> {
+        let turn = self.run.turns.get(self.selected).map(|t| t.turn);
+        match modal {
+            Modal::Topic(t) => {
+                let topic = t.lines().join(" ").trim().to_string();
+                if topic.is_empty() {
+                    return Vec::new();
+                }
+                vec![Command::StartLive(topic)]
+            }
+            Modal::Inject(t) => {
+                let text = t.lines().join("\n").trim().to_string();
+                if text.is_empty() {
+                    return Vec::new();
+                }
+                self.status = "instruction queued for the next turn".into();
+                vec![
+                    Command::Control(Event::Inject(text.clone())),
+                    save(None, ActionKind::Inject, json!({"instruction": text})),
+                ]
+            }
+            Modal::Override { status, reason } => {
+                let reason = reason.lines().join("\n").trim().to_string();
+                let Some(t) = self.run.turns.get_mut(self.selected) else {
+                    return Vec::new();
+                };
+                let from = t.shown().and_then(|a| a.verdict.as_ref().map(|v| v.status));
+                t.review.override_to = Some(status);
+                t.review.saved = false;
+                vec![save(
+                    turn,
+                    ActionKind::Override,
+                    json!({"from": from, "to": status, "reason": reason, "speaker": t.speaker}),
+                )]
+            }
+            Modal::Feedback { category, text } => {
+                let lines = text.lines();
+                let description = lines.first().cloned().unwrap_or_default();
+                let fix = lines.get(1..).map(|l| l.join("\n")).unwrap_or_default();
+                let Some(t) = self.run.turns.get_mut(self.selected) else {
+                    return Vec::new();
+                };
+                t.review.notes += 1;
+                t.review.saved = false;
+                vec![save(
+                    turn,
+                    ActionKind::Feedback,
+                    json!({"issue_type": CATEGORIES[category], "description": description, "suggested_fix": fix, "speaker": t.speaker}),
+                )]
+            }
+        }
+    }
+}
+
+fn save(turn: Option<usize>, kind: ActionKind, payload: serde_json::Value) -> Command {
+    Command::Save {
+        turn,
+        kind,
+        payload,
+    }
+}
+
+fn textarea(title: &str) -> TextArea<'static> {
+    let mut t = TextArea::default();
+    t.set_block(ratatui::widgets::Block::bordered().title(title.to_string()));
+    t
+}

@@ -1,0 +1,184 @@
+//! Key bindings as data: the embedded assets/keymap.toml merged with the user's keymap.toml.
+//! Every action has a description, so the help screen is generated from the keymap.
+
+use std::collections::BTreeMap;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use serde::Deserialize;
+
+use crate::config::{ConfigError, load_toml_table, merge_tables};
+
+const DEFAULT: &str = include_str!("../../assets/keymap.toml");
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    Quit,
+    Help,
+    NextTurn,
+    PrevTurn,
+    PageDown,
+    PageUp,
+    FirstTurn,
+    Follow,
+    NextAttempt,
+    PrevAttempt,
+    NewRun,
+    Demo,
+    PauseResume,
+    Stop,
+    Inject,
+    Regenerate,
+    ThumbUp,
+    ThumbDown,
+    Override,
+    Feedback,
+    ChooseAttempt,
+    NextTheme,
+    /// Unbinds a key.
+    None,
+}
+
+impl Action {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Action::Quit => "quit",
+            Action::Help => "show / hide this help",
+            Action::NextTurn => "select the next turn",
+            Action::PrevTurn => "select the previous turn (stops following the stream)",
+            Action::PageDown => "scroll down a page",
+            Action::PageUp => "scroll up a page",
+            Action::FirstTurn => "select the first turn",
+            Action::Follow => "follow the stream again (select the newest turn)",
+            Action::NextAttempt => "show the next attempt of the turn",
+            Action::PrevAttempt => "show the previous attempt of the turn",
+            Action::NewRun => "start a new run with a topic",
+            Action::Demo => "play the bundled demo run",
+            Action::PauseResume => "pause / resume the run (after the current line)",
+            Action::Stop => "stop the run",
+            Action::Inject => "give an owner instruction for the next turn",
+            Action::Regenerate => "regenerate the selected turn (later turns are dropped)",
+            Action::ThumbUp => "👍 the selected turn",
+            Action::ThumbDown => "👎 the selected turn",
+            Action::Override => "override the verdict of the selected turn, with a reason",
+            Action::Feedback => "feedback note with a category and a suggested fix",
+            Action::ChooseAttempt => "while held: commit the shown attempt",
+            Action::NextTheme => "switch theme",
+            Action::None => "(unbound)",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Keymap {
+    keys: BTreeMap<String, Action>,
+}
+
+#[derive(Deserialize)]
+struct KeymapFile {
+    keys: BTreeMap<String, Action>,
+}
+
+impl Keymap {
+    pub fn builtin() -> Keymap {
+        Keymap::from_text(None).unwrap_or(Keymap {
+            keys: BTreeMap::new(),
+        })
+    }
+
+    /// Defaults ⊕ `<config_dir>/keymap.toml`.
+    pub fn load() -> Result<Keymap, ConfigError> {
+        let user = crate::config::config_dir()
+            .map(|d| d.join("keymap.toml"))
+            .filter(|p| p.exists());
+        let user = match user {
+            Some(p) => Some((
+                std::fs::read_to_string(&p).map_err(|e| ConfigError::Io {
+                    path: p.clone(),
+                    message: e.to_string(),
+                })?,
+                p,
+            )),
+            None => None,
+        };
+        Keymap::from_text(user.as_ref().map(|(t, p)| (p.as_path(), t.as_str())))
+    }
+
+    fn from_text(user: Option<(&std::path::Path, &str)>) -> Result<Keymap, ConfigError> {
+        let path = std::path::Path::new("assets/keymap.toml");
+        let mut table = load_toml_table(path, DEFAULT)?;
+        let mut at = path;
+        if let Some((p, text)) = user {
+            merge_tables(&mut table, load_toml_table(p, text)?);
+            at = p;
+        }
+        let f: KeymapFile = crate::config::from_table(table, at)?;
+        Ok(Keymap { keys: f.keys })
+    }
+
+    pub fn action(&self, key: &KeyEvent) -> Option<Action> {
+        let name = key_name(key)?;
+        self.keys.get(&name).copied().filter(|a| *a != Action::None)
+    }
+
+    /// (keys, action) pairs for the help screen, grouped by action in a stable order.
+    pub fn help(&self) -> Vec<(String, Action)> {
+        let mut by: BTreeMap<Action, Vec<&str>> = BTreeMap::new();
+        for (k, a) in &self.keys {
+            if *a != Action::None {
+                by.entry(*a).or_default().push(k);
+            }
+        }
+        by.into_iter().map(|(a, ks)| (ks.join(" / "), a)).collect()
+    }
+}
+
+fn key_name(key: &KeyEvent) -> Option<String> {
+    let base = match key.code {
+        KeyCode::Char(c) => c.to_string(),
+        KeyCode::Up => "up".into(),
+        KeyCode::Down => "down".into(),
+        KeyCode::PageUp => "pageup".into(),
+        KeyCode::PageDown => "pagedown".into(),
+        KeyCode::Home => "home".into(),
+        KeyCode::End => "end".into(),
+        KeyCode::Tab => "tab".into(),
+        KeyCode::BackTab => "backtab".into(),
+        KeyCode::Enter => "enter".into(),
+        KeyCode::Esc => "esc".into(),
+        KeyCode::F(n) => format!("f{n}"),
+        _ => return None,
+    };
+    Some(if key.modifiers.contains(KeyModifiers::CONTROL) {
+        format!("ctrl-{base}")
+    } else {
+        base
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_bind_every_action_and_users_can_rebind() {
+        let k = Keymap::builtin();
+        let q = KeyEvent::new(KeyCode::Char('q'), KeyModifiers::NONE);
+        assert_eq!(k.action(&q), Some(Action::Quit));
+        let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+        assert_eq!(k.action(&ctrl_c), Some(Action::Quit));
+        let help = k.help();
+        assert!(
+            help.iter()
+                .any(|(keys, a)| *a == Action::PrevTurn && keys.contains("up"))
+        );
+        let user = "[keys]\nq = \"none\"\nx = \"quit\"\n";
+        let k = Keymap::from_text(Some((std::path::Path::new("k.toml"), user))).unwrap();
+        assert_eq!(k.action(&q), None);
+        let x = KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE);
+        assert_eq!(k.action(&x), Some(Action::Quit));
+        let bad = "[keys]\nq = \"explode\"\n";
+        let e = Keymap::from_text(Some((std::path::Path::new("k.toml"), bad))).unwrap_err();
+        assert!(e.to_string().contains("explode"), "{e}");
+    }
+}

@@ -1,0 +1,215 @@
+//! The workbench: one `select!` loop over terminal events, service messages and a frame timer;
+//! runs and store writes happen in tasks that report back as `UiMsg`. Redraws only when
+//! something changed, at most ~30 times a second.
+
+pub mod app;
+pub mod keymap;
+pub mod render;
+pub mod theme;
+pub mod view;
+pub mod wrap;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
+
+use crate::director::RuleSet;
+use crate::duo::backend::{Backend, Replay};
+use crate::duo::driver::{Driver, Notice};
+use crate::duo::{DuoConfig, Event, RunSpec, Session, persona};
+use crate::llm::{Client, LlmConfig};
+use crate::store::{NewAction, NewRun, StoreHandle};
+use crate::text::Analyzer;
+use app::{App, Command, Conn, UiMsg};
+
+/// Everything the runtime needs besides the app state.
+pub struct Services {
+    pub store: StoreHandle,
+    pub rules: RuleSet,
+    pub duo: DuoConfig,
+    pub llm: LlmConfig,
+    pub analyzer: Arc<dyn Analyzer>,
+    pub replay_speed: f64,
+}
+
+pub struct Runtime {
+    pub app: App,
+    pub services: Services,
+    pub tx: UnboundedSender<UiMsg>,
+    ctl: Option<UnboundedSender<Event>>,
+}
+
+impl Runtime {
+    pub fn new(app: App, services: Services) -> (Runtime, UnboundedReceiver<UiMsg>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (
+            Runtime {
+                app,
+                services,
+                tx,
+                ctl: None,
+            },
+            rx,
+        )
+    }
+
+    /// Probes the endpoint in the background; the header shows the answer.
+    pub fn probe(&self) {
+        let (tx, cfg) = (self.tx.clone(), self.services.llm.clone());
+        tokio::spawn(async move {
+            let conn = match Client::new(cfg) {
+                Ok(c) => match c.ensure_model().await {
+                    Ok(info) => Conn::Up {
+                        api: info.api.to_string(),
+                    },
+                    Err(e) => Conn::Down(e.to_string()),
+                },
+                Err(e) => Conn::Down(e.to_string()),
+            };
+            let _ = tx.send(UiMsg::Connection(conn));
+        });
+    }
+
+    pub fn execute(&mut self, cmd: Command) {
+        match cmd {
+            Command::StartDemo => match Replay::demo() {
+                Ok(mut r) => {
+                    let s = self.services.replay_speed.max(0.01);
+                    r.first_token = r.first_token.div_f64(s);
+                    r.per_token = r.per_token.div_f64(s);
+                    let topic = r.topic.clone();
+                    let turns = r.max_turn();
+                    self.app.header.conn = Conn::Demo;
+                    self.start(Backend::Replay(Arc::new(r)), topic, turns, "demo");
+                }
+                Err(e) => self.app.status = e,
+            },
+            Command::StartLive(topic) => match Client::new(self.services.llm.clone()) {
+                Ok(c) => {
+                    let turns = self.services.duo.max_turns;
+                    self.start(Backend::Live(c), topic, turns, "live");
+                }
+                Err(e) => self.app.status = e.to_string(),
+            },
+            Command::Control(ev) => match &self.ctl {
+                Some(ctl) => {
+                    let _ = ctl.send(ev);
+                }
+                None => self.app.status = "no run to control".into(),
+            },
+            Command::Save {
+                turn,
+                kind,
+                payload,
+            } => {
+                let Some(run_id) = self.app.run.run_id else {
+                    self.app.status = "nothing to save: no run".into();
+                    return;
+                };
+                let action = NewAction {
+                    run_id,
+                    turn: turn.map(|t| t as u32),
+                    attempt_id: None,
+                    kind,
+                    payload,
+                };
+                let (store, tx) = (self.services.store.clone(), self.tx.clone());
+                tokio::spawn(async move {
+                    let result = store
+                        .call(move |s| s.add_action(&action))
+                        .await
+                        .map(drop)
+                        .map_err(|e| e.to_string());
+                    let _ = tx.send(UiMsg::Saved { turn, result });
+                });
+            }
+        }
+    }
+
+    fn start(&mut self, backend: Backend, topic: String, turns: usize, mode: &str) {
+        let s = &self.services;
+        let spec = RunSpec {
+            topic: topic.clone(),
+            max_turns: turns,
+            max_attempts: s.duo.max_attempts,
+            exhaustion: s.duo.exhaustion,
+            judge: true,
+        };
+        let chars: Vec<_> = ["yana", "ayu"]
+            .iter()
+            .filter_map(|id| s.rules.character(id))
+            .collect();
+        let (endpoint, model) = match &backend {
+            Backend::Live(c) => (c.config().endpoint.clone(), c.config().model.clone()),
+            Backend::Replay(_) => ("assets/demo/run.jsonl".into(), "demo-replay".into()),
+        };
+        let new = NewRun {
+            topic: topic.clone(),
+            model: Some(model),
+            endpoint: Some(endpoint),
+            api: Some(mode.into()),
+            options: json!({"max_turns": spec.max_turns, "max_attempts": spec.max_attempts,
+                            "exhaustion": spec.exhaustion, "judge": true, "mode": mode}),
+            persona_version: Some(persona::version(&chars, &s.duo.world)),
+            ruleset_version: Some(s.rules.version.clone()),
+        };
+        let session = Session::new(spec, s.duo.clone(), s.rules.clone());
+        let (ctl_tx, ctl_rx) = mpsc::unbounded_channel();
+        self.ctl = Some(ctl_tx);
+        let (store, analyzer, tx) = (s.store.clone(), s.analyzer.clone(), self.tx.clone());
+        tokio::spawn(async move {
+            let run_id = match store.call(move |st| st.create_run(&new)).await {
+                Ok(id) => id,
+                Err(e) => {
+                    let _ = tx.send(UiMsg::Error(format!("could not create the run: {e}")));
+                    return;
+                }
+            };
+            let _ = tx.send(UiMsg::RunStarted { run_id, topic });
+            let driver = Driver {
+                backend,
+                store,
+                analyzer,
+                run_id,
+                save_every: Duration::from_millis(500),
+            };
+            let sink_tx = tx.clone();
+            let mut sink = move |n: Notice<'_>| {
+                let msg = match n {
+                    Notice::Token {
+                        turn,
+                        attempt,
+                        delta,
+                    } => UiMsg::Token {
+                        turn,
+                        attempt,
+                        delta: delta.to_string(),
+                    },
+                    Notice::Effect(e) => UiMsg::Effect(Box::new(e.clone())),
+                    Notice::StoreError(e) => UiMsg::Error(format!("store: {e}")),
+                };
+                let _ = sink_tx.send(msg);
+            };
+            driver.drive(session, Some(ctl_rx), &mut sink).await;
+        });
+    }
+}
+
+/// Start-up options from the command line.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub demo: bool,
+    pub theme: Option<String>,
+    pub db: Option<PathBuf>,
+    pub endpoint: Option<String>,
+    pub model: Option<String>,
+    pub api: Option<crate::llm::ApiKind>,
+    pub analyzer: crate::text::analyzer::AnalyzerChoice,
+    pub replay_speed: f64,
+}
+
+mod term;
+pub use term::run;

@@ -1,0 +1,209 @@
+//! Terminal set-up and the event loop. Panics restore the terminal (ratatui's hook) and go to
+//! the log file with everything else — nothing is printed over the screen.
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{self, Event as TermEvent, KeyEventKind, MouseEventKind};
+use tokio::sync::mpsc;
+
+use super::app::{App, Command, Conn, Header};
+use super::keymap::{Action, Keymap};
+use super::{Options, Runtime, Services, render, theme};
+use crate::director::RuleSet;
+use crate::duo::DuoConfig;
+use crate::llm::LlmConfig;
+use crate::store::{Store, StoreHandle};
+use crate::text::analyzer;
+
+const FRAME: Duration = Duration::from_millis(33);
+
+/// Appends a line to `<data_dir>/kakeai.log`.
+pub fn log(line: &str) {
+    let Some(dir) = crate::config::data_dir() else {
+        return;
+    };
+    let _ = std::fs::create_dir_all(&dir);
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("kakeai.log"))
+    {
+        let _ = writeln!(f, "{} {line}", crate::store::time::now_iso());
+    }
+}
+
+pub fn run(opts: Options) -> i32 {
+    let mut problems: Vec<String> = Vec::new();
+    let mut note = |e: &dyn std::fmt::Display| problems.push(e.to_string());
+    let rules = RuleSet::load(None).unwrap_or_else(|e| {
+        note(&e);
+        RuleSet::builtin().expect("embedded rules parse")
+    });
+    let duo = DuoConfig::load().unwrap_or_else(|e| {
+        note(&e);
+        DuoConfig::builtin().expect("embedded duo.toml parses")
+    });
+    let mut llm = LlmConfig::load().unwrap_or_else(|e| {
+        note(&e);
+        LlmConfig::default()
+    });
+    if let Some(e) = &opts.endpoint {
+        llm.endpoint = e.clone();
+    }
+    if let Some(m) = &opts.model {
+        llm.model = m.clone();
+    }
+    if opts.api.is_some() {
+        llm.api = opts.api;
+    }
+    let keymap = Keymap::load().unwrap_or_else(|e| {
+        note(&e);
+        Keymap::builtin()
+    });
+    let (themes, theme_errors) = theme::load_all();
+    for e in &theme_errors {
+        note(e);
+    }
+    let analyzer = match analyzer::open(opts.analyzer, &mut |m| eprintln!("{m}")) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("kakeai: {e}");
+            return 2;
+        }
+    };
+    let Some(db) = opts.db.clone().or_else(Store::default_path) else {
+        eprintln!("kakeai: no data directory; pass --db PATH");
+        return 2;
+    };
+    let store = match Store::open(&db) {
+        Ok(s) => StoreHandle::spawn(s),
+        Err(e) => {
+            eprintln!("kakeai: {}: {e}", db.display());
+            return 2;
+        }
+    };
+    let header = Header {
+        endpoint: llm.endpoint.clone(),
+        model: llm.model.clone(),
+        conn: Conn::Probing,
+        analyzer: analyzer.kind().to_string(),
+        ruleset: rules.version.clone(),
+        db: db.display().to_string(),
+    };
+    let mut app = App::new(header, themes, keymap);
+    if let Some(name) = &opts.theme {
+        match app.themes.iter().position(|t| &t.name == name) {
+            Some(i) => app.theme = i,
+            None => problems.push(format!("no theme named `{name}`")),
+        }
+    }
+    if let Some(p) = problems.first() {
+        app.status = format!("config: {p} (using defaults)");
+    }
+    for p in &problems {
+        log(&format!("config: {p}"));
+    }
+    let services = Services {
+        store,
+        rules,
+        duo,
+        llm,
+        analyzer,
+        replay_speed: if opts.replay_speed > 0.0 {
+            opts.replay_speed
+        } else {
+            1.0
+        },
+    };
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("kakeai: cannot start the async runtime: {e}");
+            return 2;
+        }
+    };
+    let code = rt.block_on(event_loop(app, services, opts.demo));
+    // Reader threads may still block on the terminal; do not wait for them.
+    rt.shutdown_timeout(Duration::from_millis(100));
+    code
+}
+
+async fn event_loop(app: App, services: Services, demo: bool) -> i32 {
+    let (mut rt, mut rx) = Runtime::new(app, services);
+    if demo {
+        rt.execute(Command::StartDemo);
+    } else {
+        rt.probe();
+    }
+    let mut terminal = ratatui::init();
+    let _ = crossterm::execute!(std::io::stdout(), crossterm::event::EnableMouseCapture);
+    let (key_tx, mut keys) = mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        while let Ok(ev) = event::read() {
+            if key_tx.send(ev).is_err() {
+                break;
+            }
+        }
+    });
+    let mut last_frame = Instant::now() - FRAME;
+    let mut last_count = Instant::now();
+    loop {
+        if rt.app.dirty && last_frame.elapsed() >= FRAME {
+            // Live counts of streaming text, debounced to ≤ 150 ms (seed 003 §5).
+            if last_count.elapsed() >= Duration::from_millis(150) {
+                rt.app.run.refresh_counts();
+                last_count = Instant::now();
+            }
+            if let Err(e) = terminal.draw(|f| render::draw(f, &rt.app)) {
+                log(&format!("draw failed: {e}"));
+                break;
+            }
+            rt.app.dirty = false;
+            last_frame = Instant::now();
+        }
+        let wait = FRAME.saturating_sub(last_frame.elapsed());
+        tokio::select! {
+            Some(ev) = keys.recv() => match ev {
+                TermEvent::Key(k) if k.kind != KeyEventKind::Release => {
+                    for cmd in rt.app.on_key(k) {
+                        rt.execute(cmd);
+                    }
+                }
+                TermEvent::Mouse(m) => {
+                    let a = match m.kind {
+                        MouseEventKind::ScrollDown => Some(Action::NextTurn),
+                        MouseEventKind::ScrollUp => Some(Action::PrevTurn),
+                        _ => None,
+                    };
+                    if let Some(a) = a {
+                        rt.app.act(a);
+                        rt.app.dirty = true;
+                    }
+                }
+                TermEvent::Resize(..) => rt.app.dirty = true,
+                _ => {}
+            },
+            Some(msg) = rx.recv() => {
+                if let app::UiMsg::Error(e) = &msg {
+                    log(e);
+                }
+                rt.app.on_msg(msg);
+            }
+            // Only wakes to draw a pending change; an idle screen sleeps.
+            _ = tokio::time::sleep(wait), if rt.app.dirty => {}
+        }
+        if rt.app.quit {
+            break;
+        }
+    }
+    let _ = crossterm::execute!(std::io::stdout(), crossterm::event::DisableMouseCapture);
+    ratatui::restore();
+    0
+}
+
+use super::app;

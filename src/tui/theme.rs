@@ -1,0 +1,147 @@
+//! Colour themes: TOML files, three built in (themes/*.toml, embedded) plus any the user puts
+//! in `<config_dir>/themes/`. A theme that fails to parse is reported and skipped.
+
+use ratatui::style::Color;
+use serde::Deserialize;
+
+use crate::config::{ConfigError, load_toml_table};
+use crate::director::Status;
+
+const BUILTIN: [(&str, &str); 3] = [
+    ("themes/dark.toml", include_str!("../../themes/dark.toml")),
+    ("themes/light.toml", include_str!("../../themes/light.toml")),
+    (
+        "themes/high-contrast.toml",
+        include_str!("../../themes/high-contrast.toml"),
+    ),
+];
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ThemeFile {
+    name: String,
+    text: String,
+    dim: String,
+    accent: String,
+    border: String,
+    selected_bg: String,
+    yana: String,
+    ayu: String,
+    pass: String,
+    warn: String,
+    retry: String,
+    unscored: String,
+    highlight_bg: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Theme {
+    pub name: String,
+    pub text: Color,
+    pub dim: Color,
+    pub accent: Color,
+    pub border: Color,
+    pub selected_bg: Color,
+    pub yana: Color,
+    pub ayu: Color,
+    pub pass: Color,
+    pub warn: Color,
+    pub retry: Color,
+    pub unscored: Color,
+    pub highlight_bg: Color,
+}
+
+impl Theme {
+    pub fn speaker(&self, id: &str) -> Color {
+        if id == "ayu" { self.ayu } else { self.yana }
+    }
+
+    pub fn status(&self, s: Status) -> Color {
+        match s {
+            Status::Pass | Status::Info => self.pass,
+            Status::Warn | Status::Modify => self.warn,
+            Status::Retry => self.retry,
+            Status::Unscored => self.unscored,
+        }
+    }
+
+    fn parse(path: &std::path::Path, text: &str) -> Result<Theme, ConfigError> {
+        let table = load_toml_table(path, text)?;
+        let f: ThemeFile = crate::config::from_table(table, path)?;
+        let c = |key: &str, v: &str| {
+            v.parse::<Color>().map_err(|_| ConfigError::Invalid {
+                path: path.to_path_buf(),
+                at: crate::config::locate_key(text, key),
+                key: Some(key.into()),
+                message: format!("`{v}` is not a colour (use #rrggbb or a colour name)"),
+            })
+        };
+        Ok(Theme {
+            text: c("text", &f.text)?,
+            dim: c("dim", &f.dim)?,
+            accent: c("accent", &f.accent)?,
+            border: c("border", &f.border)?,
+            selected_bg: c("selected_bg", &f.selected_bg)?,
+            yana: c("yana", &f.yana)?,
+            ayu: c("ayu", &f.ayu)?,
+            pass: c("pass", &f.pass)?,
+            warn: c("warn", &f.warn)?,
+            retry: c("retry", &f.retry)?,
+            unscored: c("unscored", &f.unscored)?,
+            highlight_bg: c("highlight_bg", &f.highlight_bg)?,
+            name: f.name,
+        })
+    }
+}
+
+/// The built-in themes, then the user's; errors in user files come back alongside.
+pub fn load_all() -> (Vec<Theme>, Vec<ConfigError>) {
+    let mut themes = Vec::new();
+    let mut errors = Vec::new();
+    for (path, text) in BUILTIN {
+        match Theme::parse(std::path::Path::new(path), text) {
+            Ok(t) => themes.push(t),
+            Err(e) => errors.push(e),
+        }
+    }
+    let dir = crate::config::config_dir().map(|d| d.join("themes"));
+    let mut files: Vec<_> = dir
+        .and_then(|d| std::fs::read_dir(d).ok())
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    for p in files {
+        match std::fs::read_to_string(&p) {
+            Ok(text) => match Theme::parse(&p, &text) {
+                Ok(t) => themes.push(t),
+                Err(e) => errors.push(e),
+            },
+            Err(e) => errors.push(ConfigError::Io {
+                path: p,
+                message: e.to_string(),
+            }),
+        }
+    }
+    (themes, errors)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtins_parse_and_bad_colours_are_located() {
+        let (themes, errors) = load_all();
+        assert!(errors.is_empty(), "{errors:?}");
+        let names: Vec<&str> = themes.iter().map(|t| t.name.as_str()).take(3).collect();
+        assert_eq!(names, ["dark", "light", "high-contrast"]);
+        let bad = BUILTIN[0].1.replace("#9ece6a", "greenish");
+        let e = Theme::parse(std::path::Path::new("mine.toml"), &bad).unwrap_err();
+        let s = e.to_string();
+        assert!(s.starts_with("mine.toml:"), "{s}");
+        assert!(s.contains("pass") && s.contains("greenish"), "{s}");
+    }
+}

@@ -1,0 +1,216 @@
+//! What the workbench shows, built from the driver's effects: one `TurnView` per turn with all
+//! its attempts (streaming text, verdicts, judge scores, guidance) and the reviewer's marks.
+
+use crate::director::judge::JudgeOutcome;
+use crate::director::{Status, Verdict};
+use crate::duo::records::{GenStats, TurnFlags};
+use crate::duo::topic::DepthStep;
+use crate::duo::{Effect, RunEnd};
+use crate::text::Analysis;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Phase {
+    Generating,
+    Reviewing,
+    Reviewed,
+    Failed(String),
+    Cancelled,
+}
+
+#[derive(Debug, Clone)]
+pub struct AttemptView {
+    pub attempt: usize,
+    pub text: String,
+    pub phase: Phase,
+    pub verdict: Option<Verdict>,
+    pub judge: Option<JudgeOutcome>,
+    pub guidance: Vec<String>,
+    pub stats: GenStats,
+    /// Lines and sentences of the streaming text, refreshed at most every 150 ms.
+    pub live_counts: (usize, usize),
+    pub counted_len: usize,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Review {
+    pub thumb: Option<bool>,
+    pub override_to: Option<Status>,
+    pub notes: usize,
+    /// Every acknowledged action is in the store.
+    pub saved: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct TurnView {
+    pub turn: usize,
+    pub speaker: String,
+    pub attempts: Vec<AttemptView>,
+    /// Index into `attempts` of the committed one.
+    pub committed: Option<usize>,
+    pub flags: TurnFlags,
+    pub hook: Option<String>,
+    pub depth: u8,
+    pub step: Option<DepthStep>,
+    pub review: Review,
+}
+
+impl TurnView {
+    /// The attempt to show: the committed one, else the latest.
+    pub fn shown(&self) -> Option<&AttemptView> {
+        self.committed
+            .and_then(|i| self.attempts.get(i))
+            .or(self.attempts.last())
+    }
+
+    pub fn status(&self) -> Option<Status> {
+        self.review.override_to.or_else(|| {
+            self.shown()
+                .and_then(|a| a.verdict.as_ref().map(|v| v.status))
+        })
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct RunView {
+    pub run_id: Option<i64>,
+    pub topic: String,
+    pub turns: Vec<TurnView>,
+    pub state: RunState,
+    pub held: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum RunState {
+    #[default]
+    Idle,
+    Running,
+    Paused,
+    Done(RunEnd, Option<String>),
+}
+
+impl RunView {
+    fn turn_mut(&mut self, turn: usize) -> Option<&mut TurnView> {
+        self.turns.iter_mut().rev().find(|t| t.turn == turn)
+    }
+
+    fn attempt_mut(&mut self, turn: usize, attempt: usize) -> Option<&mut AttemptView> {
+        self.turn_mut(turn)?
+            .attempts
+            .iter_mut()
+            .find(|a| a.attempt == attempt)
+    }
+
+    pub fn on_token(&mut self, turn: usize, attempt: usize, delta: &str) {
+        if let Some(a) = self.attempt_mut(turn, attempt) {
+            a.text.push_str(delta);
+        }
+    }
+
+    /// Recounts lines/sentences of streaming attempts whose text grew (the caller debounces).
+    pub fn refresh_counts(&mut self) -> bool {
+        let mut changed = false;
+        for t in self.turns.iter_mut().rev().take(1) {
+            for a in &mut t.attempts {
+                if a.phase == Phase::Generating && a.counted_len != a.text.len() {
+                    let an = Analysis::new(&a.text);
+                    a.live_counts = (an.lines, an.sentences.len());
+                    a.counted_len = a.text.len();
+                    changed = true;
+                }
+            }
+        }
+        changed
+    }
+
+    pub fn apply(&mut self, e: &Effect) {
+        match e {
+            // Regenerating the turn in progress starts it again: keep its attempts.
+            Effect::TurnStarted { turn, .. }
+                if self.turns.last().is_some_and(|t| t.turn == *turn) => {}
+            Effect::TurnStarted { turn, speaker } => self.turns.push(TurnView {
+                turn: *turn,
+                speaker: speaker.clone(),
+                attempts: Vec::new(),
+                committed: None,
+                flags: TurnFlags::default(),
+                hook: None,
+                depth: 0,
+                step: None,
+                review: Review::default(),
+            }),
+            Effect::Generate {
+                turn,
+                attempt,
+                guidance,
+                ..
+            } => {
+                self.state = RunState::Running;
+                if let Some(t) = self.turn_mut(*turn) {
+                    t.attempts.push(AttemptView {
+                        attempt: *attempt,
+                        text: String::new(),
+                        phase: Phase::Generating,
+                        verdict: None,
+                        judge: None,
+                        guidance: guidance.clone(),
+                        stats: GenStats::default(),
+                        live_counts: (0, 0),
+                        counted_len: 0,
+                    });
+                }
+            }
+            Effect::StaticJudge {
+                turn,
+                attempt,
+                text,
+                ..
+            } => {
+                if let Some(a) = self.attempt_mut(*turn, *attempt) {
+                    a.text = text.clone();
+                    a.phase = Phase::Reviewing;
+                }
+            }
+            Effect::AttemptDone(r) => {
+                if let Some(a) = self.attempt_mut(r.turn, r.attempt) {
+                    a.text = r.text.clone();
+                    a.phase = Phase::Reviewed;
+                    a.verdict = Some(r.verdict.clone());
+                    a.judge = r.judge.clone();
+                    a.stats = r.stats.clone();
+                }
+            }
+            Effect::AttemptFailed {
+                turn,
+                attempt,
+                error,
+            } => {
+                if let Some(a) = self.attempt_mut(*turn, *attempt) {
+                    a.phase = Phase::Failed(error.clone());
+                }
+            }
+            Effect::AttemptCancelled { turn, attempt } => {
+                if let Some(a) = self.attempt_mut(*turn, *attempt) {
+                    a.phase = Phase::Cancelled;
+                }
+            }
+            Effect::TurnCommitted(r) => {
+                if let Some(t) = self.turn_mut(r.turn) {
+                    t.committed = t.attempts.iter().position(|a| a.attempt == r.attempt);
+                    t.flags = r.flags;
+                    t.hook = r.hook.clone();
+                    t.depth = r.depth;
+                    t.step = Some(r.step);
+                }
+                self.held = false;
+            }
+            Effect::Held { .. } => self.held = true,
+            Effect::Paused => self.state = RunState::Paused,
+            Effect::Resumed => self.state = RunState::Running,
+            Effect::Truncated { from_turn } => self.turns.retain(|t| t.turn < *from_turn),
+            Effect::RunDone { status, error } => {
+                self.state = RunState::Done(*status, error.clone());
+            }
+            Effect::Cancel | Effect::AttemptStarted { .. } | Effect::LlmJudge { .. } => {}
+        }
+    }
+}
