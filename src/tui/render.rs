@@ -149,10 +149,8 @@ fn turn_rows(turn: &TurnView, width: usize, t: &Theme, selected: bool) -> Vec<Li
             .style(bg),
         );
     }
-    if cursor {
-        if let Some(last) = rows.last_mut() {
-            last.push_span(Span::styled("▌", Style::new().fg(t.accent)));
-        }
+    if let Some(last) = rows.last_mut().filter(|_| cursor) {
+        last.push_span(Span::styled("▌", Style::new().fg(t.accent)));
     }
     rows
 }
