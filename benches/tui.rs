@@ -1,0 +1,139 @@
+//! Workbench render cost: one frame with 1,000 turns loaded (target ≤ 2 ms — only visible turns
+//! are laid out), following the stream and scrolled to the middle.
+
+use std::hint::black_box;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use kakeai::director::{self, RuleSet};
+use kakeai::duo::Effect;
+use kakeai::duo::prompt::Prompt;
+use kakeai::duo::records::{AttemptRecord, GenStats, TurnFlags, TurnRecord};
+use kakeai::duo::topic::DepthStep;
+use kakeai::text::Analysis;
+use kakeai::text::analyzer::fallback::FallbackAnalyzer;
+use kakeai::tui::app::{App, Conn, Header, UiMsg};
+use kakeai::tui::keymap::{Action, Keymap};
+use kakeai::tui::{render, theme};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+const LINES: [(&str, &str); 2] = [
+    (
+        "yana",
+        "わ！川沿いの桜、もう満開だね！あそこのベンチで休もっか？",
+    ),
+    (
+        "ayu",
+        "姉様、この辺りの桜は染井吉野ですね。週末まで見頃だそうですよ。",
+    ),
+];
+
+fn loaded(turns: usize) -> App {
+    let header = Header {
+        endpoint: "http://127.0.0.1:11434".into(),
+        model: "gemma2:27b".into(),
+        conn: Conn::Up {
+            api: "ollama".into(),
+        },
+        analyzer: "fallback".into(),
+        ruleset: "bench".into(),
+        db: "bench.db".into(),
+    };
+    let mut app = App::new(header, theme::load_all().0, Keymap::builtin());
+    app.on_msg(UiMsg::RunStarted {
+        run_id: 1,
+        topic: "花見".into(),
+    });
+    let rules = RuleSet::builtin().unwrap();
+    let verdicts: Vec<_> = LINES
+        .iter()
+        .map(|(s, t)| {
+            let c = rules.character(s).unwrap();
+            director::judge(&rules, &FallbackAnalyzer, c, &Analysis::new(t), &[])
+        })
+        .collect();
+    for turn in 1..=turns {
+        let (speaker, text) = LINES[(turn + 1) % 2];
+        let v = verdicts[(turn + 1) % 2].clone();
+        let fx = |app: &mut App, e| app.on_msg(UiMsg::Effect(Box::new(e)));
+        fx(
+            &mut app,
+            Effect::TurnStarted {
+                turn,
+                speaker: speaker.into(),
+            },
+        );
+        fx(
+            &mut app,
+            Effect::Generate {
+                turn,
+                speaker: speaker.into(),
+                attempt: 1,
+                prompt: Prompt {
+                    messages: vec![],
+                    dropped: 0,
+                    chars: 0,
+                    hash: String::new(),
+                },
+                guidance: vec![],
+            },
+        );
+        fx(
+            &mut app,
+            Effect::AttemptDone(Box::new(AttemptRecord {
+                turn,
+                speaker: speaker.into(),
+                attempt: 1,
+                text: text.into(),
+                verdict: v.clone(),
+                judge: None,
+                guidance: vec![],
+                prompt_hash: String::new(),
+                stats: GenStats::default(),
+                keywords: vec![],
+            })),
+        );
+        fx(
+            &mut app,
+            Effect::TurnCommitted(Box::new(TurnRecord {
+                turn,
+                speaker: speaker.into(),
+                attempt: 1,
+                text: text.into(),
+                verdict: v,
+                flags: TurnFlags::default(),
+                hook: Some("桜".into()),
+                depth: 1,
+                step: DepthStep::Surface,
+            })),
+        );
+    }
+    app
+}
+
+fn bench(c: &mut Criterion) {
+    let mut app = loaded(1000);
+    let mut term = Terminal::new(TestBackend::new(140, 40)).unwrap();
+    let mut g = c.benchmark_group("tui");
+    g.bench_function("frame_1000_turns_following", |b| {
+        b.iter(|| {
+            term.draw(|f| render::draw(f, black_box(&app)))
+                .unwrap()
+                .area
+        })
+    });
+    for _ in 0..500 {
+        app.act(Action::PrevTurn);
+    }
+    g.bench_function("frame_1000_turns_scrolled_middle", |b| {
+        b.iter(|| {
+            term.draw(|f| render::draw(f, black_box(&app)))
+                .unwrap()
+                .area
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
