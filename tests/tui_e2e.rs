@@ -17,7 +17,10 @@ fn wait_for(session: &str, what: &str, secs: u64) -> String {
         if screen.contains(what) {
             return screen;
         }
-        assert!(Instant::now() < deadline, "no `{what}` on screen:\n{screen}");
+        assert!(
+            Instant::now() < deadline,
+            "no `{what}` on screen:\n{screen}"
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
 }
@@ -25,7 +28,10 @@ fn wait_for(session: &str, what: &str, secs: u64) -> String {
 #[test]
 fn demo_plays_in_a_terminal_and_a_thumb_is_saved() {
     if Command::new("tmux").arg("-V").output().is_err() {
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "tmux is required under CI");
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "tmux is required under CI"
+        );
         eprintln!("tmux not installed: skipping the terminal end-to-end test");
         return;
     }
@@ -36,10 +42,24 @@ fn demo_plays_in_a_terminal_and_a_thumb_is_saved() {
         d = dir.path().display(),
         bin = env!("CARGO_BIN_EXE_kakeai"),
     );
-    tmux(&["new-session", "-d", "-s", &session, "-x", "100", "-y", "30", &cmd]).unwrap();
+    tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        &session,
+        "-x",
+        "100",
+        "-y",
+        "30",
+        &cmd,
+    ])
+    .unwrap();
     let screen = wait_for(&session, "run completed", 60);
     assert!(screen.contains("demo replay"), "{screen}");
-    assert!(screen.contains("やな") && screen.contains("あゆ"), "{screen}");
+    assert!(
+        screen.contains("やな") && screen.contains("あゆ"),
+        "{screen}"
+    );
     tmux(&["send-keys", "-t", &session, "+"]);
     wait_for(&session, "saved ✓", 10);
     tmux(&["send-keys", "-t", &session, "q"]);
