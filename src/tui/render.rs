@@ -296,6 +296,17 @@ fn detail(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
     lines.push(Line::raw(""));
     let width = inner.width as usize;
     lines.extend(highlighted(a, width, t));
+    let prev = idx.checked_sub(1).and_then(|i| turn.attempts.get(i));
+    if let Some((prev, pv, cv)) =
+        prev.and_then(|p| Some((p, p.verdict.as_ref()?, a.verdict.as_ref()?)))
+    {
+        lines.push(Line::raw(""));
+        let delta = format!("vs #{}: {}", prev.attempt, verdict_delta(pv, cv));
+        for r in wrap(&delta, width) {
+            lines.push(Line::styled(r, Style::new().fg(t.accent)));
+        }
+        lines.extend(diff(&prev.text, &a.text, width, t));
+    }
     if let Phase::Failed(e) = &a.phase {
         for r in wrap(e, width) {
             lines.push(Line::styled(r, Style::new().fg(t.retry)));
@@ -345,18 +356,84 @@ fn highlighted(a: &AttemptView, width: usize, t: &Theme) -> Vec<Line<'static>> {
         .collect();
     let hl = Style::new().fg(t.text).bg(t.highlight_bg);
     let normal = Style::new().fg(t.text);
-    let mut out = Vec::new();
-    let mut offset = 0;
-    for row in wrap(&a.text, width) {
-        let mut line: Vec<Span> = Vec::new();
-        for c in row.chars() {
-            let on = spans.iter().any(|s| offset >= s[0] && offset < s[1]);
-            line.push(Span::styled(c.to_string(), if on { hl } else { normal }));
-            offset += 1;
-        }
-        offset += usize::from(a.text.chars().nth(offset) == Some('\n'));
-        out.push(Line::from(line));
+    let styled = a.text.chars().enumerate().map(|(i, c)| {
+        let on = spans.iter().any(|s| i >= s[0] && i < s[1]);
+        (c, if on { hl } else { normal })
+    });
+    wrap_styled(styled, width)
+}
+
+/// Character-level diff from the previous attempt: removed text struck through, added text
+/// underlined.
+fn diff(prev: &str, cur: &str, width: usize, t: &Theme) -> Vec<Line<'static>> {
+    let d = similar::TextDiff::from_chars(prev, cur);
+    let mut chars = Vec::new();
+    for change in d.iter_all_changes() {
+        let style = match change.tag() {
+            similar::ChangeTag::Equal => Style::new().fg(t.dim),
+            similar::ChangeTag::Delete => {
+                Style::new().fg(t.retry).add_modifier(Modifier::CROSSED_OUT)
+            }
+            similar::ChangeTag::Insert => {
+                Style::new().fg(t.pass).add_modifier(Modifier::UNDERLINED)
+            }
+        };
+        chars.extend(change.value().chars().map(|c| (c, style)));
     }
+    wrap_styled(chars.into_iter(), width)
+}
+
+/// "RETRY→PASS · tone 0→2 · tone RETRY→ok": what changed between two attempts' verdicts.
+pub fn verdict_delta(prev: &crate::director::Verdict, cur: &crate::director::Verdict) -> String {
+    let mut parts = vec![format!("{}→{}", prev.status.as_str(), cur.status.as_str())];
+    if prev.tone.score != cur.tone.score {
+        parts.push(format!("tone {}→{}", prev.tone.score, cur.tone.score));
+    }
+    let worst = |v: &crate::director::Verdict, r| {
+        v.reported_findings()
+            .filter(|f| f.rule == r)
+            .map(|f| f.status)
+            .max()
+    };
+    let mut rules: Vec<_> = prev
+        .findings
+        .iter()
+        .chain(&cur.findings)
+        .map(|f| f.rule)
+        .collect();
+    rules.sort();
+    rules.dedup();
+    for r in rules {
+        let (a, b) = (worst(prev, r), worst(cur, r));
+        if a != b {
+            let w = |s: Option<Status>| s.map(|s| s.as_str()).unwrap_or("ok");
+            parts.push(format!("{} {}→{}", r.as_str(), w(a), w(b)));
+        }
+    }
+    parts.join(" · ")
+}
+
+fn wrap_styled(chars: impl Iterator<Item = (char, Style)>, width: usize) -> Vec<Line<'static>> {
+    use unicode_width::UnicodeWidthChar;
+    let width = width.max(2);
+    let mut out = Vec::new();
+    let mut line: Vec<Span<'static>> = Vec::new();
+    let mut w = 0;
+    for (c, style) in chars {
+        if c == '\n' {
+            out.push(Line::from(std::mem::take(&mut line)));
+            w = 0;
+            continue;
+        }
+        let cw = c.width().unwrap_or(0);
+        if w + cw > width && !line.is_empty() {
+            out.push(Line::from(std::mem::take(&mut line)));
+            w = 0;
+        }
+        line.push(Span::styled(c.to_string(), style));
+        w += cw;
+    }
+    out.push(Line::from(line));
     out
 }
 
