@@ -55,7 +55,7 @@ fn demo_plays_in_a_terminal_and_a_thumb_is_saved() {
     ])
     .unwrap();
     let screen = wait_for(&session, "run completed", 60);
-    assert!(screen.contains("demo replay"), "{screen}");
+    assert!(screen.contains("replay (no model)"), "{screen}");
     assert!(
         screen.contains("やな") && screen.contains("あゆ"),
         "{screen}"

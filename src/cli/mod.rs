@@ -47,6 +47,9 @@ pub struct WorkbenchArgs {
     pub db: Option<std::path::PathBuf>,
     #[arg(long, value_enum, default_value = "auto", env = "KAKEAI_ANALYZER")]
     pub analyzer: crate::text::analyzer::AnalyzerChoice,
+    /// Replay a stored run (its id, see `kakeai runs`) or a recording file through the pipeline.
+    #[arg(long, value_name = "RUN_ID|FILE")]
+    pub replay: Option<String>,
     /// Demo replay speed factor (2 = twice as fast).
     #[arg(long, default_value_t = 1.0)]
     pub replay_speed: f64,
@@ -104,6 +107,7 @@ pub fn main() -> i32 {
                     api: w.api,
                     analyzer: w.analyzer,
                     replay_speed: w.replay_speed,
+                    replay: w.replay,
                 });
             }
             // Not a terminal (a pipe, a script): say what the commands are instead.

@@ -81,6 +81,36 @@ impl Replay {
         Replay::parse("assets/demo/run.jsonl", DEMO)
     }
 
+    /// A stored (or imported) run, replayed: each attempt's text, and its judge replies when
+    /// they were kept.
+    pub fn from_record(rec: &crate::store::RunRecord) -> Replay {
+        let attempts = rec
+            .attempts
+            .iter()
+            .filter_map(|a| {
+                Some(Recorded {
+                    turn: a.turn as usize,
+                    attempt: a.attempt as usize,
+                    text: a.text.clone().filter(|t| !t.is_empty())?,
+                    judge: a.judge_raw.as_ref().map(|raw| {
+                        JudgeReplies::Two(raw.split("\n---\n").map(str::to_string).collect())
+                    }),
+                })
+            })
+            .collect();
+        Replay {
+            topic: rec.run.topic.clone(),
+            attempts,
+            first_token: Duration::from_millis(350),
+            per_token: Duration::from_millis(45),
+        }
+    }
+
+    /// Whether any attempt kept judge replies (imported duo-talk runs have none).
+    pub fn has_judge(&self) -> bool {
+        self.attempts.iter().any(|a| a.judge.is_some())
+    }
+
     pub fn max_turn(&self) -> usize {
         self.attempts.iter().map(|a| a.turn).max().unwrap_or(0)
     }

@@ -76,21 +76,13 @@ impl Runtime {
     pub fn execute(&mut self, cmd: Command) {
         match cmd {
             Command::StartDemo => match Replay::demo() {
-                Ok(mut r) => {
-                    let s = self.services.replay_speed.max(0.01);
-                    r.first_token = r.first_token.div_f64(s);
-                    r.per_token = r.per_token.div_f64(s);
-                    let topic = r.topic.clone();
-                    let turns = r.max_turn();
-                    self.app.header.conn = Conn::Demo;
-                    self.start(Backend::Replay(Arc::new(r)), topic, turns, "demo");
-                }
+                Ok(r) => self.start_replay(r),
                 Err(e) => self.app.status = e,
             },
             Command::StartLive(topic) => match Client::new(self.services.llm.clone()) {
                 Ok(c) => {
                     let turns = self.services.duo.max_turns;
-                    self.start(Backend::Live(c), topic, turns, "live");
+                    self.start(Backend::Live(c), topic, turns, "live", true);
                 }
                 Err(e) => self.app.status = e.to_string(),
             },
@@ -129,14 +121,28 @@ impl Runtime {
         }
     }
 
-    fn start(&mut self, backend: Backend, topic: String, turns: usize, mode: &str) {
+    /// Replays a recording (the demo, a stored run or a file) through the live pipeline.
+    pub fn start_replay(&mut self, mut r: Replay) {
+        let s = self.services.replay_speed.max(0.01);
+        r.first_token = r.first_token.div_f64(s);
+        r.per_token = r.per_token.div_f64(s);
+        let (topic, turns, judge) = (r.topic.clone(), r.max_turn(), r.has_judge());
+        if turns == 0 {
+            self.app.status = "the recording has no turns".into();
+            return;
+        }
+        self.app.header.conn = Conn::Demo;
+        self.start(Backend::Replay(Arc::new(r)), topic, turns, "replay", judge);
+    }
+
+    fn start(&mut self, backend: Backend, topic: String, turns: usize, mode: &str, judge: bool) {
         let s = &self.services;
         let spec = RunSpec {
             topic: topic.clone(),
             max_turns: turns,
             max_attempts: s.duo.max_attempts,
             exhaustion: s.duo.exhaustion,
-            judge: true,
+            judge,
         };
         let chars: Vec<_> = ["yana", "ayu"]
             .iter()
@@ -152,7 +158,7 @@ impl Runtime {
             endpoint: Some(endpoint),
             api: Some(mode.into()),
             options: json!({"max_turns": spec.max_turns, "max_attempts": spec.max_attempts,
-                            "exhaustion": spec.exhaustion, "judge": true, "mode": mode}),
+                            "exhaustion": spec.exhaustion, "judge": spec.judge, "mode": mode}),
             persona_version: Some(persona::version(&chars, &s.duo.world)),
             ruleset_version: Some(s.rules.version.clone()),
         };
@@ -209,6 +215,8 @@ pub struct Options {
     pub api: Option<crate::llm::ApiKind>,
     pub analyzer: crate::text::analyzer::AnalyzerChoice,
     pub replay_speed: f64,
+    /// `--replay RUN_ID|FILE`: a stored run, or a recording file, replayed.
+    pub replay: Option<String>,
 }
 
 mod term;

@@ -50,7 +50,7 @@ fn header(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
         Conn::Probing => ("connecting…".to_string(), t.dim),
         Conn::Up { api } => (format!("connected ({api})"), t.pass),
         Conn::Down(_) => ("no endpoint answering".to_string(), t.retry),
-        Conn::Demo => ("demo replay (no model)".to_string(), t.accent),
+        Conn::Demo => ("replay (no model)".to_string(), t.accent),
     };
     let dim = Style::new().fg(t.dim);
     let l1 = Line::from(vec![

@@ -12,6 +12,7 @@ use super::keymap::{Action, Keymap};
 use super::{Options, Runtime, Services, render, theme};
 use crate::director::RuleSet;
 use crate::duo::DuoConfig;
+use crate::duo::backend::Replay;
 use crate::llm::LlmConfig;
 use crate::store::{Store, StoreHandle};
 use crate::text::analyzer;
@@ -127,15 +128,39 @@ pub fn run(opts: Options) -> i32 {
             return 2;
         }
     };
-    let code = rt.block_on(event_loop(app, services, opts.demo));
+    let replay = match &opts.replay {
+        Some(what) => match load_replay(what, &services.store) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                eprintln!("kakeai: --replay {what}: {e}");
+                return 2;
+            }
+        },
+        None => None,
+    };
+    let code = rt.block_on(event_loop(app, services, opts.demo, replay));
     // Reader threads may still block on the terminal; do not wait for them.
     rt.shutdown_timeout(Duration::from_millis(100));
     code
 }
 
-async fn event_loop(app: App, services: Services, demo: bool) -> i32 {
+/// A stored run by id, or a recording file in the demo's format.
+fn load_replay(what: &str, store: &StoreHandle) -> Result<Replay, String> {
+    if let Ok(id) = what.parse::<i64>() {
+        let rec = store
+            .call_blocking(move |s| s.load_run(id))
+            .map_err(|e| e.to_string())?;
+        return Ok(Replay::from_record(&rec));
+    }
+    let text = std::fs::read_to_string(what).map_err(|e| e.to_string())?;
+    Replay::parse(what, &text)
+}
+
+async fn event_loop(app: App, services: Services, demo: bool, replay: Option<Replay>) -> i32 {
     let (mut rt, mut rx) = Runtime::new(app, services);
-    if demo {
+    if let Some(r) = replay {
+        rt.start_replay(r);
+    } else if demo {
         rt.execute(Command::StartDemo);
     } else {
         rt.probe();
