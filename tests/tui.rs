@@ -313,3 +313,18 @@ async fn keys_drive_a_demo_run_and_every_review_lands_in_the_store() {
         "every demo turn is in the store"
     );
 }
+
+#[test]
+fn snapshot_rules_and_stats_panes() {
+    use kakeai::tui::keymap::Action;
+    let mut a = with_retry();
+    a.act(Action::NextPane);
+    // lines.warn 6 → 5: nothing in this run has 5 lines, so nothing flips.
+    a.act(Action::NextField);
+    a.act(Action::Decrease);
+    let s = screen(&a, 100, 30);
+    assert!(s.contains("0 of 2 verdicts flipped"), "{s}");
+    insta::assert_snapshot!("rules_100x30", s);
+    a.act(Action::NextPane);
+    insta::assert_snapshot!("stats_140x40", screen(&a, 140, 40));
+}

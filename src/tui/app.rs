@@ -1,16 +1,22 @@
 //! The workbench's state and its reactions to keys and service messages. No I/O here: keys
 //! become `Command`s the runtime carries out (start a run, steer it, save a reviewer action).
 
-use crossterm::event::{KeyCode, KeyEvent};
+use crossterm::event::KeyEvent;
 use ratatui_textarea::TextArea;
 use serde_json::json;
 
+use std::sync::Arc;
+
 use super::keymap::{Action, Keymap};
 use super::theme::Theme;
+use super::tuning::Rejudge;
 use super::view::{RunState, RunView};
+use crate::director::RuleSet;
 use crate::director::Status;
 use crate::duo::{Effect, Event};
 use crate::store::ActionKind;
+use crate::text::analyzer::fallback::FallbackAnalyzer;
+use crate::text::{AnalysisCache, Analyzer};
 
 /// Feedback categories (duo-talk's issue_type set).
 pub const CATEGORIES: [&str; 5] = [
@@ -86,8 +92,24 @@ pub enum UiMsg {
     Error(String),
 }
 
+/// What the right-hand pane shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pane {
+    Detail,
+    Rules,
+    Stats,
+}
+
 pub struct App {
     pub header: Header,
+    pub pane: Pane,
+    /// The ruleset being tuned (new runs use it too).
+    pub rules: RuleSet,
+    pub analyzer: Arc<dyn Analyzer>,
+    pub cache: AnalysisCache,
+    /// Selected row of the rules pane.
+    pub field: usize,
+    pub rejudge: Option<Rejudge>,
     pub run: RunView,
     pub themes: Vec<Theme>,
     pub theme: usize,
@@ -109,6 +131,12 @@ impl App {
     pub fn new(header: Header, themes: Vec<Theme>, keymap: Keymap) -> App {
         App {
             header,
+            pane: Pane::Detail,
+            rules: RuleSet::builtin().expect("embedded rules parse"),
+            analyzer: Arc::new(FallbackAnalyzer),
+            cache: AnalysisCache::new(),
+            field: 0,
+            rejudge: None,
             run: RunView::default(),
             themes,
             theme: 0,
@@ -335,6 +363,12 @@ impl App {
                     return vec![Command::Control(Event::Choose { attempt: a.attempt })];
                 }
             }
+            Action::NextPane
+            | Action::NextField
+            | Action::PrevField
+            | Action::Increase
+            | Action::Decrease
+            | Action::SaveRules => self.rules_action(action),
             Action::NextTheme => {
                 self.theme = (self.theme + 1) % self.themes.len().max(1);
                 self.status = format!("theme: {}", self.theme().name);
@@ -343,111 +377,9 @@ impl App {
         }
         Vec::new()
     }
-
-    fn modal_key(&mut self, key: KeyEvent) -> Vec<Command> {
-        let Some(modal) = self.modal.as_mut() else {
-            return Vec::new();
-        };
-        match key.code {
-            KeyCode::Esc => {
-                self.modal = None;
-                return Vec::new();
-            }
-            KeyCode::Left | KeyCode::Right => {
-                let right = key.code == KeyCode::Right;
-                match modal {
-                    Modal::Override { status, .. } => {
-                        let order = [Status::Pass, Status::Warn, Status::Retry];
-                        let i = order.iter().position(|s| s == status).unwrap_or(0);
-                        *status = order[if right { (i + 1) % 3 } else { (i + 2) % 3 }];
-                        return Vec::new();
-                    }
-                    Modal::Feedback { category, .. } => {
-                        let n = CATEGORIES.len();
-                        *category = if right {
-                            (*category + 1) % n
-                        } else {
-                            (*category + n - 1) % n
-                        };
-                        return Vec::new();
-                    }
-                    _ => {}
-                }
-            }
-            KeyCode::Enter => {
-                let Some(modal) = self.modal.take() else {
-                    return Vec::new();
-                };
-                return self.submit(modal);
-            }
-            _ => {}
-        }
-        match modal {
-            Modal::Topic(t) | Modal::Inject(t) => {
-                t.input(key);
-            }
-            Modal::Override { reason: t, .. } | Modal::Feedback { text: t, .. } => {
-                t.input(key);
-            }
-        }
-        Vec::new()
-    }
-
-    fn submit(&mut self, modal: Modal) -> Vec<Command> {
-        let turn = self.run.turns.get(self.selected).map(|t| t.turn);
-        match modal {
-            Modal::Topic(t) => {
-                let topic = t.lines().join(" ").trim().to_string();
-                if topic.is_empty() {
-                    return Vec::new();
-                }
-                vec![Command::StartLive(topic)]
-            }
-            Modal::Inject(t) => {
-                let text = t.lines().join("\n").trim().to_string();
-                if text.is_empty() {
-                    return Vec::new();
-                }
-                self.status = "instruction queued for the next turn".into();
-                vec![
-                    Command::Control(Event::Inject(text.clone())),
-                    save(None, ActionKind::Inject, json!({"instruction": text})),
-                ]
-            }
-            Modal::Override { status, reason } => {
-                let reason = reason.lines().join("\n").trim().to_string();
-                let Some(t) = self.run.turns.get_mut(self.selected) else {
-                    return Vec::new();
-                };
-                let from = t.shown().and_then(|a| a.verdict.as_ref().map(|v| v.status));
-                t.review.override_to = Some(status);
-                t.review.saved = false;
-                vec![save(
-                    turn,
-                    ActionKind::Override,
-                    json!({"from": from, "to": status, "reason": reason, "speaker": t.speaker}),
-                )]
-            }
-            Modal::Feedback { category, text } => {
-                let lines = text.lines();
-                let description = lines.first().cloned().unwrap_or_default();
-                let fix = lines.get(1..).map(|l| l.join("\n")).unwrap_or_default();
-                let Some(t) = self.run.turns.get_mut(self.selected) else {
-                    return Vec::new();
-                };
-                t.review.notes += 1;
-                t.review.saved = false;
-                vec![save(
-                    turn,
-                    ActionKind::Feedback,
-                    json!({"issue_type": CATEGORIES[category], "description": description, "suggested_fix": fix, "speaker": t.speaker}),
-                )]
-            }
-        }
-    }
 }
 
-fn save(turn: Option<usize>, kind: ActionKind, payload: serde_json::Value) -> Command {
+pub(super) fn save(turn: Option<usize>, kind: ActionKind, payload: serde_json::Value) -> Command {
     Command::Save {
         turn,
         kind,
@@ -455,7 +387,7 @@ fn save(turn: Option<usize>, kind: ActionKind, payload: serde_json::Value) -> Co
     }
 }
 
-fn textarea(title: &str) -> TextArea<'static> {
+pub(super) fn textarea(title: &str) -> TextArea<'static> {
     let mut t = TextArea::default();
     t.set_block(ratatui::widgets::Block::bordered().title(title.to_string()));
     t

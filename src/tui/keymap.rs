@@ -35,6 +35,12 @@ pub enum Action {
     Feedback,
     ChooseAttempt,
     NextTheme,
+    NextPane,
+    NextField,
+    PrevField,
+    Increase,
+    Decrease,
+    SaveRules,
     /// Unbinds a key.
     None,
 }
@@ -64,6 +70,12 @@ impl Action {
             Action::Feedback => "feedback note with a category and a suggested fix",
             Action::ChooseAttempt => "while held: commit the shown attempt",
             Action::NextTheme => "switch theme",
+            Action::NextPane => "right pane: detail → rules → stats",
+            Action::NextField => "rules pane: next value",
+            Action::PrevField => "rules pane: previous value",
+            Action::Increase => "rules pane: raise the value, re-judge every turn",
+            Action::Decrease => "rules pane: lower the value, re-judge every turn",
+            Action::SaveRules => "rules pane: save the edited values to your rules.toml",
             Action::None => "(unbound)",
         }
     }

@@ -3,9 +3,13 @@
 //! something changed, at most ~30 times a second.
 
 pub mod app;
+mod detail;
 pub mod keymap;
+mod modal;
 pub mod render;
+mod side;
 pub mod theme;
+pub mod tuning;
 pub mod view;
 pub mod wrap;
 
@@ -108,13 +112,12 @@ impl Runtime {
                     kind,
                     payload,
                 };
-                let (store, tx) = (self.services.store.clone(), self.tx.clone());
+                // Queued now, so actions reach the database in the order they were taken;
+                // only the wait for the commit runs in the background.
+                let queued = self.services.store.call(move |s| s.add_action(&action));
+                let tx = self.tx.clone();
                 tokio::spawn(async move {
-                    let result = store
-                        .call(move |s| s.add_action(&action))
-                        .await
-                        .map(drop)
-                        .map_err(|e| e.to_string());
+                    let result = queued.await.map(drop).map_err(|e| e.to_string());
                     let _ = tx.send(UiMsg::Saved { turn, result });
                 });
             }
@@ -136,6 +139,8 @@ impl Runtime {
     }
 
     fn start(&mut self, backend: Backend, topic: String, turns: usize, mode: &str, judge: bool) {
+        // Rules tuned in the rules pane apply to the runs that start after the edit.
+        self.services.rules = self.app.rules.clone();
         let s = &self.services;
         let spec = RunSpec {
             topic: topic.clone(),

@@ -7,10 +7,11 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph};
 
-use super::app::{App, CATEGORIES, Conn, Modal};
+use super::app::{App, CATEGORIES, Conn, Modal, Pane};
 use super::theme::Theme;
 use super::view::{AttemptView, Phase, RunState, TurnView};
 use super::wrap::wrap;
+use super::{detail, side};
 use crate::director::Status;
 
 pub fn draw(f: &mut Frame, app: &App) {
@@ -25,7 +26,17 @@ pub fn draw(f: &mut Frame, app: &App) {
     let [conv, detail_area] =
         Layout::horizontal([Constraint::Percentage(58), Constraint::Percentage(42)]).areas(body);
     conversation(f, conv, app, t);
-    detail(f, detail_area, app, t);
+    match app.pane {
+        Pane::Detail => detail::detail(f, detail_area, app, t),
+        Pane::Rules => {
+            let inner = side::framed(f, detail_area, 1, t);
+            side::rules(f, inner, app, t);
+        }
+        Pane::Stats => {
+            let inner = side::framed(f, detail_area, 2, t);
+            side::stats(f, inner, app, t);
+        }
+    }
     footer(f, foot, app, t);
     if let Some(m) = &app.modal {
         modal(f, m, t);
@@ -34,7 +45,7 @@ pub fn draw(f: &mut Frame, app: &App) {
     }
 }
 
-fn badge(s: Option<Status>, t: &Theme) -> Span<'static> {
+pub(super) fn badge(s: Option<Status>, t: &Theme) -> Span<'static> {
     match s {
         Some(s) => Span::styled(
             format!("[{}]", s.as_str()),
@@ -232,209 +243,6 @@ fn conversation(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
     };
     let visible: Vec<Line> = lines.into_iter().skip(skip).take(height).collect();
     f.render_widget(Paragraph::new(visible), inner);
-}
-
-fn detail(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
-    let block = Block::bordered()
-        .title(" detail ")
-        .border_style(Style::new().fg(t.border));
-    let inner = block.inner(area);
-    f.render_widget(block, area);
-    let Some(turn) = app.run.turns.get(app.selected) else {
-        return;
-    };
-    let idx = app
-        .attempt
-        .or(turn.committed)
-        .unwrap_or(turn.attempts.len().saturating_sub(1));
-    let mut lines: Vec<Line> = Vec::new();
-    let dim = Style::new().fg(t.dim);
-    // Attempts timeline.
-    let mut tl = vec![Span::styled("attempts ", dim)];
-    for (i, a) in turn.attempts.iter().enumerate() {
-        let (word, c) = match &a.phase {
-            Phase::Generating => ("generating".to_string(), t.accent),
-            Phase::Reviewing => ("reviewing".to_string(), t.accent),
-            Phase::Reviewed => {
-                let s = a.verdict.as_ref().map(|v| v.status).unwrap_or(Status::Pass);
-                (s.as_str().to_string(), t.status(s))
-            }
-            Phase::Failed(_) => ("failed".to_string(), t.retry),
-            Phase::Cancelled => ("cancelled".to_string(), t.dim),
-        };
-        let mut st = Style::new().fg(c);
-        if i == idx {
-            st = st.add_modifier(Modifier::REVERSED);
-        }
-        let star = if turn.committed == Some(i) { "★" } else { "" };
-        tl.push(Span::styled(format!("#{}{star} {word}", a.attempt), st));
-        tl.push(Span::raw(" → "));
-    }
-    tl.pop();
-    lines.push(Line::from(tl));
-    if let Some(step) = turn.step {
-        lines.push(Line::styled(
-            format!(
-                "hook {} · depth {}/3 {}{}{}",
-                turn.hook.as_deref().unwrap_or("-"),
-                turn.depth,
-                step.as_str(),
-                if turn.flags.exhausted {
-                    " · exhausted"
-                } else {
-                    ""
-                },
-                if turn.flags.futile { " · futile" } else { "" },
-            ),
-            dim,
-        ));
-    }
-    let Some(a) = turn.attempts.get(idx) else {
-        f.render_widget(Paragraph::new(lines), inner);
-        return;
-    };
-    lines.push(Line::raw(""));
-    let width = inner.width as usize;
-    lines.extend(highlighted(a, width, t));
-    let prev = idx.checked_sub(1).and_then(|i| turn.attempts.get(i));
-    if let Some((prev, pv, cv)) =
-        prev.and_then(|p| Some((p, p.verdict.as_ref()?, a.verdict.as_ref()?)))
-    {
-        lines.push(Line::raw(""));
-        let delta = format!("vs #{}: {}", prev.attempt, verdict_delta(pv, cv));
-        for r in wrap(&delta, width) {
-            lines.push(Line::styled(r, Style::new().fg(t.accent)));
-        }
-        lines.extend(diff(&prev.text, &a.text, width, t));
-    }
-    if let Phase::Failed(e) = &a.phase {
-        for r in wrap(e, width) {
-            lines.push(Line::styled(r, Style::new().fg(t.retry)));
-        }
-    }
-    if let Some(v) = &a.verdict {
-        lines.push(Line::raw(""));
-        for fd in v.reported_findings() {
-            lines.push(Line::from(vec![
-                badge(Some(fd.status), t),
-                Span::styled(format!(" {} ", fd.rule.as_str()), Style::new().fg(t.accent)),
-            ]));
-            for r in wrap(&fd.message, width.saturating_sub(2)) {
-                lines.push(Line::styled(format!("  {r}"), Style::new().fg(t.text)));
-            }
-            for r in wrap(&format!("→ {}", fd.suggestion), width.saturating_sub(2)) {
-                lines.push(Line::styled(format!("  {r}"), dim));
-            }
-        }
-    }
-    if let Some(s) = a.judge.as_ref().and_then(|j| j.scores.as_ref()) {
-        let scores = format!(
-            "judge {:.1}: frame {} roleplay {} connection {} density {} natural {}",
-            s.mean, s.frame, s.roleplay, s.connection, s.density, s.naturalness
-        );
-        for r in wrap(&scores, width) {
-            lines.push(Line::styled(r, dim));
-        }
-    }
-    if !a.guidance.is_empty() {
-        lines.push(Line::styled("guidance sent:", dim));
-        for g in &a.guidance {
-            for r in wrap(&format!("· {g}"), width) {
-                lines.push(Line::styled(r, dim));
-            }
-        }
-    }
-    f.render_widget(Paragraph::new(lines), inner);
-}
-
-/// The attempt's text with every finding's span highlighted.
-fn highlighted(a: &AttemptView, width: usize, t: &Theme) -> Vec<Line<'static>> {
-    let spans: Vec<[usize; 2]> = a
-        .verdict
-        .iter()
-        .flat_map(|v| v.reported_findings().filter_map(|f| f.span))
-        .collect();
-    let hl = Style::new().fg(t.text).bg(t.highlight_bg);
-    let normal = Style::new().fg(t.text);
-    let styled = a.text.chars().enumerate().map(|(i, c)| {
-        let on = spans.iter().any(|s| i >= s[0] && i < s[1]);
-        (c, if on { hl } else { normal })
-    });
-    wrap_styled(styled, width)
-}
-
-/// Character-level diff from the previous attempt: removed text struck through, added text
-/// underlined.
-fn diff(prev: &str, cur: &str, width: usize, t: &Theme) -> Vec<Line<'static>> {
-    let d = similar::TextDiff::from_chars(prev, cur);
-    let mut chars = Vec::new();
-    for change in d.iter_all_changes() {
-        let style = match change.tag() {
-            similar::ChangeTag::Equal => Style::new().fg(t.dim),
-            similar::ChangeTag::Delete => {
-                Style::new().fg(t.retry).add_modifier(Modifier::CROSSED_OUT)
-            }
-            similar::ChangeTag::Insert => {
-                Style::new().fg(t.pass).add_modifier(Modifier::UNDERLINED)
-            }
-        };
-        chars.extend(change.value().chars().map(|c| (c, style)));
-    }
-    wrap_styled(chars.into_iter(), width)
-}
-
-/// "RETRY→PASS · tone 0→2 · tone RETRY→ok": what changed between two attempts' verdicts.
-pub fn verdict_delta(prev: &crate::director::Verdict, cur: &crate::director::Verdict) -> String {
-    let mut parts = vec![format!("{}→{}", prev.status.as_str(), cur.status.as_str())];
-    if prev.tone.score != cur.tone.score {
-        parts.push(format!("tone {}→{}", prev.tone.score, cur.tone.score));
-    }
-    let worst = |v: &crate::director::Verdict, r| {
-        v.reported_findings()
-            .filter(|f| f.rule == r)
-            .map(|f| f.status)
-            .max()
-    };
-    let mut rules: Vec<_> = prev
-        .findings
-        .iter()
-        .chain(&cur.findings)
-        .map(|f| f.rule)
-        .collect();
-    rules.sort();
-    rules.dedup();
-    for r in rules {
-        let (a, b) = (worst(prev, r), worst(cur, r));
-        if a != b {
-            let w = |s: Option<Status>| s.map(|s| s.as_str()).unwrap_or("ok");
-            parts.push(format!("{} {}→{}", r.as_str(), w(a), w(b)));
-        }
-    }
-    parts.join(" · ")
-}
-
-fn wrap_styled(chars: impl Iterator<Item = (char, Style)>, width: usize) -> Vec<Line<'static>> {
-    use unicode_width::UnicodeWidthChar;
-    let width = width.max(2);
-    let mut out = Vec::new();
-    let mut line: Vec<Span<'static>> = Vec::new();
-    let mut w = 0;
-    for (c, style) in chars {
-        if c == '\n' {
-            out.push(Line::from(std::mem::take(&mut line)));
-            w = 0;
-            continue;
-        }
-        let cw = c.width().unwrap_or(0);
-        if w + cw > width && !line.is_empty() {
-            out.push(Line::from(std::mem::take(&mut line)));
-            w = 0;
-        }
-        line.push(Span::styled(c.to_string(), style));
-        w += cw;
-    }
-    out.push(Line::from(line));
-    out
 }
 
 fn footer(f: &mut Frame, area: Rect, app: &App, t: &Theme) {

@@ -93,6 +93,8 @@ pub fn run(opts: Options) -> i32 {
         db: db.display().to_string(),
     };
     let mut app = App::new(header, themes, keymap);
+    app.rules = rules.clone();
+    app.analyzer = analyzer.clone();
     if let Some(name) = &opts.theme {
         match app.themes.iter().position(|t| &t.name == name) {
             Some(i) => app.theme = i,

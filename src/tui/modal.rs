@@ -1,0 +1,113 @@
+//! The input overlays' keys: topic, owner instruction, verdict override and feedback.
+
+use crossterm::event::{KeyCode, KeyEvent};
+use serde_json::json;
+
+use super::app::{App, CATEGORIES, Command, Modal, save};
+use crate::director::Status;
+use crate::duo::Event;
+use crate::store::ActionKind;
+
+impl App {
+    pub(super) fn modal_key(&mut self, key: KeyEvent) -> Vec<Command> {
+        let Some(modal) = self.modal.as_mut() else {
+            return Vec::new();
+        };
+        match key.code {
+            KeyCode::Esc => {
+                self.modal = None;
+                return Vec::new();
+            }
+            KeyCode::Left | KeyCode::Right => {
+                let right = key.code == KeyCode::Right;
+                match modal {
+                    Modal::Override { status, .. } => {
+                        let order = [Status::Pass, Status::Warn, Status::Retry];
+                        let i = order.iter().position(|s| s == status).unwrap_or(0);
+                        *status = order[if right { (i + 1) % 3 } else { (i + 2) % 3 }];
+                        return Vec::new();
+                    }
+                    Modal::Feedback { category, .. } => {
+                        let n = CATEGORIES.len();
+                        *category = if right {
+                            (*category + 1) % n
+                        } else {
+                            (*category + n - 1) % n
+                        };
+                        return Vec::new();
+                    }
+                    _ => {}
+                }
+            }
+            KeyCode::Enter => {
+                let Some(modal) = self.modal.take() else {
+                    return Vec::new();
+                };
+                return self.submit(modal);
+            }
+            _ => {}
+        }
+        match modal {
+            Modal::Topic(t) | Modal::Inject(t) => {
+                t.input(key);
+            }
+            Modal::Override { reason: t, .. } | Modal::Feedback { text: t, .. } => {
+                t.input(key);
+            }
+        }
+        Vec::new()
+    }
+
+    fn submit(&mut self, modal: Modal) -> Vec<Command> {
+        let turn = self.run.turns.get(self.selected).map(|t| t.turn);
+        match modal {
+            Modal::Topic(t) => {
+                let topic = t.lines().join(" ").trim().to_string();
+                if topic.is_empty() {
+                    return Vec::new();
+                }
+                vec![Command::StartLive(topic)]
+            }
+            Modal::Inject(t) => {
+                let text = t.lines().join("\n").trim().to_string();
+                if text.is_empty() {
+                    return Vec::new();
+                }
+                self.status = "instruction queued for the next turn".into();
+                vec![
+                    Command::Control(Event::Inject(text.clone())),
+                    save(None, ActionKind::Inject, json!({"instruction": text})),
+                ]
+            }
+            Modal::Override { status, reason } => {
+                let reason = reason.lines().join("\n").trim().to_string();
+                let Some(t) = self.run.turns.get_mut(self.selected) else {
+                    return Vec::new();
+                };
+                let from = t.shown().and_then(|a| a.verdict.as_ref().map(|v| v.status));
+                t.review.override_to = Some(status);
+                t.review.saved = false;
+                vec![save(
+                    turn,
+                    ActionKind::Override,
+                    json!({"from": from, "to": status, "reason": reason, "speaker": t.speaker}),
+                )]
+            }
+            Modal::Feedback { category, text } => {
+                let lines = text.lines();
+                let description = lines.first().cloned().unwrap_or_default();
+                let fix = lines.get(1..).map(|l| l.join("\n")).unwrap_or_default();
+                let Some(t) = self.run.turns.get_mut(self.selected) else {
+                    return Vec::new();
+                };
+                t.review.notes += 1;
+                t.review.saved = false;
+                vec![save(
+                    turn,
+                    ActionKind::Feedback,
+                    json!({"issue_type": CATEGORIES[category], "description": description, "suggested_fix": fix, "speaker": t.speaker}),
+                )]
+            }
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! The rules and stats panes that share the right-hand side with the detail pane.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph, Sparkline};
+
+use super::app::App;
+use super::theme::Theme;
+use super::tuning;
+use crate::director::Status;
+
+/// The pane's frame with its tab strip as the title.
+pub fn framed(f: &mut Frame, area: Rect, active: usize, t: &Theme) -> Rect {
+    let mut title = vec![Span::raw(" ")];
+    for (i, name) in ["detail", "rules", "stats"].iter().enumerate() {
+        let st = if i == active {
+            Style::new().fg(t.accent).add_modifier(Modifier::BOLD)
+        } else {
+            Style::new().fg(t.dim)
+        };
+        title.push(Span::styled(*name, st));
+        title.push(Span::styled(
+            if i < 2 { " │ " } else { " (v) " },
+            Style::new().fg(t.dim),
+        ));
+    }
+    let block = Block::bordered()
+        .title(Line::from(title))
+        .border_style(Style::new().fg(t.border));
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    inner
+}
+
+pub fn rules(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
+    let dim = Style::new().fg(t.dim);
+    let data = &app.rules.data;
+    let mut lines = vec![Line::styled(
+        format!(
+            "ruleset {} · [ ] select · < > change · w save",
+            app.rules.version
+        ),
+        dim,
+    )];
+    for (i, fd) in tuning::fields().iter().enumerate() {
+        let sel = i == app.field;
+        let st = if sel {
+            Style::new()
+                .fg(t.text)
+                .bg(t.selected_bg)
+                .add_modifier(Modifier::BOLD)
+        } else {
+            Style::new().fg(t.text)
+        };
+        lines.push(Line::from(vec![
+            Span::styled(format!("{:<28}", fd.key), st),
+            Span::styled(format!("{:>10}", fd.show(data)), st.fg(t.accent)),
+        ]));
+    }
+    for id in ["yana", "ayu"] {
+        if let Some(c) = data.characters.get(id) {
+            let w = area.width as usize;
+            let text = format!("{} endings: {}", c.display_name, c.tone.endings.join(" "));
+            lines.push(Line::styled(text.chars().take(w).collect::<String>(), dim));
+        }
+    }
+    if let Some(rj) = &app.rejudge {
+        lines.push(Line::raw(""));
+        lines.push(Line::styled(
+            format!(
+                "re-judged {} turns: {} flipped",
+                rj.judged,
+                rj.flipped.len()
+            ),
+            Style::new().fg(t.accent),
+        ));
+        for (turn, a, b) in rj.flipped.iter().take(6) {
+            lines.push(Line::from(vec![
+                Span::styled(format!("  turn {turn:>2} "), dim),
+                Span::styled(a.as_str(), Style::new().fg(t.status(*a))),
+                Span::styled(" → ", dim),
+                Span::styled(b.as_str(), Style::new().fg(t.status(*b))),
+            ]));
+        }
+        let n = rj.overrides();
+        if n > 0 {
+            lines.push(Line::styled(
+                format!(
+                    "agreement with {n} overrides: {} ({:.0}%)",
+                    rj.agreed(),
+                    100.0 * rj.agreed() as f64 / n as f64
+                ),
+                Style::new().fg(t.text),
+            ));
+            lines.push(Line::styled("reviewer ↓ / rules →  PASS  WARN RETRY", dim));
+            for (i, name) in ["PASS", "WARN", "RETRY"].iter().enumerate() {
+                let r = rj.confusion[i];
+                lines.push(Line::styled(
+                    format!("{name:>20} {:>5} {:>5} {:>5}", r[0], r[1], r[2]),
+                    Style::new().fg(t.text),
+                ));
+            }
+        }
+    }
+    f.render_widget(Paragraph::new(lines), area);
+}
+
+pub fn stats(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
+    let turns = &app.run.turns;
+    let order = [Status::Pass, Status::Warn, Status::Retry, Status::Unscored];
+    let mut lines = vec![Line::styled(
+        "verdicts      PASS  WARN RETRY UNSCORED",
+        Style::new().fg(t.dim),
+    )];
+    for (id, name) in [("yana", "やな"), ("ayu", "あゆ")] {
+        let mut row = vec![Span::styled(
+            format!("{name:<10}"),
+            Style::new().fg(t.speaker(id)),
+        )];
+        for s in order {
+            let n = turns
+                .iter()
+                .filter(|x| x.speaker == id && x.committed.is_some() && x.status() == Some(s))
+                .count();
+            row.push(Span::styled(
+                format!("{n:>6}"),
+                Style::new().fg(t.status(s)),
+            ));
+        }
+        lines.push(Line::from(row));
+    }
+    let retried = turns.iter().filter(|x| x.attempts.len() > 1).count();
+    let attempts: usize = turns.iter().map(|x| x.attempts.len()).sum();
+    lines.push(Line::styled(
+        format!(
+            "{} turns · {attempts} attempts · {retried} turns regenerated",
+            turns.len()
+        ),
+        Style::new().fg(t.dim),
+    ));
+    lines.push(Line::raw(""));
+    let mut strip = vec![Span::styled("by turn  ", Style::new().fg(t.dim))];
+    for x in turns
+        .iter()
+        .rev()
+        .take(area.width.saturating_sub(10) as usize)
+        .rev()
+    {
+        let c = x.status().map(|s| t.status(s)).unwrap_or(t.dim);
+        strip.push(Span::styled("█", Style::new().fg(c)));
+    }
+    lines.push(Line::from(strip));
+    lines.push(Line::styled(
+        "tone score by turn (0–3)",
+        Style::new().fg(t.dim),
+    ));
+    let [top, spark] = Layout::vertical([
+        Constraint::Length(lines.len() as u16),
+        Constraint::Length(4),
+    ])
+    .areas(area);
+    f.render_widget(Paragraph::new(lines), top);
+    let tones: Vec<u64> = turns
+        .iter()
+        .filter_map(|x| {
+            x.shown()?
+                .verdict
+                .as_ref()
+                .map(|v| u64::from(v.tone.score) + 1)
+        })
+        .collect();
+    let w = spark.width as usize;
+    let tail = &tones[tones.len().saturating_sub(w)..];
+    f.render_widget(
+        Sparkline::default()
+            .data(tail)
+            .max(4)
+            .style(Style::new().fg(t.accent)),
+        spark,
+    );
+}

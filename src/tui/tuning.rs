@@ -1,0 +1,265 @@
+//! Rule tuning: the editable thresholds, re-judging every loaded turn from cached analyses when
+//! one changes, which verdicts flipped, agreement with the reviewer's overrides, and saving the
+//! edit to the user's rules file (atomic write, other keys in it kept).
+
+use std::sync::Arc;
+
+use crate::config::ConfigError;
+use crate::director::ruleset::{RuleData, ToneMode};
+use crate::director::{self, ContextTurn, RuleSet, Status, Verdict};
+use crate::text::{AnalysisCache, Analyzer};
+
+use super::app::{App, Pane};
+use super::keymap::Action;
+use super::view::RunView;
+
+/// One editable value: its dotted key in rules.toml, and how to read and change it.
+pub struct Field {
+    pub key: &'static str,
+    pub step: f64,
+    get: fn(&RuleData) -> f64,
+    set: fn(&mut RuleData, f64),
+}
+
+impl Field {
+    pub fn get(&self, d: &RuleData) -> f64 {
+        (self.get)(d)
+    }
+
+    pub fn show(&self, d: &RuleData) -> String {
+        match self.key {
+            "tone_mode" => match d.tone_mode {
+                ToneMode::Markers => "markers".into(),
+                ToneMode::Violations => "violations".into(),
+            },
+            _ if self.step < 1.0 => format!("{:.1}", self.get(d)),
+            _ => format!("{}", self.get(d) as i64),
+        }
+    }
+}
+
+macro_rules! int_field {
+    ($key:literal, $($path:ident).+) => {
+        Field {
+            key: $key,
+            step: 1.0,
+            get: |d| d.$($path).+ as f64,
+            set: |d, v| d.$($path).+ = v.max(0.0) as usize,
+        }
+    };
+}
+
+pub fn fields() -> Vec<Field> {
+    vec![
+        Field {
+            key: "tone_mode",
+            step: 1.0,
+            get: |d| f64::from(u8::from(d.tone_mode == ToneMode::Violations)),
+            set: |d, v| {
+                d.tone_mode = if v.rem_euclid(2.0) >= 1.0 {
+                    ToneMode::Violations
+                } else {
+                    ToneMode::Markers
+                }
+            },
+        },
+        int_field!("lines.warn", lines.warn),
+        int_field!("lines.retry", lines.retry),
+        int_field!("scatter.warn_sentences", scatter.warn_sentences),
+        int_field!("scatter.warn_topics", scatter.warn_topics),
+        int_field!("scatter.retry_sentences", scatter.retry_sentences),
+        int_field!("scatter.retry_topics", scatter.retry_topics),
+        int_field!("topic_loop.turns", topic_loop.turns),
+        int_field!("early_topic_shift.min_turns", early_topic_shift.min_turns),
+        Field {
+            key: "judge.retry_below",
+            step: 0.1,
+            get: |d| d.judge.retry_below,
+            set: |d, v| d.judge.retry_below = (v.clamp(1.0, 5.0) * 10.0).round() / 10.0,
+        },
+        Field {
+            key: "judge.pass_from",
+            step: 0.1,
+            get: |d| d.judge.pass_from,
+            set: |d, v| d.judge.pass_from = (v.clamp(1.0, 5.0) * 10.0).round() / 10.0,
+        },
+    ]
+}
+
+/// The ruleset with field `i` moved by `steps` steps.
+pub fn adjust(rules: &RuleSet, i: usize, steps: f64) -> Result<RuleSet, ConfigError> {
+    let fs = fields();
+    let f = &fs[i.min(fs.len() - 1)];
+    let mut data = (*rules.data).clone();
+    let v = f.get(&data) + steps * f.step;
+    (f.set)(&mut data, v);
+    RuleSet::from_data(data)
+}
+
+/// What a re-judge changed and how it agrees with the reviewer.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Rejudge {
+    /// (turn, before, after) for every shown attempt whose verdict changed.
+    pub flipped: Vec<(usize, Status, Status)>,
+    pub judged: usize,
+    /// Rows: the reviewer's verdict, columns: the rules' (PASS, WARN, RETRY).
+    pub confusion: [[usize; 3]; 3],
+}
+
+impl Rejudge {
+    pub fn overrides(&self) -> usize {
+        self.confusion.iter().flatten().sum()
+    }
+    pub fn agreed(&self) -> usize {
+        (0..3).map(|i| self.confusion[i][i]).sum()
+    }
+}
+
+fn bucket(s: Status) -> usize {
+    match s {
+        Status::Info | Status::Pass => 0,
+        Status::Warn | Status::Modify | Status::Unscored => 1,
+        Status::Retry => 2,
+    }
+}
+
+/// Re-judges the shown attempt of every turn with `rules`, reusing cached analyses (no
+/// re-tokenising), keeps each attempt's LLM-judge finding, and updates the view in place.
+pub fn rejudge(
+    run: &mut RunView,
+    rules: &RuleSet,
+    analyzer: &Arc<dyn Analyzer>,
+    cache: &mut AnalysisCache,
+) -> Rejudge {
+    let mut out = Rejudge::default();
+    let mut context: Vec<ContextTurn> = Vec::new();
+    for t in &mut run.turns {
+        let Some(ch) = rules.character(&t.speaker) else {
+            continue;
+        };
+        let idx = t.committed.unwrap_or(t.attempts.len().saturating_sub(1));
+        let Some(a) = t.attempts.get_mut(idx) else {
+            continue;
+        };
+        let Some(old) = a.verdict.clone() else {
+            continue;
+        };
+        let an = cache.get_or_analyze(&a.text);
+        let mut v: Verdict = director::judge(rules, analyzer.as_ref(), ch, &an, &context);
+        if let Some(f) = a.judge.as_ref().and_then(|j| j.finding()) {
+            v.findings.push(f);
+            v.status = Verdict::status_of(&v.findings);
+        }
+        out.judged += 1;
+        if v.status != old.status {
+            out.flipped.push((t.turn, old.status, v.status));
+        }
+        if let Some(human) = t.review.override_to {
+            out.confusion[bucket(human)][bucket(v.status)] += 1;
+        }
+        a.verdict = Some(v);
+        if t.committed.is_some() {
+            context.push(ContextTurn {
+                speaker: t.speaker.clone(),
+                analysis: an,
+            });
+        }
+    }
+    out
+}
+
+/// Writes the edited fields into the user's rules file, keeping whatever else it holds.
+pub fn save(rules: &RuleSet, path: &std::path::Path) -> Result<(), String> {
+    let mut table = match std::fs::read_to_string(path) {
+        Ok(text) => crate::config::load_toml_table(path, &text).map_err(|e| e.to_string())?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => toml::Table::new(),
+        Err(e) => return Err(format!("{}: {e}", path.display())),
+    };
+    for f in fields() {
+        let value = match f.key {
+            "tone_mode" => toml::Value::String(f.show(&rules.data)),
+            _ if f.step < 1.0 => toml::Value::Float(f.get(&rules.data)),
+            _ => toml::Value::Integer(f.get(&rules.data) as i64),
+        };
+        let mut parts: Vec<&str> = f.key.split('.').collect();
+        let leaf = parts.pop().unwrap_or(f.key);
+        let mut t = &mut table;
+        for p in parts {
+            let entry = t
+                .entry(p.to_string())
+                .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+            let Some(inner) = entry.as_table_mut() else {
+                return Err(format!("{}: `{p}` is not a table", path.display()));
+            };
+            t = inner;
+        }
+        t.insert(leaf.to_string(), value);
+    }
+    let text = toml::to_string(&table).map_err(|e| e.to_string())?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    let tmp = path.with_extension("toml.tmp");
+    std::fs::write(&tmp, text).map_err(|e| format!("{}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+impl App {
+    /// The rules pane's keys: switch pane, pick a value, change it (re-judging), save.
+    pub(super) fn rules_action(&mut self, action: Action) {
+        match action {
+            Action::NextPane => {
+                self.pane = match self.pane {
+                    Pane::Detail => Pane::Rules,
+                    Pane::Rules => Pane::Stats,
+                    Pane::Stats => Pane::Detail,
+                };
+            }
+            Action::NextField | Action::PrevField if self.pane == Pane::Rules => {
+                let n = fields().len();
+                self.field = if action == Action::NextField {
+                    (self.field + 1) % n
+                } else {
+                    (self.field + n - 1) % n
+                };
+            }
+            Action::Increase | Action::Decrease if self.pane == Pane::Rules => {
+                let steps = if action == Action::Increase {
+                    1.0
+                } else {
+                    -1.0
+                };
+                match adjust(&self.rules, self.field, steps) {
+                    Ok(r) => {
+                        self.rules = r;
+                        let analyzer = self.analyzer.clone();
+                        let rj = rejudge(&mut self.run, &self.rules, &analyzer, &mut self.cache);
+                        self.status = format!(
+                            "ruleset {}: {} of {} verdicts flipped",
+                            self.rules.version,
+                            rj.flipped.len(),
+                            rj.judged
+                        );
+                        self.header.ruleset = self.rules.version.clone();
+                        self.rejudge = Some(rj);
+                    }
+                    Err(e) => self.status = e.to_string(),
+                }
+            }
+            Action::SaveRules if self.pane == Pane::Rules => {
+                self.status = match crate::director::ruleset::user_rules_path() {
+                    Some(p) => match save(&self.rules, &p) {
+                        Ok(()) => format!("saved to {}", p.display()),
+                        Err(e) => format!("NOT saved: {e}"),
+                    },
+                    None => "no config directory to save into".into(),
+                };
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "tuning_tests.rs"]
+mod tests;
