@@ -53,7 +53,10 @@ fn loaded(turns: usize) -> App {
         })
         .collect();
     for turn in 1..=turns {
-        let (speaker, text) = LINES[(turn + 1) % 2];
+        let (speaker, base) = LINES[(turn + 1) % 2];
+        // Every line distinct, as in a real run (no two turns share an analysis).
+        let text = format!("{base}（{turn}）");
+        let text = text.as_str();
         let v = verdicts[(turn + 1) % 2].clone();
         let fx = |app: &mut App, e| app.on_msg(UiMsg::Effect(Box::new(e)));
         fx(
@@ -130,6 +133,20 @@ fn bench(c: &mut Criterion) {
             term.draw(|f| render::draw(f, black_box(&app)))
                 .unwrap()
                 .area
+        })
+    });
+    // Re-judge after a rule edit: 10,000 turns, analyses cached (the rules pane's path).
+    let mut big = loaded(10_000);
+    let analyzer: std::sync::Arc<dyn kakeai::text::Analyzer> =
+        std::sync::Arc::new(FallbackAnalyzer);
+    let mut cache = kakeai::text::AnalysisCache::new();
+    let rules = RuleSet::builtin().unwrap();
+    kakeai::tui::tuning::rejudge(&mut big.run, &rules, &analyzer, &mut cache);
+    let edited = kakeai::tui::tuning::adjust(&rules, 1, 1.0).unwrap();
+    g.bench_function("rejudge_10000_turns", |b| {
+        b.iter(|| {
+            kakeai::tui::tuning::rejudge(&mut big.run, black_box(&edited), &analyzer, &mut cache)
+                .judged
         })
     });
     g.finish();

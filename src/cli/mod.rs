@@ -50,6 +50,9 @@ pub struct WorkbenchArgs {
     /// Replay a stored run (its id, see `kakeai runs`) or a recording file through the pipeline.
     #[arg(long, value_name = "RUN_ID|FILE")]
     pub replay: Option<String>,
+    /// Draw the first frame, then quit (to time start-up).
+    #[arg(long, hide = true)]
+    pub exit_after_first_frame: bool,
     /// Demo replay speed factor (2 = twice as fast).
     #[arg(long, default_value_t = 1.0)]
     pub replay_speed: f64,
@@ -108,6 +111,7 @@ pub fn main() -> i32 {
                     analyzer: w.analyzer,
                     replay_speed: w.replay_speed,
                     replay: w.replay,
+                    exit_after_first_frame: w.exit_after_first_frame,
                 });
             }
             // Not a terminal (a pipe, a script): say what the commands are instead.

@@ -222,6 +222,7 @@ pub struct Options {
     pub replay_speed: f64,
     /// `--replay RUN_ID|FILE`: a stored run, or a recording file, replayed.
     pub replay: Option<String>,
+    pub exit_after_first_frame: bool,
 }
 
 mod term;

@@ -140,7 +140,13 @@ pub fn run(opts: Options) -> i32 {
         },
         None => None,
     };
-    let code = rt.block_on(event_loop(app, services, opts.demo, replay));
+    let code = rt.block_on(event_loop(
+        app,
+        services,
+        opts.demo,
+        replay,
+        opts.exit_after_first_frame,
+    ));
     // Reader threads may still block on the terminal; do not wait for them.
     rt.shutdown_timeout(Duration::from_millis(100));
     code
@@ -158,7 +164,13 @@ fn load_replay(what: &str, store: &StoreHandle) -> Result<Replay, String> {
     Replay::parse(what, &text)
 }
 
-async fn event_loop(app: App, services: Services, demo: bool, replay: Option<Replay>) -> i32 {
+async fn event_loop(
+    app: App,
+    services: Services,
+    demo: bool,
+    replay: Option<Replay>,
+    exit_after_first_frame: bool,
+) -> i32 {
     let (mut rt, mut rx) = Runtime::new(app, services);
     if let Some(r) = replay {
         rt.start_replay(r);
@@ -192,6 +204,9 @@ async fn event_loop(app: App, services: Services, demo: bool, replay: Option<Rep
             }
             rt.app.dirty = false;
             last_frame = Instant::now();
+            if exit_after_first_frame {
+                break;
+            }
         }
         let wait = FRAME.saturating_sub(last_frame.elapsed());
         tokio::select! {

@@ -125,45 +125,97 @@ fn bucket(s: Status) -> usize {
 
 /// Re-judges the shown attempt of every turn with `rules`, reusing cached analyses (no
 /// re-tokenising), keeps each attempt's LLM-judge finding, and updates the view in place.
+/// Turns only read earlier analyses, so the work is split across the cores.
 pub fn rejudge(
     run: &mut RunView,
     rules: &RuleSet,
     analyzer: &Arc<dyn Analyzer>,
     cache: &mut AnalysisCache,
 ) -> Rejudge {
-    let mut out = Rejudge::default();
+    // Pass 1 (in order): each turn's analysis, and the committed lines before it.
     let mut context: Vec<ContextTurn> = Vec::new();
-    for t in &mut run.turns {
-        let Some(ch) = rules.character(&t.speaker) else {
-            continue;
-        };
+    let mut jobs: Vec<Option<(Arc<crate::text::Analysis>, usize)>> = Vec::new();
+    for t in &run.turns {
         let idx = t.committed.unwrap_or(t.attempts.len().saturating_sub(1));
-        let Some(a) = t.attempts.get_mut(idx) else {
-            continue;
-        };
-        let Some(old) = a.verdict.clone() else {
+        let Some(a) = t.attempts.get(idx).filter(|a| a.verdict.is_some()) else {
+            jobs.push(None);
             continue;
         };
         let an = cache.get_or_analyze(&a.text);
-        let mut v: Verdict = director::judge(rules, analyzer.as_ref(), ch, &an, &context);
-        if let Some(f) = a.judge.as_ref().and_then(|j| j.finding()) {
-            v.findings.push(f);
-            v.status = Verdict::status_of(&v.findings);
-        }
-        out.judged += 1;
-        if v.status != old.status {
-            out.flipped.push((t.turn, old.status, v.status));
-        }
-        if let Some(human) = t.review.override_to {
-            out.confusion[bucket(human)][bucket(v.status)] += 1;
-        }
-        a.verdict = Some(v);
+        jobs.push(Some((Arc::clone(&an), context.len())));
         if t.committed.is_some() {
             context.push(ContextTurn {
                 speaker: t.speaker.clone(),
                 analysis: an,
             });
         }
+    }
+    // Pass 2 (in parallel): judge each turn against its slice of the context.
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .clamp(1, 8);
+    let chunk = run.turns.len().div_ceil(threads).max(256);
+    let context = &context;
+    let parts: Vec<Rejudge> = std::thread::scope(|s| {
+        let handles: Vec<_> = run
+            .turns
+            .chunks_mut(chunk)
+            .zip(jobs.chunks(chunk))
+            .map(|(turns, jobs)| {
+                s.spawn(move || judge_chunk(turns, jobs, context, rules, analyzer))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    let mut out = Rejudge::default();
+    for p in parts {
+        out.judged += p.judged;
+        out.flipped.extend(p.flipped);
+        for (r, row) in p.confusion.iter().enumerate() {
+            for (c, n) in row.iter().enumerate() {
+                out.confusion[r][c] += n;
+            }
+        }
+    }
+    out
+}
+
+fn judge_chunk(
+    turns: &mut [super::view::TurnView],
+    jobs: &[Option<(Arc<crate::text::Analysis>, usize)>],
+    context: &[ContextTurn],
+    rules: &RuleSet,
+    analyzer: &Arc<dyn Analyzer>,
+) -> Rejudge {
+    let mut out = Rejudge::default();
+    for (t, job) in turns.iter_mut().zip(jobs) {
+        let (Some((an, before)), Some(ch)) = (job, rules.character(&t.speaker)) else {
+            continue;
+        };
+        let idx = t.committed.unwrap_or(t.attempts.len().saturating_sub(1));
+        let Some(a) = t.attempts.get_mut(idx) else {
+            continue;
+        };
+        let Some(old) = a.verdict.as_ref().map(|v| v.status) else {
+            continue;
+        };
+        let mut v: Verdict = director::judge(rules, analyzer.as_ref(), ch, an, &context[..*before]);
+        if let Some(f) = a.judge.as_ref().and_then(|j| j.finding()) {
+            v.findings.push(f);
+            v.status = Verdict::status_of(&v.findings);
+        }
+        out.judged += 1;
+        if v.status != old {
+            out.flipped.push((t.turn, old, v.status));
+        }
+        if let Some(human) = t.review.override_to {
+            out.confusion[bucket(human)][bucket(v.status)] += 1;
+        }
+        a.verdict = Some(v);
     }
     out
 }

@@ -17,8 +17,9 @@ pub fn check(input: &Input) -> Vec<Finding> {
         return Vec::new();
     }
     // How many turns, ending with the last one, have stayed on its topic.
+    // Only whether it reaches `min_turns` matters: stop looking there (long runs stay linear).
     let mut depth = 1;
-    for t in input.context.iter().rev().skip(1) {
+    for t in input.context.iter().rev().skip(1).take(min) {
         if t.analysis.keywords(an).iter().any(|w| theirs.contains(w)) {
             depth += 1;
         } else {
