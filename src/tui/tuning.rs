@@ -135,13 +135,16 @@ pub fn rejudge(
     // Pass 1 (in order): each turn's analysis, and the committed lines before it.
     let mut context: Vec<ContextTurn> = Vec::new();
     let mut jobs: Vec<Option<(Arc<crate::text::Analysis>, usize)>> = Vec::new();
-    for t in &run.turns {
+    for t in &mut run.turns {
         let idx = t.committed.unwrap_or(t.attempts.len().saturating_sub(1));
-        let Some(a) = t.attempts.get(idx).filter(|a| a.verdict.is_some()) else {
+        let Some(a) = t.attempts.get_mut(idx).filter(|a| a.verdict.is_some()) else {
             jobs.push(None);
             continue;
         };
-        let an = cache.get_or_analyze(&a.text);
+        let an = Arc::clone(
+            a.analysis
+                .get_or_insert_with(|| cache.get_or_analyze(&a.text)),
+        );
         jobs.push(Some((Arc::clone(&an), context.len())));
         if t.committed.is_some() {
             context.push(ContextTurn {

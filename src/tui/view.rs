@@ -29,6 +29,8 @@ pub struct AttemptView {
     /// Lines and sentences of the streaming text, refreshed at most every 150 ms.
     pub live_counts: (usize, usize),
     pub counted_len: usize,
+    /// The analysis of `text`, kept for re-judging (cleared whenever the text changes).
+    pub analysis: Option<std::sync::Arc<Analysis>>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -103,6 +105,7 @@ impl RunView {
     pub fn on_token(&mut self, turn: usize, attempt: usize, delta: &str) {
         if let Some(a) = self.attempt_mut(turn, attempt) {
             a.text.push_str(delta);
+            a.analysis = None;
         }
     }
 
@@ -156,6 +159,7 @@ impl RunView {
                         stats: GenStats::default(),
                         live_counts: (0, 0),
                         counted_len: 0,
+                        analysis: None,
                     });
                 }
             }
@@ -167,12 +171,14 @@ impl RunView {
             } => {
                 if let Some(a) = self.attempt_mut(*turn, *attempt) {
                     a.text = text.clone();
+                    a.analysis = None;
                     a.phase = Phase::Reviewing;
                 }
             }
             Effect::AttemptDone(r) => {
                 if let Some(a) = self.attempt_mut(r.turn, r.attempt) {
                     a.text = r.text.clone();
+                    a.analysis = None;
                     a.phase = Phase::Reviewed;
                     a.verdict = Some(r.verdict.clone());
                     a.judge = r.judge.clone();

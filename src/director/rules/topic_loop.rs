@@ -5,14 +5,24 @@
 use super::super::finding::{Finding, RuleId, Status};
 use super::super::{Input, messages};
 
+/// Memo key of the per-keyword occurrence counts (distinct from lexicon fingerprints).
+const REPEAT_COUNTS: u64 = 0x746f_7069_635f_6c70;
+
 pub fn check(input: &Input) -> Vec<Finding> {
     let r = &input.rules.topic_loop;
     let a = input.a;
     let keywords = a.keywords(input.analyzer);
     let mut out = Vec::new();
     if r.repeat_in_line > 1 {
-        for w in keywords {
-            let n = a.text().matches(w.as_str()).count();
+        // How often each keyword occurs depends on the text only: count once per analysis,
+        // so re-judging after a rule edit does not search the text again.
+        let counts = a.memo(REPEAT_COUNTS, || {
+            keywords
+                .iter()
+                .map(|w| a.text().matches(w.as_str()).count())
+                .collect::<Vec<usize>>()
+        });
+        for (w, &n) in keywords.iter().zip(counts.iter()) {
             if n >= r.repeat_in_line {
                 let (m, s) = messages::topic_loop_line(w, n);
                 out.push(
