@@ -33,12 +33,13 @@ pub fn check(input: &Input) -> Vec<Finding> {
         }
     }
     if r.turns > 0 && input.context.len() >= r.turns {
-        let recent = &input.context[input.context.len() - r.turns..];
-        let looping = keywords.iter().find(|w| {
-            recent
-                .iter()
-                .all(|t| t.analysis.keywords(input.analyzer).contains(w))
-        });
+        let recent: Vec<&[String]> = input.context[input.context.len() - r.turns..]
+            .iter()
+            .map(|t| t.analysis.keywords(input.analyzer))
+            .collect();
+        let looping = keywords
+            .iter()
+            .find(|w| recent.iter().all(|k| k.contains(w)));
         if let Some(w) = looping {
             let (m, s) = messages::topic_loop_turns(w, r.turns + 1);
             out.push(Finding::new(RuleId::TopicLoop, Status::Warn, m, s).with_evidence(w.clone()));
