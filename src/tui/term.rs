@@ -179,6 +179,17 @@ async fn event_loop(
     } else {
         rt.probe();
     }
+    // A panic goes to the log file; ratatui's hook (installed on top) restores the terminal
+    // first, then this one leaves a single pointer to the log.
+    std::panic::set_hook(Box::new(|info| {
+        log(&format!("panic: {info}"));
+        let at = crate::config::data_dir().map(|d| d.join("kakeai.log"));
+        eprintln!(
+            "kakeai stopped on an internal error; details in {}",
+            at.map(|p| p.display().to_string())
+                .unwrap_or_else(|| "the log".into())
+        );
+    }));
     let mut terminal = ratatui::init();
     let _ = crossterm::execute!(std::io::stdout(), crossterm::event::EnableMouseCapture);
     let (key_tx, mut keys) = mpsc::unbounded_channel();
