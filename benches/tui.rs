@@ -94,6 +94,7 @@ fn loaded(turns: usize) -> App {
                 prompt_hash: String::new(),
                 stats: GenStats::default(),
                 keywords: vec![],
+                analysis: None,
             })),
         );
         fx(

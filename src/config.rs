@@ -204,25 +204,52 @@ pub fn load_layered<T: serde::de::DeserializeOwned>(
     embedded: &str,
     user: Option<&Path>,
 ) -> Result<T, ConfigError> {
+    let user_text = match user.filter(|p| p.exists()) {
+        Some(p) => Some((
+            p,
+            std::fs::read_to_string(p).map_err(|e| ConfigError::Io {
+                path: p.to_path_buf(),
+                message: e.to_string(),
+            })?,
+        )),
+        None => None,
+    };
+    layered_from_str(
+        embedded_name,
+        embedded,
+        user_text.as_ref().map(|(p, t)| (*p, t.as_str())),
+    )
+}
+
+/// Like [`load_layered`], with the user's text already in hand.
+pub fn layered_from_str<T: serde::de::DeserializeOwned>(
+    embedded_name: &str,
+    embedded: &str,
+    user: Option<(&Path, &str)>,
+) -> Result<T, ConfigError> {
     let mut table = load_toml_table(Path::new(embedded_name), embedded)?;
-    let mut user_text = None;
-    if let Some(p) = user.filter(|p| p.exists()) {
-        let text = std::fs::read_to_string(p).map_err(|e| ConfigError::Io {
-            path: p.to_path_buf(),
-            message: e.to_string(),
-        })?;
-        merge_tables(&mut table, load_toml_table(p, &text)?);
-        user_text = Some((p, text));
+    if let Some((p, text)) = user {
+        merge_tables(&mut table, load_toml_table(p, text)?);
     }
-    from_table(table, Path::new(embedded_name)).map_err(|e| match (e, user_text) {
-        (ConfigError::Invalid { message, key, .. }, Some((path, text))) => ConfigError::Invalid {
+    from_table(table, Path::new(embedded_name)).map_err(|e| match user {
+        Some((p, text)) => relocate(e, p, text),
+        None => e,
+    })
+}
+
+/// Points an `Invalid` error at the user's file, at the line of the key it names.
+pub fn relocate(e: ConfigError, path: &Path, text: &str) -> ConfigError {
+    match e {
+        ConfigError::Invalid {
+            key, message, at, ..
+        } => ConfigError::Invalid {
             path: path.to_path_buf(),
-            at: key.as_deref().and_then(|k| locate_key(&text, k)),
+            at: key.as_deref().and_then(|k| locate_key(text, k)).or(at),
             key,
             message,
         },
-        (e, _) => e,
-    })
+        e => e,
+    }
 }
 
 #[cfg(test)]

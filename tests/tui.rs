@@ -82,6 +82,7 @@ fn attempt(app: &mut App, turn: usize, speaker: &str, n: usize, text: &str, comm
             prompt_hash: String::new(),
             stats: GenStats::default(),
             keywords: vec![],
+            analysis: None,
         })),
     );
     if commit {

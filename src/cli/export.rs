@@ -39,7 +39,7 @@ pub fn run(args: ExportArgs) -> i32 {
 }
 
 fn export_run(args: &ExportArgs) -> Result<(), String> {
-    let path = super::runs::store_path(args.db.as_deref())?;
+    let path = Store::path_or_default(args.db.as_deref())?;
     if !path.exists() {
         return Err(format!(
             "no store at {} yet (run or import something first)",

@@ -53,7 +53,7 @@ fn import(args: &DuoTalkArgs) -> Result<(), String> {
         let bytes = std::fs::read(f).map_err(|e| format!("{}: {e}", f.display()))?;
         inputs.push((f.as_path(), bytes));
     }
-    let path = super::runs::store_path(args.db.as_deref())?;
+    let path = Store::path_or_default(args.db.as_deref())?;
     let mut store = Store::open(&path).map_err(|e| e.to_string())?;
     let mut reports = Vec::new();
     for (f, bytes) in &inputs {

@@ -11,10 +11,10 @@ use serde_json::json;
 
 use crate::director::RuleSet;
 use crate::duo::backend::Backend;
-use crate::duo::driver::{Driver, Notice};
-use crate::duo::{DuoConfig, Effect, Exhaustion, RunEnd, RunSpec, Session, persona};
+use crate::duo::driver::{Driver, Notice, run_record};
+use crate::duo::{DuoConfig, Effect, Exhaustion, RunEnd, RunSpec, Session};
 use crate::llm::{ApiKind, Client, LlmConfig};
-use crate::store::{NewRun, Store, StoreHandle};
+use crate::store::{Store, StoreHandle};
 use crate::text::analyzer::{self, AnalyzerChoice};
 
 #[derive(Args, Debug)]
@@ -69,7 +69,7 @@ pub fn run(args: RunArgs) -> i32 {
     if !args.headless {
         return fail(
             2,
-            "the live view opens in the workbench; for now pass --headless to print the run as JSON lines".into(),
+            "to watch a run live, open the workbench (`kakeai`, then n); pass --headless to print the run as JSON lines".into(),
         );
     }
     if args.topic.trim().is_empty() {
@@ -83,19 +83,10 @@ pub fn run(args: RunArgs) -> i32 {
         Ok(d) => d,
         Err(e) => return fail(2, e.to_string()),
     };
-    let mut llm = match LlmConfig::load() {
-        Ok(c) => c,
+    let llm = match LlmConfig::load() {
+        Ok(c) => c.with_flags(args.endpoint.clone(), args.model.clone(), args.api),
         Err(e) => return fail(2, e.to_string()),
     };
-    if let Some(e) = args.endpoint.clone() {
-        llm.endpoint = e;
-    }
-    if let Some(m) = args.model.clone() {
-        llm.model = m;
-    }
-    if args.api.is_some() {
-        llm.api = args.api;
-    }
     let spec = RunSpec {
         topic: args.topic.trim().to_string(),
         max_turns: args.turns.unwrap_or(duo.max_turns),
@@ -117,19 +108,15 @@ pub fn run(args: RunArgs) -> i32 {
         Ok(a) => a,
         Err(e) => return fail(2, e.to_string()),
     };
-    let db = match args.db.clone().or_else(Store::default_path) {
-        Some(p) => p,
-        None => return fail(2, "no data directory; pass --db PATH".into()),
+    let db = match Store::path_or_default(args.db.as_deref()) {
+        Ok(p) => p,
+        Err(e) => return fail(2, e),
     };
     let store = match Store::open(&db) {
         Ok(s) => StoreHandle::spawn(s),
         Err(e) => return fail(2, format!("{}: {e}", db.display())),
     };
-    let rt = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    let rt = match crate::duo::driver::runtime() {
         Ok(rt) => rt,
         Err(e) => return fail(2, format!("cannot start the async runtime: {e}")),
     };
@@ -143,29 +130,18 @@ pub fn run(args: RunArgs) -> i32 {
             Err(e) => return fail(3, e.to_string()),
         };
         let cfg = client.config().clone();
-        let chars: Vec<_> = ["yana", "ayu"]
-            .iter()
-            .filter_map(|id| rules.character(id))
-            .collect();
-        let new = NewRun {
-            topic: spec.topic.clone(),
-            model: Some(cfg.model.clone()),
-            endpoint: Some(cfg.endpoint.clone()),
-            api: Some(info.api.to_string()),
-            options: json!({
-                "temperature": cfg.temperature,
-                "judge_temperature": cfg.judge_temperature,
-                "num_ctx": cfg.num_ctx,
-                "max_chars": cfg.max_chars,
-                "max_turns": spec.max_turns,
-                "max_attempts": spec.max_attempts,
-                "exhaustion": spec.exhaustion,
-                "judge": spec.judge,
-                "analyzer": analyzer.kind(),
-            }),
-            persona_version: Some(persona::version(&chars, &duo.world)),
-            ruleset_version: Some(rules.version.clone()),
-        };
+        let session = Session::new(spec.clone(), duo, rules);
+        let new = run_record(
+            &spec,
+            &session,
+            (
+                cfg.endpoint.clone(),
+                cfg.model.clone(),
+                info.api.to_string(),
+            ),
+            Some(&cfg),
+            json!({"analyzer": analyzer.kind()}),
+        );
         let run_id = match store.call(move |s| s.create_run(&new)).await {
             Ok(id) => id,
             Err(e) => return fail(2, format!("{}: {e}", db.display())),
@@ -188,7 +164,6 @@ pub fn run(args: RunArgs) -> i32 {
             run_id,
             save_every: Duration::from_millis(500),
         };
-        let session = Session::new(spec, duo, rules);
         let end = driver
             .drive(session, None, &mut |n| printer.notice(n, run_id))
             .await;

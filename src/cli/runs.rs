@@ -2,7 +2,7 @@
 //! holds how the store subcommands find and open the store.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
@@ -27,13 +27,6 @@ pub struct RunsArgs {
     pub format: ListFormat,
 }
 
-/// `--db`, else `$KAKEAI_DB`, else the data dir's kakeai.db.
-pub fn store_path(db: Option<&Path>) -> Result<PathBuf, String> {
-    db.map(Path::to_path_buf)
-        .or_else(Store::default_path)
-        .ok_or_else(|| "no data directory found; pass --db PATH or set KAKEAI_DATA_DIR".into())
-}
-
 pub fn run(args: RunsArgs) -> i32 {
     match list(&args, &mut std::io::stdout().lock()) {
         Ok(()) => 0,
@@ -45,7 +38,7 @@ pub fn run(args: RunsArgs) -> i32 {
 }
 
 fn list(args: &RunsArgs, out: &mut dyn Write) -> Result<(), String> {
-    let path = store_path(args.db.as_deref())?;
+    let path = Store::path_or_default(args.db.as_deref())?;
     // Listing must not create a store as a side effect.
     let runs = if path.exists() {
         Store::open(&path)

@@ -11,11 +11,13 @@ use tokio::task::JoinHandle;
 
 use super::backend::Backend;
 use super::records::RunEnd;
-use super::session::{Effect, Event, Session, State};
+use super::session::{Effect, Event, RunSpec, Session, State};
 use crate::director::judge::{self, JudgeInput};
 use crate::director::{self, ContextTurn};
-use crate::llm::Message;
-use crate::store::{AttemptOutcome, AttemptState, NewAttempt, RunStatus, StoreHandle, TurnCommit};
+use crate::llm::{LlmConfig, Message};
+use crate::store::{
+    AttemptOutcome, AttemptState, NewAttempt, NewRun, RunStatus, StoreHandle, TurnCommit,
+};
 use crate::text::{AnalysisCache, Analyzer};
 
 /// What the driver reports to its sink (the headless printer, later the TUI).
@@ -221,6 +223,7 @@ impl Driver {
                     attempt: *attempt,
                     verdict,
                     keywords,
+                    analysis: a,
                 });
             }
             Effect::LlmJudge {
@@ -453,6 +456,55 @@ impl Driver {
             .call(move |s| s.finish_attempt(id, &o))
             .await
             .map_err(|e| e.to_string())
+    }
+}
+
+/// The async runtime runs are driven on (two workers: a generation task and the store replies).
+pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+}
+
+/// The run's row: what it talks about, where its words come from, the options that shaped it
+/// (the spec's, the endpoint's sampling settings when live, plus `extra`), and the persona and
+/// ruleset versions, so any stored run can be told apart from one made under other settings.
+pub fn run_record(
+    spec: &RunSpec,
+    session: &Session,
+    (endpoint, model, api): (String, String, String),
+    llm: Option<&LlmConfig>,
+    extra: serde_json::Value,
+) -> NewRun {
+    let rules = session.rules();
+    let chars: Vec<_> = ["yana", "ayu"]
+        .iter()
+        .filter_map(|id| rules.character(id))
+        .collect();
+    let mut options = serde_json::json!({
+        "max_turns": spec.max_turns,
+        "max_attempts": spec.max_attempts,
+        "exhaustion": spec.exhaustion,
+        "judge": spec.judge,
+    });
+    if let Some(c) = llm {
+        options["temperature"] = c.temperature.into();
+        options["judge_temperature"] = c.judge_temperature.into();
+        options["num_ctx"] = c.num_ctx.into();
+        options["max_chars"] = c.max_chars.into();
+    }
+    if let (Some(o), Some(e)) = (options.as_object_mut(), extra.as_object()) {
+        o.extend(e.iter().map(|(k, v)| (k.clone(), v.clone())));
+    }
+    NewRun {
+        topic: spec.topic.clone(),
+        model: Some(model),
+        endpoint: Some(endpoint),
+        api: Some(api),
+        options,
+        persona_version: Some(super::persona::version(&chars, &session.duo().world)),
+        ruleset_version: Some(rules.version.clone()),
     }
 }
 

@@ -19,7 +19,7 @@ pub struct GenStats {
     pub capped: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct AttemptRecord {
     pub turn: usize,
     pub speaker: String,
@@ -35,6 +35,9 @@ pub struct AttemptRecord {
     pub stats: GenStats,
     /// Conversation keywords of the text (analyzer nouns).
     pub keywords: Vec<String>,
+    /// The text's analysis (not stored: it is rebuilt from the text when needed).
+    #[serde(skip)]
+    pub analysis: Option<std::sync::Arc<crate::text::Analysis>>,
 }
 
 impl AttemptRecord {

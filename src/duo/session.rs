@@ -3,6 +3,8 @@
 //! them only when a line is committed — a RETRY attempt never advances anything (seed 001 §9).
 //! The driver (async, in `duo::driver`) performs the effects and feeds results back as events.
 
+use std::sync::Arc;
+
 use super::config::{DuoConfig, Exhaustion};
 use super::policy;
 use super::prompt::{self, Line, Prompt, PromptInput};
@@ -10,6 +12,7 @@ use super::records::{AttemptRecord, GenStats, RunEnd, TurnFlags, TurnRecord};
 use super::topic::TopicState;
 use crate::director::judge::JudgeOutcome;
 use crate::director::{RuleSet, Status, Verdict};
+use crate::text::Analysis;
 
 /// What one run is asked to do.
 #[derive(Debug, Clone)]
@@ -42,6 +45,8 @@ pub enum Event {
         attempt: usize,
         verdict: Verdict,
         keywords: Vec<String>,
+        /// The analysis the rules ran on, passed along so later re-judging never redoes it.
+        analysis: Arc<Analysis>,
     },
     LlmJudged {
         turn: usize,
@@ -158,6 +163,7 @@ pub struct Current {
     pub prompt_hash: String,
     stats: GenStats,
     verdict: Option<(Verdict, Vec<String>)>,
+    analysis: Option<Arc<Analysis>>,
 }
 
 /// A committed turn and the state just before it, so regeneration can roll back.

@@ -96,6 +96,7 @@ fn play(
         attempt: c.attempt,
         verdict: v,
         keywords: kw(keywords),
+        analysis: std::sync::Arc::new(crate::text::Analysis::new(text)),
     });
     let asks_judge = judged.iter().any(|e| matches!(e, Effect::LlmJudge { .. }));
     out.extend(judged);

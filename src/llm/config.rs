@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{ConfigError, load_toml_table, locate_key, merge_tables};
+use crate::config::ConfigError;
 
 const DEFAULT_TOML: &str = include_str!("../../assets/config/llm.toml");
 const DEFAULT_PATH: &str = "assets/config/llm.toml";
@@ -137,22 +137,30 @@ impl LlmConfig {
     }
 
     /// Defaults ⊕ `text` (the contents of the user's file at `path`, used in error messages).
+    /// The command line's `--endpoint`, `--model` and `--api`, over the files.
+    pub fn with_flags(
+        mut self,
+        endpoint: Option<String>,
+        model: Option<String>,
+        api: Option<ApiKind>,
+    ) -> LlmConfig {
+        if let Some(e) = endpoint {
+            self.endpoint = e;
+        }
+        if let Some(m) = model {
+            self.model = m;
+        }
+        if api.is_some() {
+            self.api = api;
+        }
+        self
+    }
+
     pub fn from_toml_str(path: &Path, text: &str) -> Result<LlmConfig, ConfigError> {
-        let mut table = load_toml_table(Path::new(DEFAULT_PATH), DEFAULT_TOML)?;
-        merge_tables(&mut table, load_toml_table(path, text)?);
-        let locate = |e: ConfigError| match e {
-            ConfigError::Invalid {
-                key, message, at, ..
-            } => ConfigError::Invalid {
-                path: path.to_path_buf(),
-                at: key.as_deref().and_then(|k| locate_key(text, k)).or(at),
-                key,
-                message,
-            },
-            e => e,
-        };
-        let cfg: LlmConfig = crate::config::from_table(table, path).map_err(locate)?;
-        cfg.validate(path).map_err(locate)?;
+        let cfg: LlmConfig =
+            crate::config::layered_from_str(DEFAULT_PATH, DEFAULT_TOML, Some((path, text)))?;
+        cfg.validate(path)
+            .map_err(|e| crate::config::relocate(e, path, text))?;
         Ok(cfg)
     }
 

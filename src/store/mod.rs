@@ -101,6 +101,13 @@ impl Store {
     }
 
     /// `$KAKEAI_DB`, else `<data_dir>/kakeai.db`.
+    /// `--db`, else `$KAKEAI_DB`, else the data dir's kakeai.db.
+    pub fn path_or_default(db: Option<&Path>) -> Result<PathBuf, String> {
+        db.map(Path::to_path_buf)
+            .or_else(Store::default_path)
+            .ok_or_else(|| "no data directory found; pass --db PATH or set KAKEAI_DATA_DIR".into())
+    }
+
     pub fn default_path() -> Option<PathBuf> {
         if let Some(p) = std::env::var_os("KAKEAI_DB").filter(|p| !p.is_empty()) {
             return Some(PathBuf::from(p));

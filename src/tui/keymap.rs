@@ -6,9 +6,10 @@ use std::collections::BTreeMap;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde::Deserialize;
 
-use crate::config::{ConfigError, load_toml_table, merge_tables};
+use crate::config::ConfigError;
 
 const DEFAULT: &str = include_str!("../../assets/keymap.toml");
+const DEFAULT_PATH: &str = "assets/keymap.toml";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -100,31 +101,13 @@ impl Keymap {
 
     /// Defaults ⊕ `<config_dir>/keymap.toml`.
     pub fn load() -> Result<Keymap, ConfigError> {
-        let user = crate::config::config_dir()
-            .map(|d| d.join("keymap.toml"))
-            .filter(|p| p.exists());
-        let user = match user {
-            Some(p) => Some((
-                std::fs::read_to_string(&p).map_err(|e| ConfigError::Io {
-                    path: p.clone(),
-                    message: e.to_string(),
-                })?,
-                p,
-            )),
-            None => None,
-        };
-        Keymap::from_text(user.as_ref().map(|(t, p)| (p.as_path(), t.as_str())))
+        let user = crate::config::config_dir().map(|d| d.join("keymap.toml"));
+        let f: KeymapFile = crate::config::load_layered(DEFAULT_PATH, DEFAULT, user.as_deref())?;
+        Ok(Keymap { keys: f.keys })
     }
 
     fn from_text(user: Option<(&std::path::Path, &str)>) -> Result<Keymap, ConfigError> {
-        let path = std::path::Path::new("assets/keymap.toml");
-        let mut table = load_toml_table(path, DEFAULT)?;
-        let mut at = path;
-        if let Some((p, text)) = user {
-            merge_tables(&mut table, load_toml_table(p, text)?);
-            at = p;
-        }
-        let f: KeymapFile = crate::config::from_table(table, at)?;
+        let f: KeymapFile = crate::config::layered_from_str(DEFAULT_PATH, DEFAULT, user)?;
         Ok(Keymap { keys: f.keys })
     }
 

@@ -22,10 +22,10 @@ use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
 
 use crate::director::RuleSet;
 use crate::duo::backend::{Backend, Replay};
-use crate::duo::driver::{Driver, Notice};
-use crate::duo::{DuoConfig, Event, RunSpec, Session, persona};
+use crate::duo::driver::{Driver, Notice, run_record};
+use crate::duo::{DuoConfig, Event, RunSpec, Session};
 use crate::llm::{Client, LlmConfig};
-use crate::store::{NewAction, NewRun, StoreHandle};
+use crate::store::{NewAction, StoreHandle};
 use crate::text::Analyzer;
 use app::{App, Command, Conn, UiMsg};
 
@@ -94,7 +94,10 @@ impl Runtime {
                 Some(ctl) => {
                     let _ = ctl.send(ev);
                 }
-                None => self.app.status = "no run to control".into(),
+                None => {
+                    self.app.status =
+                        "no run to control — start one with n, or d for the demo".into()
+                }
             },
             Command::Save {
                 turn,
@@ -102,7 +105,8 @@ impl Runtime {
                 payload,
             } => {
                 let Some(run_id) = self.app.run.run_id else {
-                    self.app.status = "nothing to save: no run".into();
+                    self.app.status =
+                        "nothing to save yet — start a run (n) or play the demo (d)".into();
                     return;
                 };
                 let action = NewAction {
@@ -149,25 +153,26 @@ impl Runtime {
             exhaustion: s.duo.exhaustion,
             judge,
         };
-        let chars: Vec<_> = ["yana", "ayu"]
-            .iter()
-            .filter_map(|id| s.rules.character(id))
-            .collect();
-        let (endpoint, model) = match &backend {
-            Backend::Live(c) => (c.config().endpoint.clone(), c.config().model.clone()),
-            Backend::Replay(_) => ("assets/demo/run.jsonl".into(), "demo-replay".into()),
+        let session = Session::new(spec.clone(), s.duo.clone(), s.rules.clone());
+        let (source, llm) = match &backend {
+            Backend::Live(c) => (
+                (
+                    c.config().endpoint.clone(),
+                    c.config().model.clone(),
+                    mode.to_string(),
+                ),
+                Some(c.config()),
+            ),
+            Backend::Replay(_) => (
+                (
+                    "assets/demo/run.jsonl".into(),
+                    "demo-replay".into(),
+                    mode.to_string(),
+                ),
+                None,
+            ),
         };
-        let new = NewRun {
-            topic: topic.clone(),
-            model: Some(model),
-            endpoint: Some(endpoint),
-            api: Some(mode.into()),
-            options: json!({"max_turns": spec.max_turns, "max_attempts": spec.max_attempts,
-                            "exhaustion": spec.exhaustion, "judge": spec.judge, "mode": mode}),
-            persona_version: Some(persona::version(&chars, &s.duo.world)),
-            ruleset_version: Some(s.rules.version.clone()),
-        };
-        let session = Session::new(spec, s.duo.clone(), s.rules.clone());
+        let new = run_record(&spec, &session, source, llm, json!({"mode": mode}));
         let (ctl_tx, ctl_rx) = mpsc::unbounded_channel();
         self.ctl = Some(ctl_tx);
         let (store, analyzer, tx) = (s.store.clone(), s.analyzer.clone(), self.tx.clone());

@@ -45,19 +45,12 @@ pub fn run(opts: Options) -> i32 {
         note(&e);
         DuoConfig::builtin().expect("embedded duo.toml parses")
     });
-    let mut llm = LlmConfig::load().unwrap_or_else(|e| {
-        note(&e);
-        LlmConfig::default()
-    });
-    if let Some(e) = &opts.endpoint {
-        llm.endpoint = e.clone();
-    }
-    if let Some(m) = &opts.model {
-        llm.model = m.clone();
-    }
-    if opts.api.is_some() {
-        llm.api = opts.api;
-    }
+    let llm = LlmConfig::load()
+        .unwrap_or_else(|e| {
+            note(&e);
+            LlmConfig::default()
+        })
+        .with_flags(opts.endpoint.clone(), opts.model.clone(), opts.api);
     let keymap = Keymap::load().unwrap_or_else(|e| {
         note(&e);
         Keymap::builtin()
@@ -73,9 +66,12 @@ pub fn run(opts: Options) -> i32 {
             return 2;
         }
     };
-    let Some(db) = opts.db.clone().or_else(Store::default_path) else {
-        eprintln!("kakeai: no data directory; pass --db PATH");
-        return 2;
+    let db = match Store::path_or_default(opts.db.as_deref()) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("kakeai: {e}");
+            return 2;
+        }
     };
     let store = match Store::open(&db) {
         Ok(s) => StoreHandle::spawn(s),
@@ -119,11 +115,7 @@ pub fn run(opts: Options) -> i32 {
             1.0
         },
     };
-    let rt = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    let rt = match crate::duo::driver::runtime() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("kakeai: cannot start the async runtime: {e}");

@@ -48,6 +48,7 @@ fn view(rules: &RuleSet, lines: &[(&str, &str)], judge: Option<JudgeOutcome>) ->
             prompt_hash: String::new(),
             stats: GenStats::default(),
             keywords: vec![],
+            analysis: None,
         })));
         run.apply(&Effect::TurnCommitted(Box::new(TurnRecord {
             turn,

@@ -111,15 +111,16 @@ impl RunView {
 
     /// Recounts lines/sentences of streaming attempts whose text grew (the caller debounces).
     pub fn refresh_counts(&mut self) -> bool {
+        let Some(t) = self.turns.last_mut() else {
+            return false;
+        };
         let mut changed = false;
-        for t in self.turns.iter_mut().rev().take(1) {
-            for a in &mut t.attempts {
-                if a.phase == Phase::Generating && a.counted_len != a.text.len() {
-                    let an = Analysis::new(&a.text);
-                    a.live_counts = (an.lines, an.sentences.len());
-                    a.counted_len = a.text.len();
-                    changed = true;
-                }
+        for a in &mut t.attempts {
+            if a.phase == Phase::Generating && a.counted_len != a.text.len() {
+                let an = Analysis::new(&a.text);
+                a.live_counts = (an.lines, an.sentences.len());
+                a.counted_len = a.text.len();
+                changed = true;
             }
         }
         changed
@@ -178,7 +179,8 @@ impl RunView {
             Effect::AttemptDone(r) => {
                 if let Some(a) = self.attempt_mut(r.turn, r.attempt) {
                     a.text = r.text.clone();
-                    a.analysis = None;
+                    // The driver's analysis: re-judging from the rules pane starts warm.
+                    a.analysis = r.analysis.clone();
                     a.phase = Phase::Reviewed;
                     a.verdict = Some(r.verdict.clone());
                     a.judge = r.judge.clone();

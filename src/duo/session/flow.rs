@@ -74,9 +74,13 @@ impl Session {
                 attempt,
                 verdict,
                 keywords,
+                analysis,
             } => {
                 if !self.is_current(turn, attempt, Phase::StaticJudging) {
                     return Vec::new();
+                }
+                if let Some(c) = self.current.as_mut() {
+                    c.analysis = Some(analysis);
                 }
                 // The LLM judge is not asked when the rules already reject the line.
                 if !self.spec.judge || verdict.status == Status::Retry {
@@ -223,6 +227,7 @@ impl Session {
             prompt_hash: prompt.hash.clone(),
             stats: GenStats::default(),
             verdict: None,
+            analysis: None,
         });
         vec![Effect::Generate {
             turn,
@@ -253,6 +258,7 @@ impl Session {
             prompt_hash: c.prompt_hash,
             stats: c.stats,
             keywords,
+            analysis: c.analysis,
         };
         let accepted = is_accepted(&record.verdict);
         self.cycle.push(record.clone());
