@@ -239,19 +239,9 @@ impl RuleSet {
             let user = load_toml_table(path, text)?;
             merge_tables(&mut table, user);
         }
-        RuleSet::from_table(table).map_err(|e| match (e, sources.last()) {
-            (ConfigError::Invalid { message, key, .. }, Some((path, text))) => {
-                let at = key
-                    .as_deref()
-                    .and_then(|k| crate::config::locate_key(text, k));
-                ConfigError::Invalid {
-                    path: path.clone(),
-                    at,
-                    key,
-                    message,
-                }
-            }
-            (e, _) => e,
+        RuleSet::from_table(table).map_err(|e| match sources.last() {
+            Some((path, text)) => crate::config::relocate(e, path, text),
+            None => e,
         })
     }
 
