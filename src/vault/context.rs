@@ -1,0 +1,122 @@
+//! The filtered context one reader receives (seed 004 §4): level 0 contributes nothing, level 1
+//! a neutral absence notice, level 2 reference material through the Level 2 template, level 3
+//! the text itself. `prompt` is exactly the text that goes into the model's system prompt.
+
+use serde::Serialize;
+
+use super::load::Work;
+use super::resolve::{Item, ItemKind};
+use super::template::{Vars, subtlety_guideline};
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ContextItem {
+    pub key: String,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct FilteredContext {
+    pub context: Vec<ContextItem>,
+    pub hints: Vec<String>,
+    pub forbidden_keywords: Vec<String>,
+    pub prompt: String,
+}
+
+/// Heading of the settings block inside the world section of a duo prompt.
+const SETTINGS_HEADING: &str = "【設定資料】";
+
+impl Work {
+    /// The context `reader` gets (None: the common levels).
+    pub fn context(&self, reader: Option<&str>) -> FilteredContext {
+        let items = self.items(reader);
+        let mut out = FilteredContext::default();
+        for item in &items {
+            match item.level.get() {
+                0 => {}
+                1 => out.hints.push(self.render(item, 1)),
+                2 => {
+                    out.hints.push(self.render(item, 2));
+                    for k in &item.forbidden_keywords {
+                        if !out.forbidden_keywords.contains(k) {
+                            out.forbidden_keywords.push(k.clone());
+                        }
+                    }
+                }
+                _ => {
+                    if !item.text.trim().is_empty() {
+                        out.context.push(ContextItem {
+                            key: item.key.clone(),
+                            text: item.text.clone(),
+                        });
+                    }
+                }
+            }
+        }
+        out.prompt = prompt_text(&out, &items);
+        out
+    }
+
+    fn render(&self, item: &Item, level: u8) -> String {
+        let Some(t) = self.templates.resolve(level, item.template_id.as_deref()) else {
+            return String::new();
+        };
+        let mut vars = Vars::default()
+            .set("entity_type", item.entity_type.clone())
+            .set("entity_name", item.entity_name.clone())
+            .set("section_name", item.section_name.clone())
+            .set("hint_text", item.hint.clone().unwrap_or_default());
+        if level == 2 {
+            let list = |v: &[String]| {
+                v.iter()
+                    .map(|e| format!("- {e}"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            };
+            vars = vars
+                .set(
+                    "secret_id",
+                    item.secret_id.clone().unwrap_or_else(|| item.key.clone()),
+                )
+                .set("secret_content", item.text.clone())
+                .set("forbidden_keywords", item.forbidden_keywords.join("、"))
+                .set(
+                    "allowed_expressions",
+                    if item.allowed_expressions.is_empty() {
+                        "- （指定なし）".into()
+                    } else {
+                        list(&item.allowed_expressions)
+                    },
+                )
+                .set("subtlety_level", item.subtlety.to_string())
+                .set("subtlety_guideline", subtlety_guideline(item.subtlety));
+        }
+        t.render(&vars)
+    }
+}
+
+fn prompt_text(c: &FilteredContext, items: &[Item]) -> String {
+    let mut s = String::new();
+    if !c.context.is_empty() {
+        s.push_str(SETTINGS_HEADING);
+        s.push('\n');
+        for ci in &c.context {
+            let label = items
+                .iter()
+                .find(|i| i.key == ci.key)
+                .map(|i| match i.kind {
+                    ItemKind::Section => format!("{}／{}", i.entity_name, i.section_name),
+                    _ => i.entity_name.clone(),
+                })
+                .unwrap_or_else(|| ci.key.clone());
+            s.push_str(&format!("■ {label}\n{}\n", ci.text.trim()));
+        }
+    }
+    for h in &c.hints {
+        if !s.is_empty() {
+            s.push('\n');
+        }
+        s.push_str(h.trim());
+        s.push('\n');
+    }
+    s.trim_end().to_string()
+}

@@ -1,0 +1,244 @@
+//! The visibility model as written in `_ai_control/visibility.yaml` (seed 004 §3.1): levels,
+//! per-reader overrides, sections and secrets. Levels are read as plain integers and checked
+//! afterwards, so a bad value is reported with the entity and section it belongs to.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::de::{self, Deserializer};
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
+
+pub use super::leak::Importance;
+
+/// Seed 004 §2.1: 0 完全秘匿, 1 認識のみ, 2 内容認識, 3 使用可能.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Level(u8);
+
+impl Level {
+    pub const HIDDEN: Level = Level(0);
+    pub const AWARE: Level = Level(1);
+    pub const KNOW: Level = Level(2);
+    pub const USE: Level = Level(3);
+
+    pub fn new(n: i64) -> Option<Level> {
+        (0..=3).contains(&n).then_some(Level(n as u8))
+    }
+    pub fn get(self) -> u8 {
+        self.0
+    }
+    pub fn name_ja(self) -> &'static str {
+        match self.0 {
+            0 => "完全秘匿",
+            1 => "認識のみ",
+            2 => "内容認識",
+            _ => "使用可能",
+        }
+    }
+}
+
+impl fmt::Display for Level {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// A level as written: `2`, or `{level: 2, readers: {ayu: 2, yana: 0}}` so one sister may know
+/// what the other does not. Values stay raw integers until `Vault::validate` names bad ones.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LevelSpec {
+    pub level: i64,
+    pub readers: BTreeMap<String, i64>,
+}
+
+impl LevelSpec {
+    pub fn plain(level: Level) -> LevelSpec {
+        LevelSpec {
+            level: level.0 as i64,
+            readers: BTreeMap::new(),
+        }
+    }
+
+    /// The raw level this reader gets (its override, else the common level).
+    pub fn raw_for(&self, reader: Option<&str>) -> i64 {
+        reader
+            .and_then(|r| self.readers.get(r))
+            .copied()
+            .unwrap_or(self.level)
+    }
+
+    /// Every raw value with a label for error messages.
+    pub fn values(&self) -> impl Iterator<Item = (Option<&str>, i64)> {
+        std::iter::once((None, self.level))
+            .chain(self.readers.iter().map(|(r, v)| (Some(r.as_str()), *v)))
+    }
+}
+
+impl<'de> Deserialize<'de> for LevelSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Num(i64),
+            Map {
+                level: i64,
+                #[serde(default)]
+                readers: BTreeMap<String, i64>,
+            },
+        }
+        match Raw::deserialize(d) {
+            Ok(Raw::Num(level)) => Ok(LevelSpec {
+                level,
+                readers: BTreeMap::new(),
+            }),
+            Ok(Raw::Map { level, readers }) => Ok(LevelSpec { level, readers }),
+            Err(_) => Err(de::Error::custom(
+                "expected a level 0–3, or {level: N, readers: {yana: N, ayu: N}}",
+            )),
+        }
+    }
+}
+
+impl Serialize for LevelSpec {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if self.readers.is_empty() {
+            return s.serialize_i64(self.level);
+        }
+        let mut m = s.serialize_map(Some(2))?;
+        m.serialize_entry("level", &self.level)?;
+        m.serialize_entry("readers", &self.readers)?;
+        m.end()
+    }
+}
+
+/// `_ai_control/visibility.yaml`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VisibilityFile {
+    #[serde(default = "default_version")]
+    pub version: String,
+    /// Secure by default (seed §3.0): absent means 0.
+    #[serde(default)]
+    pub default_visibility: i64,
+    /// Entity type (`characters`, `world_settings`, `foreshadowing`) → entity name → settings.
+    #[serde(default)]
+    pub entities: BTreeMap<String, BTreeMap<String, EntityCfg>>,
+}
+
+fn default_version() -> String {
+    "1.0".into()
+}
+
+/// One entity's entry in visibility.yaml.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EntityCfg {
+    /// A level for the whole entity (foreshadowing uses this; seed §3.1 `FS-001: visibility: 2`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub visibility: Option<LevelSpec>,
+    /// Entity-specific template (seed §2.3 resolution step 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template_id: Option<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub sections: BTreeMap<String, LevelSpec>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub secrets: Vec<SecretCfg>,
+}
+
+/// A secret (seed §3.1 `secrets:`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SecretCfg {
+    pub id: String,
+    pub content: String,
+    /// Absent: the work's default_visibility (secure by default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub visibility: Option<i64>,
+    /// Per-reader levels, e.g. `{ayu: 2, yana: 0}`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub readers: BTreeMap<String, i64>,
+    #[serde(default)]
+    pub importance: Importance,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub forbidden_keywords: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_expressions: Vec<String>,
+    /// 1 (plain hints) – 10 (barely perceptible). Seed: 微細度.
+    #[serde(default = "default_subtlety")]
+    pub subtlety: i64,
+    /// What the Level 1 notice calls this secret (its {section_name}); default 一部の設定.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub section: Option<String>,
+    /// The Level 1 {hint_text}, when the writer wants their own wording.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template_id: Option<String>,
+}
+
+pub fn default_subtlety() -> i64 {
+    5
+}
+
+impl SecretCfg {
+    pub fn spec(&self, default: i64) -> LevelSpec {
+        LevelSpec {
+            level: self.visibility.unwrap_or(default),
+            readers: self.readers.clone(),
+        }
+    }
+}
+
+/// The entity types of seed §3 and the folder each lives in.
+pub const ENTITY_TYPES: [(&str, &str); 3] = [
+    ("characters", "characters"),
+    ("world_settings", "world_settings"),
+    ("foreshadowing", "_foreshadowing"),
+];
+
+pub fn folder_of(entity_type: &str) -> Option<&'static str> {
+    ENTITY_TYPES
+        .iter()
+        .find(|(t, _)| *t == entity_type)
+        .map(|(_, f)| *f)
+}
+
+/// Foreshadowing lifecycle (seed §7.1) and the level each status recommends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FsStatus {
+    Registered,
+    Planted,
+    Reinforced,
+    Revealed,
+    Abandoned,
+}
+
+impl FsStatus {
+    /// Inclusive range of recommended levels; None for abandoned (anything goes).
+    pub fn recommended(self) -> Option<(u8, u8)> {
+        match self {
+            FsStatus::Registered => Some((0, 0)),
+            FsStatus::Planted => Some((1, 2)),
+            FsStatus::Reinforced => Some((2, 2)),
+            FsStatus::Revealed => Some((3, 3)),
+            FsStatus::Abandoned => None,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FsStatus::Registered => "registered",
+            FsStatus::Planted => "planted",
+            FsStatus::Reinforced => "reinforced",
+            FsStatus::Revealed => "revealed",
+            FsStatus::Abandoned => "abandoned",
+        }
+    }
+    pub const ALL: [FsStatus; 5] = [
+        FsStatus::Registered,
+        FsStatus::Planted,
+        FsStatus::Reinforced,
+        FsStatus::Revealed,
+        FsStatus::Abandoned,
+    ];
+}

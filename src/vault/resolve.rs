@@ -1,0 +1,260 @@
+//! The effective level of every section, secret and foreshadowing of a work for one reader,
+//! with the precedence step it came from (see the module docs of `vault`).
+
+use super::entity::Entity;
+use super::load::Work;
+use super::model::{
+    EntityCfg, FsStatus, Importance, Level, LevelSpec, SecretCfg, default_subtlety,
+};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ItemKind {
+    Section,
+    Secret,
+    Foreshadowing,
+}
+
+/// Which rule decided a level (shown in the writer's pane).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LevelSource {
+    ReaderOverride,
+    YamlSection,
+    Marker,
+    YamlEntity,
+    FrontSection,
+    FrontDefault,
+    Secret,
+    WorkDefault,
+}
+
+impl LevelSource {
+    pub fn label(self) -> &'static str {
+        match self {
+            LevelSource::ReaderOverride => "reader",
+            LevelSource::YamlSection => "visibility.yaml",
+            LevelSource::Marker => "marker",
+            LevelSource::YamlEntity => "entity",
+            LevelSource::FrontSection => "front matter",
+            LevelSource::FrontDefault => "front default",
+            LevelSource::Secret => "secret",
+            LevelSource::WorkDefault => "default",
+        }
+    }
+}
+
+/// One thing a level applies to.
+#[derive(Debug, Clone)]
+pub struct Item {
+    pub kind: ItemKind,
+    /// `characters/<name>/<section>`, `characters/<name>/<secret id>` or `foreshadowing/<id>`.
+    pub key: String,
+    pub entity_type: String,
+    pub entity_name: String,
+    /// Section name, or what a Level 1 notice calls a secret.
+    pub section_name: String,
+    pub secret_id: Option<String>,
+    pub level: Level,
+    pub source: LevelSource,
+    pub text: String,
+    pub importance: Importance,
+    pub forbidden_keywords: Vec<String>,
+    pub allowed_expressions: Vec<String>,
+    pub subtlety: i64,
+    pub hint: Option<String>,
+    pub template_id: Option<String>,
+    pub status: Option<FsStatus>,
+}
+
+fn lvl(v: i64) -> Level {
+    // validate() has rejected anything outside 0–3; stay on the secret side regardless.
+    Level::new(v).unwrap_or(Level::HIDDEN)
+}
+
+fn from_spec(spec: &LevelSpec, reader: Option<&str>, plain: LevelSource) -> (Level, LevelSource) {
+    match reader.and_then(|r| spec.readers.get(r)) {
+        Some(v) => (lvl(*v), LevelSource::ReaderOverride),
+        None => (lvl(spec.level), plain),
+    }
+}
+
+impl Work {
+    fn cfg(&self, entity_type: &str, e: &Entity) -> Option<&EntityCfg> {
+        let ents = self.visibility.entities.get(entity_type)?;
+        ents.get(&e.name).or_else(|| ents.get(&e.stem))
+    }
+
+    fn section_level(
+        &self,
+        e: &Entity,
+        section: &super::entity::Section,
+        cfg: Option<&EntityCfg>,
+        reader: Option<&str>,
+    ) -> (Level, LevelSource) {
+        if let Some(spec) = cfg.and_then(|c| c.sections.get(&section.name)) {
+            return from_spec(spec, reader, LevelSource::YamlSection);
+        }
+        if let Some(m) = section.marker {
+            return (m, LevelSource::Marker);
+        }
+        self.entity_level(e, cfg, reader, Some(&section.name))
+    }
+
+    fn entity_level(
+        &self,
+        e: &Entity,
+        cfg: Option<&EntityCfg>,
+        reader: Option<&str>,
+        section: Option<&str>,
+    ) -> (Level, LevelSource) {
+        if let Some(spec) = cfg.and_then(|c| c.visibility.as_ref()) {
+            return from_spec(spec, reader, LevelSource::YamlEntity);
+        }
+        let fm = &e.front.ai_visibility;
+        if let Some(v) = section.and_then(|s| fm.get(s)) {
+            return (lvl(*v), LevelSource::FrontSection);
+        }
+        if let Some(v) = fm.get("default") {
+            return (lvl(*v), LevelSource::FrontDefault);
+        }
+        (
+            lvl(self.visibility.default_visibility),
+            LevelSource::WorkDefault,
+        )
+    }
+
+    fn secret_item(
+        &self,
+        ty: &str,
+        entity: &str,
+        cfg: &EntityCfg,
+        s: &SecretCfg,
+        reader: Option<&str>,
+    ) -> Item {
+        let spec = s.spec(self.visibility.default_visibility);
+        let src = if s.visibility.is_some() {
+            LevelSource::Secret
+        } else {
+            LevelSource::WorkDefault
+        };
+        let (level, source) = from_spec(&spec, reader, src);
+        Item {
+            kind: ItemKind::Secret,
+            key: format!("{ty}/{entity}/{}", s.id),
+            entity_type: ty.into(),
+            entity_name: entity.into(),
+            section_name: s.section.clone().unwrap_or_else(|| "一部の設定".into()),
+            secret_id: Some(s.id.clone()),
+            level,
+            source,
+            text: s.content.clone(),
+            importance: s.importance,
+            forbidden_keywords: s.forbidden_keywords.clone(),
+            allowed_expressions: s.allowed_expressions.clone(),
+            subtlety: s.subtlety,
+            hint: s.hint.clone(),
+            template_id: s.template_id.clone().or_else(|| cfg.template_id.clone()),
+            status: None,
+        }
+    }
+
+    /// Every section, secret and foreshadowing with its level for `reader` (None: the common
+    /// level, ignoring reader overrides), in a stable order.
+    pub fn items(&self, reader: Option<&str>) -> Vec<Item> {
+        let mut out = Vec::new();
+        for e in &self.entities {
+            let cfg = self.cfg(&e.entity_type, e);
+            if e.entity_type == "foreshadowing" {
+                let (level, source) = self.entity_level(e, cfg, reader, None);
+                let text = e
+                    .sections
+                    .iter()
+                    .map(|s| {
+                        if s.name == super::entity::PREAMBLE {
+                            s.text.clone()
+                        } else {
+                            format!("{}: {}", s.name, s.text)
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                out.push(Item {
+                    kind: ItemKind::Foreshadowing,
+                    key: format!("foreshadowing/{}", e.stem),
+                    entity_type: e.entity_type.clone(),
+                    entity_name: e.name.clone(),
+                    section_name: "伏線".into(),
+                    secret_id: Some(e.stem.clone()),
+                    level,
+                    source,
+                    text,
+                    importance: e.front.importance.unwrap_or_default(),
+                    forbidden_keywords: e.front.forbidden_keywords.clone(),
+                    allowed_expressions: e.front.allowed_expressions.clone(),
+                    subtlety: e.front.subtlety.unwrap_or_else(default_subtlety),
+                    hint: None,
+                    template_id: cfg.and_then(|c| c.template_id.clone()),
+                    status: e.front.status,
+                });
+                continue;
+            }
+            for s in &e.sections {
+                let (level, source) = self.section_level(e, s, cfg, reader);
+                out.push(Item {
+                    kind: ItemKind::Section,
+                    key: format!("{}/{}/{}", e.entity_type, e.name, s.name),
+                    entity_type: e.entity_type.clone(),
+                    entity_name: e.name.clone(),
+                    section_name: s.name.clone(),
+                    secret_id: None,
+                    level,
+                    source,
+                    text: s.text.clone(),
+                    importance: Importance::Medium,
+                    forbidden_keywords: Vec::new(),
+                    allowed_expressions: Vec::new(),
+                    subtlety: default_subtlety(),
+                    hint: None,
+                    template_id: cfg.and_then(|c| c.template_id.clone()),
+                    status: None,
+                });
+            }
+        }
+        // Secrets, including those of entities that have no file.
+        for (ty, ents) in &self.visibility.entities {
+            for (name, cfg) in ents {
+                let display = self
+                    .entity(ty, name)
+                    .map(|e| e.name.clone())
+                    .unwrap_or_else(|| name.clone());
+                for s in &cfg.secrets {
+                    out.push(self.secret_item(ty, &display, cfg, s, reader));
+                }
+            }
+        }
+        out
+    }
+
+    /// Foreshadowing whose level disagrees with its status (seed §7.1), as writer warnings.
+    pub fn foreshadowing_warnings(&self, reader: Option<&str>) -> Vec<String> {
+        self.items(reader)
+            .iter()
+            .filter_map(|i| {
+                let st = i.status?;
+                let (lo, hi) = st.recommended()?;
+                let l = i.level.get();
+                (l < lo || l > hi).then(|| {
+                    let rec = if lo == hi {
+                        format!("{lo}")
+                    } else {
+                        format!("{lo}–{hi}")
+                    };
+                    format!(
+                        "{}: status {} recommends level {rec}, but it is set to {l}",
+                        i.key,
+                        st.as_str()
+                    )
+                })
+            })
+            .collect()
+    }
+}

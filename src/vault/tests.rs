@@ -1,0 +1,342 @@
+//! Levels, precedence, readers, templates and saving, over small works written in the tests
+//! and over the bundled sample.
+
+use std::path::Path;
+
+use super::load::from_files;
+use super::model::Level;
+use super::*;
+
+fn work(files: &[(&str, &str)]) -> Work {
+    try_work(files).unwrap()
+}
+
+fn try_work(files: &[(&str, &str)]) -> Result<Work, crate::config::ConfigError> {
+    let files = files
+        .iter()
+        .map(|(p, t)| (p.to_string(), t.to_string()))
+        .collect();
+    from_files("w", Path::new("vault/w"), true, files)
+}
+
+fn level_of(w: &Work, reader: Option<&str>, key: &str) -> (u8, LevelSource) {
+    let i = w
+        .items(reader)
+        .into_iter()
+        .find(|i| i.key == key)
+        .unwrap_or_else(|| panic!("no {key}"));
+    (i.level.get(), i.source)
+}
+
+const CHAR: &str = "---\nname: やな\nai_visibility:\n  default: 2\n  好物: 1\n---\n## 基本\n姉。\n\n## 好物\nコロッケ。\n\n## 過去\n<!-- ai_visibility: 1 -->\n昔の話。\n\n## 予定\n来週の予定。\n";
+
+#[test]
+fn precedence_yaml_section_over_marker_over_entity_over_front_matter_over_default() {
+    let vis = "default_visibility: 3\nentities:\n  characters:\n    やな:\n      sections:\n        過去: 3\n";
+    let w = work(&[
+        ("_ai_control/visibility.yaml", vis),
+        ("characters/yana.md", CHAR),
+    ]);
+    assert_eq!(
+        level_of(&w, None, "characters/やな/過去"),
+        (3, LevelSource::YamlSection)
+    );
+    assert_eq!(
+        level_of(&w, None, "characters/やな/好物"),
+        (1, LevelSource::FrontSection)
+    );
+    assert_eq!(
+        level_of(&w, None, "characters/やな/基本"),
+        (2, LevelSource::FrontDefault)
+    );
+
+    // Without the yaml entry the marker decides.
+    let w = work(&[("characters/yana.md", CHAR)]);
+    assert_eq!(
+        level_of(&w, None, "characters/やな/過去"),
+        (1, LevelSource::Marker)
+    );
+
+    // An entity level in visibility.yaml beats the front matter but not a marker.
+    let vis = "entities:\n  characters:\n    やな:\n      visibility: 3\n";
+    let w = work(&[
+        ("_ai_control/visibility.yaml", vis),
+        ("characters/yana.md", CHAR),
+    ]);
+    assert_eq!(
+        level_of(&w, None, "characters/やな/好物"),
+        (3, LevelSource::YamlEntity)
+    );
+    assert_eq!(
+        level_of(&w, None, "characters/やな/過去"),
+        (1, LevelSource::Marker)
+    );
+}
+
+#[test]
+fn a_section_nobody_set_is_hidden_and_default_visibility_applies_otherwise() {
+    let plain = "## 予定\n来週の予定。\n";
+    let w = work(&[("characters/yana.md", plain)]);
+    assert_eq!(
+        level_of(&w, None, "characters/yana/予定"),
+        (0, LevelSource::WorkDefault)
+    );
+    let w = work(&[
+        ("_ai_control/visibility.yaml", "default_visibility: 3\n"),
+        ("characters/yana.md", plain),
+    ]);
+    assert_eq!(
+        level_of(&w, None, "characters/yana/予定"),
+        (3, LevelSource::WorkDefault)
+    );
+}
+
+#[test]
+fn reader_overrides_give_each_sister_her_own_view() {
+    let vis = "entities:\n  characters:\n    やな:\n      sections:\n        予定: {level: 0, readers: {yana: 3}}\n      secrets:\n        - id: S1\n          content: やなは来月、髪を短く切るつもりでいる\n          visibility: 0\n          readers: {ayu: 2}\n          forbidden_keywords: [短く切る]\n";
+    let w = work(&[
+        ("_ai_control/visibility.yaml", vis),
+        ("characters/yana.md", CHAR),
+    ]);
+    assert_eq!(
+        level_of(&w, Some("yana"), "characters/やな/予定"),
+        (3, LevelSource::ReaderOverride)
+    );
+    assert_eq!(
+        level_of(&w, Some("ayu"), "characters/やな/予定"),
+        (0, LevelSource::YamlSection)
+    );
+    let yana = w.context(Some("yana"));
+    let ayu = w.context(Some("ayu"));
+    assert!(yana.prompt.contains("来週の予定"));
+    assert!(!ayu.prompt.contains("来週の予定"));
+    assert!(ayu.prompt.contains("髪を短く切る"), "{}", ayu.prompt);
+    assert_eq!(ayu.forbidden_keywords, ["短く切る"]);
+    assert!(!yana.prompt.contains("髪"));
+    assert!(yana.forbidden_keywords.is_empty());
+}
+
+#[test]
+fn each_level_shapes_the_context() {
+    let vis = "entities:\n  characters:\n    やな:\n      sections:\n        基本: 3\n        好物: 2\n        過去: 1\n        予定: 0\n";
+    let w = work(&[
+        ("_ai_control/visibility.yaml", vis),
+        ("characters/yana.md", CHAR),
+    ]);
+    let c = w.context(None);
+    assert_eq!(
+        c.context,
+        [ContextItem {
+            key: "characters/やな/基本".into(),
+            text: "姉。".into()
+        }]
+    );
+    assert_eq!(c.hints.len(), 2);
+    // Level 2: the text as reference material; level 1: only the section name.
+    assert!(c.hints[0].contains("コロッケ"));
+    assert!(c.hints[1].contains("過去") && !c.hints[1].contains("昔の話"));
+    // Level 0: neither its text nor its name.
+    assert!(
+        !c.prompt.contains("来週") && !c.prompt.contains("予定"),
+        "{}",
+        c.prompt
+    );
+    assert!(
+        c.prompt.starts_with("【設定資料】\n■ やな／基本\n姉。"),
+        "{}",
+        c.prompt
+    );
+    for h in &c.hints {
+        assert!(c.prompt.contains(h.trim()));
+    }
+}
+
+#[test]
+fn malformed_yaml_reports_file_line_col() {
+    let vis = "version: \"1.0\"\nentities:\n  characters:\n    やな:\n      sections: [基本: 3\n";
+    let err = try_work(&[("_ai_control/visibility.yaml", vis)])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("vault/w/_ai_control/visibility.yaml:"),
+        "{err}"
+    );
+    let mut parts = err.split(':').skip(1);
+    let line: usize = parts.next().unwrap().parse().unwrap();
+    let col: usize = parts.next().unwrap().parse().unwrap();
+    assert!(line >= 5 && col >= 1, "{err}");
+}
+
+#[test]
+fn unknown_level_names_entity_and_section() {
+    let vis = "entities:\n  world_settings:\n    町:\n      sections:\n        概要: 3\n        商店街: 4\n";
+    let err = try_work(&[("_ai_control/visibility.yaml", vis)])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("visibility.yaml:6:"), "{err}");
+    assert!(err.contains("world_settings/町/商店街"), "{err}");
+    assert!(err.contains("level 4"), "{err}");
+    let vis = "entities:\n  characters:\n    やな:\n      sections:\n        基本: {level: 2, readers: {ayu: 9}}\n";
+    let err = try_work(&[("_ai_control/visibility.yaml", vis)])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("reader `ayu` has level 9"), "{err}");
+    let vis = "entities:\n  characters:\n    やな:\n      sections:\n        基本: high\n";
+    let err = try_work(&[("_ai_control/visibility.yaml", vis)])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("expected a level 0–3"), "{err}");
+}
+
+#[test]
+fn a_work_template_wins_over_the_builtin_and_an_entity_template_wins_over_both() {
+    let l1 = "template_id: mine\nlevel: 1\nprompt_template: \"{entity_name}の{section_name}は、まだ語られていない。\"\n";
+    let l1b = "template_id: other\nlevel: 1\nprompt_template: \"別の文面：{section_name}\"\n";
+    let vis = "entities:\n  characters:\n    やな:\n      sections:\n        過去: 1\n        基本: 0\n        好物: 0\n        予定: 0\n";
+    let base = [
+        ("_ai_control/visibility.yaml", vis),
+        ("characters/yana.md", CHAR),
+        ("_ai_control/templates/level1_mine.yaml", l1),
+    ];
+    let w = work(&base);
+    assert_eq!(
+        w.context(None).hints,
+        ["やなの過去は、まだ語られていない。"]
+    );
+    let mut files = base.to_vec();
+    files.push(("_ai_control/templates/custom/level1_other.yaml", l1b));
+    let w = work(&files);
+    assert_eq!(w.context(None).hints, ["別の文面：過去"]);
+    let vis2 = vis.replace("やな:\n", "やな:\n      template_id: mine\n");
+    files[0] = ("_ai_control/visibility.yaml", &vis2);
+    let w = work(&files);
+    assert_eq!(
+        w.context(None).hints,
+        ["やなの過去は、まだ語られていない。"]
+    );
+    // A template_id that exists nowhere is an error, not a silent fallback.
+    let vis3 = vis2.replace("mine", "nothere");
+    files[0] = ("_ai_control/visibility.yaml", &vis3);
+    let files: Vec<(&str, &str)> = files.to_vec();
+    assert!(try_work(&files).is_err());
+}
+
+#[test]
+fn foreshadowing_status_disagreeing_with_its_level_is_warned() {
+    let fs =
+        |status: &str| format!("---\nname: 鍵\nstatus: {status}\n---\n## 内容\n古い鍵の持ち主。\n");
+    for (status, level, warn) in [
+        ("registered", 0, false),
+        ("registered", 2, true),
+        ("planted", 1, false),
+        ("planted", 3, true),
+        ("reinforced", 2, false),
+        ("revealed", 2, true),
+        ("revealed", 3, false),
+    ] {
+        let vis = format!("entities:\n  foreshadowing:\n    FS-9:\n      visibility: {level}\n");
+        let text = fs(status);
+        let w = work(&[
+            ("_ai_control/visibility.yaml", &vis),
+            ("_foreshadowing/FS-9.md", &text),
+        ]);
+        let ws = w.foreshadowing_warnings(None);
+        assert_eq!(!ws.is_empty(), warn, "{status} at {level}: {ws:?}");
+    }
+}
+
+#[test]
+fn the_sample_vault_loads_and_hides_what_it_should() {
+    let w = sample();
+    assert!(w.warnings.is_empty(), "{:?}", w.warnings);
+    assert!(w.foreshadowing_warnings(None).is_empty());
+    let yana = w.context(Some("yana"));
+    let ayu = w.context(Some("ayu"));
+    // やな knows her plan at level 2; あゆ gets nothing of it.
+    assert!(yana.prompt.contains("海沿いの町の工房"));
+    assert!(yana.forbidden_keywords.contains(&"工房".to_string()));
+    assert!(!ayu.prompt.contains("工房") && !ayu.prompt.contains("これからのこと"));
+    // Level 0 everywhere: the attic and the grandmother's notebook.
+    for c in [&yana, &ayu, &w.context(None)] {
+        assert!(
+            !c.prompt.contains("料理帳") && !c.prompt.contains("屋根裏"),
+            "{}",
+            c.prompt
+        );
+        assert!(!c.prompt.contains("駅のベンチ"));
+    }
+    // The work's own templates are used: custom level 2, work-default level 1.
+    assert!(
+        yana.prompt
+            .contains("話し手だけが知っている背景 SEC-YANA-01")
+    );
+    assert!(
+        ayu.prompt
+            .contains("あゆの昔の話については、ここにない情報もあります。"),
+        "{}",
+        ayu.prompt
+    );
+}
+
+#[test]
+fn set_level_and_save_round_trip_with_a_backup() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = sample();
+    let item = w
+        .items(None)
+        .into_iter()
+        .find(|i| i.key == "world_settings/家/屋根裏")
+        .unwrap();
+    w.set_level(&item, None, Level::USE);
+    let path = w.save(Some(&dir.path().join("sisters"))).unwrap();
+    assert!(path.ends_with("_ai_control/visibility.yaml"));
+    let reloaded = load_vault(&dir.path().join("sisters"), None).unwrap();
+    assert_eq!(level_of(&reloaded, None, "world_settings/家/屋根裏").0, 3);
+    // Other levels survive the rewrite.
+    assert_eq!(
+        level_of(&reloaded, Some("yana"), "characters/やな/SEC-YANA-01").0,
+        2
+    );
+    assert_eq!(
+        level_of(&reloaded, Some("ayu"), "characters/やな/SEC-YANA-01").0,
+        0
+    );
+    // A second save keeps the first as .bak.
+    let mut w = reloaded;
+    let item = w
+        .items(None)
+        .into_iter()
+        .find(|i| i.key == "characters/あゆ/SEC-AYU-01")
+        .unwrap();
+    w.set_level(&item, Some("yana"), Level::AWARE);
+    w.save(None).unwrap();
+    let bak = std::fs::read_to_string(dir.path().join("sisters/_ai_control/visibility.yaml.bak"))
+        .unwrap();
+    assert!(!bak.contains("yana: 1"));
+    let w = load_vault(dir.path(), Some("sisters")).unwrap();
+    assert_eq!(
+        level_of(&w, Some("yana"), "characters/あゆ/SEC-AYU-01"),
+        (1, LevelSource::ReaderOverride)
+    );
+    assert_eq!(level_of(&w, Some("ayu"), "characters/あゆ/SEC-AYU-01").0, 2);
+}
+
+#[test]
+fn picking_a_work_in_a_vault_with_several() {
+    let dir = tempfile::tempdir().unwrap();
+    for w in ["a", "b"] {
+        std::fs::create_dir_all(dir.path().join(w).join("_ai_control")).unwrap();
+    }
+    let err = load_vault(dir.path(), None).unwrap_err().to_string();
+    assert!(
+        err.contains("several works") && err.contains("a, b"),
+        "{err}"
+    );
+    assert_eq!(load_vault(dir.path(), Some("b")).unwrap().name, "b");
+    assert!(
+        load_vault(dir.path(), Some("c"))
+            .unwrap_err()
+            .to_string()
+            .contains("no work `c`")
+    );
+}
