@@ -122,6 +122,7 @@ async fn run_with(
         analyzer: Arc::new(FallbackAnalyzer),
         run_id,
         save_every: Duration::ZERO,
+        vault: None,
     };
     let spec = RunSpec {
         topic: "商店街の福引".into(),

@@ -8,6 +8,7 @@ pub mod import;
 pub mod input;
 pub mod run;
 pub mod runs;
+pub mod vault;
 
 use clap::{Parser, Subcommand};
 
@@ -56,6 +57,13 @@ pub struct WorkbenchArgs {
     /// Demo replay speed factor (2 = twice as fast).
     #[arg(long, default_value_t = 1.0)]
     pub replay_speed: f64,
+    /// The story vault (seed 004): a work folder or a folder of works. Default: $KAKEAI_VAULT,
+    /// else <data dir>/vault when it exists, else the bundled sample
+    #[arg(long, value_name = "DIR")]
+    pub vault: Option<std::path::PathBuf>,
+    /// Which work of the vault
+    #[arg(long, value_name = "NAME")]
+    pub work: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -78,6 +86,9 @@ pub enum Command {
     Runs(runs::RunsArgs),
     /// Run a やな/あゆ conversation against a live endpoint (`--headless` prints JSON events).
     Run(run::RunArgs),
+    /// Secret visibility: filtered context per sister, leak review (seed 004)
+    #[command(subcommand)]
+    Vault(vault::VaultCommand),
 }
 
 #[derive(clap::Args, Debug)]
@@ -112,6 +123,8 @@ pub fn main() -> i32 {
                     replay_speed: w.replay_speed,
                     replay: w.replay,
                     exit_after_first_frame: w.exit_after_first_frame,
+                    vault: w.vault,
+                    work: w.work,
                 });
             }
             // Not a terminal (a pipe, a script): say what the commands are instead.
@@ -126,6 +139,7 @@ pub fn main() -> i32 {
         Some(Command::Export(args)) => export::run(args),
         Some(Command::Runs(args)) => runs::run(args),
         Some(Command::Run(args)) => run::run(args),
+        Some(Command::Vault(cmd)) => vault::run(cmd),
     }
 }
 
@@ -141,6 +155,10 @@ fn print_short_help() {
     println!("  kakeai runs | export --run ID              stored runs; one run as jsonl or md");
     println!("  kakeai import duo-talk FILE                import a duo-talk run log");
     println!("  kakeai dict install [--from DIR]           build the IPADIC dictionary (optional)");
+    println!(
+        "  kakeai vault context [--reader yana|ayu]   what a sister is told of the story's secrets"
+    );
+    println!("  kakeai vault review [FILE|-]               check a text for leaked secrets");
     println!("  kakeai rules                               show the effective ruleset");
     println!("  kakeai bench [CORPUS]                      measure judging speed\n");
     println!(

@@ -59,6 +59,11 @@ pub struct RunArgs {
     pub rules: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "auto", env = "KAKEAI_ANALYZER")]
     pub analyzer: AnalyzerChoice,
+    #[command(flatten)]
+    pub vault: super::vault::VaultArgs,
+    /// Run without a story vault: the prompts get the scene text alone and no leak review
+    #[arg(long, conflicts_with_all = ["vault", "work"])]
+    pub no_vault: bool,
 }
 
 pub fn run(args: RunArgs) -> i32 {
@@ -82,6 +87,23 @@ pub fn run(args: RunArgs) -> i32 {
     let duo = match DuoConfig::load() {
         Ok(d) => d,
         Err(e) => return fail(2, e.to_string()),
+    };
+    let vault = if args.no_vault {
+        None
+    } else {
+        match crate::vault::open(args.vault.vault.as_deref(), args.vault.work.as_deref()) {
+            Ok(w) => {
+                for m in w
+                    .warnings
+                    .iter()
+                    .chain(w.foreshadowing_warnings(None).iter())
+                {
+                    eprintln!("kakeai run: vault warning: {m}");
+                }
+                Some(crate::vault::SharedVault::new(w))
+            }
+            Err(e) => return fail(2, e.to_string()),
+        }
     };
     let llm = match LlmConfig::load() {
         Ok(c) => c.with_flags(args.endpoint.clone(), args.model.clone(), args.api),
@@ -163,6 +185,7 @@ pub fn run(args: RunArgs) -> i32 {
             analyzer,
             run_id,
             save_every: Duration::from_millis(500),
+            vault,
         };
         let end = driver
             .drive(session, None, &mut |n| printer.notice(n, run_id))

@@ -19,6 +19,7 @@ use crate::store::{
     AttemptOutcome, AttemptState, NewAttempt, NewRun, RunStatus, StoreHandle, TurnCommit,
 };
 use crate::text::{AnalysisCache, Analyzer};
+use crate::vault::SharedVault;
 
 /// What the driver reports to its sink (the headless printer, later the TUI).
 pub enum Notice<'a> {
@@ -39,6 +40,9 @@ pub struct Driver {
     pub run_id: i64,
     /// How often a streaming attempt's partial text is saved.
     pub save_every: Duration,
+    /// The story vault: each speaker's filtered context goes into her prompt, and every
+    /// attempt gets a leak review. None: the scene text alone, no leak rule.
+    pub vault: Option<Arc<SharedVault>>,
 }
 
 enum Msg {
@@ -70,6 +74,8 @@ impl Driver {
         let mut task: Option<JoinHandle<()>> = None;
         let mut attempts: HashMap<(usize, usize), Started> = HashMap::new();
         let mut cache = AnalysisCache::new();
+        let mut vault_gen = 0;
+        self.sync_vault(&mut session, &mut vault_gen);
         let mut queue: std::collections::VecDeque<Effect> = session.start().into();
         let mut ended = None;
         loop {
@@ -102,14 +108,21 @@ impl Driver {
             tokio::select! {
                 Some(msg) = rx.recv() => match msg {
                     Msg::Token { turn, attempt, delta } => {
+                        self.sync_vault(&mut session, &mut vault_gen);
                         queue.extend(session.on_token(turn, attempt, &delta));
                         sink(Notice::Token { turn, attempt, delta: &delta });
                         self.save_partial(&session, &mut attempts, turn, attempt);
                     }
-                    Msg::Event(ev) => queue.extend(session.handle(ev)),
+                    Msg::Event(ev) => {
+                        self.sync_vault(&mut session, &mut vault_gen);
+                        queue.extend(session.handle(ev));
+                    }
                 },
                 ctl = recv(&mut controls) => match ctl {
-                    Some(ev) => queue.extend(session.handle(ev)),
+                    Some(ev) => {
+                        self.sync_vault(&mut session, &mut vault_gen);
+                        queue.extend(session.handle(ev));
+                    }
                     None => {
                         controls = None;
                         if ended.is_some() {
@@ -123,6 +136,23 @@ impl Driver {
             t.abort();
         }
         ended.unwrap_or(RunEnd::Stopped)
+    }
+
+    /// Before the session may build a prompt: pick up a vault the writer saved since.
+    fn sync_vault(&self, session: &mut Session, seen: &mut u64) {
+        let Some(v) = &self.vault else { return };
+        if v.generation() == *seen {
+            return;
+        }
+        let (generation, work) = v.get();
+        let speakers: Vec<String> = session.rules().data.characters.keys().cloned().collect();
+        let ids: Vec<&str> = speakers.iter().map(String::as_str).collect();
+        session.set_worlds(crate::vault::shared::worlds(
+            &work,
+            &session.duo().world,
+            &ids,
+        ));
+        *seen = generation;
     }
 
     #[allow(clippy::too_many_arguments)]

@@ -23,6 +23,8 @@ pub struct PromptInput<'a> {
     pub partner: &'a Character,
     pub topic: &'a str,
     pub cfg: &'a DuoConfig,
+    /// The 【世界設定】 section for this speaker: the scene, then her filtered vault context.
+    pub world: &'a str,
     /// Committed lines, oldest first.
     pub history: &'a [Line],
     /// Director guidance for this attempt (retry reasons, last turn's WARN, topic state).
@@ -45,7 +47,7 @@ pub fn build(input: &PromptInput) -> Prompt {
     let system = format!(
         "{}\n【世界設定】\n{}\n\n【話題】\n{}",
         persona::section(input.speaker, input.partner),
-        input.cfg.world,
+        input.world,
         input.topic
     );
     let (earlier, partner_last) = match input.history.split_last() {

@@ -27,6 +27,7 @@ fn build_for(
         partner,
         topic: "駅前にできたパン屋",
         cfg,
+        world: &cfg.world,
         history,
         guidance,
         owner,

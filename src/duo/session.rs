@@ -193,6 +193,8 @@ pub struct Session {
     owner_turn: Option<String>,
     pause_requested: bool,
     waiting_to_generate: bool,
+    /// Per-speaker world text (scene + filtered vault context); absent → the scene alone.
+    worlds: std::collections::BTreeMap<String, String>,
 }
 
 mod flow;
@@ -215,6 +217,7 @@ impl Session {
             owner_turn: None,
             pause_requested: false,
             waiting_to_generate: false,
+            worlds: Default::default(),
         }
     }
 
@@ -226,6 +229,14 @@ impl Session {
     }
     pub fn duo(&self) -> &DuoConfig {
         &self.duo
+    }
+    /// Sets what each speaker is told of the world from the next prompt on.
+    pub fn set_worlds(&mut self, worlds: std::collections::BTreeMap<String, String>) {
+        self.worlds = worlds;
+    }
+    /// The world section `speaker` is told.
+    pub fn world_for(&self, speaker: &str) -> &str {
+        self.worlds.get(speaker).unwrap_or(&self.duo.world)
     }
     pub fn state(&self) -> State {
         self.state
@@ -312,6 +323,7 @@ impl Session {
                 partner,
                 topic: &self.spec.topic,
                 cfg: &self.duo,
+                world: self.world_for(speaker),
                 history: &history,
                 guidance,
                 owner: self.owner_turn.as_deref(),

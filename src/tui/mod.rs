@@ -36,6 +36,8 @@ pub struct Services {
     pub duo: DuoConfig,
     pub llm: LlmConfig,
     pub analyzer: Arc<dyn Analyzer>,
+    /// The story vault (None when it failed to load: runs use the scene text alone).
+    pub vault: Option<Arc<crate::vault::SharedVault>>,
     pub replay_speed: f64,
 }
 
@@ -176,6 +178,7 @@ impl Runtime {
         let (ctl_tx, ctl_rx) = mpsc::unbounded_channel();
         self.ctl = Some(ctl_tx);
         let (store, analyzer, tx) = (s.store.clone(), s.analyzer.clone(), self.tx.clone());
+        let vault = s.vault.clone();
         tokio::spawn(async move {
             let run_id = match store.call(move |st| st.create_run(&new)).await {
                 Ok(id) => id,
@@ -191,6 +194,7 @@ impl Runtime {
                 analyzer,
                 run_id,
                 save_every: Duration::from_millis(500),
+                vault,
             };
             let sink_tx = tx.clone();
             let mut sink = move |n: Notice<'_>| {
@@ -228,6 +232,9 @@ pub struct Options {
     /// `--replay RUN_ID|FILE`: a stored run, or a recording file, replayed.
     pub replay: Option<String>,
     pub exit_after_first_frame: bool,
+    /// `--vault DIR` / `--work NAME`; default: the writer's vault, else the bundled sample.
+    pub vault: Option<PathBuf>,
+    pub work: Option<String>,
 }
 
 mod term;

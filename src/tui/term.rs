@@ -55,6 +55,19 @@ pub fn run(opts: Options) -> i32 {
         note(&e);
         Keymap::builtin()
     });
+    let vault = match crate::vault::open(opts.vault.as_deref(), opts.work.as_deref()) {
+        Ok(w) => {
+            for m in &w.warnings {
+                log(&format!("vault: {m}"));
+            }
+            Some(crate::vault::SharedVault::new(w))
+        }
+        Err(e) => {
+            // A broken vault must not put another world into the prompts: run without one.
+            note(&e);
+            None
+        }
+    };
     let (themes, theme_errors) = theme::load_all();
     for e in &theme_errors {
         note(e);
@@ -109,6 +122,7 @@ pub fn run(opts: Options) -> i32 {
         duo,
         llm,
         analyzer,
+        vault,
         replay_speed: if opts.replay_speed > 0.0 {
             opts.replay_speed
         } else {

@@ -358,3 +358,28 @@ impl Work {
         Ok(())
     }
 }
+
+/// Where a writer's own vault lives when no folder is given: $KAKEAI_VAULT, else
+/// `<data dir>/vault`.
+pub fn user_vault_dir() -> Option<PathBuf> {
+    std::env::var_os("KAKEAI_VAULT")
+        .map(PathBuf::from)
+        .or_else(|| crate::config::data_dir().map(|d| d.join("vault")))
+}
+
+/// The vault to use: `dir` when given, else the writer's own vault when it exists, else the
+/// bundled sample.
+pub fn open(dir: Option<&Path>, work: Option<&str>) -> Result<Work, ConfigError> {
+    match dir {
+        Some(d) => load_vault(d, work),
+        None => match user_vault_dir().filter(|d| d.is_dir()) {
+            Some(d) => load_vault(&d, work),
+            None => Ok(sample()),
+        },
+    }
+}
+
+/// Where the bundled sample is written out when the writer first saves an edit.
+pub fn sample_save_dir() -> Option<PathBuf> {
+    user_vault_dir().map(|d| d.join("sisters"))
+}

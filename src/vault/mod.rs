@@ -14,15 +14,17 @@ pub mod load;
 pub mod model;
 pub mod resolve;
 pub mod save;
+pub mod shared;
 
 use std::path::Path;
 
 use crate::config::ConfigError;
 
 pub use context::{ContextItem, FilteredContext};
-pub use load::{Work, load_vault, sample};
+pub use load::{Work, load_vault, open, sample, sample_save_dir, user_vault_dir};
 pub use model::{Level, LevelSpec};
 pub use resolve::{Item, ItemKind, LevelSource};
+pub use shared::SharedVault;
 
 pub mod template;
 

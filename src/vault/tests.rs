@@ -266,10 +266,7 @@ fn the_sample_vault_loads_and_hides_what_it_should() {
         assert!(!c.prompt.contains("駅のベンチ"));
     }
     // The work's own templates are used: custom level 2, work-default level 1.
-    assert!(
-        yana.prompt
-            .contains("話し手だけが知っている背景 SEC-YANA-01")
-    );
+    assert!(yana.prompt.contains("会話の下地 SEC-YANA-01"));
     assert!(
         ayu.prompt
             .contains("あゆの昔の話については、ここにない情報もあります。"),

@@ -1,0 +1,61 @@
+//! The vault a live run reads, shared between the writer's pane (which replaces it after a
+//! save) and the run driver (which picks the new version up before its next prompt).
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+
+use super::load::Work;
+
+pub struct SharedVault {
+    work: RwLock<Arc<Work>>,
+    generation: AtomicU64,
+}
+
+impl SharedVault {
+    pub fn new(work: Work) -> Arc<SharedVault> {
+        Arc::new(SharedVault {
+            work: RwLock::new(Arc::new(work)),
+            generation: AtomicU64::new(1),
+        })
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    /// The current work and its generation.
+    pub fn get(&self) -> (u64, Arc<Work>) {
+        let w = match self.work.read() {
+            Ok(g) => g.clone(),
+            Err(p) => p.into_inner().clone(),
+        };
+        (self.generation(), w)
+    }
+
+    /// Publishes an edited work; runs use it from their next prompt.
+    pub fn replace(&self, work: Work) {
+        let mut g = match self.work.write() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        *g = Arc::new(work);
+        self.generation.fetch_add(1, Ordering::AcqRel);
+    }
+}
+
+/// The world section each speaker is told: the scene, then her filtered context.
+pub fn worlds(work: &Work, scene: &str, speakers: &[&str]) -> BTreeMap<String, String> {
+    speakers
+        .iter()
+        .map(|s| {
+            let p = work.context(Some(s)).prompt;
+            let text = if p.is_empty() {
+                scene.to_string()
+            } else {
+                format!("{scene}\n\n{p}")
+            };
+            (s.to_string(), text)
+        })
+        .collect()
+}
