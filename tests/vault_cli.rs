@@ -1,0 +1,338 @@
+//! `kakeai vault context` against the real binary: the JSON contract, each sister's view, bad
+//! YAML as file:line:col, a property-style check that level-0 text never leaves the vault, and
+//! a live run against a fake endpoint that records every request body.
+
+#[path = "llm_fake/mod.rs"]
+mod llm_fake;
+
+mod cli_env;
+use cli_env::Env;
+
+use std::path::Path;
+
+use llm_fake::{FakeServer, Recorded, Reply, openai_reply, parts, sse_events};
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+fn json(out: &std::process::Output) -> serde_json::Value {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn context_prints_the_contract_for_each_sister_of_the_bundled_sample() {
+    let env = Env::new();
+    let yana = json(&env.run(&["vault", "context", "--reader", "yana"]));
+    let ayu = json(&env.run(&["vault", "context", "--reader", "ayu"]));
+    for v in [&yana, &ayu] {
+        let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["context", "forbidden_keywords", "hints", "prompt"]);
+        assert!(
+            v["context"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|c| c["key"] == "characters/あゆ/基本情報")
+        );
+    }
+    let kw = |v: &serde_json::Value| {
+        v["forbidden_keywords"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| k.as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    assert!(kw(&yana).contains(&"工房".to_string()));
+    assert!(!kw(&ayu).contains(&"工房".to_string()));
+    assert!(!ayu["prompt"].as_str().unwrap().contains("工房"));
+    // text is exactly the prompt of the json form.
+    let text = env.run(&["vault", "context", "--reader", "ayu", "--format", "text"]);
+    assert_eq!(
+        String::from_utf8_lossy(&text.stdout).trim_end(),
+        ayu["prompt"].as_str().unwrap()
+    );
+    let bad = env.run(&["vault", "context", "--reader", "mika"]);
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn malformed_yaml_and_bad_levels_exit_2_with_a_location() {
+    let env = Env::new();
+    let root = env.dir.path().join("v");
+    write(
+        &root,
+        "_ai_control/visibility.yaml",
+        "entities:\n  characters:\n    やな:\n      sections: {基本: 3\n",
+    );
+    let out = env.run(&["vault", "context", "--vault", root.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("_ai_control/visibility.yaml:5:"), "{err}");
+
+    write(
+        &root,
+        "_ai_control/visibility.yaml",
+        "entities:\n  characters:\n    やな:\n      sections:\n        基本: 7\n",
+    );
+    let out = env.run(&["vault", "context", "--vault", root.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("visibility.yaml:5:")
+            && err.contains("characters/やな/基本")
+            && err.contains("level 7"),
+        "{err}"
+    );
+
+    write(&root, "_ai_control/visibility.yaml", "entities: {}\n");
+    write(
+        &root,
+        "characters/やな.md",
+        "---\nname: [やな\n---\n## 基本\n姉。\n",
+    );
+    let out = env.run(&["vault", "context", "--vault", root.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("characters/やな.md:"), "{err}");
+}
+
+/// A tiny deterministic generator (no dependency needed for a property-style loop).
+struct Lcg(u64);
+impl Lcg {
+    fn next(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n
+    }
+}
+
+/// A random vault whose every text carries a unique marker `秘<n>文`; returns the markers that
+/// are level 0 for everyone (they must never be printed), by reader.
+fn random_vault(root: &Path, seed: u64) -> Vec<(Option<&'static str>, String)> {
+    let mut r = Lcg(seed);
+    let mut hidden = Vec::new();
+    let mut n = 0;
+    let mut mark = || {
+        n += 1;
+        format!("秘{n}文")
+    };
+    let mut vis = format!(
+        "default_visibility: {}\nentities:\n  characters:\n",
+        r.next(2) * 3
+    );
+    for who in ["やな", "あゆ"] {
+        let mut md = String::from("---\nai_visibility:\n");
+        let front_default = r.next(4);
+        md.push_str(&format!("  default: {front_default}\n---\n"));
+        vis.push_str(&format!("    {who}:\n      sections:\n"));
+        let mut secrets = String::new();
+        for s in 0..4 {
+            let name = format!("節{s}");
+            let m = mark();
+            let marker = r.next(5); // 4 = no marker
+            let yaml = r.next(5); // 4 = no yaml entry
+            let reader = r.next(3); // 0 none, 1 yana override, 2 ayu override
+            let rl = r.next(4);
+            md.push_str(&format!("## {name}\n"));
+            if marker < 4 {
+                md.push_str(&format!("<!-- ai_visibility: {marker} -->\n"));
+            }
+            md.push_str(&format!("{m}がここに書いてある。\n\n"));
+            let mut common = if marker < 4 { marker } else { front_default };
+            if yaml < 4 {
+                common = yaml;
+                let readers = match reader {
+                    1 => format!(", readers: {{yana: {rl}}}"),
+                    2 => format!(", readers: {{ayu: {rl}}}"),
+                    _ => String::new(),
+                };
+                vis.push_str(&format!("        {name}: {{level: {yaml}{readers}}}\n"));
+            }
+            for rd in [None, Some("yana"), Some("ayu")] {
+                let lvl = match (yaml < 4, reader, rd) {
+                    (true, 1, Some("yana")) | (true, 2, Some("ayu")) => rl,
+                    _ => common,
+                };
+                if lvl == 0 {
+                    hidden.push((rd, m.clone()));
+                    // Level 0 also hides the section name.
+                    hidden.push((rd, format!("{who}／{name}")));
+                    hidden.push((rd, format!("{who}の{name}")));
+                }
+            }
+        }
+        for k in 0..2 {
+            let m = mark();
+            let lvl = r.next(4);
+            let ov = r.next(4);
+            secrets.push_str(&format!(
+                "        - id: S{who}{k}\n          content: {m}という秘密\n          visibility: {lvl}\n          readers: {{ayu: {ov}}}\n          forbidden_keywords: [{m}語]\n"
+            ));
+            for rd in [None, Some("yana"), Some("ayu")] {
+                let l = if rd == Some("ayu") { ov } else { lvl };
+                if l == 0 {
+                    hidden.push((rd, m.clone()));
+                }
+            }
+        }
+        vis.push_str("      secrets:\n");
+        vis.push_str(&secrets);
+        write(root, &format!("characters/{who}.md"), &md);
+    }
+    write(root, "_ai_control/visibility.yaml", &vis);
+    hidden
+}
+
+#[test]
+fn level_zero_text_never_appears_in_any_output_of_vault_context() {
+    let env = Env::new();
+    let mut checked = 0;
+    for seed in 1..=12u64 {
+        let root = env.dir.path().join(format!("v{seed}"));
+        let hidden = random_vault(&root, seed);
+        for (reader, flag) in [
+            (None, vec![]),
+            (Some("yana"), vec!["--reader", "yana"]),
+            (Some("ayu"), vec!["--reader", "ayu"]),
+        ] {
+            for format in ["json", "text"] {
+                let mut args = vec![
+                    "vault",
+                    "context",
+                    "--vault",
+                    root.to_str().unwrap(),
+                    "--format",
+                    format,
+                ];
+                args.extend(flag.iter().copied());
+                let out = env.run(&args);
+                assert_eq!(
+                    out.status.code(),
+                    Some(0),
+                    "{}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                let all = format!(
+                    "{}{}",
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                for (rd, m) in hidden.iter().filter(|(rd, _)| *rd == reader) {
+                    assert!(
+                        !all.contains(m.as_str()),
+                        "seed {seed} reader {rd:?}: {m} leaked:\n{all}"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(
+        checked > 100,
+        "the generator must produce hidden items ({checked})"
+    );
+}
+
+/// An OpenAI-compatible fake that answers every chat with the same harmless line.
+async fn server() -> FakeServer {
+    FakeServer::with(|req: &Recorded, _| match req.path.as_str() {
+        "/v1/models" => Reply::json(
+            200,
+            r#"{"object":"list","data":[{"id":"tiny-ja","object":"model","owned_by":"llamacpp"}]}"#,
+        ),
+        "/v1/chat/completions" if req.json()["stream"] == true => Reply::sse(parts(&sse_events(
+            "tiny-ja",
+            &["ねえ、", "あの坂の", "景色、", "いいよね。"],
+            "stop",
+            4,
+        ))),
+        "/v1/chat/completions" => Reply::json(
+            200,
+            &openai_reply(
+                "tiny-ja",
+                r#"{"frame":4,"roleplay":4,"connection":4,"density":4,"naturalness":4}"#,
+                20,
+            ),
+        ),
+        _ => Reply::json(
+            404,
+            r#"{"error":{"message":"File Not Found","type":"not_found_error","code":404}}"#,
+        ),
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_run_never_sends_level_zero_text_and_each_sister_gets_her_view() {
+    let server = server().await;
+    let env = Env::new();
+    let root = env.dir.path().join("vault");
+    write(
+        &root,
+        "_ai_control/visibility.yaml",
+        "entities:\n  characters:\n    やな:\n      sections:\n        表: 3\n        裏: 0\n      secrets:\n        - id: S-1\n          content: 灯台守の鍵は姉が持っている\n          visibility: 0\n          readers: {yana: 2}\n          forbidden_keywords: [灯台守]\n",
+    );
+    write(
+        &root,
+        "characters/やな.md",
+        "## 表\n自転車好きの姉。\n\n## 裏\n机の引き出しに青い封筒を隠している。\n",
+    );
+    let mut c = env.cmd(&[
+        "run",
+        "--headless",
+        "--topic",
+        "坂道",
+        "--turns",
+        "2",
+        "--attempts",
+        "1",
+        "--endpoint",
+        &server.url,
+        "--model",
+        "tiny-ja",
+        "--vault",
+        root.to_str().unwrap(),
+    ]);
+    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bodies: Vec<String> = server
+        .recorded()
+        .into_iter()
+        .filter(|r| r.path == "/v1/chat/completions" && r.json()["stream"] == true)
+        .map(|r| r.json().to_string())
+        .collect();
+    assert_eq!(bodies.len(), 2, "one generation per turn");
+    for b in &bodies {
+        assert!(b.contains("自転車好きの姉"), "level 3 text is sent: {b}");
+        assert!(
+            !b.contains("青い封筒") && !b.contains("引き出し") && !b.contains("やな／裏"),
+            "level 0 leaked: {b}"
+        );
+    }
+    // やな (turn 1) knows S-1 at level 2; あゆ (turn 2) gets nothing of it.
+    assert!(bodies[0].contains("灯台守の鍵"), "{}", bodies[0]);
+    assert!(!bodies[1].contains("灯台守"), "{}", bodies[1]);
+    // The store and the JSON events never carry the hidden section either.
+    let db = std::fs::read(env.data_db()).unwrap_or_default();
+    assert!(!String::from_utf8_lossy(&db).contains("青い封筒"));
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("青い封筒"));
+}
