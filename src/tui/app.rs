@@ -56,6 +56,11 @@ pub enum Modal {
         category: usize,
         text: TextArea<'static>,
     },
+    /// A secret's fields as YAML (visibility pane).
+    Secret {
+        key: String,
+        text: TextArea<'static>,
+    },
 }
 
 /// What the runtime must do for the app.
@@ -69,6 +74,8 @@ pub enum Command {
         kind: ActionKind,
         payload: serde_json::Value,
     },
+    /// Write the edited visibility.yaml and hand the work to the next turn.
+    SaveVault(Box<crate::vault::Work>),
 }
 
 /// Messages from the services.
@@ -90,6 +97,8 @@ pub enum UiMsg {
         result: Result<(), String>,
     },
     Error(String),
+    /// visibility.yaml written (the path and the work as saved), or why not.
+    VaultSaved(Result<(String, Box<crate::vault::Work>), String>),
 }
 
 /// What the right-hand pane shows.
@@ -98,6 +107,7 @@ pub enum Pane {
     Detail,
     Rules,
     Stats,
+    Visibility,
 }
 
 pub struct App {
@@ -121,6 +131,8 @@ pub struct App {
     /// Attempt shown in the detail pane (index into the turn's attempts); None = the committed.
     pub attempt: Option<usize>,
     pub modal: Option<Modal>,
+    /// The writer's visibility pane (None when no vault could be loaded).
+    pub vis: Option<super::vis::VisPane>,
     pub help: bool,
     pub status: String,
     pub quit: bool,
@@ -145,6 +157,7 @@ impl App {
             follow: true,
             attempt: None,
             modal: None,
+            vis: None,
             help: false,
             status: String::new(),
             quit: false,
@@ -217,11 +230,25 @@ impl App {
                 Err(e) => self.status = format!("NOT saved: {e}"),
             },
             UiMsg::Error(e) => self.status = e,
+            UiMsg::VaultSaved(r) => match r {
+                Ok((path, work)) => {
+                    if let Some(v) = self.vis.as_mut() {
+                        v.work = *work;
+                        v.unsaved = false;
+                    }
+                    self.status =
+                        format!("saved {path} (previous kept as .bak); the next turn uses it");
+                }
+                Err(e) => self.status = format!("visibility NOT saved: {e}"),
+            },
         }
     }
 
     pub fn on_key(&mut self, key: KeyEvent) -> Vec<Command> {
         self.dirty = true;
+        if self.secret_key(key) {
+            return Vec::new();
+        }
         if self.modal.is_some() {
             return self.modal_key(key);
         }
@@ -238,6 +265,11 @@ impl App {
     pub fn act(&mut self, action: Action) -> Vec<Command> {
         let n = self.run.turns.len();
         let sel_turn = self.run.turns.get(self.selected).map(|t| t.turn);
+        if self.pane == Pane::Visibility
+            && let Some(cmds) = self.vis_action(action)
+        {
+            return cmds;
+        }
         match action {
             Action::Quit => self.quit = true,
             Action::Help => self.help = true,

@@ -42,6 +42,12 @@ pub enum Action {
     Increase,
     Decrease,
     SaveRules,
+    NextReader,
+    SetLevel0,
+    SetLevel1,
+    SetLevel2,
+    SetLevel3,
+    EditSecret,
     /// Unbinds a key.
     None,
 }
@@ -71,12 +77,22 @@ impl Action {
             Action::Feedback => "feedback note with a category and a suggested fix",
             Action::ChooseAttempt => "while held: commit the shown attempt",
             Action::NextTheme => "switch theme",
-            Action::NextPane => "right pane: detail → rules → stats",
+            Action::NextPane => "right pane: detail → rules → stats → visibility",
             Action::NextField => "rules pane: next value",
             Action::PrevField => "rules pane: previous value",
             Action::Increase => "rules pane: raise the value, re-judge every turn",
             Action::Decrease => "rules pane: lower the value, re-judge every turn",
-            Action::SaveRules => "rules pane: save the edited values to your rules.toml",
+            Action::SaveRules => {
+                "rules pane: save to your rules.toml · visibility pane: write visibility.yaml"
+            }
+            Action::NextReader => "visibility pane: levels for everyone / やな / あゆ",
+            Action::SetLevel0 => "visibility pane: level 0 完全秘匿 (nothing reaches the prompt)",
+            Action::SetLevel1 => "visibility pane: level 1 認識のみ (a neutral absence notice)",
+            Action::SetLevel2 => {
+                "visibility pane: level 2 内容認識 (reference only, hints allowed)"
+            }
+            Action::SetLevel3 => "visibility pane: level 3 使用可能 (ordinary context)",
+            Action::EditSecret => "visibility pane: edit the selected secret's fields",
             Action::None => "(unbound)",
         }
     }

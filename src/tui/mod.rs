@@ -79,6 +79,24 @@ impl Runtime {
         });
     }
 
+    /// Writes visibility.yaml off the UI task; a live run picks the saved work up before its
+    /// next prompt.
+    fn save_vault(&mut self, mut work: crate::vault::Work) {
+        let (shared, tx) = (self.services.vault.clone(), self.tx.clone());
+        tokio::task::spawn_blocking(move || {
+            let result = match work.save(crate::vault::sample_save_dir().as_deref()) {
+                Ok(path) => {
+                    if let Some(s) = &shared {
+                        s.replace(work.clone());
+                    }
+                    Ok((path.display().to_string(), Box::new(work)))
+                }
+                Err(e) => Err(e.to_string()),
+            };
+            let _ = tx.send(UiMsg::VaultSaved(result));
+        });
+    }
+
     pub fn execute(&mut self, cmd: Command) {
         match cmd {
             Command::StartDemo => match Replay::demo() {
@@ -92,6 +110,7 @@ impl Runtime {
                 }
                 Err(e) => self.app.status = e.to_string(),
             },
+            Command::SaveVault(work) => self.save_vault(*work),
             Command::Control(ev) => match &self.ctl {
                 Some(ctl) => {
                     let _ = ctl.send(ev);
@@ -238,4 +257,5 @@ pub struct Options {
 }
 
 mod term;
+pub mod vis;
 pub use term::run;

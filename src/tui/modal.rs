@@ -51,7 +51,9 @@ impl App {
             Modal::Topic(t) | Modal::Inject(t) => {
                 t.input(key);
             }
-            Modal::Override { reason: t, .. } | Modal::Feedback { text: t, .. } => {
+            Modal::Override { reason: t, .. }
+            | Modal::Feedback { text: t, .. }
+            | Modal::Secret { text: t, .. } => {
                 t.input(key);
             }
         }
@@ -61,6 +63,8 @@ impl App {
     fn submit(&mut self, modal: Modal) -> Vec<Command> {
         let turn = self.run.turns.get(self.selected).map(|t| t.turn);
         match modal {
+            // Handled by the visibility pane's editor (Enter is a newline there).
+            Modal::Secret { .. } => Vec::new(),
             Modal::Topic(t) => {
                 let topic = t.lines().join(" ").trim().to_string();
                 if topic.is_empty() {

@@ -11,7 +11,7 @@ use super::app::{App, CATEGORIES, Conn, Modal, Pane};
 use super::theme::Theme;
 use super::view::{AttemptView, Phase, RunState, TurnView};
 use super::wrap::wrap;
-use super::{detail, side};
+use super::{detail, side, vis};
 use crate::director::Status;
 
 pub fn draw(f: &mut Frame, app: &App) {
@@ -35,6 +35,10 @@ pub fn draw(f: &mut Frame, app: &App) {
         Pane::Stats => {
             let inner = side::framed(f, detail_area, 2, t);
             side::stats(f, inner, app, t);
+        }
+        Pane::Visibility => {
+            let inner = side::framed(f, detail_area, 3, t);
+            vis::render(f, inner, app, t);
         }
     }
     footer(f, foot, app, t);
@@ -270,7 +274,12 @@ fn centered(area: Rect, w: u16, h: u16) -> Rect {
 }
 
 fn modal(f: &mut Frame, m: &Modal, t: &Theme) {
-    let area = centered(f.area(), 76, 8);
+    let height = if matches!(m, Modal::Secret { .. }) {
+        20
+    } else {
+        8
+    };
+    let area = centered(f.area(), 76, height);
     f.render_widget(Clear, area);
     let [top, rest] = Layout::vertical([Constraint::Length(1), Constraint::Min(3)]).areas(area);
     let (label, ta) = match m {
@@ -280,6 +289,7 @@ fn modal(f: &mut Frame, m: &Modal, t: &Theme) {
         Modal::Feedback { category, text } => {
             (format!("category → {}", CATEGORIES[*category]), text)
         }
+        Modal::Secret { key, text } => (key.clone(), text),
     };
     f.render_widget(
         Paragraph::new(Line::styled(label, Style::new().fg(t.accent))),

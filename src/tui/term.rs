@@ -9,7 +9,7 @@ use tokio::sync::mpsc;
 
 use super::app::{App, Command, Conn, Header};
 use super::keymap::{Action, Keymap};
-use super::{Options, Runtime, Services, render, theme};
+use super::{Options, Runtime, Services, render, theme, vis};
 use crate::director::RuleSet;
 use crate::duo::DuoConfig;
 use crate::duo::backend::Replay;
@@ -103,6 +103,9 @@ pub fn run(opts: Options) -> i32 {
     };
     let mut app = App::new(header, themes, keymap);
     app.rules = rules.clone();
+    app.vis = vault
+        .as_ref()
+        .map(|v| vis::VisPane::new((*v.get().1).clone()));
     app.analyzer = analyzer.clone();
     if let Some(name) = &opts.theme {
         match app.themes.iter().position(|t| &t.name == name) {

@@ -267,7 +267,8 @@ impl App {
                 self.pane = match self.pane {
                     Pane::Detail => Pane::Rules,
                     Pane::Rules => Pane::Stats,
-                    Pane::Stats => Pane::Detail,
+                    Pane::Stats => Pane::Visibility,
+                    Pane::Visibility => Pane::Detail,
                 };
             }
             Action::NextField | Action::PrevField if self.pane == Pane::Rules => {

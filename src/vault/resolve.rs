@@ -31,11 +31,11 @@ impl LevelSource {
     pub fn label(self) -> &'static str {
         match self {
             LevelSource::ReaderOverride => "reader",
-            LevelSource::YamlSection => "visibility.yaml",
+            LevelSource::YamlSection => "yaml",
             LevelSource::Marker => "marker",
             LevelSource::YamlEntity => "entity",
-            LevelSource::FrontSection => "front matter",
-            LevelSource::FrontDefault => "front default",
+            LevelSource::FrontSection => "front",
+            LevelSource::FrontDefault => "front",
             LevelSource::Secret => "secret",
             LevelSource::WorkDefault => "default",
         }

@@ -1,0 +1,322 @@
+//! The writer's visibility pane: the work's entities with each section's and secret's level,
+//! keys 0–3 to set a level (for everyone, or for one sister), a secret editor, foreshadowing
+//! status against its recommended level, and a live preview of the exact context the chosen
+//! sister would get next turn. Saving is a `Command`; the runtime writes the file.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use ratatui_textarea::TextArea;
+
+use super::app::{App, Command, Modal};
+use super::keymap::Action;
+use super::theme::Theme;
+use super::wrap::wrap;
+use crate::vault::model::SecretCfg;
+use crate::vault::{Item, ItemKind, Level, Work};
+
+/// Whose levels the pane shows and edits: everyone's, or one sister's overrides.
+pub const READERS: [Option<&str>; 3] = [None, Some("yana"), Some("ayu")];
+
+pub struct VisPane {
+    pub work: Work,
+    /// Index into READERS.
+    pub reader: usize,
+    /// Selected item (index into `items()`).
+    pub row: usize,
+    /// Edited since the last save.
+    pub unsaved: bool,
+}
+
+impl VisPane {
+    pub fn new(work: Work) -> VisPane {
+        VisPane {
+            work,
+            reader: 0,
+            row: 0,
+            unsaved: false,
+        }
+    }
+
+    pub fn reader(&self) -> Option<&'static str> {
+        READERS[self.reader % READERS.len()]
+    }
+
+    /// Items grouped by entity (secrets under their entity), foreshadowing last.
+    pub fn items(&self) -> Vec<Item> {
+        let mut items = self.work.items(self.reader());
+        items.sort_by(|a, b| {
+            let k = |i: &Item| {
+                (
+                    i.kind == ItemKind::Foreshadowing,
+                    i.entity_type.clone(),
+                    i.entity_name.clone(),
+                )
+            };
+            k(a).cmp(&k(b))
+        });
+        items
+    }
+
+    pub fn selected(&self) -> Option<Item> {
+        self.items().into_iter().nth(self.row)
+    }
+
+    fn secret_mut(&mut self, item: &Item) -> Option<&mut SecretCfg> {
+        let id = item.secret_id.as_deref()?;
+        self.work
+            .visibility
+            .entities
+            .get_mut(&item.entity_type)?
+            .values_mut()
+            .flat_map(|e| e.secrets.iter_mut())
+            .find(|s| s.id == id)
+    }
+}
+
+fn reader_label(r: Option<&str>) -> &'static str {
+    match r {
+        Some("yana") => "やな",
+        Some("ayu") => "あゆ",
+        _ => "全員",
+    }
+}
+
+impl App {
+    /// Keys of the visibility pane. Returns None when the key is not the pane's.
+    pub(super) fn vis_action(&mut self, action: Action) -> Option<Vec<Command>> {
+        let vis = self.vis.as_mut()?;
+        let n = vis.items().len();
+        match action {
+            Action::NextTurn | Action::NextField => {
+                vis.row = (vis.row + 1).min(n.saturating_sub(1))
+            }
+            Action::PrevTurn | Action::PrevField => vis.row = vis.row.saturating_sub(1),
+            Action::PageDown => vis.row = (vis.row + 8).min(n.saturating_sub(1)),
+            Action::PageUp => vis.row = vis.row.saturating_sub(8),
+            Action::NextReader => {
+                vis.reader = (vis.reader + 1) % READERS.len();
+                self.status = format!("levels for: {}", reader_label(vis.reader()));
+            }
+            Action::SetLevel0 | Action::SetLevel1 | Action::SetLevel2 | Action::SetLevel3 => {
+                let level = match action {
+                    Action::SetLevel0 => Level::HIDDEN,
+                    Action::SetLevel1 => Level::AWARE,
+                    Action::SetLevel2 => Level::KNOW,
+                    _ => Level::USE,
+                };
+                let item = vis.selected()?;
+                let reader = vis.reader();
+                vis.work.set_level(&item, reader, level);
+                vis.unsaved = true;
+                self.status = format!(
+                    "{} → {} {} for {} (unsaved: w writes visibility.yaml)",
+                    item.key,
+                    level,
+                    level.name_ja(),
+                    reader_label(reader)
+                );
+            }
+            Action::EditSecret => {
+                let item = vis.selected()?;
+                if item.kind != ItemKind::Secret {
+                    self.status = "only a secret has fields to edit; sections take 0–3".into();
+                    return Some(Vec::new());
+                }
+                let cfg = vis.secret_mut(&item)?.clone();
+                let yaml = serde_norway::to_string(&cfg).unwrap_or_default();
+                let mut t = TextArea::from(yaml.lines().map(String::from).collect::<Vec<_>>());
+                t.set_block(ratatui::widgets::Block::bordered().title(format!(
+                    " {} — edit as YAML · ctrl-s apply · Esc cancel ",
+                    cfg.id
+                )));
+                self.modal = Some(Modal::Secret {
+                    key: item.key,
+                    text: t,
+                });
+            }
+            Action::SaveRules => {
+                if !vis.unsaved {
+                    self.status = "visibility: nothing changed".into();
+                    return Some(Vec::new());
+                }
+                return Some(vec![Command::SaveVault(Box::new(vis.work.clone()))]);
+            }
+            _ => return None,
+        }
+        Some(Vec::new())
+    }
+
+    /// The secret editor: Enter is a newline, ctrl-s applies, Esc cancels.
+    pub(super) fn secret_key(&mut self, key: KeyEvent) -> bool {
+        let Some(Modal::Secret {
+            key: item_key,
+            text,
+        }) = self.modal.as_mut()
+        else {
+            return false;
+        };
+        if key.code == KeyCode::Char('s') && key.modifiers.contains(KeyModifiers::CONTROL) {
+            let yaml = text.lines().join("\n");
+            let item_key = item_key.clone();
+            match self.apply_secret(&item_key, &yaml) {
+                Ok(()) => self.modal = None,
+                Err(e) => self.status = format!("secret not applied: {e}"),
+            }
+        } else if key.code == KeyCode::Esc {
+            self.modal = None;
+        } else {
+            text.input(key);
+        }
+        true
+    }
+
+    fn apply_secret(&mut self, item_key: &str, yaml: &str) -> Result<(), String> {
+        let vis = self.vis.as_mut().ok_or("no vault")?;
+        let new: SecretCfg = serde_norway::from_str(yaml).map_err(|e| e.to_string())?;
+        let item = vis
+            .items()
+            .into_iter()
+            .find(|i| i.key == item_key)
+            .ok_or("the secret is gone")?;
+        let mut trial = vis.work.clone();
+        {
+            let mut pane = VisPane::new(trial);
+            *pane.secret_mut(&item).ok_or("the secret is gone")? = new.clone();
+            trial = pane.work;
+        }
+        // The same checks as loading: levels, subtlety, unique ids, templates.
+        trial.validate("").map_err(|e| e.to_string())?;
+        vis.work = trial;
+        vis.unsaved = true;
+        self.status = format!("{} updated (unsaved: w writes visibility.yaml)", new.id);
+        Ok(())
+    }
+}
+
+pub fn render(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
+    let dim = Style::new().fg(t.dim);
+    let Some(vis) = &app.vis else {
+        let msg = "no vault loaded — see the status line; start with --vault DIR";
+        f.render_widget(Paragraph::new(Line::styled(msg, dim)), area);
+        return;
+    };
+    let [top, tree_area, preview_area] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Percentage(55),
+        Constraint::Min(3),
+    ])
+    .areas(area);
+    let reader = vis.reader();
+    let unsaved = if vis.unsaved { " · unsaved" } else { "" };
+    f.render_widget(
+        Paragraph::new(Line::from(vec![
+            Span::styled(format!("{} · ", vis.work.name), dim),
+            Span::styled(
+                format!("for {} (a)", reader_label(reader)),
+                Style::new().fg(t.accent),
+            ),
+            Span::styled(format!(" · 0–3 level · e edit · w save{unsaved}"), dim),
+        ])),
+        top,
+    );
+    let items = vis.items();
+    let mut lines: Vec<Line> = Vec::new();
+    let mut sel_line = 0;
+    let mut group = String::new();
+    for (i, it) in items.iter().enumerate() {
+        let g = match it.kind {
+            ItemKind::Foreshadowing => "foreshadowing".to_string(),
+            _ => format!("{}/{}", it.entity_type, it.entity_name),
+        };
+        if g != group {
+            lines.push(Line::styled(
+                g.clone(),
+                Style::new().fg(t.dim).add_modifier(Modifier::BOLD),
+            ));
+            group = g;
+        }
+        if i == vis.row {
+            sel_line = lines.len();
+        }
+        lines.push(item_line(it, i == vis.row, t));
+    }
+    let h = tree_area.height as usize;
+    let skip = sel_line.saturating_sub(h.saturating_sub(2));
+    let visible: Vec<Line> = lines.into_iter().skip(skip).take(h).collect();
+    f.render_widget(Paragraph::new(visible), tree_area);
+
+    // The preview is the exact text the next prompt carries for that sister.
+    let who = reader.unwrap_or("yana");
+    let ctx = vis.work.context(Some(who));
+    let head = format!(
+        "── next turn, {} is told ({} chars) ──",
+        reader_label(Some(who)),
+        ctx.prompt.chars().count()
+    );
+    let mut pl = vec![Line::styled(head, dim)];
+    let width = preview_area.width.max(1) as usize;
+    for l in ctx.prompt.lines() {
+        for w in wrap(l, width) {
+            pl.push(Line::styled(w, Style::new().fg(t.text)));
+        }
+    }
+    f.render_widget(Paragraph::new(pl), preview_area);
+}
+
+fn item_line(it: &Item, selected: bool, t: &Theme) -> Line<'static> {
+    let base = if selected {
+        Style::new()
+            .fg(t.text)
+            .bg(t.selected_bg)
+            .add_modifier(Modifier::BOLD)
+    } else {
+        Style::new().fg(t.text)
+    };
+    let name = match it.kind {
+        ItemKind::Section => it.section_name.clone(),
+        ItemKind::Secret => format!("◆{}", it.secret_id.clone().unwrap_or_default()),
+        ItemKind::Foreshadowing => format!(
+            "{} {}",
+            it.secret_id.clone().unwrap_or_default(),
+            it.entity_name
+        ),
+    };
+    let level_color = match it.level.get() {
+        0 => t.retry,
+        1 | 2 => t.warn,
+        _ => t.pass,
+    };
+    let mut spans = vec![
+        Span::styled(format!(" {}", pad(&name, 16)), base),
+        Span::styled(
+            format!(" {} {}", it.level, it.level.name_ja()),
+            base.fg(level_color),
+        ),
+        Span::styled(format!("  {}", it.source.label()), base.fg(t.dim)),
+    ];
+    if let Some(st) = it.status {
+        let ok = st
+            .recommended()
+            .is_none_or(|(lo, hi)| (lo..=hi).contains(&it.level.get()));
+        let mark = if ok { "" } else { " ⚠" };
+        spans.push(Span::styled(
+            format!("  {}{mark}", st.as_str()),
+            base.fg(if ok { t.dim } else { t.warn }),
+        ));
+    }
+    Line::from(spans)
+}
+
+/// Pads to a display width (Japanese is two columns a char).
+fn pad(s: &str, width: usize) -> String {
+    let w = unicode_width::UnicodeWidthStr::width(s);
+    if w >= width {
+        s.to_string()
+    } else {
+        format!("{s}{}", " ".repeat(width - w))
+    }
+}

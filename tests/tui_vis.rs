@@ -1,0 +1,199 @@
+//! The writer's visibility pane: snapshots at two sizes over the bundled sample, and keys that
+//! set levels (for everyone and for one sister), edit a secret and save visibility.yaml, which
+//! the live run's shared vault then carries.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use kakeai::director::RuleSet;
+use kakeai::duo::DuoConfig;
+use kakeai::llm::LlmConfig;
+use kakeai::store::{Store, StoreHandle};
+use kakeai::text::analyzer::fallback::FallbackAnalyzer;
+use kakeai::tui::app::{App, Conn, Header, Modal, UiMsg};
+use kakeai::tui::keymap::{Action, Keymap};
+use kakeai::tui::vis::VisPane;
+use kakeai::tui::{Runtime, Services, render, theme};
+use kakeai::vault::{self, SharedVault};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui_textarea::TextArea;
+
+fn app() -> App {
+    let header = Header {
+        endpoint: "http://127.0.0.1:11434".into(),
+        model: "gemma2:27b".into(),
+        conn: Conn::Down("no endpoint".into()),
+        analyzer: "fallback".into(),
+        ruleset: "0123456789ab".into(),
+        db: "/tmp/kakeai.db".into(),
+    };
+    App::new(header, theme::load_all().0, Keymap::builtin())
+}
+
+fn screen(app: &App, w: u16, h: u16) -> String {
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| render::draw(f, app)).unwrap();
+    t.backend().to_string()
+}
+
+fn key(c: char) -> KeyEvent {
+    KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)
+}
+
+fn to_pane(a: &mut App) {
+    for _ in 0..3 {
+        a.act(Action::NextPane);
+    }
+}
+
+fn select(a: &mut App, key_name: &str) {
+    let i = a
+        .vis
+        .as_ref()
+        .unwrap()
+        .items()
+        .iter()
+        .position(|i| i.key == key_name)
+        .unwrap();
+    a.vis.as_mut().unwrap().row = i;
+}
+
+#[test]
+fn snapshot_visibility_pane_at_two_sizes() {
+    let mut a = app();
+    a.vis = Some(VisPane::new(vault::sample()));
+    to_pane(&mut a);
+    let s = screen(&a, 100, 30);
+    assert!(
+        s.contains("visibility (v)") && s.contains("屋根裏") && s.contains("完全秘匿"),
+        "{s}"
+    );
+    insta::assert_snapshot!("visibility_100x30", s);
+    // One sister's view: the preview is her prompt, her overrides show as `reader`.
+    a.act(Action::NextReader);
+    a.act(Action::NextReader);
+    let s = screen(&a, 140, 40);
+    assert!(s.contains("for あゆ") && s.contains("あゆ is told"), "{s}");
+    insta::assert_snapshot!("visibility_ayu_140x40", s);
+}
+
+#[test]
+fn levels_set_per_sister_change_only_her_preview() {
+    let mut a = app();
+    a.vis = Some(VisPane::new(vault::sample()));
+    to_pane(&mut a);
+    select(&mut a, "world_settings/町/商店街");
+    a.act(Action::NextReader); // やな
+    a.act(Action::SetLevel0);
+    let w = &a.vis.as_ref().unwrap().work;
+    assert!(!w.context(Some("yana")).prompt.contains("アーケード"));
+    assert!(w.context(Some("ayu")).prompt.contains("アーケード"));
+    assert!(a.status.contains("unsaved"), "{}", a.status);
+    // The pane's turn keys move the tree, not the conversation.
+    let row = a.vis.as_ref().unwrap().row;
+    a.act(Action::NextTurn);
+    assert_eq!(a.vis.as_ref().unwrap().row, row + 1);
+}
+
+#[test]
+fn a_secret_edit_is_validated_before_it_applies() {
+    let mut a = app();
+    a.vis = Some(VisPane::new(vault::sample()));
+    to_pane(&mut a);
+    select(&mut a, "characters/あゆ/SEC-AYU-01");
+    a.act(Action::EditSecret);
+    let Some(Modal::Secret { key: k, .. }) = &a.modal else {
+        panic!("no editor")
+    };
+    assert_eq!(k, "characters/あゆ/SEC-AYU-01");
+    let ctrl_s = KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL);
+    // Subtlety 12 is out of range: refused, the editor stays open.
+    let edited = |subtlety: u8| {
+        let y = format!(
+            "id: SEC-AYU-01\ncontent: あゆは小学生のころ、迷い込んだ子猫を物置で一週間こっそり世話していた\nvisibility: 2\nforbidden_keywords: [物置]\nsubtlety: {subtlety}\n"
+        );
+        TextArea::from(y.lines().map(String::from).collect::<Vec<_>>())
+    };
+    a.modal = Some(Modal::Secret {
+        key: k.clone(),
+        text: edited(12),
+    });
+    a.on_key(ctrl_s);
+    assert!(a.modal.is_some());
+    assert!(a.status.contains("subtlety 12"), "{}", a.status);
+    a.modal = Some(Modal::Secret {
+        key: "characters/あゆ/SEC-AYU-01".into(),
+        text: edited(3),
+    });
+    a.on_key(ctrl_s);
+    assert!(a.modal.is_none(), "{}", a.status);
+    let w = &a.vis.as_ref().unwrap().work;
+    let item = w
+        .items(None)
+        .into_iter()
+        .find(|i| i.key == "characters/あゆ/SEC-AYU-01")
+        .unwrap();
+    assert_eq!((item.level.get(), item.subtlety), (2, 3));
+    assert_eq!(
+        w.context(None)
+            .forbidden_keywords
+            .iter()
+            .filter(|k| *k == "物置")
+            .count(),
+        1
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn saving_writes_visibility_yaml_and_the_next_turn_sees_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("sisters");
+    vault::save::materialize(&root).unwrap();
+    let work = vault::load_vault(&root, None).unwrap();
+    let shared = SharedVault::new(work.clone());
+    let store = StoreHandle::spawn(Store::open(&dir.path().join("k.db")).unwrap());
+    let services = Services {
+        store,
+        rules: RuleSet::builtin().unwrap(),
+        duo: DuoConfig::builtin().unwrap(),
+        llm: LlmConfig::default(),
+        analyzer: Arc::new(FallbackAnalyzer),
+        replay_speed: 1000.0,
+        vault: Some(shared.clone()),
+    };
+    let mut a = app();
+    a.vis = Some(VisPane::new(work));
+    let (mut rt, mut rx) = Runtime::new(a, services);
+    to_pane(&mut rt.app);
+    select(&mut rt.app, "world_settings/家/屋根裏");
+    let before = shared.generation();
+    for k in ['3', 'w'] {
+        for cmd in rt.app.on_key(key(k)) {
+            rt.execute(cmd);
+        }
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !(rt.app.status.starts_with("saved ") || rt.app.status.contains("NOT saved")) {
+        assert!(std::time::Instant::now() < deadline, "{}", rt.app.status);
+        match rx.try_recv() {
+            Ok(m) => rt.app.on_msg(m),
+            Err(_) => std::thread::sleep(Duration::from_millis(5)),
+        }
+    }
+    assert!(
+        rt.app.status.contains("the next turn uses it"),
+        "{}",
+        rt.app.status
+    );
+    assert!(!rt.app.vis.as_ref().unwrap().unsaved);
+    assert!(shared.generation() > before);
+    let (_, published) = shared.get();
+    assert!(published.context(Some("ayu")).prompt.contains("料理帳の箱"));
+    let reloaded = vault::load_vault(&root, None).unwrap();
+    assert!(reloaded.context(Some("yana")).prompt.contains("料理帳の箱"));
+    assert!(root.join("_ai_control/visibility.yaml.bak").exists());
+    // Nothing changed since: w says so and writes nothing.
+    assert!(rt.app.on_key(key('w')).is_empty());
+}
