@@ -11,7 +11,7 @@ use kakeai::duo::DuoConfig;
 use kakeai::llm::LlmConfig;
 use kakeai::store::{Store, StoreHandle};
 use kakeai::text::analyzer::fallback::FallbackAnalyzer;
-use kakeai::tui::app::{App, Conn, Header, Modal, UiMsg};
+use kakeai::tui::app::{App, Conn, Header, Modal};
 use kakeai::tui::keymap::{Action, Keymap};
 use kakeai::tui::vis::VisPane;
 use kakeai::tui::{Runtime, Services, render, theme};
