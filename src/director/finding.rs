@@ -70,10 +70,12 @@ pub enum RuleId {
     EarlyTopicShift,
     /// The LLM 5-aspect judge (seed 001 §7).
     Judge,
+    /// Leak review against the story vault (seed 004 §5–§6).
+    Leak,
 }
 
 impl RuleId {
-    pub const ALL: [RuleId; 13] = [
+    pub const ALL: [RuleId; 14] = [
         RuleId::Empty,
         RuleId::ScriptFormat,
         RuleId::Lines,
@@ -87,6 +89,7 @@ impl RuleId {
         RuleId::TopicLoop,
         RuleId::EarlyTopicShift,
         RuleId::Judge,
+        RuleId::Leak,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -104,6 +107,7 @@ impl RuleId {
             RuleId::TopicLoop => "topic_loop",
             RuleId::EarlyTopicShift => "early_topic_shift",
             RuleId::Judge => "judge",
+            RuleId::Leak => "leak",
         }
     }
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::config::ConfigError;
 use crate::director::ruleset::{RuleData, ToneMode};
-use crate::director::{self, ContextTurn, RuleSet, Status, Verdict};
+use crate::director::{self, ContextTurn, RuleId, RuleSet, Status, Verdict};
 use crate::text::{AnalysisCache, Analyzer};
 
 use super::app::{App, Pane};
@@ -209,8 +209,13 @@ fn judge_chunk(
         let mut v: Verdict = director::judge(rules, analyzer.as_ref(), ch, an, &context[..*before]);
         if let Some(f) = a.judge.as_ref().and_then(|j| j.finding()) {
             v.findings.push(f);
-            v.status = Verdict::status_of(&v.findings);
         }
+        // Leak findings come from the vault, not the ruleset: a rule edit keeps them.
+        if let Some(prev) = &a.verdict {
+            v.findings
+                .extend(prev.findings.iter().filter(|f| f.rule == RuleId::Leak).cloned());
+        }
+        v.status = Verdict::status_of(&v.findings);
         out.judged += 1;
         if v.status != old {
             out.flipped.push((t.turn, old, v.status));
