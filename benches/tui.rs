@@ -150,6 +150,29 @@ fn bench(c: &mut Criterion) {
                 .judged
         })
     });
+    // The rules pane's path: the edit concerns one rule (lines.warn), so only it re-runs.
+    // Alternating the edit and its undo keeps every iteration incremental.
+    let version = rules.version.clone();
+    let edited_version = edited.version.clone();
+    let mut flip = false;
+    g.bench_function("rejudge_10000_turns_one_rule", |b| {
+        b.iter(|| {
+            flip = !flip;
+            let (to, from) = if flip {
+                (&edited, version.as_str())
+            } else {
+                (&rules, edited_version.as_str())
+            };
+            kakeai::tui::tuning::rejudge_only(
+                &mut big.run,
+                black_box(to),
+                &analyzer,
+                &mut cache,
+                Some((kakeai::director::RuleId::Lines, from)),
+            )
+            .judged
+        })
+    });
     g.finish();
 }
 

@@ -32,6 +32,39 @@ pub struct Input<'a> {
     pub context: &'a [ContextTurn],
 }
 
+/// Re-runs one rule on a verdict made earlier from the same analysis: its findings are
+/// replaced, the tone score too for `tone`, and the status recomputed.
+pub fn rejudge_rule(
+    rules: &RuleSet,
+    analyzer: &dyn Analyzer,
+    speaker: &Character,
+    a: &Analysis,
+    context: &[ContextTurn],
+    rule: RuleId,
+    verdict: &mut Verdict,
+) {
+    let hits = rules
+        .lexicon(&speaker.id)
+        .map(|l| l.hits(a))
+        .unwrap_or_default();
+    let input = Input {
+        a,
+        hits: &hits,
+        character: speaker,
+        rules: &rules.data,
+        analyzer,
+        context,
+    };
+    let (findings, tone) = rules::run_one(&input, rule);
+    verdict.findings.retain(|f| f.rule != rule);
+    verdict.findings.extend(findings);
+    if let Some(t) = tone {
+        verdict.tone = t;
+    }
+    verdict.status = Verdict::status_of(&verdict.findings);
+    verdict.ruleset = rules.version.clone();
+}
+
 /// Judges one utterance by `speaker` (a character id, name or alias).
 pub fn judge(
     rules: &RuleSet,

@@ -17,6 +17,8 @@ use super::view::RunView;
 pub struct Field {
     pub key: &'static str,
     pub step: f64,
+    /// The one rule this value feeds: an edit re-runs only that rule.
+    pub rule: RuleId,
     get: fn(&RuleData) -> f64,
     set: fn(&mut RuleData, f64),
 }
@@ -39,10 +41,11 @@ impl Field {
 }
 
 macro_rules! int_field {
-    ($key:literal, $($path:ident).+) => {
+    ($key:literal, $rule:ident, $($path:ident).+) => {
         Field {
             key: $key,
             step: 1.0,
+            rule: RuleId::$rule,
             get: |d| d.$($path).+ as f64,
             set: |d, v| d.$($path).+ = v.max(0.0) as usize,
         }
@@ -54,6 +57,7 @@ pub fn fields() -> Vec<Field> {
         Field {
             key: "tone_mode",
             step: 1.0,
+            rule: RuleId::Tone,
             get: |d| f64::from(u8::from(d.tone_mode == ToneMode::Violations)),
             set: |d, v| {
                 d.tone_mode = if v.rem_euclid(2.0) >= 1.0 {
@@ -63,23 +67,29 @@ pub fn fields() -> Vec<Field> {
                 }
             },
         },
-        int_field!("lines.warn", lines.warn),
-        int_field!("lines.retry", lines.retry),
-        int_field!("scatter.warn_sentences", scatter.warn_sentences),
-        int_field!("scatter.warn_topics", scatter.warn_topics),
-        int_field!("scatter.retry_sentences", scatter.retry_sentences),
-        int_field!("scatter.retry_topics", scatter.retry_topics),
-        int_field!("topic_loop.turns", topic_loop.turns),
-        int_field!("early_topic_shift.min_turns", early_topic_shift.min_turns),
+        int_field!("lines.warn", Lines, lines.warn),
+        int_field!("lines.retry", Lines, lines.retry),
+        int_field!("scatter.warn_sentences", Scatter, scatter.warn_sentences),
+        int_field!("scatter.warn_topics", Scatter, scatter.warn_topics),
+        int_field!("scatter.retry_sentences", Scatter, scatter.retry_sentences),
+        int_field!("scatter.retry_topics", Scatter, scatter.retry_topics),
+        int_field!("topic_loop.turns", TopicLoop, topic_loop.turns),
+        int_field!(
+            "early_topic_shift.min_turns",
+            EarlyTopicShift,
+            early_topic_shift.min_turns
+        ),
         Field {
             key: "judge.retry_below",
             step: 0.1,
+            rule: RuleId::Judge,
             get: |d| d.judge.retry_below,
             set: |d, v| d.judge.retry_below = (v.clamp(1.0, 5.0) * 10.0).round() / 10.0,
         },
         Field {
             key: "judge.pass_from",
             step: 0.1,
+            rule: RuleId::Judge,
             get: |d| d.judge.pass_from,
             set: |d, v| d.judge.pass_from = (v.clamp(1.0, 5.0) * 10.0).round() / 10.0,
         },
@@ -132,6 +142,19 @@ pub fn rejudge(
     analyzer: &Arc<dyn Analyzer>,
     cache: &mut AnalysisCache,
 ) -> Rejudge {
+    rejudge_only(run, rules, analyzer, cache, None)
+}
+
+/// `rejudge`, re-running only rule `only.0` when the edit concerned that rule alone: a verdict
+/// made under the previous ruleset `only.1` keeps every other finding (same analysis, same
+/// context, same rules); any other verdict is judged in full.
+pub fn rejudge_only(
+    run: &mut RunView,
+    rules: &RuleSet,
+    analyzer: &Arc<dyn Analyzer>,
+    cache: &mut AnalysisCache,
+    only: Option<(RuleId, &str)>,
+) -> Rejudge {
     // Pass 1 (in order): each turn's analysis, and the committed lines before it.
     let mut context: Vec<ContextTurn> = Vec::new();
     let mut jobs: Vec<Option<(Arc<crate::text::Analysis>, usize)>> = Vec::new();
@@ -166,7 +189,7 @@ pub fn rejudge(
             .chunks_mut(chunk)
             .zip(jobs.chunks(chunk))
             .map(|(turns, jobs)| {
-                s.spawn(move || judge_chunk(turns, jobs, context, rules, analyzer))
+                s.spawn(move || judge_chunk(turns, jobs, context, rules, analyzer, only))
             })
             .collect();
         handles
@@ -193,7 +216,12 @@ fn judge_chunk(
     context: &[ContextTurn],
     rules: &RuleSet,
     analyzer: &Arc<dyn Analyzer>,
+    only: Option<(RuleId, &str)>,
 ) -> Rejudge {
+    let (only, prev_version) = match only {
+        Some((r, v)) => (Some(r), v),
+        None => (None, ""),
+    };
     let mut out = Rejudge::default();
     for (t, job) in turns.iter_mut().zip(jobs) {
         let (Some((an, before)), Some(ch)) = (job, rules.character(&t.speaker)) else {
@@ -206,16 +234,40 @@ fn judge_chunk(
         let Some(old) = a.verdict.as_ref().map(|v| v.status) else {
             continue;
         };
-        let mut v: Verdict = director::judge(rules, analyzer.as_ref(), ch, an, &context[..*before]);
-        if let Some(f) = a.judge.as_ref().and_then(|j| j.finding()) {
-            v.findings.push(f);
+        // The judge's status follows the thresholds being tuned; its scores stay.
+        if let Some(j) = a.judge.as_mut()
+            && let Some(s) = &j.scores
+        {
+            j.status = s.status(&rules.data.judge);
         }
-        // Leak findings come from the vault, not the ruleset: a rule edit keeps them.
-        if let Some(prev) = &a.verdict {
-            v.findings
-                .extend(prev.findings.iter().filter(|f| f.rule == RuleId::Leak).cloned());
-        }
-        v.status = Verdict::status_of(&v.findings);
+        let ctx = &context[..*before];
+        let v = match (only, a.verdict.take()) {
+            // A verdict made under other rules (a stored run) gets a full re-judge.
+            (Some(RuleId::Judge), Some(mut v)) if v.ruleset == prev_version => {
+                v.findings.retain(|f| f.rule != RuleId::Judge);
+                v.findings
+                    .extend(a.judge.as_ref().and_then(|j| j.finding()));
+                v.status = Verdict::status_of(&v.findings);
+                v.ruleset = rules.version.clone();
+                v
+            }
+            (Some(rule), Some(mut v)) if v.ruleset == prev_version => {
+                director::rejudge_rule(rules, analyzer.as_ref(), ch, an, ctx, rule, &mut v);
+                v
+            }
+            (_, prev) => {
+                let mut v: Verdict = director::judge(rules, analyzer.as_ref(), ch, an, ctx);
+                v.findings
+                    .extend(a.judge.as_ref().and_then(|j| j.finding()));
+                // Leak findings come from the vault, not the ruleset: a rule edit keeps them.
+                if let Some(prev) = prev {
+                    v.findings
+                        .extend(prev.findings.into_iter().filter(|f| f.rule == RuleId::Leak));
+                }
+                v.status = Verdict::status_of(&v.findings);
+                v
+            }
+        };
         out.judged += 1;
         if v.status != old {
             out.flipped.push((t.turn, old, v.status));
@@ -290,11 +342,19 @@ impl App {
                 } else {
                     -1.0
                 };
+                let prev = self.rules.version.clone();
                 match adjust(&self.rules, self.field, steps) {
                     Ok(r) => {
                         self.rules = r;
                         let analyzer = self.analyzer.clone();
-                        let rj = rejudge(&mut self.run, &self.rules, &analyzer, &mut self.cache);
+                        let rule = fields().get(self.field).map(|f| f.rule);
+                        let rj = rejudge_only(
+                            &mut self.run,
+                            &self.rules,
+                            &analyzer,
+                            &mut self.cache,
+                            rule.map(|r| (r, prev.as_str())),
+                        );
                         self.status = format!(
                             "ruleset {}: {} of {} verdicts flipped",
                             self.rules.version,

@@ -13,10 +13,17 @@ fn field(key: &str) -> usize {
 /// A run view with one committed line per text, judged with `rules`.
 fn view(rules: &RuleSet, lines: &[(&str, &str)], judge: Option<JudgeOutcome>) -> RunView {
     let mut run = RunView::default();
+    let mut context: Vec<ContextTurn> = Vec::new();
     for (i, (speaker, text)) in lines.iter().enumerate() {
         let turn = i + 1;
         let c = rules.character(speaker).unwrap();
-        let mut v = director::judge(rules, &FallbackAnalyzer, c, &Analysis::new(text), &[]);
+        let a = Arc::new(Analysis::new(text));
+        // As the driver does: judged against the committed lines before it.
+        let mut v = director::judge(rules, &FallbackAnalyzer, c, &a, &context);
+        context.push(ContextTurn {
+            speaker: speaker.to_string(),
+            analysis: a,
+        });
         if let Some(f) = judge.as_ref().and_then(|j| j.finding()) {
             v.findings.push(f);
             v.status = Verdict::status_of(&v.findings);
@@ -158,4 +165,78 @@ fn save_writes_the_values_and_keeps_the_rest_of_the_file() {
     // The saved file loads back as the same ruleset values.
     let merged = crate::config::load_toml_table(&path, &text).unwrap();
     assert_eq!(merged["judge"]["pass_from"].as_float(), Some(4.0));
+}
+
+/// Sorted findings, so the incremental path (which appends) compares with the full one.
+fn canonical(
+    run: &RunView,
+) -> Vec<(
+    Option<Status>,
+    Vec<String>,
+    Option<crate::director::ToneScore>,
+)> {
+    run.turns
+        .iter()
+        .map(|t| {
+            let v = t.attempts[0].verdict.as_ref();
+            let mut fs: Vec<String> = v
+                .map(|v| v.findings.iter().map(|f| format!("{:?}", f)).collect())
+                .unwrap_or_default();
+            fs.sort();
+            (v.map(|v| v.status), fs, v.map(|v| v.tone))
+        })
+        .collect()
+}
+
+#[test]
+fn re_running_only_the_edited_rule_equals_a_full_re_judge() {
+    let rules = RuleSet::builtin().unwrap();
+    let lines: &[(&str, &str)] = &[
+        ("yana", SIX_LINES),
+        ("ayu", "はい、そうですね。姉様の言う通りです。"),
+        (
+            "yana",
+            "えー、それって本当？ 商店街の話なんだけど、駅の話もあるし、天気の話もしたいな。",
+        ),
+        ("ayu", "了解です。データによると、次の角を右です。"),
+        ("yana", "あゆって、すごく賢いね！"),
+    ];
+    let judged = JudgeOutcome::scored(
+        JudgeScores {
+            frame: 3.0,
+            roleplay: 4.0,
+            connection: 4.0,
+            density: 3.0,
+            naturalness: 4.0,
+            mean: 3.6,
+            reason: String::new(),
+            suggestion: String::new(),
+        },
+        &rules.data.judge,
+        vec![],
+    );
+    let analyzer: Arc<dyn Analyzer> = Arc::new(FallbackAnalyzer);
+    let mut compared = 0;
+    for (i, f) in fields().iter().enumerate() {
+        for steps in [-2.0, -1.0, 1.0, 2.0] {
+            let edited = adjust(&rules, i, steps).unwrap();
+            let mut full = view(&rules, lines, Some(judged.clone()));
+            let mut part = view(&rules, lines, Some(judged.clone()));
+            let a = rejudge(&mut full, &edited, &analyzer, &mut AnalysisCache::new());
+            let b = rejudge_only(
+                &mut part,
+                &edited,
+                &analyzer,
+                &mut AnalysisCache::new(),
+                Some((f.rule, rules.version.as_str())),
+            );
+            assert_eq!(canonical(&full), canonical(&part), "{} {steps:+}", f.key);
+            assert_eq!(a.flipped, b.flipped, "{} {steps:+}", f.key);
+            compared += a.flipped.len();
+        }
+    }
+    assert!(
+        compared > 0,
+        "some edits must flip something, or the comparison proves little"
+    );
 }

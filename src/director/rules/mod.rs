@@ -49,6 +49,33 @@ pub fn run_all(input: &Input) -> (Vec<Finding>, ToneScore, usize) {
     (out, tone, topics)
 }
 
+/// Runs one rule, as `run_all` would (PASS findings dropped). For re-judging after an edit
+/// that only concerns that rule. Returns its findings and, for `tone`, the new tone score.
+pub fn run_one(input: &Input, rule: RuleId) -> (Vec<Finding>, Option<ToneScore>) {
+    if input.a.is_empty() {
+        return (Vec::new(), None);
+    }
+    let with_context = !input.context.is_empty();
+    let (mut out, tone) = match rule {
+        RuleId::Lines => (lines::check(input), None),
+        RuleId::Setting => (setting::check(input), None),
+        RuleId::Praise => (praise::check(input), None),
+        RuleId::Scatter => (scatter::check(input).0, None),
+        RuleId::Contradiction => (contradiction::check(input), None),
+        RuleId::Tone => {
+            let (f, t) = tone::check(input);
+            (f, Some(t))
+        }
+        RuleId::ForbiddenWord => (forbidden_word::check(input), None),
+        RuleId::PromptLeak => (prompt_leak::check(input), None),
+        RuleId::TopicLoop if with_context => (topic_loop::check(input), None),
+        RuleId::EarlyTopicShift if with_context => (early_topic_shift::check(input), None),
+        _ => (Vec::new(), None),
+    };
+    out.retain(|f| f.status != Status::Pass);
+    (out, tone)
+}
+
 /// Hits of one category.
 pub(crate) fn hits(input: &Input, cat: Cat) -> impl Iterator<Item = Hit> {
     input.hits.iter().copied().filter(move |h| h.cat == cat)
