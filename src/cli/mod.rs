@@ -6,6 +6,7 @@ pub mod dict;
 pub mod export;
 pub mod import;
 pub mod input;
+pub mod pii;
 pub mod run;
 pub mod runs;
 
@@ -78,6 +79,9 @@ pub enum Command {
     Runs(runs::RunsArgs),
     /// Run a やな/あゆ conversation against a live endpoint (`--headless` prints JSON events).
     Run(run::RunArgs),
+    /// Mask personal information (氏名, 電話番号, 住所 …) in user messages.
+    #[command(subcommand)]
+    Pii(pii::PiiCommand),
 }
 
 #[derive(clap::Args, Debug)]
@@ -126,6 +130,7 @@ pub fn main() -> i32 {
         Some(Command::Export(args)) => export::run(args),
         Some(Command::Runs(args)) => runs::run(args),
         Some(Command::Run(args)) => run::run(args),
+        Some(Command::Pii(cmd)) => pii::run(cmd),
     }
 }
 
