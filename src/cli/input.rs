@@ -79,3 +79,15 @@ pub fn parse_line(line: &str, default_speaker: Option<&str>) -> Result<Option<Re
         )),
     }
 }
+
+/// Opens `FILE`, or stdin when it is absent or `-`; returns the name used in error messages.
+pub fn open(file: Option<&std::path::Path>) -> Result<(String, Box<dyn std::io::Read>), String> {
+    match file {
+        None => Ok(("<stdin>".into(), Box::new(std::io::stdin()))),
+        Some(p) if p.as_os_str() == "-" => Ok(("<stdin>".into(), Box::new(std::io::stdin()))),
+        Some(p) => {
+            let f = std::fs::File::open(p).map_err(|e| format!("{}: {e}", p.display()))?;
+            Ok((p.display().to_string(), Box::new(f)))
+        }
+    }
+}

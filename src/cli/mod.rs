@@ -6,6 +6,7 @@ pub mod dict;
 pub mod export;
 pub mod import;
 pub mod input;
+pub mod pii;
 pub mod run;
 pub mod runs;
 pub mod vault;
@@ -89,6 +90,9 @@ pub enum Command {
     /// Secret visibility: filtered context per sister, leak review (seed 004)
     #[command(subcommand)]
     Vault(vault::VaultCommand),
+    /// Mask personal information (氏名, 電話番号, 住所 …) in user messages.
+    #[command(subcommand)]
+    Pii(pii::PiiCommand),
 }
 
 #[derive(clap::Args, Debug)]
@@ -140,6 +144,7 @@ pub fn main() -> i32 {
         Some(Command::Runs(args)) => runs::run(args),
         Some(Command::Run(args)) => run::run(args),
         Some(Command::Vault(cmd)) => vault::run(cmd),
+        Some(Command::Pii(cmd)) => pii::run(cmd),
     }
 }
 
@@ -159,6 +164,7 @@ fn print_short_help() {
         "  kakeai vault context [--reader yana|ayu]   what a sister is told of the story's secrets"
     );
     println!("  kakeai vault review [FILE|-]               check a text for leaked secrets");
+    println!("  kakeai pii mask [FILE|-] [--format jsonl]  mask names, phones, addresses … in messages");
     println!("  kakeai rules                               show the effective ruleset");
     println!("  kakeai bench [CORPUS]                      measure judging speed\n");
     println!(

@@ -1,0 +1,159 @@
+//! `kakeai pii mask`: rule-based PII masking of one text (json) or of `{"id","text"}` lines
+//! (jsonl), printing the masked text, the items with char spans, and the original's SHA-256.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand, ValueEnum};
+use serde::{Deserialize, Deserializer, Serialize};
+
+use super::input::{self, BadLine};
+use crate::safety::pii::{Masked, PiiMasker};
+
+#[derive(Subcommand, Debug)]
+pub enum PiiCommand {
+    /// Mask 氏名, 電話番号, メールアドレス, 住所, 会社名 and 学校名 (rules only, no model).
+    Mask(MaskArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// The whole input is one text (a single trailing newline is not part of it); one object out.
+    Json,
+    /// One `{"id": …, "text": "…"}` object per line; one object per line out, `id` first.
+    /// Any malformed line: every bad line is reported, nothing is printed, exit 2.
+    Jsonl,
+}
+
+#[derive(Args, Debug)]
+pub struct MaskArgs {
+    /// Input file; `-` or nothing reads stdin.
+    pub file: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "json")]
+    pub format: Format,
+}
+
+/// One `--format jsonl` input line. Other fields are ignored.
+#[derive(Debug, Deserialize)]
+struct Line {
+    #[serde(default, deserialize_with = "scalar")]
+    id: Option<serde_json::Value>,
+    text: String,
+}
+
+/// `id` may be any JSON scalar; an object or array is refused where it stands.
+fn scalar<'de, D: Deserializer<'de>>(d: D) -> Result<Option<serde_json::Value>, D::Error> {
+    let v = serde_json::Value::deserialize(d)?;
+    if v.is_object() || v.is_array() {
+        return Err(serde::de::Error::custom(
+            "expected `id` to be a string, number, boolean or null",
+        ));
+    }
+    Ok(Some(v))
+}
+
+#[derive(Serialize)]
+struct IdMasked<'a> {
+    id: &'a serde_json::Value,
+    #[serde(flatten)]
+    masked: &'a Masked,
+}
+
+pub fn run(cmd: PiiCommand) -> i32 {
+    let PiiCommand::Mask(args) = cmd;
+    let mut err = |m: &str| eprintln!("kakeai pii: {m}");
+    match mask(&args, &mut std::io::stdout().lock(), &mut err) {
+        Ok(code) => code,
+        Err(e) => {
+            err(&e);
+            2
+        }
+    }
+}
+
+/// Masks the whole input; returns the exit code (0, or 2 after reporting bad lines).
+pub fn mask(
+    args: &MaskArgs,
+    out: &mut dyn Write,
+    err: &mut dyn FnMut(&str),
+) -> Result<i32, String> {
+    let (name, reader) = input::open(args.file.as_deref())?;
+    let masker = PiiMasker::new();
+    let w = |e: std::io::Error| e.to_string();
+    match args.format {
+        Format::Json => {
+            let mut text = String::new();
+            BufReader::new(reader)
+                .read_to_string(&mut text)
+                .map_err(|e| format!("{name}: cannot read: {e}"))?;
+            let text = text
+                .strip_suffix('\n')
+                .map(|t| t.strip_suffix('\r').unwrap_or(t))
+                .unwrap_or(&text);
+            let s = serde_json::to_string(&masker.mask(text)).map_err(|e| e.to_string())?;
+            writeln!(out, "{s}").map_err(w)?;
+            Ok(0)
+        }
+        Format::Jsonl => {
+            let lines = read_lines(&name, reader, err)?;
+            let Some(lines) = lines else { return Ok(2) };
+            for (id, text) in lines {
+                let masked = masker.mask(&text);
+                let s = serde_json::to_string(&IdMasked {
+                    id: &id,
+                    masked: &masked,
+                })
+                .map_err(|e| e.to_string())?;
+                writeln!(out, "{s}").map_err(w)?;
+            }
+            Ok(0)
+        }
+    }
+}
+
+/// All records, or `None` after reporting every bad line (nothing half-written).
+fn read_lines(
+    name: &str,
+    reader: Box<dyn Read>,
+    err: &mut dyn FnMut(&str),
+) -> Result<Option<Vec<(serde_json::Value, String)>>, String> {
+    let mut records = Vec::new();
+    let mut bad = false;
+    for (n, line) in BufReader::new(reader).lines().enumerate() {
+        let lineno = n + 1;
+        let line =
+            line.map_err(|e| BadLine::msg(format!("cannot read: {e}")).render(name, lineno))?;
+        let t = line.trim_end_matches('\r');
+        if t.trim().is_empty() {
+            continue;
+        }
+        if !t.trim_start().starts_with('{') {
+            let col = t.len() - t.trim_start().len() + 1;
+            err(&BadLine {
+                col: Some(col),
+                message: "expected a JSON object like {\"id\": 1, \"text\": \"…\"}".into(),
+            }
+            .render(name, lineno));
+            bad = true;
+            continue;
+        }
+        match serde_json::from_str::<Line>(t) {
+            Ok(l) => {
+                let id =
+                    l.id.unwrap_or_else(|| serde_json::Value::String(lineno.to_string()));
+                records.push((id, l.text));
+            }
+            Err(e) => {
+                let what = e.to_string();
+                let what = what.split(" at line ").next().unwrap_or(&what).to_string();
+                err(&BadLine {
+                    col: Some(e.column()),
+                    message: what,
+                }
+                .render(name, lineno));
+                bad = true;
+            }
+        }
+    }
+    Ok((!bad).then_some(records))
+}

@@ -1,0 +1,153 @@
+//! Addresses finer than a prefecture: 都道府県 + 市区町村 (+ 町名, 丁目, 番地, 号, building),
+//! a 市区町村 chain with a block number and no prefecture, and 〒 postal codes.
+
+use regex::Regex;
+
+use super::view::{View, is_han};
+use super::{Cand, PiiKind};
+
+/// The 47 prefectures without their 都/道/府/県 suffix (北海道 is whole).
+pub(super) const PREFECTURES: [&str; 47] = [
+    "北海道",
+    "青森",
+    "岩手",
+    "宮城",
+    "秋田",
+    "山形",
+    "福島",
+    "茨城",
+    "栃木",
+    "群馬",
+    "埼玉",
+    "千葉",
+    "東京",
+    "神奈川",
+    "新潟",
+    "富山",
+    "石川",
+    "福井",
+    "山梨",
+    "長野",
+    "岐阜",
+    "静岡",
+    "愛知",
+    "三重",
+    "滋賀",
+    "京都",
+    "大阪",
+    "兵庫",
+    "奈良",
+    "和歌山",
+    "鳥取",
+    "島根",
+    "岡山",
+    "広島",
+    "山口",
+    "徳島",
+    "香川",
+    "愛媛",
+    "高知",
+    "福岡",
+    "佐賀",
+    "長崎",
+    "熊本",
+    "大分",
+    "宮崎",
+    "鹿児島",
+    "沖縄",
+];
+
+/// Kanji and katakana: the chars of a municipality or town name.
+const K: &str = r"\x{4E00}-\x{9FFF}\x{3400}-\x{4DBF}\x{F900}-\x{FAFF}々〆ヶ\x{30A1}-\x{30FA}ー";
+
+/// Municipalities written (partly) in hiragana; a general hiragana run would swallow particles
+/// (東京都のある町).
+const HIRAGANA_CITIES: &str = "さいたま|つくばみらい|つくば|いわき|ひたちなか|かすみがうら|ふじみ|\
+     あわじ|いちき|みどり|いなべ|かほく|あわら|みよし|うきは|えびの|たつの|むつ|つがる|にかほ|\
+     せたな|えりも|みなかみ|ときがわ|みやき|あま";
+
+/// Words that end an address without belonging to it (東京都渋谷区在住 → 東京都渋谷区).
+const TRAILERS: [&str; 20] = [
+    "在住", "在勤", "在学", "出身", "付近", "周辺", "近辺", "方面", "界隈", "近郊", "勤務", "近",
+    "辺", "内", "駅", "生", "育", "在", "-", "・",
+];
+
+fn pattern() -> String {
+    let mut prefs: Vec<String> = Vec::with_capacity(47);
+    for p in PREFECTURES {
+        prefs.push(match p {
+            "北海道" => p.to_string(),
+            "東京" => format!("{p}都"),
+            "京都" | "大阪" => format!("{p}府"),
+            _ => format!("{p}県"),
+        });
+    }
+    let pref = prefs.join("|");
+    let name = format!("(?:{HIRAGANA_CITIES}|[{K}]){{1,8}}");
+    let muni = format!("(?:{name}[市区町村郡]){{1,3}}");
+    // の and が join town names (丸の内, 霞が関) and block numbers (3番地の2).
+    let tail = format!("(?:[{K}0-9A-Za-z\\-・]+(?:[のが][{K}0-9A-Za-z\\-・]+)*)?");
+    let num = "(?:[0-9]+|[一二三四五六七八九十]+)(?:丁目|番地)|[0-9]+-[0-9]+";
+    format!("(?:{pref}){muni}{tail}|{muni}[{K}]{{0,10}}?(?:{num}){tail}|〒 ?[0-9]{{3}}-?[0-9]{{4}}")
+}
+
+pub(super) struct Address {
+    re: Regex,
+}
+
+impl Address {
+    pub fn new() -> Address {
+        // Built from constants and covered by the unit tests: a failure is a programming error.
+        Address {
+            re: Regex::new(&pattern()).expect("address pattern compiles"),
+        }
+    }
+
+    pub fn find(&self, v: &View, out: &mut Vec<Cand>) {
+        if !v.has_address_marker {
+            return;
+        }
+        for m in self.re.find_iter(&v.norm) {
+            let s = v.char_at(m.start());
+            let mut e = trim_trailers(v, s, v.char_at(m.end()));
+            e = extend_building(v, e);
+            if e > s {
+                out.push(Cand::new(PiiKind::Address, s, e));
+            }
+        }
+    }
+}
+
+fn trim_trailers(v: &View, s: usize, mut e: usize) -> usize {
+    'outer: loop {
+        for t in TRAILERS {
+            let n = t.chars().count();
+            if e >= s + n + 2 && v.slice(e - n, e) == t {
+                e -= n;
+                continue 'outer;
+            }
+        }
+        return e;
+    }
+}
+
+/// "…1-2-3 メゾン渋谷101": a building name after one space, when it carries a room number.
+fn extend_building(v: &View, e: usize) -> usize {
+    let ends_in_number = v
+        .at(e.wrapping_sub(1))
+        .is_some_and(|c| c.is_ascii_digit() || matches!(c, '号' | '番' | '地' | '目'));
+    let starts_building = v
+        .at(e + 1)
+        .is_some_and(|c| c.is_ascii_alphabetic() || crate::text::chars::is_katakana(c));
+    if !(ends_in_number && v.at(e) == Some(' ') && starts_building) {
+        return e;
+    }
+    let end = v.run_after(e + 1, 30, |c| {
+        is_han(c) || crate::text::chars::is_katakana(c) || c.is_ascii_alphanumeric() || c == '-'
+    });
+    if (e + 1..end).any(|i| v.chars[i].is_ascii_digit()) {
+        end
+    } else {
+        e
+    }
+}

@@ -1,0 +1,209 @@
+//! Company names (株式会社◯◯, ◯◯株式会社, 有限会社, (株), ㈱ …) and school names
+//! (◯◯大学, ◯◯高校, ◯◯中学校 …): a legal form or school suffix found by the marker automaton,
+//! and a name run of kanji / katakana / latin letters beside it. Particles, punctuation and
+//! spaces end the run, so 東京の大学 has no name and is left alone.
+
+use super::view::{View, is_org_char};
+use super::{Cand, PiiKind};
+
+/// Leading words that are not part of the name that follows them (今年東京大学に → 東京大学).
+/// No single kanji here: 秋田大学 and 春日部高校 start with one.
+const LEADING_NOISE: [&str; 30] = [
+    "再来年",
+    "今年",
+    "去年",
+    "昨年",
+    "来年",
+    "今度",
+    "今春",
+    "来春",
+    "昨春",
+    "今秋",
+    "当時",
+    "将来",
+    "現在",
+    "元々",
+    "結局",
+    "無事",
+    "毎日",
+    "昨日",
+    "今日",
+    "先月",
+    "今月",
+    "来月",
+    "先週",
+    "今週",
+    "来週",
+    "息子",
+    "長男",
+    "長女",
+    "次男",
+    "次女",
+];
+
+/// Words that say what kind of school or company, not which one: a name made only of these
+/// (県立高校, 有名私立大学, 大手株式会社) is no name.
+const GENERIC: [&str; 78] = [
+    "国立",
+    "私立",
+    "公立",
+    "県立",
+    "都立",
+    "府立",
+    "道立",
+    "市立",
+    "区立",
+    "町立",
+    "村立",
+    "有名",
+    "名門",
+    "地元",
+    "近所",
+    "某",
+    "志望",
+    "第一志望",
+    "第二志望",
+    "一流",
+    "二流",
+    "三流",
+    "難関",
+    "上位",
+    "中堅",
+    "底辺",
+    "普通",
+    "一般",
+    "海外",
+    "外国",
+    "地方",
+    "工業",
+    "商業",
+    "農業",
+    "水産",
+    "総合",
+    "単科",
+    "進学",
+    "夜間",
+    "通信制",
+    "定時制",
+    "全日制",
+    "通信",
+    "付属",
+    "附属",
+    "女子",
+    "男子",
+    "共学",
+    "新設",
+    "伝統",
+    "医科",
+    "看護",
+    "芸術",
+    "教育",
+    "美術",
+    "音楽",
+    "体育",
+    "小中",
+    "中高",
+    "小",
+    "中",
+    "高",
+    "大",
+    "同",
+    "別",
+    "他",
+    "各",
+    "本",
+    "当",
+    "母",
+    "旧",
+    "元",
+    "前",
+    "新",
+    "大手",
+    "中小",
+    "上場",
+    "外資",
+];
+
+/// What may follow 株式会社 without being a company name (株式会社化, 株式会社勤務).
+const NOT_A_COMPANY_NAME: [&str; 10] = [
+    "勤務", "設立", "化", "形態", "組織", "登記", "制度", "法", "員", "等",
+];
+
+/// Strips generic words from the end and noise words from the front of `[s, e)`; returns the
+/// start of what is left, or `None` when nothing specific is left.
+fn specific_start(v: &View, s: usize, e: usize) -> Option<usize> {
+    let mut end = e;
+    'right: while end > s {
+        for g in GENERIC {
+            let n = g.chars().count();
+            if end >= s + n && v.slice(end - n, end) == g {
+                end -= n;
+                continue 'right;
+            }
+        }
+        break;
+    }
+    let mut start = s;
+    'left: while start < end {
+        for w in LEADING_NOISE {
+            let n = w.chars().count();
+            if start + n <= end && v.slice(start, start + n) == w {
+                start += n;
+                continue 'left;
+            }
+        }
+        break;
+    }
+    (start < end).then_some(start)
+}
+
+fn is_company_char(c: char) -> bool {
+    is_org_char(c) || c.is_ascii_digit() || c == '&'
+}
+
+/// A legal form at chars `[ms, me)`: the name may stand before it, after it, or both.
+pub(super) fn company(v: &View, ms: usize, me: usize, out: &mut Vec<Cand>) {
+    let bs = v.run_before(ms, 20, is_company_char);
+    let before = if bs < ms {
+        specific_start(v, bs, ms)
+    } else {
+        None
+    };
+    let mut ae = v.run_after(me, 24, is_company_char);
+    // Latin names may hold spaces: 株式会社ABC Japan.
+    while ae > me
+        && v.at(ae) == Some(' ')
+        && v.at(ae - 1).is_some_and(|c| c.is_ascii_alphanumeric())
+        && v.at(ae + 1).is_some_and(|c| c.is_ascii_alphabetic())
+    {
+        ae = v.run_after(ae + 1, 24, is_company_char);
+    }
+    let after_ok = ae > me
+        && !NOT_A_COMPANY_NAME
+            .iter()
+            .any(|w| v.slice(me, ae).starts_with(w))
+        && specific_start(v, me, ae).is_some();
+    match (before, after_ok) {
+        (None, false) => {}
+        (b, a) => out.push(Cand::new(
+            PiiKind::Company,
+            b.unwrap_or(ms),
+            if a { ae } else { me },
+        )),
+    }
+}
+
+/// A school suffix at chars `[ms, me)`: the name must stand right before it, and the suffix
+/// must not be the start of a student word (大学生, 高校生, 大学院生).
+pub(super) fn school(v: &View, ms: usize, me: usize, out: &mut Vec<Cand>) {
+    if v.at(me) == Some('生') {
+        return;
+    }
+    let bs = v.run_before(ms, 16, is_org_char);
+    if bs == ms {
+        return;
+    }
+    if let Some(s) = specific_start(v, bs, ms) {
+        out.push(Cand::new(PiiKind::School, s, me));
+    }
+}

@@ -1,0 +1,139 @@
+//! The detection view of one message: full-width ASCII folded to half-width, char for char, so a
+//! match on the view is a match on the same char offsets of the original.
+
+use crate::text::chars::{is_kanji, is_katakana};
+
+/// One message as the detectors see it.
+pub(super) struct View {
+    /// Folded chars, one per original char.
+    pub chars: Vec<char>,
+    /// The same chars as a string, for the regexes and the marker automaton.
+    pub norm: String,
+    /// Byte offset in `norm` of each char, plus `norm.len()` at the end.
+    starts: Vec<usize>,
+    /// ASCII digits after folding: a phone number needs at least nine or ten.
+    pub digits: usize,
+    pub has_at: bool,
+    /// 市区町村郡 or 〒: without one there is no address to find.
+    pub has_address_marker: bool,
+}
+
+/// Full-width ASCII → ASCII, ideographic space → space, dash look-alikes → `-`. The long-vowel
+/// mark ー is a dash only between digits (０９０ー１２３４), never inside a katakana word.
+fn fold(c: char, prev_digit: bool, next_digit: bool) -> char {
+    match c {
+        '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
+        '\u{3000}' => ' ',
+        '\u{2010}'..='\u{2015}' | '\u{2212}' | '\u{FE63}' => '-',
+        'ー' | 'ｰ' | '〜' if prev_digit && next_digit => '-',
+        c => c,
+    }
+}
+
+fn is_any_digit(c: char) -> bool {
+    c.is_ascii_digit() || ('０'..='９').contains(&c)
+}
+
+impl View {
+    pub fn new(text: &str) -> View {
+        let n = text.len();
+        let mut v = View {
+            chars: Vec::with_capacity(n / 2 + 1),
+            norm: String::with_capacity(n),
+            starts: Vec::with_capacity(n / 2 + 2),
+            digits: 0,
+            has_at: false,
+            has_address_marker: false,
+        };
+        let mut prev_digit = false;
+        let mut it = text.chars().peekable();
+        while let Some(raw) = it.next() {
+            let next_digit = it.peek().is_some_and(|&c| is_any_digit(c));
+            let c = fold(raw, prev_digit, next_digit);
+            prev_digit = is_any_digit(raw);
+            if c.is_ascii_digit() {
+                v.digits += 1;
+            } else if c == '@' {
+                v.has_at = true;
+            } else if matches!(c, '市' | '区' | '町' | '村' | '郡' | '〒') {
+                v.has_address_marker = true;
+            }
+            v.starts.push(v.norm.len());
+            v.chars.push(c);
+            v.norm.push(c);
+        }
+        v.starts.push(v.norm.len());
+        v
+    }
+
+    pub fn len(&self) -> usize {
+        self.chars.len()
+    }
+
+    /// The char index of a byte offset of `norm` that lies on a char boundary.
+    pub fn char_at(&self, byte: usize) -> usize {
+        self.starts.partition_point(|&b| b < byte)
+    }
+
+    /// Chars `s..e` of the folded text.
+    pub fn slice(&self, s: usize, e: usize) -> &str {
+        self.norm.get(self.starts[s]..self.starts[e]).unwrap_or("")
+    }
+
+    pub fn at(&self, i: usize) -> Option<char> {
+        self.chars.get(i).copied()
+    }
+
+    /// Start of the run of chars satisfying `class` that ends at `end`, at most `max` long.
+    pub fn run_before(&self, end: usize, max: usize, class: impl Fn(char) -> bool) -> usize {
+        let mut s = end;
+        while s > 0 && end - s < max && class(self.chars[s - 1]) {
+            s -= 1;
+        }
+        s
+    }
+
+    /// End of the run of chars satisfying `class` that starts at `start`, at most `max` long.
+    pub fn run_after(&self, start: usize, max: usize, class: impl Fn(char) -> bool) -> usize {
+        let mut e = start;
+        while e < self.chars.len() && e - start < max && class(self.chars[e]) {
+            e += 1;
+        }
+        e
+    }
+}
+
+/// Kanji (with 々 and ヶ) — the stuff of surnames and given names.
+pub(super) fn is_han(c: char) -> bool {
+    is_kanji(c)
+}
+
+/// Chars of an organisation or school name: kanji, katakana (with ー and ・), ASCII letters.
+pub(super) fn is_org_char(c: char) -> bool {
+    is_kanji(c) || is_katakana(c) || c.is_ascii_alphabetic()
+}
+
+/// Sentence edges and separators: what may stand right before a self-introduced name.
+pub(super) fn is_edge(c: char) -> bool {
+    c.is_whitespace()
+        || matches!(
+            c,
+            '、' | '。'
+                | ','
+                | '.'
+                | '!'
+                | '?'
+                | '！'
+                | '？'
+                | '「'
+                | '『'
+                | '('
+                | '（'
+                | '…'
+                | '~'
+                | '〜'
+                | '-'
+                | ':'
+                | '♪'
+        )
+}

@@ -1,0 +1,171 @@
+//! End-to-end tests of the `kakeai pii mask` contract through the real binary.
+
+use std::process::Output;
+
+mod cli_env;
+use cli_env::Env;
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn json_lines(o: &Output) -> Vec<serde_json::Value> {
+    stdout(o)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("stdout line is JSON"))
+        .collect()
+}
+
+/// `printf %s '田中さんの電話は090-1234-5678' | sha256sum`
+const SHA_TANAKA: &str = "723f1b1c9abf6d8b5ff89913a2b6333ad37ddefd82eaf6d062cb9119eaaa8b81";
+/// `printf %s '[スキップ]' | sha256sum`
+const SHA_SKIP: &str = "37caad62fcc0e4d17959da03a7748d788490a582cb89aa55c4cd521975247582";
+
+#[test]
+fn json_masks_the_whole_input_as_one_text() {
+    let env = Env::new();
+    let o = env.run_in(&["pii", "mask"], "田中さんの電話は090-1234-5678\n");
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    let v = json_lines(&o);
+    assert_eq!(v.len(), 1);
+    assert_eq!(
+        v[0],
+        serde_json::json!({
+            "pii_detected": true,
+            "masked_text": "[氏名]さんの電話は[電話番号]",
+            "items": [
+                {"kind": "氏名", "span": [0, 2]},
+                {"kind": "電話番号", "span": [8, 21]}
+            ],
+            "original_sha256": SHA_TANAKA
+        })
+    );
+    assert!(
+        stdout(&o).starts_with(r#"{"pii_detected":true,"masked_text":"#),
+        "field order is the contract's: {}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn json_reads_a_file_or_dash_and_keeps_inner_newlines() {
+    let env = Env::new();
+    let text = "はじめまして、佐藤と申します。\n東京都に住んでいます。\n";
+    let path = env.file("in.txt", text);
+    let from_file = env.run(&["pii", "mask", &path, "--format", "json"]);
+    assert_eq!(from_file.status.code(), Some(0), "{}", stderr(&from_file));
+    let v = &json_lines(&from_file)[0];
+    assert_eq!(
+        v["masked_text"],
+        "はじめまして、[氏名]と申します。\n東京都に住んでいます。"
+    );
+    assert_eq!(
+        v["items"],
+        serde_json::json!([{"kind": "氏名", "span": [7, 9]}])
+    );
+    let from_dash = env.run_in(&["pii", "mask", "-"], text);
+    assert_eq!(stdout(&from_dash), stdout(&from_file));
+}
+
+#[test]
+fn jsonl_gives_one_object_per_line_with_its_id_first() {
+    let env = Env::new();
+    let input = concat!(
+        r#"{"id": "u1", "text": "田中さんの電話は090-1234-5678"}"#,
+        "\n\n",
+        r#"{"id": 7, "text": "今日は暑いね"}"#,
+        "\n",
+        r#"{"text": "[スキップ]", "user": "ignored"}"#,
+        "\n",
+        r#"{"id": null, "text": "東京都渋谷区神南1-2-3です"}"#,
+        "\n",
+    );
+    let o = env.run_in(&["pii", "mask", "--format", "jsonl"], input);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.lines().all(|l| l.starts_with(r#"{"id":"#)), "{out}");
+    let v = json_lines(&o);
+    assert_eq!(v.len(), 4, "the blank line is skipped");
+    assert_eq!(v[0]["id"], "u1");
+    assert_eq!(v[0]["masked_text"], "[氏名]さんの電話は[電話番号]");
+    assert_eq!(v[0]["original_sha256"], SHA_TANAKA);
+    assert_eq!(v[1]["id"], 7);
+    assert_eq!(v[1]["pii_detected"], false);
+    assert_eq!(v[1]["items"], serde_json::json!([]));
+    assert_eq!(v[1]["masked_text"], "今日は暑いね");
+    assert_eq!(v[2]["id"], "4", "a record without id gets its line number");
+    assert_eq!(v[2]["pii_detected"], false);
+    assert_eq!(v[2]["masked_text"], "[スキップ]");
+    assert_eq!(v[2]["original_sha256"], SHA_SKIP);
+    assert_eq!(v[3]["id"], serde_json::Value::Null);
+    assert_eq!(v[3]["masked_text"], "[住所]です");
+    assert_eq!(
+        v[3]["items"],
+        serde_json::json!([{"kind": "住所", "span": [0, 13]}])
+    );
+}
+
+#[test]
+fn malformed_lines_are_all_reported_and_nothing_is_printed() {
+    let env = Env::new();
+    let input = concat!(
+        r#"{"id": 1, "text": "田中さん"}"#,
+        "\n",
+        r#"{"id": 2, "text": "途中で切れた"#,
+        "\n",
+        "ただの文\n",
+        r#"{"id": 4}"#,
+        "\n",
+        r#"{"id": {"x": 1}, "text": "a"}"#,
+        "\n",
+    );
+    let path = env.file("bad.jsonl", input);
+    let o = env.run(&["pii", "mask", &path, "--format", "jsonl"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stdout(&o), "", "nothing half-written");
+    let err = stderr(&o);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 4, "{err}");
+    assert!(
+        lines[0].starts_with(&format!("kakeai pii: {path}:2:")) && lines[0].contains("EOF"),
+        "{err}"
+    );
+    assert_eq!(
+        lines[1],
+        format!(
+            "kakeai pii: {path}:3:1: expected a JSON object like {{\"id\": 1, \"text\": \"…\"}}"
+        )
+    );
+    assert!(
+        lines[2].starts_with(&format!("kakeai pii: {path}:4:"))
+            && lines[2].contains("missing field `text`"),
+        "{err}"
+    );
+    assert!(
+        lines[3].starts_with(&format!("kakeai pii: {path}:5:"))
+            && lines[3].contains("string, number, boolean or null"),
+        "{err}"
+    );
+    for l in lines {
+        let col = l.splitn(4, ':').nth(3).unwrap_or("").split(':').next();
+        assert!(
+            col.is_some_and(|c| c.trim().parse::<usize>().is_ok()),
+            "FILE:LINE:COL in {l}"
+        );
+    }
+}
+
+#[test]
+fn a_missing_file_is_a_usage_error() {
+    let env = Env::new();
+    let o = env.run(&["pii", "mask", "no-such-file.jsonl"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stdout(&o), "");
+    let err = stderr(&o);
+    assert!(err.starts_with("kakeai pii: no-such-file.jsonl: "), "{err}");
+    assert_eq!(err.lines().count(), 1);
+}
