@@ -10,3 +10,4 @@ pub mod llm;
 pub mod store;
 pub mod text;
 pub mod tui;
+pub mod vault;
