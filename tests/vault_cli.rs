@@ -336,3 +336,192 @@ async fn a_live_run_never_sends_level_zero_text_and_each_sister_gets_her_view() 
     assert!(!String::from_utf8_lossy(&db).contains("青い封筒"));
     assert!(!String::from_utf8_lossy(&out.stdout).contains("青い封筒"));
 }
+
+#[test]
+fn review_prints_result_and_issues_and_exits_by_result() {
+    let env = Env::new();
+    // The bundled sample: やな's plan to leave (critical, keywords 工房/海沿い/春から).
+    let out = env.run_in(
+        &["vault", "review", "--no-embed"],
+        "あのね、春から海沿いの工房で働くことになったの。\n",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["result"], "rejected");
+    assert_eq!(v["embeddings"]["status"], "disabled");
+    let issues = v["issues"].as_array().unwrap();
+    let kw: Vec<&serde_json::Value> = issues
+        .iter()
+        .filter(|i| i["type"] == "forbidden_keyword")
+        .collect();
+    assert_eq!(kw.len(), 3, "{issues:?}");
+    for i in issues {
+        for k in [
+            "type",
+            "severity",
+            "location",
+            "detail",
+            "suggestion",
+            "secret_id",
+            "span",
+        ] {
+            assert!(i.get(k).is_some(), "{k} missing in {i}");
+        }
+        assert_eq!(i["location"], "第1段落");
+        // Never the secret's content in the messages.
+        assert!(!i["detail"].as_str().unwrap().contains("働くことが決まって"));
+    }
+    // 工房 sits at chars 11..13 of the original text.
+    assert!(
+        kw.iter().any(|i| i["span"] == serde_json::json!([11, 13])),
+        "{kw:?}"
+    );
+
+    let ok = env.run_in(
+        &["vault", "review", "--no-embed"],
+        "商店街のコロッケ、今日も揚げたてだね。\n",
+    );
+    assert_eq!(ok.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&ok.stdout).unwrap();
+    assert_eq!(v["result"], "approved");
+
+    // Embeddings asked for but no endpoint answers: said so, never pretended.
+    let down = env.run_in(
+        &["vault", "review", "--endpoint", "http://127.0.0.1:9"],
+        "いい天気だね。\n",
+    );
+    assert_eq!(down.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&down.stdout).unwrap();
+    assert_eq!(v["embeddings"]["status"], "skipped");
+    assert!(
+        v["embeddings"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("127.0.0.1:9")
+    );
+
+    // Bad input: not UTF-8, or a missing file → 2.
+    let bin = env.dir.path().join("bin.txt");
+    std::fs::write(&bin, [0xff, 0xfe, 0x00]).unwrap();
+    assert_eq!(
+        env.run(&["vault", "review", "--no-embed", bin.to_str().unwrap()])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        env.run(&["vault", "review", "--no-embed", "/nonexistent/x.txt"])
+            .status
+            .code(),
+        Some(2)
+    );
+}
+
+/// A fake whose first line for やな blurts out her secret, and whose retry does not.
+async fn leaky_server() -> FakeServer {
+    let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    FakeServer::with(move |req: &Recorded, _| match req.path.as_str() {
+        "/v1/models" => Reply::json(
+            200,
+            r#"{"object":"list","data":[{"id":"tiny-ja","object":"model","owned_by":"llamacpp"}]}"#,
+        ),
+        "/v1/chat/completions" if req.json()["stream"] == true => {
+            let n = calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let words: &[&str] = if n == 0 {
+                &["ねえ、", "春から", "工房で", "働くんだ！"]
+            } else {
+                &["ねえ、", "あの坂の", "景色、", "いいよね！"]
+            };
+            Reply::sse(parts(&sse_events("tiny-ja", words, "stop", 4)))
+        }
+        "/v1/chat/completions" => Reply::json(
+            200,
+            &openai_reply(
+                "tiny-ja",
+                r#"{"frame":4,"roleplay":4,"connection":4,"density":4,"naturalness":4}"#,
+                20,
+            ),
+        ),
+        _ => Reply::json(
+            404,
+            r#"{"error":{"message":"File Not Found","type":"not_found_error","code":404}}"#,
+        ),
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leaking_attempt_is_retried_by_the_leak_rule() {
+    let server = leaky_server().await;
+    let env = Env::new();
+    let mut c = env.cmd(&[
+        "run",
+        "--headless",
+        "--topic",
+        "坂道",
+        "--turns",
+        "1",
+        "--attempts",
+        "2",
+        "--endpoint",
+        &server.url,
+        "--model",
+        "tiny-ja",
+    ]);
+    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ev: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let attempts: Vec<&serde_json::Value> =
+        ev.iter().filter(|e| e["event"] == "attempt_done").collect();
+    assert_eq!(attempts.len(), 2, "{ev:?}");
+    assert_eq!(attempts[0]["verdict"], "RETRY");
+    let leak: Vec<&serde_json::Value> = attempts[0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "leak")
+        .collect();
+    assert!(!leak.is_empty(), "{:?}", attempts[0]);
+    // やな knows her own plan (level 2 for her): the guidance may name the keyword.
+    assert!(
+        leak.iter()
+            .any(|f| f["message"].as_str().unwrap().contains("工房")),
+        "{leak:?}"
+    );
+    assert!(
+        attempts[1]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["rule"] != "leak")
+    );
+    let commit = ev.iter().find(|e| e["event"] == "turn_commit").unwrap();
+    assert_eq!(commit["text"], "ねえ、あの坂の景色、いいよね！");
+    // The retry prompt carried the leak guidance.
+    let bodies: Vec<String> = server
+        .recorded()
+        .into_iter()
+        .filter(|r| r.path == "/v1/chat/completions" && r.json()["stream"] == true)
+        .map(|r| r.json().to_string())
+        .collect();
+    assert!(
+        bodies[1].contains("ディレクターからの指示"),
+        "{}",
+        bodies[1]
+    );
+}

@@ -164,7 +164,9 @@ fn print_short_help() {
         "  kakeai vault context [--reader yana|ayu]   what a sister is told of the story's secrets"
     );
     println!("  kakeai vault review [FILE|-]               check a text for leaked secrets");
-    println!("  kakeai pii mask [FILE|-] [--format jsonl]  mask names, phones, addresses … in messages");
+    println!(
+        "  kakeai pii mask [FILE|-] [--format jsonl]  mask names, phones, addresses … in messages"
+    );
     println!("  kakeai rules                               show the effective ruleset");
     println!("  kakeai bench [CORPUS]                      measure judging speed\n");
     println!(

@@ -5,12 +5,37 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 
+use std::io::Read;
+
+use crate::vault::leak::ReviewResult;
 use crate::vault::{self, Work};
 
 #[derive(Subcommand, Debug)]
 pub enum VaultCommand {
     /// Print the filtered context a reader would receive (seed 004 §4)
     Context(ContextArgs),
+    /// Check a text for leaked secrets (seed 004 §5–§6); exit 1 when rejected
+    Review(ReviewArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ReviewArgs {
+    #[command(flatten)]
+    pub vault: VaultArgs,
+    /// The text to review (the whole file is one text); `-` or nothing reads stdin
+    pub file: Option<PathBuf>,
+    /// Who wrote it: her levels decide which secrets count (default: the common levels)
+    #[arg(long, value_name = "yana|ayu")]
+    pub reader: Option<String>,
+    /// Skip the embedding check (the output says it was disabled)
+    #[arg(long)]
+    pub no_embed: bool,
+    /// Endpoint for embeddings (default: llm.toml)
+    #[arg(long)]
+    pub endpoint: Option<String>,
+    /// Embedding model (default: llm.toml `embed_model`, else its `model`)
+    #[arg(long)]
+    pub embed_model: Option<String>,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -45,6 +70,7 @@ pub struct ContextArgs {
 pub fn run(cmd: VaultCommand) -> i32 {
     match cmd {
         VaultCommand::Context(a) => context(a),
+        VaultCommand::Review(a) => review(a),
     }
 }
 
@@ -66,17 +92,80 @@ fn warn(w: &Work, reader: Option<&str>) {
     }
 }
 
-fn context(a: ContextArgs) -> i32 {
+fn bad_reader(reader: &Option<String>) -> bool {
+    match reader {
+        Some(r) if !["yana", "ayu"].contains(&r.as_str()) => {
+            eprintln!("kakeai vault: --reader must be yana or ayu, got `{r}`");
+            true
+        }
+        _ => false,
+    }
+}
+
+fn review(a: ReviewArgs) -> i32 {
+    if bad_reader(&a.reader) {
+        return 2;
+    }
     let w = match open(&a.vault) {
         Ok(w) => w,
         Err(code) => return code,
     };
-    if let Some(r) = &a.reader
-        && !["yana", "ayu"].contains(&r.as_str())
-    {
-        eprintln!("kakeai vault: --reader must be yana or ayu, got `{r}`");
+    let mut text = String::new();
+    let read = super::input::open(a.file.as_deref()).and_then(|(name, mut r)| {
+        r.read_to_string(&mut text)
+            .map_err(|e| format!("{name}: {e} (expected UTF-8 text)"))
+    });
+    if let Err(e) = read {
+        eprintln!("kakeai vault: {e}");
         return 2;
     }
+    let reviewer = w.reviewer(a.reader.as_deref());
+    let review = if a.no_embed {
+        reviewer.review(&text)
+    } else {
+        let mut cfg = match crate::llm::LlmConfig::load() {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("kakeai vault: {e}");
+                return 2;
+            }
+        };
+        if let Some(e) = a.endpoint {
+            cfg.endpoint = e;
+        }
+        if let Some(m) = a.embed_model {
+            cfg.embed_model = Some(m);
+        }
+        let client = crate::llm::Client::new(cfg).ok();
+        match crate::duo::driver::runtime() {
+            Ok(rt) => rt.block_on(reviewer.review_with_embeddings(&text, client.as_ref())),
+            Err(e) => {
+                eprintln!("kakeai vault: cannot start the async runtime: {e}");
+                return 2;
+            }
+        }
+    };
+    match serde_json::to_string_pretty(&review) {
+        Ok(s) => println!("{s}"),
+        Err(e) => {
+            eprintln!("kakeai vault: {e}");
+            return 2;
+        }
+    }
+    match review.result {
+        ReviewResult::Rejected => 1,
+        _ => 0,
+    }
+}
+
+fn context(a: ContextArgs) -> i32 {
+    if bad_reader(&a.reader) {
+        return 2;
+    }
+    let w = match open(&a.vault) {
+        Ok(w) => w,
+        Err(code) => return code,
+    };
     warn(&w, a.reader.as_deref());
     let c = w.context(a.reader.as_deref());
     match a.format {

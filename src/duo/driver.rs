@@ -246,7 +246,18 @@ impl Driver {
                 let Some(ch) = rules.character(speaker) else {
                     return Vec::new();
                 };
-                let verdict = director::judge(&rules, self.analyzer.as_ref(), ch, &a, &context);
+                let mut verdict = director::judge(&rules, self.analyzer.as_ref(), ch, &a, &context);
+                // Director rule `leak`: the speaker's text against the vault as she sees it.
+                if let Some(v) = &self.vault {
+                    let reviewer = v.reviewer(&ch.id);
+                    let review = reviewer.review(text);
+                    verdict.findings.extend(crate::vault::review::findings(
+                        &review,
+                        reviewer.input(),
+                        reviewer.config(),
+                    ));
+                    verdict.status = director::Verdict::status_of(&verdict.findings);
+                }
                 let keywords = a.keywords(self.analyzer.as_ref()).to_vec();
                 return session.handle(Event::StaticJudged {
                     turn: *turn,

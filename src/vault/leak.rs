@@ -1,6 +1,30 @@
-//! Leak review (placeholder until the review engine lands).
+//! Leak review (seed 004 §5–§6): checks a written text against the vault's secrets and setting
+//! texts for forbidden keywords, string similarity, direct quotation, over-explicit hints and,
+//! with an embedding endpoint, semantic similarity; maps the issues to approved / warning /
+//! rejected.
+//!
+//! Everything is compared after NFKC folding (full/half width, lowercase ASCII); every span is a
+//! char range into the ORIGINAL text. Issue messages name keywords, secret ids and setting keys
+//! but never a secret's content, since reviews are stored and exported.
+//!
+//! Allowed expressions are the writer's vetted way to hint: text inside an occurrence of one is
+//! never evidence against its secret (keywords, similarity, hints), nor a quotation, nor
+//! embedded.
 
 use serde::{Deserialize, Serialize};
+
+#[path = "leak_checks.rs"]
+mod checks;
+#[path = "leak_embed.rs"]
+mod embed;
+#[path = "leak_messages.rs"]
+mod messages;
+#[path = "leak_quote.rs"]
+mod quote;
+#[path = "leak_text.rs"]
+mod text;
+
+pub use embed::{EmbedPlan, SentenceSpan, cosine, review_with_embeddings, semantic_issues};
 
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
@@ -12,4 +36,265 @@ pub enum Importance {
     #[default]
     Medium,
     Low,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Low,
+    Medium,
+    High,
+    Critical,
+}
+
+/// A secret as one reader sees it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LeakSecret {
+    pub id: String,
+    pub entity: String,
+    pub content: String,
+    /// Effective level (0..=3) for this reader; level 3 secrets are usable and not checked
+    /// (except as a source of direct quotation).
+    pub level: u8,
+    pub importance: Importance,
+    pub forbidden_keywords: Vec<String>,
+    pub allowed_expressions: Vec<String>,
+    /// 1..=10.
+    pub subtlety: u8,
+}
+
+/// A section of an entity file, any level; used only for the direct-quotation check.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SettingText {
+    /// e.g. "characters/やな/基本情報".
+    pub key: String,
+    pub text: String,
+    pub level: u8,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReviewInput {
+    pub secrets: Vec<LeakSecret>,
+    pub settings: Vec<SettingText>,
+}
+
+/// String-similarity thresholds by importance (seed 004 §5.2): more important, more sensitive.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Thresholds {
+    pub critical: f64,
+    pub high: f64,
+    pub medium: f64,
+    pub low: f64,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Thresholds {
+            critical: 0.55,
+            high: 0.60,
+            medium: 0.70,
+            low: 0.75,
+        }
+    }
+}
+
+impl Thresholds {
+    pub fn get(&self, importance: Importance) -> f64 {
+        match importance {
+            Importance::Critical => self.critical,
+            Importance::High => self.high,
+            Importance::Medium => self.medium,
+            Importance::Low => self.low,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ReviewConfig {
+    pub thresholds: Thresholds,
+    /// Cosine similarity above which a sentence restates a secret (seed 004 §5.3).
+    pub embed_threshold: f64,
+    /// Consecutive folded chars (whitespace ignored) that make a direct quotation.
+    pub quote_min_chars: usize,
+    /// Original chars shown either side of a forbidden keyword.
+    pub keyword_context_chars: usize,
+    /// A level-2 secret's sentence scoring above this (but not above its similarity
+    /// threshold) states the hint too explicitly. 0.40 sits between unrelated sentences about
+    /// the same characters (≤ 0.2 on the fixtures) and partial restatements (0.45–0.5).
+    pub explicit_hint_threshold: f64,
+    /// Rejected when any issue is at least this severe.
+    pub reject_at: Severity,
+    /// Otherwise a warning when any issue is at least this severe.
+    pub warn_at: Severity,
+}
+
+impl Default for ReviewConfig {
+    fn default() -> Self {
+        ReviewConfig {
+            thresholds: Thresholds::default(),
+            embed_threshold: 0.75,
+            quote_min_chars: 20,
+            keyword_context_chars: 20,
+            explicit_hint_threshold: 0.40,
+            reject_at: Severity::High,
+            warn_at: Severity::Medium,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IssueKind {
+    ForbiddenKeyword,
+    Similarity,
+    SemanticSimilarity,
+    DirectQuotation,
+    ExplicitHint,
+}
+
+impl IssueKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IssueKind::ForbiddenKeyword => "forbidden_keyword",
+            IssueKind::Similarity => "similarity",
+            IssueKind::SemanticSimilarity => "semantic_similarity",
+            IssueKind::DirectQuotation => "direct_quotation",
+            IssueKind::ExplicitHint => "explicit_hint",
+        }
+    }
+
+    pub fn severity(self) -> Severity {
+        match self {
+            IssueKind::ForbiddenKeyword | IssueKind::SemanticSimilarity => Severity::Critical,
+            IssueKind::Similarity | IssueKind::DirectQuotation => Severity::High,
+            IssueKind::ExplicitHint => Severity::Medium,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LeakIssue {
+    #[serde(rename = "type")]
+    pub kind: IssueKind,
+    pub severity: Severity,
+    /// "第N段落": N counts non-empty lines (see the paragraph rule in `leak_text.rs`: every line
+    /// break starts a paragraph; blank lines only separate).
+    pub location: String,
+    /// Japanese; names keywords, secret ids and setting keys, never a secret's content.
+    pub detail: String,
+    /// Japanese.
+    pub suggestion: String,
+    pub secret_id: Option<String>,
+    /// Char offsets `[start, end)` into the reviewed text.
+    pub span: [usize; 2],
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<f64>,
+    /// The original text around a forbidden keyword.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReviewResult {
+    Approved,
+    Warning,
+    Rejected,
+}
+
+/// Whether the semantic check ran. It never claims to have run when it did not.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "lowercase")]
+pub enum EmbedStatus {
+    Ran,
+    /// Asked for but not done: the endpoint failed, or there was nothing to compare.
+    Skipped {
+        reason: String,
+    },
+    /// Not asked for (no client, `--no-embed`).
+    Disabled,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Review {
+    pub result: ReviewResult,
+    pub issues: Vec<LeakIssue>,
+    pub embeddings: EmbedStatus,
+}
+
+/// Maps issues to a result: rejected if any is at least `reject_at`, a warning if any is at
+/// least `warn_at`, else approved.
+pub fn decide(issues: &[LeakIssue], cfg: &ReviewConfig) -> ReviewResult {
+    match issues.iter().map(|i| i.severity).max() {
+        Some(s) if s >= cfg.reject_at => ReviewResult::Rejected,
+        Some(s) if s >= cfg.warn_at => ReviewResult::Warning,
+        _ => ReviewResult::Approved,
+    }
+}
+
+/// Span start, then most severe first; the rest only makes the order total.
+fn sort_issues(issues: &mut [LeakIssue]) {
+    issues.sort_by(|a, b| {
+        a.span[0]
+            .cmp(&b.span[0])
+            .then(b.severity.cmp(&a.severity))
+            .then(a.span[1].cmp(&b.span[1]))
+            .then(a.secret_id.cmp(&b.secret_id))
+            .then(a.detail.cmp(&b.detail))
+    });
+}
+
+/// Reviews `text` with the static checks (no embeddings; `embeddings` is `Disabled`).
+pub fn review(text: &str, input: &ReviewInput, cfg: &ReviewConfig) -> Review {
+    Reviewer::new(input, cfg).review(text)
+}
+
+/// A review input compiled once (folded secrets, keyword and allowed-expression automata,
+/// similarity profiles, the quotation index) for reviewing many texts, e.g. every attempt of a
+/// live run.
+pub struct Reviewer {
+    input: ReviewInput,
+    cfg: ReviewConfig,
+    compiled: checks::Compiled,
+}
+
+impl Reviewer {
+    pub fn new(input: &ReviewInput, cfg: &ReviewConfig) -> Reviewer {
+        Reviewer {
+            compiled: checks::Compiled::new(input, cfg),
+            input: input.clone(),
+            cfg: cfg.clone(),
+        }
+    }
+
+    pub fn input(&self) -> &ReviewInput {
+        &self.input
+    }
+
+    pub fn config(&self) -> &ReviewConfig {
+        &self.cfg
+    }
+
+    /// The static checks.
+    pub fn review(&self, text: &str) -> Review {
+        let prepared = text::Prepared::new(text);
+        let mut issues = self.compiled.run(&prepared, &self.input, &self.cfg);
+        sort_issues(&mut issues);
+        Review {
+            result: decide(&issues, &self.cfg),
+            issues,
+            embeddings: EmbedStatus::Disabled,
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "leak_tests.rs"]
+mod tests;
+
+/// Message and suggestion for a leak the speaker must not be told about (see `review::findings`).
+pub fn neutral_messages() -> (String, String) {
+    messages::neutral()
 }

@@ -13,8 +13,10 @@ pub mod leak;
 pub mod load;
 pub mod model;
 pub mod resolve;
+pub mod review;
 pub mod save;
 pub mod shared;
+pub mod similarity;
 
 use std::path::Path;
 

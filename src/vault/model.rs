@@ -123,6 +123,9 @@ pub struct VisibilityFile {
     /// Entity type (`characters`, `world_settings`, `foreshadowing`) → entity name → settings.
     #[serde(default)]
     pub entities: BTreeMap<String, BTreeMap<String, EntityCfg>>,
+    /// Leak review settings for this work (thresholds, result mapping); absent → defaults.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<super::leak::ReviewConfig>,
 }
 
 fn default_version() -> String {

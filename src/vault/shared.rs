@@ -3,13 +3,17 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
+
+use super::leak::Reviewer;
 
 use super::load::Work;
 
 pub struct SharedVault {
     work: RwLock<Arc<Work>>,
     generation: AtomicU64,
+    /// Compiled leak reviewers per reader, for the current generation.
+    reviewers: Mutex<(u64, BTreeMap<String, Arc<Reviewer>>)>,
 }
 
 impl SharedVault {
@@ -17,6 +21,7 @@ impl SharedVault {
         Arc::new(SharedVault {
             work: RwLock::new(Arc::new(work)),
             generation: AtomicU64::new(1),
+            reviewers: Mutex::new((0, BTreeMap::new())),
         })
     }
 
@@ -31,6 +36,21 @@ impl SharedVault {
             Err(p) => p.into_inner().clone(),
         };
         (self.generation(), w)
+    }
+
+    /// The leak reviewer for what `reader` writes, compiled once per saved version.
+    pub fn reviewer(&self, reader: &str) -> Arc<Reviewer> {
+        let (generation, work) = self.get();
+        let mut g = match self.reviewers.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        if g.0 != generation {
+            *g = (generation, BTreeMap::new());
+        }
+        g.1.entry(reader.to_string())
+            .or_insert_with(|| Arc::new(work.reviewer(Some(reader))))
+            .clone()
     }
 
     /// Publishes an edited work; runs use it from their next prompt.

@@ -337,3 +337,40 @@ fn picking_a_work_in_a_vault_with_several() {
             .contains("no work `c`")
     );
 }
+
+#[test]
+fn leak_findings_name_the_keyword_only_to_a_sister_who_knows_the_secret() {
+    use crate::director::{RuleId, Status};
+    let w = sample();
+    let text = "春から工房で働くって本当？";
+    let found = |reader: &str| {
+        let r = w.reviewer(Some(reader));
+        review::findings(&r.review(text), r.input(), r.config())
+    };
+    let yana = found("yana");
+    let ayu = found("ayu");
+    assert!(
+        yana.iter().any(|f| f.rule == RuleId::Leak
+            && f.status == Status::Retry
+            && f.message.contains("工房")),
+        "{yana:?}"
+    );
+    // For あゆ the secret is level 0: still a RETRY at the same span, but the guidance that
+    // goes into her next prompt must not tell her which word matters.
+    assert!(!ayu.is_empty());
+    for f in &ayu {
+        assert_eq!(f.rule, RuleId::Leak);
+        assert!(
+            !f.message.contains("工房")
+                && !f.suggestion.contains("工房")
+                && !f.message.contains("春から"),
+            "{f:?}"
+        );
+    }
+    let spans = |v: &[crate::director::Finding]| {
+        v.iter()
+            .filter_map(|f| f.span)
+            .collect::<std::collections::BTreeSet<_>>()
+    };
+    assert_eq!(spans(&yana), spans(&ayu));
+}

@@ -1,0 +1,291 @@
+//! The static checks over a prepared text: forbidden keywords, string similarity with explicit
+//! hints, and direct quotation, against an input compiled once.
+
+use std::collections::{HashMap, HashSet};
+
+use aho_corasick::{AhoCorasick, MatchKind};
+
+use crate::vault::similarity::{Folded, Profile, fold_core};
+
+#[path = "leak_similar.rs"]
+mod similar;
+
+pub(super) use similar::content_words;
+
+use super::messages;
+use super::quote::{QuoteIndex, Source};
+use super::text::Prepared;
+use super::{IssueKind, LeakIssue, ReviewConfig, ReviewInput};
+
+/// Many patterns searched at once, every occurrence reported (overlaps included).
+struct Matcher {
+    patterns: Vec<String>,
+    ac: Option<AhoCorasick>,
+}
+
+impl Matcher {
+    fn new(patterns: Vec<String>) -> Matcher {
+        let ac = if patterns.is_empty() {
+            None
+        } else {
+            AhoCorasick::builder()
+                .match_kind(MatchKind::Standard)
+                .build(&patterns)
+                .ok()
+        };
+        Matcher { patterns, ac }
+    }
+
+    /// Calls `f(pattern, start_byte, end_byte)` for every occurrence.
+    fn each(&self, hay: &str, mut f: impl FnMut(usize, usize, usize)) {
+        if let Some(ac) = &self.ac {
+            for m in ac.find_overlapping_iter(hay) {
+                f(m.pattern().as_usize(), m.start(), m.end());
+            }
+            return;
+        }
+        // Only if the automaton could not be built (size limits): slower, same answers.
+        for (p, pat) in self.patterns.iter().enumerate() {
+            let mut from = 0;
+            while let Some(at) = hay.get(from..).and_then(|h| h.find(pat.as_str())) {
+                let start = from + at;
+                f(p, start, start + pat.len());
+                from = start + hay[start..].chars().next().map_or(1, char::len_utf8);
+            }
+        }
+    }
+}
+
+/// Patterns deduplicated, each with the owners that listed it.
+fn matcher<T: Copy>(items: impl IntoIterator<Item = (String, T)>) -> (Matcher, Vec<Vec<T>>) {
+    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut patterns = Vec::new();
+    let mut owners: Vec<Vec<T>> = Vec::new();
+    for (pat, owner) in items {
+        if pat.is_empty() {
+            continue;
+        }
+        let i = *index.entry(pat.clone()).or_insert_with(|| {
+            patterns.push(pat);
+            owners.push(Vec::new());
+            owners.len() - 1
+        });
+        owners[i].push(owner);
+    }
+    (Matcher::new(patterns), owners)
+}
+
+fn fold(s: &str) -> String {
+    Folded::new(s.trim()).as_string()
+}
+
+/// (sentence, secret) pairs already reported, so a hint never repeats a stronger issue.
+#[derive(Default)]
+struct Seen {
+    /// Keyword or similarity issues.
+    strong: HashSet<(usize, usize)>,
+    /// Hints by score.
+    hinted: HashSet<(usize, usize)>,
+}
+
+pub(super) struct Compiled {
+    /// Secrets of level ≤ 2.
+    checked: Vec<usize>,
+    /// Similarity profile per secret (empty for unchecked ones).
+    profiles: Vec<Profile>,
+    keywords: Matcher,
+    keyword_owners: Vec<Vec<(usize, usize)>>,
+    allowed: Matcher,
+    allowed_owners: Vec<Vec<usize>>,
+    words: Matcher,
+    word_owners: Vec<Vec<(usize, u32)>>,
+    /// Content-word count per secret.
+    word_counts: Vec<u32>,
+    quotes: QuoteIndex,
+}
+
+/// Allowed-expression occurrences in one text (folded char ranges).
+pub(super) struct Allowed {
+    pub by_secret: Vec<Vec<(usize, usize)>>,
+    /// Folded chars inside an allowed expression of any secret.
+    pub mask: Vec<bool>,
+}
+
+impl Allowed {
+    fn covers(&self, secret: usize, start: usize, end: usize) -> bool {
+        self.by_secret[secret]
+            .iter()
+            .any(|&(s, e)| s <= start && end <= e)
+    }
+}
+
+impl Compiled {
+    pub fn new(input: &ReviewInput, cfg: &ReviewConfig) -> Compiled {
+        let secrets = &input.secrets;
+        let checked: Vec<usize> = (0..secrets.len())
+            .filter(|&i| secrets[i].level <= 2)
+            .collect();
+        let entities: Vec<Vec<char>> = secrets.iter().map(|s| fold_core(&s.entity)).collect();
+        let mut profiles = vec![Profile::default(); secrets.len()];
+        for &i in &checked {
+            profiles[i] = Profile::new(&fold_core(&secrets[i].content), &entities[i]);
+        }
+        let (keywords, mut keyword_owners) = matcher(checked.iter().flat_map(|&i| {
+            let kw = &secrets[i].forbidden_keywords;
+            kw.iter().enumerate().map(move |(k, w)| (fold(w), (i, k)))
+        }));
+        // A keyword listed twice (or twice after folding) by one secret is one issue.
+        for owners in &mut keyword_owners {
+            owners.dedup_by_key(|o| o.0);
+        }
+        let (allowed, allowed_owners) = matcher(
+            secrets
+                .iter()
+                .enumerate()
+                .flat_map(|(i, s)| s.allowed_expressions.iter().map(move |a| (fold(a), i))),
+        );
+        let mut word_counts = vec![0u32; secrets.len()];
+        let mut all_words = Vec::new();
+        for &i in checked.iter().filter(|&&i| secrets[i].level == 2) {
+            let words = content_words(&secrets[i].content, &secrets[i].entity);
+            word_counts[i] = words.len() as u32;
+            for (b, w) in words.into_iter().enumerate() {
+                all_words.push((w, (i, b as u32)));
+            }
+        }
+        let (words, word_owners) = matcher(all_words);
+        Compiled {
+            checked,
+            profiles,
+            keywords,
+            keyword_owners,
+            allowed,
+            allowed_owners,
+            words,
+            word_owners,
+            word_counts,
+            quotes: QuoteIndex::new(input, cfg.quote_min_chars),
+        }
+    }
+
+    fn allowed_in(&self, t: &Prepared, n_secrets: usize) -> Allowed {
+        let mut a = Allowed {
+            by_secret: vec![Vec::new(); n_secrets],
+            mask: vec![false; t.fold.chars.len()],
+        };
+        self.allowed.each(&t.string, |p, sb, eb| {
+            let (s, e) = (t.char_at_byte(sb), t.char_at_byte(eb));
+            for &owner in &self.allowed_owners[p] {
+                a.by_secret[owner].push((s, e));
+            }
+            a.mask[s..e].iter_mut().for_each(|m| *m = true);
+        });
+        a
+    }
+
+    /// Folded chars of `t` inside an allowed expression of any secret.
+    pub fn allowed_mask(&self, t: &Prepared, n_secrets: usize) -> Vec<bool> {
+        self.allowed_in(t, n_secrets).mask
+    }
+
+    pub fn run(&self, t: &Prepared, input: &ReviewInput, cfg: &ReviewConfig) -> Vec<LeakIssue> {
+        let allowed = self.allowed_in(t, input.secrets.len());
+        let mut issues = Vec::new();
+        let mut seen = Seen::default();
+        self.keyword_issues(t, input, cfg, &allowed, &mut issues, &mut seen);
+        self.similarity_issues(t, input, cfg, &allowed, &mut issues, &mut seen);
+        self.word_hints(t, input, &allowed, &mut issues, &seen);
+        self.quotation_issues(t, input, &allowed, &mut issues);
+        issues
+    }
+
+    fn issue(
+        t: &Prepared,
+        kind: IssueKind,
+        norm: (usize, usize),
+        secret_id: Option<&str>,
+        (detail, suggestion): (String, String),
+    ) -> LeakIssue {
+        let (s, e) = t.to_original(norm.0, norm.1);
+        LeakIssue {
+            kind,
+            severity: kind.severity(),
+            location: messages::location(t.paragraph(s)),
+            detail,
+            suggestion,
+            secret_id: secret_id.map(str::to_string),
+            span: [s, e],
+            score: None,
+            context: None,
+        }
+    }
+
+    fn keyword_issues(
+        &self,
+        t: &Prepared,
+        input: &ReviewInput,
+        cfg: &ReviewConfig,
+        allowed: &Allowed,
+        issues: &mut Vec<LeakIssue>,
+        seen: &mut Seen,
+    ) {
+        self.keywords.each(&t.string, |p, sb, eb| {
+            let (s, e) = (t.char_at_byte(sb), t.char_at_byte(eb));
+            for &(si, k) in &self.keyword_owners[p] {
+                if allowed.covers(si, s, e) {
+                    continue;
+                }
+                let secret = &input.secrets[si];
+                let keyword = secret.forbidden_keywords[k].trim();
+                let msg = messages::forbidden_keyword(keyword, &secret.id, secret);
+                let mut issue = Self::issue(
+                    t,
+                    IssueKind::ForbiddenKeyword,
+                    (s, e),
+                    Some(&secret.id),
+                    msg,
+                );
+                let [os, oe] = issue.span;
+                let n = cfg.keyword_context_chars;
+                issue.context = Some(t.original_text(os.saturating_sub(n), oe + n));
+                issues.push(issue);
+                if let Some(sent) = t.sentence_of(s) {
+                    seen.strong.insert((sent, si));
+                }
+            }
+        });
+    }
+
+    fn quotation_issues(
+        &self,
+        t: &Prepared,
+        input: &ReviewInput,
+        allowed: &Allowed,
+        issues: &mut Vec<LeakIssue>,
+    ) {
+        let dense_at: Vec<usize> = (0..t.fold.chars.len())
+            .filter(|&k| !t.fold.chars[k].is_whitespace())
+            .collect();
+        let dense: Vec<char> = dense_at.iter().map(|&k| t.fold.chars[k]).collect();
+        // Allowed text is not part of a quotation: what is left must be long enough itself.
+        let runs = self.quotes.find(&dense, |s, e| {
+            dense_at[s..e].iter().any(|&k| allowed.mask[k])
+        });
+        for run in runs {
+            let norm = (dense_at[run.start], dense_at[run.end - 1] + 1);
+            let len = run.end - run.start;
+            let (id, msg) = match run.source {
+                Source::Setting(i) => (None, messages::quote_setting(&input.settings[i].key, len)),
+                Source::Secret(i) => {
+                    let s = &input.secrets[i];
+                    (Some(s.id.as_str()), messages::quote_secret(&s.id, len))
+                }
+            };
+            issues.push(Self::issue(t, IssueKind::DirectQuotation, norm, id, msg));
+        }
+    }
+}
+
+pub(super) fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
