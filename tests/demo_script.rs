@@ -81,14 +81,20 @@ fn speaker(turn: usize) -> &'static str {
     if turn % 2 == 1 { "yana" } else { "ayu" }
 }
 
-/// Static verdicts of every attempt, each judged against the lines committed before it. A
+/// Static verdicts of every attempt, each judged against the lines committed before it and,
+/// as the workbench does, leak-reviewed against the bundled vault as the speaker sees it. A
 /// line is committed when its verdict (from `expect`, checked separately) is not RETRY.
 fn static_verdicts(rules: &RuleSet, an: &dyn Analyzer, run: &[Attempt]) -> Vec<Verdict> {
     let mut context: Vec<ContextTurn> = Vec::new();
+    let vault = kakeai::vault::sample();
     run.iter()
         .map(|a| {
             let c = rules.character(speaker(a.turn)).expect("known speaker");
-            let v = director::judge(rules, an, c, &Analysis::new(&a.text), &context);
+            let mut v = director::judge(rules, an, c, &Analysis::new(&a.text), &context);
+            let r = vault.reviewer(Some(&c.id));
+            let leak = kakeai::vault::review::findings(&r.review(&a.text), r.input(), r.config());
+            v.findings.extend(leak);
+            v.status = Verdict::status_of(&v.findings);
             if a.expect != Status::Retry {
                 context.push(ContextTurn {
                     speaker: c.id.clone(),
@@ -251,6 +257,10 @@ fn the_run_shows_every_feature_it_is_meant_to() {
         .map(|f| f.rule)
         .collect();
     assert!(reasons.len() >= 3, "{reasons:?}");
+    assert!(
+        reasons.contains(&RuleId::Leak),
+        "a leak of a vault secret is caught: {reasons:?}"
+    );
 
     // Static rules pass, the judge says RETRY, the next attempt passes.
     let judge_fixed = (0..run.len() - 1)

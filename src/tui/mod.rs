@@ -100,13 +100,14 @@ impl Runtime {
     pub fn execute(&mut self, cmd: Command) {
         match cmd {
             Command::StartDemo => match Replay::demo() {
-                Ok(r) => self.start_replay(r),
+                Ok(r) => self.start_demo(r),
                 Err(e) => self.app.status = e,
             },
             Command::StartLive(topic) => match Client::new(self.services.llm.clone()) {
                 Ok(c) => {
                     let turns = self.services.duo.max_turns;
-                    self.start(Backend::Live(c), topic, turns, "live", true);
+                    let vault = self.services.vault.clone();
+                    self.start(Backend::Live(c), topic, turns, "live", true, vault);
                 }
                 Err(e) => self.app.status = e.to_string(),
             },
@@ -150,7 +151,20 @@ impl Runtime {
     }
 
     /// Replays a recording (the demo, a stored run or a file) through the live pipeline.
-    pub fn start_replay(&mut self, mut r: Replay) {
+    /// The bundled demo was recorded in the bundled sample world, so it always replays with
+    /// the sample vault (its leak RETRY depends on it), whatever vault the writer uses.
+    pub fn start_demo(&mut self, r: Replay) {
+        let vault = Some(crate::vault::SharedVault::new(crate::vault::sample()));
+        self.replay_with(r, vault);
+    }
+
+    /// A stored run or a recording, replayed in the writer's vault.
+    pub fn start_replay(&mut self, r: Replay) {
+        let vault = self.services.vault.clone();
+        self.replay_with(r, vault);
+    }
+
+    fn replay_with(&mut self, mut r: Replay, vault: Option<Arc<crate::vault::SharedVault>>) {
         let s = self.services.replay_speed.max(0.01);
         r.first_token = r.first_token.div_f64(s);
         r.per_token = r.per_token.div_f64(s);
@@ -160,10 +174,19 @@ impl Runtime {
             return;
         }
         self.app.header.conn = Conn::Demo;
-        self.start(Backend::Replay(Arc::new(r)), topic, turns, "replay", judge);
+        let b = Backend::Replay(Arc::new(r));
+        self.start(b, topic, turns, "replay", judge, vault);
     }
 
-    fn start(&mut self, backend: Backend, topic: String, turns: usize, mode: &str, judge: bool) {
+    fn start(
+        &mut self,
+        backend: Backend,
+        topic: String,
+        turns: usize,
+        mode: &str,
+        judge: bool,
+        vault: Option<Arc<crate::vault::SharedVault>>,
+    ) {
         // Rules tuned in the rules pane apply to the runs that start after the edit.
         self.services.rules = self.app.rules.clone();
         let s = &self.services;
@@ -197,7 +220,6 @@ impl Runtime {
         let (ctl_tx, ctl_rx) = mpsc::unbounded_channel();
         self.ctl = Some(ctl_tx);
         let (store, analyzer, tx) = (s.store.clone(), s.analyzer.clone(), self.tx.clone());
-        let vault = s.vault.clone();
         tokio::spawn(async move {
             let run_id = match store.call(move |st| st.create_run(&new)).await {
                 Ok(id) => id,
