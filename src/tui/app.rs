@@ -76,6 +76,39 @@ pub enum Command {
     },
     /// Write the edited visibility.yaml and hand the work to the next turn.
     SaveVault(Box<crate::vault::Work>),
+    /// Chat mode: run one user message through masking, safety, patterns, the model and the
+    /// Director. `text` is the raw message; the runtime masks it before anything else.
+    ChatSend {
+        text: String,
+        character: String,
+        /// Earlier exchanges (masked user text, reply), oldest first.
+        history: Vec<(String, String)>,
+    },
+    /// 👍/👎 on a reply that came from a pattern (usage-log feedback).
+    PatternFeedback {
+        usage_id: i64,
+        up: bool,
+    },
+}
+
+/// Progress of the chat message in flight.
+#[derive(Debug, Clone)]
+pub enum ChatMsg {
+    Masked {
+        masked: String,
+        kinds: Vec<String>,
+    },
+    Trace(String),
+    Token(String),
+    Reply {
+        text: String,
+        source: super::chat::Source,
+    },
+    Judged(Box<crate::director::Verdict>),
+    Done {
+        id: Option<i64>,
+        error: Option<String>,
+    },
 }
 
 /// Messages from the services.
@@ -99,6 +132,7 @@ pub enum UiMsg {
     Error(String),
     /// visibility.yaml written (the path and the work as saved), or why not.
     VaultSaved(Result<(String, Box<crate::vault::Work>), String>),
+    Chat(ChatMsg),
 }
 
 /// What the right-hand pane shows.
@@ -133,6 +167,8 @@ pub struct App {
     pub modal: Option<Modal>,
     /// The writer's visibility pane (None when no vault could be loaded).
     pub vis: Option<super::vis::VisPane>,
+    /// Chat mode (None: the duo conversation is shown).
+    pub chat: Option<super::chat::ChatView>,
     pub help: bool,
     pub status: String,
     pub quit: bool,
@@ -158,6 +194,7 @@ impl App {
             attempt: None,
             modal: None,
             vis: None,
+            chat: None,
             help: false,
             status: String::new(),
             quit: false,
@@ -241,6 +278,7 @@ impl App {
                 }
                 Err(e) => self.status = format!("visibility NOT saved: {e}"),
             },
+            UiMsg::Chat(m) => self.on_chat(m),
         }
     }
 
@@ -256,6 +294,9 @@ impl App {
             self.help = false;
             return Vec::new();
         }
+        if let Some(cmds) = self.chat_key(key) {
+            return cmds;
+        }
         let Some(action) = self.keymap.action(&key) else {
             return Vec::new();
         };
@@ -268,6 +309,9 @@ impl App {
         if self.pane == Pane::Visibility
             && let Some(cmds) = self.vis_action(action)
         {
+            return cmds;
+        }
+        if let Some(cmds) = self.chat_action(action) {
             return cmds;
         }
         match action {

@@ -48,6 +48,7 @@ pub enum Action {
     SetLevel2,
     SetLevel3,
     EditSecret,
+    Chat,
     /// Unbinds a key.
     None,
 }
@@ -93,6 +94,7 @@ impl Action {
             }
             Action::SetLevel3 => "visibility pane: level 3 使用可能 (ordinary context)",
             Action::EditSecret => "visibility pane: edit the selected secret's fields",
+            Action::Chat => "chat with one sister as a user (Esc: keys, Esc again: back)",
             Action::None => "(unbound)",
         }
     }

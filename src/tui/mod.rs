@@ -112,6 +112,12 @@ impl Runtime {
                 Err(e) => self.app.status = e.to_string(),
             },
             Command::SaveVault(work) => self.save_vault(*work),
+            Command::ChatSend {
+                text,
+                character,
+                history,
+            } => self.chat_send(text, character, history),
+            Command::PatternFeedback { usage_id, up } => self.pattern_feedback(usage_id, up),
             Command::Control(ev) => match &self.ctl {
                 Some(ctl) => {
                     let _ = ctl.send(ev);
@@ -278,6 +284,8 @@ pub struct Options {
     pub work: Option<String>,
 }
 
+pub mod chat;
+mod chat_run;
 mod term;
 pub mod vis;
 pub use term::run;

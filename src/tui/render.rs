@@ -11,7 +11,7 @@ use super::app::{App, CATEGORIES, Conn, Modal, Pane};
 use super::theme::Theme;
 use super::view::{AttemptView, Phase, RunState, TurnView};
 use super::wrap::wrap;
-use super::{detail, side, vis};
+use super::{chat, detail, side, vis};
 use crate::director::Status;
 
 pub fn draw(f: &mut Frame, app: &App) {
@@ -25,8 +25,13 @@ pub fn draw(f: &mut Frame, app: &App) {
     header(f, head, app, t);
     let [conv, detail_area] =
         Layout::horizontal([Constraint::Percentage(58), Constraint::Percentage(42)]).areas(body);
-    conversation(f, conv, app, t);
+    if app.chat.is_some() {
+        chat::render(f, conv, app, t);
+    } else {
+        conversation(f, conv, app, t);
+    }
     match app.pane {
+        Pane::Detail if app.chat.is_some() => chat::detail(f, detail_area, app, t),
         Pane::Detail => detail::detail(f, detail_area, app, t),
         Pane::Rules => {
             let inner = side::framed(f, detail_area, 1, t);

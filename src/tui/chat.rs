@@ -1,0 +1,352 @@
+//! Chat mode: a reviewer talks to one sister as a user. Each message is masked for PII, judged
+//! by the safety layers, answered by a プロレス pattern or the model, and the reply judged by the
+//! Director; every step lands in the exchange's trace, shown in the detail pane.
+
+use crossterm::event::{KeyCode, KeyEvent};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph};
+use ratatui_textarea::TextArea;
+
+use super::app::{App, Command};
+use super::render::badge;
+use super::theme::Theme;
+use super::wrap::wrap;
+use crate::director::{Status, Verdict};
+
+/// Where a reply came from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Source {
+    /// Not answered yet.
+    Pending,
+    /// The safety layers blocked the message; no reply is made.
+    Blocked,
+    Pattern {
+        pattern_id: i64,
+        usage_id: i64,
+        rank: String,
+    },
+    Llm,
+    /// Generation failed; the reason.
+    Failed(String),
+}
+
+/// One user message and the sister's answer.
+#[derive(Debug, Clone)]
+pub struct Exchange {
+    /// The user's text after masking (the raw text is never kept).
+    pub masked: String,
+    /// Kinds that were masked, for the banner.
+    pub masked_kinds: Vec<String>,
+    pub reply: String,
+    pub source: Source,
+    pub verdict: Option<Verdict>,
+    /// Human-readable steps: which layer fired and why, what was masked, which pattern.
+    pub trace: Vec<String>,
+    pub thumb: Option<bool>,
+    /// The exchange's row in the store, once saved.
+    pub id: Option<i64>,
+}
+
+pub struct ChatView {
+    /// Character id the user talks to.
+    pub character: String,
+    pub exchanges: Vec<Exchange>,
+    pub selected: usize,
+    pub input: TextArea<'static>,
+    /// Keys go to the input box (Esc leaves it; `C` comes back).
+    pub typing: bool,
+    pub busy: bool,
+}
+
+impl ChatView {
+    pub fn new(character: &str) -> ChatView {
+        ChatView {
+            character: character.to_string(),
+            exchanges: Vec::new(),
+            selected: 0,
+            input: input_box(character),
+            typing: true,
+            busy: false,
+        }
+    }
+}
+
+fn name(id: &str) -> &'static str {
+    if id == "ayu" { "あゆ" } else { "やな" }
+}
+
+fn input_box(character: &str) -> TextArea<'static> {
+    let mut t = TextArea::default();
+    t.set_block(Block::bordered().title(format!(
+        " to {} — Enter send · Esc keys · C back here · ctrl-t other sister ",
+        name(character)
+    )));
+    t
+}
+
+impl App {
+    /// Keys while chat mode is on. Returns None when the key is not the chat's.
+    pub(super) fn chat_key(&mut self, key: KeyEvent) -> Option<Vec<Command>> {
+        let chat = self.chat.as_mut()?;
+        if !chat.typing {
+            if key.code == KeyCode::Esc {
+                self.chat = None;
+                self.status = "chat closed".into();
+                return Some(Vec::new());
+            }
+            return None;
+        }
+        match key.code {
+            KeyCode::Esc => chat.typing = false,
+            KeyCode::Enter => {
+                let text = chat.input.lines().join("\n").trim().to_string();
+                if text.is_empty() || chat.busy {
+                    if chat.busy {
+                        self.status = "still answering the last message".into();
+                    }
+                    return Some(Vec::new());
+                }
+                chat.input = input_box(&chat.character);
+                chat.busy = true;
+                chat.exchanges.push(Exchange {
+                    masked: String::new(),
+                    masked_kinds: Vec::new(),
+                    reply: String::new(),
+                    source: Source::Pending,
+                    verdict: None,
+                    trace: Vec::new(),
+                    thumb: None,
+                    id: None,
+                });
+                chat.selected = chat.exchanges.len() - 1;
+                let character = chat.character.clone();
+                let history = chat.exchanges[..chat.exchanges.len() - 1]
+                    .iter()
+                    .filter(|e| e.source != Source::Blocked)
+                    .map(|e| (e.masked.clone(), e.reply.clone()))
+                    .collect();
+                // The raw text leaves the app state here; only the masked text is kept.
+                return Some(vec![Command::ChatSend {
+                    text,
+                    character,
+                    history,
+                }]);
+            }
+            KeyCode::Char('t')
+                if key
+                    .modifiers
+                    .contains(crossterm::event::KeyModifiers::CONTROL) =>
+            {
+                chat.character = if chat.character == "yana" {
+                    "ayu"
+                } else {
+                    "yana"
+                }
+                .into();
+                chat.input = input_box(&chat.character);
+            }
+            _ => {
+                chat.input.input(key);
+            }
+        }
+        Some(Vec::new())
+    }
+}
+
+pub fn render(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
+    let Some(chat) = &app.chat else { return };
+    let [convo, input] = Layout::vertical([Constraint::Min(3), Constraint::Length(3)]).areas(area);
+    let title = format!(" chat with {} ", name(&chat.character));
+    let block = Block::bordered()
+        .title(title)
+        .border_style(Style::new().fg(t.border));
+    let inner = block.inner(convo);
+    f.render_widget(block, convo);
+    let width = inner.width.max(1) as usize;
+    let mut lines: Vec<Line> = Vec::new();
+    if let Some(kinds) = chat
+        .exchanges
+        .last()
+        .map(|e| &e.masked_kinds)
+        .filter(|k| !k.is_empty())
+    {
+        lines.push(Line::styled(
+            format!("⚠ 個人情報をマスクしました: {}", kinds.join("・")),
+            Style::new().fg(t.warn).add_modifier(Modifier::BOLD),
+        ));
+    }
+    for (i, e) in chat.exchanges.iter().enumerate() {
+        let sel = if i == chat.selected && !chat.typing {
+            Style::new().bg(t.selected_bg)
+        } else {
+            Style::new()
+        };
+        lines.push(Line::styled(
+            "あなた",
+            sel.fg(t.dim).add_modifier(Modifier::BOLD),
+        ));
+        for w in wrap(&e.masked, width.saturating_sub(2)) {
+            lines.push(Line::styled(format!("  {w}"), sel.fg(t.text)));
+        }
+        let mut head = vec![Span::styled(
+            name(&chat.character).to_string(),
+            sel.fg(t.speaker(&chat.character))
+                .add_modifier(Modifier::BOLD),
+        )];
+        head.push(Span::raw(" "));
+        match &e.source {
+            Source::Blocked => head.push(badge(Some(Status::Retry), t)),
+            _ => head.push(badge(e.verdict.as_ref().map(|v| v.status), t)),
+        }
+        head.push(Span::styled(source_label(&e.source), sel.fg(t.dim)));
+        match e.thumb {
+            Some(true) => head.push(Span::raw(" 👍")),
+            Some(false) => head.push(Span::raw(" 👎")),
+            None => {}
+        }
+        lines.push(Line::from(head));
+        for w in wrap(&e.reply, width.saturating_sub(2)) {
+            lines.push(Line::styled(format!("  {w}"), sel.fg(t.text)));
+        }
+    }
+    let h = inner.height as usize;
+    let skip = lines.len().saturating_sub(h);
+    f.render_widget(
+        Paragraph::new(lines.into_iter().skip(skip).collect::<Vec<_>>()),
+        inner,
+    );
+    f.render_widget(&chat.input, input);
+}
+
+fn source_label(s: &Source) -> String {
+    match s {
+        Source::Pending => " …".into(),
+        Source::Blocked => " blocked".into(),
+        Source::Pattern {
+            pattern_id, rank, ..
+        } => format!(" pattern #{pattern_id} ({rank})"),
+        Source::Llm => " model".into(),
+        Source::Failed(e) => format!(" failed: {e}"),
+    }
+}
+
+/// The detail pane in chat mode: the selected exchange's trace and verdict.
+pub fn detail(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
+    let Some(chat) = &app.chat else { return };
+    let block = Block::bordered()
+        .title(" trace ")
+        .border_style(Style::new().fg(t.border));
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let width = inner.width.max(1) as usize;
+    let Some(e) = chat.exchanges.get(chat.selected) else {
+        let hint = "Type a message to the sister and press Enter. Each step — PII masking, the five safety layers, the pattern chosen, the Director's verdict — shows up here.";
+        let lines: Vec<Line> = wrap(hint, width)
+            .into_iter()
+            .map(|l| Line::styled(l, Style::new().fg(t.dim)))
+            .collect();
+        f.render_widget(Paragraph::new(lines), inner);
+        return;
+    };
+    let mut lines: Vec<Line> = Vec::new();
+    for step in &e.trace {
+        for (i, w) in wrap(step, width.saturating_sub(2)).into_iter().enumerate() {
+            let prefix = if i == 0 { "· " } else { "  " };
+            lines.push(Line::styled(
+                format!("{prefix}{w}"),
+                Style::new().fg(t.text),
+            ));
+        }
+    }
+    if let Some(v) = &e.verdict {
+        lines.push(Line::raw(""));
+        lines.push(Line::from(vec![
+            Span::styled("Director ", Style::new().fg(t.dim)),
+            badge(Some(v.status), t),
+        ]));
+        for fd in v.reported_findings() {
+            for w in wrap(
+                &format!("[{}] {} → {}", fd.rule, fd.message, fd.suggestion),
+                width,
+            ) {
+                lines.push(Line::styled(w, Style::new().fg(t.status(fd.status))));
+            }
+        }
+    }
+    f.render_widget(Paragraph::new(lines), inner);
+}
+
+impl App {
+    /// Chat-mode reactions to bound keys: open / focus the input, select, 👍/👎.
+    pub(super) fn chat_action(&mut self, action: super::keymap::Action) -> Option<Vec<Command>> {
+        use super::keymap::Action;
+        if action == Action::Chat {
+            match self.chat.as_mut() {
+                Some(c) => c.typing = true,
+                None => {
+                    self.chat = Some(ChatView::new("yana"));
+                    self.status =
+                        "chat mode: messages are masked and judged before the sister sees them"
+                            .into();
+                }
+            }
+            return Some(Vec::new());
+        }
+        let chat = self.chat.as_mut()?;
+        let n = chat.exchanges.len();
+        match action {
+            Action::NextTurn => chat.selected = (chat.selected + 1).min(n.saturating_sub(1)),
+            Action::PrevTurn => chat.selected = chat.selected.saturating_sub(1),
+            Action::ThumbUp | Action::ThumbDown => {
+                let up = action == Action::ThumbUp;
+                let e = chat.exchanges.get_mut(chat.selected)?;
+                e.thumb = Some(up);
+                if let Source::Pattern { usage_id, .. } = e.source {
+                    return Some(vec![Command::PatternFeedback { usage_id, up }]);
+                }
+                self.status = "👍/👎 noted for this reply (it did not come from a pattern)".into();
+            }
+            _ => return None,
+        }
+        Some(Vec::new())
+    }
+
+    pub(super) fn on_chat(&mut self, m: super::app::ChatMsg) {
+        use super::app::ChatMsg;
+        let Some(chat) = self.chat.as_mut() else {
+            return;
+        };
+        let Some(e) = chat.exchanges.last_mut() else {
+            return;
+        };
+        match m {
+            ChatMsg::Masked { masked, kinds } => {
+                e.masked = masked;
+                e.masked_kinds = kinds;
+            }
+            ChatMsg::Trace(s) => e.trace.push(s),
+            ChatMsg::Token(d) => {
+                e.source = Source::Llm;
+                e.reply.push_str(&d);
+            }
+            ChatMsg::Reply { text, source } => {
+                e.reply = text;
+                e.source = source;
+            }
+            ChatMsg::Judged(v) => e.verdict = Some(*v),
+            ChatMsg::Done { id, error } => {
+                e.id = id;
+                chat.busy = false;
+                if let Some(err) = error {
+                    if e.source == Source::Pending {
+                        e.source = Source::Failed(err.clone());
+                    }
+                    self.status = err;
+                }
+            }
+        }
+    }
+}
