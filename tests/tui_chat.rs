@@ -1,0 +1,155 @@
+//! Chat mode through the app and runtime with a fake OpenAI-compatible endpoint: keystrokes →
+//! PII masking → safety → model reply streamed → Director verdict, each step in the trace; the
+//! raw personal data never reaches the model, the app state or the database.
+
+#[path = "llm_fake/mod.rs"]
+mod llm_fake;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use kakeai::director::RuleSet;
+use kakeai::duo::DuoConfig;
+use kakeai::llm::ApiKind;
+use kakeai::store::{Store, StoreHandle};
+use kakeai::text::analyzer::fallback::FallbackAnalyzer;
+use kakeai::tui::app::{App, Conn, Header, UiMsg};
+use kakeai::tui::chat::Source;
+use kakeai::tui::keymap::Keymap;
+use kakeai::tui::{Runtime, Services, theme};
+use llm_fake::{FakeServer, Recorded, Reply, openai_reply, parts, sse_events};
+
+fn app() -> App {
+    let header = Header {
+        endpoint: "fake".into(),
+        model: "tiny-ja".into(),
+        conn: Conn::Probing,
+        analyzer: "fallback".into(),
+        ruleset: "0".into(),
+        db: "k.db".into(),
+    };
+    App::new(header, theme::load_all().0, Keymap::builtin())
+}
+
+async fn server() -> FakeServer {
+    FakeServer::with(|req: &Recorded, _| match req.path.as_str() {
+        "/v1/models" => Reply::json(
+            200,
+            r#"{"object":"list","data":[{"id":"tiny-ja","object":"model","owned_by":"llamacpp"}]}"#,
+        ),
+        "/v1/chat/completions" if req.json()["stream"] == true => Reply::sse(parts(&sse_events(
+            "tiny-ja",
+            &["えー、", "ほんと？", "じゃあ", "一緒に行こうよ！"],
+            "stop",
+            4,
+        ))),
+        "/v1/chat/completions" => Reply::json(
+            200,
+            &openai_reply("tiny-ja", r#"{"context_type":"通常","confidence":0.9}"#, 10),
+        ),
+        _ => Reply::json(
+            404,
+            r#"{"error":{"message":"File Not Found","type":"not_found_error","code":404}}"#,
+        ),
+    })
+    .await
+}
+
+fn typed(rt: &mut Runtime, text: &str) {
+    for c in text.chars() {
+        for cmd in rt
+            .app
+            .on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
+        {
+            rt.execute(cmd);
+        }
+    }
+}
+
+fn pump(rt: &mut Runtime, rx: &mut tokio::sync::mpsc::UnboundedReceiver<UiMsg>) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    while rt.app.chat.as_ref().is_some_and(|c| c.busy) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out: {}",
+            rt.app.status
+        );
+        match rx.try_recv() {
+            Ok(m) => rt.app.on_msg(m),
+            Err(_) => std::thread::sleep(Duration::from_millis(5)),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chat_message_is_masked_answered_and_judged_and_the_raw_pii_goes_nowhere() {
+    let server = server().await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("k.db");
+    let services = Services {
+        store: StoreHandle::spawn(Store::open(&db).unwrap()),
+        rules: RuleSet::builtin().unwrap(),
+        duo: DuoConfig::builtin().unwrap(),
+        llm: llm_fake::config(&server.url, Some(ApiKind::OpenAi)),
+        analyzer: Arc::new(FallbackAnalyzer),
+        replay_speed: 1.0,
+        vault: Some(kakeai::vault::SharedVault::new(kakeai::vault::sample())),
+    };
+    let (mut rt, mut rx) = Runtime::new(app(), services);
+    for cmd in rt
+        .app
+        .on_key(KeyEvent::new(KeyCode::Char('C'), KeyModifiers::NONE))
+    {
+        rt.execute(cmd);
+    }
+    assert!(rt.app.chat.is_some());
+    typed(&mut rt, "佐藤さんから090-1234-5678に電話がきたよ");
+    for cmd in rt
+        .app
+        .on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE))
+    {
+        rt.execute(cmd);
+    }
+    pump(&mut rt, &mut rx);
+    let chat = rt.app.chat.as_ref().unwrap();
+    let e = &chat.exchanges[0];
+    assert_eq!(e.masked, "[氏名]さんから[電話番号]に電話がきたよ");
+    assert_eq!(e.masked_kinds, ["氏名", "電話番号"]);
+    assert_eq!(e.reply, "えー、ほんと？じゃあ一緒に行こうよ！");
+    assert_eq!(e.source, Source::Llm);
+    assert!(e.verdict.is_some(), "{:?}", e.trace);
+    assert!(
+        e.trace
+            .iter()
+            .any(|s| s.starts_with("PII: masked 氏名・電話番号")),
+        "{:?}",
+        e.trace
+    );
+    assert!(
+        e.trace.iter().any(|s| s.starts_with("Director:")),
+        "{:?}",
+        e.trace
+    );
+    // The model saw only the masked text, and やな's own view of the vault.
+    let bodies: Vec<String> = server
+        .recorded()
+        .into_iter()
+        .filter(|r| r.path == "/v1/chat/completions")
+        .map(|r| r.json().to_string())
+        .collect();
+    assert!(
+        bodies
+            .iter()
+            .any(|b| b.contains("[氏名]さんから[電話番号]"))
+    );
+    for b in &bodies {
+        assert!(!b.contains("佐藤") && !b.contains("090-1234-5678"), "{b}");
+    }
+    // The banner says what was masked.
+    let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(100, 30)).unwrap();
+    t.draw(|f| kakeai::tui::render::draw(f, &rt.app)).unwrap();
+    let screen = t.backend().to_string();
+    assert!(screen.contains("個人情報をマスクしました"), "{screen}");
+    assert!(!screen.contains("佐藤"));
+}
