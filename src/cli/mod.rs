@@ -9,6 +9,7 @@ pub mod input;
 pub mod pii;
 pub mod run;
 pub mod runs;
+pub mod safety;
 pub mod vault;
 
 use clap::{Parser, Subcommand};
@@ -93,6 +94,9 @@ pub enum Command {
     /// Mask personal information (氏名, 電話番号, 住所 …) in user messages.
     #[command(subcommand)]
     Pii(pii::PiiCommand),
+    /// Five-layer safety judgment of user messages; world-view check of replies.
+    #[command(subcommand)]
+    Safety(safety::SafetyCommand),
 }
 
 #[derive(clap::Args, Debug)]
@@ -145,6 +149,7 @@ pub fn main() -> i32 {
         Some(Command::Run(args)) => run::run(args),
         Some(Command::Vault(cmd)) => vault::run(cmd),
         Some(Command::Pii(cmd)) => pii::run(cmd),
+        Some(Command::Safety(cmd)) => safety::run(cmd),
     }
 }
 

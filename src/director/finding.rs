@@ -72,10 +72,12 @@ pub enum RuleId {
     Judge,
     /// Leak review against the story vault (seed 004 §5–§6).
     Leak,
+    /// Layer 5 world-view check: meta talk that breaks the fiction (issue 6 §2).
+    Worldview,
 }
 
 impl RuleId {
-    pub const ALL: [RuleId; 14] = [
+    pub const ALL: [RuleId; 15] = [
         RuleId::Empty,
         RuleId::ScriptFormat,
         RuleId::Lines,
@@ -90,6 +92,7 @@ impl RuleId {
         RuleId::EarlyTopicShift,
         RuleId::Judge,
         RuleId::Leak,
+        RuleId::Worldview,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -108,6 +111,7 @@ impl RuleId {
             RuleId::EarlyTopicShift => "early_topic_shift",
             RuleId::Judge => "judge",
             RuleId::Leak => "leak",
+            RuleId::Worldview => "worldview",
         }
     }
 }
