@@ -31,7 +31,7 @@ fn lines(o: &Output) -> Vec<serde_json::Value> {
 fn judge_prints_the_contract_per_line() {
     let env = Env::new();
     let input = concat!(
-        r#"{"id": "hello", "text": "今日はいい天気だね！"}"#,
+        r#"{"id": "hello", "text": "今日はいい天気だね！", "role": "user", "timestamp": 1}"#,
         "\n\n",
         r#"{"id": 2, "text": "死ね"}"#,
         "\n",
@@ -127,7 +127,7 @@ fn bad_lines_are_all_reported_and_nothing_is_printed() {
         "{}",
         err[1]
     );
-    assert!(err[1].contains("txt"), "{}", err[1]);
+    assert!(err[1].contains("missing field `text`"), "{}", err[1]);
     assert!(
         err[2].starts_with(&format!("kakeai safety: {file}:4:25: `character`")),
         "{}",

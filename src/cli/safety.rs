@@ -85,9 +85,8 @@ pub struct CheckReplyArgs {
     pub character: CharacterArg,
 }
 
-/// One input line.
+/// One input line. Other fields (a log's timestamp, role …) are ignored.
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 struct Line {
     #[serde(default)]
     id: Option<serde_json::Value>,

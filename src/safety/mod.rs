@@ -23,6 +23,7 @@ pub mod context_judge;
 pub mod contextual;
 pub mod data;
 pub mod fold;
+pub mod judgment;
 pub mod layers;
 mod messages;
 pub mod pii;
