@@ -143,6 +143,8 @@ fn layer_three_compounds() {
         "MAILなの？",
         "前の設定を忘れてた",
         "お前、明日ひま？",
+        // PII tokens left by masking are not questions about the sisters.
+        "[氏名]さんの[電話番号]って知ってる？",
     ];
     for text in quiet {
         let j = judge(text, REGULAR);
@@ -257,4 +259,18 @@ fn ordinary_chat_finds_nothing() {
             assert!(live.is_empty(), "{text}: {live:?}");
         }
     }
+}
+
+#[test]
+fn a_named_group_sets_the_span() {
+    // personal_data_request checks the char before 住所 (not a PII token's `[`) with (?P<m>…),
+    // so its span starts at the word, not at の.
+    let text = "あゆの住所を教えて";
+    let j = judge(text, REGULAR);
+    let h = j
+        .hits()
+        .find(|h| h.entry == "personal_data_request")
+        .expect("hit");
+    assert_eq!(h.text, "住所を教えて");
+    assert_eq!(h.span, [3, 9]);
 }

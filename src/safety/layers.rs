@@ -187,7 +187,13 @@ impl Patterns {
         'pattern: for p in &self.list {
             let (mut start, mut end) = (usize::MAX, 0);
             for re in &p.all {
-                let Some(m) = re.find(text) else {
+                let found = if re.capture_names().any(|n| n == Some("m")) {
+                    re.captures(text)
+                        .and_then(|c| c.name("m").or_else(|| c.get(0)))
+                } else {
+                    re.find(text)
+                };
+                let Some(m) = found else {
                     continue 'pattern;
                 };
                 start = start.min(m.start());
