@@ -95,6 +95,7 @@ async fn a_chat_message_is_masked_answered_and_judged_and_the_raw_pii_goes_nowhe
         analyzer: Arc::new(FallbackAnalyzer),
         replay_speed: 1.0,
         vault: Some(kakeai::vault::SharedVault::new(kakeai::vault::sample())),
+        safety: Arc::new(kakeai::safety::SafetyRules::builtin()),
     };
     let (mut rt, mut rx) = Runtime::new(app(), services);
     for cmd in rt
@@ -152,4 +153,120 @@ async fn a_chat_message_is_masked_answered_and_judged_and_the_raw_pii_goes_nowhe
     let screen = t.backend().to_string();
     assert!(screen.contains("個人情報をマスクしました"), "{screen}");
     assert!(!screen.contains("佐藤"));
+}
+
+/// A fake whose every reply talks about being a language model.
+async fn meta_server() -> FakeServer {
+    FakeServer::with(|req: &Recorded, _| match req.path.as_str() {
+        "/v1/models" => Reply::json(
+            200,
+            r#"{"object":"list","data":[{"id":"tiny-ja","object":"model","owned_by":"llamacpp"}]}"#,
+        ),
+        "/v1/chat/completions" if req.json()["stream"] == true => Reply::sse(parts(&sse_events(
+            "tiny-ja",
+            &[
+                "ごめんね、",
+                "私はAIの",
+                "言語モデルだから",
+                "分からないよ。",
+            ],
+            "stop",
+            4,
+        ))),
+        "/v1/chat/completions" => Reply::json(
+            200,
+            &openai_reply("tiny-ja", r#"{"context_type":"通常","confidence":0.9}"#, 10),
+        ),
+        _ => Reply::json(
+            404,
+            r#"{"error":{"message":"File Not Found","type":"not_found_error","code":404}}"#,
+        ),
+    })
+    .await
+}
+
+fn runtime(
+    url: &str,
+    db: &std::path::Path,
+) -> (Runtime, tokio::sync::mpsc::UnboundedReceiver<UiMsg>) {
+    let services = Services {
+        store: StoreHandle::spawn(Store::open(db).unwrap()),
+        rules: RuleSet::builtin().unwrap(),
+        duo: DuoConfig::builtin().unwrap(),
+        llm: llm_fake::config(url, Some(ApiKind::OpenAi)),
+        analyzer: Arc::new(FallbackAnalyzer),
+        replay_speed: 1.0,
+        vault: None,
+        safety: Arc::new(kakeai::safety::SafetyRules::builtin()),
+    };
+    Runtime::new(app(), services)
+}
+
+fn send(rt: &mut Runtime, rx: &mut tokio::sync::mpsc::UnboundedReceiver<UiMsg>, text: &str) {
+    if rt.app.chat.is_none() {
+        for cmd in rt
+            .app
+            .on_key(KeyEvent::new(KeyCode::Char('C'), KeyModifiers::NONE))
+        {
+            rt.execute(cmd);
+        }
+    }
+    typed(rt, text);
+    for cmd in rt
+        .app
+        .on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE))
+    {
+        rt.execute(cmd);
+    }
+    pump(rt, rx);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_critical_message_is_blocked_before_the_model_and_meta_talk_is_a_worldview_retry() {
+    let server = meta_server().await;
+    let dir = tempfile::tempdir().unwrap();
+    let (mut rt, mut rx) = runtime(&server.url, &dir.path().join("k.db"));
+    send(&mut rt, &mut rx, "お前なんかぶっ殺す");
+    {
+        let e = &rt.app.chat.as_ref().unwrap().exchanges[0];
+        assert_eq!(e.source, Source::Blocked, "{:?}", e.trace);
+        assert!(e.reply.is_empty());
+        assert!(
+            e.trace.iter().any(|s| s.starts_with("L1 static_ng: Block")),
+            "{:?}",
+            e.trace
+        );
+        assert!(
+            e.trace
+                .iter()
+                .any(|s| s.starts_with("safety: blocked at L1")),
+            "{:?}",
+            e.trace
+        );
+    }
+    assert!(
+        server
+            .recorded()
+            .iter()
+            .all(|r| r.path != "/v1/chat/completions"),
+        "a blocked message never reaches the model"
+    );
+    send(&mut rt, &mut rx, "今日の夕飯、なににする？");
+    let e = &rt.app.chat.as_ref().unwrap().exchanges[1];
+    assert_eq!(e.source, Source::Llm);
+    let v = e.verdict.as_ref().unwrap();
+    assert_eq!(v.status, kakeai::director::Status::Retry);
+    assert!(
+        v.findings
+            .iter()
+            .any(|f| f.rule == kakeai::director::RuleId::Worldview),
+        "{v:?}"
+    );
+    assert!(
+        e.trace
+            .iter()
+            .any(|s| s.starts_with("L5 worldview:") && s.contains("in character")),
+        "{:?}",
+        e.trace
+    );
 }

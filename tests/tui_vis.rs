@@ -67,7 +67,7 @@ fn snapshot_visibility_pane_at_two_sizes() {
     to_pane(&mut a);
     let s = screen(&a, 100, 30);
     assert!(
-        s.contains("visibility (v)") && s.contains("屋根裏") && s.contains("完全秘匿"),
+        s.contains("visibility") && s.contains("屋根裏") && s.contains("完全秘匿"),
         "{s}"
     );
     insta::assert_snapshot!("visibility_100x30", s);
@@ -162,6 +162,7 @@ async fn saving_writes_visibility_yaml_and_the_next_turn_sees_it() {
         analyzer: Arc::new(FallbackAnalyzer),
         replay_speed: 1000.0,
         vault: Some(shared.clone()),
+        safety: Arc::new(kakeai::safety::SafetyRules::builtin()),
     };
     let mut a = app();
     a.vis = Some(VisPane::new(work));

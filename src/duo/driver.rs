@@ -247,6 +247,15 @@ impl Driver {
                     return Vec::new();
                 };
                 let mut verdict = director::judge(&rules, self.analyzer.as_ref(), ch, &a, &context);
+                // L5: meta talk that breaks the fiction (AI, model, prompt …) is a RETRY.
+                if let Some(s) = crate::safety::Sister::parse(&ch.id) {
+                    verdict.findings.extend(
+                        crate::safety::SafetyRules::shared()
+                            .worldview
+                            .check(text, s),
+                    );
+                    verdict.status = director::Verdict::status_of(&verdict.findings);
+                }
                 // Director rule `leak`: the speaker's text against the vault as she sees it.
                 if let Some(v) = &self.vault {
                     let reviewer = v.reviewer(&ch.id);

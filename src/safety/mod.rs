@@ -65,6 +65,13 @@ impl SafetyRules {
         })
     }
 
+    /// Loaded once per process (defaults ⊕ the user's files; the defaults alone when those do
+    /// not parse — the workbench and `safety` report such errors where they load them).
+    pub fn shared() -> &'static SafetyRules {
+        static RULES: std::sync::OnceLock<SafetyRules> = std::sync::OnceLock::new();
+        RULES.get_or_init(|| SafetyRules::load().unwrap_or_else(|_| SafetyRules::builtin()))
+    }
+
     /// The embedded defaults only (checked by a test, so this cannot fail in a release).
     pub fn builtin() -> SafetyRules {
         SafetyRules::load_from(None)

@@ -89,6 +89,28 @@ pub enum Command {
         usage_id: i64,
         up: bool,
     },
+    LoadPatterns,
+    LoadDropouts,
+    DraftCounterfactuals {
+        dropout: i64,
+    },
+    AcceptCounterfactual {
+        dropout: i64,
+        kind: String,
+        text: String,
+    },
+    /// Make a reviewed line a pattern: the line before it is the user's message.
+    Promote(Box<Promotion>),
+}
+
+/// A reviewed line becoming a プロレス pattern.
+#[derive(Debug, Clone)]
+pub struct Promotion {
+    pub character: String,
+    pub user_message_type: String,
+    pub user_message_example: String,
+    pub bot_response: String,
+    pub bot_response_type: String,
 }
 
 /// Progress of the chat message in flight.
@@ -133,6 +155,12 @@ pub enum UiMsg {
     /// visibility.yaml written (the path and the work as saved), or why not.
     VaultSaved(Result<(String, Box<crate::vault::Work>), String>),
     Chat(ChatMsg),
+    Patterns(Result<Vec<super::patterns::PatternRow>, String>),
+    Dropouts(Result<Vec<super::patterns::DropoutRow>, String>),
+    Drafts {
+        dropout: i64,
+        drafts: Result<Vec<(String, String)>, String>,
+    },
 }
 
 /// What the right-hand pane shows.
@@ -142,6 +170,7 @@ pub enum Pane {
     Rules,
     Stats,
     Visibility,
+    Patterns,
 }
 
 pub struct App {
@@ -169,6 +198,7 @@ pub struct App {
     pub vis: Option<super::vis::VisPane>,
     /// Chat mode (None: the duo conversation is shown).
     pub chat: Option<super::chat::ChatView>,
+    pub patterns: super::patterns::PatternsPane,
     pub help: bool,
     pub status: String,
     pub quit: bool,
@@ -195,6 +225,7 @@ impl App {
             modal: None,
             vis: None,
             chat: None,
+            patterns: Default::default(),
             help: false,
             status: String::new(),
             quit: false,
@@ -279,6 +310,27 @@ impl App {
                 Err(e) => self.status = format!("visibility NOT saved: {e}"),
             },
             UiMsg::Chat(m) => self.on_chat(m),
+            UiMsg::Patterns(r) => match r {
+                Ok(rows) => {
+                    self.patterns.rows = rows;
+                    self.patterns.loaded = true;
+                }
+                Err(e) => self.status = format!("patterns: {e}"),
+            },
+            UiMsg::Dropouts(r) => match r {
+                Ok(rows) => self.patterns.dropouts = rows,
+                Err(e) => self.status = format!("dropouts: {e}"),
+            },
+            UiMsg::Drafts { dropout, drafts } => match drafts {
+                Ok(d) => {
+                    if let Some(row) = self.patterns.dropouts.iter_mut().find(|r| r.id == dropout) {
+                        row.drafts = d;
+                        self.patterns.draft = 0;
+                    }
+                    self.status = "drafts ready — < > pick one, y accepts it as a pattern".into();
+                }
+                Err(e) => self.status = format!("no drafts: {e}"),
+            },
         }
     }
 
@@ -308,6 +360,11 @@ impl App {
         let sel_turn = self.run.turns.get(self.selected).map(|t| t.turn);
         if self.pane == Pane::Visibility
             && let Some(cmds) = self.vis_action(action)
+        {
+            return cmds;
+        }
+        if self.pane == Pane::Patterns
+            && let Some(cmds) = self.patterns_action(action)
         {
             return cmds;
         }

@@ -11,13 +11,14 @@ use super::app::{ChatMsg, UiMsg};
 use super::chat::Source;
 use crate::director::{self, Character, RuleSet, Verdict};
 use crate::llm::{ChatRequest, Client, LlmConfig, Message};
-use crate::safety::pii;
+use crate::safety::{ClientLlm, Judgment, Sister, UserContext, pii};
 use crate::text::{Analysis, Analyzer};
 use crate::vault::SharedVault;
 
 /// What one message needs, cloned out of the runtime's services.
 pub(super) struct Deps {
     pub rules: RuleSet,
+    pub safety: Arc<crate::safety::SafetyRules>,
     pub analyzer: Arc<dyn Analyzer>,
     pub llm: LlmConfig,
     pub vault: Option<Arc<SharedVault>>,
@@ -45,6 +46,7 @@ impl Runtime {
         let s = &self.services;
         let deps = Deps {
             rules: self.app.rules.clone(),
+            safety: s.safety.clone(),
             analyzer: s.analyzer.clone(),
             llm: s.llm.clone(),
             vault: s.vault.clone(),
@@ -92,8 +94,20 @@ async fn respond(
     let Some(me) = deps.rules.character(character).cloned() else {
         return Err(format!("unknown character `{character}`"));
     };
+    let sister = Sister::parse(&me.id).unwrap_or(Sister::Yana);
+    let judgment = safety(deps, &text, sister, history, emit).await;
+    if judgment.is_blocked() {
+        emit.send(ChatMsg::Reply {
+            text: String::new(),
+            source: Source::Blocked,
+        });
+        return Ok(());
+    }
     let reply = generate(deps, &me, &text, history, emit).await?;
-    let verdict = judge(deps, &me, &reply);
+    let (verdict, l5) = judge(deps, &me, sister, &reply);
+    if let Some(l5) = l5 {
+        emit.trace(l5);
+    }
     emit.trace(format!("Director: {}", verdict.status));
     emit.send(ChatMsg::Judged(Box::new(verdict)));
     Ok(())
@@ -153,10 +167,79 @@ async fn generate(
     Ok(done.text)
 }
 
-/// The Director's static rules and the leak rule on the reply.
-fn judge(deps: &Deps, me: &Character, reply: &str) -> Verdict {
+/// Layers 1–4 on the masked message; L4 asks the model when L1–L3 raised something.
+async fn safety(
+    deps: &Deps,
+    text: &str,
+    sister: Sister,
+    history: &[(String, String)],
+    emit: &Emit,
+) -> Judgment {
+    let ctx = UserContext {
+        returning: history.len() >= 3,
+        previous_messages: history.len(),
+        recent_flags: 0,
+    };
+    let judgment = match Client::new(deps.llm.clone()) {
+        Ok(client) => {
+            let llm = ClientLlm { client };
+            deps.safety
+                .judge
+                .judge_async(text, sister, &ctx, &llm)
+                .await
+        }
+        Err(_) => deps.safety.judge.judge(text, sister, &ctx),
+    };
+    for step in &judgment.trace {
+        let hits: Vec<String> = step
+            .hits
+            .iter()
+            .map(|h| {
+                format!(
+                    "「{}」({}/{})",
+                    h.text,
+                    h.tier.as_str(),
+                    h.category.as_str()
+                )
+            })
+            .collect();
+        let hits = if hits.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", hits.join(" "))
+        };
+        emit.trace(format!(
+            "L{} {}: {:?}{hits} — {}",
+            step.layer, step.name, step.outcome, step.note
+        ));
+    }
+    emit.trace(match (&judgment.reason, judgment.layer) {
+        (Some(r), Some(l)) => format!("safety: blocked at L{l} ({r:?})"),
+        _ => format!(
+            "safety: respond{}",
+            judgment
+                .context_type
+                .map(|c| format!(" · context {}", c.as_str()))
+                .unwrap_or_default()
+        ),
+    });
+    judgment
+}
+
+/// The Director's static rules, the leak rule and the world-view check (L5) on the reply.
+/// Returns the verdict and, when L5 fired, its trace line with the in-character correction.
+fn judge(deps: &Deps, me: &Character, sister: Sister, reply: &str) -> (Verdict, Option<String>) {
     let a = Analysis::new(reply);
     let mut v = director::judge(&deps.rules, deps.analyzer.as_ref(), me, &a, &[]);
+    let l5 = deps.safety.worldview.check(reply, sister);
+    let trace = (!l5.is_empty()).then(|| {
+        let mut s = format!("L5 worldview: {} meta word(s) break the fiction", l5.len());
+        if let Some(fix) = deps.safety.worldview.correct(reply, sister) {
+            s.push_str(&format!(" — in character: {fix}"));
+        }
+        s
+    });
+    v.findings.extend(l5);
     if let Some(vault) = &deps.vault {
         let r = vault.reviewer(&me.id);
         v.findings.extend(crate::vault::review::findings(
@@ -166,7 +249,7 @@ fn judge(deps: &Deps, me: &Character, reply: &str) -> Verdict {
         ));
     }
     v.status = Verdict::status_of(&v.findings);
-    v
+    (v, trace)
 }
 
 impl Runtime {
@@ -174,5 +257,12 @@ impl Runtime {
     pub(super) fn pattern_feedback(&mut self, usage_id: i64, up: bool) {
         let _ = (usage_id, up);
         self.app.status = "pattern feedback needs the pattern store".into();
+    }
+}
+
+impl Runtime {
+    pub(super) fn patterns_command(&mut self, cmd: super::app::Command) {
+        let _ = cmd;
+        self.app.status = "the pattern store is not wired yet".into();
     }
 }

@@ -49,6 +49,9 @@ pub enum Action {
     SetLevel3,
     EditSecret,
     Chat,
+    Dropouts,
+    Accept,
+    Promote,
     /// Unbinds a key.
     None,
 }
@@ -78,7 +81,7 @@ impl Action {
             Action::Feedback => "feedback note with a category and a suggested fix",
             Action::ChooseAttempt => "while held: commit the shown attempt",
             Action::NextTheme => "switch theme",
-            Action::NextPane => "right pane: detail → rules → stats → visibility",
+            Action::NextPane => "right pane: detail → rules → stats → visibility → patterns",
             Action::NextField => "rules pane: next value",
             Action::PrevField => "rules pane: previous value",
             Action::Increase => "rules pane: raise the value, re-judge every turn",
@@ -93,8 +96,13 @@ impl Action {
                 "visibility pane: level 2 内容認識 (reference only, hints allowed)"
             }
             Action::SetLevel3 => "visibility pane: level 3 使用可能 (ordinary context)",
-            Action::EditSecret => "visibility pane: edit the selected secret's fields",
+            Action::EditSecret => {
+                "visibility pane: edit the selected secret · patterns pane: draft replies"
+            }
             Action::Chat => "chat with one sister as a user (Esc: keys, Esc again: back)",
+            Action::Dropouts => "patterns pane: patterns ↔ dropouts (counterfactual review)",
+            Action::Accept => "patterns pane: accept the chosen draft as a pattern",
+            Action::Promote => "make the selected reviewed line a pattern",
             Action::None => "(unbound)",
         }
     }

@@ -38,6 +38,8 @@ pub struct Services {
     pub analyzer: Arc<dyn Analyzer>,
     /// The story vault (None when it failed to load: runs use the scene text alone).
     pub vault: Option<Arc<crate::vault::SharedVault>>,
+    /// Safety layers for chat mode (embedded data ⊕ the user's safety/*.toml).
+    pub safety: Arc<crate::safety::SafetyRules>,
     pub replay_speed: f64,
 }
 
@@ -118,6 +120,11 @@ impl Runtime {
                 history,
             } => self.chat_send(text, character, history),
             Command::PatternFeedback { usage_id, up } => self.pattern_feedback(usage_id, up),
+            Command::LoadPatterns
+            | Command::LoadDropouts
+            | Command::DraftCounterfactuals { .. }
+            | Command::AcceptCounterfactual { .. }
+            | Command::Promote(_) => self.patterns_command(cmd),
             Command::Control(ev) => match &self.ctl {
                 Some(ctl) => {
                     let _ = ctl.send(ev);
@@ -286,6 +293,7 @@ pub struct Options {
 
 pub mod chat;
 mod chat_run;
+pub mod patterns;
 mod term;
 pub mod vis;
 pub use term::run;

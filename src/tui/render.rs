@@ -11,7 +11,7 @@ use super::app::{App, CATEGORIES, Conn, Modal, Pane};
 use super::theme::Theme;
 use super::view::{AttemptView, Phase, RunState, TurnView};
 use super::wrap::wrap;
-use super::{chat, detail, side, vis};
+use super::{chat, detail, patterns, side, vis};
 use crate::director::Status;
 
 pub fn draw(f: &mut Frame, app: &App) {
@@ -44,6 +44,10 @@ pub fn draw(f: &mut Frame, app: &App) {
         Pane::Visibility => {
             let inner = side::framed(f, detail_area, 3, t);
             vis::render(f, inner, app, t);
+        }
+        Pane::Patterns => {
+            let inner = side::framed(f, detail_area, 4, t);
+            patterns::render(f, inner, app, t);
         }
     }
     footer(f, foot, app, t);

@@ -14,7 +14,7 @@ use crate::director::Status;
 /// The pane's frame with its tab strip as the title.
 pub fn framed(f: &mut Frame, area: Rect, active: usize, t: &Theme) -> Rect {
     let mut title = vec![Span::raw(" ")];
-    const TABS: [&str; 4] = ["detail", "rules", "stats", "visibility"];
+    const TABS: [&str; 5] = ["detail", "rules", "stats", "visibility", "patterns"];
     for (i, name) in TABS.iter().enumerate() {
         let st = if i == active {
             Style::new().fg(t.accent).add_modifier(Modifier::BOLD)
@@ -23,7 +23,7 @@ pub fn framed(f: &mut Frame, area: Rect, active: usize, t: &Theme) -> Rect {
         };
         title.push(Span::styled(*name, st));
         title.push(Span::styled(
-            if i + 1 < TABS.len() { " │ " } else { " (v) " },
+            if i + 1 < TABS.len() { "│" } else { " (v) " },
             Style::new().fg(t.dim),
         ));
     }

@@ -68,6 +68,10 @@ pub fn run(opts: Options) -> i32 {
             None
         }
     };
+    let safety = std::sync::Arc::new(crate::safety::SafetyRules::load().unwrap_or_else(|e| {
+        note(&e);
+        crate::safety::SafetyRules::builtin()
+    }));
     let (themes, theme_errors) = theme::load_all();
     for e in &theme_errors {
         note(e);
@@ -126,6 +130,7 @@ pub fn run(opts: Options) -> i32 {
         llm,
         analyzer,
         vault,
+        safety,
         replay_speed: if opts.replay_speed > 0.0 {
             opts.replay_speed
         } else {

@@ -259,10 +259,14 @@ fn judge_chunk(
                 let mut v: Verdict = director::judge(rules, analyzer.as_ref(), ch, an, ctx);
                 v.findings
                     .extend(a.judge.as_ref().and_then(|j| j.finding()));
-                // Leak findings come from the vault, not the ruleset: a rule edit keeps them.
+                // Leak and world-view findings come from the vault and the safety data, not
+                // the ruleset: a rule edit keeps them.
                 if let Some(prev) = prev {
-                    v.findings
-                        .extend(prev.findings.into_iter().filter(|f| f.rule == RuleId::Leak));
+                    v.findings.extend(
+                        prev.findings
+                            .into_iter()
+                            .filter(|f| matches!(f.rule, RuleId::Leak | RuleId::Worldview)),
+                    );
                 }
                 v.status = Verdict::status_of(&v.findings);
                 v
@@ -325,7 +329,8 @@ impl App {
                     Pane::Detail => Pane::Rules,
                     Pane::Rules => Pane::Stats,
                     Pane::Stats => Pane::Visibility,
-                    Pane::Visibility => Pane::Detail,
+                    Pane::Visibility => Pane::Patterns,
+                    Pane::Patterns => Pane::Detail,
                 };
             }
             Action::NextField | Action::PrevField if self.pane == Pane::Rules => {

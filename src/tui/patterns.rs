@@ -1,0 +1,344 @@
+//! The patterns pane: the プロレス reply patterns ranked by score, rank, success or likes,
+//! filtered by sister; promoting a reviewed line to a pattern; and the counterfactual review of
+//! dropouts (the model drafts one reply per type, the reviewer picks, edits and accepts).
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::app::{App, Command};
+use super::keymap::Action;
+use super::theme::Theme;
+use super::wrap::wrap;
+
+/// One pattern as the pane shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PatternRow {
+    pub id: i64,
+    pub character: String,
+    pub user_message_type: String,
+    pub user_message_example: String,
+    pub bot_response: String,
+    pub bot_response_type: String,
+    pub used: i64,
+    pub success_rate: f64,
+    pub like_rate: f64,
+    pub score: f64,
+    pub rank: String,
+    pub counterfactual: bool,
+}
+
+/// A conversation that ended after a bot line, with the model's drafts once asked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DropoutRow {
+    pub id: i64,
+    pub character: String,
+    pub user_line: String,
+    pub bot_line: String,
+    /// (type, reply) drafts, one per reply type.
+    pub drafts: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SortBy {
+    Score,
+    Rank,
+    Success,
+    Likes,
+}
+
+impl SortBy {
+    fn next(self) -> SortBy {
+        match self {
+            SortBy::Score => SortBy::Rank,
+            SortBy::Rank => SortBy::Success,
+            SortBy::Success => SortBy::Likes,
+            SortBy::Likes => SortBy::Score,
+        }
+    }
+    fn label(self) -> &'static str {
+        match self {
+            SortBy::Score => "score",
+            SortBy::Rank => "rank",
+            SortBy::Success => "success",
+            SortBy::Likes => "likes",
+        }
+    }
+}
+
+pub struct PatternsPane {
+    pub rows: Vec<PatternRow>,
+    pub dropouts: Vec<DropoutRow>,
+    pub sort: SortBy,
+    /// None: both sisters.
+    pub character: Option<&'static str>,
+    pub row: usize,
+    /// Showing dropouts (the counterfactual review) instead of patterns.
+    pub review: bool,
+    /// Draft chosen for acceptance in the review.
+    pub draft: usize,
+    pub loaded: bool,
+}
+
+impl Default for PatternsPane {
+    fn default() -> Self {
+        PatternsPane {
+            rows: Vec::new(),
+            dropouts: Vec::new(),
+            sort: SortBy::Score,
+            character: None,
+            row: 0,
+            review: false,
+            draft: 0,
+            loaded: false,
+        }
+    }
+}
+
+impl PatternsPane {
+    /// The rows shown: filtered by sister, sorted (ties by id, so the order is stable).
+    pub fn shown(&self) -> Vec<&PatternRow> {
+        let mut v: Vec<&PatternRow> = self
+            .rows
+            .iter()
+            .filter(|r| self.character.is_none_or(|c| r.character == c))
+            .collect();
+        let key = |r: &PatternRow| match self.sort {
+            SortBy::Score | SortBy::Rank => r.score,
+            SortBy::Success => r.success_rate,
+            SortBy::Likes => r.like_rate,
+        };
+        v.sort_by(|a, b| {
+            let rank = |r: &PatternRow| r.rank.clone();
+            let primary = if self.sort == SortBy::Rank {
+                rank(a).cmp(&rank(b))
+            } else {
+                key(b).total_cmp(&key(a))
+            };
+            primary
+                .then(key(b).total_cmp(&key(a)))
+                .then(a.id.cmp(&b.id))
+        });
+        v
+    }
+}
+
+impl App {
+    /// Keys of the patterns pane. None when the key is not the pane's.
+    pub(super) fn patterns_action(&mut self, action: Action) -> Option<Vec<Command>> {
+        let p = &mut self.patterns;
+        let n = if p.review {
+            p.dropouts.len()
+        } else {
+            p.shown().len()
+        };
+        match action {
+            Action::NextTurn | Action::NextField => p.row = (p.row + 1).min(n.saturating_sub(1)),
+            Action::PrevTurn | Action::PrevField => p.row = p.row.saturating_sub(1),
+            Action::Increase | Action::Decrease if p.review => {
+                let k = p
+                    .dropouts
+                    .get(p.row)
+                    .map(|d| d.drafts.len())
+                    .unwrap_or(0)
+                    .max(1);
+                p.draft = if action == Action::Increase {
+                    (p.draft + 1) % k
+                } else {
+                    (p.draft + k - 1) % k
+                };
+            }
+            Action::Increase | Action::Decrease => {
+                p.sort = p.sort.next();
+                p.row = 0;
+            }
+            Action::NextReader => {
+                p.character = match p.character {
+                    None => Some("yana"),
+                    Some("yana") => Some("ayu"),
+                    _ => None,
+                };
+                p.row = 0;
+            }
+            Action::Dropouts => {
+                p.review = !p.review;
+                p.row = 0;
+                if p.review {
+                    return Some(vec![Command::LoadDropouts]);
+                }
+            }
+            Action::EditSecret if p.review => {
+                let d = p.dropouts.get(p.row)?;
+                self.status = format!("asking the model for three replies to dropout {}…", d.id);
+                return Some(vec![Command::DraftCounterfactuals { dropout: d.id }]);
+            }
+            Action::Accept if p.review => {
+                let d = p.dropouts.get(p.row)?;
+                let Some((kind, text)) = d.drafts.get(p.draft) else {
+                    self.status = "no drafts yet — press D… e to draft".into();
+                    return Some(Vec::new());
+                };
+                return Some(vec![Command::AcceptCounterfactual {
+                    dropout: d.id,
+                    kind: kind.clone(),
+                    text: text.clone(),
+                }]);
+            }
+            _ => return None,
+        }
+        Some(Vec::new())
+    }
+}
+
+pub fn render(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
+    let p = &app.patterns;
+    let dim = Style::new().fg(t.dim);
+    let [top, list, foot] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(3),
+        Constraint::Length(6),
+    ])
+    .areas(area);
+    let who = match p.character {
+        Some("yana") => "やな",
+        Some("ayu") => "あゆ",
+        _ => "全員",
+    };
+    let head = if p.review {
+        format!(
+            "dropouts {} · e draft · </> pick · enter… y accept · D back",
+            p.dropouts.len()
+        )
+    } else {
+        format!(
+            "{} patterns · sort {} (<>) · {who} (a) · D dropouts",
+            p.rows.len(),
+            p.sort.label()
+        )
+    };
+    f.render_widget(Paragraph::new(Line::styled(head, dim)), top);
+    let width = list.width.max(1) as usize;
+    let mut lines: Vec<Line> = Vec::new();
+    let mut detail: Vec<String> = Vec::new();
+    if p.review {
+        for (i, d) in p.dropouts.iter().enumerate() {
+            let st = sel(i == p.row, t);
+            lines.push(Line::styled(
+                cut(
+                    &format!("#{} {} 「{}」", d.id, d.character, d.bot_line),
+                    width,
+                ),
+                st,
+            ));
+            if i == p.row {
+                detail.push(format!("user: {}", d.user_line));
+                detail.push(format!("bot:  {} (then silence)", d.bot_line));
+                for (k, (kind, text)) in d.drafts.iter().enumerate() {
+                    let mark = if k == p.draft { "▶" } else { " " };
+                    detail.push(format!("{mark} {kind}: {text}"));
+                }
+            }
+        }
+        if p.dropouts.is_empty() {
+            lines.push(Line::styled(
+                "no dropouts — ingest conversation logs with kakeai ingest FILE.jsonl",
+                dim,
+            ));
+        }
+    } else {
+        for (i, r) in p.shown().iter().enumerate() {
+            let st = sel(i == p.row, t);
+            let cf = if r.counterfactual { "✎" } else { " " };
+            lines.push(Line::from(vec![
+                Span::styled(
+                    format!("{} ", r.rank),
+                    st.fg(rank_color(&r.rank, t)).add_modifier(Modifier::BOLD),
+                ),
+                Span::styled(
+                    format!(
+                        "{:.2} {:>3.0}% {:>3.0}%{cf}",
+                        r.score,
+                        r.success_rate * 100.0,
+                        r.like_rate * 100.0
+                    ),
+                    st.fg(t.dim),
+                ),
+                Span::styled(
+                    cut(
+                        &format!(
+                            " {} {}",
+                            if r.character == "ayu" {
+                                "あゆ"
+                            } else {
+                                "やな"
+                            },
+                            r.bot_response
+                        ),
+                        width.saturating_sub(20),
+                    ),
+                    st,
+                ),
+            ]));
+            if i == p.row {
+                detail.push(format!(
+                    "#{} {} → {} · used {}",
+                    r.id, r.user_message_type, r.bot_response_type, r.used
+                ));
+                detail.push(format!("user: {}", r.user_message_example));
+                detail.push(format!("bot:  {}", r.bot_response));
+            }
+        }
+        if p.rows.is_empty() {
+            lines.push(Line::styled(
+                if p.loaded { "no patterns yet — kakeai patterns import assets/patterns/starter.jsonl, or P on a reviewed line" } else { "loading…" },
+                dim,
+            ));
+        }
+    }
+    let h = list.height as usize;
+    let skip = p.row.saturating_sub(h.saturating_sub(1));
+    f.render_widget(
+        Paragraph::new(lines.into_iter().skip(skip).take(h).collect::<Vec<_>>()),
+        list,
+    );
+    let fw = foot.width.max(1) as usize;
+    let dl: Vec<Line> = detail
+        .iter()
+        .flat_map(|d| wrap(d, fw))
+        .map(|l| Line::styled(l, Style::new().fg(t.text)))
+        .collect();
+    f.render_widget(Paragraph::new(dl), foot);
+}
+
+fn sel(selected: bool, t: &Theme) -> Style {
+    if selected {
+        Style::new().fg(t.text).bg(t.selected_bg)
+    } else {
+        Style::new().fg(t.text)
+    }
+}
+
+fn rank_color(rank: &str, t: &Theme) -> ratatui::style::Color {
+    match rank {
+        "S" | "A" => t.pass,
+        "B" | "C" => t.warn,
+        _ => t.retry,
+    }
+}
+
+/// Cuts to a display width.
+fn cut(s: &str, width: usize) -> String {
+    let mut w = 0;
+    let mut out = String::new();
+    for c in s.chars() {
+        let cw = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if w + cw > width {
+            break;
+        }
+        w += cw;
+        out.push(c);
+    }
+    out
+}
