@@ -172,6 +172,7 @@ fn print_short_help() {
     println!(
         "  kakeai pii mask [FILE|-] [--format jsonl]  mask names, phones, addresses … in messages"
     );
+    println!("  kakeai safety judge [FILE|-] [--no-llm]    five-layer judgment of user messages");
     println!("  kakeai rules                               show the effective ruleset");
     println!("  kakeai bench [CORPUS]                      measure judging speed\n");
     println!(
