@@ -5,7 +5,9 @@ pub mod check;
 pub mod dict;
 pub mod export;
 pub mod import;
+pub mod ingest;
 pub mod input;
+pub mod patterns;
 pub mod pii;
 pub mod run;
 pub mod runs;
@@ -93,6 +95,11 @@ pub enum Command {
     /// Mask personal information (氏名, 電話番号, 住所 …) in user messages.
     #[command(subcommand)]
     Pii(pii::PiiCommand),
+    /// The プロレス reply-pattern DB: add, list, best, feedback, outcome, import/export, dropouts.
+    #[command(subcommand)]
+    Patterns(patterns::PatternsCommand),
+    /// Ingest conversation logs (JSON Lines), PII-masked, for pattern outcomes and dropouts.
+    Ingest(ingest::IngestArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -145,6 +152,8 @@ pub fn main() -> i32 {
         Some(Command::Run(args)) => run::run(args),
         Some(Command::Vault(cmd)) => vault::run(cmd),
         Some(Command::Pii(cmd)) => pii::run(cmd),
+        Some(Command::Patterns(cmd)) => patterns::run(cmd),
+        Some(Command::Ingest(args)) => ingest::run(args),
     }
 }
 
@@ -164,7 +173,11 @@ fn print_short_help() {
         "  kakeai vault context [--reader yana|ayu]   what a sister is told of the story's secrets"
     );
     println!("  kakeai vault review [FILE|-]               check a text for leaked secrets");
-    println!("  kakeai pii mask [FILE|-] [--format jsonl]  mask names, phones, addresses … in messages");
+    println!(
+        "  kakeai pii mask [FILE|-] [--format jsonl]  mask names, phones, addresses … in messages"
+    );
+    println!("  kakeai patterns list|best|import|dropouts  the プロレス reply-pattern DB");
+    println!("  kakeai ingest FILE                         conversation logs → outcomes, dropouts");
     println!("  kakeai rules                               show the effective ruleset");
     println!("  kakeai bench [CORPUS]                      measure judging speed\n");
     println!(
