@@ -7,6 +7,7 @@ pub mod config;
 pub mod director;
 pub mod duo;
 pub mod llm;
+pub mod patterns;
 pub mod safety;
 pub mod store;
 pub mod text;

@@ -5,7 +5,9 @@ pub mod check;
 pub mod dict;
 pub mod export;
 pub mod import;
+pub mod ingest;
 pub mod input;
+pub mod patterns;
 pub mod pii;
 pub mod run;
 pub mod runs;
@@ -97,6 +99,11 @@ pub enum Command {
     /// Five-layer safety judgment of user messages; world-view check of replies.
     #[command(subcommand)]
     Safety(safety::SafetyCommand),
+    /// The プロレス reply-pattern DB: add, list, best, feedback, outcome, import/export, dropouts.
+    #[command(subcommand)]
+    Patterns(patterns::PatternsCommand),
+    /// Ingest conversation logs (JSON Lines), PII-masked, for pattern outcomes and dropouts.
+    Ingest(ingest::IngestArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -150,6 +157,8 @@ pub fn main() -> i32 {
         Some(Command::Vault(cmd)) => vault::run(cmd),
         Some(Command::Pii(cmd)) => pii::run(cmd),
         Some(Command::Safety(cmd)) => safety::run(cmd),
+        Some(Command::Patterns(cmd)) => patterns::run(cmd),
+        Some(Command::Ingest(args)) => ingest::run(args),
     }
 }
 
@@ -173,6 +182,8 @@ fn print_short_help() {
         "  kakeai pii mask [FILE|-] [--format jsonl]  mask names, phones, addresses … in messages"
     );
     println!("  kakeai safety judge [FILE|-] [--no-llm]    five-layer judgment of user messages");
+    println!("  kakeai patterns list|best|import|dropouts  the プロレス reply-pattern DB");
+    println!("  kakeai ingest FILE                         conversation logs → outcomes, dropouts");
     println!("  kakeai rules                               show the effective ruleset");
     println!("  kakeai bench [CORPUS]                      measure judging speed\n");
     println!(

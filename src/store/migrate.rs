@@ -7,7 +7,10 @@ use rusqlite::Connection;
 use super::StoreError;
 
 /// (version, sql): version N brings an N-1 database to N.
-const MIGRATIONS: &[(i64, &str)] = &[(1, include_str!("migrations/001_init.sql"))];
+const MIGRATIONS: &[(i64, &str)] = &[
+    (1, include_str!("migrations/001_init.sql")),
+    (2, include_str!("migrations/002_patterns.sql")),
+];
 
 pub(super) fn latest() -> i64 {
     MIGRATIONS.last().map(|(v, _)| *v).unwrap_or(0)

@@ -124,6 +124,11 @@ impl Store {
         migrate::latest()
     }
 
+    /// The connection, for queries kept outside the store module (e.g. `crate::patterns`).
+    pub fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
     /// The raw connection, for the importer's single-transaction writes and for tests.
     pub fn connection(&mut self) -> &mut Connection {
         &mut self.conn

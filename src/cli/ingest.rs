@@ -1,0 +1,86 @@
+//! `kakeai ingest FILE.jsonl`: conversation logs into the store (PII-masked), pattern uses
+//! logged and resolved, dropouts found. Any bad line: every one is reported as FILE:LINE:COL,
+//! nothing is written, exit 2.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::input;
+use super::patterns::{Common, Fail, Format, WindowArgs, open, print_json};
+use crate::patterns::ingest::{self, IngestError, IngestOptions};
+
+#[derive(Args, Debug)]
+pub struct IngestArgs {
+    /// JSON Lines, one message per line: {conversation_id, user_id, role: "user"|"bot", text,
+    /// timestamp (RFC 3339 or unix seconds), pattern_id?, character?}; `-` reads stdin.
+    pub file: PathBuf,
+    #[command(flatten)]
+    pub common: Common,
+    #[command(flatten)]
+    pub window: WindowArgs,
+}
+
+pub fn run(args: IngestArgs) -> i32 {
+    let mut err = |m: &str| eprintln!("kakeai ingest: {m}");
+    match ingest_file(&args, &mut std::io::stdout().lock(), &mut err) {
+        Ok(code) => code,
+        Err(Fail(code, m)) => {
+            err(&m);
+            code
+        }
+    }
+}
+
+fn ingest_file(
+    args: &IngestArgs,
+    out: &mut dyn Write,
+    err: &mut dyn FnMut(&str),
+) -> Result<i32, Fail> {
+    let (name, mut reader) = input::open(Some(&args.file)).map_err(|e| Fail(2, e))?;
+    let mut text = String::new();
+    reader
+        .read_to_string(&mut text)
+        .map_err(|e| Fail(2, format!("{name}: cannot read: {e}")))?;
+    let messages = match ingest::parse_log(&text) {
+        Ok(m) => m,
+        Err(bad) => {
+            for b in &bad {
+                err(&b.render(&name));
+            }
+            return Err(Fail(
+                2,
+                format!("{name}: {} bad line(s); nothing ingested", bad.len()),
+            ));
+        }
+    };
+    let store = open(args.common.db.as_deref())?;
+    let opts = IngestOptions {
+        window_secs: args.window.secs(),
+        as_of: args.window.as_of(),
+        source: name.clone(),
+    };
+    let report = ingest::ingest(store.conn(), &messages, &opts).map_err(|e| match e {
+        IngestError::Line { line, message } => {
+            Fail(2, format!("{name}:{line}: {message}; nothing ingested"))
+        }
+        IngestError::Pattern(e) => Fail(2, e.to_string()),
+    })?;
+    match args.common.format {
+        Format::Json => print_json(out, &report)?,
+        Format::Table => {
+            writeln!(
+                out,
+                "{} message(s) in {} conversation(s) ({} already there, {} masked)",
+                report.messages, report.conversations, report.duplicates, report.masked
+            )?;
+            writeln!(
+                out,
+                "{} pattern use(s): {} success, {} failure, {} pending; {} dropout(s)",
+                report.uses, report.successes, report.failures, report.pending, report.dropouts
+            )?;
+        }
+    }
+    Ok(0)
+}

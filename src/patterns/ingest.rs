@@ -1,0 +1,279 @@
+//! `kakeai ingest`: parsed conversation logs (see `logline`) into the store, with every text
+//! PII-masked, pattern uses logged and their outcomes resolved from the timing of the user's
+//! next message (seed 000 §7 Phase 1). Writing is one savepoint: a problem writes nothing.
+
+use std::collections::BTreeSet;
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+
+pub use super::logline::{LineError, LogMessage, Role, parse_line, parse_log};
+use super::stamp::{self, Millis};
+use super::{Character, NewUse, Observation, PatternError, Resolution, atomic, db, usage};
+use crate::safety::pii;
+
+#[derive(Debug, Clone)]
+pub struct IngestOptions {
+    pub window_secs: i64,
+    /// The log is taken as complete up to this instant: silence after a bot line counts as a
+    /// dropout only once the window has closed before it.
+    pub as_of: Millis,
+    /// Written with each message (e.g. the file name) so a row can be traced back.
+    pub source: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct IngestReport {
+    pub messages: usize,
+    pub duplicates: usize,
+    pub conversations: usize,
+    pub masked: usize,
+    pub uses: usize,
+    pub successes: usize,
+    pub failures: usize,
+    pub pending: usize,
+    pub dropouts: usize,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum IngestError {
+    #[error("line {line}: {message}")]
+    Line { line: usize, message: String },
+    #[error(transparent)]
+    Pattern(#[from] PatternError),
+}
+
+impl From<rusqlite::Error> for IngestError {
+    fn from(e: rusqlite::Error) -> Self {
+        IngestError::Pattern(PatternError::Sql(e))
+    }
+}
+
+/// An id as stored: unchanged, unless it looks like personal data (an e-mail address, a
+/// phone number, a name), in which case a hash of it stands in.
+pub fn pseudonym(id: &str) -> String {
+    if pii::shared().mask(id).pii_detected {
+        let h = pii::sha256_hex(id);
+        format!("id-{}", h.get(..16).unwrap_or(&h))
+    } else {
+        id.to_string()
+    }
+}
+
+/// Writes the messages (all or nothing), logs pattern uses and resolves what can be resolved.
+pub fn ingest(
+    conn: &Connection,
+    messages: &[LogMessage],
+    opts: &IngestOptions,
+) -> Result<IngestReport, IngestError> {
+    if opts.window_secs <= 0 {
+        return Err(PatternError::invalid("window", "must be at least one second").into());
+    }
+    atomic(conn, |conn| {
+        let mut report = IngestReport::default();
+        let mut touched = BTreeSet::new();
+        let mut new_bot_uses = Vec::new();
+        let now = stamp::iso(stamp::now_ms());
+        for m in messages {
+            let line_err = |message: String| IngestError::Line {
+                line: m.line,
+                message,
+            };
+            let conv = pseudonym(&m.conversation_id);
+            let user = pseudonym(&m.user_id);
+            let owner: Option<String> = conn
+                .query_row(
+                    "SELECT user_id FROM conversations WHERE conversation_id = ?1",
+                    [&conv],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            let at = stamp::iso(m.at);
+            match owner {
+                Some(o) if o != user => {
+                    return Err(line_err(format!(
+                        "conversation {conv:?} belongs to user {o:?}, not {user:?}"
+                    )));
+                }
+                Some(_) => {
+                    conn.execute(
+                        "UPDATE conversations SET first_at = MIN(first_at, ?2),
+                             last_at = MAX(last_at, ?2) WHERE conversation_id = ?1",
+                        params![conv, at],
+                    )?;
+                }
+                None => {
+                    conn.execute(
+                        "INSERT INTO conversations (conversation_id, user_id, first_at, last_at,
+                             ingested_at) VALUES (?1, ?2, ?3, ?3, ?4)",
+                        params![conv, user, at, now],
+                    )?;
+                }
+            }
+            let mut character = m.character;
+            if let Some(pid) = m.pattern_id {
+                let p = db::get(conn, pid).map_err(|e| line_err(e.to_string()))?;
+                if character.is_some_and(|c| c != p.character) {
+                    return Err(line_err(format!(
+                        "pattern {pid} is {}'s, but the line says {}",
+                        p.character,
+                        m.character.map(Character::as_str).unwrap_or("")
+                    )));
+                }
+                character = Some(p.character);
+            }
+            let masked = pii::shared().mask(&m.text);
+            let n = conn.execute(
+                "INSERT INTO conversation_messages (conversation_id, role, text, original_sha256,
+                     pii_detected, at_ms, at, character, pattern_id, source)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+                 ON CONFLICT (conversation_id, role, at_ms, original_sha256) DO NOTHING",
+                params![
+                    conv,
+                    m.role.as_str(),
+                    masked.masked_text,
+                    masked.original_sha256,
+                    masked.pii_detected,
+                    m.at,
+                    at,
+                    character.map(Character::as_str),
+                    m.pattern_id,
+                    format!("{}:{}", opts.source, m.line)
+                ],
+            )?;
+            if n == 0 {
+                report.duplicates += 1;
+                continue;
+            }
+            report.messages += 1;
+            report.masked += usize::from(masked.pii_detected);
+            touched.insert(conv.clone());
+            if let Some(pid) = m.pattern_id {
+                new_bot_uses.push((conn.last_insert_rowid(), pid, conv, user, m.at));
+            }
+        }
+        for (message_id, pattern_id, conv, user, at) in new_bot_uses {
+            let (user_message, bot_text): (Option<String>, String) = conn.query_row(
+                "SELECT (SELECT u.text FROM conversation_messages u
+                         WHERE u.conversation_id = b.conversation_id AND u.role = 'user'
+                           AND (u.at_ms < b.at_ms OR (u.at_ms = b.at_ms AND u.message_id < b.message_id))
+                         ORDER BY u.at_ms DESC, u.message_id DESC LIMIT 1),
+                        b.text
+                 FROM conversation_messages b WHERE b.message_id = ?1",
+                [message_id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            let log_id = usage::record_use(
+                conn,
+                &NewUse {
+                    pattern_id,
+                    conversation_id: Some(conv),
+                    user_id: Some(user),
+                    user_message,
+                    bot_response: Some(bot_text),
+                    character: None,
+                    at,
+                },
+            )?;
+            conn.execute(
+                "UPDATE conversation_messages SET log_id = ?2 WHERE message_id = ?1",
+                params![message_id, log_id],
+            )?;
+            report.uses += 1;
+        }
+        report.conversations = touched.len();
+        for conv in &touched {
+            resolve_conversation(conn, conv, opts, &mut report)?;
+            report.dropouts +=
+                super::dropouts::in_conversation(conn, conv, opts.window_secs, opts.as_of)?.len();
+        }
+        Ok(report)
+    })
+}
+
+/// A message as outcome resolution sees it.
+struct Msg {
+    role: Role,
+    at: Millis,
+    log_id: Option<i64>,
+}
+
+/// Resolves the conversation's open pattern uses and marks banter that went on since.
+fn resolve_conversation(
+    conn: &Connection,
+    conv: &str,
+    opts: &IngestOptions,
+    report: &mut IngestReport,
+) -> Result<(), PatternError> {
+    let mut st = conn.prepare_cached(
+        "SELECT role, at_ms, log_id FROM conversation_messages WHERE conversation_id = ?1
+         ORDER BY at_ms, message_id",
+    )?;
+    let msgs: Vec<Msg> = st
+        .query_map([conv], |r| {
+            let role: String = r.get(0)?;
+            Ok(Msg {
+                role: if role == "user" {
+                    Role::User
+                } else {
+                    Role::Bot
+                },
+                at: r.get(1)?,
+                log_id: r.get(2)?,
+            })
+        })?
+        .collect::<Result<_, _>>()?;
+    let window_ms = opts.window_secs.saturating_mul(1000);
+    for (i, m) in msgs.iter().enumerate() {
+        let Some(log_id) = m.log_id else { continue };
+        let state: Option<String> = conn.query_row(
+            "SELECT user_reaction FROM prowrestling_usage_log WHERE log_id = ?1",
+            [log_id],
+            |r| r.get(0),
+        )?;
+        let obs = observe(&msgs, i, window_ms, opts.as_of);
+        match (state.as_deref(), obs) {
+            (None, obs) => match usage::resolve_use(conn, log_id, obs, opts.window_secs)? {
+                Resolution::Success { .. } => report.successes += 1,
+                Resolution::Failure => report.failures += 1,
+                Resolution::Pending => report.pending += 1,
+            },
+            (
+                Some("replied"),
+                Observation::Replied {
+                    continued: true, ..
+                },
+            ) => {
+                usage::mark_continued(conn, log_id)?;
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// What followed message `i`: the next user message, and whether the user spoke at least twice
+/// after it with no silence longer than the window between consecutive messages.
+fn observe(msgs: &[Msg], i: usize, window_ms: i64, as_of: Millis) -> Observation {
+    let Some(first) = msgs[i + 1..].iter().find(|m| m.role == Role::User) else {
+        return Observation::Silent { as_of };
+    };
+    let mut prev = msgs[i].at;
+    let mut users = 0;
+    for m in &msgs[i + 1..] {
+        if m.at - prev > window_ms {
+            break;
+        }
+        prev = m.at;
+        if m.role == Role::User {
+            users += 1;
+            if users >= 2 {
+                break;
+            }
+        }
+    }
+    Observation::Replied {
+        at: first.at,
+        continued: users >= 2,
+    }
+}

@@ -1,0 +1,88 @@
+//! The プロレス reply-pattern DB (issue 6 §4, seed 000 §5–§7): patterns and their usage log,
+//! outcomes within the dropout window, 👍/👎 feedback, score and rank, best match, conversation
+//! log ingest, dropouts and counterfactual drafts.
+//!
+//! Every function takes a `&rusqlite::Connection` of a migrated [`crate::store::Store`]
+//! (`store.conn()`, or the connection of an open transaction) and is atomic on its own: it runs
+//! inside a savepoint, so it also nests inside a caller's transaction.
+
+pub mod best;
+pub mod counterfactual;
+pub mod db;
+pub mod dropouts;
+pub mod exchange;
+pub mod ingest;
+pub mod logline;
+pub mod review;
+pub mod score;
+pub mod stamp;
+mod types;
+pub mod usage;
+
+pub use best::{BestMatch, BestQuery, best_match, relevance};
+pub use db::{add, get, list, list_scored, scored};
+pub use score::{Rank, ScoreInputs, confidence, rank, score};
+pub use types::*;
+pub use usage::{
+    FeedbackChange, NewUse, Observation, Resolution, feedback, mark_continued, record_use,
+    resolve_use,
+};
+
+use rusqlite::Connection;
+
+/// The seed's dropout window: no user message within 30 minutes of a bot line.
+pub const DEFAULT_WINDOW_SECS: i64 = 30 * 60;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PatternError {
+    #[error("database error: {0}")]
+    Sql(#[from] rusqlite::Error),
+    #[error("{field}: {message}")]
+    Invalid {
+        field: &'static str,
+        message: String,
+    },
+    #[error("no pattern with id {0}")]
+    NoSuchPattern(i64),
+    #[error("no usage-log row with id {0}")]
+    NoSuchLog(i64),
+    #[error("usage-log row {0} already has its outcome; an outcome is recorded once")]
+    AlreadyResolved(i64),
+    #[error("feedback must be +1 (👍) or -1 (👎), not {0}")]
+    BadFeedback(i64),
+    #[error(
+        "a pattern with the same user_message_type, bot_response and character already exists \
+         (pattern {existing})"
+    )]
+    Duplicate { existing: i64 },
+    #[error("message {0} is not a dropout (a bot line the user did not answer within the window)")]
+    NotADropout(i64),
+}
+
+impl PatternError {
+    pub(crate) fn invalid(field: &'static str, message: impl Into<String>) -> PatternError {
+        PatternError::Invalid {
+            field,
+            message: message.into(),
+        }
+    }
+}
+
+/// Runs `f` inside a savepoint: all of it is kept, or none of it.
+pub(crate) fn atomic<T, E: From<rusqlite::Error>>(
+    conn: &Connection,
+    f: impl FnOnce(&Connection) -> Result<T, E>,
+) -> Result<T, E> {
+    conn.execute_batch("SAVEPOINT kakeai_patterns")?;
+    match f(conn) {
+        Ok(v) => {
+            conn.execute_batch("RELEASE kakeai_patterns")?;
+            Ok(v)
+        }
+        Err(e) => {
+            // The rollback can only fail if the connection is gone; the first error says more.
+            let _ = conn.execute_batch("ROLLBACK TO kakeai_patterns; RELEASE kakeai_patterns");
+            Err(e)
+        }
+    }
+}
