@@ -330,3 +330,61 @@ mod tests {
         assert!(opener[0].content.contains("なし（やなから話しかけた）"));
     }
 }
+
+/// Why no drafts came back.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DraftError {
+    /// The client could not be built from the settings.
+    Config(String),
+    /// The endpoint failed.
+    Endpoint(String),
+    /// The model answered twice in a form that could not be read.
+    Unreadable(String),
+}
+
+impl std::fmt::Display for DraftError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DraftError::Config(m) | DraftError::Endpoint(m) | DraftError::Unreadable(m) => {
+                f.write_str(m)
+            }
+        }
+    }
+}
+
+/// Asks the model for the three drafts: one call, and one re-ask when the reply cannot be read.
+pub async fn request(
+    llm: crate::llm::LlmConfig,
+    messages: Vec<Message>,
+) -> Result<Drafts, DraftError> {
+    use crate::llm::{ChatRequest, Client, ResponseFormat};
+    let temperature = llm.temperature;
+    let client = Client::new(llm).map_err(|e| DraftError::Config(e.to_string()))?;
+    let request = |messages| ChatRequest {
+        messages,
+        temperature: Some(temperature),
+        max_tokens: None,
+        format: ResponseFormat::Json,
+        stop: Some(Vec::new()),
+        seed: None,
+        cap: false,
+    };
+    let first = client
+        .chat(&request(messages.clone()))
+        .await
+        .map_err(|e| DraftError::Endpoint(e.to_string()))?;
+    let error = match parse_drafts(&first.text) {
+        Ok(d) => return Ok(d),
+        Err(e) => e,
+    };
+    let second = client
+        .chat(&request(reask(&messages, &first.text, &error)))
+        .await
+        .map_err(|e| DraftError::Endpoint(e.to_string()))?;
+    parse_drafts(&second.text).map_err(|e| {
+        DraftError::Unreadable(format!(
+            "the model's reply could not be read twice ({e}): {}",
+            second.text.trim()
+        ))
+    })
+}

@@ -10,6 +10,7 @@ use super::StoreError;
 const MIGRATIONS: &[(i64, &str)] = &[
     (1, include_str!("migrations/001_init.sql")),
     (2, include_str!("migrations/002_patterns.sql")),
+    (3, include_str!("migrations/003_chat.sql")),
 ];
 
 pub(super) fn latest() -> i64 {

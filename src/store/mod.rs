@@ -3,6 +3,7 @@
 //! jsonl/markdown export.
 
 mod actor;
+pub mod chat;
 pub mod duotalk;
 pub mod export;
 mod migrate;

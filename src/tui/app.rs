@@ -127,6 +127,8 @@ pub enum ChatMsg {
         source: super::chat::Source,
     },
     Judged(Box<crate::director::Verdict>),
+    /// The exchange's row id once it is in the database.
+    Saved(i64),
     Done {
         id: Option<i64>,
         error: Option<String>,
@@ -501,7 +503,12 @@ impl App {
             | Action::PrevField
             | Action::Increase
             | Action::Decrease
-            | Action::SaveRules => self.rules_action(action),
+            | Action::SaveRules => {
+                self.rules_action(action);
+                if action == Action::NextPane && self.pane == Pane::Patterns {
+                    return vec![Command::LoadPatterns];
+                }
+            }
             Action::NextTheme => {
                 self.theme = (self.theme + 1) % self.themes.len().max(1);
                 self.status = format!("theme: {}", self.theme().name);

@@ -48,6 +48,8 @@ pub struct Exchange {
     pub thumb: Option<bool>,
     /// The exchange's row in the store, once saved.
     pub id: Option<i64>,
+    /// When the user sent it (ms since the epoch), for pattern outcomes.
+    pub at_ms: i64,
 }
 
 pub struct ChatView {
@@ -120,6 +122,7 @@ impl App {
                     trace: Vec::new(),
                     thumb: None,
                     id: None,
+                    at_ms: crate::patterns::stamp::now_ms(),
                 });
                 chat.selected = chat.exchanges.len() - 1;
                 let character = chat.character.clone();
@@ -337,8 +340,9 @@ impl App {
                 e.source = source;
             }
             ChatMsg::Judged(v) => e.verdict = Some(*v),
+            ChatMsg::Saved(id) => e.id = Some(id),
             ChatMsg::Done { id, error } => {
-                e.id = id;
+                e.id = id.or(e.id);
                 chat.busy = false;
                 if let Some(err) = error {
                     if e.source == Source::Pending {

@@ -12,11 +12,17 @@ use super::chat::Source;
 use crate::director::{self, Character, RuleSet, Verdict};
 use crate::llm::{ChatRequest, Client, LlmConfig, Message};
 use crate::safety::{ClientLlm, Judgment, Sister, UserContext, pii};
+use crate::store::chat::NewChat;
 use crate::text::{Analysis, Analyzer};
 use crate::vault::SharedVault;
 
 /// What one message needs, cloned out of the runtime's services.
 pub(super) struct Deps {
+    pub store: crate::store::StoreHandle,
+    /// The conversation this chat belongs to (one per workbench session).
+    pub conversation: String,
+    /// The last pattern use waiting for the user's next message: (usage id, when it was used).
+    pub pending_use: Option<(i64, i64)>,
     pub rules: RuleSet,
     pub safety: Arc<crate::safety::SafetyRules>,
     pub analyzer: Arc<dyn Analyzer>,
@@ -44,7 +50,16 @@ impl Runtime {
         history: Vec<(String, String)>,
     ) {
         let s = &self.services;
+        let pending_use = self.app.chat.as_ref().and_then(|c| {
+            c.exchanges.iter().rev().nth(1).and_then(|e| match e.source {
+                Source::Pattern { usage_id, .. } => Some((usage_id, e.at_ms)),
+                _ => None,
+            })
+        });
         let deps = Deps {
+            store: s.store.clone(),
+            conversation: self.chat_conversation.clone(),
+            pending_use,
             rules: self.app.rules.clone(),
             safety: s.safety.clone(),
             analyzer: s.analyzer.clone(),
@@ -90,27 +105,193 @@ async fn respond(
         masked: masked.masked_text.clone(),
         kinds,
     });
+    let mut row = NewChat {
+        conversation_id: deps.conversation.clone(),
+        character: character.to_string(),
+        user_masked: masked.masked_text.clone(),
+        original_content_hash: masked.original_sha256.clone(),
+        pii_kinds: kinds_of(&masked.items),
+        ..NewChat::default()
+    };
     let text = masked.masked_text;
+    // The user answered: the pattern used last time succeeded (seed 000 §7 outcome).
+    if let Some((usage_id, at)) = deps.pending_use {
+        resolve_previous(deps, usage_id, at, emit).await;
+    }
     let Some(me) = deps.rules.character(character).cloned() else {
         return Err(format!("unknown character `{character}`"));
     };
     let sister = Sister::parse(&me.id).unwrap_or(Sister::Yana);
     let judgment = safety(deps, &text, sister, history, emit).await;
-    if judgment.is_blocked() {
+    row.safety = serde_json::to_value(&judgment).ok();
+    let result = if judgment.is_blocked() {
         emit.send(ChatMsg::Reply {
             text: String::new(),
             source: Source::Blocked,
         });
-        return Ok(());
+        row.action = "block".into();
+        row.source = "blocked".into();
+        Ok(())
+    } else {
+        row.action = "respond".into();
+        answer(deps, &me, sister, &text, history, &judgment, &mut row, emit).await
+    };
+    if result.is_err() {
+        row.source = "failed".into();
     }
-    let reply = generate(deps, &me, &text, history, emit).await?;
-    let (verdict, l5) = judge(deps, &me, sister, &reply);
+    save(deps, row, emit).await;
+    result
+}
+
+fn kinds_of(items: &[pii::PiiItem]) -> Vec<String> {
+    items.iter().map(|i| i.kind.label().to_string()).collect()
+}
+
+/// A pattern when the message is banter and one qualifies; otherwise the model. Then the
+/// Director on whatever was said.
+#[allow(clippy::too_many_arguments)]
+async fn answer(
+    deps: &Deps,
+    me: &Character,
+    sister: Sister,
+    text: &str,
+    history: &[(String, String)],
+    judgment: &Judgment,
+    row: &mut NewChat,
+    emit: &Emit,
+) -> Result<(), String> {
+    let banter = judgment.context_type == Some(crate::safety::ContextType::Banter);
+    let pattern = if banter { best_pattern(deps, me, text, emit).await } else { None };
+    let reply = match pattern {
+        Some((p, usage_id)) => {
+            row.source = "pattern".into();
+            row.pattern_id = Some(p.pattern_id);
+            row.usage_id = Some(usage_id);
+            emit.send(ChatMsg::Reply {
+                text: p.bot_response.clone(),
+                source: Source::Pattern {
+                    pattern_id: p.pattern_id,
+                    usage_id,
+                    rank: rank_of(&p),
+                },
+            });
+            p.bot_response
+        }
+        None => {
+            row.source = "llm".into();
+            generate(deps, me, text, history, emit).await?
+        }
+    };
+    let (verdict, l5) = judge(deps, me, sister, &reply);
     if let Some(l5) = l5 {
         emit.trace(l5);
     }
     emit.trace(format!("Director: {}", verdict.status));
+    row.reply = reply;
+    row.verdict = serde_json::to_value(&verdict).ok();
     emit.send(ChatMsg::Judged(Box::new(verdict)));
     Ok(())
+}
+
+fn rank_of(p: &crate::patterns::Pattern) -> String {
+    let s = crate::patterns::score::score(&crate::patterns::score::ScoreInputs {
+        success_rate: p.success_rate,
+        prowrestling_rate: 0.0,
+        like_rate: p.like_rate,
+        avg_reaction_time: None,
+        observed: p.success_count + p.failure_count,
+    });
+    crate::patterns::score::rank(s).as_str().to_string()
+}
+
+/// Seed 000 §6.3: the best pattern of this sister with success ≥ 0.7; its use is logged.
+async fn best_pattern(
+    deps: &Deps,
+    me: &Character,
+    text: &str,
+    emit: &Emit,
+) -> Option<(crate::patterns::Pattern, i64)> {
+    use crate::patterns as pat;
+    let who = pat::Character::parse(&me.id)?;
+    let (message, conv) = (text.to_string(), deps.conversation.clone());
+    let found = deps
+        .store
+        .call(move |s| {
+            let q = pat::best::BestQuery::new(who, &message);
+            let Some(m) = pat::best::best_match(s.connection(), &q).map_err(se)? else {
+                return Ok(None);
+            };
+            let usage = pat::usage::record_use(
+                s.connection(),
+                &pat::usage::NewUse {
+                    pattern_id: m.pattern.pattern_id,
+                    conversation_id: Some(conv),
+                    user_id: Some("reviewer".into()),
+                    user_message: Some(message.clone()),
+                    bot_response: None,
+                    character: Some(who),
+                    at: pat::stamp::now_ms(),
+                },
+            )
+            .map_err(se)?;
+            Ok(Some((m, usage)))
+        })
+        .await;
+    match found {
+        Ok(Some((m, usage))) => {
+            emit.trace(format!(
+                "pattern #{} ({} → {}): success {:.0}% · likes {:.0}% · used {} · relevance {:.2}",
+                m.pattern.pattern_id,
+                m.pattern.user_message_type,
+                m.pattern.bot_response_type.as_str(),
+                m.pattern.success_rate * 100.0,
+                m.pattern.like_rate * 100.0,
+                m.pattern.used_count + 1,
+                m.relevance
+            ));
+            Some((m.pattern, usage))
+        }
+        Ok(None) => {
+            emit.trace("pattern: none of hers reaches 70% success — the model answers");
+            None
+        }
+        Err(e) => {
+            emit.trace(format!("pattern store: {e} — the model answers"));
+            None
+        }
+    }
+}
+
+async fn resolve_previous(deps: &Deps, usage_id: i64, at: i64, emit: &Emit) {
+    use crate::patterns as pat;
+    let now = pat::stamp::now_ms();
+    let r = deps
+        .store
+        .call(move |s| {
+            pat::usage::resolve_use(
+                s.connection(),
+                usage_id,
+                pat::usage::Observation::Replied { at: now, continued: false },
+                super::patterns_run::WINDOW_SECS,
+            )
+            .map_err(se)
+        })
+        .await;
+    match r {
+        Ok(res) => emit.trace(format!("the last pattern reply was answered after {}s: {res:?}", (now - at) / 1000)),
+        Err(e) => emit.trace(format!("pattern outcome not recorded: {e}")),
+    }
+}
+
+async fn save(deps: &Deps, row: NewChat, emit: &Emit) {
+    match deps.store.call(move |s| s.save_chat(&row)).await {
+        Ok(id) => emit.send(ChatMsg::Saved(id)),
+        Err(e) => emit.trace(format!("NOT saved: {e}")),
+    }
+}
+
+fn se(e: impl std::fmt::Display) -> crate::store::StoreError {
+    crate::store::StoreError::Invalid(e.to_string())
 }
 
 /// The sister answers in character, streamed.
@@ -250,19 +431,4 @@ fn judge(deps: &Deps, me: &Character, sister: Sister, reply: &str) -> (Verdict, 
     }
     v.status = Verdict::status_of(&v.findings);
     (v, trace)
-}
-
-impl Runtime {
-    /// 👍/👎 on a pattern reply: recorded on its usage-log row.
-    pub(super) fn pattern_feedback(&mut self, usage_id: i64, up: bool) {
-        let _ = (usage_id, up);
-        self.app.status = "pattern feedback needs the pattern store".into();
-    }
-}
-
-impl Runtime {
-    pub(super) fn patterns_command(&mut self, cmd: super::app::Command) {
-        let _ = cmd;
-        self.app.status = "the pattern store is not wired yet".into();
-    }
 }

@@ -45,6 +45,8 @@ pub struct Services {
 
 pub struct Runtime {
     pub app: App,
+    /// Chat exchanges of this session share one conversation id (pattern outcomes use it).
+    pub chat_conversation: String,
     pub services: Services,
     pub tx: UnboundedSender<UiMsg>,
     ctl: Option<UnboundedSender<Event>>,
@@ -56,6 +58,7 @@ impl Runtime {
         (
             Runtime {
                 app,
+                chat_conversation: format!("chat-{}", crate::patterns::stamp::now_ms()),
                 services,
                 tx,
                 ctl: None,
@@ -293,6 +296,7 @@ pub struct Options {
 
 pub mod chat;
 mod chat_run;
+mod patterns_run;
 pub mod patterns;
 mod term;
 pub mod vis;

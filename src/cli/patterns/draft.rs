@@ -7,7 +7,7 @@ use clap::Args;
 
 use super::args::{parse_character, parse_type};
 use super::{Common, Fail, Format, WindowArgs, open, print_json};
-use crate::llm::{ApiKind, ChatRequest, Client, LlmConfig, ResponseFormat};
+use crate::llm::{ApiKind, LlmConfig};
 use crate::patterns::counterfactual::{self as cf, Drafts, Persona};
 use crate::patterns::{self as pat, Character, ResponseType};
 
@@ -123,37 +123,9 @@ pub(super) fn draft(a: &DraftArgs, out: &mut dyn Write) -> Result<i32, Fail> {
 
 /// One call, and one re-ask when the reply cannot be read. Endpoint failures exit 3.
 async fn ask(llm: LlmConfig, messages: Vec<crate::llm::Message>) -> Result<Drafts, Fail> {
-    let temperature = llm.temperature;
-    let client = Client::new(llm).map_err(|e| Fail(2, e.to_string()))?;
-    let request = |messages| ChatRequest {
-        messages,
-        temperature: Some(temperature),
-        max_tokens: None,
-        format: ResponseFormat::Json,
-        stop: Some(Vec::new()),
-        seed: None,
-        cap: false,
-    };
-    let first = client
-        .chat(&request(messages.clone()))
-        .await
-        .map_err(|e| Fail(3, e.to_string()))?;
-    let error = match cf::parse_drafts(&first.text) {
-        Ok(d) => return Ok(d),
-        Err(e) => e,
-    };
-    let second = client
-        .chat(&request(cf::reask(&messages, &first.text, &error)))
-        .await
-        .map_err(|e| Fail(3, e.to_string()))?;
-    cf::parse_drafts(&second.text).map_err(|e| {
-        Fail(
-            3,
-            format!(
-                "the model's reply could not be read twice ({e}): {}",
-                second.text.trim()
-            ),
-        )
+    cf::request(llm, messages).await.map_err(|e| match e {
+        cf::DraftError::Config(m) => Fail(2, m),
+        cf::DraftError::Endpoint(m) | cf::DraftError::Unreadable(m) => Fail(3, m),
     })
 }
 

@@ -1,0 +1,204 @@
+//! The runtime side of the patterns pane and of pattern replies in chat: every query and write
+//! goes through the store's single writer, off the UI task, and reports back as a `UiMsg`.
+
+use super::Runtime;
+use super::app::{Command, Promotion, UiMsg};
+use super::patterns::{DropoutRow, PatternRow};
+use crate::patterns::counterfactual::{self as cf, Persona};
+use crate::patterns::db::SortKey;
+use crate::patterns::{self as pat, Character, NewPattern, ResponseType};
+use crate::store::{Store, StoreError};
+
+fn se(e: impl std::fmt::Display) -> StoreError {
+    StoreError::Invalid(e.to_string())
+}
+
+/// The dropout window of seed 000 §7 (a user who does not answer within it has left).
+pub const WINDOW_SECS: i64 = 30 * 60;
+
+fn rows(s: &mut Store) -> Result<Vec<PatternRow>, StoreError> {
+    let list = pat::db::list_scored(s.connection(), None, SortKey::Score).map_err(se)?;
+    Ok(list
+        .into_iter()
+        .map(|sp| PatternRow {
+            id: sp.pattern.pattern_id,
+            character: sp.pattern.character.as_str().into(),
+            user_message_type: sp.pattern.user_message_type,
+            user_message_example: sp.pattern.user_message_example,
+            bot_response: sp.pattern.bot_response,
+            bot_response_type: sp.pattern.bot_response_type.as_str().into(),
+            used: i64::from(sp.pattern.used_count),
+            success_rate: sp.pattern.success_rate,
+            like_rate: sp.pattern.like_rate,
+            score: sp.score,
+            rank: sp.rank.as_str().into(),
+            counterfactual: sp.pattern.is_counterfactual,
+        })
+        .collect())
+}
+
+fn dropouts(s: &mut Store) -> Result<Vec<DropoutRow>, StoreError> {
+    let now = pat::stamp::now_ms();
+    let list = pat::dropouts::dropouts(s.connection(), WINDOW_SECS, now).map_err(se)?;
+    let mut out = Vec::new();
+    for d in list {
+        let drafts = cf::stored_drafts(s.connection(), d.dropout_id)
+            .map_err(se)?
+            .into_iter()
+            .map(|sd| (sd.bot_response_type.as_str().to_string(), sd.text))
+            .collect();
+        out.push(DropoutRow {
+            id: d.dropout_id,
+            character: d.character.map(|c| c.as_str().to_string()).unwrap_or_default(),
+            user_line: d.user_text.unwrap_or_default(),
+            bot_line: d.bot_text,
+            drafts,
+        });
+    }
+    Ok(out)
+}
+
+impl Runtime {
+    fn reload_patterns(&self) {
+        let (store, tx) = (self.services.store.clone(), self.tx.clone());
+        tokio::spawn(async move {
+            let r = store.call(rows).await.map_err(|e| e.to_string());
+            let _ = tx.send(UiMsg::Patterns(r));
+        });
+    }
+
+    fn reload_dropouts(&self) {
+        let (store, tx) = (self.services.store.clone(), self.tx.clone());
+        tokio::spawn(async move {
+            let r = store.call(dropouts).await.map_err(|e| e.to_string());
+            let _ = tx.send(UiMsg::Dropouts(r));
+        });
+    }
+
+    /// 👍/👎 on a pattern reply: recorded on its usage-log row (seed §6.1), then the list
+    /// is reloaded so the pane shows the new like rate.
+    pub(super) fn pattern_feedback(&mut self, usage_id: i64, up: bool) {
+        let (store, tx) = (self.services.store.clone(), self.tx.clone());
+        let value = if up { 1 } else { -1 };
+        tokio::spawn(async move {
+            let r = store
+                .call(move |s| pat::usage::feedback(s.connection(), usage_id, value).map(|_| ()).map_err(se))
+                .await;
+            let msg = match r {
+                Ok(()) => format!("pattern feedback {} saved ✓", if up { "👍" } else { "👎" }),
+                Err(e) => format!("pattern feedback NOT saved: {e}"),
+            };
+            let _ = tx.send(UiMsg::Error(msg));
+            let r = store.call(rows).await.map_err(|e| e.to_string());
+            let _ = tx.send(UiMsg::Patterns(r));
+        });
+    }
+
+    pub(super) fn patterns_command(&mut self, cmd: Command) {
+        match cmd {
+            Command::LoadPatterns => self.reload_patterns(),
+            Command::LoadDropouts => self.reload_dropouts(),
+            Command::DraftCounterfactuals { dropout } => self.draft(dropout),
+            Command::AcceptCounterfactual { dropout, kind, text } => {
+                let (store, tx) = (self.services.store.clone(), self.tx.clone());
+                tokio::spawn(async move {
+                    let r = store
+                        .call(move |s| {
+                            let t = ResponseType::parse(&kind)
+                                .ok_or_else(|| se(format!("unknown reply type {kind}")))?;
+                            cf::accept(
+                                s.connection(),
+                                &cf::Accept {
+                                    dropout_id: dropout,
+                                    bot_response_type: t,
+                                    text: Some(&text),
+                                    character: None,
+                                    user_message_type: None,
+                                    window_secs: WINDOW_SECS,
+                                    as_of: pat::stamp::now_ms(),
+                                },
+                            )
+                            .map_err(se)
+                        })
+                        .await;
+                    let msg = match r {
+                        Ok(p) => format!("pattern #{} added (counterfactual) ✓", p.pattern_id),
+                        Err(e) => format!("not accepted: {e}"),
+                    };
+                    let _ = tx.send(UiMsg::Error(msg));
+                    let r = store.call(rows).await.map_err(|e| e.to_string());
+                    let _ = tx.send(UiMsg::Patterns(r));
+                    let r = store.call(dropouts).await.map_err(|e| e.to_string());
+                    let _ = tx.send(UiMsg::Dropouts(r));
+                });
+            }
+            Command::Promote(p) => self.promote(*p),
+            _ => {}
+        }
+    }
+
+    fn draft(&mut self, dropout: i64) {
+        let (store, tx, llm) = (self.services.store.clone(), self.tx.clone(), self.services.llm.clone());
+        let rules = self.app.rules.clone();
+        tokio::spawn(async move {
+            let found = store
+                .call(move |s| {
+                    pat::dropouts::dropout(s.connection(), dropout, WINDOW_SECS, pat::stamp::now_ms())
+                        .map_err(se)
+                })
+                .await;
+            let d = match found {
+                Ok(d) => d,
+                Err(e) => return send_drafts(&tx, dropout, Err(e.to_string())),
+            };
+            let who = d.character.unwrap_or(Character::Yana);
+            let Some(persona) = rules.character(who.as_str()) else {
+                return send_drafts(&tx, dropout, Err(format!("no persona for {who}")));
+            };
+            let messages = cf::draft_prompt(&Persona::from_character(persona), d.user_text.as_deref(), &d.bot_text);
+            let model = llm.model.clone();
+            let drafts = match cf::request(llm, messages).await {
+                Ok(d) => d,
+                Err(e) => return send_drafts(&tx, dropout, Err(e.to_string())),
+            };
+            let list: Vec<(String, String)> =
+                drafts.drafts.iter().map(|x| (x.bot_response_type.as_str().to_string(), x.text.clone())).collect();
+            let saved = store.call(move |s| cf::save_drafts(s.connection(), dropout, &drafts, Some(&model)).map_err(se)).await;
+            match saved {
+                Ok(()) => send_drafts(&tx, dropout, Ok(list)),
+                Err(e) => send_drafts(&tx, dropout, Err(e.to_string())),
+            }
+        });
+    }
+
+    fn promote(&mut self, p: Promotion) {
+        let (store, tx) = (self.services.store.clone(), self.tx.clone());
+        tokio::spawn(async move {
+            let r = store
+                .call(move |s| {
+                    let new = NewPattern {
+                        character: Character::parse(&p.character),
+                        user_message_type: p.user_message_type,
+                        user_message_example: p.user_message_example,
+                        bot_response: p.bot_response,
+                        bot_response_type: ResponseType::parse(&p.bot_response_type),
+                        counts: Default::default(),
+                        is_counterfactual: false,
+                    };
+                    pat::db::add(s.connection(), &new).map_err(se)
+                })
+                .await;
+            let msg = match r {
+                Ok(p) => format!("pattern #{} added ✓", p.pattern_id),
+                Err(e) => format!("not promoted: {e}"),
+            };
+            let _ = tx.send(UiMsg::Error(msg));
+            let r = store.call(rows).await.map_err(|e| e.to_string());
+            let _ = tx.send(UiMsg::Patterns(r));
+        });
+    }
+}
+
+fn send_drafts(tx: &tokio::sync::mpsc::UnboundedSender<UiMsg>, dropout: i64, drafts: Result<Vec<(String, String)>, String>) {
+    let _ = tx.send(UiMsg::Drafts { dropout, drafts });
+}
