@@ -59,7 +59,12 @@ fn ingest_file(
     let opts = IngestOptions {
         window_secs: args.window.secs(),
         as_of: args.window.as_of(),
-        source: name.clone(),
+        // The file's name only: a full path can carry a user's name (/home/…).
+        source: args
+            .file
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| name.clone()),
     };
     let report = ingest::ingest(store.conn(), &messages, &opts).map_err(|e| match e {
         IngestError::Line { line, message } => {

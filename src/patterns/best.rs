@@ -9,12 +9,14 @@
 //! message's type (Layer 4, a classifier) may pass it: patterns of that `user_message_type` are
 //! preferred, and the others are used only when none of that type qualifies.
 //!
-//! Speed: the rows come from `idx_pattern_best` (character, key DESC, pattern_id, success_rate),
-//! walked in order without touching the table until the top bucket is known, so the cost does
-//! not grow with the number of patterns unless many high-key patterns miss the threshold; after
-//! `SCAN_CAP` such rows it falls back to the seed's own plan (the success_rate index plus a sort).
-
-use std::collections::HashSet;
+//! (At most 64 patterns of the top bucket are compared, in the seed's order.)
+//!
+//! Speed: the character's qualifying patterns are walked in the seed's order on
+//! `idx_pattern_best` (character, key DESC, pattern_id, success_rate) — the threshold is checked
+//! inside the index and nothing is sorted — until the top bucket is complete; only those few
+//! candidates' rows are read (for their examples). When fewer than
+//! 256 patterns qualify (a probe of the success_rate index says so), the seed's plan is used
+//! instead: find them through `idx_character_success_rate` and sort them.
 
 use rusqlite::{Connection, params};
 use serde::Serialize;
@@ -22,8 +24,8 @@ use serde::Serialize;
 use super::db::{COLUMNS, from_row};
 use super::{Character, Pattern, PatternError};
 
-/// Index rows read before giving up on the ordered walk.
-const SCAN_CAP: usize = 2048;
+/// Below this many qualifying patterns the seed's plan (find them, sort them) is cheapest.
+const FEW: i64 = 256;
 /// Candidates of the top bucket compared with the message, at most.
 const BUCKET_CAP: usize = 64;
 
@@ -82,147 +84,164 @@ fn pick(
     conn: &Connection,
     q: &BestQuery,
     message_type: Option<&str>,
-    grams: &HashSet<(char, char)>,
+    grams: &[(char, char)],
 ) -> Result<Option<BestMatch>, PatternError> {
-    let Some(ids) = top_bucket(conn, q, message_type)? else {
+    let Some(cands) = top_bucket(conn, q, message_type)? else {
         return Ok(None);
     };
-    let mut best: Option<BestMatch> = None;
-    let mut st = conn.prepare_cached(&format!(
-        "SELECT {COLUMNS}, success_rate * 0.6 + like_rate * 0.4
-         FROM prowrestling_patterns WHERE pattern_id = ?1"
-    ))?;
-    for id in ids {
-        let (pattern, match_key) = st.query_row([id], |r| Ok((from_row(r)?, r.get(17)?)))?;
-        let relevance = dice(grams, &bigrams(&pattern.user_message_example));
-        let cand = BestMatch {
-            type_matched: message_type.is_some(),
-            pattern,
-            match_key,
-            relevance,
-        };
-        let better = match &best {
-            None => true,
-            Some(b) => cand
-                .relevance
-                .total_cmp(&b.relevance)
-                .then(cand.match_key.total_cmp(&b.match_key))
-                .then(b.pattern.pattern_id.cmp(&cand.pattern.pattern_id))
-                .is_gt(),
-        };
+    // (relevance, key, id) of the best so far.
+    let mut best: Option<(f64, f64, i64)> = None;
+    for (id, key, example) in cands {
+        let rel = dice(grams, &bigrams(&example));
+        let better = best.is_none_or(|(br, bk, bid)| {
+            rel.total_cmp(&br)
+                .then(key.total_cmp(&bk))
+                .then(bid.cmp(&id))
+                .is_gt()
+        });
         if better {
-            best = Some(cand);
+            best = Some((rel, key, id));
         }
     }
-    Ok(best)
+    let Some((relevance, match_key, id)) = best else {
+        return Ok(None);
+    };
+    let pattern = conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM prowrestling_patterns WHERE pattern_id = ?1"
+        ))?
+        .query_row([id], from_row)?;
+    Ok(Some(BestMatch {
+        pattern,
+        match_key,
+        relevance,
+        type_matched: message_type.is_some(),
+    }))
 }
 
 fn bucket(key: f64) -> i64 {
     ((key + 1e-9) * 100.0).floor() as i64
 }
 
-/// The ids of the qualifying patterns in the highest key bucket (at most `BUCKET_CAP`), or
-/// `None` when no pattern qualifies.
+/// A candidate: pattern_id, key, user_message_example.
+type Cand = (i64, f64, String);
+
+/// Keeps the leading rows of one key bucket, at most `BUCKET_CAP`.
+fn first_bucket(
+    rows: impl Iterator<Item = rusqlite::Result<Cand>>,
+) -> Result<Option<Vec<Cand>>, PatternError> {
+    let mut out = Vec::new();
+    let mut top = None;
+    for row in rows {
+        let cand = row?;
+        let b = bucket(cand.1);
+        if top.is_some_and(|t| t != b) || out.len() >= BUCKET_CAP {
+            break;
+        }
+        top = Some(b);
+        out.push(cand);
+    }
+    Ok(top.map(|_| out))
+}
+
+/// The qualifying patterns in the highest key bucket, or `None` when no pattern
+/// qualifies.
 fn top_bucket(
     conn: &Connection,
     q: &BestQuery,
     message_type: Option<&str>,
-) -> Result<Option<Vec<i64>>, PatternError> {
+) -> Result<Option<Vec<Cand>>, PatternError> {
+    let min = q.min_success - 1e-12;
+    if message_type.is_none() && qualifying_at_most(conn, q.character, min, FEW)? < FEW {
+        return few_qualifying(conn, q.character, min);
+    }
     let (index, type_filter) = match message_type {
-        Some(_) => ("idx_pattern_best_by_type", "AND user_message_type = ?2"),
-        None => ("idx_pattern_best", "AND ?2 IS NULL"),
+        Some(_) => ("idx_pattern_best_by_type", "user_message_type = ?2"),
+        None => ("idx_pattern_best", "?2 IS NULL"),
     };
     let mut st = conn.prepare_cached(&format!(
-        "SELECT pattern_id, success_rate, success_rate * 0.6 + like_rate * 0.4
+        "SELECT pattern_id, success_rate * 0.6 + like_rate * 0.4, user_message_example
          FROM prowrestling_patterns INDEXED BY {index}
-         WHERE character = ?1 {type_filter}
+         WHERE character = ?1 AND {type_filter} AND success_rate >= ?3
          ORDER BY success_rate * 0.6 + like_rate * 0.4 DESC, pattern_id"
     ))?;
-    let mut rows = st.query(params![q.character.as_str(), message_type])?;
-    let mut ids = Vec::new();
-    let mut top: Option<i64> = None;
-    let mut scanned = 0usize;
-    while let Some(r) = rows.next()? {
-        let (id, success, key): (i64, f64, f64) = (r.get(0)?, r.get(1)?, r.get(2)?);
-        let b = bucket(key);
-        // Keys only go down: once below the top bucket, nothing later can join it.
-        if top.is_some_and(|t| t != b) {
-            break;
-        }
-        scanned += 1;
-        if success + 1e-12 >= q.min_success {
-            top.get_or_insert(b);
-            ids.push(id);
-            if ids.len() >= BUCKET_CAP {
-                break;
-            }
-        } else if top.is_none() && scanned >= SCAN_CAP {
-            drop(rows);
-            return fallback(conn, q, message_type);
-        }
-    }
-    Ok(top.map(|_| ids))
+    let rows = st.query_map(params![q.character.as_str(), message_type, min], |r| {
+        Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+    })?;
+    first_bucket(rows)
 }
 
-/// The seed's plan: every qualifying pattern through the success_rate index, then a sort.
-fn fallback(
+/// How many of the character's patterns reach `min`, counting no further than `cap`.
+fn qualifying_at_most(
     conn: &Connection,
-    q: &BestQuery,
-    message_type: Option<&str>,
-) -> Result<Option<Vec<i64>>, PatternError> {
+    character: Character,
+    min: f64,
+    cap: i64,
+) -> Result<i64, PatternError> {
     let mut st = conn.prepare_cached(
-        "SELECT pattern_id, success_rate * 0.6 + like_rate * 0.4
-         FROM prowrestling_patterns INDEXED BY idx_character_success_rate
-         WHERE character = ?1 AND success_rate >= ?2 - 1e-12
-           AND (?3 IS NULL OR user_message_type = ?3)
-         ORDER BY success_rate * 0.6 + like_rate * 0.4 DESC, pattern_id
-         LIMIT ?4",
+        "SELECT COUNT(*) FROM (SELECT 1 FROM prowrestling_patterns
+             INDEXED BY idx_character_success_rate
+             WHERE character = ?1 AND success_rate >= ?2 LIMIT ?3)",
     )?;
-    let rows = st.query_map(
-        params![
-            q.character.as_str(),
-            q.min_success,
-            message_type,
-            BUCKET_CAP as i64
-        ],
-        |r| Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?)),
-    )?;
-    let mut ids = Vec::new();
-    let mut top = None;
-    for row in rows {
-        let (id, key) = row?;
-        let b = bucket(key);
-        if top.is_some_and(|t| t != b) {
-            break;
-        }
-        top = Some(b);
-        ids.push(id);
-    }
-    Ok(top.map(|_| ids))
+    Ok(st.query_row(params![character.as_str(), min, cap], |r| r.get(0))?)
 }
 
-/// Character bigrams of the text's letters and digits (NFKC, lower-cased; spaces, punctuation
-/// and symbols dropped, so 「バカ！」 and 「ばか」 differ but 「バカ!!」 and 「バカ」 do not).
+/// The seed's own plan, for when few patterns qualify: find them all through the success_rate
+/// index and sort them.
+fn few_qualifying(
+    conn: &Connection,
+    character: Character,
+    min: f64,
+) -> Result<Option<Vec<Cand>>, PatternError> {
+    let mut st = conn.prepare_cached(
+        "SELECT pattern_id, success_rate * 0.6 + like_rate * 0.4, user_message_example
+         FROM prowrestling_patterns INDEXED BY idx_character_success_rate
+         WHERE character = ?1 AND success_rate >= ?2
+         ORDER BY success_rate * 0.6 + like_rate * 0.4 DESC, pattern_id",
+    )?;
+    let rows = st.query_map(params![character.as_str(), min], |r| {
+        Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+    })?;
+    first_bucket(rows)
+}
+
+/// Character bigrams of the text's letters and digits, sorted and distinct (NFKC,
+/// lower-cased; spaces, punctuation and symbols dropped, so 「バカ!!」 and 「バカ」 match).
 /// A one-letter text yields its single letter paired with itself.
-pub fn bigrams(text: &str) -> HashSet<(char, char)> {
+pub fn bigrams(text: &str) -> Vec<(char, char)> {
     use unicode_normalization::UnicodeNormalization;
     let chars: Vec<char> = text
         .nfkc()
         .flat_map(char::to_lowercase)
         .filter(|c| c.is_alphanumeric())
         .collect();
-    match chars.as_slice() {
-        [] => HashSet::new(),
-        [c] => HashSet::from([(*c, *c)]),
+    let mut grams: Vec<(char, char)> = match chars.as_slice() {
+        [] => Vec::new(),
+        [c] => vec![(*c, *c)],
         _ => chars.windows(2).map(|w| (w[0], w[1])).collect(),
-    }
+    };
+    grams.sort_unstable();
+    grams.dedup();
+    grams
 }
 
-fn dice(a: &HashSet<(char, char)>, b: &HashSet<(char, char)>) -> f64 {
+/// Dice coefficient of two sorted, distinct bigram lists.
+fn dice(a: &[(char, char)], b: &[(char, char)]) -> f64 {
     if a.is_empty() || b.is_empty() {
         return 0.0;
     }
-    let shared = a.intersection(b).count();
+    let (mut i, mut j, mut shared) = (0, 0, 0usize);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                shared += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
     2.0 * shared as f64 / (a.len() + b.len()) as f64
 }
 
