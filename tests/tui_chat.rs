@@ -270,3 +270,258 @@ async fn a_critical_message_is_blocked_before_the_model_and_meta_talk_is_a_world
         e.trace
     );
 }
+
+/// Judge calls say じゃれ合い; generation says something harmless.
+async fn banter_server() -> FakeServer {
+    FakeServer::with(|req: &Recorded, _| match req.path.as_str() {
+        "/v1/models" => Reply::json(
+            200,
+            r#"{"object":"list","data":[{"id":"tiny-ja","object":"model","owned_by":"llamacpp"}]}"#,
+        ),
+        "/v1/chat/completions" if req.json()["stream"] == true => Reply::sse(parts(&sse_events(
+            "tiny-ja",
+            &["そうなんだ、", "ふーん！"],
+            "stop",
+            2,
+        ))),
+        "/v1/chat/completions" => Reply::json(
+            200,
+            &openai_reply(
+                "tiny-ja",
+                r#"{"context_type":"じゃれ合い","confidence":0.9,"reason":"笑いながらのからかい"}"#,
+                10,
+            ),
+        ),
+        _ => Reply::json(
+            404,
+            r#"{"error":{"message":"File Not Found","type":"not_found_error","code":404}}"#,
+        ),
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn banter_is_answered_from_the_pattern_db_and_its_outcome_and_thumb_are_recorded() {
+    use kakeai::patterns::{self as pat, Character, NewPattern, ResponseType};
+    let server = banter_server().await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("k.db");
+    {
+        let mut s = Store::open(&db).unwrap();
+        let mut p = NewPattern {
+            character: Some(Character::Yana),
+            user_message_type: "からかい".into(),
+            user_message_example: "やなってほんとバカだなぁ笑".into(),
+            bot_response: "はぁ？バカって言ったほうがバカなんだからね！".into(),
+            bot_response_type: Some(ResponseType::Uke),
+            counts: Default::default(),
+            is_counterfactual: false,
+        };
+        p.counts.used_count = 10;
+        p.counts.success_count = 9;
+        p.counts.failure_count = 1;
+        pat::db::add(s.connection(), &p).unwrap();
+    }
+    let (mut rt, mut rx) = runtime(&server.url, &db);
+    // A returning user: three ordinary messages first.
+    for m in ["こんにちは", "今日は晴れてるね", "散歩いこうよ"] {
+        send(&mut rt, &mut rx, m);
+    }
+    send(
+        &mut rt,
+        &mut rx,
+        "山田さんが言ってたけど、やなってほんとバカだなぁ笑",
+    );
+    let e = rt.app.chat.as_ref().unwrap().exchanges[3].clone();
+    let Source::Pattern {
+        pattern_id,
+        usage_id,
+        ..
+    } = e.source.clone()
+    else {
+        panic!("expected a pattern reply: {:?} / {:?}", e.source, e.trace);
+    };
+    assert_eq!(e.reply, "はぁ？バカって言ったほうがバカなんだからね！");
+    assert!(
+        e.trace.iter().any(|s| s.contains("context じゃれ合い")),
+        "{:?}",
+        e.trace
+    );
+    assert!(
+        e.trace
+            .iter()
+            .any(|s| s.starts_with(&format!("pattern #{pattern_id}"))),
+        "{:?}",
+        e.trace
+    );
+    assert!(e.verdict.is_some());
+    // 👍 on it (keys: leave the input, select it, +).
+    rt.app
+        .on_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
+    rt.app.chat.as_mut().unwrap().selected = 3;
+    for cmd in rt
+        .app
+        .on_key(KeyEvent::new(KeyCode::Char('+'), KeyModifiers::NONE))
+    {
+        rt.execute(cmd);
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !rt.app.status.contains("pattern feedback") {
+        assert!(std::time::Instant::now() < deadline, "{}", rt.app.status);
+        match rx.try_recv() {
+            Ok(m) => rt.app.on_msg(m),
+            Err(_) => std::thread::sleep(Duration::from_millis(5)),
+        }
+    }
+    assert!(rt.app.status.contains("saved"), "{}", rt.app.status);
+    // The user answers: the pattern's use is a success.
+    for cmd in rt
+        .app
+        .on_key(KeyEvent::new(KeyCode::Char('C'), KeyModifiers::NONE))
+    {
+        rt.execute(cmd);
+    }
+    send(&mut rt, &mut rx, "ごめんごめん");
+    let last = &rt.app.chat.as_ref().unwrap().exchanges[4];
+    assert!(
+        last.trace.iter().any(|s| s.contains("Success")),
+        "{:?}",
+        last.trace
+    );
+    drop(rt);
+    std::thread::sleep(Duration::from_millis(200));
+    let mut s = Store::open(&db).unwrap();
+    let p = pat::get(s.connection(), pattern_id).unwrap();
+    assert_eq!((p.used_count, p.success_count, p.like_count), (11, 10, 1));
+    let fb: i64 = s
+        .connection()
+        .query_row(
+            "SELECT feedback FROM prowrestling_usage_log WHERE log_id = ?1",
+            [usage_id],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(fb, 1);
+    let rows: i64 = s
+        .connection()
+        .query_row("SELECT COUNT(*) FROM chat_exchanges", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(rows, 5);
+    let (masked, hash): (String, String) = s
+        .connection()
+        .query_row(
+            "SELECT user_masked, original_content_hash FROM chat_exchanges WHERE id = 4",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert!(masked.starts_with("[氏名]さんが言ってた"), "{masked}");
+    assert_eq!(
+        hash,
+        kakeai::safety::pii::sha256_hex("山田さんが言ってたけど、やなってほんとバカだなぁ笑")
+    );
+    drop(s);
+    // No raw name anywhere in the database files.
+    for f in std::fs::read_dir(dir.path()).unwrap() {
+        let bytes = std::fs::read(f.unwrap().path()).unwrap();
+        assert!(!String::from_utf8_lossy(&bytes).contains("山田"));
+    }
+}
+
+fn wait_status(rt: &mut Runtime, rx: &mut tokio::sync::mpsc::UnboundedReceiver<UiMsg>, want: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !rt.app.status.contains(want) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "waiting for {want}: {}",
+            rt.app.status
+        );
+        match rx.try_recv() {
+            Ok(m) => rt.app.on_msg(m),
+            Err(_) => std::thread::sleep(Duration::from_millis(5)),
+        }
+    }
+}
+
+fn key(rt: &mut Runtime, c: char) {
+    for cmd in rt
+        .app
+        .on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
+    {
+        rt.execute(cmd);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reviewed_reply_is_promoted_to_a_pattern_and_shows_in_the_patterns_pane() {
+    let server = server().await;
+    let dir = tempfile::tempdir().unwrap();
+    let (mut rt, mut rx) = runtime(&server.url, &dir.path().join("k.db"));
+    send(&mut rt, &mut rx, "週末どこか行こうよ");
+    rt.app
+        .on_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
+    key(&mut rt, 'P');
+    // ←/→ picks the reply type; Enter promotes with the typed message type (からかい → 誘い).
+    rt.app
+        .on_key(KeyEvent::new(KeyCode::Right, KeyModifiers::NONE));
+    for _ in 0.."からかい".chars().count() {
+        rt.app
+            .on_key(KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE));
+    }
+    for c in "誘い".chars() {
+        key(&mut rt, c);
+    }
+    for cmd in rt
+        .app
+        .on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE))
+    {
+        rt.execute(cmd);
+    }
+    wait_status(&mut rt, &mut rx, "added");
+    assert!(
+        rt.app.status.starts_with("pattern #1 added"),
+        "{}",
+        rt.app.status
+    );
+    wait_until(&mut rt, &mut rx, |a| !a.patterns.rows.is_empty());
+    let rows = &rt.app.patterns.rows;
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].user_message_type, "誘い");
+    assert_eq!(rows[0].bot_response_type, "流し");
+    assert_eq!(rows[0].user_message_example, "週末どこか行こうよ");
+    assert_eq!(rows[0].bot_response, "えー、ほんと？じゃあ一緒に行こうよ！");
+    // The pane: v four times from detail.
+    for _ in 0..4 {
+        key(&mut rt, 'v');
+    }
+    let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(140, 40)).unwrap();
+    t.draw(|f| kakeai::tui::render::draw(f, &rt.app)).unwrap();
+    let screen = t.backend().to_string();
+    assert!(screen.contains("1 patterns · sort score"), "{screen}");
+    assert!(screen.contains("#1 誘い → 流し"), "{screen}");
+    insta::assert_snapshot!("patterns_140x40", screen);
+    let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(100, 30)).unwrap();
+    t.draw(|f| kakeai::tui::render::draw(f, &rt.app)).unwrap();
+    insta::assert_snapshot!("patterns_100x30", t.backend().to_string());
+    // Dropouts: none without ingested logs, said plainly.
+    key(&mut rt, 'D');
+    wait_until(&mut rt, &mut rx, |a| a.patterns.review);
+    let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(140, 40)).unwrap();
+    t.draw(|f| kakeai::tui::render::draw(f, &rt.app)).unwrap();
+    assert!(t.backend().to_string().contains("no dropouts"));
+}
+
+fn wait_until(
+    rt: &mut Runtime,
+    rx: &mut tokio::sync::mpsc::UnboundedReceiver<UiMsg>,
+    f: impl Fn(&App) -> bool,
+) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !f(&rt.app) {
+        assert!(std::time::Instant::now() < deadline);
+        match rx.try_recv() {
+            Ok(m) => rt.app.on_msg(m),
+            Err(_) => std::thread::sleep(Duration::from_millis(5)),
+        }
+    }
+}

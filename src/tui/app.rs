@@ -56,6 +56,12 @@ pub enum Modal {
         category: usize,
         text: TextArea<'static>,
     },
+    /// Promote a reviewed line to a pattern: ←/→ reply type, the message type typed.
+    Promote {
+        promotion: Box<Promotion>,
+        kind: usize,
+        text: TextArea<'static>,
+    },
     /// A secret's fields as YAML (visibility pane).
     Secret {
         key: String,
@@ -488,6 +494,22 @@ impl App {
                     text: textarea(
                         "feedback: ←/→ category; what is wrong, then the fix (Enter to save)",
                     ),
+                });
+            }
+            Action::Promote => {
+                let Some(p) = self.promotion() else {
+                    self.status =
+                        "select a reviewed line with the line before it to promote".into();
+                    return Vec::new();
+                };
+                let mut t = textarea(
+                    "promote: ←/→ reply type · type the message type (e.g. からかい) · Enter",
+                );
+                t.insert_str("からかい");
+                self.modal = Some(Modal::Promote {
+                    promotion: Box::new(p),
+                    kind: 0,
+                    text: t,
                 });
             }
             Action::ChooseAttempt if self.run.held => {

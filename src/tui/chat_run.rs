@@ -51,10 +51,14 @@ impl Runtime {
     ) {
         let s = &self.services;
         let pending_use = self.app.chat.as_ref().and_then(|c| {
-            c.exchanges.iter().rev().nth(1).and_then(|e| match e.source {
-                Source::Pattern { usage_id, .. } => Some((usage_id, e.at_ms)),
-                _ => None,
-            })
+            c.exchanges
+                .iter()
+                .rev()
+                .nth(1)
+                .and_then(|e| match e.source {
+                    Source::Pattern { usage_id, .. } => Some((usage_id, e.at_ms)),
+                    _ => None,
+                })
         });
         let deps = Deps {
             store: s.store.clone(),
@@ -161,9 +165,13 @@ async fn answer(
     emit: &Emit,
 ) -> Result<(), String> {
     let banter = judgment.context_type == Some(crate::safety::ContextType::Banter);
-    let pattern = if banter { best_pattern(deps, me, text, emit).await } else { None };
+    let pattern = if banter {
+        best_pattern(deps, me, text, emit).await
+    } else {
+        None
+    };
     let reply = match pattern {
-        Some((p, usage_id)) => {
+        Some((p, usage_id, rank)) => {
             row.source = "pattern".into();
             row.pattern_id = Some(p.pattern_id);
             row.usage_id = Some(usage_id);
@@ -172,7 +180,7 @@ async fn answer(
                 source: Source::Pattern {
                     pattern_id: p.pattern_id,
                     usage_id,
-                    rank: rank_of(&p),
+                    rank,
                 },
             });
             p.bot_response
@@ -193,24 +201,13 @@ async fn answer(
     Ok(())
 }
 
-fn rank_of(p: &crate::patterns::Pattern) -> String {
-    let s = crate::patterns::score::score(&crate::patterns::score::ScoreInputs {
-        success_rate: p.success_rate,
-        prowrestling_rate: 0.0,
-        like_rate: p.like_rate,
-        avg_reaction_time: None,
-        observed: p.success_count + p.failure_count,
-    });
-    crate::patterns::score::rank(s).as_str().to_string()
-}
-
 /// Seed 000 §6.3: the best pattern of this sister with success ≥ 0.7; its use is logged.
 async fn best_pattern(
     deps: &Deps,
     me: &Character,
     text: &str,
     emit: &Emit,
-) -> Option<(crate::patterns::Pattern, i64)> {
+) -> Option<(crate::patterns::Pattern, i64, String)> {
     use crate::patterns as pat;
     let who = pat::Character::parse(&me.id)?;
     let (message, conv) = (text.to_string(), deps.conversation.clone());
@@ -234,11 +231,14 @@ async fn best_pattern(
                 },
             )
             .map_err(se)?;
-            Ok(Some((m, usage)))
+            let rank = pat::db::scored(s.connection(), m.pattern.pattern_id)
+                .map(|sp| sp.rank.as_str().to_string())
+                .map_err(se)?;
+            Ok(Some((m, usage, rank)))
         })
         .await;
     match found {
-        Ok(Some((m, usage))) => {
+        Ok(Some((m, usage, rank))) => {
             emit.trace(format!(
                 "pattern #{} ({} → {}): success {:.0}% · likes {:.0}% · used {} · relevance {:.2}",
                 m.pattern.pattern_id,
@@ -249,7 +249,7 @@ async fn best_pattern(
                 m.pattern.used_count + 1,
                 m.relevance
             ));
-            Some((m.pattern, usage))
+            Some((m.pattern, usage, rank))
         }
         Ok(None) => {
             emit.trace("pattern: none of hers reaches 70% success — the model answers");
@@ -271,14 +271,20 @@ async fn resolve_previous(deps: &Deps, usage_id: i64, at: i64, emit: &Emit) {
             pat::usage::resolve_use(
                 s.connection(),
                 usage_id,
-                pat::usage::Observation::Replied { at: now, continued: false },
+                pat::usage::Observation::Replied {
+                    at: now,
+                    continued: false,
+                },
                 super::patterns_run::WINDOW_SECS,
             )
             .map_err(se)
         })
         .await;
     match r {
-        Ok(res) => emit.trace(format!("the last pattern reply was answered after {}s: {res:?}", (now - at) / 1000)),
+        Ok(res) => emit.trace(format!(
+            "the last pattern reply was answered after {}s: {res:?}",
+            (now - at) / 1000
+        )),
         Err(e) => emit.trace(format!("pattern outcome not recorded: {e}")),
     }
 }

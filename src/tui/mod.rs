@@ -5,7 +5,7 @@
 pub mod app;
 mod detail;
 pub mod keymap;
-mod modal;
+pub(crate) mod modal;
 pub mod render;
 mod side;
 pub mod theme;
@@ -296,8 +296,8 @@ pub struct Options {
 
 pub mod chat;
 mod chat_run;
-mod patterns_run;
 pub mod patterns;
+mod patterns_run;
 mod term;
 pub mod vis;
 pub use term::run;

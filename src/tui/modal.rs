@@ -4,6 +4,9 @@ use crossterm::event::{KeyCode, KeyEvent};
 use serde_json::json;
 
 use super::app::{App, CATEGORIES, Command, Modal, save};
+
+/// The seed's reply types, in the order ←/→ walks them.
+pub(super) const PROMOTE_TYPES: [&str; 3] = ["プロレス受け", "流し", "カウンター"];
 use crate::director::Status;
 use crate::duo::Event;
 use crate::store::ActionKind;
@@ -25,6 +28,14 @@ impl App {
                         let order = [Status::Pass, Status::Warn, Status::Retry];
                         let i = order.iter().position(|s| s == status).unwrap_or(0);
                         *status = order[if right { (i + 1) % 3 } else { (i + 2) % 3 }];
+                        return Vec::new();
+                    }
+                    Modal::Promote { kind, .. } => {
+                        *kind = if right {
+                            (*kind + 1) % 3
+                        } else {
+                            (*kind + 2) % 3
+                        };
                         return Vec::new();
                     }
                     Modal::Feedback { category, .. } => {
@@ -53,7 +64,8 @@ impl App {
             }
             Modal::Override { reason: t, .. }
             | Modal::Feedback { text: t, .. }
-            | Modal::Secret { text: t, .. } => {
+            | Modal::Secret { text: t, .. }
+            | Modal::Promote { text: t, .. } => {
                 t.input(key);
             }
         }
@@ -65,6 +77,20 @@ impl App {
         match modal {
             // Handled by the visibility pane's editor (Enter is a newline there).
             Modal::Secret { .. } => Vec::new(),
+            Modal::Promote {
+                mut promotion,
+                kind,
+                text,
+            } => {
+                let t = text.lines().join(" ").trim().to_string();
+                if t.is_empty() {
+                    self.status = "a message type is needed (e.g. からかい)".into();
+                    return Vec::new();
+                }
+                promotion.user_message_type = t;
+                promotion.bot_response_type = PROMOTE_TYPES[kind % 3].into();
+                vec![Command::Promote(promotion)]
+            }
             Modal::Topic(t) => {
                 let topic = t.lines().join(" ").trim().to_string();
                 if topic.is_empty() {

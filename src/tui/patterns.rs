@@ -342,3 +342,34 @@ fn cut(s: &str, width: usize) -> String {
     }
     out
 }
+
+impl App {
+    /// What `P` would promote: in chat, the selected exchange (the user's masked message and
+    /// the reply); otherwise the selected duo line, with the partner's line before it.
+    pub(super) fn promotion(&self) -> Option<super::app::Promotion> {
+        if let Some(chat) = &self.chat {
+            let e = chat.exchanges.get(chat.selected)?;
+            if e.reply.is_empty() {
+                return None;
+            }
+            return Some(super::app::Promotion {
+                character: chat.character.clone(),
+                user_message_type: String::new(),
+                user_message_example: e.masked.clone(),
+                bot_response: e.reply.clone(),
+                bot_response_type: String::new(),
+            });
+        }
+        let i = self.selected;
+        let line = self.run.turns.get(i)?;
+        let before = self.run.turns.get(i.checked_sub(1)?)?;
+        let text = |t: &super::view::TurnView| t.shown().map(|a| a.text.clone());
+        Some(super::app::Promotion {
+            character: line.speaker.clone(),
+            user_message_type: String::new(),
+            user_message_example: text(before)?,
+            bot_response: text(line)?,
+            bot_response_type: String::new(),
+        })
+    }
+}

@@ -49,7 +49,10 @@ fn dropouts(s: &mut Store) -> Result<Vec<DropoutRow>, StoreError> {
             .collect();
         out.push(DropoutRow {
             id: d.dropout_id,
-            character: d.character.map(|c| c.as_str().to_string()).unwrap_or_default(),
+            character: d
+                .character
+                .map(|c| c.as_str().to_string())
+                .unwrap_or_default(),
             user_line: d.user_text.unwrap_or_default(),
             bot_line: d.bot_text,
             drafts,
@@ -82,7 +85,11 @@ impl Runtime {
         let value = if up { 1 } else { -1 };
         tokio::spawn(async move {
             let r = store
-                .call(move |s| pat::usage::feedback(s.connection(), usage_id, value).map(|_| ()).map_err(se))
+                .call(move |s| {
+                    pat::usage::feedback(s.connection(), usage_id, value)
+                        .map(|_| ())
+                        .map_err(se)
+                })
                 .await;
             let msg = match r {
                 Ok(()) => format!("pattern feedback {} saved ✓", if up { "👍" } else { "👎" }),
@@ -99,7 +106,11 @@ impl Runtime {
             Command::LoadPatterns => self.reload_patterns(),
             Command::LoadDropouts => self.reload_dropouts(),
             Command::DraftCounterfactuals { dropout } => self.draft(dropout),
-            Command::AcceptCounterfactual { dropout, kind, text } => {
+            Command::AcceptCounterfactual {
+                dropout,
+                kind,
+                text,
+            } => {
                 let (store, tx) = (self.services.store.clone(), self.tx.clone());
                 tokio::spawn(async move {
                     let r = store
@@ -138,13 +149,22 @@ impl Runtime {
     }
 
     fn draft(&mut self, dropout: i64) {
-        let (store, tx, llm) = (self.services.store.clone(), self.tx.clone(), self.services.llm.clone());
+        let (store, tx, llm) = (
+            self.services.store.clone(),
+            self.tx.clone(),
+            self.services.llm.clone(),
+        );
         let rules = self.app.rules.clone();
         tokio::spawn(async move {
             let found = store
                 .call(move |s| {
-                    pat::dropouts::dropout(s.connection(), dropout, WINDOW_SECS, pat::stamp::now_ms())
-                        .map_err(se)
+                    pat::dropouts::dropout(
+                        s.connection(),
+                        dropout,
+                        WINDOW_SECS,
+                        pat::stamp::now_ms(),
+                    )
+                    .map_err(se)
                 })
                 .await;
             let d = match found {
@@ -155,15 +175,26 @@ impl Runtime {
             let Some(persona) = rules.character(who.as_str()) else {
                 return send_drafts(&tx, dropout, Err(format!("no persona for {who}")));
             };
-            let messages = cf::draft_prompt(&Persona::from_character(persona), d.user_text.as_deref(), &d.bot_text);
+            let messages = cf::draft_prompt(
+                &Persona::from_character(persona),
+                d.user_text.as_deref(),
+                &d.bot_text,
+            );
             let model = llm.model.clone();
             let drafts = match cf::request(llm, messages).await {
                 Ok(d) => d,
                 Err(e) => return send_drafts(&tx, dropout, Err(e.to_string())),
             };
-            let list: Vec<(String, String)> =
-                drafts.drafts.iter().map(|x| (x.bot_response_type.as_str().to_string(), x.text.clone())).collect();
-            let saved = store.call(move |s| cf::save_drafts(s.connection(), dropout, &drafts, Some(&model)).map_err(se)).await;
+            let list: Vec<(String, String)> = drafts
+                .drafts
+                .iter()
+                .map(|x| (x.bot_response_type.as_str().to_string(), x.text.clone()))
+                .collect();
+            let saved = store
+                .call(move |s| {
+                    cf::save_drafts(s.connection(), dropout, &drafts, Some(&model)).map_err(se)
+                })
+                .await;
             match saved {
                 Ok(()) => send_drafts(&tx, dropout, Ok(list)),
                 Err(e) => send_drafts(&tx, dropout, Err(e.to_string())),
@@ -199,6 +230,10 @@ impl Runtime {
     }
 }
 
-fn send_drafts(tx: &tokio::sync::mpsc::UnboundedSender<UiMsg>, dropout: i64, drafts: Result<Vec<(String, String)>, String>) {
+fn send_drafts(
+    tx: &tokio::sync::mpsc::UnboundedSender<UiMsg>,
+    dropout: i64,
+    drafts: Result<Vec<(String, String)>, String>,
+) {
     let _ = tx.send(UiMsg::Drafts { dropout, drafts });
 }
