@@ -525,3 +525,63 @@ async fn a_leaking_attempt_is_retried_by_the_leak_rule() {
         bodies[1]
     );
 }
+
+#[test]
+fn a_warning_review_exits_0_and_the_work_sets_the_result_mapping() {
+    let env = Env::new();
+    let root = env.dir.path().join("v");
+    // This work treats a quotation (high) as a warning: only critical issues reject.
+    write(
+        &root,
+        "_ai_control/visibility.yaml",
+        "review:\n  reject_at: critical\n  warn_at: medium\nentities:\n  world_settings:\n    町:\n      sections:\n        商店街: 3\n",
+    );
+    write(
+        &root,
+        "world_settings/町.md",
+        "---\nname: 町\n---\n## 商店街\n駅前から川沿いまで続く商店街には、古い和菓子屋と新しいパン屋が並んでいる。\n",
+    );
+    let quoting = "ねえ、駅前から川沿いまで続く商店街には、古い和菓子屋があるんだよ。\n";
+    let out = env.run_in(
+        &[
+            "vault",
+            "review",
+            "--no-embed",
+            "--vault",
+            root.to_str().unwrap(),
+        ],
+        quoting,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["result"], "warning", "{v}");
+    let issues = v["issues"].as_array().unwrap();
+    assert!(
+        issues
+            .iter()
+            .any(|i| i["type"] == "direct_quotation" && i["severity"] == "high"),
+        "{issues:?}"
+    );
+    // The default mapping rejects the same text.
+    write(
+        &root,
+        "_ai_control/visibility.yaml",
+        "entities:\n  world_settings:\n    町:\n      sections:\n        商店街: 3\n",
+    );
+    let out = env.run_in(
+        &[
+            "vault",
+            "review",
+            "--no-embed",
+            "--vault",
+            root.to_str().unwrap(),
+        ],
+        quoting,
+    );
+    assert_eq!(out.status.code(), Some(1));
+}

@@ -136,16 +136,31 @@ fn review(a: ReviewArgs) -> i32 {
         if let Some(m) = a.embed_model {
             cfg.embed_model = Some(m);
         }
-        let client = crate::llm::Client::new(cfg).ok();
+        let client = match crate::llm::Client::new(cfg) {
+            Ok(c) => c,
+            Err(e) => {
+                // Asked for embeddings but no client: say it was skipped and why.
+                let mut r = reviewer.review(&text);
+                r.embeddings = crate::vault::leak::EmbedStatus::Skipped {
+                    reason: format!("no embeddings client: {e}"),
+                };
+                return print_review(&r);
+            }
+        };
         match crate::duo::driver::runtime() {
-            Ok(rt) => rt.block_on(reviewer.review_with_embeddings(&text, client.as_ref())),
+            Ok(rt) => rt.block_on(reviewer.review_with_embeddings(&text, Some(&client))),
             Err(e) => {
                 eprintln!("kakeai vault: cannot start the async runtime: {e}");
                 return 2;
             }
         }
     };
-    match serde_json::to_string_pretty(&review) {
+    print_review(&review)
+}
+
+/// The review as JSON on stdout; exit 1 when rejected, 0 for approved or warning.
+fn print_review(review: &crate::vault::leak::Review) -> i32 {
+    match serde_json::to_string_pretty(review) {
         Ok(s) => println!("{s}"),
         Err(e) => {
             eprintln!("kakeai vault: {e}");

@@ -153,7 +153,7 @@ fn split_front<'a>(
             let front: FrontMatter = if yaml.trim().is_empty() {
                 FrontMatter::default()
             } else {
-                serde_norway::from_str(yaml).map_err(|e| yaml_error(path, &e, 1))?
+                serde_norway::from_str(yaml).map_err(|e| yaml_error(path, &e, 1, yaml))?
             };
             return Ok((front, body, i + 3));
         }

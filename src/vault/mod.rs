@@ -32,7 +32,12 @@ pub mod template;
 
 /// A YAML error as `path:line:col: message`; `line_offset` is added for embedded YAML (front
 /// matter starts on line 2 of its file).
-pub(crate) fn yaml_error(path: &Path, e: &serde_norway::Error, line_offset: usize) -> ConfigError {
+pub(crate) fn yaml_error(
+    path: &Path,
+    e: &serde_norway::Error,
+    line_offset: usize,
+    text: &str,
+) -> ConfigError {
     let message = e.to_string();
     // serde_norway appends " at line L column C"; the location is reported separately.
     let message = message
@@ -41,18 +46,46 @@ pub(crate) fn yaml_error(path: &Path, e: &serde_norway::Error, line_offset: usiz
         .unwrap_or(&message)
         .to_string();
     match e.location() {
-        Some(l) => ConfigError::Syntax {
-            path: path.to_path_buf(),
-            line: l.line() + line_offset,
-            col: l.column(),
-            message,
-        },
+        Some(l) => {
+            // Name what the bad value belongs to (`characters/やな/基本`), not just where it is.
+            let keys = yaml_path_at(text, l.line());
+            let message = match describe_path(&keys) {
+                Some(what) => format!("{what}: {message}"),
+                None => message,
+            };
+            ConfigError::Syntax {
+                path: path.to_path_buf(),
+                line: l.line() + line_offset,
+                col: l.column(),
+                message,
+            }
+        }
         None => ConfigError::Invalid {
             path: path.to_path_buf(),
             at: None,
             key: None,
             message,
         },
+    }
+}
+
+/// `entities/characters/やな/sections/基本` → `characters/やな/基本`; a secret's field →
+/// `characters/やな/SEC-1 (visibility)`; any other path is joined with dots.
+fn describe_path(keys: &[String]) -> Option<String> {
+    match keys {
+        [] => None,
+        [e, ty, name, rest @ ..] if e == "entities" => Some(match rest {
+            [list, item, field @ ..] if list == "sections" || list == "secrets" => {
+                let mut s = format!("{ty}/{name}/{item}");
+                if !field.is_empty() {
+                    s.push_str(&format!(" ({})", field.join(".")));
+                }
+                s
+            }
+            [] => format!("{ty}/{name}"),
+            field => format!("{ty}/{name} ({})", field.join(".")),
+        }),
+        keys => Some(keys.join(".")),
     }
 }
 
@@ -76,3 +109,111 @@ pub(crate) fn find_key(text: &str, key: &str, after_line: usize) -> Option<(usiz
 
 #[cfg(test)]
 mod tests;
+
+/// One line of block YAML as the path finder sees it.
+struct YamlLine<'a> {
+    /// Column of the line's first character (the `-` of a list item).
+    indent: usize,
+    /// Column of the key (after `- ` on a list item's first line).
+    key_indent: usize,
+    item: bool,
+    key: &'a str,
+    value: &'a str,
+}
+
+fn yaml_line(l: &str) -> Option<YamlLine<'_>> {
+    let t = l.trim_start_matches(' ');
+    if t.is_empty() || t.starts_with('#') {
+        return None;
+    }
+    let indent = l.len() - t.len();
+    let (item, body) = match t.strip_prefix('-') {
+        Some(rest) if rest.is_empty() || rest.starts_with(' ') => {
+            (true, rest.trim_start_matches(' '))
+        }
+        _ => (false, t),
+    };
+    let key_indent = l.len() - body.len();
+    let (key, value) = body.split_once(':').unwrap_or((body, ""));
+    Some(YamlLine {
+        indent,
+        key_indent,
+        item,
+        key: key.trim().trim_matches(['"', '\'']),
+        value: value.trim().trim_matches(['"', '\'']),
+    })
+}
+
+/// The keys leading to `line` (1-based) of a block-style YAML text, outermost first; a list
+/// item is named by its `id` or `name` (else `[N]`). Lets a type error that serde reports by
+/// position say which entity and section it belongs to.
+pub(crate) fn yaml_path_at(text: &str, line: usize) -> Vec<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let Some(mut at) = line.checked_sub(1).filter(|i| *i < lines.len()) else {
+        return Vec::new();
+    };
+    let Some(first) = yaml_line(lines[at]) else {
+        return Vec::new();
+    };
+    let mut path = vec![first.key.to_string()];
+    let mut want = first.key_indent;
+    let mut item_at = first.item.then_some(at);
+    loop {
+        if let Some(start) = item_at.take() {
+            // Inside a list item that starts at `start`: name it, then find the list's key.
+            let m = yaml_line(lines[start]).map(|y| y.indent).unwrap_or(0);
+            path.push(item_label(&lines, start, m));
+            let parent = (0..start).rev().find_map(|j| {
+                let y = yaml_line(lines[j])?;
+                let other_item = y.item && y.indent == m;
+                (!other_item && (y.key_indent < m || (y.key_indent == m && !y.item)))
+                    .then_some((j, y))
+            });
+            let Some((j, y)) = parent else { break };
+            path.push(y.key.to_string());
+            want = y.key_indent;
+            item_at = y.item.then_some(j);
+            at = j;
+            continue;
+        }
+        let found = (0..at).rev().find_map(|j| {
+            let y = yaml_line(lines[j])?;
+            (y.key_indent < want || (y.item && y.key_indent == want)).then_some((j, y))
+        });
+        let Some((j, y)) = found else { break };
+        at = j;
+        if y.key_indent == want {
+            // The first line of the list item this mapping belongs to.
+            item_at = Some(j);
+            continue;
+        }
+        path.push(y.key.to_string());
+        want = y.key_indent;
+        item_at = y.item.then_some(j);
+    }
+    path.reverse();
+    path
+}
+
+fn item_label(lines: &[&str], start: usize, marker: usize) -> String {
+    let ki = yaml_line(lines[start]).map_or(marker + 2, |y| y.key_indent);
+    let mut n = 0;
+    for l in &lines[..start] {
+        if let Some(y) = yaml_line(l)
+            && y.item
+            && y.indent == marker
+        {
+            n += 1;
+        }
+    }
+    for (k, l) in lines.iter().enumerate().skip(start) {
+        let Some(y) = yaml_line(l) else { continue };
+        if k > start && (y.key_indent <= marker || (y.item && y.indent == marker)) {
+            break;
+        }
+        if y.key_indent == ki && matches!(y.key, "id" | "name") && !y.value.is_empty() {
+            return y.value.to_string();
+        }
+    }
+    format!("[{n}]")
+}

@@ -62,7 +62,8 @@ pub enum Origin {
 
 impl Template {
     pub fn parse(path: &Path, text: &str, origin: Origin) -> Result<Template, ConfigError> {
-        let mut t: Template = serde_norway::from_str(text).map_err(|e| yaml_error(path, &e, 0))?;
+        let mut t: Template =
+            serde_norway::from_str(text).map_err(|e| yaml_error(path, &e, 0, text))?;
         t.path = path.to_path_buf();
         t.origin = origin;
         if !(1..=2).contains(&t.level) {

@@ -185,7 +185,29 @@ fn unknown_level_names_entity_and_section() {
     let err = try_work(&[("_ai_control/visibility.yaml", vis)])
         .unwrap_err()
         .to_string();
+    assert!(err.contains("visibility.yaml:5:"), "{err}");
+    assert!(err.contains("characters/やな/基本"), "{err}");
     assert!(err.contains("expected a level 0–3"), "{err}");
+    // A word where a secret's level belongs names the secret, not the first `id:` of the entity.
+    let vis = "entities:\n  characters:\n    あゆ:\n      secrets:\n        - id: SEC-A\n          content: 内緒の話その一\n          visibility: 1\n        - id: SEC-B\n          content: 内緒の話その二\n          visibility: two\n";
+    let err = try_work(&[("_ai_control/visibility.yaml", vis)])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("visibility.yaml:10:"), "{err}");
+    assert!(err.contains("characters/あゆ/SEC-B (visibility)"), "{err}");
+    assert!(!err.contains("SEC-A"), "{err}");
+}
+
+#[test]
+fn yaml_paths_follow_indentation_and_name_list_items() {
+    use super::yaml_path_at;
+    let text = "a:\n  b:\n    c: 1\n  list:\n  - name: 一\n    v: 2\n  - id: 二\n    sub:\n      w: 3\n# note\nz: 4\n";
+    assert_eq!(yaml_path_at(text, 3), ["a", "b", "c"]);
+    assert_eq!(yaml_path_at(text, 6), ["a", "list", "一", "v"]);
+    assert_eq!(yaml_path_at(text, 9), ["a", "list", "二", "sub", "w"]);
+    assert_eq!(yaml_path_at(text, 7), ["a", "list", "二", "id"]);
+    assert_eq!(yaml_path_at(text, 11), ["z"]);
+    assert!(yaml_path_at(text, 99).is_empty());
 }
 
 #[test]
@@ -373,4 +395,14 @@ fn leak_findings_name_the_keyword_only_to_a_sister_who_knows_the_secret() {
             .collect::<std::collections::BTreeSet<_>>()
     };
     assert_eq!(spans(&yana), spans(&ayu));
+}
+
+#[test]
+fn a_bad_secret_is_pointed_at_by_its_own_id_line() {
+    let vis = "entities:\n  characters:\n    あゆ:\n      secrets:\n        - id: SEC-A\n          content: 内緒の話その一\n        - id: SEC-B\n          content: 内緒の話その二\n          subtlety: 11\n";
+    let err = try_work(&[("_ai_control/visibility.yaml", vis)])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("visibility.yaml:7:"), "{err}");
+    assert!(err.contains("SEC-B"), "{err}");
 }
