@@ -157,6 +157,7 @@ fn with_retry() -> App {
 fn snapshot_empty_and_endpoint_down() {
     let a = app(Conn::Probing);
     insta::assert_snapshot!("empty_100x30", screen(&a, 100, 30));
+    insta::assert_snapshot!("empty_140x40", screen(&a, 140, 40));
     let mut a = app(Conn::Probing);
     a.on_msg(UiMsg::Connection(Conn::Down(
         "connection refused (http://127.0.0.1:11434/api/tags, model gemma2:27b): is the server running?".into(),
@@ -169,9 +170,11 @@ fn snapshot_empty_and_endpoint_down() {
 fn snapshot_retry_with_attempts() {
     let mut a = with_retry();
     insta::assert_snapshot!("retry_100x30", screen(&a, 100, 30));
+    insta::assert_snapshot!("retry_140x40", screen(&a, 140, 40));
     // The reviewer looks at the rejected attempt: its findings and highlighted span.
     a.act(kakeai::tui::keymap::Action::PrevAttempt);
     insta::assert_snapshot!("retry_attempt1_140x40", screen(&a, 140, 40));
+    insta::assert_snapshot!("retry_attempt1_100x30", screen(&a, 100, 30));
 }
 
 #[test]
@@ -210,6 +213,7 @@ fn snapshot_streaming() {
     let s = screen(&a, 100, 30);
     assert!(s.contains("へぇ、斜めなんだ！▌"), "{s}");
     insta::assert_snapshot!("streaming_100x30", s);
+    insta::assert_snapshot!("streaming_140x40", screen(&a, 140, 40));
 }
 
 fn key(c: char) -> KeyEvent {
@@ -328,6 +332,8 @@ fn snapshot_rules_and_stats_panes() {
     let s = screen(&a, 100, 30);
     assert!(s.contains("0 of 2 verdicts flipped"), "{s}");
     insta::assert_snapshot!("rules_100x30", s);
+    insta::assert_snapshot!("rules_140x40", screen(&a, 140, 40));
     a.act(Action::NextPane);
     insta::assert_snapshot!("stats_140x40", screen(&a, 140, 40));
+    insta::assert_snapshot!("stats_100x30", screen(&a, 100, 30));
 }
