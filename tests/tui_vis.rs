@@ -198,3 +198,90 @@ async fn saving_writes_visibility_yaml_and_the_next_turn_sees_it() {
     // Nothing changed since: w says so and writes nothing.
     assert!(rt.app.on_key(key('w')).is_empty());
 }
+
+async fn wait_status(
+    rt: &mut Runtime,
+    rx: &mut tokio::sync::mpsc::UnboundedReceiver<kakeai::tui::app::UiMsg>,
+    done: impl Fn(&str) -> bool,
+) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !done(&rt.app.status) {
+        assert!(std::time::Instant::now() < deadline, "{}", rt.app.status);
+        match rx.try_recv() {
+            Ok(m) => rt.app.on_msg(m),
+            Err(_) => tokio::time::sleep(Duration::from_millis(5)).await,
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tree_lists_the_vaults_works_and_w_opens_the_next_for_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault_root = dir.path().join("vault");
+    vault::save::materialize(&vault_root.join("sisters")).unwrap();
+    vault::save::materialize(&vault_root.join("外伝")).unwrap();
+    let work = vault::load_vault(&vault_root, Some("sisters")).unwrap();
+    let works = vault::sibling_works(&work);
+    assert_eq!(works, ["sisters", "外伝"]);
+    let shared = SharedVault::new(work.clone());
+    let store = StoreHandle::spawn(Store::open(&dir.path().join("k.db")).unwrap());
+    let services = Services {
+        store,
+        rules: RuleSet::builtin().unwrap(),
+        duo: DuoConfig::builtin().unwrap(),
+        llm: LlmConfig::default(),
+        analyzer: Arc::new(FallbackAnalyzer),
+        replay_speed: 1000.0,
+        vault: Some(shared.clone()),
+        safety: Arc::new(kakeai::safety::SafetyRules::builtin()),
+    };
+    let mut a = app();
+    a.vis = Some(VisPane::with_works(work, works));
+    let (mut rt, mut rx) = Runtime::new(a, services);
+    to_pane(&mut rt.app);
+    let s = screen(&rt.app, 100, 30);
+    assert!(s.contains("works ▾sisters ▸外伝"), "{s}");
+
+    // Unsaved edits keep the work open.
+    select(&mut rt.app, "world_settings/家/屋根裏");
+    assert!(rt.app.on_key(key('3')).is_empty());
+    assert!(rt.app.on_key(key('W')).is_empty());
+    assert!(rt.app.status.contains("unsaved"), "{}", rt.app.status);
+
+    // An edit made while the file is being written stays unsaved after the save lands.
+    let save = rt.app.on_key(key('w'));
+    assert_eq!(save.len(), 1);
+    assert!(rt.app.on_key(key('2')).is_empty());
+    for cmd in save {
+        rt.execute(cmd);
+    }
+    wait_status(&mut rt, &mut rx, |s| s.starts_with("saved ")).await;
+    assert!(rt.app.status.contains("not saved yet"), "{}", rt.app.status);
+    assert!(rt.app.vis.as_ref().unwrap().unsaved);
+    for cmd in rt.app.on_key(key('w')) {
+        rt.execute(cmd);
+    }
+    wait_status(&mut rt, &mut rx, |s| s.contains("the next turn uses it")).await;
+    assert!(!rt.app.vis.as_ref().unwrap().unsaved);
+
+    // Now W opens 外伝, and the run's shared vault carries it from the next prompt.
+    let before = shared.generation();
+    for cmd in rt.app.on_key(key('W')) {
+        rt.execute(cmd);
+    }
+    wait_status(&mut rt, &mut rx, |s| s.starts_with("opened ")).await;
+    assert_eq!(rt.app.vis.as_ref().unwrap().work.name, "外伝");
+    assert!(shared.generation() > before);
+    assert_eq!(shared.get().1.name, "外伝");
+    let s = screen(&rt.app, 100, 30);
+    assert!(s.contains("works ▸sisters ▾外伝"), "{s}");
+    // 外伝 was not edited: the attic is still hidden there.
+    assert!(
+        !shared
+            .get()
+            .1
+            .context(Some("ayu"))
+            .prompt
+            .contains("料理帳の箱")
+    );
+}

@@ -81,7 +81,16 @@ pub enum Command {
         payload: serde_json::Value,
     },
     /// Write the edited visibility.yaml and hand the work to the next turn.
-    SaveVault(Box<crate::vault::Work>),
+    SaveVault {
+        work: Box<crate::vault::Work>,
+        /// The pane's edit count when this copy was taken.
+        edits: u64,
+    },
+    /// Load another work of the vault; runs use it from their next prompt.
+    OpenWork {
+        root: std::path::PathBuf,
+        name: String,
+    },
     /// Chat mode: run one user message through masking, safety, patterns, the model and the
     /// Director. `text` is the raw message; the runtime masks it before anything else.
     ChatSend {
@@ -161,7 +170,8 @@ pub enum UiMsg {
     },
     Error(String),
     /// visibility.yaml written (the path and the work as saved), or why not.
-    VaultSaved(Result<(String, Box<crate::vault::Work>), String>),
+    VaultSaved(Result<(String, Box<crate::vault::Work>, u64), String>),
+    VaultOpened(Result<Box<crate::vault::Work>, String>),
     Chat(ChatMsg),
     Patterns(Result<Vec<super::patterns::PatternRow>, String>),
     Dropouts(Result<Vec<super::patterns::DropoutRow>, String>),
@@ -307,15 +317,51 @@ impl App {
             },
             UiMsg::Error(e) => self.status = e,
             UiMsg::VaultSaved(r) => match r {
-                Ok((path, work)) => {
+                Ok((path, work, edits)) => {
+                    let mut later = false;
                     if let Some(v) = self.vis.as_mut() {
-                        v.work = *work;
-                        v.unsaved = false;
+                        if v.edits == edits {
+                            v.work = *work;
+                            v.unsaved = false;
+                        } else {
+                            // Edited while the file was written: keep those edits (unsaved),
+                            // but follow the work to where it now lives.
+                            v.work.root = work.root;
+                            v.work.on_disk = work.on_disk;
+                            later = true;
+                        }
+                        if v.work.on_disk {
+                            v.works = crate::vault::sibling_works(&v.work);
+                        }
                     }
-                    self.status =
-                        format!("saved {path} (previous kept as .bak); the next turn uses it");
+                    self.status = if later {
+                        format!("saved {path}; edits made since are not saved yet (w)")
+                    } else {
+                        format!("saved {path} (previous kept as .bak); the next turn uses it")
+                    };
                 }
                 Err(e) => self.status = format!("visibility NOT saved: {e}"),
+            },
+            UiMsg::VaultOpened(r) => match r {
+                Ok(work) => {
+                    let name = work.name.clone();
+                    let warnings = work.warnings.len();
+                    let works = self
+                        .vis
+                        .as_ref()
+                        .map(|v| v.works.clone())
+                        .unwrap_or_default();
+                    self.vis = Some(super::vis::VisPane::with_works(*work, works));
+                    self.status = format!(
+                        "opened {name}{}; the next turn uses it",
+                        if warnings > 0 {
+                            format!(" ({warnings} warnings in the log)")
+                        } else {
+                            String::new()
+                        }
+                    );
+                }
+                Err(e) => self.status = format!("work NOT opened: {e}"),
             },
             UiMsg::Chat(m) => self.on_chat(m),
             UiMsg::Patterns(r) => match r {

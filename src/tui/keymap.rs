@@ -52,6 +52,7 @@ pub enum Action {
     Dropouts,
     Accept,
     Promote,
+    NextWork,
     /// Unbinds a key.
     None,
 }
@@ -103,6 +104,9 @@ impl Action {
             Action::Dropouts => "patterns pane: patterns ↔ dropouts (counterfactual review)",
             Action::Accept => "patterns pane: accept the chosen draft as a pattern",
             Action::Promote => "make the selected reviewed line a pattern",
+            Action::NextWork => {
+                "visibility pane: open the vault's next work (runs use it from the next turn)"
+            }
             Action::None => "(unbound)",
         }
     }

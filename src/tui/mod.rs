@@ -86,7 +86,7 @@ impl Runtime {
 
     /// Writes visibility.yaml off the UI task; a live run picks the saved work up before its
     /// next prompt.
-    fn save_vault(&mut self, mut work: crate::vault::Work) {
+    fn save_vault(&mut self, mut work: crate::vault::Work, edits: u64) {
         let (shared, tx) = (self.services.vault.clone(), self.tx.clone());
         tokio::task::spawn_blocking(move || {
             let result = match work.save(crate::vault::sample_save_dir().as_deref()) {
@@ -94,11 +94,31 @@ impl Runtime {
                     if let Some(s) = &shared {
                         s.replace(work.clone());
                     }
-                    Ok((path.display().to_string(), Box::new(work)))
+                    Ok((path.display().to_string(), Box::new(work), edits))
                 }
                 Err(e) => Err(e.to_string()),
             };
             let _ = tx.send(UiMsg::VaultSaved(result));
+        });
+    }
+
+    /// Loads another work of the vault off the UI task and publishes it to runs; a work that
+    /// does not load (bad YAML, a bad level) is reported and the open one stays.
+    fn open_work(&mut self, root: std::path::PathBuf, name: String) {
+        let (shared, tx) = (self.services.vault.clone(), self.tx.clone());
+        tokio::task::spawn_blocking(move || {
+            let result = crate::vault::load_vault(&root, Some(&name))
+                .map(|work| {
+                    for w in &work.warnings {
+                        term::log(&format!("vault: {w}"));
+                    }
+                    if let Some(s) = &shared {
+                        s.replace(work.clone());
+                    }
+                    Box::new(work)
+                })
+                .map_err(|e| e.to_string());
+            let _ = tx.send(UiMsg::VaultOpened(result));
         });
     }
 
@@ -116,7 +136,8 @@ impl Runtime {
                 }
                 Err(e) => self.app.status = e.to_string(),
             },
-            Command::SaveVault(work) => self.save_vault(*work),
+            Command::SaveVault { work, edits } => self.save_vault(*work, edits),
+            Command::OpenWork { root, name } => self.open_work(root, name),
             Command::ChatSend {
                 text,
                 character,

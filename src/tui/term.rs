@@ -107,9 +107,11 @@ pub fn run(opts: Options) -> i32 {
     };
     let mut app = App::new(header, themes, keymap);
     app.rules = rules.clone();
-    app.vis = vault
-        .as_ref()
-        .map(|v| vis::VisPane::new((*v.get().1).clone()));
+    app.vis = vault.as_ref().map(|v| {
+        let work = (*v.get().1).clone();
+        let works = crate::vault::sibling_works(&work);
+        vis::VisPane::with_works(work, works)
+    });
     app.analyzer = analyzer.clone();
     if let Some(name) = &opts.theme {
         match app.themes.iter().position(|t| &t.name == name) {

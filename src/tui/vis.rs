@@ -29,16 +29,45 @@ pub struct VisPane {
     pub row: usize,
     /// Edited since the last save.
     pub unsaved: bool,
+    /// Every edit bumps this; a save reports the count it wrote, so an edit made while the
+    /// file was being written is not mistaken for saved.
+    pub edits: u64,
+    /// The works of this vault (the tree's top level); `work` is the open one.
+    pub works: Vec<String>,
 }
 
 impl VisPane {
     pub fn new(work: Work) -> VisPane {
+        let works = vec![work.name.clone()];
         VisPane {
             work,
             reader: 0,
             row: 0,
             unsaved: false,
+            edits: 0,
+            works,
         }
+    }
+
+    /// With the other works of its vault listed (the tree's top level).
+    pub fn with_works(work: Work, works: Vec<String>) -> VisPane {
+        let mut p = VisPane::new(work);
+        if p.works.iter().all(|w| works.contains(w)) {
+            p.works = works;
+        }
+        p
+    }
+
+    fn edited(&mut self) {
+        self.unsaved = true;
+        self.edits += 1;
+    }
+
+    /// The work after the open one, wrapping; None when the vault holds only this one.
+    pub fn next_work(&self) -> Option<&str> {
+        let i = self.works.iter().position(|w| w == &self.work.name)?;
+        let next = &self.works[(i + 1) % self.works.len()];
+        (next != &self.work.name).then_some(next.as_str())
     }
 
     pub fn reader(&self) -> Option<&'static str> {
@@ -111,7 +140,7 @@ impl App {
                 let item = vis.selected()?;
                 let reader = vis.reader();
                 vis.work.set_level(&item, reader, level);
-                vis.unsaved = true;
+                vis.edited();
                 self.status = format!(
                     "{} → {} {} for {} (unsaved: w writes visibility.yaml)",
                     item.key,
@@ -143,7 +172,28 @@ impl App {
                     self.status = "visibility: nothing changed".into();
                     return Some(Vec::new());
                 }
-                return Some(vec![Command::SaveVault(Box::new(vis.work.clone()))]);
+                return Some(vec![Command::SaveVault {
+                    work: Box::new(vis.work.clone()),
+                    edits: vis.edits,
+                }]);
+            }
+            Action::NextWork => {
+                let Some(next) = vis.next_work().map(str::to_string) else {
+                    self.status = format!("{} is the only work in this vault", vis.work.name);
+                    return Some(Vec::new());
+                };
+                if vis.unsaved {
+                    self.status = format!(
+                        "{} has unsaved edits: w writes them before opening another work",
+                        vis.work.name
+                    );
+                    return Some(Vec::new());
+                }
+                self.status = format!("opening {next} …");
+                return Some(vec![Command::OpenWork {
+                    root: vis.work.root.parent().map(|p| p.to_path_buf())?,
+                    name: next,
+                }]);
             }
             _ => return None,
         }
@@ -191,7 +241,7 @@ impl App {
         // The same checks as loading: levels, subtlety, unique ids, templates.
         trial.validate("").map_err(|e| e.to_string())?;
         vis.work = trial;
-        vis.unsaved = true;
+        vis.edited();
         self.status = format!("{} updated (unsaved: w writes visibility.yaml)", new.id);
         Ok(())
     }
@@ -225,6 +275,21 @@ pub fn render(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
     );
     let items = vis.items();
     let mut lines: Vec<Line> = Vec::new();
+    // The tree's top level: the vault's works, the open one expanded below.
+    if vis.works.len() > 1 {
+        let mut spans = vec![Span::styled("works ", dim)];
+        for w in &vis.works {
+            let open = w == &vis.work.name;
+            let (mark, style) = if open {
+                ("▾", Style::new().fg(t.accent).add_modifier(Modifier::BOLD))
+            } else {
+                ("▸", dim)
+            };
+            spans.push(Span::styled(format!("{mark}{w} "), style));
+        }
+        spans.push(Span::styled("(W next)", dim));
+        lines.push(Line::from(spans));
+    }
     let mut sel_line = 0;
     let mut group = String::new();
     for (i, it) in items.iter().enumerate() {

@@ -63,6 +63,35 @@ pub fn sample_files() -> impl Iterator<Item = (&'static str, &'static str)> {
     SAMPLE.iter().copied()
 }
 
+/// The works of a vault root, sorted: folders with `_ai_control/` or an entity folder.
+pub fn list_works(root: &Path) -> std::io::Result<Vec<String>> {
+    let mut works: Vec<String> = Vec::new();
+    for e in std::fs::read_dir(root)? {
+        let e = e?;
+        let p = e.path();
+        if p.is_dir()
+            && (p.join("_ai_control").is_dir()
+                || ENTITY_TYPES.iter().any(|(_, f)| p.join(f).is_dir()))
+        {
+            works.push(e.file_name().to_string_lossy().into_owned());
+        }
+    }
+    works.sort();
+    Ok(works)
+}
+
+/// The works beside `work` in its vault (itself included), for the writer's pane. The
+/// embedded sample is alone.
+pub fn sibling_works(work: &Work) -> Vec<String> {
+    let listed = work
+        .on_disk
+        .then(|| work.root.parent())
+        .flatten()
+        .and_then(|root| list_works(root).ok())
+        .filter(|w| w.iter().any(|n| n == &work.name));
+    listed.unwrap_or_else(|| vec![work.name.clone()])
+}
+
 /// Opens `root`: a work folder itself (it has `_ai_control/`), or a vault holding works, of
 /// which `work` picks one (optional when there is only one).
 pub fn load_vault(root: &Path, work: Option<&str>) -> Result<Work, ConfigError> {
@@ -73,18 +102,7 @@ pub fn load_vault(root: &Path, work: Option<&str>) -> Result<Work, ConfigError> 
     if work.is_none() && root.join("_ai_control").is_dir() {
         return load_work_dir(root);
     }
-    let mut works: Vec<String> = Vec::new();
-    for e in std::fs::read_dir(root).map_err(|e| io(root, e))? {
-        let e = e.map_err(|e| io(root, e))?;
-        let p = e.path();
-        if p.is_dir()
-            && (p.join("_ai_control").is_dir()
-                || ENTITY_TYPES.iter().any(|(_, f)| p.join(f).is_dir()))
-        {
-            works.push(e.file_name().to_string_lossy().into_owned());
-        }
-    }
-    works.sort();
+    let works = list_works(root).map_err(|e| io(root, e))?;
     let pick = match (work, works.as_slice()) {
         (Some(w), _) if works.iter().any(|x| x == w) => w.to_string(),
         (None, [only]) => only.clone(),

@@ -23,7 +23,9 @@ use std::path::Path;
 use crate::config::ConfigError;
 
 pub use context::{ContextItem, FilteredContext};
-pub use load::{Work, load_vault, open, sample, sample_save_dir, user_vault_dir};
+pub use load::{
+    Work, list_works, load_vault, open, sample, sample_save_dir, sibling_works, user_vault_dir,
+};
 pub use model::{Level, LevelSpec};
 pub use resolve::{Item, ItemKind, LevelSource};
 pub use shared::SharedVault;
