@@ -565,3 +565,35 @@ fn bad_pattern_lines_name_their_field() {
         "1 reads as true; derived fields are ignored"
     );
 }
+
+#[test]
+fn open_uses_become_failures_once_their_window_closes_in_silence() {
+    let (_d, s) = store();
+    let c = s.conn();
+    starter(c);
+    let lines = [
+        line("quiet", "user", "あゆって友達少なそう", 0, None),
+        line("quiet", "bot", "では、あなたがその一人に？", 5, Some(10)),
+        line("busy", "user", "やなってほんと寝坊助だよね", 0, None),
+        line("busy", "bot", "うっさい、寝る子は育つの！", 5, Some(1)),
+        line("busy", "user", "育ってないじゃん笑", 60, None),
+    ];
+    let r = run(c, &lines, 100);
+    assert_eq!((r.uses, r.pending, r.successes), (2, 1, 1));
+    // Before the window closes nothing changes.
+    let early = pat::ingest::resolve_open(c, &opts(W)).unwrap();
+    assert_eq!(
+        (early.conversations, early.failures, early.pending),
+        (1, 0, 1)
+    );
+    assert_eq!(reaction(c, 1), (None, None));
+    // After it: the silent use is a failure; the answered one is untouched.
+    let late = pat::ingest::resolve_open(c, &opts(W + 10)).unwrap();
+    assert_eq!((late.conversations, late.failures), (1, 1));
+    assert_eq!(reaction(c, 1).0.as_deref(), Some("dropout"));
+    assert_eq!(reaction(c, 2).0.as_deref(), Some("replied"));
+    assert_eq!(pat::get(c, 10).unwrap().failure_count, 1);
+    // Nothing left open.
+    let again = pat::ingest::resolve_open(c, &opts(W * 10)).unwrap();
+    assert_eq!(again.conversations, 0);
+}

@@ -384,15 +384,18 @@ async fn banter_is_answered_from_the_pattern_db_and_its_outcome_and_thumb_are_re
     send(&mut rt, &mut rx, "ごめんごめん");
     let last = &rt.app.chat.as_ref().unwrap().exchanges[4];
     assert!(
-        last.trace.iter().any(|s| s.contains("Success")),
+        last.trace.iter().any(|s| s.contains("1 success")),
         "{:?}",
         last.trace
     );
+    // And again: the banter went on after the pattern (prowrestling_rate's evidence).
+    send(&mut rt, &mut rx, "でもやっぱりバカだよね笑");
     drop(rt);
     std::thread::sleep(Duration::from_millis(200));
     let mut s = Store::open(&db).unwrap();
     let p = pat::get(s.connection(), pattern_id).unwrap();
-    assert_eq!((p.used_count, p.success_count, p.like_count), (11, 10, 1));
+    // Used twice in this chat (the last banter was answered from it again, still pending).
+    assert_eq!((p.used_count, p.success_count, p.like_count), (12, 10, 1));
     let fb: i64 = s
         .connection()
         .query_row(
@@ -402,11 +405,41 @@ async fn banter_is_answered_from_the_pattern_db_and_its_outcome_and_thumb_are_re
         )
         .unwrap();
     assert_eq!(fb, 1);
+    let reaction: String = s
+        .connection()
+        .query_row(
+            "SELECT user_reaction FROM prowrestling_usage_log WHERE log_id = ?1",
+            [usage_id],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(reaction, "continued");
     let rows: i64 = s
         .connection()
         .query_row("SELECT COUNT(*) FROM chat_exchanges", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(rows, 5);
+    assert_eq!(rows, 6);
+    // The exchange keeps its 👍 and its trace; the chat is in the conversation log too.
+    let (thumb, trace): (i64, String) = s
+        .connection()
+        .query_row(
+            "SELECT thumb, trace FROM chat_exchanges WHERE id = 4",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(thumb, 1);
+    assert!(trace.contains("context じゃれ合い"), "{trace}");
+    let logged: Vec<(String, Option<i64>)> = s
+        .connection()
+        .prepare("SELECT role, pattern_id FROM conversation_messages ORDER BY at_ms, message_id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(logged.len(), 12, "{logged:?}");
+    assert_eq!(logged[7], ("bot".to_string(), Some(pattern_id)));
     let (masked, hash): (String, String) = s
         .connection()
         .query_row(

@@ -277,3 +277,50 @@ fn observe(msgs: &[Msg], i: usize, window_ms: i64, as_of: Millis) -> Observation
         continued: users >= 2,
     }
 }
+
+/// Resolves every conversation that still has an open pattern use, as of `opts.as_of`: uses
+/// whose window has closed in silence become failures. Workbench chats call this when they
+/// start, so a user who never wrote again still counts against the pattern.
+pub fn resolve_open(conn: &Connection, opts: &IngestOptions) -> Result<IngestReport, PatternError> {
+    atomic(conn, |conn| {
+        let convs: Vec<String> = conn
+            .prepare(
+                "SELECT DISTINCT m.conversation_id FROM conversation_messages m
+                 JOIN prowrestling_usage_log l ON l.log_id = m.log_id
+                 WHERE l.user_reaction IS NULL ORDER BY 1",
+            )?
+            .query_map([], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        let mut report = IngestReport {
+            conversations: convs.len(),
+            ..IngestReport::default()
+        };
+        for conv in &convs {
+            resolve_conversation(conn, conv, opts, &mut report)?;
+        }
+        Ok(report)
+    })
+}
+
+/// One live message (a workbench chat) written as a conversation-log line: the same masking,
+/// use logging and outcome resolution as `kakeai ingest`. Returns the report and, for a bot
+/// line from a pattern, the usage-log id its 👍/👎 go to.
+pub fn log_live(
+    conn: &Connection,
+    message: LogMessage,
+    opts: &IngestOptions,
+) -> Result<(IngestReport, Option<i64>), IngestError> {
+    let conv = pseudonym(&message.conversation_id);
+    let (role, at) = (message.role.as_str(), message.at);
+    let report = ingest(conn, std::slice::from_ref(&message), opts)?;
+    let log_id: Option<i64> = conn
+        .query_row(
+            "SELECT log_id FROM conversation_messages WHERE conversation_id = ?1 AND role = ?2
+               AND at_ms = ?3 ORDER BY message_id DESC LIMIT 1",
+            params![conv, role, at],
+            |r| r.get(0),
+        )
+        .optional()?
+        .flatten();
+    Ok((report, log_id))
+}

@@ -99,6 +99,11 @@ pub enum Command {
         /// Earlier exchanges (masked user text, reply), oldest first.
         history: Vec<(String, String)>,
     },
+    /// 👍/👎 on a stored chat exchange (its `thumb` column).
+    ChatThumb {
+        id: i64,
+        up: bool,
+    },
     /// 👍/👎 on a reply that came from a pattern (usage-log feedback).
     PatternFeedback {
         usage_id: i64,

@@ -306,11 +306,17 @@ impl App {
             Action::ThumbUp | Action::ThumbDown => {
                 let up = action == Action::ThumbUp;
                 let e = chat.exchanges.get_mut(chat.selected)?;
+                let Some(id) = e.id else {
+                    self.status = "this reply is not stored yet; 👍/👎 once it is".into();
+                    return Some(Vec::new());
+                };
                 e.thumb = Some(up);
+                let mut cmds = vec![Command::ChatThumb { id, up }];
+                // A pattern's reply also counts for the pattern (seed 000 §6.1).
                 if let Source::Pattern { usage_id, .. } = e.source {
-                    return Some(vec![Command::PatternFeedback { usage_id, up }]);
+                    cmds.push(Command::PatternFeedback { usage_id, up });
                 }
-                self.status = "👍/👎 noted for this reply (it did not come from a pattern)".into();
+                return Some(cmds);
             }
             _ => return None,
         }

@@ -21,8 +21,10 @@ pub(super) struct Deps {
     pub store: crate::store::StoreHandle,
     /// The conversation this chat belongs to (one per workbench session).
     pub conversation: String,
-    /// The last pattern use waiting for the user's next message: (usage id, when it was used).
-    pub pending_use: Option<(i64, i64)>,
+    /// The first message of this chat: stale pattern uses of earlier chats are settled first.
+    pub first: bool,
+    /// Of the user's recent messages, how many were blocked (safety L2's context).
+    pub recent_flags: usize,
     pub rules: RuleSet,
     pub safety: Arc<crate::safety::SafetyRules>,
     pub analyzer: Arc<dyn Analyzer>,
@@ -31,14 +33,25 @@ pub(super) struct Deps {
     pub scene: String,
 }
 
-pub(super) struct Emit(pub UnboundedSender<UiMsg>);
+/// Reports to the app; the trace is also kept for the stored exchange.
+pub(super) struct Emit(pub UnboundedSender<UiMsg>, std::sync::Mutex<Vec<String>>);
 
 impl Emit {
+    pub fn new(tx: UnboundedSender<UiMsg>) -> Emit {
+        Emit(tx, std::sync::Mutex::new(Vec::new()))
+    }
     pub fn send(&self, m: ChatMsg) {
         let _ = self.0.send(UiMsg::Chat(m));
     }
     pub fn trace(&self, s: impl Into<String>) {
-        self.send(ChatMsg::Trace(s.into()));
+        let s = s.into();
+        if let Ok(mut t) = self.1.lock() {
+            t.push(s.clone());
+        }
+        self.send(ChatMsg::Trace(s));
+    }
+    fn traced(&self) -> Vec<String> {
+        self.1.lock().map(|t| t.clone()).unwrap_or_default()
     }
 }
 
@@ -50,20 +63,19 @@ impl Runtime {
         history: Vec<(String, String)>,
     ) {
         let s = &self.services;
-        let pending_use = self.app.chat.as_ref().and_then(|c| {
-            c.exchanges
-                .iter()
-                .rev()
-                .nth(1)
-                .and_then(|e| match e.source {
-                    Source::Pattern { usage_id, .. } => Some((usage_id, e.at_ms)),
-                    _ => None,
-                })
+        let (first, recent_flags) = self.app.chat.as_ref().map_or((true, 0), |c| {
+            let earlier = &c.exchanges[..c.exchanges.len().saturating_sub(1)];
+            let recent = earlier.iter().rev().take(10);
+            (
+                earlier.is_empty(),
+                recent.filter(|e| e.source == Source::Blocked).count(),
+            )
         });
         let deps = Deps {
             store: s.store.clone(),
             conversation: self.chat_conversation.clone(),
-            pending_use,
+            first,
+            recent_flags,
             rules: self.app.rules.clone(),
             safety: s.safety.clone(),
             analyzer: s.analyzer.clone(),
@@ -71,7 +83,7 @@ impl Runtime {
             vault: s.vault.clone(),
             scene: s.duo.world.clone(),
         };
-        let emit = Emit(self.tx.clone());
+        let emit = Emit::new(self.tx.clone());
         tokio::spawn(async move {
             let error = respond(&deps, text, &character, &history, &emit)
                 .await
@@ -118,13 +130,23 @@ async fn respond(
         ..NewChat::default()
     };
     let text = masked.masked_text;
-    // The user answered: the pattern used last time succeeded (seed 000 §7 outcome).
-    if let Some((usage_id, at)) = deps.pending_use {
-        resolve_previous(deps, usage_id, at, emit).await;
-    }
     let Some(me) = deps.rules.character(character).cloned() else {
         return Err(format!("unknown character `{character}`"));
     };
+    if deps.first {
+        settle_stale_uses(deps, emit).await;
+    }
+    // The user's message joins the conversation log; a pattern used before it is resolved from
+    // the timing (seed 000 §7: answered within the window = success; spoke again = continued).
+    log_message(
+        deps,
+        crate::patterns::ingest::Role::User,
+        &me,
+        &text,
+        None,
+        emit,
+    )
+    .await;
     let sister = Sister::parse(&me.id).unwrap_or(Sister::Yana);
     let judgment = safety(deps, &text, sister, history, emit).await;
     row.safety = serde_json::to_value(&judgment).ok();
@@ -143,6 +165,7 @@ async fn respond(
     if result.is_err() {
         row.source = "failed".into();
     }
+    row.trace = emit.traced();
     save(deps, row, emit).await;
     result
 }
@@ -171,9 +194,22 @@ async fn answer(
         None
     };
     let reply = match pattern {
-        Some((p, usage_id, rank)) => {
+        Some((p, rank)) => {
             row.source = "pattern".into();
             row.pattern_id = Some(p.pattern_id);
+            // Logging the line logs the use (ingest's rule); its id takes the 👍/👎.
+            let usage = log_message(
+                deps,
+                crate::patterns::ingest::Role::Bot,
+                me,
+                &p.bot_response,
+                Some(p.pattern_id),
+                emit,
+            )
+            .await;
+            let Some(usage_id) = usage else {
+                return Err("the pattern's use could not be logged".into());
+            };
             row.usage_id = Some(usage_id);
             emit.send(ChatMsg::Reply {
                 text: p.bot_response.clone(),
@@ -187,10 +223,20 @@ async fn answer(
         }
         None => {
             row.source = "llm".into();
-            generate(deps, me, text, history, emit).await?
+            let reply = generate(deps, me, text, history, emit).await?;
+            log_message(
+                deps,
+                crate::patterns::ingest::Role::Bot,
+                me,
+                &reply,
+                None,
+                emit,
+            )
+            .await;
+            reply
         }
     };
-    let (verdict, l5) = judge(deps, me, sister, &reply);
+    let (verdict, l5) = judge(deps, me, sister, history, &reply);
     if let Some(l5) = l5 {
         emit.trace(l5);
     }
@@ -201,16 +247,16 @@ async fn answer(
     Ok(())
 }
 
-/// Seed 000 §6.3: the best pattern of this sister with success ≥ 0.7; its use is logged.
+/// Seed 000 §6.3: the best pattern of this sister with success ≥ 0.7, and its rank.
 async fn best_pattern(
     deps: &Deps,
     me: &Character,
     text: &str,
     emit: &Emit,
-) -> Option<(crate::patterns::Pattern, i64, String)> {
+) -> Option<(crate::patterns::Pattern, String)> {
     use crate::patterns as pat;
     let who = pat::Character::parse(&me.id)?;
-    let (message, conv) = (text.to_string(), deps.conversation.clone());
+    let message = text.to_string();
     let found = deps
         .store
         .call(move |s| {
@@ -218,27 +264,14 @@ async fn best_pattern(
             let Some(m) = pat::best::best_match(s.connection(), &q).map_err(se)? else {
                 return Ok(None);
             };
-            let usage = pat::usage::record_use(
-                s.connection(),
-                &pat::usage::NewUse {
-                    pattern_id: m.pattern.pattern_id,
-                    conversation_id: Some(conv),
-                    user_id: Some("reviewer".into()),
-                    user_message: Some(message.clone()),
-                    bot_response: None,
-                    character: Some(who),
-                    at: pat::stamp::now_ms(),
-                },
-            )
-            .map_err(se)?;
             let rank = pat::db::scored(s.connection(), m.pattern.pattern_id)
                 .map(|sp| sp.rank.as_str().to_string())
                 .map_err(se)?;
-            Ok(Some((m, usage, rank)))
+            Ok(Some((m, rank)))
         })
         .await;
     match found {
-        Ok(Some((m, usage, rank))) => {
+        Ok(Some((m, rank))) => {
             emit.trace(format!(
                 "pattern #{} ({} → {}): success {:.0}% · likes {:.0}% · used {} · relevance {:.2}",
                 m.pattern.pattern_id,
@@ -249,7 +282,7 @@ async fn best_pattern(
                 m.pattern.used_count + 1,
                 m.relevance
             ));
-            Some((m.pattern, usage, rank))
+            Some((m.pattern, rank))
         }
         Ok(None) => {
             emit.trace("pattern: none of hers reaches 70% success — the model answers");
@@ -262,30 +295,74 @@ async fn best_pattern(
     }
 }
 
-async fn resolve_previous(deps: &Deps, usage_id: i64, at: i64, emit: &Emit) {
+fn ingest_options() -> crate::patterns::ingest::IngestOptions {
+    crate::patterns::ingest::IngestOptions {
+        window_secs: super::patterns_run::WINDOW_SECS,
+        as_of: crate::patterns::stamp::now_ms(),
+        source: "workbench-chat".into(),
+    }
+}
+
+/// Writes one chat line to the conversation log (so dropouts and outcomes see chats as they
+/// see ingested logs) and traces what it resolved. Returns the usage id of a pattern's line.
+async fn log_message(
+    deps: &Deps,
+    role: crate::patterns::ingest::Role,
+    me: &Character,
+    text: &str,
+    pattern_id: Option<i64>,
+    emit: &Emit,
+) -> Option<i64> {
     use crate::patterns as pat;
-    let now = pat::stamp::now_ms();
+    let message = pat::ingest::LogMessage {
+        line: 0,
+        conversation_id: deps.conversation.clone(),
+        user_id: "reviewer".into(),
+        role,
+        text: text.to_string(),
+        at: pat::stamp::now_ms(),
+        pattern_id,
+        character: pat::Character::parse(&me.id),
+    };
     let r = deps
         .store
         .call(move |s| {
-            pat::usage::resolve_use(
-                s.connection(),
-                usage_id,
-                pat::usage::Observation::Replied {
-                    at: now,
-                    continued: false,
-                },
-                super::patterns_run::WINDOW_SECS,
-            )
-            .map_err(se)
+            pat::ingest::log_live(s.connection(), message, &ingest_options()).map_err(se)
         })
         .await;
     match r {
-        Ok(res) => emit.trace(format!(
-            "the last pattern reply was answered after {}s: {res:?}",
-            (now - at) / 1000
+        Ok((report, usage)) => {
+            if report.successes + report.failures > 0 {
+                emit.trace(format!(
+                    "the last pattern reply: {} success, {} failure (answered within {} min or not)",
+                    report.successes,
+                    report.failures,
+                    super::patterns_run::WINDOW_SECS / 60
+                ));
+            }
+            usage
+        }
+        Err(e) => {
+            emit.trace(format!("conversation log NOT written: {e}"));
+            None
+        }
+    }
+}
+
+/// Pattern uses of earlier chats whose user never wrote again: failures once the window closed.
+async fn settle_stale_uses(deps: &Deps, emit: &Emit) {
+    use crate::patterns as pat;
+    let r = deps
+        .store
+        .call(|s| pat::ingest::resolve_open(s.connection(), &ingest_options()).map_err(se))
+        .await;
+    match r {
+        Ok(rep) if rep.failures + rep.successes > 0 => emit.trace(format!(
+            "earlier chats: {} pattern use(s) went unanswered past the window → failure",
+            rep.failures
         )),
-        Err(e) => emit.trace(format!("pattern outcome not recorded: {e}")),
+        Ok(_) => {}
+        Err(e) => emit.trace(format!("earlier pattern uses not settled: {e}")),
     }
 }
 
@@ -365,7 +442,7 @@ async fn safety(
     let ctx = UserContext {
         returning: history.len() >= 3,
         previous_messages: history.len(),
-        recent_flags: 0,
+        recent_flags: deps.recent_flags,
     };
     let judgment = match Client::new(deps.llm.clone()) {
         Ok(client) => {
@@ -415,9 +492,25 @@ async fn safety(
 
 /// The Director's static rules, the leak rule and the world-view check (L5) on the reply.
 /// Returns the verdict and, when L5 fired, its trace line with the in-character correction.
-fn judge(deps: &Deps, me: &Character, sister: Sister, reply: &str) -> (Verdict, Option<String>) {
+fn judge(
+    deps: &Deps,
+    me: &Character,
+    sister: Sister,
+    history: &[(String, String)],
+    reply: &str,
+) -> (Verdict, Option<String>) {
     let a = Analysis::new(reply);
-    let mut v = director::judge(&deps.rules, deps.analyzer.as_ref(), me, &a, &[]);
+    // The conversation so far is the context (topic loop, early shift): the user's lines and hers.
+    let context: Vec<director::ContextTurn> = history
+        .iter()
+        .flat_map(|(u, r)| [("user", u), (me.id.as_str(), r)])
+        .filter(|(_, t)| !t.is_empty())
+        .map(|(who, t)| director::ContextTurn {
+            speaker: who.to_string(),
+            analysis: std::sync::Arc::new(Analysis::new(t)),
+        })
+        .collect();
+    let mut v = director::judge(&deps.rules, deps.analyzer.as_ref(), me, &a, &context);
     let l5 = deps.safety.worldview.check(reply, sister);
     let trace = (!l5.is_empty()).then(|| {
         let mut s = format!("L5 worldview: {} meta word(s) break the fiction", l5.len());

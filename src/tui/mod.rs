@@ -144,6 +144,16 @@ impl Runtime {
                 history,
             } => self.chat_send(text, character, history),
             Command::PatternFeedback { usage_id, up } => self.pattern_feedback(usage_id, up),
+            Command::ChatThumb { id, up } => {
+                let (store, tx) = (self.services.store.clone(), self.tx.clone());
+                tokio::spawn(async move {
+                    let r = store.call(move |s| s.set_chat_thumb(id, up)).await;
+                    let _ = tx.send(UiMsg::Error(match r {
+                        Ok(()) => format!("{} saved ✓", if up { "👍" } else { "👎" }),
+                        Err(e) => format!("👍/👎 NOT saved: {e}"),
+                    }));
+                });
+            }
             Command::LoadPatterns
             | Command::LoadDropouts
             | Command::DraftCounterfactuals { .. }
