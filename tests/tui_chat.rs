@@ -558,3 +558,82 @@ fn wait_until(
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropouts_draft_is_edited_in_the_pane_and_accepted_as_a_counterfactual() {
+    use kakeai::patterns::ingest::{IngestOptions, ingest, parse_log};
+    let server = server().await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("k.db");
+    {
+        // A conversation that ended after やな's line two hours ago: a dropout.
+        let s = Store::open(&db).unwrap();
+        let t = kakeai::patterns::stamp::now_ms() / 1000 - 7200;
+        let log = [
+            serde_json::json!({"conversation_id": "c1", "user_id": "u1", "role": "user",
+                "text": "やなって料理できるの？", "timestamp": t, "character": "yana"}),
+            serde_json::json!({"conversation_id": "c1", "user_id": "u1", "role": "bot",
+                "text": "できるよ。", "timestamp": t + 5, "character": "yana"}),
+        ]
+        .map(|v| v.to_string())
+        .join("\n");
+        let opts = IngestOptions {
+            window_secs: 1800,
+            as_of: kakeai::patterns::stamp::now_ms(),
+            source: "test".into(),
+        };
+        let r = ingest(s.conn(), &parse_log(&log).unwrap(), &opts).unwrap();
+        assert_eq!(r.dropouts, 1);
+    }
+    let (mut rt, mut rx) = runtime(&server.url, &db);
+    for _ in 0..4 {
+        key(&mut rt, 'v');
+    }
+    key(&mut rt, 'D');
+    wait_until(&mut rt, &mut rx, |a| a.patterns.dropouts.len() == 1);
+    // Drafts as the model would have sent them (the drafting request is tested elsewhere).
+    rt.app.patterns.dropouts[0].drafts = vec![
+        ("プロレス受け".into(), "できるってば、疑うの？".into()),
+        ("流し".into(), "まあね、カレーくらいなら。".into()),
+        ("カウンター".into(), "そっちこそ作れるの？".into()),
+    ];
+    rt.app.patterns.dropouts[0].message_type = Some("疑い".into());
+    key(&mut rt, '>');
+    key(&mut rt, 'y');
+    assert!(matches!(
+        rt.app.modal,
+        Some(kakeai::tui::app::Modal::Draft { .. })
+    ));
+    // The reviewer rewrites the ending before accepting.
+    for _ in 0.."くらいなら。".chars().count() {
+        rt.app
+            .on_key(KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE));
+    }
+    typed(&mut rt, "は得意だよ、今度作ってあげる。");
+    for cmd in rt
+        .app
+        .on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE))
+    {
+        rt.execute(cmd);
+    }
+    wait_status(&mut rt, &mut rx, "counterfactual");
+    assert!(rt.app.status.contains("added"), "{}", rt.app.status);
+    drop(rt);
+    std::thread::sleep(Duration::from_millis(200));
+    let s = Store::open(&db).unwrap();
+    let (resp, kind, cf, mtype, example): (String, String, i64, String, String) = s
+        .conn()
+        .query_row(
+            "SELECT bot_response, bot_response_type, is_counterfactual, user_message_type,
+                    user_message_example FROM prowrestling_patterns",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+        )
+        .unwrap();
+    assert_eq!(resp, "まあね、カレーは得意だよ、今度作ってあげる。");
+    assert_eq!((kind.as_str(), cf), ("流し", 1));
+    assert_eq!(
+        (mtype.as_str(), example.as_str()),
+        ("疑い", "やなって料理できるの？")
+    );
+}

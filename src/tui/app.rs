@@ -62,6 +62,12 @@ pub enum Modal {
         kind: usize,
         text: TextArea<'static>,
     },
+    /// A counterfactual draft, editable before it is accepted (patterns pane review).
+    Draft {
+        dropout: i64,
+        kind: String,
+        text: TextArea<'static>,
+    },
     /// A secret's fields as YAML (visibility pane).
     Secret {
         key: String,
@@ -117,6 +123,8 @@ pub enum Command {
     AcceptCounterfactual {
         dropout: i64,
         kind: String,
+        /// The user's message type (からかい …), as the reviewer confirmed it.
+        message_type: String,
         text: String,
     },
     /// Make a reviewed line a pattern: the line before it is the user's message.
@@ -182,7 +190,8 @@ pub enum UiMsg {
     Dropouts(Result<Vec<super::patterns::DropoutRow>, String>),
     Drafts {
         dropout: i64,
-        drafts: Result<Vec<(String, String)>, String>,
+        /// The message type the model named, and the (reply type, text) drafts.
+        drafts: Result<(Option<String>, Vec<(String, String)>), String>,
     },
 }
 
@@ -381,9 +390,10 @@ impl App {
                 Err(e) => self.status = format!("dropouts: {e}"),
             },
             UiMsg::Drafts { dropout, drafts } => match drafts {
-                Ok(d) => {
+                Ok((message_type, d)) => {
                     if let Some(row) = self.patterns.dropouts.iter_mut().find(|r| r.id == dropout) {
                         row.drafts = d;
+                        row.message_type = message_type;
                         self.patterns.draft = 0;
                     }
                     self.status = "drafts ready — < > pick one, y accepts it as a pattern".into();

@@ -65,7 +65,8 @@ impl App {
             Modal::Override { reason: t, .. }
             | Modal::Feedback { text: t, .. }
             | Modal::Secret { text: t, .. }
-            | Modal::Promote { text: t, .. } => {
+            | Modal::Promote { text: t, .. }
+            | Modal::Draft { text: t, .. } => {
                 t.input(key);
             }
         }
@@ -90,6 +91,40 @@ impl App {
                 promotion.user_message_type = t;
                 promotion.bot_response_type = PROMOTE_TYPES[kind % 3].into();
                 vec![Command::Promote(promotion)]
+            }
+            Modal::Draft {
+                dropout,
+                kind,
+                text,
+            } => {
+                let lines = text.lines();
+                let message_type = lines
+                    .first()
+                    .map(|l| l.trim().to_string())
+                    .unwrap_or_default();
+                let reply = lines
+                    .get(1..)
+                    .unwrap_or_default()
+                    .join("")
+                    .trim()
+                    .to_string();
+                if message_type.is_empty() || reply.is_empty() {
+                    self.status =
+                        "line 1 needs the message type (e.g. からかい), line 2 the reply".into();
+                    // Keep the reviewer's text: reopen the editor as it was.
+                    self.modal = Some(Modal::Draft {
+                        dropout,
+                        kind,
+                        text,
+                    });
+                    return Vec::new();
+                }
+                vec![Command::AcceptCounterfactual {
+                    dropout,
+                    kind,
+                    message_type,
+                    text: reply,
+                }]
             }
             Modal::Topic(t) => {
                 let topic = t.lines().join(" ").trim().to_string();

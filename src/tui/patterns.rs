@@ -39,6 +39,8 @@ pub struct DropoutRow {
     pub bot_line: String,
     /// (type, reply) drafts, one per reply type.
     pub drafts: Vec<(String, String)>,
+    /// The user's message type as the model named it (e.g. からかい), when it did.
+    pub message_type: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -111,7 +113,8 @@ impl PatternsPane {
             SortBy::Likes => r.like_rate,
         };
         v.sort_by(|a, b| {
-            let rank = |r: &PatternRow| r.rank.clone();
+            // S first: the rank's place in S, A, B, C, D (not its letter).
+            let rank = |r: &PatternRow| "SABCD".find(r.rank.as_str()).unwrap_or(5);
             let primary = if self.sort == SortBy::Rank {
                 rank(a).cmp(&rank(b))
             } else {
@@ -180,11 +183,22 @@ impl App {
                     self.status = "no drafts yet — press D… e to draft".into();
                     return Some(Vec::new());
                 };
-                return Some(vec![Command::AcceptCounterfactual {
+                // The reviewer accepts it as is (Enter) or edits it first (seed 000 §7).
+                // Line 1: the user's message type (the model's guess, or empty); line 2: the reply.
+                let mut ta = ratatui_textarea::TextArea::from([
+                    d.message_type.clone().unwrap_or_default(),
+                    text.clone(),
+                ]);
+                ta.set_block(ratatui::widgets::Block::bordered().title(
+                    " line 1 message type · line 2 reply (↑↓ between them) · Enter accept · Esc cancel ",
+                ));
+                ta.move_cursor(ratatui_textarea::CursorMove::Bottom);
+                ta.move_cursor(ratatui_textarea::CursorMove::End);
+                self.modal = Some(super::app::Modal::Draft {
                     dropout: d.id,
                     kind: kind.clone(),
-                    text: text.clone(),
-                }]);
+                    text: ta,
+                });
             }
             _ => return None,
         }
@@ -371,5 +385,53 @@ impl App {
             bot_response: text(line)?,
             bot_response_type: String::new(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(id: i64, who: &str, score: f64, rank: &str, success: f64, likes: f64) -> PatternRow {
+        PatternRow {
+            id,
+            character: who.into(),
+            user_message_type: "からかい".into(),
+            user_message_example: "例".into(),
+            bot_response: "返し".into(),
+            bot_response_type: "流し".into(),
+            used: 10,
+            success_rate: success,
+            like_rate: likes,
+            score,
+            rank: rank.into(),
+            counterfactual: false,
+        }
+    }
+
+    fn ids(p: &PatternsPane) -> Vec<i64> {
+        p.shown().iter().map(|r| r.id).collect()
+    }
+
+    #[test]
+    fn sorting_and_filtering_follow_the_chosen_key() {
+        let mut p = PatternsPane {
+            rows: vec![
+                row(1, "yana", 0.55, "C", 0.9, 0.1),
+                row(2, "ayu", 0.92, "S", 0.5, 0.2),
+                row(3, "yana", 0.72, "B", 0.6, 0.9),
+                row(4, "ayu", 0.81, "A", 0.7, 0.0),
+            ],
+            ..PatternsPane::default()
+        };
+        assert_eq!(ids(&p), [2, 4, 3, 1]);
+        p.sort = SortBy::Rank;
+        assert_eq!(ids(&p), [2, 4, 3, 1], "S before A, not after D");
+        p.sort = SortBy::Success;
+        assert_eq!(ids(&p), [1, 4, 3, 2]);
+        p.sort = SortBy::Likes;
+        assert_eq!(ids(&p), [3, 2, 1, 4]);
+        p.character = Some("ayu");
+        assert_eq!(ids(&p), [2, 4]);
     }
 }

@@ -42,8 +42,9 @@ fn dropouts(s: &mut Store) -> Result<Vec<DropoutRow>, StoreError> {
     let list = pat::dropouts::dropouts(s.connection(), WINDOW_SECS, now).map_err(se)?;
     let mut out = Vec::new();
     for d in list {
-        let drafts = cf::stored_drafts(s.connection(), d.dropout_id)
-            .map_err(se)?
+        let stored = cf::stored_drafts(s.connection(), d.dropout_id).map_err(se)?;
+        let message_type = stored.iter().find_map(|sd| sd.user_message_type.clone());
+        let drafts = stored
             .into_iter()
             .map(|sd| (sd.bot_response_type.as_str().to_string(), sd.text))
             .collect();
@@ -56,6 +57,7 @@ fn dropouts(s: &mut Store) -> Result<Vec<DropoutRow>, StoreError> {
             user_line: d.user_text.unwrap_or_default(),
             bot_line: d.bot_text,
             drafts,
+            message_type,
         });
     }
     Ok(out)
@@ -109,6 +111,7 @@ impl Runtime {
             Command::AcceptCounterfactual {
                 dropout,
                 kind,
+                message_type,
                 text,
             } => {
                 let (store, tx) = (self.services.store.clone(), self.tx.clone());
@@ -124,7 +127,7 @@ impl Runtime {
                                     bot_response_type: t,
                                     text: Some(&text),
                                     character: None,
-                                    user_message_type: None,
+                                    user_message_type: Some(&message_type),
                                     window_secs: WINDOW_SECS,
                                     as_of: pat::stamp::now_ms(),
                                 },
@@ -190,13 +193,14 @@ impl Runtime {
                 .iter()
                 .map(|x| (x.bot_response_type.as_str().to_string(), x.text.clone()))
                 .collect();
+            let message_type = drafts.user_message_type.clone();
             let saved = store
                 .call(move |s| {
                     cf::save_drafts(s.connection(), dropout, &drafts, Some(&model)).map_err(se)
                 })
                 .await;
             match saved {
-                Ok(()) => send_drafts(&tx, dropout, Ok(list)),
+                Ok(()) => send_drafts(&tx, dropout, Ok((message_type, list))),
                 Err(e) => send_drafts(&tx, dropout, Err(e.to_string())),
             }
         });
@@ -233,7 +237,7 @@ impl Runtime {
 fn send_drafts(
     tx: &tokio::sync::mpsc::UnboundedSender<UiMsg>,
     dropout: i64,
-    drafts: Result<Vec<(String, String)>, String>,
+    drafts: Result<(Option<String>, Vec<(String, String)>), String>,
 ) {
     let _ = tx.send(UiMsg::Drafts { dropout, drafts });
 }

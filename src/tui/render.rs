@@ -299,6 +299,10 @@ fn modal(f: &mut Frame, m: &Modal, t: &Theme) {
             (format!("category → {}", CATEGORIES[*category]), text)
         }
         Modal::Secret { key, text } => (key.clone(), text),
+        Modal::Draft { kind, text, .. } => (
+            format!("reply type {kind} · edit, then Enter accepts"),
+            text,
+        ),
         Modal::Promote { kind, text, .. } => (
             format!("reply type → {}", super::modal::PROMOTE_TYPES[*kind % 3]),
             text,
