@@ -164,6 +164,10 @@ pub enum ChatMsg {
 }
 
 /// Messages from the services.
+
+/// The message type the model named, and the (reply type, text) drafts.
+pub type DraftSet = (Option<String>, Vec<(String, String)>);
+
 #[derive(Debug, Clone)]
 pub enum UiMsg {
     Token {
@@ -191,7 +195,7 @@ pub enum UiMsg {
     Drafts {
         dropout: i64,
         /// The message type the model named, and the (reply type, text) drafts.
-        drafts: Result<(Option<String>, Vec<(String, String)>), String>,
+        drafts: Result<DraftSet, String>,
     },
 }
 

@@ -237,7 +237,7 @@ impl Runtime {
 fn send_drafts(
     tx: &tokio::sync::mpsc::UnboundedSender<UiMsg>,
     dropout: i64,
-    drafts: Result<(Option<String>, Vec<(String, String)>), String>,
+    drafts: Result<super::app::DraftSet, String>,
 ) {
     let _ = tx.send(UiMsg::Drafts { dropout, drafts });
 }
