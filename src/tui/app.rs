@@ -163,11 +163,10 @@ pub enum ChatMsg {
     },
 }
 
-/// Messages from the services.
-
 /// The message type the model named, and the (reply type, text) drafts.
 pub type DraftSet = (Option<String>, Vec<(String, String)>);
 
+/// Messages from the services.
 #[derive(Debug, Clone)]
 pub enum UiMsg {
     Token {
