@@ -169,3 +169,100 @@ fn a_missing_file_is_a_usage_error() {
     assert!(err.starts_with("kakeai pii: no-such-file.jsonl: "), "{err}");
     assert_eq!(err.lines().count(), 1);
 }
+
+#[path = "llm_fake/mod.rs"]
+mod llm_fake;
+
+/// An OpenAI-compatible fake whose chat answer is `answer` (None: a 500 error), recording bodies.
+async fn pii_server(answer: Option<&'static str>) -> llm_fake::FakeServer {
+    use llm_fake::{Recorded, Reply, openai_reply};
+    llm_fake::FakeServer::with(move |req: &Recorded, _| match (req.path.as_str(), answer) {
+        ("/v1/chat/completions", Some(a)) => Reply::json(200, &openai_reply("tiny-ja", a, 30)),
+        ("/v1/chat/completions", None) => Reply::json(
+            500,
+            r#"{"error":{"message":"model crashed","type":"server_error"}}"#,
+        ),
+        _ => Reply::json(404, r#"{"error":"not found"}"#),
+    })
+    .await
+}
+
+async fn mask_with(env: &Env, url: &str, mode: &str, text: &str) -> Output {
+    let mut c = env.cmd(&[
+        "pii",
+        "mask",
+        "--llm",
+        mode,
+        "--endpoint",
+        &format!("{url}/v1"),
+        "--model",
+        "tiny-ja",
+    ]);
+    let text = text.to_string();
+    tokio::task::spawn_blocking(move || {
+        use std::io::Write;
+        let mut child = c
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_llm_pass_adds_what_the_rules_missed_and_never_sees_what_they_caught() {
+    let text = "昨日、みさきと映画を見た。電話は090-1234-5678です。";
+    let server = pii_server(Some(
+        "PII_DETECTED: true\nMASKED_TEXT: 昨日、[氏名]と映画を見た。電話は[電話番号]です。\nDETECTED_ITEMS: 氏名",
+    ))
+    .await;
+    let env = Env::new();
+    let o = mask_with(&env, &server.url, "fail-closed", text).await;
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(
+        v["masked_text"],
+        "昨日、[氏名]と映画を見た。電話は[電話番号]です。"
+    );
+    let kinds: Vec<&str> = v["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["氏名", "電話番号"]);
+    assert!(v.get("review").is_none(), "{v}");
+    // The model was shown the rule-masked text: never the phone number.
+    let bodies: Vec<String> = server.recorded().iter().map(|r| r.body.clone()).collect();
+    assert!(
+        bodies.iter().any(|b| b.contains("[電話番号]")),
+        "{bodies:?}"
+    );
+    assert!(bodies.iter().all(|b| !b.contains("090-1234")), "{bodies:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_llm_pass_keeps_the_rules_and_flags_only_when_fail_closed() {
+    let text = "電話は090-1234-5678です。";
+    let server = pii_server(None).await;
+    let env = Env::new();
+    let closed = mask_with(&env, &server.url, "fail-closed", text).await;
+    assert_eq!(closed.status.code(), Some(0), "{}", stderr(&closed));
+    let v: serde_json::Value = serde_json::from_str(stdout(&closed).trim()).unwrap();
+    assert_eq!(v["masked_text"], "電話は[電話番号]です。");
+    assert!(v["review"].as_str().unwrap().contains("要確認"), "{v}");
+    let open = mask_with(&env, &server.url, "fail-open", text).await;
+    let v: serde_json::Value = serde_json::from_str(stdout(&open).trim()).unwrap();
+    assert_eq!(v["masked_text"], "電話は[電話番号]です。");
+    assert!(v.get("review").is_none(), "{v}");
+}

@@ -12,7 +12,7 @@ use crate::safety::pii::{Masked, PiiMasker};
 
 #[derive(Subcommand, Debug)]
 pub enum PiiCommand {
-    /// Mask 氏名, 電話番号, メールアドレス, 住所, 会社名 and 学校名 (rules only, no model).
+    /// Mask 氏名, 電話番号, メールアドレス, 住所, 会社名 and 学校名 (rules; `--llm` adds a model pass).
     Mask(MaskArgs),
 }
 
@@ -25,12 +25,79 @@ pub enum Format {
     Jsonl,
 }
 
+/// The optional model pass after the rules (seed 003 §6) and what a failure of it means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LlmPass {
+    /// A failed pass keeps the rules' result and flags the message (`"review"` in the output).
+    FailClosed,
+    /// A failed pass keeps the rules' result silently.
+    FailOpen,
+}
+
 #[derive(Args, Debug)]
 pub struct MaskArgs {
     /// Input file; `-` or nothing reads stdin.
     pub file: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "json")]
     pub format: Format,
+    /// Also ask the model for what the rules missed; it sees only the rule-masked text.
+    #[arg(long, value_enum)]
+    pub llm: Option<LlmPass>,
+    /// Endpoint base URL for --llm (default from llm.toml).
+    #[arg(long)]
+    pub endpoint: Option<String>,
+    #[arg(long)]
+    pub model: Option<String>,
+}
+
+/// Asks the model about one rule-masked text and merges its answer (or its failure).
+struct ModelPass {
+    client: crate::llm::Client,
+    mode: crate::safety::pii::PiiLlmMode,
+    rt: tokio::runtime::Runtime,
+}
+
+impl ModelPass {
+    fn new(args: &MaskArgs) -> Result<Option<ModelPass>, String> {
+        use crate::safety::pii::PiiLlmMode;
+        let Some(pass) = args.llm else {
+            return Ok(None);
+        };
+        let cfg = crate::llm::LlmConfig::load()
+            .map_err(|e| e.to_string())?
+            .with_flags(args.endpoint.clone(), args.model.clone(), None);
+        let client = crate::llm::Client::new(cfg).map_err(|e| e.to_string())?;
+        let rt = crate::duo::driver::runtime()
+            .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+        let mode = match pass {
+            LlmPass::FailClosed => PiiLlmMode::FailClosed,
+            LlmPass::FailOpen => PiiLlmMode::FailOpen,
+        };
+        Ok(Some(ModelPass { client, mode, rt }))
+    }
+
+    fn apply(&self, masked: Masked) -> (Masked, Option<String>) {
+        use crate::llm::{ChatRequest, Message, ResponseFormat};
+        use crate::safety::pii::{LLM_SYSTEM_PROMPT, llm_user_prompt, merge_llm};
+        let req = ChatRequest {
+            messages: vec![
+                Message::system(LLM_SYSTEM_PROMPT),
+                Message::user(llm_user_prompt(&masked.masked_text)),
+            ],
+            temperature: Some(0.0),
+            max_tokens: None,
+            format: ResponseFormat::Text,
+            stop: Some(Vec::new()),
+            seed: None,
+            cap: false,
+        };
+        let reply = self
+            .rt
+            .block_on(self.client.chat(&req))
+            .map(|r| r.text)
+            .map_err(|e| e.to_string());
+        merge_llm(masked, reply.as_deref().map_err(Clone::clone), self.mode)
+    }
 }
 
 /// One `--format jsonl` input line. Other fields are ignored.
@@ -54,9 +121,13 @@ fn scalar<'de, D: Deserializer<'de>>(d: D) -> Result<Option<serde_json::Value>, 
 
 #[derive(Serialize)]
 struct IdMasked<'a> {
-    id: &'a serde_json::Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<&'a serde_json::Value>,
     #[serde(flatten)]
     masked: &'a Masked,
+    /// Fail-closed `--llm` only: why this message needs a human look.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    review: Option<String>,
 }
 
 pub fn run(cmd: PiiCommand) -> i32 {
@@ -79,6 +150,14 @@ pub fn mask(
 ) -> Result<i32, String> {
     let (name, reader) = input::open(args.file.as_deref())?;
     let masker = PiiMasker::new();
+    let pass = ModelPass::new(args)?;
+    let run = |text: &str| {
+        let m = masker.mask(text);
+        match &pass {
+            Some(p) => p.apply(m),
+            None => (m, None),
+        }
+    };
     let w = |e: std::io::Error| e.to_string();
     match args.format {
         Format::Json => {
@@ -90,7 +169,13 @@ pub fn mask(
                 .strip_suffix('\n')
                 .map(|t| t.strip_suffix('\r').unwrap_or(t))
                 .unwrap_or(&text);
-            let s = serde_json::to_string(&masker.mask(text)).map_err(|e| e.to_string())?;
+            let (masked, review) = run(text);
+            let s = serde_json::to_string(&IdMasked {
+                id: None,
+                masked: &masked,
+                review,
+            })
+            .map_err(|e| e.to_string())?;
             writeln!(out, "{s}").map_err(w)?;
             Ok(0)
         }
@@ -98,10 +183,11 @@ pub fn mask(
             let lines = read_lines(&name, reader, err)?;
             let Some(lines) = lines else { return Ok(2) };
             for (id, text) in lines {
-                let masked = masker.mask(&text);
+                let (masked, review) = run(&text);
                 let s = serde_json::to_string(&IdMasked {
-                    id: &id,
+                    id: Some(&id),
                     masked: &masked,
+                    review,
                 })
                 .map_err(|e| e.to_string())?;
                 writeln!(out, "{s}").map_err(w)?;
