@@ -68,18 +68,7 @@ fn typed(rt: &mut Runtime, text: &str) {
 }
 
 fn pump(rt: &mut Runtime, rx: &mut tokio::sync::mpsc::UnboundedReceiver<UiMsg>) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(15);
-    while rt.app.chat.as_ref().is_some_and(|c| c.busy) {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "timed out: {}",
-            rt.app.status
-        );
-        match rx.try_recv() {
-            Ok(m) => rt.app.on_msg(m),
-            Err(_) => std::thread::sleep(Duration::from_millis(5)),
-        }
-    }
+    wait_until(rt, rx, |a| !a.chat.as_ref().is_some_and(|c| c.busy));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -462,18 +451,7 @@ async fn banter_is_answered_from_the_pattern_db_and_its_outcome_and_thumb_are_re
 }
 
 fn wait_status(rt: &mut Runtime, rx: &mut tokio::sync::mpsc::UnboundedReceiver<UiMsg>, want: &str) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while !rt.app.status.contains(want) {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "waiting for {want}: {}",
-            rt.app.status
-        );
-        match rx.try_recv() {
-            Ok(m) => rt.app.on_msg(m),
-            Err(_) => std::thread::sleep(Duration::from_millis(5)),
-        }
-    }
+    wait_until(rt, rx, |a| a.status.contains(want));
 }
 
 fn key(rt: &mut Runtime, c: char) {
@@ -549,9 +527,13 @@ fn wait_until(
     rx: &mut tokio::sync::mpsc::UnboundedReceiver<UiMsg>,
     f: impl Fn(&App) -> bool,
 ) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
     while !f(&rt.app) {
-        assert!(std::time::Instant::now() < deadline);
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out: {}",
+            rt.app.status
+        );
         match rx.try_recv() {
             Ok(m) => rt.app.on_msg(m),
             Err(_) => std::thread::sleep(Duration::from_millis(5)),

@@ -38,6 +38,20 @@ fn screen(app: &App, w: u16, h: u16) -> String {
     t.backend().to_string()
 }
 
+/// The workbench's services over a fresh store, with `shared` as the run's vault.
+fn services(dir: &std::path::Path, shared: &Arc<SharedVault>) -> Services {
+    Services {
+        store: StoreHandle::spawn(Store::open(&dir.join("k.db")).unwrap()),
+        rules: RuleSet::builtin().unwrap(),
+        duo: DuoConfig::builtin().unwrap(),
+        llm: LlmConfig::default(),
+        analyzer: Arc::new(FallbackAnalyzer),
+        replay_speed: 1000.0,
+        vault: Some(shared.clone()),
+        safety: Arc::new(kakeai::safety::SafetyRules::builtin()),
+    }
+}
+
 fn key(c: char) -> KeyEvent {
     KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)
 }
@@ -153,17 +167,7 @@ async fn saving_writes_visibility_yaml_and_the_next_turn_sees_it() {
     vault::save::materialize(&root).unwrap();
     let work = vault::load_vault(&root, None).unwrap();
     let shared = SharedVault::new(work.clone());
-    let store = StoreHandle::spawn(Store::open(&dir.path().join("k.db")).unwrap());
-    let services = Services {
-        store,
-        rules: RuleSet::builtin().unwrap(),
-        duo: DuoConfig::builtin().unwrap(),
-        llm: LlmConfig::default(),
-        analyzer: Arc::new(FallbackAnalyzer),
-        replay_speed: 1000.0,
-        vault: Some(shared.clone()),
-        safety: Arc::new(kakeai::safety::SafetyRules::builtin()),
-    };
+    let services = services(dir.path(), &shared);
     let mut a = app();
     a.vis = Some(VisPane::new(work));
     let (mut rt, mut rx) = Runtime::new(a, services);
@@ -224,17 +228,7 @@ async fn the_tree_lists_the_vaults_works_and_w_opens_the_next_for_the_run() {
     let works = vault::sibling_works(&work);
     assert_eq!(works, ["sisters", "外伝"]);
     let shared = SharedVault::new(work.clone());
-    let store = StoreHandle::spawn(Store::open(&dir.path().join("k.db")).unwrap());
-    let services = Services {
-        store,
-        rules: RuleSet::builtin().unwrap(),
-        duo: DuoConfig::builtin().unwrap(),
-        llm: LlmConfig::default(),
-        analyzer: Arc::new(FallbackAnalyzer),
-        replay_speed: 1000.0,
-        vault: Some(shared.clone()),
-        safety: Arc::new(kakeai::safety::SafetyRules::builtin()),
-    };
+    let services = services(dir.path(), &shared);
     let mut a = app();
     a.vis = Some(VisPane::with_works(work, works));
     let (mut rt, mut rx) = Runtime::new(a, services);
