@@ -163,6 +163,17 @@ pub enum ChatMsg {
     },
 }
 
+/// visibility.yaml as written, read back off the UI task.
+#[derive(Debug, Clone)]
+pub struct VaultSaved {
+    pub path: String,
+    pub work: crate::vault::Work,
+    /// The pane's edit count when the saved copy was taken.
+    pub edits: u64,
+    /// The works beside it in its vault (the sample may just have been written out to one).
+    pub works: Vec<String>,
+}
+
 /// The message type the model named, and the (reply type, text) drafts.
 pub type DraftSet = (Option<String>, Vec<(String, String)>);
 
@@ -186,7 +197,7 @@ pub enum UiMsg {
     },
     Error(String),
     /// visibility.yaml written (the path and the work as saved), or why not.
-    VaultSaved(Result<(String, Box<crate::vault::Work>, u64), String>),
+    VaultSaved(Result<Box<VaultSaved>, String>),
     VaultOpened(Result<Box<crate::vault::Work>, String>),
     Chat(ChatMsg),
     Patterns(Result<Vec<super::patterns::PatternRow>, String>),
@@ -334,11 +345,17 @@ impl App {
             },
             UiMsg::Error(e) => self.status = e,
             UiMsg::VaultSaved(r) => match r {
-                Ok((path, work, edits)) => {
+                Ok(saved) => {
+                    let VaultSaved {
+                        path,
+                        work,
+                        edits,
+                        works,
+                    } = *saved;
                     let mut later = false;
                     if let Some(v) = self.vis.as_mut() {
                         if v.edits == edits {
-                            v.work = *work;
+                            v.work = work;
                             v.unsaved = false;
                         } else {
                             // Edited while the file was written: keep those edits (unsaved),
@@ -347,9 +364,7 @@ impl App {
                             v.work.on_disk = work.on_disk;
                             later = true;
                         }
-                        if v.work.on_disk {
-                            v.works = crate::vault::sibling_works(&v.work);
-                        }
+                        v.works = works;
                     }
                     self.status = if later {
                         format!("saved {path}; edits made since are not saved yet (w)")

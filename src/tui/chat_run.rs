@@ -358,8 +358,8 @@ async fn settle_stale_uses(deps: &Deps, emit: &Emit) {
         .await;
     match r {
         Ok(rep) if rep.failures + rep.successes > 0 => emit.trace(format!(
-            "earlier chats: {} pattern use(s) went unanswered past the window → failure",
-            rep.failures
+            "earlier chats settled: {} pattern use(s) unanswered past the window → failure, {} answered → success",
+            rep.failures, rep.successes
         )),
         Ok(_) => {}
         Err(e) => emit.trace(format!("earlier pattern uses not settled: {e}")),

@@ -5,7 +5,7 @@
 pub mod app;
 mod detail;
 pub mod keymap;
-pub(crate) mod modal;
+mod modal;
 pub mod render;
 mod side;
 pub mod theme;
@@ -94,7 +94,14 @@ impl Runtime {
                     if let Some(s) = &shared {
                         s.replace(work.clone());
                     }
-                    Ok((path.display().to_string(), Box::new(work), edits))
+                    // Listing the vault is I/O: done here, not on the UI task.
+                    let works = crate::vault::sibling_works(&work);
+                    Ok(Box::new(app::VaultSaved {
+                        path: path.display().to_string(),
+                        work,
+                        edits,
+                        works,
+                    }))
                 }
                 Err(e) => Err(e.to_string()),
             };

@@ -4,12 +4,12 @@ use crossterm::event::{KeyCode, KeyEvent};
 use serde_json::json;
 
 use super::app::{App, CATEGORIES, Command, Modal, save};
-
-/// The seed's reply types, in the order ←/→ walks them.
-pub(super) const PROMOTE_TYPES: [&str; 3] = ["プロレス受け", "流し", "カウンター"];
 use crate::director::Status;
 use crate::duo::Event;
 use crate::store::ActionKind;
+
+/// The seed's reply types, in the order ←/→ walks them.
+pub(super) const PROMOTE_TYPES: [&str; 3] = ["プロレス受け", "流し", "カウンター"];
 
 impl App {
     pub(super) fn modal_key(&mut self, key: KeyEvent) -> Vec<Command> {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::entity::{self, Entity};
 use super::model::{ENTITY_TYPES, Level, VisibilityFile};
 use super::template::{Origin, Template, Templates};
-use super::{find_key, yaml_error};
+use super::{find_entry, find_key, yaml_error};
 use crate::config::ConfigError;
 
 pub const VISIBILITY: &str = "_ai_control/visibility.yaml";
@@ -317,7 +317,7 @@ impl Work {
                 }
                 for s in &cfg.secrets {
                     let key = format!("{ty}/{name}/{}", s.id);
-                    let at = find_secret(vis_text, &s.id, ent_line)
+                    let at = find_entry(vis_text, "id", Some(&s.id), ent_line)
                         .or_else(|| find_key(vis_text, "id", ent_line));
                     for (r, val) in s.spec(v.default_visibility).values() {
                         if Level::new(val).is_none() {
@@ -401,17 +401,4 @@ pub fn open(dir: Option<&Path>, work: Option<&str>) -> Result<Work, ConfigError>
 /// Where the bundled sample is written out when the writer first saves an edit.
 pub fn sample_save_dir() -> Option<PathBuf> {
     user_vault_dir().map(|d| d.join("sisters"))
-}
-
-/// The `id: <id>` line of a secret at or after `after_line`, so an error points at that secret.
-fn find_secret(text: &str, id: &str, after_line: usize) -> Option<(usize, usize)> {
-    text.lines()
-        .enumerate()
-        .skip(after_line.saturating_sub(1))
-        .find_map(|(i, l)| {
-            let t = l.trim_start();
-            let t = t.strip_prefix("- ").unwrap_or(t).trim_start();
-            let v = t.strip_prefix("id:")?.trim().trim_matches(['"', '\'']);
-            (v == id).then(|| (i + 1, l.len() - t.len() + 1))
-        })
 }

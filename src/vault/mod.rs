@@ -94,6 +94,17 @@ fn describe_path(keys: &[String]) -> Option<String> {
 /// 1-based (line, col) of the first line at or after `after_line` whose trimmed text starts
 /// with `key:`. Used to point a semantic error (a bad level) at the line the writer typed.
 pub(crate) fn find_key(text: &str, key: &str, after_line: usize) -> Option<(usize, usize)> {
+    find_entry(text, key, None, after_line)
+}
+
+/// As [`find_key`], and when `value` is given only a line where the key holds that value
+/// (`- id: SEC-2` points at that secret, not the entity's first).
+pub(crate) fn find_entry(
+    text: &str,
+    key: &str,
+    value: Option<&str>,
+    after_line: usize,
+) -> Option<(usize, usize)> {
     let pat = format!("{key}:");
     text.lines()
         .enumerate()
@@ -102,10 +113,11 @@ pub(crate) fn find_key(text: &str, key: &str, after_line: usize) -> Option<(usiz
             let t = l.trim_start();
             let t = t.strip_prefix("- ").unwrap_or(t);
             let unq = t.trim_start_matches(['"', '\'']);
-            (unq.starts_with(&pat)
-                || unq.starts_with(&format!("{key}\":"))
-                || unq.starts_with(&format!("{key}':")))
-            .then(|| (i + 1, l.len() - t.len() + 1))
+            let rest = [pat.clone(), format!("{key}\":"), format!("{key}':")]
+                .iter()
+                .find_map(|p| unq.strip_prefix(p.as_str()))?;
+            let holds = value.is_none_or(|v| rest.trim().trim_matches(['"', '\'']) == v);
+            holds.then(|| (i + 1, l.len() - t.len() + 1))
         })
 }
 
