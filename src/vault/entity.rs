@@ -1,12 +1,13 @@
 //! Entity files (`characters/<name>.md`, `world_settings/<name>.md`, `_foreshadowing/<id>.md`):
-//! YAML front matter and `## heading` sections, each of which may carry an
-//! `<!-- ai_visibility: N -->` marker line (seed 004 §3.2).
+//! YAML front matter and `##` (and deeper) heading sections, each of which may carry
+//! `<!-- ai_visibility: N -->` markers (seed 004 §3.2; the body is read by `markup`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::Deserialize;
 
+use super::markup::{norm_name, parse_body};
 use super::model::{FsStatus, Importance, Level};
 use super::yaml_error;
 use crate::config::ConfigError;
@@ -39,12 +40,16 @@ pub struct FrontMatter {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Section {
     pub name: String,
-    /// The section body without its marker line, trimmed.
+    /// The section's own body (not its subsections'), comments removed, trimmed.
     pub text: String,
-    /// Level from an inline `<!-- ai_visibility: N -->` marker.
+    /// The lowest of its inline `<!-- ai_visibility: N -->` markers.
     pub marker: Option<Level>,
     /// 1-based line of the heading in the file.
     pub line: usize,
+    /// 0 for the text before the first heading, else the heading's number of `#`s.
+    pub depth: usize,
+    /// Index (in `Entity::sections`) of the enclosing heading.
+    pub parent: Option<usize>,
 }
 
 #[derive(Debug, Clone)]
@@ -55,95 +60,123 @@ pub struct Entity {
     pub stem: String,
     pub front: FrontMatter,
     pub sections: Vec<Section>,
+    /// A marker on the `# title` line: no section of the file is above it.
+    pub cap: Option<Level>,
 }
 
-/// Text before the first `##` heading becomes a section with this name.
-pub const PREAMBLE: &str = "前文";
+pub use super::markup::PREAMBLE;
+
+/// The seed's front-matter key for the `隠し設定` section (seed 004 §3.2).
+pub const HIDDEN_SECTION_KEY: &str = "hidden_section";
+const HIDDEN_SECTION: &str = "隠し設定";
+
+impl Entity {
+    /// `親/子` for a subsection: the headings from the top down to `i`.
+    pub fn section_path(&self, i: usize) -> String {
+        let mut names = vec![self.sections[i].name.as_str()];
+        let mut at = self.sections[i].parent;
+        while let Some(p) = at {
+            names.push(self.sections[p].name.as_str());
+            at = self.sections[p].parent;
+        }
+        names.reverse();
+        names.join("/")
+    }
+
+    /// The front matter's level for a section (`ai_visibility.<name>`, matched after NFKC).
+    pub fn front_level(&self, section: &str) -> Option<i64> {
+        let want = norm_name(section);
+        self.front.ai_visibility.iter().find_map(|(k, v)| {
+            let k = if k == HIDDEN_SECTION_KEY {
+                HIDDEN_SECTION
+            } else {
+                k
+            };
+            (k != "default" && norm_name(k) == want).then_some(*v)
+        })
+    }
+}
 
 pub fn parse(entity_type: &str, path: &Path, text: &str) -> Result<Entity, ConfigError> {
     let stem = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let (front, body, body_line) = split_front(path, text)?;
+    let (front, front_text, body, body_line) = split_front(path, text)?;
     let name = front.name.clone().unwrap_or_else(|| stem.clone());
-    let mut sections: Vec<Section> = Vec::new();
-    let mut cur = Section {
-        name: PREAMBLE.into(),
-        text: String::new(),
-        marker: None,
-        line: body_line,
-    };
-    for (i, line) in body.lines().enumerate() {
-        let lineno = body_line + i;
-        if let Some(h) = line.strip_prefix("## ") {
-            push_section(&mut sections, cur);
-            cur = Section {
-                name: h.trim().to_string(),
-                text: String::new(),
-                marker: None,
-                line: lineno,
-            };
-        } else if line.starts_with("# ") && sections.is_empty() && cur.text.trim().is_empty() {
-            // A document title, not content.
-        } else if let Some(raw) = marker(line) {
-            let level = raw.trim().parse::<i64>().ok().and_then(Level::new);
-            let Some(level) = level else {
-                return Err(ConfigError::Invalid {
-                    path: path.to_path_buf(),
-                    at: Some((lineno, line.find("ai_visibility").unwrap_or(0) + 1)),
-                    key: Some(format!("{entity_type}/{name}/{}", cur.name)),
-                    message: format!("ai_visibility must be 0, 1, 2 or 3, found `{}`", raw.trim()),
-                });
-            };
-            cur.marker.get_or_insert(level);
-        } else {
-            cur.text.push_str(line);
-            cur.text.push('\n');
-        }
-    }
-    push_section(&mut sections, cur);
-    Ok(Entity {
+    let parsed = parse_body(body, body_line).map_err(|e| ConfigError::Invalid {
+        path: path.to_path_buf(),
+        at: Some((e.line, e.col)),
+        key: Some(format!("{entity_type}/{name}")),
+        message: e.message,
+    })?;
+    let sections: Vec<Section> = parsed
+        .blocks
+        .into_iter()
+        .map(|b| Section {
+            name: b.name,
+            text: b.text,
+            marker: b.marker,
+            line: b.line,
+            depth: b.depth,
+            parent: b.parent,
+        })
+        .collect();
+    let e = Entity {
         entity_type: entity_type.into(),
         name,
         stem,
         front,
         sections,
-    })
+        cap: parsed.title_marker,
+    };
+    check_front_levels(&e, path, front_text)?;
+    Ok(e)
 }
 
-fn push_section(sections: &mut Vec<Section>, mut s: Section) {
-    s.text = s.text.trim().to_string();
-    if s.name == PREAMBLE && s.text.is_empty() && s.marker.is_none() {
-        return;
+/// Front-matter levels are 0–3 and name a section of the file (after NFKC): a key that names
+/// nothing is an error, because the writer meant to set something.
+fn check_front_levels(e: &Entity, path: &Path, front_text: &str) -> Result<(), ConfigError> {
+    for (k, v) in &e.front.ai_visibility {
+        let at = super::find_key(front_text, k, 1).map(|(l, c)| (l + 1, c));
+        let err = |message: String| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            at,
+            key: Some(format!("{}/{}/{k}", e.entity_type, e.name)),
+            message,
+        };
+        if Level::new(*v).is_none() {
+            return Err(err(format!(
+                "ai_visibility.{k}: level {v}; a level is 0, 1, 2 or 3"
+            )));
+        }
+        let target = if k == HIDDEN_SECTION_KEY {
+            HIDDEN_SECTION
+        } else {
+            k.as_str()
+        };
+        if k != "default" && !e.sections.iter().any(|s| norm_name(&s.name) == norm_name(target)) {
+            let names: Vec<&str> = e.sections.iter().map(|s| s.name.as_str()).collect();
+            return Err(err(format!(
+                "ai_visibility.{k} names no heading of this file (headings: {})",
+                if names.is_empty() { "none".into() } else { names.join(", ") }
+            )));
+        }
     }
-    sections.push(s);
-}
-
-/// `<!-- ai_visibility: N -->` → `N`.
-fn marker(line: &str) -> Option<&str> {
-    let inner = line
-        .trim()
-        .strip_prefix("<!--")?
-        .strip_suffix("-->")?
-        .trim();
-    inner
-        .strip_prefix("ai_visibility")?
-        .trim_start()
-        .strip_prefix(':')
+    Ok(())
 }
 
 /// Splits `---\nyaml\n---\n` from the body; returns the body's first line number (1-based).
 fn split_front<'a>(
     path: &Path,
     text: &'a str,
-) -> Result<(FrontMatter, &'a str, usize), ConfigError> {
+) -> Result<(FrontMatter, &'a str, &'a str, usize), ConfigError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let Some(rest) = text
         .strip_prefix("---\n")
         .or_else(|| text.strip_prefix("---\r\n"))
     else {
-        return Ok((FrontMatter::default(), text, 1));
+        return Ok((FrontMatter::default(), "", text, 1));
     };
     let mut offset = 0;
     for (i, line) in rest.split_inclusive('\n').enumerate() {
@@ -155,7 +188,7 @@ fn split_front<'a>(
             } else {
                 serde_norway::from_str(yaml).map_err(|e| yaml_error(path, &e, 1, yaml))?
             };
-            return Ok((front, body, i + 3));
+            return Ok((front, yaml, body, i + 3));
         }
         offset += line.len();
     }
@@ -194,8 +227,8 @@ mod tests {
         let err = parse("characters", Path::new("characters/ayu.md"), &text).unwrap_err();
         let msg = err.to_string();
         assert!(msg.starts_with("characters/ayu.md:13:"), "{msg}");
-        assert!(msg.contains("characters/あゆ/隠し設定"), "{msg}");
-        assert!(msg.contains("found `7`"), "{msg}");
+        assert!(msg.contains("characters/あゆ"), "{msg}");
+        assert!(msg.contains("ai_visibility: 7"), "{msg}");
     }
 
     #[test]
@@ -220,6 +253,28 @@ mod tests {
         assert_eq!(e.sections[0].name, PREAMBLE);
         assert_eq!(e.sections[1].name, "商店街");
         assert_eq!(e.sections[1].line, 3);
+    }
+
+    #[test]
+    fn front_matter_levels_must_name_a_heading() {
+        let text = ENTITY.replace("  default: 3\n", "  default: 3\n  隠し設定（ネタバレ）: 0\n");
+        let err = parse("characters", Path::new("c/ayu.md"), &text).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.starts_with("c/ayu.md:6:3:"), "{msg}");
+        assert!(msg.contains("基本情報, 隠し設定"), "{msg}");
+        let text = ENTITY.replace("## 隠し設定", "## 隠し設定(ネタバレ)");
+        let text = text.replace("  default: 3\n", "  default: 3\n  隠し設定（ネタバレ）: 0\n");
+        let e = parse("characters", Path::new("c/ayu.md"), &text).unwrap();
+        assert_eq!(e.front_level("隠し設定(ネタバレ)"), Some(0));
+        // The seed's `hidden_section` key means the 隠し設定 section.
+        let text = ENTITY.replace("  default: 3\n", "  default: 3\n  hidden_section: 0\n");
+        let e = parse("characters", Path::new("c/ayu.md"), &text).unwrap();
+        assert_eq!(e.front_level("隠し設定"), Some(0));
+        let text = ENTITY.replace("  default: 3\n", "  default: 9\n");
+        let msg = parse("characters", Path::new("c/ayu.md"), &text)
+            .unwrap_err()
+            .to_string();
+        assert!(msg.starts_with("c/ayu.md:5:3:") && msg.contains("level 9"), "{msg}");
     }
 
     #[test]

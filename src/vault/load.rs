@@ -1,13 +1,12 @@
 //! Reading a work from a vault folder (or the sample embedded in the binary) and checking it:
 //! YAML syntax errors as file:line:col, bad levels naming the entity and section.
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use super::entity::{self, Entity};
-use super::model::{ENTITY_TYPES, Level, VisibilityFile};
+use super::model::{ENTITY_TYPES, VisibilityFile};
 use super::template::{Origin, Template, Templates};
-use super::{find_entry, find_key, yaml_error};
+use super::yaml_error;
 use crate::config::ConfigError;
 
 pub const VISIBILITY: &str = "_ai_control/visibility.yaml";
@@ -236,145 +235,18 @@ impl Work {
     }
 
     pub fn entity(&self, entity_type: &str, name: &str) -> Option<&Entity> {
-        self.entities
+        let exact = self
+            .entities
             .iter()
-            .find(|e| e.entity_type == entity_type && (e.name == name || e.stem == name))
-    }
-
-    /// Every level must be 0–3 and every subtlety 1–10; template ids must exist. Errors name
-    /// the entity and section; section names that match nothing become warnings.
-    pub fn validate(&mut self, vis_text: &str) -> Result<(), ConfigError> {
-        let path = self.visibility_path();
-        let bad = |at: Option<(usize, usize)>, key: String, message: String| ConfigError::Invalid {
-            path: path.clone(),
-            at,
-            key: Some(key),
-            message,
-        };
-        let level_msg = |what: &str, reader: Option<&str>, v: i64| match reader {
-            Some(r) => format!("{what}: reader `{r}` has level {v}; a level is 0, 1, 2 or 3"),
-            None => format!("{what}: level {v}; a level is 0, 1, 2 or 3"),
-        };
-        let v = &self.visibility;
-        if Level::new(v.default_visibility).is_none() {
-            return Err(bad(
-                find_key(vis_text, "default_visibility", 1),
-                "default_visibility".into(),
-                level_msg("default_visibility", None, v.default_visibility),
-            ));
-        }
-        let mut warnings = Vec::new();
-        let mut ids = BTreeSet::new();
-        for (ty, ents) in &v.entities {
-            if super::model::folder_of(ty).is_none() {
-                warnings.push(format!(
-                    "visibility.yaml: entity type `{ty}` is not one of characters, world_settings, foreshadowing"
-                ));
-            }
-            for (name, cfg) in ents {
-                let ent_line = find_key(vis_text, name, 1).map(|p| p.0).unwrap_or(1);
-                let file = self.entity(ty, name);
-                if let Some(t) = &cfg.template_id
-                    && self.templates.by_id(t).is_none()
-                {
-                    let at = find_key(vis_text, "template_id", ent_line);
-                    return Err(bad(
-                        at,
-                        format!("{ty}/{name}"),
-                        format!("template_id `{t}` matches no template"),
-                    ));
-                }
-                if let Some(spec) = &cfg.visibility {
-                    for (r, val) in spec.values() {
-                        if Level::new(val).is_none() {
-                            let at = find_key(vis_text, "visibility", ent_line);
-                            return Err(bad(
-                                at,
-                                format!("{ty}/{name}"),
-                                level_msg(&format!("entity {name}"), r, val),
-                            ));
-                        }
-                    }
-                }
-                for (section, spec) in &cfg.sections {
-                    for (r, val) in spec.values() {
-                        if Level::new(val).is_none() {
-                            let at = find_key(vis_text, section, ent_line);
-                            return Err(bad(
-                                at,
-                                format!("{ty}/{name}/{section}"),
-                                level_msg(&format!("entity {name}, section {section}"), r, val),
-                            ));
-                        }
-                    }
-                    if let Some(f) = file
-                        && !f.sections.iter().any(|s| &s.name == section)
-                    {
-                        warnings.push(format!(
-                            "visibility.yaml: {ty}/{name} has no section `{section}` in its file; the entry does nothing"
-                        ));
-                    }
-                }
-                for s in &cfg.secrets {
-                    let key = format!("{ty}/{name}/{}", s.id);
-                    let at = find_entry(vis_text, "id", Some(&s.id), ent_line)
-                        .or_else(|| find_key(vis_text, "id", ent_line));
-                    for (r, val) in s.spec(v.default_visibility).values() {
-                        if Level::new(val).is_none() {
-                            return Err(bad(
-                                at,
-                                key,
-                                level_msg(&format!("entity {name}, secret {}", s.id), r, val),
-                            ));
-                        }
-                    }
-                    if !(1..=10).contains(&s.subtlety) {
-                        return Err(bad(
-                            at,
-                            key,
-                            format!("secret {}: subtlety {} is not 1–10", s.id, s.subtlety),
-                        ));
-                    }
-                    if s.content.trim().is_empty() {
-                        return Err(bad(at, key, format!("secret {} has no content", s.id)));
-                    }
-                    if !ids.insert(s.id.clone()) {
-                        return Err(bad(at, key, format!("secret id {} is used twice", s.id)));
-                    }
-                    if let Some(t) = &s.template_id
-                        && self.templates.by_id(t).is_none()
-                    {
-                        return Err(bad(
-                            at,
-                            key,
-                            format!("template_id `{t}` matches no template"),
-                        ));
-                    }
-                }
-                if file.is_none() && cfg.secrets.is_empty() && ty != "foreshadowing" {
-                    warnings.push(format!(
-                        "visibility.yaml: {ty}/{name} has no file and no secrets"
-                    ));
-                }
-            }
-        }
-        for e in &self.entities {
-            for (k, val) in &e.front.ai_visibility {
-                if Level::new(*val).is_none() {
-                    return Err(ConfigError::Invalid {
-                        path: self
-                            .root
-                            .join(super::model::folder_of(&e.entity_type).unwrap_or(""))
-                            .join(format!("{}.md", e.stem)),
-                        at: None,
-                        key: Some(format!("{}/{}/{k}", e.entity_type, e.name)),
-                        message: format!("ai_visibility.{k}: level {val}; a level is 0, 1, 2 or 3"),
-                    });
-                }
-            }
-        }
-        self.warnings = warnings;
-        Ok(())
+            .find(|e| e.entity_type == entity_type && (e.name == name || e.stem == name));
+        exact.or_else(|| {
+            let want = super::markup::norm_name(name);
+            self.entities.iter().find(|e| {
+                e.entity_type == entity_type
+                    && (super::markup::norm_name(&e.name) == want
+                        || super::markup::norm_name(&e.stem) == want)
+            })
+        })
     }
 }
 

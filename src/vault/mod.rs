@@ -11,12 +11,14 @@ pub mod context;
 pub mod entity;
 pub mod leak;
 pub mod load;
+pub mod markup;
 pub mod model;
 pub mod resolve;
 pub mod review;
 pub mod save;
 pub mod shared;
 pub mod similarity;
+pub mod validate;
 
 use std::path::Path;
 

@@ -1,7 +1,8 @@
 //! The effective level of every section, secret and foreshadowing of a work for one reader,
 //! with the precedence step it came from (see the module docs of `vault`).
 
-use super::entity::Entity;
+use super::entity::{Entity, PREAMBLE};
+use super::markup::norm_name;
 use super::load::Work;
 use super::model::{
     EntityCfg, FsStatus, Importance, Level, LevelSpec, SecretCfg, default_subtlety,
@@ -63,6 +64,8 @@ pub struct Item {
     pub hint: Option<String>,
     pub template_id: Option<String>,
     pub status: Option<FsStatus>,
+    /// Foreshadowing only: sections marked below its level, left out of `text`.
+    pub cut: usize,
 }
 
 fn lvl(v: i64) -> Level {
@@ -77,26 +80,62 @@ fn from_spec(spec: &LevelSpec, reader: Option<&str>, plain: LevelSource) -> (Lev
     }
 }
 
+/// The spec visibility.yaml gives a section, its name matched after NFKC.
+pub(crate) fn section_spec<'a>(cfg: Option<&'a EntityCfg>, name: &str) -> Option<&'a LevelSpec> {
+    let cfg = cfg?;
+    cfg.sections.get(name).or_else(|| {
+        let want = norm_name(name);
+        cfg.sections
+            .iter()
+            .find_map(|(k, v)| (norm_name(k) == want).then_some(v))
+    })
+}
+
+fn lower(a: (Level, LevelSource), b: (Level, LevelSource)) -> (Level, LevelSource) {
+    if b.0 < a.0 { b } else { a }
+}
+
 impl Work {
-    fn cfg(&self, entity_type: &str, e: &Entity) -> Option<&EntityCfg> {
+    /// The entity's entry in visibility.yaml: by name, else file stem, matched after NFKC.
+    pub(crate) fn cfg(&self, entity_type: &str, e: &Entity) -> Option<&EntityCfg> {
         let ents = self.visibility.entities.get(entity_type)?;
-        ents.get(&e.name).or_else(|| ents.get(&e.stem))
+        ents.get(&e.name).or_else(|| ents.get(&e.stem)).or_else(|| {
+            let (n, s) = (norm_name(&e.name), norm_name(&e.stem));
+            ents.iter().find_map(|(k, v)| {
+                let k = norm_name(k);
+                (k == n || k == s).then_some(v)
+            })
+        })
     }
 
-    fn section_level(
+    /// A section's level: its own (visibility.yaml entry, else the lowest of its markers),
+    /// else its parent's, else the entity's; never above any enclosing heading's level nor the
+    /// title line's marker.
+    pub(crate) fn section_level(
         &self,
         e: &Entity,
-        section: &super::entity::Section,
+        i: usize,
         cfg: Option<&EntityCfg>,
         reader: Option<&str>,
     ) -> (Level, LevelSource) {
-        if let Some(spec) = cfg.and_then(|c| c.sections.get(&section.name)) {
-            return from_spec(spec, reader, LevelSource::YamlSection);
+        let section = &e.sections[i];
+        let own = match section_spec(cfg, &section.name) {
+            Some(spec) => Some(from_spec(spec, reader, LevelSource::YamlSection)),
+            None => section.marker.map(|m| (m, LevelSource::Marker)),
+        };
+        let parent = section
+            .parent
+            .map(|p| self.section_level(e, p, cfg, reader));
+        let mut level = match (own, parent) {
+            (Some(o), Some(p)) => lower(o, p),
+            (Some(o), None) => o,
+            (None, Some(p)) => p,
+            (None, None) => self.entity_level(e, cfg, reader, Some(&section.name)),
+        };
+        if let Some(cap) = e.cap {
+            level = lower(level, (cap, LevelSource::Marker));
         }
-        if let Some(m) = section.marker {
-            return (m, LevelSource::Marker);
-        }
-        self.entity_level(e, cfg, reader, Some(&section.name))
+        level
     }
 
     fn entity_level(
@@ -109,17 +148,46 @@ impl Work {
         if let Some(spec) = cfg.and_then(|c| c.visibility.as_ref()) {
             return from_spec(spec, reader, LevelSource::YamlEntity);
         }
-        let fm = &e.front.ai_visibility;
-        if let Some(v) = section.and_then(|s| fm.get(s)) {
-            return (lvl(*v), LevelSource::FrontSection);
+        if let Some(v) = section.and_then(|s| e.front_level(s)) {
+            return (lvl(v), LevelSource::FrontSection);
         }
-        if let Some(v) = fm.get("default") {
+        if let Some(v) = e.front.ai_visibility.get("default") {
             return (lvl(*v), LevelSource::FrontDefault);
         }
         (
             lvl(self.visibility.default_visibility),
             LevelSource::WorkDefault,
         )
+    }
+
+    /// A foreshadowing's text: the sections whose own level is at least the foreshadowing's;
+    /// a section marked lower is left out (never raised), and counted.
+    fn foreshadowing_text(
+        &self,
+        e: &Entity,
+        cfg: Option<&EntityCfg>,
+        reader: Option<&str>,
+        level: Level,
+    ) -> (String, usize) {
+        let mut parts = Vec::new();
+        let mut cut = 0;
+        for (i, s) in e.sections.iter().enumerate() {
+            let own = self.section_level(e, i, cfg, reader).0;
+            let counts = !s.text.is_empty() || s.marker.is_some();
+            if own < level {
+                cut += usize::from(counts);
+                continue;
+            }
+            if s.text.is_empty() {
+                continue;
+            }
+            parts.push(if s.name == PREAMBLE {
+                s.text.clone()
+            } else {
+                format!("{}: {}", e.section_path(i), s.text)
+            });
+        }
+        (parts.join("\n"), cut)
     }
 
     fn secret_item(
@@ -154,6 +222,7 @@ impl Work {
             hint: s.hint.clone(),
             template_id: s.template_id.clone().or_else(|| cfg.template_id.clone()),
             status: None,
+            cut: 0,
         }
     }
 
@@ -164,19 +233,13 @@ impl Work {
         for e in &self.entities {
             let cfg = self.cfg(&e.entity_type, e);
             if e.entity_type == "foreshadowing" {
-                let (level, source) = self.entity_level(e, cfg, reader, None);
-                let text = e
-                    .sections
-                    .iter()
-                    .map(|s| {
-                        if s.name == super::entity::PREAMBLE {
-                            s.text.clone()
-                        } else {
-                            format!("{}: {}", s.name, s.text)
-                        }
-                    })
-                    .collect::<Vec<_>>()
-                    .join("\n");
+                let (mut level, mut source) = self.entity_level(e, cfg, reader, None);
+                if let Some(cap) = e.cap
+                    && cap < level
+                {
+                    (level, source) = (cap, LevelSource::Marker);
+                }
+                let (text, cut) = self.foreshadowing_text(e, cfg, reader, level);
                 out.push(Item {
                     kind: ItemKind::Foreshadowing,
                     key: format!("foreshadowing/{}", e.stem),
@@ -194,14 +257,15 @@ impl Work {
                     hint: None,
                     template_id: cfg.and_then(|c| c.template_id.clone()),
                     status: e.front.status,
+                    cut,
                 });
                 continue;
             }
-            for s in &e.sections {
-                let (level, source) = self.section_level(e, s, cfg, reader);
+            for (i, s) in e.sections.iter().enumerate() {
+                let (level, source) = self.section_level(e, i, cfg, reader);
                 out.push(Item {
                     kind: ItemKind::Section,
-                    key: format!("{}/{}/{}", e.entity_type, e.name, s.name),
+                    key: format!("{}/{}/{}", e.entity_type, e.name, e.section_path(i)),
                     entity_type: e.entity_type.clone(),
                     entity_name: e.name.clone(),
                     section_name: s.name.clone(),
@@ -216,6 +280,7 @@ impl Work {
                     hint: None,
                     template_id: cfg.and_then(|c| c.template_id.clone()),
                     status: None,
+                    cut: 0,
                 });
             }
         }

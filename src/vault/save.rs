@@ -11,6 +11,16 @@ use crate::config::ConfigError;
 
 const HEADER: &str = "# AI情報制御設定 (seed 004). Written by kakeai; the previous version is kept as visibility.yaml.bak.\n# Levels: 0 完全秘匿 · 1 認識のみ · 2 内容認識 · 3 使用可能. Comments are not preserved.\n";
 
+/// The visibility.yaml key that names `section` (after NFKC), else the heading's own name.
+fn section_key(cfg: &EntityCfg, section: &str) -> String {
+    let want = super::markup::norm_name(section);
+    cfg.sections
+        .keys()
+        .find(|k| super::markup::norm_name(k) == want)
+        .cloned()
+        .unwrap_or_else(|| section.to_string())
+}
+
 impl Work {
     fn cfg_mut(&mut self, item: &Item) -> &mut EntityCfg {
         let stem = self
@@ -23,7 +33,18 @@ impl Work {
             .or_default();
         let key = match stem {
             Some(s) if !ents.contains_key(&item.entity_name) && ents.contains_key(&s) => s,
-            _ => item.entity_name.clone(),
+            _ => {
+                // An existing entry spelled differently (matched after NFKC), else a new one.
+                let n = super::markup::norm_name(&item.entity_name);
+                let st = stem.as_deref().map(super::markup::norm_name);
+                ents.keys()
+                    .find(|k| {
+                        let k = super::markup::norm_name(k);
+                        k == n || Some(&k) == st.as_ref()
+                    })
+                    .cloned()
+                    .unwrap_or_else(|| item.entity_name.clone())
+            }
         };
         ents.entry(key).or_default()
     }
@@ -45,11 +66,11 @@ impl Work {
         let base = LevelSpec::plain(common);
         let cfg = self.cfg_mut(item);
         match item.kind {
-            ItemKind::Section => apply(
-                cfg.sections
-                    .entry(item.section_name.clone())
-                    .or_insert(base),
-            ),
+            ItemKind::Section => {
+                // The entry the section already has (its name matched after NFKC), else a new one.
+                let name = section_key(cfg, &item.section_name);
+                apply(cfg.sections.entry(name).or_insert(base))
+            }
             ItemKind::Foreshadowing => apply(cfg.visibility.get_or_insert(base)),
             ItemKind::Secret => {
                 let id = item.secret_id.as_deref().unwrap_or_default();
@@ -70,7 +91,8 @@ impl Work {
         let cfg = self.cfg_mut(item);
         match item.kind {
             ItemKind::Section => {
-                if let Some(s) = cfg.sections.get_mut(&item.section_name) {
+                let name = section_key(cfg, &item.section_name);
+                if let Some(s) = cfg.sections.get_mut(&name) {
                     s.readers.remove(reader);
                 }
             }
