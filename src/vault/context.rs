@@ -20,6 +20,51 @@ pub struct FilteredContext {
     pub hints: Vec<String>,
     pub forbidden_keywords: Vec<String>,
     pub prompt: String,
+    /// What this reader was not given in full, as counts (never content).
+    pub withheld: Withheld,
+}
+
+/// Counts by level of what a reader's context holds back: sections, secrets and
+/// foreshadowing at level 0 (nothing at all), 1 (a notice only) and 2 (reference only, not to
+/// be written), and how many were given in full. `level0` includes foreshadowing sections
+/// left out because they are marked below their foreshadowing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct Withheld {
+    pub level0: usize,
+    pub level1: usize,
+    pub level2: usize,
+    pub given: usize,
+}
+
+impl Withheld {
+    /// One line for the writer: `withheld from ayu: 4 at level 0, 1 notice only, …`.
+    pub fn summary(&self, reader: &str) -> String {
+        format!(
+            "withheld from {reader}: {} hidden (level 0) · {} notice only (level 1) · {} reference only (level 2) · {} given (level 3)",
+            self.level0, self.level1, self.level2, self.given
+        )
+    }
+}
+
+/// What a Level 1 notice calls a foreshadowing: its title can be a keyword itself, so it is
+/// named by a neutral ordinal among this reader's level-1 foreshadowing.
+fn neutral_foreshadowing(n: usize) -> String {
+    format!("伏線{n}")
+}
+
+/// Removes every `<!-- … -->` (an unclosed one to the end): no comment reaches a prompt.
+pub fn strip_comments(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find("<!--") {
+        out.push_str(&rest[..i]);
+        match rest[i + 4..].find("-->") {
+            Some(j) => rest = &rest[i + 4 + j + 3..],
+            None => return out,
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Heading of the settings block inside the world section of a duo prompt.
@@ -30,11 +75,26 @@ impl Work {
     pub fn context(&self, reader: Option<&str>) -> FilteredContext {
         let items = self.items(reader);
         let mut out = FilteredContext::default();
+        let mut fs_notices = 0;
         for item in &items {
+            out.withheld.level0 += item.cut;
             match item.level.get() {
-                0 => {}
-                1 => out.hints.push(self.render(item, 1)),
+                0 => out.withheld.level0 += 1,
+                1 if item.kind == ItemKind::Foreshadowing => {
+                    out.withheld.level1 += 1;
+                    fs_notices += 1;
+                    let mut neutral = item.clone();
+                    neutral.entity_name = "物語".into();
+                    neutral.section_name = neutral_foreshadowing(fs_notices);
+                    neutral.hint = None;
+                    out.hints.push(self.render(&neutral, 1));
+                }
+                1 => {
+                    out.withheld.level1 += 1;
+                    out.hints.push(self.render(item, 1));
+                }
                 2 => {
+                    out.withheld.level2 += 1;
                     out.hints.push(self.render(item, 2));
                     for k in &item.forbidden_keywords {
                         if !out.forbidden_keywords.contains(k) {
@@ -43,6 +103,7 @@ impl Work {
                     }
                 }
                 _ => {
+                    out.withheld.given += 1;
                     if !item.text.trim().is_empty() {
                         out.context.push(ContextItem {
                             key: item.key.clone(),
@@ -52,7 +113,11 @@ impl Work {
                 }
             }
         }
-        out.prompt = prompt_text(&out, &items);
+        out.prompt = strip_comments(&prompt_text(&out, &items));
+        out.hints = out.hints.iter().map(|h| strip_comments(h)).collect();
+        for c in &mut out.context {
+            c.text = strip_comments(&c.text);
+        }
         out
     }
 

@@ -125,6 +125,8 @@ pub(crate) fn find_entry(
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod fail_closed_tests;
 
 /// One line of block YAML as the path finder sees it.
 struct YamlLine<'a> {
