@@ -35,7 +35,13 @@ fn context_prints_the_contract_for_each_sister_of_the_bundled_sample() {
     let ayu = json(&env.run(&["vault", "context", "--reader", "ayu"]));
     for v in [&yana, &ayu] {
         let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
-        assert_eq!(keys, ["context", "forbidden_keywords", "hints", "prompt"]);
+        assert_eq!(
+            keys,
+            ["context", "forbidden_keywords", "hints", "prompt", "withheld"]
+        );
+        let wh = v["withheld"].as_object().unwrap();
+        let total: u64 = wh.values().map(|n| n.as_u64().unwrap()).sum();
+        assert_eq!(total, 15, "every item of the sample is counted once: {wh:?}");
         assert!(
             v["context"]
                 .as_array()
@@ -57,6 +63,12 @@ fn context_prints_the_contract_for_each_sister_of_the_bundled_sample() {
     assert!(!ayu["prompt"].as_str().unwrap().contains("工房"));
     // text is exactly the prompt of the json form.
     let text = env.run(&["vault", "context", "--reader", "ayu", "--format", "text"]);
+    let err = String::from_utf8_lossy(&text.stderr);
+    let l0 = ayu["withheld"]["level0"].as_u64().unwrap();
+    assert!(
+        err.contains(&format!("withheld from ayu: {l0} hidden (level 0)")),
+        "{err}"
+    );
     assert_eq!(
         String::from_utf8_lossy(&text.stdout).trim_end(),
         ayu["prompt"].as_str().unwrap()

@@ -62,7 +62,8 @@ pub struct ContextArgs {
     /// The sister whose view to build; without it, the common levels (no reader overrides)
     #[arg(long, value_name = "yana|ayu")]
     pub reader: Option<String>,
-    /// json: {context, hints, forbidden_keywords, prompt}; text: exactly the prompt text
+    /// json: {context, hints, forbidden_keywords, prompt, withheld}; text: exactly the prompt
+    /// text. Either way stderr reports, per reader, how many items were withheld at each level
     #[arg(long, value_enum, default_value = "json")]
     pub format: Format,
 }
@@ -183,6 +184,16 @@ fn context(a: ContextArgs) -> i32 {
     };
     warn(&w, a.reader.as_deref());
     let c = w.context(a.reader.as_deref());
+    // What each reader is not given, as counts: the writer sees at a glance her secrets hold.
+    match a.reader.as_deref() {
+        Some(r) => eprintln!("kakeai vault: {}", c.withheld.summary(r)),
+        None => {
+            eprintln!("kakeai vault: {}", c.withheld.summary("everyone (common levels)"));
+            for r in crate::store::SPEAKERS {
+                eprintln!("kakeai vault: {}", w.context(Some(r)).withheld.summary(r));
+            }
+        }
+    }
     match a.format {
         Format::Json => match serde_json::to_string_pretty(&c) {
             Ok(s) => println!("{s}"),

@@ -322,8 +322,15 @@ pub fn render(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
         reader_label(Some(who)),
         ctx.prompt.chars().count()
     );
-    let mut pl = vec![Line::styled(head, dim)];
+    // Counts only, never content: the writer sees at a glance that her secrets are held.
+    let w = ctx.withheld;
+    let held = format!(
+        "withheld: {} hidden · {} notice only · {} reference only · {} given",
+        w.level0, w.level1, w.level2, w.given
+    );
     let width = preview_area.width.max(1) as usize;
+    let mut pl = vec![Line::styled(head, dim)];
+    pl.extend(wrap(&held, width).into_iter().map(|l| Line::styled(l, dim)));
     for l in ctx.prompt.lines() {
         for w in wrap(l, width) {
             pl.push(Line::styled(w, Style::new().fg(t.text)));
