@@ -37,11 +37,20 @@ fn context_prints_the_contract_for_each_sister_of_the_bundled_sample() {
         let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
         assert_eq!(
             keys,
-            ["context", "forbidden_keywords", "hints", "prompt", "withheld"]
+            [
+                "context",
+                "forbidden_keywords",
+                "hints",
+                "prompt",
+                "withheld"
+            ]
         );
         let wh = v["withheld"].as_object().unwrap();
         let total: u64 = wh.values().map(|n| n.as_u64().unwrap()).sum();
-        assert_eq!(total, 15, "every item of the sample is counted once: {wh:?}");
+        assert_eq!(
+            total, 15,
+            "every item of the sample is counted once: {wh:?}"
+        );
         assert!(
             v["context"]
                 .as_array()

@@ -188,7 +188,10 @@ fn context(a: ContextArgs) -> i32 {
     match a.reader.as_deref() {
         Some(r) => eprintln!("kakeai vault: {}", c.withheld.summary(r)),
         None => {
-            eprintln!("kakeai vault: {}", c.withheld.summary("everyone (common levels)"));
+            eprintln!(
+                "kakeai vault: {}",
+                c.withheld.summary("everyone (common levels)")
+            );
             for r in crate::store::SPEAKERS {
                 eprintln!("kakeai vault: {}", w.context(Some(r)).withheld.summary(r));
             }

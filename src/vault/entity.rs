@@ -155,11 +155,20 @@ fn check_front_levels(e: &Entity, path: &Path, front_text: &str) -> Result<(), C
         } else {
             k.as_str()
         };
-        if k != "default" && !e.sections.iter().any(|s| norm_name(&s.name) == norm_name(target)) {
+        if k != "default"
+            && !e
+                .sections
+                .iter()
+                .any(|s| norm_name(&s.name) == norm_name(target))
+        {
             let names: Vec<&str> = e.sections.iter().map(|s| s.name.as_str()).collect();
             return Err(err(format!(
                 "ai_visibility.{k} names no heading of this file (headings: {})",
-                if names.is_empty() { "none".into() } else { names.join(", ") }
+                if names.is_empty() {
+                    "none".into()
+                } else {
+                    names.join(", ")
+                }
             )));
         }
     }
@@ -257,13 +266,19 @@ mod tests {
 
     #[test]
     fn front_matter_levels_must_name_a_heading() {
-        let text = ENTITY.replace("  default: 3\n", "  default: 3\n  隠し設定（ネタバレ）: 0\n");
+        let text = ENTITY.replace(
+            "  default: 3\n",
+            "  default: 3\n  隠し設定（ネタバレ）: 0\n",
+        );
         let err = parse("characters", Path::new("c/ayu.md"), &text).unwrap_err();
         let msg = err.to_string();
         assert!(msg.starts_with("c/ayu.md:6:3:"), "{msg}");
         assert!(msg.contains("基本情報, 隠し設定"), "{msg}");
         let text = ENTITY.replace("## 隠し設定", "## 隠し設定(ネタバレ)");
-        let text = text.replace("  default: 3\n", "  default: 3\n  隠し設定（ネタバレ）: 0\n");
+        let text = text.replace(
+            "  default: 3\n",
+            "  default: 3\n  隠し設定（ネタバレ）: 0\n",
+        );
         let e = parse("characters", Path::new("c/ayu.md"), &text).unwrap();
         assert_eq!(e.front_level("隠し設定(ネタバレ)"), Some(0));
         // The seed's `hidden_section` key means the 隠し設定 section.
@@ -274,7 +289,10 @@ mod tests {
         let msg = parse("characters", Path::new("c/ayu.md"), &text)
             .unwrap_err()
             .to_string();
-        assert!(msg.starts_with("c/ayu.md:5:3:") && msg.contains("level 9"), "{msg}");
+        assert!(
+            msg.starts_with("c/ayu.md:5:3:") && msg.contains("level 9"),
+            "{msg}"
+        );
     }
 
     #[test]

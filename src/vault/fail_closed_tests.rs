@@ -38,7 +38,10 @@ fn an_unknown_reader_key_is_an_error_naming_the_place_and_the_readers() {
         .to_string();
         let want = format!("visibility.yaml:{line}:{col}:");
         assert!(err.contains(&want), "{bad}: {err}");
-        assert!(err.contains(&format!("`{bad}`")) && err.contains("yana, ayu"), "{err}");
+        assert!(
+            err.contains(&format!("`{bad}`")) && err.contains("yana, ayu"),
+            "{err}"
+        );
     }
     // In a secret's readers and in block style too.
     let vis = "entities:\n  characters:\n    あゆ:\n      secrets:\n        - id: S1\n          content: 部長に推薦\n          visibility: 0\n          readers:\n            やな: 2\n";
@@ -50,7 +53,8 @@ fn an_unknown_reader_key_is_an_error_naming_the_place_and_the_readers() {
 
 #[test]
 fn section_names_match_after_nfkc_and_a_name_matching_nothing_is_an_error() {
-    let vis = "entities:\n  characters:\n    あゆ:\n      sections:\n        隠し設定(ネタバレ): 0\n";
+    let vis =
+        "entities:\n  characters:\n    あゆ:\n      sections:\n        隠し設定(ネタバレ): 0\n";
     let w = try_work(&[
         ("_ai_control/visibility.yaml", vis),
         ("characters/あゆ.md", AYU),
@@ -68,9 +72,13 @@ fn section_names_match_after_nfkc_and_a_name_matching_nothing_is_an_error() {
     .unwrap_err()
     .to_string();
     assert!(err.contains("visibility.yaml:5:9:"), "{err}");
-    assert!(err.contains("matches no heading") && err.contains("隠し設定（ネタバレ）"), "{err}");
+    assert!(
+        err.contains("matches no heading") && err.contains("隠し設定（ネタバレ）"),
+        "{err}"
+    );
     // An entity name in another width still finds its file; an entity type typo is an error.
-    let vis = "entities:\n  characters:\n    ｱﾕ:\n      sections:\n        隠し設定（ネタバレ）: 0\n";
+    let vis =
+        "entities:\n  characters:\n    ｱﾕ:\n      sections:\n        隠し設定（ネタバレ）: 0\n";
     let file = AYU.replace("name: あゆ", "name: アユ");
     let w = try_work(&[
         ("_ai_control/visibility.yaml", vis),
@@ -79,10 +87,16 @@ fn section_names_match_after_nfkc_and_a_name_matching_nothing_is_an_error() {
     .unwrap();
     assert!(prompts(&w).iter().all(|p| !p.contains("合唱部")));
     let vis = "entities:\n  character:\n    あゆ:\n      sections:\n        基本情報: 0\n";
-    let err = try_work(&[("_ai_control/visibility.yaml", vis), ("characters/あゆ.md", AYU)])
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("visibility.yaml:2:3:") && err.contains("`character`"), "{err}");
+    let err = try_work(&[
+        ("_ai_control/visibility.yaml", vis),
+        ("characters/あゆ.md", AYU),
+    ])
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("visibility.yaml:2:3:") && err.contains("`character`"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -137,9 +151,16 @@ fn a_subsection_takes_the_lowest_of_its_own_and_its_parents_levels() {
     }
     // A yaml entry on the parent bounds the subsection too.
     let vis = "entities:\n  characters:\n    あゆ:\n      sections:\n        過去: 0\n        さらに奥: 3\n";
-    let w = try_work(&[("_ai_control/visibility.yaml", vis), ("characters/あゆ.md", file)])
-        .unwrap();
-    assert!(prompts(&w).iter().all(|p| !p.contains("手紙") && !p.contains("坂の下")));
+    let w = try_work(&[
+        ("_ai_control/visibility.yaml", vis),
+        ("characters/あゆ.md", file),
+    ])
+    .unwrap();
+    assert!(
+        prompts(&w)
+            .iter()
+            .all(|p| !p.contains("手紙") && !p.contains("坂の下"))
+    );
 }
 
 const FS: &str = "---\nname: 料理帳\nstatus: planted\nforbidden_keywords: [料理帳]\n---\n## 内容\n祖母のレシピが屋根裏にある。\n## 回収\n<!-- ai_visibility: 0 -->\n最終回で姉妹が再現する。\n";
@@ -158,7 +179,11 @@ fn foreshadowing_obeys_markers_and_its_notice_names_no_title() {
         assert!(!c.prompt.contains("<!--"), "{}", c.prompt);
         assert_eq!(c.withheld.level0, 1, "the marked section is counted");
         if level == 1 {
-            assert!(!c.prompt.contains("料理帳") && !c.prompt.contains("FS-1"), "{}", c.prompt);
+            assert!(
+                !c.prompt.contains("料理帳") && !c.prompt.contains("FS-1"),
+                "{}",
+                c.prompt
+            );
             assert!(c.prompt.contains("伏線1"), "{}", c.prompt);
             assert!(c.forbidden_keywords.is_empty());
         } else {
@@ -168,8 +193,11 @@ fn foreshadowing_obeys_markers_and_its_notice_names_no_title() {
     // A marker on the title line bounds the whole file.
     let vis = "entities:\n  foreshadowing:\n    FS-1:\n      visibility: 3\n";
     let file = "---\nname: x\n---\n# 題 <!-- ai_visibility: 0 -->\n## 内容\n屋根裏のレシピ\n";
-    let w = try_work(&[("_ai_control/visibility.yaml", vis), ("_foreshadowing/FS-1.md", file)])
-        .unwrap();
+    let w = try_work(&[
+        ("_ai_control/visibility.yaml", vis),
+        ("_foreshadowing/FS-1.md", file),
+    ])
+    .unwrap();
     assert!(prompts(&w).iter().all(|p| !p.contains("屋根裏")));
 }
 
@@ -177,10 +205,16 @@ fn foreshadowing_obeys_markers_and_its_notice_names_no_title() {
 fn comments_of_any_kind_never_reach_a_prompt() {
     let file = "---\nai_visibility:\n  default: 3\n---\n前置き<!-- 作者メモ：前置き -->。\n## 基本\n妹。<!-- TODO 誕生日\n決める -->好きな色は青。\n";
     let vis = "entities:\n  characters:\n    あゆ:\n      secrets:\n        - id: S1\n          content: 部長に推薦<!-- 内緒のメモ -->されている\n          visibility: 2\n";
-    let w = try_work(&[("_ai_control/visibility.yaml", vis), ("characters/あゆ.md", file)])
-        .unwrap();
+    let w = try_work(&[
+        ("_ai_control/visibility.yaml", vis),
+        ("characters/あゆ.md", file),
+    ])
+    .unwrap();
     for p in prompts(&w) {
-        assert!(p.contains("好きな色は青") && p.contains("部長に推薦"), "{p}");
+        assert!(
+            p.contains("好きな色は青") && p.contains("部長に推薦"),
+            "{p}"
+        );
         for s in ["<!--", "-->", "作者メモ", "誕生日", "内緒のメモ"] {
             assert!(!p.contains(s), "{s} in {p}");
         }
@@ -196,7 +230,10 @@ fn the_withheld_report_counts_by_level_for_each_reader() {
     let items = |r| w.items(Some(r));
     for (r, wh) in [("yana", yana), ("ayu", ayu)] {
         let n = |l: u8| items(r).iter().filter(|i| i.level.get() == l).count();
-        assert_eq!((wh.level0, wh.level1, wh.level2, wh.given), (n(0), n(1), n(2), n(3)));
+        assert_eq!(
+            (wh.level0, wh.level1, wh.level2, wh.given),
+            (n(0), n(1), n(2), n(3))
+        );
         let s = wh.summary(r);
         assert!(s.contains(&format!("{} hidden", wh.level0)), "{s}");
     }

@@ -123,7 +123,9 @@ fn heading(line: &str) -> Option<(usize, &str)> {
 fn heading_name(rest: &str) -> String {
     let t = rest.trim_matches([' ', '\t', '　']);
     // A closing sequence of #s (`## 名前 ##`) is not part of the name.
-    let t = t.trim_end_matches(['#', '＃']).trim_end_matches([' ', '\t', '　']);
+    let t = t
+        .trim_end_matches(['#', '＃'])
+        .trim_end_matches([' ', '\t', '　']);
     t.to_string()
 }
 

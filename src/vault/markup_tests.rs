@@ -103,7 +103,10 @@ fn heading_spellings_and_name_normalisation() {
         .map(|b| b.name)
         .collect();
     assert_eq!(names, ["全角", "詰め", "閉じ"]);
-    assert_eq!(norm_name("隠し設定(ネタバレ)"), norm_name("隠し設定（ネタバレ）"));
+    assert_eq!(
+        norm_name("隠し設定(ネタバレ)"),
+        norm_name("隠し設定（ネタバレ）")
+    );
     assert_eq!(norm_name(" 禁忌の　魔法 "), "禁忌の 魔法");
     assert_ne!(norm_name("隠し設定"), norm_name("隠し設定2"));
 }

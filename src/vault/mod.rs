@@ -124,9 +124,9 @@ pub(crate) fn find_entry(
 }
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod fail_closed_tests;
+#[cfg(test)]
+mod tests;
 
 /// One line of block YAML as the path finder sees it.
 struct YamlLine<'a> {

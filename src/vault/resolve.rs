@@ -2,8 +2,8 @@
 //! with the precedence step it came from (see the module docs of `vault`).
 
 use super::entity::{Entity, PREAMBLE};
-use super::markup::norm_name;
 use super::load::Work;
+use super::markup::norm_name;
 use super::model::{
     EntityCfg, FsStatus, Importance, Level, LevelSpec, SecretCfg, default_subtlety,
 };

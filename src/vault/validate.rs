@@ -142,7 +142,9 @@ impl Work {
                     return Err(bad(
                         at,
                         format!("{ty}/{name}"),
-                        format!("sections are set for `{name}`, but no file {folder}/*.md has that name or stem (compared after NFKC)"),
+                        format!(
+                            "sections are set for `{name}`, but no file {folder}/*.md has that name or stem (compared after NFKC)"
+                        ),
                     ));
                 }
                 let mut seen = BTreeSet::new();
@@ -168,7 +170,11 @@ impl Work {
                             key,
                             format!(
                                 "section `{section}` matches no heading of {ty}/{name} (compared after NFKC); headings: {}",
-                                if names.is_empty() { "none".into() } else { names.join(", ") }
+                                if names.is_empty() {
+                                    "none".into()
+                                } else {
+                                    names.join(", ")
+                                }
                             ),
                         ));
                     }
