@@ -77,7 +77,7 @@ impl Work {
         let mut out = FilteredContext::default();
         let mut fs_notices = 0;
         for item in &items {
-            out.withheld.level0 += item.cut;
+            out.withheld.level0 += item.cut.len();
             match item.level.get() {
                 0 => out.withheld.level0 += 1,
                 1 if item.kind == ItemKind::Foreshadowing => {

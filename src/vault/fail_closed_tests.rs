@@ -163,7 +163,7 @@ fn a_subsection_takes_the_lowest_of_its_own_and_its_parents_levels() {
     );
 }
 
-const FS: &str = "---\nname: 料理帳\nstatus: planted\nforbidden_keywords: [料理帳]\n---\n## 内容\n祖母のレシピが屋根裏にある。\n## 回収\n<!-- ai_visibility: 0 -->\n最終回で姉妹が再現する。\n";
+const FS: &str = "---\nname: 料理帳\nstatus: planted\nforbidden_keywords: [料理帳]\n---\n## 内容\n祖母のレシピが屋根裏にある。\n## 回収\n<!-- ai_visibility: 0 -->\n最終回で姉妹が祖母のレシピを再現して、ふたりで台所に立つ。\n";
 
 #[test]
 fn foreshadowing_obeys_markers_and_its_notice_names_no_title() {
@@ -178,6 +178,12 @@ fn foreshadowing_obeys_markers_and_its_notice_names_no_title() {
         assert!(!c.prompt.contains("再現"), "{level}: {}", c.prompt);
         assert!(!c.prompt.contains("<!--"), "{}", c.prompt);
         assert_eq!(c.withheld.level0, 1, "the marked section is counted");
+        // Left out of the prompt, but leak review still checks it, unnamed.
+        let r = w.reviewer(Some("ayu"));
+        let rev = r.review("最終回で姉妹が祖母のレシピを再現して、ふたりで台所に立つ。");
+        assert!(!rev.issues.is_empty(), "{level}: {rev:?}");
+        let json = serde_json::to_string(&rev).unwrap();
+        assert!(!json.contains("回収") && !json.contains("FS-1"), "{json}");
         if level == 1 {
             assert!(
                 !c.prompt.contains("料理帳") && !c.prompt.contains("FS-1"),

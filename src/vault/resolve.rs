@@ -64,8 +64,9 @@ pub struct Item {
     pub hint: Option<String>,
     pub template_id: Option<String>,
     pub status: Option<FsStatus>,
-    /// Foreshadowing only: sections marked below its level, left out of `text`.
-    pub cut: usize,
+    /// Foreshadowing only: the texts of sections marked below its level, left out of `text`
+    /// (never sent; leak review still checks them as level 0).
+    pub cut: Vec<String>,
 }
 
 fn lvl(v: i64) -> Level {
@@ -168,14 +169,15 @@ impl Work {
         cfg: Option<&EntityCfg>,
         reader: Option<&str>,
         level: Level,
-    ) -> (String, usize) {
+    ) -> (String, Vec<String>) {
         let mut parts = Vec::new();
-        let mut cut = 0;
+        let mut cut = Vec::new();
         for (i, s) in e.sections.iter().enumerate() {
             let own = self.section_level(e, i, cfg, reader).0;
-            let counts = !s.text.is_empty() || s.marker.is_some();
             if own < level {
-                cut += usize::from(counts);
+                if !s.text.is_empty() || s.marker.is_some() {
+                    cut.push(s.text.clone());
+                }
                 continue;
             }
             if s.text.is_empty() {
@@ -222,7 +224,7 @@ impl Work {
             hint: s.hint.clone(),
             template_id: s.template_id.clone().or_else(|| cfg.template_id.clone()),
             status: None,
-            cut: 0,
+            cut: Vec::new(),
         }
     }
 
@@ -280,7 +282,7 @@ impl Work {
                     hint: None,
                     template_id: cfg.and_then(|c| c.template_id.clone()),
                     status: None,
-                    cut: 0,
+                    cut: Vec::new(),
                 });
             }
         }

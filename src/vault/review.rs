@@ -17,6 +17,26 @@ impl Work {
         let mut settings = Vec::new();
         let mut hidden = 0;
         for it in self.items(reader) {
+            // Foreshadowing sections marked below their foreshadowing: level 0, unnamed.
+            for text in it.cut.iter().filter(|t| !t.trim().is_empty()) {
+                hidden += 1;
+                let key = format!("非公開の設定{hidden}");
+                settings.push(SettingText {
+                    key: key.clone(),
+                    text: text.clone(),
+                    level: 0,
+                });
+                secrets.push(LeakSecret {
+                    id: key,
+                    entity: String::new(),
+                    content: text.clone(),
+                    level: 0,
+                    importance: it.importance,
+                    forbidden_keywords: Vec::new(),
+                    allowed_expressions: Vec::new(),
+                    subtlety: it.subtlety.clamp(1, 10) as u8,
+                });
+            }
             if it.text.trim().is_empty() {
                 continue;
             }
