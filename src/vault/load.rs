@@ -1,5 +1,5 @@
-//! Reading a work from a vault folder (or the sample embedded in the binary) and checking it:
-//! YAML syntax errors as file:line:col, bad levels naming the entity and section.
+//! Reading a work from a vault folder (or the sample embedded in the binary): YAML syntax
+//! errors as file:line:col; the checks themselves are in `validate`.
 
 use std::path::{Path, PathBuf};
 

@@ -3,9 +3,11 @@
 //! wrote, and atomic saving of edited levels.
 //!
 //! Level precedence for a section, most specific first: the section's entry in visibility.yaml
-//! (a reader override, then its level) > the inline `<!-- ai_visibility: N -->` marker > the
-//! entity's level in visibility.yaml > the entity file's front matter (`ai_visibility.<section>`,
-//! then `ai_visibility.default`) > the work's `default_visibility` > 0.
+//! (a reader override, then its level; names matched after NFKC) > the lowest of its inline
+//! `<!-- ai_visibility: N -->` markers > the entity's level in visibility.yaml > the entity
+//! file's front matter (`ai_visibility.<section>`, then `ai_visibility.default`) > the work's
+//! `default_visibility` > 0. A subsection never exceeds an enclosing heading, nor a section the
+//! marker of the file's `# title` line. Ambiguity fails closed (see `markup`, `validate`).
 
 pub mod context;
 pub mod entity;
