@@ -89,7 +89,7 @@ fn preview(app: &App) -> String {
 fn generated_vaults_never_show_a_reader_what_she_must_not_see() {
     let (mut loaded, mut failed, mut hidden_checked, mut shown_checked) = (0, 0, 0, 0);
     let mut a = app();
-    for seed in 0..400u64 {
+    for seed in 0..300u64 {
         // Half the variants are well-formed, the other half carry one mutation each.
         let mutation = if seed % 2 == 0 {
             Mutation::None
@@ -132,7 +132,7 @@ fn generated_vaults_never_show_a_reader_what_she_must_not_see() {
             }
         }
         // The workbench preview, for each of the pane's readers (全員 previews やな).
-        if seed % 8 == 0 {
+        if seed % 16 == 0 {
             a.vis = Some(VisPane::new(w));
             for (i, ri) in [(0, 1), (1, 1), (2, 2)] {
                 a.vis.as_mut().unwrap().reader = i;
@@ -145,11 +145,11 @@ fn generated_vaults_never_show_a_reader_what_she_must_not_see() {
     }
     // The generator must exercise both outcomes and many places.
     assert!(
-        loaded > 150 && failed > 100,
+        loaded > 120 && failed > 80,
         "loaded {loaded}, failed {failed}"
     );
     assert!(
-        hidden_checked > 5000 && shown_checked > 200,
+        hidden_checked > 4000 && shown_checked > 150,
         "{hidden_checked} hidden, {shown_checked} shown"
     );
 }

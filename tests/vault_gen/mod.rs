@@ -6,6 +6,8 @@
 
 #![allow(dead_code)]
 
+mod oracle;
+
 /// Readers as the vault sees them: the common levels, then each sister.
 pub const READERS: [Option<&str>; 3] = [None, Some("yana"), Some("ayu")];
 
@@ -60,14 +62,14 @@ pub enum Mutation {
 }
 
 #[derive(Clone, Default)]
-struct Spec {
-    level: u8,
+pub(crate) struct Spec {
+    pub(crate) level: u8,
     /// (reader index 1 = yana, 2 = ayu, level)
-    readers: Vec<(usize, u8)>,
+    pub(crate) readers: Vec<(usize, u8)>,
 }
 
 impl Spec {
-    fn for_reader(&self, ri: usize) -> u8 {
+    pub(crate) fn for_reader(&self, ri: usize) -> u8 {
         self.readers
             .iter()
             .find(|(r, _)| *r == ri && ri > 0)
@@ -86,31 +88,31 @@ impl Spec {
     }
 }
 
-struct Sec {
-    name: String,
-    name_token: String,
-    body_token: String,
-    parent: Option<usize>,
-    markers: Vec<u8>,
-    yaml: Option<Spec>,
-    front: Option<u8>,
+pub(crate) struct Sec {
+    pub(crate) name: String,
+    pub(crate) name_token: String,
+    pub(crate) body_token: String,
+    pub(crate) parent: Option<usize>,
+    pub(crate) markers: Vec<u8>,
+    pub(crate) yaml: Option<Spec>,
+    pub(crate) front: Option<u8>,
 }
 
-struct Ent {
-    ty: &'static str,
-    folder: &'static str,
-    name: String,
-    title_token: String,
-    front_default: Option<u8>,
-    cap: Option<u8>,
-    yaml_vis: Option<Spec>,
-    secs: Vec<Sec>,
+pub(crate) struct Ent {
+    pub(crate) ty: &'static str,
+    pub(crate) folder: &'static str,
+    pub(crate) name: String,
+    pub(crate) title_token: String,
+    pub(crate) front_default: Option<u8>,
+    pub(crate) cap: Option<u8>,
+    pub(crate) yaml_vis: Option<Spec>,
+    pub(crate) secs: Vec<Sec>,
 }
 
-struct Secret {
-    token: String,
-    level: Option<u8>,
-    readers: Vec<(usize, u8)>,
+pub(crate) struct Secret {
+    pub(crate) token: String,
+    pub(crate) level: Option<u8>,
+    pub(crate) readers: Vec<(usize, u8)>,
 }
 
 /// A generated vault: its files, and per reader the tokens she must never see and those she
@@ -359,82 +361,7 @@ pub fn generate(seed: u64, mutation: Mutation) -> Vault {
     }
     files.push(("_ai_control/visibility.yaml".into(), vis));
 
-    // The oracle.
-    let mut hidden: [Vec<String>; 3] = Default::default();
-    let mut shown: [Vec<String>; 3] = Default::default();
-    for ri in 0..3 {
-        for (e, _) in &ents {
-            let ent_level = |sec: Option<&Sec>| -> u8 {
-                if let Some(v) = &e.yaml_vis {
-                    return v.for_reader(ri);
-                }
-                if let Some(f) = sec.and_then(|s| s.front) {
-                    return f;
-                }
-                e.front_default.unwrap_or(work_default)
-            };
-            let mut eff: Vec<u8> = Vec::new();
-            for s in &e.secs {
-                let own = match &s.yaml {
-                    Some(y) => Some(y.for_reader(ri)),
-                    None => s.markers.iter().copied().min(),
-                };
-                let parent = s.parent.map(|p| eff[p]);
-                let mut l = match (own, parent) {
-                    (Some(o), Some(p)) => o.min(p),
-                    (Some(o), None) => o,
-                    (None, Some(p)) => p,
-                    (None, None) => ent_level(Some(s)),
-                };
-                if let Some(c) = e.cap {
-                    l = l.min(c);
-                }
-                eff.push(l);
-            }
-            if e.ty == "foreshadowing" {
-                let mut lf = ent_level(None);
-                if let Some(c) = e.cap {
-                    lf = lf.min(c);
-                }
-                if lf <= 1 {
-                    hidden[ri].push(e.title_token.clone());
-                }
-                for (s, l) in e.secs.iter().zip(&eff) {
-                    if lf <= 1 || *l < lf {
-                        hidden[ri].push(s.body_token.clone());
-                    }
-                    if lf == 0 || *l < lf {
-                        hidden[ri].push(s.name_token.clone());
-                    }
-                }
-            } else {
-                for (s, l) in e.secs.iter().zip(&eff) {
-                    match l {
-                        0 => {
-                            hidden[ri].push(s.body_token.clone());
-                            hidden[ri].push(s.name_token.clone());
-                        }
-                        1 => hidden[ri].push(s.body_token.clone()),
-                        3 => shown[ri].push(s.body_token.clone()),
-                        _ => {}
-                    }
-                }
-            }
-        }
-        for s in &secrets {
-            let l = s
-                .readers
-                .iter()
-                .find(|(r, _)| *r == ri && ri > 0)
-                .map(|(_, l)| *l)
-                .or(s.level)
-                .unwrap_or(work_default);
-            if l <= 1 {
-                hidden[ri].push(s.token.clone());
-            }
-        }
-        hidden[ri].extend(comments.iter().cloned());
-    }
+    let (hidden, shown) = oracle::levels(&ents, &secrets, &comments, work_default);
     Vault {
         files,
         hidden,
