@@ -43,6 +43,16 @@ fn an_unknown_reader_key_is_an_error_naming_the_place_and_the_readers() {
             "{err}"
         );
     }
+    // On the entity's own level: pointed at that line, not at the entity's name `あゆ:`.
+    let vis =
+        "entities:\n  characters:\n    あゆ:\n      visibility: {level: 0, readers: {あゆ: 3}}\n";
+    let err = try_work(&[
+        ("_ai_control/visibility.yaml", vis),
+        ("characters/あゆ.md", AYU),
+    ])
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("visibility.yaml:4:40:"), "{err}");
     // In a secret's readers and in block style too.
     let vis = "entities:\n  characters:\n    あゆ:\n      secrets:\n        - id: S1\n          content: 部長に推薦\n          visibility: 0\n          readers:\n            やな: 2\n";
     let err = try_work(&[("_ai_control/visibility.yaml", vis)])

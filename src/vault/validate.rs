@@ -120,7 +120,8 @@ impl Work {
                             ));
                         }
                     }
-                    readers_ok(spec, ent_line, &format!("{ty}/{name}"))?;
+                    let from = find_key(vis_text, "visibility", ent_line).map_or(ent_line, |a| a.0);
+                    readers_ok(spec, from, &format!("{ty}/{name}"))?;
                 }
                 for (section, spec) in &cfg.sections {
                     let at = find_key(vis_text, section, ent_line);
