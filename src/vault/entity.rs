@@ -83,17 +83,22 @@ impl Entity {
         names.join("/")
     }
 
-    /// The front matter's level for a section (`ai_visibility.<name>`, matched after NFKC).
+    /// The front matter's level for a section (`ai_visibility.<name>`, matched after NFKC;
+    /// when two keys name it, the lower level).
     pub fn front_level(&self, section: &str) -> Option<i64> {
         let want = norm_name(section);
-        self.front.ai_visibility.iter().find_map(|(k, v)| {
-            let k = if k == HIDDEN_SECTION_KEY {
-                HIDDEN_SECTION
-            } else {
-                k
-            };
-            (k != "default" && norm_name(k) == want).then_some(*v)
-        })
+        self.front
+            .ai_visibility
+            .iter()
+            .filter_map(|(k, v)| {
+                let k = if k == HIDDEN_SECTION_KEY {
+                    HIDDEN_SECTION
+                } else {
+                    k
+                };
+                (k != "default" && norm_name(k) == want).then_some(*v)
+            })
+            .min()
     }
 }
 
@@ -285,6 +290,12 @@ mod tests {
         let text = ENTITY.replace("  default: 3\n", "  default: 3\n  hidden_section: 0\n");
         let e = parse("characters", Path::new("c/ayu.md"), &text).unwrap();
         assert_eq!(e.front_level("隠し設定"), Some(0));
+        let text = ENTITY.replace(
+            "  default: 3\n",
+            "  default: 3\n  hidden_section: 2\n  隠し設定: 1\n",
+        );
+        let e = parse("characters", Path::new("c/ayu.md"), &text).unwrap();
+        assert_eq!(e.front_level("隠し設定"), Some(1), "two keys: the lower");
         let text = ENTITY.replace("  default: 3\n", "  default: 9\n");
         let msg = parse("characters", Path::new("c/ayu.md"), &text)
             .unwrap_err()
