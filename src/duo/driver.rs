@@ -236,8 +236,9 @@ impl Driver {
             } => {
                 let rules = session.rules().clone();
                 let a = cache.get_or_analyze(text);
+                // Exhausted RETRY lines are not part of what the next line is judged against.
                 let context: Vec<ContextTurn> = session
-                    .committed()
+                    .context()
                     .map(|r| ContextTurn {
                         speaker: r.speaker.clone(),
                         analysis: cache.get_or_analyze(&r.text),
