@@ -72,15 +72,21 @@ pub struct Intervention {
     pub next: Vec<String>,
 }
 
-/// What a committed WARN (or an exhausted RETRY) line of `turn` by `name` carries forward.
+/// What a committed WARN (or an exhausted RETRY) line of `turn` by `name` carries forward. A
+/// RETRY line never enters the conversation state (seed 001 §9), so it carries only the critique
+/// of itself, to its speaker.
 pub fn intervention(v: &Verdict, turn: usize, name: &str) -> Intervention {
     let mut out = Intervention::default();
+    let in_state = v.status < Status::Retry;
     for f in v
         .findings
         .iter()
         .filter(|f| f.status >= Status::Warn && f.status != Status::Unscored)
     {
         if for_next_speaker(f.rule) {
+            if !in_state {
+                continue;
+            }
             out.next.push(format!(
                 "{NEXT_LEAD}（ターン{turn}・{name}の発言から）: {}",
                 line(f)

@@ -322,10 +322,8 @@ impl Session {
         let carried = policy::intervention(&a.verdict, a.turn, &name);
         if is_accepted(&a.verdict) {
             self.topic.commit(&a.keywords);
-            self.carry.next = carried.next;
-        } else {
-            self.carry.next.clear();
         }
+        self.carry.next = carried.next;
         self.carry.own.insert(a.speaker.clone(), carried.own);
         let record = TurnRecord {
             turn: a.turn,
