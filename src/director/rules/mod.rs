@@ -94,7 +94,7 @@ pub(crate) fn sentence_index(input: &Input, pos: usize) -> Option<usize> {
 }
 
 /// Chars that may trail a sentence-final ending: 終助詞-like softeners and elongations.
-fn is_soft_tail(c: char) -> bool {
+pub(crate) fn is_soft_tail(c: char) -> bool {
     matches!(
         c,
         'ね' | 'よ'
