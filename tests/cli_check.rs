@@ -254,7 +254,9 @@ fn a_line_that_is_not_utf8_is_located_and_every_other_line_judged() {
     bytes.extend_from_slice("{\"speaker\": \"yana\", \"text\": \"そっか！\"}\n".as_bytes());
     // Shift_JIS bytes in the middle of a line.
     bytes.extend_from_slice(b"{\"speaker\": \"ayu\", \"text\": \"\x82\xa0\x82\xa2\"}\r\n");
-    bytes.extend_from_slice("{\"speaker\": \"ayu\", \"text\": \"目安です。推奨です。\"}\r\n".as_bytes());
+    bytes.extend_from_slice(
+        "{\"speaker\": \"ayu\", \"text\": \"目安です。推奨です。\"}\r\n".as_bytes(),
+    );
     bytes.extend_from_slice(b"\xff\n");
     bytes.extend_from_slice("{\"speaker\": \"yana\", \"text\": \"かもね！\"}".as_bytes());
     std::fs::write(&path, bytes).unwrap();

@@ -156,7 +156,10 @@ fn script_wrapping(text: &str) -> Vec<(usize, usize)> {
     let mut i = 0;
     let mut quotes = 0;
     let lead = chars.iter().take_while(|c| c.is_whitespace()).count();
-    if let Some(q) = (lead < chars.len()).then(|| label_before_quote(&chars, lead)).flatten() {
+    if let Some(q) = (lead < chars.len())
+        .then(|| label_before_quote(&chars, lead))
+        .flatten()
+    {
         skip.push((lead, q));
         i = q;
     }

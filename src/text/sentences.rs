@@ -32,26 +32,25 @@ pub fn split(chars: &[char]) -> (Vec<Sentence>, usize) {
     let mut start = 0usize;
     let mut i = 0usize;
     let n = chars.len();
-    let push =
-        |sentences: &mut Vec<Sentence>, s: usize, body_end: usize, end: usize, t: Option<char>| {
-            if chars[s..body_end].iter().any(|c| !c.is_whitespace()) || t.is_some() {
-                // A terminator or a bracket alone (e.g. "！", a stray "（") is not a sentence.
-                if chars[s..end].iter().any(|&c| {
-                    !c.is_whitespace()
-                        && !is_terminator(c)
-                        && closing_of(c).is_none()
-                        && !is_closing(c)
-                })
-                {
-                    sentences.push(Sentence {
-                        start: s,
-                        body_end,
-                        end,
-                        terminator: t,
-                    });
-                }
+    let push = |sentences: &mut Vec<Sentence>,
+                s: usize,
+                body_end: usize,
+                end: usize,
+                t: Option<char>| {
+        if chars[s..body_end].iter().any(|c| !c.is_whitespace()) || t.is_some() {
+            // A terminator or a bracket alone (e.g. "！", a stray "（") is not a sentence.
+            if chars[s..end].iter().any(|&c| {
+                !c.is_whitespace() && !is_terminator(c) && closing_of(c).is_none() && !is_closing(c)
+            }) {
+                sentences.push(Sentence {
+                    start: s,
+                    body_end,
+                    end,
+                    terminator: t,
+                });
             }
-        };
+        }
+    };
     while i < n {
         let c = chars[i];
         if c == '\n' {
@@ -160,7 +159,10 @@ mod tests {
 
     #[test]
     fn an_unmatched_opening_bracket_is_literal_text() {
-        assert_eq!(count("港は広いです。「灯台は白いです。船も多いです。夜は静かです。"), (4, 1));
+        assert_eq!(
+            count("港は広いです。「灯台は白いです。船も多いです。夜は静かです。"),
+            (4, 1)
+        );
         assert_eq!(count("ねえ(笑 これ見て！すごい！きれい！"), (3, 1));
         assert_eq!(count("あ）い。う。"), (2, 1));
     }
@@ -168,7 +170,14 @@ mod tests {
     /// Generated lines of n sentences keep n sentences wherever a stray opening bracket lands.
     #[test]
     fn a_stray_bracket_never_changes_the_count() {
-        const PARTS: [&str; 6] = ["空が青い", "うん", "雨だね", "灯台が見える", "ほんと", "風が強い"];
+        const PARTS: [&str; 6] = [
+            "空が青い",
+            "うん",
+            "雨だね",
+            "灯台が見える",
+            "ほんと",
+            "風が強い",
+        ];
         const ENDS: [char; 3] = ['。', '！', '？'];
         const STRAY: [char; 4] = ['「', '『', '（', '('];
         let mut seed = 0x2545_f491_4f6c_dd1d_u64;

@@ -62,5 +62,5 @@ pub fn check(input: &Input) -> Vec<Finding> {
 
 /// 終助詞 and softeners that may follow a question or confirmation tail (じゃないのかな, じゃないよね).
 fn is_final_particle(c: char) -> bool {
-    is_soft_tail(c) || matches!(c, 'か' | 'の' | 'さ' | 'わ' | 'ぞ' | 'ぜ')
+    is_soft_tail(c) || matches!(c, 'か' | 'の' | 'さ' | 'わ' | 'ぞ' | 'ぜ' | 'あ')
 }

@@ -132,6 +132,45 @@ pub(crate) fn is_sentence_final(input: &Input, h: Hit, pattern: &str) -> bool {
     (h.end..s.body_end).all(|i| is_soft_tail(a.chars[i]) || a.norm.masked[i])
 }
 
+/// True when a tone ending counts (seed 001 §4.2): at its sentence's end, or followed (after
+/// optional softeners) by a quotative/conjunctive particle from `tone_endings.followers` that
+/// itself ends a word — 雨かなって思った counts, 静かなところ and じゃんけん do not.
+pub(crate) fn ends_phrase(input: &Input, h: Hit, pattern: &str) -> bool {
+    if is_sentence_final(input, h, pattern) {
+        return true;
+    }
+    let last = pattern.chars().last();
+    if last.is_some_and(crate::text::chars::is_terminator) {
+        return false;
+    }
+    let chars = &input.a.chars;
+    let follows_at = |i: usize| {
+        let rest = &chars[i..];
+        input.rules.tone_endings.followers.iter().any(|f| {
+            let n = f.chars().count();
+            n > 0
+                && rest.len() >= n
+                && rest.iter().take(n).copied().eq(f.chars())
+                && rest
+                    .get(n)
+                    .is_none_or(|&c| !crate::text::chars::is_hiragana(c))
+        })
+    };
+    // The particle may come right after the ending or after softeners (かなーって); っ is
+    // both a softener and the start of って, so every position of the run is tried.
+    let mut i = h.end;
+    loop {
+        if i < chars.len() && follows_at(i) {
+            return true;
+        }
+        if i < chars.len() && is_soft_tail(chars[i]) && chars[i] != ' ' {
+            i += 1;
+        } else {
+            return false;
+        }
+    }
+}
+
 /// The pattern text of a hit.
 pub(crate) fn pattern<'a>(input: &'a Input, h: Hit) -> &'a str {
     input.a.norm.slice(h.start, h.end)
