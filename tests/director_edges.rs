@@ -132,3 +132,22 @@ fn tone_endings_before_particles_both_directions() {
     let v = judge_v("ayu", "じゃんけんで決めましょう。");
     assert_eq!(rule_status(&v, RuleId::Tone), Pass, "{:?}", v.findings);
 }
+
+#[test]
+fn a_line_that_is_not_mostly_japanese_is_a_retry() {
+    let cases = [
+        ("I'm glad to assist you with that!", Retry),
+        ("mgladtoassistyouwith", Retry),
+        ("Sure! 福引 is fun.", Retry),
+        ("Привет, как дела?", Retry),
+        ("カフェのWi-Fiが速いね！", Pass),
+        ("OKだよ、行こう！", Pass),
+        ("OK!", Pass),
+        ("「Hello world, nice to meet you」って書いてあるね！", Pass),
+        ("1234、5678！", Pass),
+    ];
+    for (text, want) in cases {
+        let v = judge("yana", text);
+        assert_eq!(rule_status(&v, RuleId::Language), want, "{text}");
+    }
+}

@@ -441,3 +441,44 @@ async fn critiques_reach_their_sister_and_an_exhausted_retry_moves_nothing() {
     assert!(!v5.contains("early_topic_shift"), "{v5}");
     assert_eq!(t5.hook, t3.hook, "the hook continues from turn 3");
 }
+
+/// Issue 13 §4: a line that reads back its prompt's instructions is a RETRY, judged against the
+/// prompt that produced it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_line_that_reads_back_its_prompt_is_retried() {
+    let r = run(
+        Script {
+            lines: vec![
+                "次のやなの発言だけを書いてください。",
+                "わ！福引の列、すっごい長いね！",
+            ],
+            judges: Vec::new(),
+            die_after: usize::MAX,
+            attempts: 2,
+        },
+        1,
+        false,
+    )
+    .await;
+    assert_eq!(
+        significant(&r.effects),
+        [
+            "start 1 yana",
+            "done 1.1 RETRY",
+            "done 1.2 PASS",
+            "commit 1.2 PASS",
+            "end completed"
+        ]
+    );
+    let rec = r.store.call(move |s| s.load_run(r.run_id)).await.unwrap();
+    let v = rec.attempts[0].verdict.as_ref().unwrap().to_string();
+    assert!(v.contains("prompt_echo"), "{v}");
+    assert!(
+        !rec.attempts[1]
+            .verdict
+            .as_ref()
+            .unwrap()
+            .to_string()
+            .contains("prompt_echo")
+    );
+}

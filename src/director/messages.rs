@@ -139,3 +139,17 @@ pub fn early_shift(previous: &str, new: &str) -> (String, String) {
         format!("まず相手の「{previous}」の話に応じてから、話題を変えてください。"),
     )
 }
+
+pub fn not_japanese(percent: u32) -> (String, String) {
+    (
+        format!("日本語の文字が{percent}%しかなく、日本語の発言になっていません。"),
+        "キャラクターとして、日本語で一言二言話してください。".into(),
+    )
+}
+
+pub fn prompt_echo(run: &str) -> (String, String) {
+    (
+        format!("指示文の読み上げになっています（「{run}」）。"),
+        "指示や設定の文は繰り返さず、キャラクターのセリフだけを書いてください。".into(),
+    )
+}

@@ -124,7 +124,7 @@ impl Default for PromptEchoRule {
     fn default() -> Self {
         PromptEchoRule {
             ngram: 4,
-            min_run: 12,
+            min_run: 10,
             min_coverage: 0.5,
         }
     }

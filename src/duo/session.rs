@@ -165,6 +165,8 @@ pub struct Current {
     pub started: bool,
     pub guidance: Vec<String>,
     pub prompt_hash: String,
+    /// The instruction parts of this attempt's prompt, for the `prompt_echo` rule.
+    pub scaffold: Arc<Vec<String>>,
     stats: GenStats,
     verdict: Option<(Verdict, Vec<String>)>,
     analysis: Option<Arc<Analysis>>,
@@ -339,7 +341,8 @@ impl Session {
         })
     }
 
-    fn prompt_for(&self, speaker: &str, guidance: &[String]) -> Prompt {
+    /// The prompt for `speaker` and its instruction parts (for `prompt_echo`).
+    fn prompt_for(&self, speaker: &str, guidance: &[String]) -> (Prompt, Vec<String>) {
         let history: Vec<Line> = self
             .committed()
             .map(|r| Line {
@@ -350,24 +353,30 @@ impl Session {
         let me = self.rules.character(speaker);
         let partner = me.and_then(|c| self.rules.character(&c.partner));
         match (me, partner) {
-            (Some(me), Some(partner)) => prompt::build(&PromptInput {
-                speaker: me,
-                partner,
-                topic: &self.spec.topic,
-                cfg: &self.duo,
-                world: self.world_for(speaker),
-                history: &history,
-                guidance,
-                owner: self.owner_for(self.turn),
-            }),
+            (Some(me), Some(partner)) => {
+                let input = PromptInput {
+                    speaker: me,
+                    partner,
+                    topic: &self.spec.topic,
+                    cfg: &self.duo,
+                    world: self.world_for(speaker),
+                    history: &history,
+                    guidance,
+                    owner: self.owner_for(self.turn),
+                };
+                (prompt::build(&input), prompt::scaffold(&input))
+            }
             // The ruleset always defines both sisters; an edited one that does not still
             // gets a prompt rather than a panic.
-            _ => Prompt {
-                messages: Vec::new(),
-                dropped: 0,
-                chars: 0,
-                hash: String::new(),
-            },
+            _ => (
+                Prompt {
+                    messages: Vec::new(),
+                    dropped: 0,
+                    chars: 0,
+                    hash: String::new(),
+                },
+                Vec::new(),
+            ),
         }
     }
 

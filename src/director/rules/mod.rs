@@ -4,8 +4,10 @@
 pub mod contradiction;
 pub mod early_topic_shift;
 pub mod forbidden_word;
+pub mod language;
 pub mod lines;
 pub mod praise;
+pub mod prompt_echo;
 pub mod prompt_leak;
 pub mod scatter;
 pub mod setting;
@@ -30,6 +32,7 @@ pub fn run_all(input: &Input) -> (Vec<Finding>, ToneScore, usize) {
         let (m, s) = messages::script_format();
         out.push(Finding::new(RuleId::ScriptFormat, Status::Info, m, s));
     }
+    out.extend(language::check(input));
     out.extend(lines::check(input));
     out.extend(setting::check(input));
     out.extend(praise::check(input));
@@ -57,6 +60,7 @@ pub fn run_one(input: &Input, rule: RuleId) -> (Vec<Finding>, Option<ToneScore>)
     }
     let with_context = !input.context.is_empty();
     let (mut out, tone) = match rule {
+        RuleId::Language => (language::check(input), None),
         RuleId::Lines => (lines::check(input), None),
         RuleId::Setting => (setting::check(input), None),
         RuleId::Praise => (praise::check(input), None),

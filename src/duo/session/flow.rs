@@ -228,7 +228,7 @@ impl Session {
         {
             guidance.push(g);
         }
-        let prompt = self.prompt_for(&speaker, &guidance);
+        let (prompt, scaffold) = self.prompt_for(&speaker, &guidance);
         self.current = Some(Current {
             turn,
             attempt,
@@ -238,6 +238,7 @@ impl Session {
             started: false,
             guidance: guidance.clone(),
             prompt_hash: prompt.hash.clone(),
+            scaffold: Arc::new(scaffold),
             stats: GenStats::default(),
             verdict: None,
             analysis: None,
