@@ -180,22 +180,6 @@ struct Committed {
     carry_before: Carry,
 }
 
-/// Guidance carried from committed lines to later turns.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Carry {
-    /// For whoever speaks next: what concerns the conversation.
-    pub next: Vec<String>,
-    /// Per character id: critiques of her last committed line, for her own next turn.
-    pub own: std::collections::BTreeMap<String, Vec<String>>,
-}
-
-/// An owner instruction and the turn it is for.
-#[derive(Debug, Clone, PartialEq)]
-struct Owner {
-    turn: usize,
-    text: String,
-}
-
 pub struct Session {
     spec: RunSpec,
     duo: DuoConfig,
@@ -218,7 +202,11 @@ pub struct Session {
     worlds: std::collections::BTreeMap<String, String>,
 }
 
+mod carry;
 mod flow;
+
+pub use carry::Carry;
+use carry::Owner;
 
 impl Session {
     pub fn new(spec: RunSpec, duo: DuoConfig, rules: RuleSet) -> Session {
