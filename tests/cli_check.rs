@@ -245,3 +245,28 @@ fn user_character_file_overrides_markers() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("yana.toml:2:"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_line_that_is_not_utf8_is_located_and_every_other_line_judged() {
+    let env = Env::new();
+    let path = env.file("in.jsonl", "");
+    let mut bytes = Vec::new();
+    bytes.extend_from_slice("{\"speaker\": \"yana\", \"text\": \"そっか！\"}\n".as_bytes());
+    // Shift_JIS bytes in the middle of a line.
+    bytes.extend_from_slice(b"{\"speaker\": \"ayu\", \"text\": \"\x82\xa0\x82\xa2\"}\r\n");
+    bytes.extend_from_slice(
+        "{\"speaker\": \"ayu\", \"text\": \"目安です。推奨です。\"}\r\n".as_bytes(),
+    );
+    bytes.extend_from_slice(b"\xff\n");
+    bytes.extend_from_slice("{\"speaker\": \"yana\", \"text\": \"かもね！\"}".as_bytes());
+    std::fs::write(&path, bytes).unwrap();
+    let o = env.run_in(&["check", &path], "");
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.contains(&format!("{path}:2:")), "{err}");
+    assert!(err.contains(&format!("{path}:4:")), "{err}");
+    assert!(err.contains("UTF-8"), "{err}");
+    let v = json_lines(&o);
+    let ids: Vec<&str> = v.iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["1", "3", "5"], "every other line is judged");
+}

@@ -75,8 +75,8 @@ fn praise_retry_warn_and_quotes() {
     let v = judge("ayu", "その考えは正しいと思います。");
     assert_eq!(
         rule_status(&v, RuleId::Praise),
-        Retry,
-        "affirmation aimed at the partner"
+        Warn,
+        "an affirmation of the partner without an evaluation word is not the seed's RETRY"
     );
     let v = judge("ayu", "正しい手順を調べました。");
     assert_eq!(

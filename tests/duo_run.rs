@@ -44,6 +44,8 @@ struct Script {
     judges: Vec<&'static str>,
     /// After this many chat streams, every request fails with 500.
     die_after: usize,
+    /// Attempts per turn.
+    attempts: usize,
 }
 
 async fn fake_ollama(script: Script) -> FakeServer {
@@ -101,6 +103,7 @@ async fn run_with(
     judge: bool,
     control: impl Fn(&Effect, &tokio::sync::mpsc::UnboundedSender<Event>) + Send + 'static,
 ) -> Ran {
+    let attempts = script.attempts;
     let server = fake_ollama(script).await;
     let dir = tempfile::tempdir().unwrap();
     let store = StoreHandle::spawn(Store::open(&dir.path().join("kakeai.db")).unwrap());
@@ -127,7 +130,7 @@ async fn run_with(
     let spec = RunSpec {
         topic: "商店街の福引".into(),
         max_turns: turns,
-        max_attempts: 3,
+        max_attempts: attempts,
         exhaustion: Exhaustion::Best,
         judge,
     };
@@ -193,6 +196,7 @@ async fn a_run_retries_judges_and_stores_every_step() {
             lines: LINES.to_vec(),
             judges: JUDGES.to_vec(),
             die_after: usize::MAX,
+            attempts: 3,
         },
         4,
         true,
@@ -256,8 +260,9 @@ async fn a_run_retries_judges_and_stores_every_step() {
         last_user(lines[1])
     );
     assert!(!last_user(lines[2]).contains("前回の案は採用されませんでした"));
+    // The WARN of turn 3 is a critique of やな's line: it waits for her next turn, not あゆ's.
     assert!(
-        last_user(lines[4]).contains("前のターンの指摘"),
+        !last_user(lines[4]).contains("あなたの前の発言"),
         "{}",
         last_user(lines[4])
     );
@@ -300,6 +305,7 @@ async fn an_endpoint_dying_mid_run_fails_the_run_and_keeps_what_was_committed() 
             lines: LINES[1..].to_vec(),
             judges: Vec::new(),
             die_after: 2,
+            attempts: 3,
         },
         4,
         false,
@@ -340,6 +346,7 @@ async fn the_owner_injects_an_instruction_then_stops_the_run() {
             lines: LINES[1..].to_vec(),
             judges: Vec::new(),
             die_after: usize::MAX,
+            attempts: 3,
         },
         6,
         false,
@@ -373,4 +380,105 @@ async fn the_owner_injects_an_instruction_then_stops_the_run() {
     let rec = r.store.call(move |s| s.load_run(r.run_id)).await.unwrap();
     assert_eq!(rec.run.status, RunStatus::Stopped);
     assert_eq!(rec.turns.len(), 3);
+}
+
+/// Issue 13 §1 against the real driver and client: やな's tone WARN reaches やな's next prompt and
+/// not あゆ's; a RETRY line committed because the attempts ran out leaves hook and depth where
+/// they were and is not the context the next line is judged against.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn critiques_reach_their_sister_and_an_exhausted_retry_moves_nothing() {
+    let r = run(
+        Script {
+            lines: vec![
+                "うーん、どうだろう。",
+                "福引の一等は温泉旅行だそうですよ。並ぶ価値はありそうですね。",
+                "わ！福引の列、すっごい長いね！",
+                "金閣寺は美しいと思う。",
+                "わ！福引の景品、すっごい豪華だね！",
+            ],
+            judges: Vec::new(),
+            die_after: usize::MAX,
+            attempts: 1,
+        },
+        5,
+        false,
+    )
+    .await;
+    assert_eq!(r.end, RunEnd::Completed);
+    let s = significant(&r.effects);
+    assert!(s.contains(&"commit 1.1 WARN"), "{s:?}");
+    assert!(s.contains(&"commit 4.1 RETRY"), "{s:?}");
+    let bodies: Vec<String> = r
+        .server
+        .recorded()
+        .iter()
+        .filter(|q| q.path == "/api/chat")
+        .map(|q| q.json()["messages"].to_string())
+        .collect();
+    assert_eq!(bodies.len(), 5);
+    let critique = "あなたの前の発言（ターン1）への指摘";
+    assert!(
+        !bodies[1].contains(critique),
+        "あゆ's turn 2: {}",
+        bodies[1]
+    );
+    assert!(!bodies[1].contains("やならしい"), "{}", bodies[1]);
+    assert!(bodies[2].contains(critique), "やな's turn 3: {}", bodies[2]);
+    assert!(bodies[2].contains("やならしい"), "{}", bodies[2]);
+    let rec = r.store.call(move |s| s.load_run(r.run_id)).await.unwrap();
+    let (t3, t4, t5) = (&rec.turns[2], &rec.turns[3], &rec.turns[4]);
+    assert_eq!(t4.status, Status::Retry);
+    assert!(t4.flags.exhausted);
+    assert_eq!((&t4.hook, t4.hook_depth), (&t3.hook, t3.hook_depth));
+    assert_ne!(t4.hook.as_deref(), Some("金閣寺"));
+    // Turn 5 goes back to 福引: judged against turn 3, not the rejected 金閣寺 line.
+    let a5 = rec.attempts.iter().find(|a| a.turn == 5).unwrap();
+    let v5 = a5
+        .verdict
+        .as_ref()
+        .map(|v| v.to_string())
+        .unwrap_or_default();
+    assert!(!v5.contains("early_topic_shift"), "{v5}");
+    assert_eq!(t5.hook, t3.hook, "the hook continues from turn 3");
+}
+
+/// Issue 13 §4: a line that reads back its prompt's instructions is a RETRY, judged against the
+/// prompt that produced it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_line_that_reads_back_its_prompt_is_retried() {
+    let r = run(
+        Script {
+            lines: vec![
+                "次のやなの発言だけを書いてください。",
+                "わ！福引の列、すっごい長いね！",
+            ],
+            judges: Vec::new(),
+            die_after: usize::MAX,
+            attempts: 2,
+        },
+        1,
+        false,
+    )
+    .await;
+    assert_eq!(
+        significant(&r.effects),
+        [
+            "start 1 yana",
+            "done 1.1 RETRY",
+            "done 1.2 PASS",
+            "commit 1.2 PASS",
+            "end completed"
+        ]
+    );
+    let rec = r.store.call(move |s| s.load_run(r.run_id)).await.unwrap();
+    let v = rec.attempts[0].verdict.as_ref().unwrap().to_string();
+    assert!(v.contains("prompt_echo"), "{v}");
+    assert!(
+        !rec.attempts[1]
+            .verdict
+            .as_ref()
+            .unwrap()
+            .to_string()
+            .contains("prompt_echo")
+    );
 }

@@ -28,7 +28,8 @@ async fn openai_server() -> FakeServer {
         ),
         "/v1/chat/completions" if req.json()["stream"] == true => Reply::sse(parts(&sse_events(
             "tiny-ja",
-            &["わ！", "この坂、", "海まで", "見える", "じゃん！"],
+            // Not やな's persona example word for word: that would be a prompt echo.
+            &["わ！", "この坂、", "風が", "気持ちいい", "じゃん！"],
             "stop",
             5,
         ))),
@@ -99,7 +100,7 @@ async fn headless_run_prints_the_event_stream_and_stores_the_run() {
     let commits: Vec<&serde_json::Value> =
         ev.iter().filter(|e| e["event"] == "turn_commit").collect();
     assert_eq!(commits[0]["speaker"], "yana");
-    assert_eq!(commits[0]["text"], "わ！この坂、海まで見えるじゃん！");
+    assert_eq!(commits[0]["text"], "わ！この坂、風が気持ちいいじゃん！");
     assert_eq!(commits[1]["speaker"], "ayu");
     let ayu_first = ev
         .iter()

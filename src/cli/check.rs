@@ -126,10 +126,22 @@ pub fn run_inner(
         FailOn::Warn => Some(Status::Warn),
         FailOn::Never => None,
     };
-    for (n, line) in BufReader::new(reader).lines().enumerate() {
+    // Split on bytes so one line that is not UTF-8 is reported and the rest still judged.
+    for (n, line) in BufReader::new(reader).split(b'\n').enumerate() {
         let lineno = n + 1;
-        let line = match line {
-            Ok(l) => l,
+        let line = match line.map(String::from_utf8) {
+            Ok(Ok(mut l)) => {
+                if l.ends_with('\r') {
+                    l.pop();
+                }
+                l
+            }
+            Ok(Err(e)) => {
+                let at = e.utf8_error().valid_up_to() + 1;
+                err(&BadLine::msg(format!("not valid UTF-8 (byte {at})")).render(&name, lineno));
+                bad_input = true;
+                continue;
+            }
             Err(e) => {
                 err(&BadLine::msg(format!("cannot read: {e}")).render(&name, lineno));
                 bad_input = true;

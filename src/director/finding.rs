@@ -74,10 +74,14 @@ pub enum RuleId {
     Leak,
     /// Layer 5 world-view check: meta talk that breaks the fiction (issue 6 §2).
     Worldview,
+    /// A line that is not mostly Japanese (issue 13 §4).
+    Language,
+    /// A line that reads back the prompt that produced it (issue 13 §4).
+    PromptEcho,
 }
 
 impl RuleId {
-    pub const ALL: [RuleId; 15] = [
+    pub const ALL: [RuleId; 17] = [
         RuleId::Empty,
         RuleId::ScriptFormat,
         RuleId::Lines,
@@ -93,6 +97,8 @@ impl RuleId {
         RuleId::Judge,
         RuleId::Leak,
         RuleId::Worldview,
+        RuleId::Language,
+        RuleId::PromptEcho,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -112,6 +118,8 @@ impl RuleId {
             RuleId::Judge => "judge",
             RuleId::Leak => "leak",
             RuleId::Worldview => "worldview",
+            RuleId::Language => "language",
+            RuleId::PromptEcho => "prompt_echo",
         }
     }
 }

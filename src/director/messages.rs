@@ -9,8 +9,9 @@ pub fn empty() -> (String, String) {
 
 pub fn script_format() -> (String, String) {
     (
-        "発言全体が「」で囲まれていたため、中身を発言として判定しました。".into(),
-        "台本形式の「」は付けず、セリフだけを書いてください。".into(),
+        "発言全体が台本形式（「」や話者名）で書かれていたため、中身を発言として判定しました。"
+            .into(),
+        "台本形式の「」や「やな：」は付けず、セリフだけを書いてください。".into(),
     )
 }
 
@@ -136,5 +137,19 @@ pub fn early_shift(previous: &str, new: &str) -> (String, String) {
     (
         format!("直前の話題「{previous}」を掘り下げる前に「{new}」へ移っています。"),
         format!("まず相手の「{previous}」の話に応じてから、話題を変えてください。"),
+    )
+}
+
+pub fn not_japanese(percent: u32) -> (String, String) {
+    (
+        format!("日本語の文字が{percent}%しかなく、日本語の発言になっていません。"),
+        "キャラクターとして、日本語で一言二言話してください。".into(),
+    )
+}
+
+pub fn prompt_echo(run: &str) -> (String, String) {
+    (
+        format!("指示文の読み上げになっています（「{run}」）。"),
+        "指示や設定の文は繰り返さず、キャラクターのセリフだけを書いてください。".into(),
     )
 }

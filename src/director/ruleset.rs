@@ -81,6 +81,55 @@ pub struct EarlyShiftRule {
     pub min_turns: usize,
 }
 
+/// What may follow a tone ending that is not at the sentence end (seed 001 §4.2: the body
+/// *contains* the ending): 雨かなって思った. The follower must itself end a word.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToneEndingsRule {
+    pub followers: Vec<String>,
+}
+
+/// `language`: a line that is not mostly Japanese → RETRY.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LanguageRule {
+    /// Lines with fewer letters (kana, kanji, Latin …) outside quotes are not judged.
+    pub min_letters: usize,
+    /// Japanese letters (kana, kanji) as a share of all letters below this → RETRY.
+    pub min_japanese_ratio: f64,
+}
+
+impl Default for LanguageRule {
+    fn default() -> Self {
+        LanguageRule {
+            min_letters: 6,
+            min_japanese_ratio: 0.5,
+        }
+    }
+}
+
+/// `prompt_echo`: a line that reads back the prompt that produced it → RETRY.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PromptEchoRule {
+    /// Char n-gram size.
+    pub ngram: usize,
+    /// A run of at least this many chars found verbatim in the prompt's instructions → RETRY.
+    pub min_run: usize,
+    /// Or: at least this share of the line's n-grams found there (lines of ≥ `min_run` chars).
+    pub min_coverage: f64,
+}
+
+impl Default for PromptEchoRule {
+    fn default() -> Self {
+        PromptEchoRule {
+            ngram: 4,
+            min_run: 10,
+            min_coverage: 0.5,
+        }
+    }
+}
+
 /// The LLM judge's mean-score thresholds (seed 001 §7.1).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -177,6 +226,12 @@ pub struct RuleData {
     pub prompt_leak: PromptLeakRule,
     pub topic_loop: TopicLoopRule,
     pub early_topic_shift: EarlyShiftRule,
+    #[serde(default)]
+    pub tone_endings: ToneEndingsRule,
+    #[serde(default)]
+    pub language: LanguageRule,
+    #[serde(default)]
+    pub prompt_echo: PromptEchoRule,
     pub judge: JudgeRule,
     /// Keyed by character id; a BTreeMap keeps the hash stable.
     pub characters: std::collections::BTreeMap<String, Character>,

@@ -236,8 +236,9 @@ impl Driver {
             } => {
                 let rules = session.rules().clone();
                 let a = cache.get_or_analyze(text);
+                // Exhausted RETRY lines are not part of what the next line is judged against.
                 let context: Vec<ContextTurn> = session
-                    .committed()
+                    .context()
                     .map(|r| ContextTurn {
                         speaker: r.speaker.clone(),
                         analysis: cache.get_or_analyze(&r.text),
@@ -247,6 +248,15 @@ impl Driver {
                     return Vec::new();
                 };
                 let mut verdict = director::judge(&rules, self.analyzer.as_ref(), ch, &a, &context);
+                // prompt_echo: the line against the instruction parts of its own prompt.
+                if let Some(c) = session.current() {
+                    verdict.findings.extend(director::rules::prompt_echo::check(
+                        &a,
+                        &rules.data.prompt_echo,
+                        &c.scaffold,
+                    ));
+                    verdict.status = director::Verdict::status_of(&verdict.findings);
+                }
                 // L5: meta talk that breaks the fiction (AI, model, prompt …) is a RETRY.
                 if let Some(s) = crate::safety::Sister::parse(&ch.id) {
                     verdict.findings.extend(

@@ -3,29 +3,100 @@
 
 use super::config::Exhaustion;
 use super::records::AttemptRecord;
-use crate::director::{Finding, Status, Verdict};
+use crate::director::{Finding, RuleId, Status, Verdict};
 
-/// Guidance lines for a regeneration: each RETRY reason with its suggestion, worst first.
-pub fn retry_guidance(v: &Verdict) -> Vec<String> {
+/// How a guidance line opens: it names the line it comes from, and the detail pane sorts
+/// guidance by it ([`kind_of`]).
+const RETRY_LEAD: &str = "前回の案";
+const OWN_LEAD: &str = "あなたの前の発言";
+const NEXT_LEAD: &str = "会話の流れ";
+const TOPIC_LEAD: &str = "今の話題の焦点";
+
+/// Who a piece of guidance is for, and why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GuidanceKind {
+    /// The reasons an attempt of this turn was rejected.
+    Retry,
+    /// A critique of the speaker's own last committed line (tone, praise, length …).
+    OwnLine,
+    /// What concerns the conversation (loop, early shift), for whoever speaks next.
+    Conversation,
+    /// Where the hook stands.
+    Topic,
+    Other,
+}
+
+/// Sorts a guidance line sent with a prompt by its opening.
+pub fn kind_of(g: &str) -> GuidanceKind {
+    if g.starts_with(RETRY_LEAD) {
+        GuidanceKind::Retry
+    } else if g.starts_with(OWN_LEAD) {
+        GuidanceKind::OwnLine
+    } else if g.starts_with(NEXT_LEAD) {
+        GuidanceKind::Conversation
+    } else if g.starts_with(TOPIC_LEAD) {
+        GuidanceKind::Topic
+    } else {
+        GuidanceKind::Other
+    }
+}
+
+/// Whom a finding is for (seed 001 §1, §8): a critique of a line goes to its speaker's next
+/// turn; what concerns the conversation goes to the next speaker.
+pub fn for_next_speaker(rule: RuleId) -> bool {
+    matches!(rule, RuleId::TopicLoop | RuleId::EarlyTopicShift)
+}
+
+/// Guidance lines for a regeneration: the rejected attempt (turn and attempt number), then each
+/// RETRY reason with its suggestion, worst first.
+pub fn retry_guidance(v: &Verdict, turn: usize, attempt: usize) -> Vec<String> {
     let mut fs: Vec<&Finding> = v
         .findings
         .iter()
         .filter(|f| f.status >= Status::Warn)
         .collect();
     fs.sort_by_key(|f| std::cmp::Reverse(f.status));
-    let mut out =
-        vec!["前回の案は採用されませんでした。次の点を直して言い直してください。".to_string()];
+    let mut out = vec![format!(
+        "{RETRY_LEAD}（ターン{turn}・案{attempt}）は採用されませんでした。次の点を直して言い直してください。"
+    )];
     out.extend(fs.iter().map(|f| line(f)));
     out
 }
 
-/// The intervention a committed WARN (or an exhausted RETRY) carries into the next turn.
-pub fn intervention(v: &Verdict) -> Vec<String> {
-    v.findings
+/// The intervention a committed line carries forward, split by who it is for.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Intervention {
+    /// For the speaker's own next turn: critiques of her line.
+    pub own: Vec<String>,
+    /// For the next speaker: what concerns the conversation.
+    pub next: Vec<String>,
+}
+
+/// What a committed WARN (or an exhausted RETRY) line of `turn` by `name` carries forward. A
+/// RETRY line never enters the conversation state (seed 001 §9), so it carries only the critique
+/// of itself, to its speaker.
+pub fn intervention(v: &Verdict, turn: usize, name: &str) -> Intervention {
+    let mut out = Intervention::default();
+    let in_state = v.status < Status::Retry;
+    for f in v
+        .findings
         .iter()
         .filter(|f| f.status >= Status::Warn && f.status != Status::Unscored)
-        .map(|f| format!("前のターンの指摘: {}", line(f)))
-        .collect()
+    {
+        if for_next_speaker(f.rule) {
+            if !in_state {
+                continue;
+            }
+            out.next.push(format!(
+                "{NEXT_LEAD}（ターン{turn}・{name}の発言から）: {}",
+                line(f)
+            ));
+        } else {
+            out.own
+                .push(format!("{OWN_LEAD}（ターン{turn}）への指摘: {}", line(f)));
+        }
+    }
+    out
 }
 
 fn line(f: &Finding) -> String {

@@ -123,6 +123,23 @@ fn final_message(input: &PromptInput, partner_last: Option<&Line>) -> String {
     s
 }
 
+/// The instruction parts of the prompt `build` makes from `input` — persona, section headers,
+/// Director guidance, owner instruction, reply guide — for the `prompt_echo` rule. The world,
+/// the topic and the conversation are left out: talking about them is the point.
+pub fn scaffold(input: &PromptInput) -> Vec<String> {
+    let name = &input.speaker.display_name;
+    let mut out = vec![
+        persona::section(input.speaker, input.partner),
+        "【世界設定】【話題】【相手の直前の発言】【会話の始まり】【ディレクターからの指示】【オーナー指示】"
+            .to_string(),
+        format!("について、{name}から話し始めてください。"),
+        input.cfg.reply_guide.replace("{name}", name),
+    ];
+    out.extend(input.guidance.iter().cloned());
+    out.extend(input.owner.map(str::to_string));
+    out
+}
+
 fn msg(role: Role, content: String) -> Message {
     Message { role, content }
 }

@@ -1,6 +1,9 @@
 //! The run loop as a pure state machine: events in, effects out, no I/O. It owns the turn
 //! number, speaker, attempt count, hook depth, topic history and carried guidance, and changes
-//! them only when a line is committed — a RETRY attempt never advances anything (seed 001 §9).
+//! them only when a line is committed — a RETRY attempt never advances anything, and a RETRY line
+//! committed because the attempts ran out never moves the topic state or the Director's context
+//! (seed 001 §9). Guidance is split by who it is for: a critique of a line goes to its speaker's
+//! next turn, what concerns the conversation to the next speaker (seed 001 §1, §8).
 //! The driver (async, in `duo::driver`) performs the effects and feeds results back as events.
 
 use std::sync::Arc;
@@ -56,7 +59,8 @@ pub enum Event {
     Pause,
     Resume,
     Stop,
-    /// An owner instruction for the next turn that starts.
+    /// An owner instruction for the next turn whose first attempt has not been asked for yet;
+    /// it stays in every attempt of that turn until the turn is committed.
     Inject(String),
     /// Regenerate this turn; later turns are dropped and the run goes on from it.
     Regenerate {
@@ -161,6 +165,8 @@ pub struct Current {
     pub started: bool,
     pub guidance: Vec<String>,
     pub prompt_hash: String,
+    /// The instruction parts of this attempt's prompt, for the `prompt_echo` rule.
+    pub scaffold: Arc<Vec<String>>,
     stats: GenStats,
     verdict: Option<(Verdict, Vec<String>)>,
     analysis: Option<Arc<Analysis>>,
@@ -171,7 +177,7 @@ pub struct Current {
 struct Committed {
     record: TurnRecord,
     topic_before: TopicState,
-    carry_before: Vec<String>,
+    carry_before: Carry,
 }
 
 pub struct Session {
@@ -187,17 +193,20 @@ pub struct Session {
     current: Option<Current>,
     committed: Vec<Committed>,
     topic: TopicState,
-    /// Guidance from the last committed WARN, for the next turn (duo-talk dropped it).
-    carry: Vec<String>,
-    owner_next: Option<String>,
-    owner_turn: Option<String>,
+    /// Guidance from committed WARN lines for later turns (duo-talk dropped it).
+    carry: Carry,
+    owner: Option<Owner>,
     pause_requested: bool,
     waiting_to_generate: bool,
     /// Per-speaker world text (scene + filtered vault context); absent → the scene alone.
     worlds: std::collections::BTreeMap<String, String>,
 }
 
+mod carry;
 mod flow;
+
+pub use carry::Carry;
+use carry::Owner;
 
 impl Session {
     pub fn new(spec: RunSpec, duo: DuoConfig, rules: RuleSet) -> Session {
@@ -212,9 +221,8 @@ impl Session {
             current: None,
             committed: Vec::new(),
             topic: TopicState::default(),
-            carry: Vec::new(),
-            owner_next: None,
-            owner_turn: None,
+            carry: Carry::default(),
+            owner: None,
             pause_requested: false,
             waiting_to_generate: false,
             worlds: Default::default(),
@@ -250,16 +258,30 @@ impl Session {
     pub fn topic(&self) -> &TopicState {
         &self.topic
     }
-    pub fn carry(&self) -> &[String] {
+    pub fn carry(&self) -> &Carry {
         &self.carry
     }
     /// Attempts of the current turn's current cycle.
     pub fn cycle(&self) -> &[AttemptRecord] {
         &self.cycle
     }
-    /// Committed turns, oldest first: the Director's context for the next line.
+    /// Committed turns, oldest first (the conversation as shown and as the sisters hear it).
     pub fn committed(&self) -> impl Iterator<Item = &TurnRecord> {
         self.committed.iter().map(|c| &c.record)
+    }
+
+    /// The committed turns the Director judges the next line against: a RETRY line committed
+    /// because the attempts ran out is left out (seed 001 §9).
+    pub fn context(&self) -> impl Iterator<Item = &TurnRecord> {
+        self.committed().filter(|r| is_accepted(&r.verdict))
+    }
+
+    /// The owner instruction for `turn`, if there is one.
+    pub fn owner_for(&self, turn: usize) -> Option<&str> {
+        self.owner
+            .as_ref()
+            .filter(|o| o.turn == turn)
+            .map(|o| o.text.as_str())
     }
 
     /// やな (the configured first speaker) on odd turns, her partner on even ones.
@@ -307,7 +329,8 @@ impl Session {
         })
     }
 
-    fn prompt_for(&self, speaker: &str, guidance: &[String]) -> Prompt {
+    /// The prompt for `speaker` and its instruction parts (for `prompt_echo`).
+    fn prompt_for(&self, speaker: &str, guidance: &[String]) -> (Prompt, Vec<String>) {
         let history: Vec<Line> = self
             .committed()
             .map(|r| Line {
@@ -318,32 +341,39 @@ impl Session {
         let me = self.rules.character(speaker);
         let partner = me.and_then(|c| self.rules.character(&c.partner));
         match (me, partner) {
-            (Some(me), Some(partner)) => prompt::build(&PromptInput {
-                speaker: me,
-                partner,
-                topic: &self.spec.topic,
-                cfg: &self.duo,
-                world: self.world_for(speaker),
-                history: &history,
-                guidance,
-                owner: self.owner_turn.as_deref(),
-            }),
+            (Some(me), Some(partner)) => {
+                let input = PromptInput {
+                    speaker: me,
+                    partner,
+                    topic: &self.spec.topic,
+                    cfg: &self.duo,
+                    world: self.world_for(speaker),
+                    history: &history,
+                    guidance,
+                    owner: self.owner_for(self.turn),
+                };
+                (prompt::build(&input), prompt::scaffold(&input))
+            }
             // The ruleset always defines both sisters; an edited one that does not still
             // gets a prompt rather than a panic.
-            _ => Prompt {
-                messages: Vec::new(),
-                dropped: 0,
-                chars: 0,
-                hash: String::new(),
-            },
+            _ => (
+                Prompt {
+                    messages: Vec::new(),
+                    dropped: 0,
+                    chars: 0,
+                    hash: String::new(),
+                },
+                Vec::new(),
+            ),
         }
     }
 
+    /// The partner's line the judge checks the connection to: the last line of the context.
     fn partner_last(&self, speaker: &str) -> Option<String> {
-        self.committed
+        self.context()
             .last()
-            .filter(|c| c.record.speaker != speaker)
-            .map(|c| c.record.text.clone())
+            .filter(|r| r.speaker != speaker)
+            .map(|r| r.text.clone())
     }
 
     fn is_current(&self, turn: usize, attempt: usize, phase: Phase) -> bool {
@@ -369,3 +399,7 @@ fn is_accepted(v: &Verdict) -> bool {
 #[cfg(test)]
 #[path = "session_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "session_steer_tests.rs"]
+mod steer_tests;

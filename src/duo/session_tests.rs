@@ -3,7 +3,7 @@ use crate::director::judge::JudgeScores;
 use crate::director::{Finding, RuleId, ToneScore};
 use crate::text::AnalyzerKind;
 
-fn spec(turns: usize, attempts: usize, exhaustion: Exhaustion, judge: bool) -> RunSpec {
+pub(super) fn spec(turns: usize, attempts: usize, exhaustion: Exhaustion, judge: bool) -> RunSpec {
     RunSpec {
         topic: "川沿いの桜並木".into(),
         max_turns: turns,
@@ -13,7 +13,7 @@ fn spec(turns: usize, attempts: usize, exhaustion: Exhaustion, judge: bool) -> R
     }
 }
 
-fn session(s: RunSpec) -> Session {
+pub(super) fn session(s: RunSpec) -> Session {
     Session::new(
         s,
         DuoConfig::builtin().unwrap(),
@@ -21,7 +21,7 @@ fn session(s: RunSpec) -> Session {
     )
 }
 
-fn verdict(findings: Vec<Finding>) -> Verdict {
+pub(super) fn verdict(findings: Vec<Finding>) -> Verdict {
     Verdict {
         status: Verdict::status_of(&findings),
         findings,
@@ -34,11 +34,11 @@ fn verdict(findings: Vec<Finding>) -> Verdict {
     }
 }
 
-fn finding(rule: RuleId, status: Status, msg: &str) -> Finding {
+pub(super) fn finding(rule: RuleId, status: Status, msg: &str) -> Finding {
     Finding::new(rule, status, msg.into(), format!("{msg}を直す"))
 }
 
-fn pass() -> Verdict {
+pub(super) fn pass() -> Verdict {
     verdict(vec![])
 }
 
@@ -46,16 +46,14 @@ fn retry(msg: &str) -> Verdict {
     verdict(vec![finding(RuleId::Tone, Status::Retry, msg)])
 }
 
-fn warn(msg: &str) -> Verdict {
-    verdict(vec![finding(RuleId::Scatter, Status::Warn, msg)])
-}
-
-fn kw(words: &[&str]) -> Vec<String> {
+pub(super) fn kw(words: &[&str]) -> Vec<String> {
     words.iter().map(|w| w.to_string()).collect()
 }
 
 /// The one Generate effect in a batch: (turn, speaker, attempt, guidance, prompt).
-fn generate_of(effects: &[Effect]) -> Option<(usize, String, usize, Vec<String>, Prompt)> {
+pub(super) fn generate_of(
+    effects: &[Effect],
+) -> Option<(usize, String, usize, Vec<String>, Prompt)> {
     effects.iter().find_map(|e| match e {
         Effect::Generate {
             turn,
@@ -75,7 +73,7 @@ fn generate_of(effects: &[Effect]) -> Option<(usize, String, usize, Vec<String>,
 }
 
 /// Plays one attempt through: generated text → static verdict → (judge) — returns all effects.
-fn play(
+pub(super) fn play(
     s: &mut Session,
     text: &str,
     v: Verdict,
@@ -129,7 +127,7 @@ fn scored(mean: f64) -> JudgeOutcome {
     )
 }
 
-fn commits(effects: &[Effect]) -> Vec<TurnRecord> {
+pub(super) fn commits(effects: &[Effect]) -> Vec<TurnRecord> {
     effects
         .iter()
         .filter_map(|e| match e {
@@ -205,7 +203,7 @@ fn retry_regenerates_with_the_reasons_and_never_moves_topic_state() {
 
 #[test]
 fn exhaustion_best_picks_the_least_severe_attempt() {
-    let mut s = session(spec(2, 3, Exhaustion::Best, false));
+    let mut s = session(spec(3, 3, Exhaustion::Best, false));
     s.start();
     play(
         &mut s,
@@ -232,13 +230,19 @@ fn exhaustion_best_picks_the_least_severe_attempt() {
     assert_eq!(c.len(), 1);
     assert_eq!((c[0].attempt, c[0].text.as_str()), (2, "案2"));
     assert!(c[0].flags.exhausted && !c[0].flags.futile);
-    // The committed RETRY's reasons steer the next turn.
+    // The committed RETRY's reasons are a critique of やな's line: not for あゆ …
     let (turn, speaker, _, guidance, _) = generate_of(&out).unwrap();
     assert_eq!((turn, speaker.as_str()), (2, "ayu"));
+    assert!(!guidance.iter().any(|g| g.contains('c')), "{guidance:?}");
+    // … but for やな's own next turn, naming the line they come from.
+    let out = play(&mut s, "二", pass(), &[], None);
+    let (turn, speaker, _, guidance, _) = generate_of(&out).unwrap();
+    assert_eq!((turn, speaker.as_str()), (3, "yana"));
     assert!(
         guidance
             .iter()
-            .any(|g| g.starts_with("前のターンの指摘") && g.contains('c'))
+            .any(|g| g.starts_with("あなたの前の発言（ターン1）") && g.contains('c')),
+        "{guidance:?}"
     );
 }
 
@@ -272,10 +276,11 @@ fn the_same_reason_twice_is_futile_and_stops_early() {
 }
 
 #[test]
-fn a_warn_steers_the_next_turn_only() {
+fn a_conversation_warn_steers_the_next_turn_only() {
     let mut s = session(spec(4, 3, Exhaustion::Best, false));
     s.start();
-    let out = play(&mut s, "少し散漫", warn("話題が二つ"), &[], None);
+    let loop_warn = verdict(vec![finding(RuleId::TopicLoop, Status::Warn, "話題が二つ")]);
+    let out = play(&mut s, "少し散漫", loop_warn, &[], None);
     assert_eq!(commits(&out)[0].verdict.status, Status::Warn);
     let (_, _, _, guidance, prompt) = generate_of(&out).unwrap();
     assert!(guidance.iter().any(|g| g.contains("話題が二つ")));

@@ -122,13 +122,47 @@ impl Analysis {
     }
 }
 
+/// Longest speaker label (やな：) unwrapped with a script-format quote.
+const MAX_LABEL: usize = 10;
+
+/// A speaker label at `i` (a short name and ： or :, then optional spaces) directly before a
+/// 「: returns where the 「 starts.
+fn label_before_quote(chars: &[char], i: usize) -> Option<usize> {
+    let name = chars[i..]
+        .iter()
+        .take(MAX_LABEL + 1)
+        .take_while(|c| c.is_alphanumeric() || **c == 'ー')
+        .count();
+    if name == 0 || name > MAX_LABEL {
+        return None;
+    }
+    let colon = i + name;
+    if !matches!(chars.get(colon), Some('：' | ':')) {
+        return None;
+    }
+    let mut q = colon + 1;
+    while chars.get(q).is_some_and(|c| super::chars::is_hspace(*c)) {
+        q += 1;
+    }
+    (chars.get(q) == Some(&'「')).then_some(q)
+}
+
 /// If the text, ignoring whitespace and parenthesised stage directions, consists only of
-/// 「…」 blocks, returns the original char ranges of those brackets so they can be skipped.
+/// 「…」 blocks — the first one optionally behind a speaker label (やな：「…」, seed 001 §8) —
+/// returns the original char ranges of the label and brackets so they can be skipped.
 fn script_wrapping(text: &str) -> Vec<(usize, usize)> {
     let chars: Vec<char> = text.chars().collect();
     let mut skip = Vec::new();
     let mut i = 0;
     let mut quotes = 0;
+    let lead = chars.iter().take_while(|c| c.is_whitespace()).count();
+    if let Some(q) = (lead < chars.len())
+        .then(|| label_before_quote(&chars, lead))
+        .flatten()
+    {
+        skip.push((lead, q));
+        i = q;
+    }
     while i < chars.len() {
         let c = chars[i];
         if c.is_whitespace() {
@@ -228,6 +262,26 @@ mod tests {
         assert_eq!(b.text(), "（頷いて）そうだね");
         let c = Analysis::new("「ねえ」って言ったよ");
         assert!(!c.script_format);
+    }
+
+    #[test]
+    fn unwraps_a_labelled_script_line() {
+        let a = Analysis::new("やな：「わ！すっごい景色だね！」");
+        assert!(a.script_format);
+        assert_eq!(a.text(), "わ！すっごい景色だね！");
+        assert_eq!(a.span(0, 1), 4..5);
+        let b = Analysis::new("  あゆ: 「そうですね」（頷く）");
+        assert!(b.script_format);
+        assert_eq!(b.text(), " そうですね（頷く）");
+        // Not a script: a label with no quote, a second labelled line, a label mid-line.
+        for t in [
+            "やな：わ！すごいね",
+            "やな：「わ！」\nあゆ：「はい」",
+            "ねえ、やな：「わ！」",
+            "とても長い名前のキャラクター：「はい」",
+        ] {
+            assert!(!Analysis::new(t).script_format, "{t}");
+        }
     }
 
     #[test]

@@ -3,6 +3,8 @@
 //!
 //! Terminators inside brackets do not split (「すごい！」と言った。 is one sentence) unless the
 //! bracket closes right after them and nothing but a line end, a space or another bracket follows.
+//! A bracket without its partner on the same line is literal text (as it is for the quote mask):
+//! a stray 「 or ( never swallows the rest of the line.
 
 use super::chars::{closing_of, is_closing, is_terminator};
 
@@ -25,27 +27,30 @@ pub fn split(chars: &[char]) -> (Vec<Sentence>, usize) {
         .split(|&c| c == '\n')
         .filter(|l| l.iter().any(|c| !c.is_whitespace()))
         .count();
+    let paired = paired_brackets(chars);
     let mut depth = 0usize;
     let mut start = 0usize;
     let mut i = 0usize;
     let n = chars.len();
-    let push =
-        |sentences: &mut Vec<Sentence>, s: usize, body_end: usize, end: usize, t: Option<char>| {
-            if chars[s..body_end].iter().any(|c| !c.is_whitespace()) || t.is_some() {
-                // A terminator alone on a line (e.g. "！") still counts only if it has content.
-                if chars[s..end]
-                    .iter()
-                    .any(|&c| !c.is_whitespace() && !is_terminator(c))
-                {
-                    sentences.push(Sentence {
-                        start: s,
-                        body_end,
-                        end,
-                        terminator: t,
-                    });
-                }
+    let push = |sentences: &mut Vec<Sentence>,
+                s: usize,
+                body_end: usize,
+                end: usize,
+                t: Option<char>| {
+        if chars[s..body_end].iter().any(|c| !c.is_whitespace()) || t.is_some() {
+            // A terminator or a bracket alone (e.g. "！", a stray "（") is not a sentence.
+            if chars[s..end].iter().any(|&c| {
+                !c.is_whitespace() && !is_terminator(c) && closing_of(c).is_none() && !is_closing(c)
+            }) {
+                sentences.push(Sentence {
+                    start: s,
+                    body_end,
+                    end,
+                    terminator: t,
+                });
             }
-        };
+        }
+    };
     while i < n {
         let c = chars[i];
         if c == '\n' {
@@ -55,10 +60,12 @@ pub fn split(chars: &[char]) -> (Vec<Sentence>, usize) {
             start = i;
             continue;
         }
-        if closing_of(c).is_some() {
-            depth += 1;
-        } else if is_closing(c) {
-            depth = depth.saturating_sub(1);
+        if paired[i] {
+            if closing_of(c).is_some() {
+                depth += 1;
+            } else if is_closing(c) {
+                depth = depth.saturating_sub(1);
+            }
         }
         if is_terminator(c) {
             let body_end = i;
@@ -68,7 +75,7 @@ pub fn split(chars: &[char]) -> (Vec<Sentence>, usize) {
             }
             let mut k = j;
             let mut d = depth;
-            while k < n && d > 0 && is_closing(chars[k]) {
+            while k < n && d > 0 && is_closing(chars[k]) && paired[k] {
                 d -= 1;
                 k += 1;
             }
@@ -100,6 +107,29 @@ pub fn split(chars: &[char]) -> (Vec<Sentence>, usize) {
     (sentences, lines)
 }
 
+/// Marks the brackets that have their partner on the same line (both ends), with the quote
+/// mask's matching: a closer pairs with the nearest open bracket of its kind.
+fn paired_brackets(chars: &[char]) -> Vec<bool> {
+    let mut paired = vec![false; chars.len()];
+    let mut stack: Vec<(char, usize)> = Vec::new();
+    for (i, &c) in chars.iter().enumerate() {
+        if let Some(close) = closing_of(c) {
+            stack.push((close, i));
+        } else if is_closing(c) {
+            if let Some(pos) = stack.iter().rposition(|&(close, _)| close == c) {
+                let (_, open) = stack[pos];
+                // Opens skipped over by this closer stay unpaired.
+                stack.truncate(pos);
+                paired[open] = true;
+                paired[i] = true;
+            }
+        } else if c == '\n' {
+            stack.clear();
+        }
+    }
+    paired
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,5 +155,51 @@ mod tests {
         assert_eq!(count("「すごい！」と言った。"), (1, 1));
         assert_eq!(count("「やっほー！」「元気？」"), (2, 1));
         assert_eq!(count("（頷いて）そうだね。"), (1, 1));
+    }
+
+    #[test]
+    fn an_unmatched_opening_bracket_is_literal_text() {
+        assert_eq!(
+            count("港は広いです。「灯台は白いです。船も多いです。夜は静かです。"),
+            (4, 1)
+        );
+        assert_eq!(count("ねえ(笑 これ見て！すごい！きれい！"), (3, 1));
+        assert_eq!(count("あ）い。う。"), (2, 1));
+    }
+
+    /// Generated lines of n sentences keep n sentences wherever a stray opening bracket lands.
+    #[test]
+    fn a_stray_bracket_never_changes_the_count() {
+        const PARTS: [&str; 6] = [
+            "空が青い",
+            "うん",
+            "雨だね",
+            "灯台が見える",
+            "ほんと",
+            "風が強い",
+        ];
+        const ENDS: [char; 3] = ['。', '！', '？'];
+        const STRAY: [char; 4] = ['「', '『', '（', '('];
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = |m: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % m as u64) as usize
+        };
+        for _ in 0..300 {
+            let n = 1 + next(5);
+            let mut chars: Vec<char> = Vec::new();
+            for _ in 0..n {
+                chars.extend(PARTS[next(PARTS.len())].chars());
+                chars.push(ENDS[next(ENDS.len())]);
+            }
+            let (plain, _) = split(&chars);
+            assert_eq!(plain.len(), n);
+            let at = next(chars.len() + 1);
+            chars.insert(at, STRAY[next(STRAY.len())]);
+            let text: String = chars.iter().collect();
+            assert_eq!(split(&chars).0.len(), n, "{text}");
+        }
     }
 }

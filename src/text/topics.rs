@@ -168,6 +168,18 @@ pub fn find_topics(a: &Analysis, analyzer: &dyn Analyzer) -> Vec<Topic> {
 }
 
 pub fn find_keywords(a: &Analysis, analyzer: &dyn Analyzer) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for w in keyword_occurrences(a, analyzer) {
+        if !out.contains(&w) {
+            out.push(w);
+        }
+    }
+    out
+}
+
+/// Every occurrence of a keyword as a whole noun run outside quotes, in text order: 京都 in
+/// 東京都 or 京都府 is not an occurrence of 京都 (topic_loop counts these).
+pub fn keyword_occurrences(a: &Analysis, analyzer: &dyn Analyzer) -> Vec<String> {
     let toks = analyzer.tokenize(a.text());
     let mut out: Vec<String> = Vec::new();
     let mut k = 0;
@@ -185,7 +197,7 @@ pub fn find_keywords(a: &Analysis, analyzer: &dyn Analyzer) -> Vec<String> {
             continue;
         }
         let w = surface(run);
-        if w.chars().count() >= 2 && !STOP_NOUNS.contains(&w.as_str()) && !out.contains(&w) {
+        if w.chars().count() >= 2 && !STOP_NOUNS.contains(&w.as_str()) {
             out.push(w);
         }
     }

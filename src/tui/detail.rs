@@ -11,7 +11,7 @@ use super::app::App;
 use super::render::badge;
 use super::side;
 use super::theme::Theme;
-use super::view::{AttemptView, Phase};
+use super::view::{AttemptView, Phase, TurnView};
 use super::wrap::wrap;
 use crate::director::Status;
 
@@ -121,7 +121,51 @@ pub fn detail(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
             }
         }
     }
+    if turn.committed == Some(idx) {
+        lines.extend(carried(app, turn, a, width, dim));
+    }
     f.render_widget(Paragraph::new(lines), inner);
+}
+
+/// What the committed line carries forward, by who it is for (seed 001 §1, §8): critiques of
+/// the line to its speaker's next turn, what concerns the conversation to the next speaker.
+fn carried(
+    app: &App,
+    turn: &TurnView,
+    a: &AttemptView,
+    width: usize,
+    dim: Style,
+) -> Vec<Line<'static>> {
+    let Some(v) = &a.verdict else {
+        return Vec::new();
+    };
+    let name = |id: &str| {
+        app.rules
+            .character(id)
+            .map(|c| c.display_name.clone())
+            .unwrap_or_else(|| id.to_string())
+    };
+    let partner = app
+        .rules
+        .character(&turn.speaker)
+        .map(|c| name(&c.partner))
+        .unwrap_or_else(|| "next speaker".into());
+    let c = crate::duo::policy::intervention(v, turn.turn, &name(&turn.speaker));
+    let mut out = Vec::new();
+    for (to, list) in [(name(&turn.speaker), &c.own), (partner, &c.next)] {
+        if list.is_empty() {
+            continue;
+        }
+        out.push(Line::styled(format!("carried to {to}'s next turn:"), dim));
+        for g in list {
+            out.extend(
+                wrap(&format!("· {g}"), width)
+                    .into_iter()
+                    .map(|r| Line::styled(r, dim)),
+            );
+        }
+    }
+    out
 }
 
 /// The attempt's text with every finding's span highlighted.

@@ -259,14 +259,15 @@ fn judge_chunk(
                 let mut v: Verdict = director::judge(rules, analyzer.as_ref(), ch, an, ctx);
                 v.findings
                     .extend(a.judge.as_ref().and_then(|j| j.finding()));
-                // Leak and world-view findings come from the vault and the safety data, not
-                // the ruleset: a rule edit keeps them.
+                // Leak, world-view and prompt-echo findings come from the vault, the safety
+                // data and the prompt, not the ruleset's text rules: a rule edit keeps them.
                 if let Some(prev) = prev {
-                    v.findings.extend(
-                        prev.findings
-                            .into_iter()
-                            .filter(|f| matches!(f.rule, RuleId::Leak | RuleId::Worldview)),
-                    );
+                    v.findings.extend(prev.findings.into_iter().filter(|f| {
+                        matches!(
+                            f.rule,
+                            RuleId::Leak | RuleId::Worldview | RuleId::PromptEcho
+                        )
+                    }));
                 }
                 v.status = Verdict::status_of(&v.findings);
                 v

@@ -1,11 +1,12 @@
 //! `contradiction` (seed 001 §3 論理矛盾): a double negation whose meaning flips, e.g.
 //! まだ未成年じゃない — an adverb of continuation, a word with a negating prefix, then a negation
-//! → RETRY. A question or confirmation after it (まだ未成年じゃない？) is natural and passes.
+//! → RETRY. A question or confirmation after it (まだ未成年じゃない？, …じゃないよね) is natural and
+//! passes — only when that tail ends the sentence: …じゃないから、 is a statement, not a か.
 
 use super::super::finding::{Finding, RuleId, Status};
 use super::super::lexicon::Cat;
 use super::super::{Input, messages};
-use super::{at, hits, sentence_index};
+use super::{at, hits, is_soft_tail, sentence_index};
 use crate::text::chars::is_kanji;
 
 pub fn check(input: &Input) -> Vec<Finding> {
@@ -33,11 +34,14 @@ pub fn check(input: &Input) -> Vec<Finding> {
         if !prefixed {
             continue;
         }
-        let tail = a.norm.slice(neg.end, sentence.body_end);
         let question = sentence.terminator == Some('？')
-            || r.question_tails
-                .iter()
-                .any(|q| tail.starts_with(q.as_str()));
+            || r.question_tails.iter().any(|q| {
+                let n = q.chars().count();
+                neg.end + n <= sentence.body_end
+                    && a.norm.slice(neg.end, neg.end + n) == q.as_str()
+                    && (neg.end + n..sentence.body_end)
+                        .all(|i| is_final_particle(a.chars[i]) || a.norm.masked[i])
+            });
         if question {
             continue;
         }
@@ -54,4 +58,9 @@ pub fn check(input: &Input) -> Vec<Finding> {
         );
     }
     out
+}
+
+/// 終助詞 and softeners that may follow a question or confirmation tail (じゃないのかな, じゃないよね).
+fn is_final_particle(c: char) -> bool {
+    is_soft_tail(c) || matches!(c, 'か' | 'の' | 'さ' | 'わ' | 'ぞ' | 'ぜ' | 'あ')
 }

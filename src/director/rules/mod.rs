@@ -4,8 +4,10 @@
 pub mod contradiction;
 pub mod early_topic_shift;
 pub mod forbidden_word;
+pub mod language;
 pub mod lines;
 pub mod praise;
+pub mod prompt_echo;
 pub mod prompt_leak;
 pub mod scatter;
 pub mod setting;
@@ -30,6 +32,7 @@ pub fn run_all(input: &Input) -> (Vec<Finding>, ToneScore, usize) {
         let (m, s) = messages::script_format();
         out.push(Finding::new(RuleId::ScriptFormat, Status::Info, m, s));
     }
+    out.extend(language::check(input));
     out.extend(lines::check(input));
     out.extend(setting::check(input));
     out.extend(praise::check(input));
@@ -57,6 +60,7 @@ pub fn run_one(input: &Input, rule: RuleId) -> (Vec<Finding>, Option<ToneScore>)
     }
     let with_context = !input.context.is_empty();
     let (mut out, tone) = match rule {
+        RuleId::Language => (language::check(input), None),
         RuleId::Lines => (lines::check(input), None),
         RuleId::Setting => (setting::check(input), None),
         RuleId::Praise => (praise::check(input), None),
@@ -94,7 +98,7 @@ pub(crate) fn sentence_index(input: &Input, pos: usize) -> Option<usize> {
 }
 
 /// Chars that may trail a sentence-final ending: 終助詞-like softeners and elongations.
-fn is_soft_tail(c: char) -> bool {
+pub(crate) fn is_soft_tail(c: char) -> bool {
     matches!(
         c,
         'ね' | 'よ'
@@ -130,6 +134,45 @@ pub(crate) fn is_sentence_final(input: &Input, h: Hit, pattern: &str) -> bool {
         return false;
     }
     (h.end..s.body_end).all(|i| is_soft_tail(a.chars[i]) || a.norm.masked[i])
+}
+
+/// True when a tone ending counts (seed 001 §4.2): at its sentence's end, or followed (after
+/// optional softeners) by a quotative/conjunctive particle from `tone_endings.followers` that
+/// itself ends a word — 雨かなって思った counts, 静かなところ and じゃんけん do not.
+pub(crate) fn ends_phrase(input: &Input, h: Hit, pattern: &str) -> bool {
+    if is_sentence_final(input, h, pattern) {
+        return true;
+    }
+    let last = pattern.chars().last();
+    if last.is_some_and(crate::text::chars::is_terminator) {
+        return false;
+    }
+    let chars = &input.a.chars;
+    let follows_at = |i: usize| {
+        let rest = &chars[i..];
+        input.rules.tone_endings.followers.iter().any(|f| {
+            let n = f.chars().count();
+            n > 0
+                && rest.len() >= n
+                && rest.iter().take(n).copied().eq(f.chars())
+                && rest
+                    .get(n)
+                    .is_none_or(|&c| !crate::text::chars::is_hiragana(c))
+        })
+    };
+    // The particle may come right after the ending or after softeners (かなーって); っ is
+    // both a softener and the start of って, so every position of the run is tried.
+    let mut i = h.end;
+    loop {
+        if i < chars.len() && follows_at(i) {
+            return true;
+        }
+        if i < chars.len() && is_soft_tail(chars[i]) && chars[i] != ' ' {
+            i += 1;
+        } else {
+            return false;
+        }
+    }
 }
 
 /// The pattern text of a hit.

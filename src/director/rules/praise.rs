@@ -1,5 +1,6 @@
 //! `praise` (seed 001 §5): an evaluation word and an affirmation of the partner in the same
-//! sentence → RETRY; an evaluation word alone → WARN. Quoted text is excluded; only characters
+//! sentence → RETRY; an evaluation word alone → WARN; an affirmation of the partner without an
+//! evaluation word (あなたの答えは正しい) → WARN, never RETRY. Quoted text is excluded; only characters
 //! whose persona forbids praise are judged (あゆ by default).
 
 use super::super::finding::{Finding, RuleId, Status};
@@ -17,18 +18,20 @@ pub fn check(input: &Input) -> Vec<Finding> {
     };
     let mut out = Vec::new();
     let mut done: Vec<usize> = Vec::new();
-    let evals = visible_hits(input, Cat::Evaluation).chain(visible_hits(input, Cat::Affirmation));
-    for e in evals {
-        let Some(si) = sentence_index(input, e.start) else {
+    let words = visible_hits(input, Cat::Evaluation).chain(visible_hits(input, Cat::Affirmation));
+    for w in words {
+        let Some(si) = sentence_index(input, w.start) else {
             continue;
         };
         if done.contains(&si) {
             continue;
         }
+        let eval = in_sentence(Cat::Evaluation, si);
         let target = in_sentence(Cat::PartnerRef, si);
-        let word = pattern(input, e);
-        let f = match (target, e.cat) {
-            (Some(t), _) => {
+        let f = match (eval, target) {
+            // Seed §5.2: an evaluation word and the partner affirmed, in one sentence.
+            (Some(e), Some(t)) => {
+                let word = pattern(input, e);
                 let (m, s) = messages::praise_retry(word, pattern(input, t).trim_end_matches('の'));
                 let (a, b) = (e.start.min(t.start), e.end.max(t.end));
                 at(
@@ -37,10 +40,11 @@ pub fn check(input: &Input) -> Vec<Finding> {
                     a,
                     b,
                 )
+                .with_evidence(word)
             }
-            // An affirmation (正しい, 素敵) is only praise when aimed at the partner.
-            (None, Cat::Affirmation) => continue,
-            (None, _) => {
+            // An evaluation word alone (seed §5.2: WARN).
+            (Some(e), None) => {
+                let word = pattern(input, e);
                 let (m, s) = messages::praise_warn(word);
                 at(
                     input,
@@ -48,10 +52,27 @@ pub fn check(input: &Input) -> Vec<Finding> {
                     e.start,
                     e.end,
                 )
+                .with_evidence(word)
             }
+            // An affirmation aimed at the partner without an evaluation word (あなたの答えは正しい)
+            // leans towards praise but is not the seed's RETRY.
+            (None, Some(t)) if w.cat == Cat::Affirmation => {
+                let word = pattern(input, w);
+                let (m, s) = messages::praise_warn(word);
+                let (a, b) = (w.start.min(t.start), w.end.max(t.end));
+                at(
+                    input,
+                    Finding::new(RuleId::Praise, Status::Warn, m, s),
+                    a,
+                    b,
+                )
+                .with_evidence(word)
+            }
+            // An affirmation word alone (正しい手順) is not praise.
+            _ => continue,
         };
         done.push(si);
-        out.push(f.with_evidence(word));
+        out.push(f);
     }
     out
 }

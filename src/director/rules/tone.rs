@@ -1,13 +1,14 @@
 //! `tone` (seed 001 §4): tone_score = marker_hit + vocab_hit + style_hit; 0 RETRY, 1 WARN,
 //! ≥ 2 pass. In `violations` mode only forbidden endings/words count and neutral lines pass.
-//! Quoted text is excluded. Endings match only at a sentence end, so ますます or 静かな
-//! never count as ます or かな.
+//! Quoted text is excluded. An ending counts at a sentence end or before a quotative or
+//! conjunctive particle (雨かなって思った), so ますます or 静かな never count as ます or かな.
+//! Violation endings and polite-style endings stay strictly sentence-final.
 
 use super::super::finding::{Finding, RuleId, Status, ToneScore};
 use super::super::lexicon::Cat;
 use super::super::ruleset::{StyleRule, ToneMode};
 use super::super::{Input, messages};
-use super::{at, is_sentence_final, pattern, visible_hits};
+use super::{at, ends_phrase, is_sentence_final, pattern, visible_hits};
 
 pub fn score(input: &Input) -> ToneScore {
     let tone = &input.character.tone;
@@ -15,7 +16,7 @@ pub fn score(input: &Input) -> ToneScore {
     let marker = visible_hits(input, Cat::ToneEnding).any(|h| {
         tone.endings
             .get(h.idx as usize)
-            .is_some_and(|p| is_sentence_final(input, h, p))
+            .is_some_and(|p| ends_phrase(input, h, p))
     });
     let vocab = visible_hits(input, Cat::ToneVocab).next().is_some();
     let style = match &tone.style {

@@ -156,7 +156,18 @@ impl Session {
             }
             Event::Inject(text) => {
                 let t = text.trim();
-                self.owner_next = (!t.is_empty()).then(|| t.to_string());
+                // The turn whose first prompt is still to be built: this one while it waits
+                // (paused before generating), otherwise the next.
+                let asked = self.current.is_some() || !self.cycle.is_empty();
+                let turn = if asked || self.state == State::Held {
+                    self.turn + 1
+                } else {
+                    self.turn
+                };
+                self.owner = (!t.is_empty()).then(|| Owner {
+                    turn,
+                    text: t.to_string(),
+                });
                 Vec::new()
             }
             Event::Regenerate { turn } => self.regenerate(turn),
@@ -180,7 +191,6 @@ impl Session {
 
     pub(super) fn begin_turn(&mut self) -> Vec<Effect> {
         self.cycle.clear();
-        self.owner_turn = self.owner_next.take();
         let mut out = vec![Effect::TurnStarted {
             turn: self.turn,
             speaker: self.speaker_of(self.turn),
@@ -204,10 +214,13 @@ impl Session {
         self.attempt_numbers[turn - 1] += 1;
         let attempt = self.attempt_numbers[turn - 1];
         let mut guidance = match self.cycle.last() {
-            Some(prev) => policy::retry_guidance(&prev.verdict),
+            Some(prev) => policy::retry_guidance(&prev.verdict, turn, prev.attempt),
             None => Vec::new(),
         };
-        guidance.extend(self.carry.iter().cloned());
+        if let Some(own) = self.carry.own.get(&speaker) {
+            guidance.extend(own.iter().cloned());
+        }
+        guidance.extend(self.carry.next.iter().cloned());
         if let Some(g) = self
             .rules
             .character(&speaker)
@@ -215,7 +228,7 @@ impl Session {
         {
             guidance.push(g);
         }
-        let prompt = self.prompt_for(&speaker, &guidance);
+        let (prompt, scaffold) = self.prompt_for(&speaker, &guidance);
         self.current = Some(Current {
             turn,
             attempt,
@@ -225,6 +238,7 @@ impl Session {
             started: false,
             guidance: guidance.clone(),
             prompt_hash: prompt.hash.clone(),
+            scaffold: Arc::new(scaffold),
             stats: GenStats::default(),
             verdict: None,
             analysis: None,
@@ -295,12 +309,23 @@ impl Session {
     }
 
     /// Commits attempt `i` of the cycle: the only place topic state and carried guidance move.
+    /// A RETRY line (committed because the attempts ran out) leaves the topic state alone and
+    /// carries only the critique of itself, to its speaker's next turn (seed 001 §9).
     fn commit(&mut self, i: usize, flags: TurnFlags) -> Vec<Effect> {
         let a = self.cycle[i].clone();
         let topic_before = self.topic.clone();
-        let carry_before = std::mem::take(&mut self.carry);
-        self.topic.commit(&a.keywords);
-        self.carry = policy::intervention(&a.verdict);
+        let carry_before = self.carry.clone();
+        let name = self
+            .rules
+            .character(&a.speaker)
+            .map(|c| c.display_name.clone())
+            .unwrap_or_else(|| a.speaker.clone());
+        let carried = policy::intervention(&a.verdict, a.turn, &name);
+        if is_accepted(&a.verdict) {
+            self.topic.commit(&a.keywords);
+        }
+        self.carry.next = carried.next;
+        self.carry.own.insert(a.speaker.clone(), carried.own);
         let record = TurnRecord {
             turn: a.turn,
             speaker: a.speaker,
@@ -317,7 +342,9 @@ impl Session {
             topic_before,
             carry_before,
         });
-        self.owner_turn = None;
+        if self.owner.as_ref().is_some_and(|o| o.turn <= a.turn) {
+            self.owner = None;
+        }
         let mut out = vec![Effect::TurnCommitted(Box::new(record))];
         if self.turn >= self.spec.max_turns {
             self.state = State::Done(RunEnd::Completed);
