@@ -7,6 +7,7 @@ mod table;
 #[cfg(test)]
 mod tests;
 
+use std::hash::{Hash, Hasher};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -15,7 +16,9 @@ use clap::{Args, ValueEnum};
 use serde::Serialize;
 
 use super::input::{BadLine, Record, parse_line};
-use crate::director::{self, ContextTurn, Finding, RuleSet, Status, ToneMode, ToneScore};
+use crate::director::{
+    self, Character, ContextTurn, Finding, RuleSet, Status, ToneMode, ToneScore,
+};
 use crate::text::analyzer::{self, AnalyzerChoice};
 use crate::text::{Analyzer, AnalyzerKind, SharedCache};
 use pipeline::LineResult;
@@ -122,6 +125,7 @@ pub fn run_inner(
         name: &name,
         speaker: args.speaker.as_deref(),
         format: args.format,
+        reuse: true,
     };
     let threads = match args.threads {
         Some(0) => return Err("--threads must be at least 1".into()),
@@ -162,6 +166,28 @@ pub fn run_inner(
 /// log, small enough that memory stays flat on any input (about 2 KB per 100-char line).
 const CACHE_CAPACITY: usize = 8 * 1024;
 
+/// How every JSON output line starts before its id is filled in.
+const ID_NULL: &str = "{\"id\":null";
+
+fn output<'a>(
+    id: serde_json::Value,
+    speaker: &'a str,
+    verdict: &'a director::Verdict,
+) -> Output<'a> {
+    Output {
+        id,
+        speaker,
+        verdict: verdict.status,
+        lines: verdict.lines,
+        sentences: verdict.sentences,
+        topics: verdict.topics,
+        tone: verdict.tone,
+        findings: verdict.reported_findings().collect(),
+        ruleset: &verdict.ruleset,
+        analyzer: verdict.analyzer,
+    }
+}
+
 /// Judges single input lines; shared by every worker thread.
 struct Judge<'a> {
     rules: &'a RuleSet,
@@ -171,6 +197,8 @@ struct Judge<'a> {
     name: &'a str,
     speaker: Option<&'a str>,
     format: Format,
+    /// Reuse the output of a line judged before (same text and speaker, no context).
+    reuse: bool,
 }
 
 impl Judge<'_> {
@@ -182,21 +210,16 @@ impl Judge<'_> {
             Ok(None) => return Ok(None),
             Err(b) => return Err(b.render(self.name, lineno)),
         };
+        if self.reuse && self.format == Format::Jsonl && record.context.is_empty() {
+            let speaker = record.speaker.as_deref().unwrap_or_default();
+            if let Some(character) = self.rules.character(speaker) {
+                return self.reused(&record, character, lineno, out);
+            }
+        }
         let (speaker, verdict, id) = self
             .record(&record, lineno)
             .map_err(|msg| BadLine::msg(msg).render(self.name, lineno))?;
-        let o = Output {
-            id,
-            speaker: &speaker,
-            verdict: verdict.status,
-            lines: verdict.lines,
-            sentences: verdict.sentences,
-            topics: verdict.topics,
-            tone: verdict.tone,
-            findings: verdict.reported_findings().collect(),
-            ruleset: &verdict.ruleset,
-            analyzer: verdict.analyzer,
-        };
+        let o = output(id, &speaker, &verdict);
         let written = match self.format {
             Format::Jsonl => serde_json::to_writer(&mut *out, &o)
                 .map_err(std::io::Error::from)
@@ -205,6 +228,45 @@ impl Judge<'_> {
         };
         written.map_err(|e| BadLine::msg(e.to_string()).render(self.name, lineno))?;
         Ok(Some(verdict.status))
+    }
+
+    /// A line without context: its verdict is a pure function of (text, speaker, rules,
+    /// analyzer), so it is serialised once per text and speaker (kept with the text's analysis)
+    /// and only the id is written per line.
+    fn reused(
+        &self,
+        r: &Record,
+        character: &Character,
+        lineno: usize,
+        out: &mut Vec<u8>,
+    ) -> LineResult {
+        let a = self.cache.get_or_analyze(&r.text);
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        ("check --format jsonl", &character.id, &self.rules.version).hash(&mut h);
+        self.analyzer.kind().hash(&mut h);
+        let tail = a.memo(h.finish(), || {
+            let v = director::judge(self.rules, self.analyzer, character, &a, &[]);
+            let mut full = serde_json::to_vec(&output(serde_json::Value::Null, &character.id, &v))
+                .map_err(|e| e.to_string());
+            if let Ok(f) = &mut full {
+                // `{"id":null` is the same for every line; the rest is kept.
+                f.drain(..ID_NULL.len());
+            }
+            full.map(|f| (f, v.status))
+        });
+        let (rest, status) = match &*tail {
+            Ok(t) => t,
+            Err(e) => return Err(BadLine::msg(e.clone()).render(self.name, lineno)),
+        };
+        out.extend_from_slice(ID_NULL[..ID_NULL.len() - 4].as_bytes());
+        let id =
+            r.id.clone()
+                .unwrap_or_else(|| serde_json::Value::String(lineno.to_string()));
+        serde_json::to_writer(&mut *out, &id)
+            .map_err(|e| BadLine::msg(e.to_string()).render(self.name, lineno))?;
+        out.extend_from_slice(rest);
+        out.push(b'\n');
+        Ok(Some(*status))
     }
 
     fn record(

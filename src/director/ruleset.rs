@@ -312,9 +312,11 @@ impl RuleSet {
     pub fn lexicon(&self, id: &str) -> Option<&Lexicon> {
         let (_, cell) = self.lexicons.iter().find(|(i, _)| i == id)?;
         let c = self.data.characters.get(id)?;
-        Some(cell.get_or_init(|| {
-            Lexicon::compile(&self.data, c, self.data.characters.get(&c.partner))
-        }))
+        Some(
+            cell.get_or_init(|| {
+                Lexicon::compile(&self.data, c, self.data.characters.get(&c.partner))
+            }),
+        )
     }
 
     /// Compiles every character's matcher now (a background warm-up after the first frame).

@@ -38,8 +38,8 @@ use std::path::Path;
 pub use context_judge::{ClientLlm, ContextLlm, ContextType, L4CallError, LlmVerdict};
 pub use data::L4Mode;
 pub use layers::Hit;
-pub use shared::SharedSafety;
 pub use pipeline::{Action, Judgment, L4Skip, Policy, Reason, SafetyJudge, StepOutcome, TraceStep};
+pub use shared::SharedSafety;
 pub use types::{Category, Sister, Tier, UserContext};
 pub use worldview::WorldviewChecker;
 

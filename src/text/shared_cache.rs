@@ -3,12 +3,48 @@
 //! young generation becomes the old one, and what was old is dropped).
 
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex};
 
 use super::Analysis;
 
-type Bucket = HashMap<u64, Vec<Arc<Analysis>>>;
+/// Keys are already hashes: the map uses them as they are.
+type Bucket = HashMap<u64, Vec<Arc<Analysis>>, BuildHasherDefault<KeyHasher>>;
+
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 << 8) | u64::from(*b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+/// A fast, non-cryptographic hash of the text (a multiply–rotate over 8-byte words); equal
+/// hashes are always confirmed by comparing the texts.
+fn text_hash(text: &str) -> u64 {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    let mut h = text.len() as u64;
+    let mut words = text.as_bytes().chunks_exact(8);
+    for w in &mut words {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(w);
+        h = (h.rotate_left(5) ^ u64::from_le_bytes(b)).wrapping_mul(K);
+    }
+    for b in words.remainder() {
+        h = (h.rotate_left(5) ^ u64::from(*b)).wrapping_mul(K);
+    }
+    // Mix the high bits down: the shard is chosen from the low ones.
+    h ^ (h >> 29)
+}
 
 #[derive(Default)]
 struct Shard {
@@ -37,9 +73,7 @@ impl SharedCache {
 
     /// The analysis of `text`, computed outside the lock on a miss.
     pub fn get_or_analyze(&self, text: &str) -> Arc<Analysis> {
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        text.hash(&mut h);
-        let key = h.finish();
+        let key = text_hash(text);
         let shard = &self.shards[(key as usize) % SHARDS];
         if let Some(a) = self.lookup(shard, key, text) {
             return a;

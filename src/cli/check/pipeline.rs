@@ -78,7 +78,15 @@ where
         stop: false,
     };
     let body = c.bytes.strip_suffix(b"\n").unwrap_or(&c.bytes);
-    for (i, raw) in body.split(|b| *b == b'\n').enumerate() {
+    for (i, raw) in memchr::Memchr::new(b'\n', body)
+        .chain([body.len()])
+        .scan(0, |start, end| {
+            let line = &body[*start..end];
+            *start = end + 1;
+            Some(line)
+        })
+        .enumerate()
+    {
         let lineno = c.first + i;
         let Ok(line) = std::str::from_utf8(raw) else {
             d.errors.push((
@@ -119,7 +127,7 @@ impl Lines<'_> {
         }
         let mut buf = [0u8; 16 * 1024];
         // Where the last line break in `carry` is, found scanning only what was added.
-        let mut last_break = self.carry.iter().rposition(|b| *b == b'\n');
+        let mut last_break = memchr::memrchr(b'\n', &self.carry);
         loop {
             if self.carry.len() >= CHUNK
                 && let Some(cut) = last_break
@@ -143,7 +151,7 @@ impl Lines<'_> {
             if n == 0 {
                 return Ok((!self.carry.is_empty()).then(|| std::mem::take(&mut self.carry)));
             }
-            if let Some(p) = buf[..n].iter().rposition(|b| *b == b'\n') {
+            if let Some(p) = memchr::memrchr(b'\n', &buf[..n]) {
                 last_break = Some(self.carry.len() + p);
             }
             self.carry.extend_from_slice(&buf[..n]);
@@ -195,7 +203,7 @@ where
                     first: line,
                     bytes,
                 };
-                line += c.bytes.iter().filter(|b| **b == b'\n').count();
+                line += memchr::memchr_iter(b'\n', &c.bytes).count();
                 Ok(c)
             }
             Ok(None) => return None,

@@ -111,6 +111,7 @@ fn piped(input: &[u8], a: &CheckArgs) -> (i32, String, Vec<String>) {
         name: "<stdin>",
         speaker: a.speaker.as_deref(),
         format: a.format,
+        reuse: true,
     };
     let tally = pipeline::run(
         &mut &input[..],
@@ -131,7 +132,7 @@ fn piped(input: &[u8], a: &CheckArgs) -> (i32, String, Vec<String>) {
     (code, String::from_utf8(out).expect("UTF-8 output"), errs)
 }
 
-/// The reference: each line on its own, in order, with a fresh cache.
+/// The reference: each line on its own, in order, every verdict judged and written afresh.
 fn one_by_one(input: &str, a: &CheckArgs) -> (i32, String, Vec<String>) {
     let rules = RuleSet::builtin().expect("builtin rules");
     let analyzer = analyzer::open(a.analyzer, &mut |_| {}).expect("fallback analyzer");
@@ -143,6 +144,7 @@ fn one_by_one(input: &str, a: &CheckArgs) -> (i32, String, Vec<String>) {
         name: "<stdin>",
         speaker: a.speaker.as_deref(),
         format: a.format,
+        reuse: false,
     };
     let (mut out, mut errs, mut code) = (Vec::new(), Vec::new(), 0);
     for (i, l) in input.lines().enumerate() {
@@ -178,11 +180,7 @@ fn parallel_output_equals_the_line_by_line_loop() {
             assert_eq!(got.0, want.0, "seed {seed}, {threads} threads: exit code");
             assert_eq!(got.2, want.2, "seed {seed}, {threads} threads: stderr");
             if got.1 != want.1 {
-                let at = got
-                    .1
-                    .lines()
-                    .zip(want.1.lines())
-                    .position(|(a, b)| a != b);
+                let at = got.1.lines().zip(want.1.lines()).position(|(a, b)| a != b);
                 panic!("seed {seed}, {threads} threads: stdout differs at output line {at:?}");
             }
         }
@@ -229,7 +227,9 @@ impl std::io::Read for Flaky<'_> {
         if self.data.is_empty() {
             return Err(std::io::Error::other("disk gone"));
         }
-        let n = (1 + self.rng.below(3_000)).min(buf.len()).min(self.data.len());
+        let n = (1 + self.rng.below(3_000))
+            .min(buf.len())
+            .min(self.data.len());
         buf[..n].copy_from_slice(&self.data[..n]);
         self.data = &self.data[n..];
         Ok(n)
