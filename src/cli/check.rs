@@ -258,7 +258,7 @@ impl Judge<'_> {
             Ok(t) => t,
             Err(e) => return Err(BadLine::msg(e.clone()).render(self.name, lineno)),
         };
-        out.extend_from_slice(ID_NULL[..ID_NULL.len() - 4].as_bytes());
+        out.extend_from_slice(&ID_NULL.as_bytes()[..ID_NULL.len() - "null".len()]);
         let id =
             r.id.clone()
                 .unwrap_or_else(|| serde_json::Value::String(lineno.to_string()));
