@@ -39,8 +39,8 @@ with open(dst, "w", encoding="utf-8") as f:
     f.write("".join(keep) * times)
 PY
 lines=$(wc -l < "$input")
-used=$("$kakeai" check "$input" --analyzer "$analyzer" --fail-on never --threads 1 | head -1 \
-  | python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["analyzer"])')
+"$kakeai" check "$input" --analyzer "$analyzer" --fail-on never --threads 1 > "$tmp/out"
+used=$(head -1 "$tmp/out" | python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["analyzer"])')
 echo "corpus: $lines lines ($times × the duo-talk speak lines), analyzer $used, $(nproc) cores"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
