@@ -236,7 +236,7 @@ async fn keys_drive_a_demo_run_and_every_review_lands_in_the_store() {
         analyzer: Arc::new(FallbackAnalyzer),
         replay_speed: 1000.0,
         vault: None,
-        safety: Arc::new(kakeai::safety::SafetyRules::builtin()),
+        safety: kakeai::safety::SharedSafety::ready(kakeai::safety::SafetyRules::builtin()),
     };
     let (mut rt, mut rx) = Runtime::new(app(Conn::Probing), services);
     let pump = |rt: &mut Runtime,

@@ -84,7 +84,7 @@ async fn a_chat_message_is_masked_answered_and_judged_and_the_raw_pii_goes_nowhe
         analyzer: Arc::new(FallbackAnalyzer),
         replay_speed: 1.0,
         vault: Some(kakeai::vault::SharedVault::new(kakeai::vault::sample())),
-        safety: Arc::new(kakeai::safety::SafetyRules::builtin()),
+        safety: kakeai::safety::SharedSafety::ready(kakeai::safety::SafetyRules::builtin()),
     };
     let (mut rt, mut rx) = Runtime::new(app(), services);
     for cmd in rt
@@ -186,7 +186,7 @@ fn runtime(
         analyzer: Arc::new(FallbackAnalyzer),
         replay_speed: 1.0,
         vault: None,
-        safety: Arc::new(kakeai::safety::SafetyRules::builtin()),
+        safety: kakeai::safety::SharedSafety::ready(kakeai::safety::SafetyRules::builtin()),
     };
     Runtime::new(app(), services)
 }

@@ -48,7 +48,7 @@ fn services(dir: &std::path::Path, shared: &Arc<SharedVault>) -> Services {
         analyzer: Arc::new(FallbackAnalyzer),
         replay_speed: 1000.0,
         vault: Some(shared.clone()),
-        safety: Arc::new(kakeai::safety::SafetyRules::builtin()),
+        safety: kakeai::safety::SharedSafety::ready(kakeai::safety::SafetyRules::builtin()),
     }
 }
 

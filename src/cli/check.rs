@@ -1,18 +1,27 @@
 //! `kakeai check`: the contract other tools and tests rely on (see README). JSONL or plain text
-//! in, one JSON verdict per input line out (or a table); exit 0/1/2.
+//! in, one JSON verdict per input line out (or a table); exit 0/1/2. Lines are judged on
+//! several threads (`pipeline`), streamed back in input order.
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod pipeline;
+mod table;
+#[cfg(test)]
+mod tests;
+
+use std::hash::{Hash, Hasher};
+use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::{Args, ValueEnum};
 use serde::Serialize;
-use unicode_width::UnicodeWidthStr;
 
 use super::input::{BadLine, Record, parse_line};
-use crate::director::{self, ContextTurn, Finding, RuleSet, Status, ToneMode, ToneScore};
+use crate::director::{
+    self, Character, ContextTurn, Finding, RuleSet, Status, ToneMode, ToneScore,
+};
 use crate::text::analyzer::{self, AnalyzerChoice};
-use crate::text::{AnalysisCache, Analyzer, AnalyzerKind};
+use crate::text::{Analyzer, AnalyzerKind, SharedCache};
+use pipeline::LineResult;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
@@ -52,6 +61,9 @@ pub struct CheckArgs {
     pub tone_mode: Option<ToneModeArg>,
     #[arg(long, value_enum, default_value = "auto", env = "KAKEAI_ANALYZER")]
     pub analyzer: AnalyzerChoice,
+    /// Judging threads (default: the machine's cores); output keeps the input's order.
+    #[arg(long)]
+    pub threads: Option<usize>,
 }
 
 /// One output line of `check --format jsonl`.
@@ -70,9 +82,9 @@ pub struct Output<'a> {
 }
 
 pub fn run(args: CheckArgs) -> i32 {
-    match run_inner(&args, &mut std::io::stdout().lock(), &mut |m| {
-        eprintln!("{m}")
-    }) {
+    // One write per 64 KiB of output, not one per line (stdout alone is line-buffered).
+    let mut out = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
+    match run_inner(&args, &mut out, &mut |m| eprintln!("{m}")) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("kakeai check: {e}");
@@ -104,119 +116,161 @@ pub fn run_inner(
         ));
     }
     let analyzer = analyzer::open(args.analyzer, &mut |m| err(m)).map_err(|e| e.to_string())?;
-    let (name, reader): (String, Box<dyn Read>) = match &args.file {
-        None => ("<stdin>".into(), Box::new(std::io::stdin())),
-        Some(p) if p.as_os_str() == "-" => ("<stdin>".into(), Box::new(std::io::stdin())),
-        Some(p) => {
-            let f = std::fs::File::open(p).map_err(|e| format!("{}: {e}", p.display()))?;
-            (p.display().to_string(), Box::new(f))
-        }
-    };
-    let mut judge = Judge {
+    let (name, mut reader) = super::input::open(args.file.as_deref())?;
+    let cache = SharedCache::new(CACHE_CAPACITY);
+    let judge = Judge {
         rules: &rules,
         analyzer: analyzer.as_ref(),
-        cache: AnalysisCache::new(),
+        cache: &cache,
+        name: &name,
+        speaker: args.speaker.as_deref(),
+        format: args.format,
+        reuse: true,
     };
-    let mut counts = [0usize; 4]; // pass, warn, retry, other
-    let mut rows: Vec<Row> = Vec::new();
-    let mut bad_input = false;
-    let mut failed = false;
+    let threads = match args.threads {
+        Some(0) => return Err("--threads must be at least 1".into()),
+        Some(n) => n,
+        None => std::thread::available_parallelism().map_or(1, usize::from),
+    };
+    if args.format == Format::Table {
+        table::header(out).map_err(|e| e.to_string())?;
+    }
+    let tally = pipeline::run(
+        &mut reader,
+        &name,
+        threads,
+        |line, lineno, buf| judge.line(line, lineno, buf),
+        out,
+        err,
+    )
+    .map_err(|e| e.to_string())?;
+    if args.format == Format::Table {
+        table::summary(out, &tally, &rules.version, analyzer.kind()).map_err(|e| e.to_string())?;
+    }
+    out.flush().map_err(|e| e.to_string())?;
     let threshold = match args.fail_on {
         FailOn::Retry => Some(Status::Retry),
         FailOn::Warn => Some(Status::Warn),
         FailOn::Never => None,
     };
-    // Split on bytes so one line that is not UTF-8 is reported and the rest still judged.
-    for (n, line) in BufReader::new(reader).split(b'\n').enumerate() {
-        let lineno = n + 1;
-        let line = match line.map(String::from_utf8) {
-            Ok(Ok(mut l)) => {
-                if l.ends_with('\r') {
-                    l.pop();
-                }
-                l
-            }
-            Ok(Err(e)) => {
-                let at = e.utf8_error().valid_up_to() + 1;
-                err(&BadLine::msg(format!("not valid UTF-8 (byte {at})")).render(&name, lineno));
-                bad_input = true;
-                continue;
-            }
-            Err(e) => {
-                err(&BadLine::msg(format!("cannot read: {e}")).render(&name, lineno));
-                bad_input = true;
-                break;
-            }
-        };
-        let record = match parse_line(&line, args.speaker.as_deref()) {
-            Ok(Some(r)) => r,
-            Ok(None) => continue,
-            Err(b) => {
-                err(&b.render(&name, lineno));
-                bad_input = true;
-                continue;
-            }
-        };
-        match judge.record(&record, lineno) {
-            Ok((speaker, verdict, id)) => {
-                let o = Output {
-                    id,
-                    speaker: &speaker,
-                    verdict: verdict.status,
-                    lines: verdict.lines,
-                    sentences: verdict.sentences,
-                    topics: verdict.topics,
-                    tone: verdict.tone,
-                    findings: verdict.reported_findings().collect(),
-                    ruleset: &verdict.ruleset,
-                    analyzer: verdict.analyzer,
-                };
-                let slot = match verdict.status {
-                    Status::Pass | Status::Info => 0,
-                    Status::Warn => 1,
-                    Status::Retry => 2,
-                    _ => 3,
-                };
-                counts[slot] += 1;
-                if threshold.is_some_and(|t| verdict.status >= t) {
-                    failed = true;
-                }
-                match args.format {
-                    Format::Jsonl => {
-                        let s = serde_json::to_string(&o).map_err(|e| e.to_string())?;
-                        writeln!(out, "{s}").map_err(|e| e.to_string())?;
-                    }
-                    Format::Table => rows.push(Row::from(&o, &record.text)),
-                }
-            }
-            Err(msg) => {
-                err(&BadLine::msg(msg).render(&name, lineno));
-                bad_input = true;
-            }
-        }
-    }
-    if args.format == Format::Table {
-        print_table(out, &rows, counts, &rules.version, analyzer.kind())
-            .map_err(|e| e.to_string())?;
-    }
-    Ok(if bad_input {
+    Ok(if tally.bad_input {
         2
-    } else if failed {
+    } else if threshold.is_some_and(|t| tally.worst.is_some_and(|w| w >= t)) {
         1
     } else {
         0
     })
 }
 
+/// Analyses kept for reuse (context turns and repeated lines): enough for a long conversation
+/// log, small enough that memory stays flat on any input (about 2 KB per 100-char line).
+const CACHE_CAPACITY: usize = 8 * 1024;
+
+/// How every JSON output line starts before its id is filled in.
+const ID_NULL: &str = "{\"id\":null";
+
+fn output<'a>(
+    id: serde_json::Value,
+    speaker: &'a str,
+    verdict: &'a director::Verdict,
+) -> Output<'a> {
+    Output {
+        id,
+        speaker,
+        verdict: verdict.status,
+        lines: verdict.lines,
+        sentences: verdict.sentences,
+        topics: verdict.topics,
+        tone: verdict.tone,
+        findings: verdict.reported_findings().collect(),
+        ruleset: &verdict.ruleset,
+        analyzer: verdict.analyzer,
+    }
+}
+
+/// Judges single input lines; shared by every worker thread.
 struct Judge<'a> {
     rules: &'a RuleSet,
     analyzer: &'a dyn Analyzer,
-    cache: AnalysisCache,
+    cache: &'a SharedCache,
+    /// The input's name in error messages.
+    name: &'a str,
+    speaker: Option<&'a str>,
+    format: Format,
+    /// Reuse the output of a line judged before (same text and speaker, no context).
+    reuse: bool,
 }
 
 impl Judge<'_> {
+    /// Judges one input line and appends its output (a JSON line or a table row) to `out`.
+    /// `Ok(None)` for a blank line; `Err` is the `FILE:LINE[:COL]: …` line for stderr.
+    fn line(&self, line: &str, lineno: usize, out: &mut Vec<u8>) -> LineResult {
+        let record = match parse_line(line, self.speaker) {
+            Ok(Some(r)) => r,
+            Ok(None) => return Ok(None),
+            Err(b) => return Err(b.render(self.name, lineno)),
+        };
+        if self.reuse && self.format == Format::Jsonl && record.context.is_empty() {
+            let speaker = record.speaker.as_deref().unwrap_or_default();
+            if let Some(character) = self.rules.character(speaker) {
+                return self.reused(&record, character, lineno, out);
+            }
+        }
+        let (speaker, verdict, id) = self
+            .record(&record, lineno)
+            .map_err(|msg| BadLine::msg(msg).render(self.name, lineno))?;
+        let o = output(id, &speaker, &verdict);
+        let written = match self.format {
+            Format::Jsonl => serde_json::to_writer(&mut *out, &o)
+                .map_err(std::io::Error::from)
+                .and_then(|()| out.write_all(b"\n")),
+            Format::Table => table::row(out, &o, &record.text),
+        };
+        written.map_err(|e| BadLine::msg(e.to_string()).render(self.name, lineno))?;
+        Ok(Some(verdict.status))
+    }
+
+    /// A line without context: its verdict is a pure function of (text, speaker, rules,
+    /// analyzer), so it is serialised once per text and speaker (kept with the text's analysis)
+    /// and only the id is written per line.
+    fn reused(
+        &self,
+        r: &Record,
+        character: &Character,
+        lineno: usize,
+        out: &mut Vec<u8>,
+    ) -> LineResult {
+        let a = self.cache.get_or_analyze(&r.text);
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        ("check --format jsonl", &character.id, &self.rules.version).hash(&mut h);
+        self.analyzer.kind().hash(&mut h);
+        let tail = a.memo(h.finish(), || {
+            let v = director::judge(self.rules, self.analyzer, character, &a, &[]);
+            let mut full = serde_json::to_vec(&output(serde_json::Value::Null, &character.id, &v))
+                .map_err(|e| e.to_string());
+            if let Ok(f) = &mut full {
+                // `{"id":null` is the same for every line; the rest is kept.
+                f.drain(..ID_NULL.len());
+            }
+            full.map(|f| (f, v.status))
+        });
+        let (rest, status) = match &*tail {
+            Ok(t) => t,
+            Err(e) => return Err(BadLine::msg(e.clone()).render(self.name, lineno)),
+        };
+        out.extend_from_slice(&ID_NULL.as_bytes()[..ID_NULL.len() - "null".len()]);
+        let id =
+            r.id.clone()
+                .unwrap_or_else(|| serde_json::Value::String(lineno.to_string()));
+        serde_json::to_writer(&mut *out, &id)
+            .map_err(|e| BadLine::msg(e.to_string()).render(self.name, lineno))?;
+        out.extend_from_slice(rest);
+        out.push(b'\n');
+        Ok(Some(*status))
+    }
+
     fn record(
-        &mut self,
+        &self,
         r: &Record,
         lineno: usize,
     ) -> Result<(String, director::Verdict, serde_json::Value), String> {
@@ -249,104 +303,4 @@ impl Judge<'_> {
                 .unwrap_or_else(|| serde_json::Value::String(lineno.to_string()));
         Ok((character.id.clone(), v, id))
     }
-}
-
-struct Row {
-    id: String,
-    speaker: String,
-    verdict: Status,
-    tone: u8,
-    counts: String,
-    text: String,
-    why: String,
-}
-
-impl Row {
-    fn from(o: &Output, text: &str) -> Row {
-        let id = match &o.id {
-            serde_json::Value::String(s) => s.clone(),
-            v => v.to_string(),
-        };
-        let why = o
-            .findings
-            .iter()
-            .filter(|f| f.status != Status::Info)
-            .map(|f| format!("{}: {}", f.rule, f.message))
-            .collect::<Vec<_>>()
-            .join(" / ");
-        Row {
-            id,
-            speaker: o.speaker.to_string(),
-            verdict: o.verdict,
-            tone: o.tone.score,
-            counts: format!("{}/{}/{}", o.lines, o.sentences, o.topics),
-            text: text.replace('\n', "⏎"),
-            why,
-        }
-    }
-}
-
-/// Truncates to a display width, marking the cut with …
-fn fit(s: &str, width: usize) -> String {
-    if s.width() <= width {
-        return format!("{s}{}", " ".repeat(width - s.width()));
-    }
-    let mut out = String::new();
-    let mut w = 0;
-    for c in s.chars() {
-        let cw = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
-        if w + cw + 1 > width {
-            break;
-        }
-        out.push(c);
-        w += cw;
-    }
-    out.push('…');
-    w += 1;
-    out + &" ".repeat(width.saturating_sub(w))
-}
-
-fn print_table(
-    out: &mut dyn Write,
-    rows: &[Row],
-    counts: [usize; 4],
-    ruleset: &str,
-    analyzer: AnalyzerKind,
-) -> std::io::Result<()> {
-    writeln!(
-        out,
-        "{} {} {} {} {} {}  findings",
-        fit("id", 6),
-        fit("speaker", 7),
-        fit("verdict", 8),
-        fit("tone", 4),
-        fit("l/s/t", 7),
-        fit("text", 36)
-    )?;
-    for r in rows {
-        writeln!(
-            out,
-            "{} {} {} {} {} {}  {}",
-            fit(&r.id, 6),
-            fit(&r.speaker, 7),
-            fit(r.verdict.as_str(), 8),
-            fit(&format!("{}/3", r.tone), 4),
-            fit(&r.counts, 7),
-            fit(&r.text, 36),
-            r.why
-        )?;
-    }
-    let total: usize = counts.iter().sum();
-    writeln!(
-        out,
-        "\n{total} lines: PASS {} · WARN {} · RETRY {}{}   (ruleset {ruleset}, analyzer {analyzer})",
-        counts[0],
-        counts[1],
-        counts[2],
-        if counts[3] > 0 {
-            format!(" · other {}", counts[3])
-        } else {
-            String::new()
-        }
-    )
 }

@@ -2,7 +2,7 @@
 //! with the user's rules file, hashed into a version, and compiled into one matcher per speaker.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -242,7 +242,9 @@ pub struct RuleData {
 pub struct RuleSet {
     pub data: Arc<RuleData>,
     pub version: String,
-    lexicons: Arc<Vec<(String, Lexicon)>>,
+    /// One matcher per character id, compiled on first use (off the start-up path) and shared
+    /// by every clone.
+    lexicons: Arc<Vec<(String, OnceLock<Lexicon>)>>,
 }
 
 impl std::fmt::Debug for RuleSet {
@@ -259,9 +261,14 @@ pub fn user_rules_path() -> Option<PathBuf> {
 }
 
 impl RuleSet {
-    /// Embedded defaults only.
+    /// Embedded defaults only; parsed once per process, later calls share it.
     pub fn builtin() -> Result<RuleSet, ConfigError> {
-        RuleSet::from_table(default_table()?)
+        static BUILTIN: OnceLock<RuleSet> = OnceLock::new();
+        if let Some(r) = BUILTIN.get() {
+            return Ok(r.clone());
+        }
+        let r = RuleSet::from_table(default_table()?)?;
+        Ok(BUILTIN.get_or_init(|| r).clone())
     }
 
     /// Defaults ⊕ the user's rules.toml (if present) ⊕ `extra` (e.g. `--rules PATH`).
@@ -321,11 +328,8 @@ impl RuleSet {
         let version: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
         let lexicons = data
             .characters
-            .iter()
-            .map(|(id, c)| {
-                let partner = data.characters.get(&c.partner);
-                (id.clone(), Lexicon::compile(&data, c, partner))
-            })
+            .keys()
+            .map(|id| (id.clone(), OnceLock::new()))
             .collect();
         Ok(RuleSet {
             data: Arc::new(data),
@@ -359,8 +363,22 @@ impl RuleSet {
             .join(", ")
     }
 
+    /// The character's matcher, compiled the first time it is asked for.
     pub fn lexicon(&self, id: &str) -> Option<&Lexicon> {
-        self.lexicons.iter().find(|(i, _)| i == id).map(|(_, l)| l)
+        let (_, cell) = self.lexicons.iter().find(|(i, _)| i == id)?;
+        let c = self.data.characters.get(id)?;
+        Some(
+            cell.get_or_init(|| {
+                Lexicon::compile(&self.data, c, self.data.characters.get(&c.partner))
+            }),
+        )
+    }
+
+    /// Compiles every character's matcher now (a background warm-up after the first frame).
+    pub fn warm(&self) {
+        for id in self.data.characters.keys() {
+            self.lexicon(id);
+        }
     }
 
     /// The effective rules as TOML (for `kakeai rules show` and the rules pane).

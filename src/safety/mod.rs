@@ -28,6 +28,7 @@ pub mod layers;
 mod messages;
 pub mod pii;
 pub mod pipeline;
+pub mod shared;
 pub mod types;
 pub mod words;
 pub mod worldview;
@@ -38,6 +39,7 @@ pub use context_judge::{ClientLlm, ContextLlm, ContextType, L4CallError, LlmVerd
 pub use data::L4Mode;
 pub use layers::Hit;
 pub use pipeline::{Action, Judgment, L4Skip, Policy, Reason, SafetyJudge, StepOutcome, TraceStep};
+pub use shared::SharedSafety;
 pub use types::{Category, Sister, Tier, UserContext};
 pub use worldview::WorldviewChecker;
 

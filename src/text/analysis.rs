@@ -80,16 +80,22 @@ impl Analysis {
     }
 
     /// Returns the memoised value for `key`, computing it with `make` the first time.
+    /// `make` runs without the lock held, so it may memoise other values of this analysis;
+    /// when two threads race, the first value stored wins.
     pub fn memo<T: Any + Send + Sync>(&self, key: u64, make: impl FnOnce() -> T) -> Arc<T> {
-        let mut memo = self.memo.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(v) = memo
-            .iter()
-            .find(|(k, _)| *k == key)
-            .and_then(|(_, v)| Arc::clone(v).downcast::<T>().ok())
-        {
+        let find = |memo: &[(u64, Arc<dyn Any + Send + Sync>)]| {
+            memo.iter()
+                .find(|(k, _)| *k == key)
+                .and_then(|(_, v)| Arc::clone(v).downcast::<T>().ok())
+        };
+        if let Some(v) = find(&self.memo.lock().unwrap_or_else(|p| p.into_inner())) {
             return v;
         }
         let v = Arc::new(make());
+        let mut memo = self.memo.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(first) = find(&memo) {
+            return first;
+        }
         memo.retain(|(k, _)| *k != key);
         memo.push((key, v.clone() as Arc<dyn Any + Send + Sync>));
         v

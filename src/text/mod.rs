@@ -6,7 +6,9 @@ pub mod analyzer;
 pub mod chars;
 pub mod normalize;
 pub mod sentences;
+pub mod shared_cache;
 pub mod topics;
 
 pub use analysis::{Analysis, AnalysisCache};
 pub use analyzer::{Analyzer, AnalyzerKind};
+pub use shared_cache::SharedCache;

@@ -77,7 +77,7 @@ impl Runtime {
             first,
             recent_flags,
             rules: self.app.rules.clone(),
-            safety: s.safety.clone(),
+            safety: s.safety.get(),
             analyzer: s.analyzer.clone(),
             llm: s.llm.clone(),
             vault: s.vault.clone(),

@@ -38,8 +38,9 @@ pub struct Services {
     pub analyzer: Arc<dyn Analyzer>,
     /// The story vault (None when it failed to load: runs use the scene text alone).
     pub vault: Option<Arc<crate::vault::SharedVault>>,
-    /// Safety layers for chat mode (embedded data ⊕ the user's safety/*.toml).
-    pub safety: Arc<crate::safety::SafetyRules>,
+    /// Safety layers for chat mode (embedded data ⊕ the user's safety/*.toml), loaded after
+    /// the first frame.
+    pub safety: crate::safety::SharedSafety,
     pub replay_speed: f64,
 }
 

@@ -68,10 +68,8 @@ pub fn run(opts: Options) -> i32 {
             None
         }
     };
-    let safety = std::sync::Arc::new(crate::safety::SafetyRules::load().unwrap_or_else(|e| {
-        note(&e);
-        crate::safety::SafetyRules::builtin()
-    }));
+    // Loaded after the first frame (`warm_up`); a load error reaches the status line then.
+    let safety = crate::safety::SharedSafety::pending();
     let (themes, theme_errors) = theme::load_all();
     for e in &theme_errors {
         note(e);
@@ -163,9 +161,31 @@ pub fn run(opts: Options) -> i32 {
         replay,
         opts.exit_after_first_frame,
     ));
-    // Reader threads may still block on the terminal; do not wait for them.
-    rt.shutdown_timeout(Duration::from_millis(100));
+    if opts.exit_after_first_frame {
+        // A start-up measurement: nothing is running yet that needs to finish.
+        rt.shutdown_background();
+    } else {
+        // Reader threads may still block on the terminal; do not wait for them.
+        rt.shutdown_timeout(Duration::from_millis(100));
+    }
     code
+}
+
+/// After the first frame: loads the safety rules and compiles the Director's matchers on a
+/// blocking thread, so neither delays the screen; a safety file that does not load is reported
+/// like any config error (the defaults are used).
+fn warm_up(rt: &Runtime) {
+    let (safety, rules, tx) = (
+        rt.services.safety.clone(),
+        rt.app.rules.clone(),
+        rt.tx.clone(),
+    );
+    tokio::task::spawn_blocking(move || {
+        rules.warm();
+        if let Some(e) = safety.load_error() {
+            let _ = tx.send(app::UiMsg::Error(format!("config: {e} (using defaults)")));
+        }
+    });
 }
 
 /// A stored run by id, or a recording file in the demo's format.
@@ -218,6 +238,7 @@ async fn event_loop(
     });
     let mut last_frame = Instant::now() - FRAME;
     let mut last_count = Instant::now();
+    let mut warmed = false;
     loop {
         if rt.app.dirty && last_frame.elapsed() >= FRAME {
             // Live counts of streaming text, debounced to ≤ 150 ms (seed 003 §5).
@@ -233,6 +254,10 @@ async fn event_loop(
             last_frame = Instant::now();
             if exit_after_first_frame {
                 break;
+            }
+            if !warmed {
+                warmed = true;
+                warm_up(&rt);
             }
         }
         let wait = FRAME.saturating_sub(last_frame.elapsed());
