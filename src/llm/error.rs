@@ -132,14 +132,9 @@ fn fmt_duration(d: &Duration) -> String {
 }
 
 impl LlmError {
-    /// Worth one retry after a short pause: refused or reset connections, 429, 502, 503, 504.
+    /// Worth one retry after a short pause: rows 1–2 of seed 003 §4's table (`llm::policy`).
     pub fn is_transient(&self) -> bool {
-        match self {
-            LlmError::Connect { .. } => true,
-            LlmError::Rejected { status, .. } => *status == 429,
-            LlmError::Server { status, .. } => matches!(status, 502..=504),
-            _ => false,
-        }
+        super::policy::retried(self)
     }
 
     /// The endpoint cannot serve us (down, missing model, failing, stalling or talking nonsense),
@@ -250,7 +245,8 @@ mod tests {
             message: String::new(),
         };
         assert!(server(503).is_transient());
-        assert!(!server(500).is_transient());
+        assert!(server(500).is_transient(), "seed 003 §4: API errors get one retry");
+        assert!(!server(501).is_transient());
         assert!(server(500).is_endpoint_failure());
         let rejected = |status| LlmError::Rejected {
             status,

@@ -14,6 +14,7 @@ pub mod framing;
 mod http;
 pub mod ollama;
 pub mod openai;
+pub mod policy;
 pub mod protocol;
 pub mod stream;
 pub mod types;
