@@ -374,3 +374,34 @@ async fn the_owner_injects_an_instruction_then_stops_the_run() {
     assert_eq!(rec.run.status, RunStatus::Stopped);
     assert_eq!(rec.turns.len(), 3);
 }
+
+/// Stopping mid-stream keeps every character that arrived: the cancelled attempt's stored text
+/// is what the tokens delivered, never ''.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stopping_mid_stream_keeps_the_streamed_text() {
+    let r = run_with(
+        Script {
+            lines: LINES[1..].to_vec(),
+            judges: Vec::new(),
+            die_after: usize::MAX,
+        },
+        4,
+        false,
+        |e, tx| {
+            if let Effect::AttemptStarted { turn: 2, .. } = e {
+                tx.send(Event::Stop).unwrap();
+            }
+        },
+    )
+    .await;
+    assert_eq!(r.end, RunEnd::Stopped);
+    let rec = r.store.call(move |s| s.load_run(r.run_id)).await.unwrap();
+    let cancelled = rec
+        .attempts
+        .iter()
+        .find(|a| a.state == AttemptState::Cancelled)
+        .expect("a cancelled attempt");
+    let text = cancelled.text.as_deref().unwrap_or_default();
+    assert!(!text.is_empty(), "the streamed text was erased");
+    assert!(LINES[2].starts_with(text), "{text}");
+}

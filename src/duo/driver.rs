@@ -347,13 +347,15 @@ impl Driver {
                 o.error = Some(error.clone());
                 report(self.finish(id, o).await);
             }
-            Effect::AttemptCancelled { turn, attempt } => {
+            Effect::AttemptCancelled {
+                turn,
+                attempt,
+                text,
+            } => {
                 let id = attempts.get(&(*turn, *attempt)).and_then(|s| s.id);
-                let text = session
-                    .current()
-                    .map(|c| c.text.clone())
-                    .unwrap_or_default();
-                let mut o = AttemptOutcome::done(text);
+                // The session has already let go of the attempt: its text travels with the
+                // effect, so a stop keeps every character that arrived.
+                let mut o = AttemptOutcome::done(text.clone());
                 o.state = AttemptState::Cancelled;
                 report(self.finish(id, o).await);
             }

@@ -112,6 +112,8 @@ pub enum Effect {
     AttemptCancelled {
         turn: usize,
         attempt: usize,
+        /// Every character that arrived before the stop (kept in the store).
+        text: String,
     },
     TurnCommitted(Box<TurnRecord>),
     /// Every attempt failed and the policy is `hold`: waiting for Choose or Regenerate.
