@@ -44,6 +44,8 @@ struct Script {
     judges: Vec<&'static str>,
     /// After this many chat streams, every request fails with 500.
     die_after: usize,
+    /// Chat streams (by index) that end with done_reason "length".
+    cut: Vec<usize>,
 }
 
 async fn fake_ollama(script: Script) -> FakeServer {
@@ -70,10 +72,15 @@ async fn fake_ollama(script: Script) -> FakeServer {
         let chars: Vec<char> = text.chars().collect();
         let deltas: Vec<String> = chars.chunks(2).map(|c| c.iter().collect()).collect();
         let refs: Vec<&str> = deltas.iter().map(String::as_str).collect();
+        let reason = if script.cut.contains(&i) {
+            "length"
+        } else {
+            "stop"
+        };
         Reply::ndjson(parts(&ollama_lines(
             MODEL,
             &refs,
-            "stop",
+            reason,
             refs.len() as u32,
         )))
     })
@@ -193,6 +200,7 @@ async fn a_run_retries_judges_and_stores_every_step() {
             lines: LINES.to_vec(),
             judges: JUDGES.to_vec(),
             die_after: usize::MAX,
+            cut: Vec::new(),
         },
         4,
         true,
@@ -300,6 +308,7 @@ async fn an_endpoint_dying_mid_run_fails_the_run_and_keeps_what_was_committed() 
             lines: LINES[1..].to_vec(),
             judges: Vec::new(),
             die_after: 2,
+            cut: Vec::new(),
         },
         4,
         false,
@@ -340,6 +349,7 @@ async fn the_owner_injects_an_instruction_then_stops_the_run() {
             lines: LINES[1..].to_vec(),
             judges: Vec::new(),
             die_after: usize::MAX,
+            cut: Vec::new(),
         },
         6,
         false,
@@ -384,6 +394,7 @@ async fn stopping_mid_stream_keeps_the_streamed_text() {
             lines: LINES[1..].to_vec(),
             judges: Vec::new(),
             die_after: usize::MAX,
+            cut: Vec::new(),
         },
         4,
         false,
@@ -404,4 +415,49 @@ async fn stopping_mid_stream_keeps_the_streamed_text() {
     let text = cancelled.text.as_deref().unwrap_or_default();
     assert!(!text.is_empty(), "the streamed text was erased");
     assert!(LINES[2].starts_with(text), "{text}");
+}
+
+/// A line the token limit cut is never committed silently: with a finished sentence it is
+/// trimmed to it (WARN token_limit); with none it is a RETRY and regenerated.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_line_cut_by_the_token_limit_is_trimmed_or_retried() {
+    let r = run(
+        Script {
+            lines: vec![
+                "わ！福引の列、すっごい長いね！それでさ、あの",
+                "福引の一等は温泉旅行だそう",
+                "姉様、一等は温泉旅行だそうですよ。並んでみましょうか。",
+            ],
+            judges: Vec::new(),
+            die_after: usize::MAX,
+            cut: vec![0, 1],
+        },
+        2,
+        false,
+    )
+    .await;
+    assert_eq!(r.end, RunEnd::Completed);
+    assert_eq!(
+        significant(&r.effects)[..5],
+        [
+            "start 1 yana",
+            "done 1.1 WARN",
+            "commit 1.1 WARN",
+            "start 2 ayu",
+            "done 2.1 RETRY",
+        ]
+    );
+    let s = significant(&r.effects);
+    assert!(
+        s[5].starts_with("done 2.2") && s[6].starts_with("commit 2.2"),
+        "{s:?}"
+    );
+    let rec = r.store.call(move |s| s.load_run(r.run_id)).await.unwrap();
+    assert_eq!(rec.turns[0].text, "わ！福引の列、すっごい長いね！");
+    let first = &rec.attempts[0];
+    let v = first.verdict.as_ref().unwrap().to_string();
+    assert!(
+        v.contains("token_limit") && v.contains("それでさ、あの"),
+        "{v}"
+    );
 }

@@ -43,9 +43,13 @@ fn streams(server: &FakeServer) -> Vec<bool> {
 /// Row 1 at the stream's start: an HTTP 500 is retried once, and the retried stream serves.
 #[tokio::test]
 async fn api_error_at_stream_start_is_retried_once() {
-    let server = FakeServer::scripted(vec![Reply::json(500, E500), sse_ok(&["散歩", "しよう"])]).await;
+    let server =
+        FakeServer::scripted(vec![Reply::json(500, E500), sse_ok(&["散歩", "しよう"])]).await;
     let c = stream(&openai(&server)).await.unwrap();
-    assert_eq!((c.text.as_str(), c.retries, c.fell_back), ("散歩しよう", 1, false));
+    assert_eq!(
+        (c.text.as_str(), c.retries, c.fell_back),
+        ("散歩しよう", 1, false)
+    );
     assert_eq!(streams(&server), vec![true, true]);
 }
 
@@ -63,7 +67,10 @@ async fn api_error_twice_at_stream_start_falls_back_to_one_non_stream_call() {
     assert!(c.fell_back);
     assert_eq!(c.text, "公園に行こうか。");
     let why = c.fallback_reason.unwrap();
-    assert!(why.contains("HTTP 500") && why.contains("slot unavailable"), "{why}");
+    assert!(
+        why.contains("HTTP 500") && why.contains("slot unavailable"),
+        "{why}"
+    );
     assert_eq!(streams(&server), vec![true, true, false]);
 }
 
@@ -72,13 +79,20 @@ async fn api_error_twice_at_stream_start_falls_back_to_one_non_stream_call() {
 async fn network_failure_at_stream_start_is_retried_once() {
     let server = FakeServer::scripted(vec![Reply::hang_up(), sse_ok(&["うん"])]).await;
     let c = stream(&openai(&server)).await.unwrap();
-    assert_eq!((c.text.as_str(), c.retries, c.fell_back), ("うん", 1, false));
+    assert_eq!(
+        (c.text.as_str(), c.retries, c.fell_back),
+        ("うん", 1, false)
+    );
 }
 
 /// Rows 1–2 for a non-streamed call (the judge's): one retry of the whole call.
 #[tokio::test]
 async fn non_stream_call_gets_one_retry_for_api_and_network_errors() {
-    for first in [Reply::json(500, E500), Reply::hang_up(), Reply::json(200, "<html>proxy</html>")] {
+    for first in [
+        Reply::json(500, E500),
+        Reply::hang_up(),
+        Reply::json(200, "<html>proxy</html>"),
+    ] {
         let server = FakeServer::scripted(vec![first.clone(), whole_ok("はい。")]).await;
         let c = openai(&server).chat(&req()).await.unwrap();
         assert_eq!((c.text.as_str(), c.retries), ("はい。", 1), "{first:?}");
@@ -123,8 +137,14 @@ async fn failing_fallback_is_not_retried() {
 #[tokio::test]
 async fn a_refusal_is_neither_retried_nor_replaced() {
     for (status, body) in [
-        (400, r#"{"error":{"code":400,"message":"request (2419 tokens) exceeds the available context size (1024 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":2419,"n_ctx":1024}}"#),
-        (401, r#"{"error":{"message":"Invalid API Key","type":"authentication_error","code":401}}"#),
+        (
+            400,
+            r#"{"error":{"code":400,"message":"request (2419 tokens) exceeds the available context size (1024 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":2419,"n_ctx":1024}}"#,
+        ),
+        (
+            401,
+            r#"{"error":{"message":"Invalid API Key","type":"authentication_error","code":401}}"#,
+        ),
     ] {
         let server = FakeServer::scripted(vec![Reply::json(status, body), whole_ok("never")]).await;
         let e = stream(&openai(&server)).await.unwrap_err();
@@ -155,7 +175,10 @@ async fn role_chunk_and_keep_alive_comments_count_as_liveness() {
         .await
         .unwrap();
     assert!(!c.fell_back, "{:?}", c.fallback_reason);
-    assert_eq!((c.text.as_str(), seen.as_str()), ("ちゃんと届いた", "ちゃんと届いた"));
+    assert_eq!(
+        (c.text.as_str(), seen.as_str()),
+        ("ちゃんと届いた", "ちゃんと届いた")
+    );
     assert_eq!(server.recorded().len(), 1);
 }
 
@@ -177,7 +200,10 @@ async fn prompt_tokens_are_read_from_usage_timings_and_prompt_eval_count() {
     );
     // Without usage: llama-server's timings (prompt_n = 20 in the fake).
     let server = FakeServer::scripted(vec![sse_ok(&["は"])]).await;
-    assert_eq!(stream(&openai(&server)).await.unwrap().prompt_tokens, Some(20));
+    assert_eq!(
+        stream(&openai(&server)).await.unwrap().prompt_tokens,
+        Some(20)
+    );
     // Ollama: prompt_eval_count on the final line (31 in the fake).
     let lines = llm_fake::ollama_lines("gemma2:27b", &["はい"], "stop", 1);
     let server = FakeServer::scripted(vec![Reply::ndjson(parts(&lines))]).await;

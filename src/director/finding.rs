@@ -74,10 +74,12 @@ pub enum RuleId {
     Leak,
     /// Layer 5 world-view check: meta talk that breaks the fiction (issue 6 §2).
     Worldview,
+    /// A reply cut by the token limit (finish_reason "length"; issue 13 §4).
+    TokenLimit,
 }
 
 impl RuleId {
-    pub const ALL: [RuleId; 15] = [
+    pub const ALL: [RuleId; 16] = [
         RuleId::Empty,
         RuleId::ScriptFormat,
         RuleId::Lines,
@@ -93,6 +95,7 @@ impl RuleId {
         RuleId::Judge,
         RuleId::Leak,
         RuleId::Worldview,
+        RuleId::TokenLimit,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -112,6 +115,7 @@ impl RuleId {
             RuleId::Judge => "judge",
             RuleId::Leak => "leak",
             RuleId::Worldview => "worldview",
+            RuleId::TokenLimit => "token_limit",
         }
     }
 }

@@ -140,14 +140,28 @@ impl Backend {
                     .stream_chat(&req, on_token)
                     .await
                     .map_err(|e| e.to_string())?;
+                let mut text = c.text;
+                // Never committed as if whole: cut back to the last finished sentence.
+                let length_cut = (c.finish == Finish::Length).then(|| {
+                    let (kept, dropped) =
+                        super::cut::to_last_sentence(&text, &client.config().trim_chars);
+                    text = kept;
+                    super::cut::LengthCut {
+                        dropped,
+                        kept: text.chars().count(),
+                    }
+                });
                 let stats = GenStats {
                     tokens: c.tokens,
                     first_token_ms: c.first_token.map(|d| d.as_millis() as u64),
                     latency_ms: c.elapsed.as_millis() as u64,
                     fell_back: c.fell_back,
                     capped: c.finish == Finish::Capped,
+                    fallback: c.fallback_reason,
+                    length_cut,
+                    prompt_tokens: c.prompt_tokens,
                 };
-                Ok((c.text, stats))
+                Ok((text, stats))
             }
             Backend::Replay(r) => {
                 let started = Instant::now();
@@ -173,8 +187,7 @@ impl Backend {
                     tokens,
                     first_token_ms: Some(first.as_millis() as u64),
                     latency_ms: started.elapsed().as_millis() as u64,
-                    fell_back: false,
-                    capped: false,
+                    ..GenStats::default()
                 };
                 Ok((text, stats))
             }

@@ -267,6 +267,14 @@ impl Driver {
                     ));
                     verdict.status = director::Verdict::status_of(&verdict.findings);
                 }
+                // A reply the token limit cut is never committed silently (issue 13 §4).
+                if let Some(cut) = session
+                    .current()
+                    .and_then(|c| c.stats().length_cut.as_ref())
+                {
+                    verdict.findings.push(super::cut::finding(cut));
+                    verdict.status = director::Verdict::status_of(&verdict.findings);
+                }
                 let keywords = a.keywords(self.analyzer.as_ref()).to_vec();
                 return session.handle(Event::StaticJudged {
                     turn: *turn,

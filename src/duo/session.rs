@@ -168,6 +168,13 @@ pub struct Current {
     analysis: Option<Arc<Analysis>>,
 }
 
+impl Current {
+    /// The generation's measurements (set once the reply is complete).
+    pub fn stats(&self) -> &GenStats {
+        &self.stats
+    }
+}
+
 /// A committed turn and the state just before it, so regeneration can roll back.
 #[derive(Debug, Clone)]
 struct Committed {

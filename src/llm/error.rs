@@ -245,7 +245,10 @@ mod tests {
             message: String::new(),
         };
         assert!(server(503).is_transient());
-        assert!(server(500).is_transient(), "seed 003 §4: API errors get one retry");
+        assert!(
+            server(500).is_transient(),
+            "seed 003 §4: API errors get one retry"
+        );
         assert!(!server(501).is_transient());
         assert!(server(500).is_endpoint_failure());
         let rejected = |status| LlmError::Rejected {

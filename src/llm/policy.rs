@@ -94,7 +94,8 @@ mod tests {
             } else {
                 rejected(status)
             };
-            let api = (status >= 500 && status != 501 && status != 505) || [408, 429].contains(&status);
+            let api =
+                (status >= 500 && status != 501 && status != 505) || [408, 429].contains(&status);
             assert_eq!(retried(&e), api, "{status}");
             assert_eq!(falls_back(&e), api, "{status}");
         }
