@@ -89,7 +89,11 @@ async fn llama_server_router_400_unknown_model_is_model_not_found() {
     .await;
     let client = Client::new(config(&server.url, Some(ApiKind::OpenAi))).unwrap();
     let e = stream(&client).await.unwrap_err();
-    assert!(e.to_string().contains("the server has: tiny-ja"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("the server answered and has: tiny-ja"),
+        "{e}"
+    );
 }
 
 #[tokio::test]

@@ -13,8 +13,10 @@ pub enum TimeoutPhase {
     FirstToken,
     /// Silence between two chunks of a stream that had started.
     Idle,
-    /// A whole non-streamed call (or a model-list probe).
+    /// A whole non-streamed call.
     Response,
+    /// The model-list probe: the connection opened, no answer came.
+    Probe,
 }
 
 impl TimeoutPhase {
@@ -24,6 +26,10 @@ impl TimeoutPhase {
             TimeoutPhase::FirstToken => "waiting for the first token",
             TimeoutPhase::Idle => "waiting for the next chunk (the stream stalled)",
             TimeoutPhase::Response => "waiting for the whole response",
+            TimeoutPhase::Probe => {
+                "waiting for the model list — the server accepted the connection but did not \
+                 answer (busy or hung?)"
+            }
         }
     }
 }
@@ -115,11 +121,21 @@ pub enum LlmError {
 
 fn not_found_hint(api: &ApiKind, model: &str, available: &[String]) -> String {
     match api {
-        ApiKind::Ollama => format!(" — download it with `ollama pull {model}` or pass --model"),
+        ApiKind::Ollama if available.is_empty() => {
+            format!(" — download it with `ollama pull {model}` or pass --model")
+        }
+        ApiKind::Ollama => format!(
+            " — the server answered and has: {}; download it with `ollama pull {model}` or pass \
+             --model",
+            available.join(", ")
+        ),
         ApiKind::OpenAi if available.is_empty() => " — pass --model with a model the server \
                                                     serves"
             .to_string(),
-        ApiKind::OpenAi => format!(" — the server has: {}; pass --model", available.join(", ")),
+        ApiKind::OpenAi => format!(
+            " — the server answered and has: {}; pass --model",
+            available.join(", ")
+        ),
     }
 }
 
