@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use futures_util::StreamExt;
 use tokio::sync::OnceCell;
 
+use super::budget;
 use super::config::{ApiKind, LlmConfig};
 use super::error::{LlmError, TimeoutPhase};
 use super::framing::cap_text;
@@ -33,6 +34,10 @@ pub(super) struct Inner {
     /// The endpoint named `/v1` explicitly, which means OpenAI-compatible.
     pub(super) says_v1: bool,
     pub(super) api: OnceCell<ApiKind>,
+    /// Prompt tokens per character, learned from the server's counts.
+    ratio: std::sync::Mutex<budget::Ratio>,
+    /// The context a server reported when it refused a prompt (smaller than num_ctx).
+    server_ctx: std::sync::atomic::AtomicU32,
 }
 
 pub fn protocol(kind: ApiKind) -> &'static dyn Protocol {
@@ -71,17 +76,59 @@ impl Client {
         };
         Ok(Client {
             inner: Arc::new(Inner {
-                cfg,
                 http,
                 root,
                 says_v1,
                 api,
+                ratio: std::sync::Mutex::new(budget::Ratio::new(cfg.tokens_per_char)),
+                server_ctx: std::sync::atomic::AtomicU32::new(u32::MAX),
+                cfg,
             }),
         })
     }
 
     pub fn config(&self) -> &LlmConfig {
         &self.inner.cfg
+    }
+
+    /// The learned (or first-guess) prompt tokens per character.
+    pub fn ratio(&self) -> budget::Ratio {
+        self.inner
+            .ratio
+            .lock()
+            .map(|r| *r)
+            .unwrap_or(budget::Ratio::new(1.0))
+    }
+
+    /// A server counted `tokens` for a prompt of `chars` characters.
+    pub fn learn(&self, chars: usize, tokens: u32) {
+        if let Ok(mut r) = self.inner.ratio.lock() {
+            r.observe(chars, tokens);
+        }
+    }
+
+    /// The server said its context is `tokens` (a refusal): budgets use it from now on.
+    pub fn learn_context(&self, tokens: u32) {
+        self.inner
+            .server_ctx
+            .fetch_min(tokens, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The context prompts are budgeted against: num_ctx, or less when the server said so.
+    pub fn context_tokens(&self) -> u32 {
+        let told = self
+            .inner
+            .server_ctx
+            .load(std::sync::atomic::Ordering::Relaxed);
+        self.inner.cfg.num_ctx.min(told)
+    }
+
+    /// How many prompt characters fit the context (context − max_tokens − margin) at the
+    /// learned ratio.
+    pub fn prompt_budget_chars(&self) -> usize {
+        let cfg = &self.inner.cfg;
+        self.ratio()
+            .chars_for(budget::prompt_tokens(self.context_tokens(), cfg.max_tokens))
     }
 
     /// The API in use, if configured or already detected.
@@ -221,6 +268,9 @@ impl Client {
             dec.finish().unwrap_or(Finish::Stop)
         };
         let (tokens, prompt_tokens) = (dec.tokens(), dec.prompt_tokens());
+        if let Some(n) = prompt_tokens {
+            self.learn(budget::chars_of(&messages), n);
+        }
         let raw = dec.into_raw();
         Ok(Completion {
             text: final_text(&raw, capped, cfg),
@@ -264,6 +314,9 @@ impl Client {
         let reply = proto
             .parse_reply(&text)
             .map_err(|e| body_error(&target, e, &text))?;
+        if let Some(n) = reply.prompt_tokens {
+            self.learn(budget::chars_of(&messages), n);
+        }
         let capped = req.cap && reply.text.chars().count() > cfg.max_chars;
         Ok(Completion {
             text: final_text(&reply.text, capped, cfg),

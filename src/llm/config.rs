@@ -61,6 +61,10 @@ pub struct Timeouts {
     pub probe_ms: u64,
 }
 
+fn default_tokens_per_char() -> f64 {
+    1.5
+}
+
 fn default_probe_ms() -> u64 {
     3000
 }
@@ -108,6 +112,9 @@ pub struct LlmConfig {
     pub max_tokens: u32,
     pub timeouts: Timeouts,
     pub retry_backoff_ms: u64,
+    /// First guess of prompt tokens per character, until a server's count is seen.
+    #[serde(default = "default_tokens_per_char")]
+    pub tokens_per_char: f64,
     #[serde(default)]
     pub embed_model: Option<String>,
     #[serde(default)]

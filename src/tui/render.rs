@@ -216,7 +216,7 @@ fn conversation(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
                         "Start Ollama (ollama serve) or run kakeai --endpoint URL --model M.",
                     ),
                     Line::styled(
-                        "Press R to probe again, d to play the bundled demo run, ? for help.",
+                        "R: probe again · d: the bundled demo run · ?: help",
                         Style::new().fg(t.accent),
                     ),
                 ])
