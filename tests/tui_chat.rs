@@ -627,7 +627,7 @@ fn ctrl_t_starts_the_other_sisters_own_history() {
     use kakeai::tui::app::{ChatMsg, Command};
     let mut a = app();
     a.act(kakeai::tui::keymap::Action::Chat);
-    let mut send = |a: &mut App, text: &str| -> (String, Vec<(String, String)>) {
+    let send = |a: &mut App, text: &str| -> (String, Vec<(String, String)>) {
         for c in text.chars() {
             a.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
         }

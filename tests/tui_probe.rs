@@ -4,6 +4,7 @@
 //! answered and lists its models.
 
 #[path = "llm_fake/mod.rs"]
+#[allow(unused_imports)]
 mod llm_fake;
 
 use std::sync::Arc;

@@ -29,7 +29,9 @@ pub enum Row {
 pub fn row(e: &LlmError) -> Row {
     match e {
         LlmError::Server { status, .. } if !matches!(status, 501 | 505) => Row::ApiError,
-        LlmError::Rejected { status, .. } if matches!(status, 408 | 429) => Row::ApiError,
+        LlmError::Rejected {
+            status: 408 | 429, ..
+        } => Row::ApiError,
         LlmError::Server { .. }
         | LlmError::Rejected { .. }
         | LlmError::ModelNotFound { .. }
