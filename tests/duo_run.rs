@@ -46,6 +46,9 @@ struct Script {
     die_after: usize,
     /// Attempts per turn.
     attempts: usize,
+    /// Chat streams (by index) that end with done_reason "length".
+    attempts: 3,
+    cut: Vec<usize>,
 }
 
 async fn fake_ollama(script: Script) -> FakeServer {
@@ -72,10 +75,15 @@ async fn fake_ollama(script: Script) -> FakeServer {
         let chars: Vec<char> = text.chars().collect();
         let deltas: Vec<String> = chars.chunks(2).map(|c| c.iter().collect()).collect();
         let refs: Vec<&str> = deltas.iter().map(String::as_str).collect();
+        let reason = if script.cut.contains(&i) {
+            "length"
+        } else {
+            "stop"
+        };
         Reply::ndjson(parts(&ollama_lines(
             MODEL,
             &refs,
-            "stop",
+            reason,
             refs.len() as u32,
         )))
     })
@@ -197,6 +205,7 @@ async fn a_run_retries_judges_and_stores_every_step() {
             judges: JUDGES.to_vec(),
             die_after: usize::MAX,
             attempts: 3,
+            cut: Vec::new(),
         },
         4,
         true,
@@ -306,6 +315,7 @@ async fn an_endpoint_dying_mid_run_fails_the_run_and_keeps_what_was_committed() 
             judges: Vec::new(),
             die_after: 2,
             attempts: 3,
+            cut: Vec::new(),
         },
         4,
         false,
@@ -347,6 +357,7 @@ async fn the_owner_injects_an_instruction_then_stops_the_run() {
             judges: Vec::new(),
             die_after: usize::MAX,
             attempts: 3,
+            cut: Vec::new(),
         },
         6,
         false,
@@ -399,6 +410,7 @@ async fn critiques_reach_their_sister_and_an_exhausted_retry_moves_nothing() {
             judges: Vec::new(),
             die_after: usize::MAX,
             attempts: 1,
+            cut: Vec::new(),
         },
         5,
         false,
@@ -455,6 +467,7 @@ async fn a_line_that_reads_back_its_prompt_is_retried() {
             judges: Vec::new(),
             die_after: usize::MAX,
             attempts: 2,
+            cut: Vec::new(),
         },
         1,
         false,
@@ -480,5 +493,81 @@ async fn a_line_that_reads_back_its_prompt_is_retried() {
             .unwrap()
             .to_string()
             .contains("prompt_echo")
+/// Stopping mid-stream keeps every character that arrived: the cancelled attempt's stored text
+/// is what the tokens delivered, never ''.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stopping_mid_stream_keeps_the_streamed_text() {
+    let r = run_with(
+        Script {
+            lines: LINES[1..].to_vec(),
+            judges: Vec::new(),
+            die_after: usize::MAX,
+            attempts: 3,
+            cut: Vec::new(),
+        },
+        4,
+        false,
+        |e, tx| {
+            if let Effect::AttemptStarted { turn: 2, .. } = e {
+                tx.send(Event::Stop).unwrap();
+            }
+        },
+    )
+    .await;
+    assert_eq!(r.end, RunEnd::Stopped);
+    let rec = r.store.call(move |s| s.load_run(r.run_id)).await.unwrap();
+    let cancelled = rec
+        .attempts
+        .iter()
+        .find(|a| a.state == AttemptState::Cancelled)
+        .expect("a cancelled attempt");
+    let text = cancelled.text.as_deref().unwrap_or_default();
+    assert!(!text.is_empty(), "the streamed text was erased");
+    assert!(LINES[2].starts_with(text), "{text}");
+}
+
+/// A line the token limit cut is never committed silently: with a finished sentence it is
+/// trimmed to it (WARN token_limit); with none it is a RETRY and regenerated.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_line_cut_by_the_token_limit_is_trimmed_or_retried() {
+    let r = run(
+        Script {
+            lines: vec![
+                "わ！福引の列、すっごい長いね！それでさ、あの",
+                "福引の一等は温泉旅行だそう",
+                "姉様、一等は温泉旅行だそうですよ。並んでみましょうか。",
+            ],
+            judges: Vec::new(),
+            die_after: usize::MAX,
+            attempts: 3,
+            cut: vec![0, 1],
+        },
+        2,
+        false,
+    )
+    .await;
+    assert_eq!(r.end, RunEnd::Completed);
+    assert_eq!(
+        significant(&r.effects)[..5],
+        [
+            "start 1 yana",
+            "done 1.1 WARN",
+            "commit 1.1 WARN",
+            "start 2 ayu",
+            "done 2.1 RETRY",
+        ]
+    );
+    let s = significant(&r.effects);
+    assert!(
+        s[5].starts_with("done 2.2") && s[6].starts_with("commit 2.2"),
+        "{s:?}"
+    );
+    let rec = r.store.call(move |s| s.load_run(r.run_id)).await.unwrap();
+    assert_eq!(rec.turns[0].text, "わ！福引の列、すっごい長いね！");
+    let first = &rec.attempts[0];
+    let v = first.verdict.as_ref().unwrap().to_string();
+    assert!(
+        v.contains("token_limit") && v.contains("それでさ、あの"),
+        "{v}"
     );
 }

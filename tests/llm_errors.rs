@@ -89,16 +89,18 @@ async fn llama_server_router_400_unknown_model_is_model_not_found() {
     .await;
     let client = Client::new(config(&server.url, Some(ApiKind::OpenAi))).unwrap();
     let e = stream(&client).await.unwrap_err();
-    assert!(e.to_string().contains("the server has: tiny-ja"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("the server answered and has: tiny-ja"),
+        "{e}"
+    );
 }
 
 #[tokio::test]
 async fn server_500_carries_the_servers_message() {
-    let server = FakeServer::scripted(vec![Reply::json(
-        500,
-        r#"{"error":{"code":500,"message":"failed to load model weights","type":"server_error"}}"#,
-    )])
-    .await;
+    let body =
+        r#"{"error":{"code":500,"message":"failed to load model weights","type":"server_error"}}"#;
+    let server = FakeServer::scripted(vec![Reply::json(500, body); 3]).await;
     let client = Client::new(config(&server.url, Some(ApiKind::OpenAi))).unwrap();
     let e = stream(&client).await.unwrap_err();
     assert!(matches!(e, LlmError::Server { status: 500, .. }), "{e:?}");
@@ -111,8 +113,9 @@ async fn server_500_carries_the_servers_message() {
         msg.contains(&server.url) && msg.contains("gemma2:27b"),
         "{msg}"
     );
-    assert!(!e.is_transient() && e.is_endpoint_failure());
-    assert_eq!(server.recorded().len(), 1);
+    assert!(e.is_transient() && e.is_endpoint_failure());
+    // Seed 003 §4: the stream start is retried once, then one non-stream call; all fail.
+    assert_eq!(server.recorded().len(), 3);
 }
 
 #[tokio::test]
@@ -211,9 +214,11 @@ async fn non_stream_429_then_success_is_retried_once() {
 }
 
 #[tokio::test]
-async fn a_second_transient_failure_is_reported() {
+async fn a_third_failure_is_reported() {
+    // Stream start, its one retry, then the one non-stream fallback.
     let server = FakeServer::scripted(vec![
         Reply::json(502, "<html>bad gateway</html>"),
+        Reply::json(503, "<html>busy</html>"),
         Reply::json(504, ""),
         Reply::json(200, &llm_fake::ollama_reply("gemma2:27b", "never", 1)),
     ])
@@ -222,7 +227,7 @@ async fn a_second_transient_failure_is_reported() {
     let e = stream(&client).await.unwrap_err();
     assert!(matches!(e, LlmError::Server { status: 504, .. }), "{e:?}");
     assert!(e.to_string().contains("(empty body)"), "{e}");
-    assert_eq!(server.recorded().len(), 2);
+    assert_eq!(server.recorded().len(), 3);
 }
 
 #[tokio::test]

@@ -226,7 +226,11 @@ async fn detect_falls_through_to_openai_like_llama_server() {
 
     cfg.model = "gemma2:27b".into();
     let e = Client::new(cfg).unwrap().ensure_model().await.unwrap_err();
-    assert!(e.to_string().contains("the server has: tiny-ja"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("the server answered and has: tiny-ja"),
+        "{e}"
+    );
 }
 
 #[tokio::test]

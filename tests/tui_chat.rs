@@ -619,3 +619,54 @@ async fn a_dropouts_draft_is_edited_in_the_pane_and_accepted_as_a_counterfactual
         ("疑い", "やなって料理できるの？")
     );
 }
+
+/// ctrl-t switches to the other sister's own conversation: her prompt history holds only her
+/// exchanges, and every reply stays labelled with the sister who gave it.
+#[test]
+fn ctrl_t_starts_the_other_sisters_own_history() {
+    use kakeai::tui::app::{ChatMsg, Command};
+    let mut a = app();
+    a.act(kakeai::tui::keymap::Action::Chat);
+    let send = |a: &mut App, text: &str| -> (String, Vec<(String, String)>) {
+        for c in text.chars() {
+            a.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+        }
+        let cmds = a.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+        let Some(Command::ChatSend {
+            character, history, ..
+        }) = cmds.into_iter().next()
+        else {
+            panic!("no ChatSend")
+        };
+        a.on_msg(UiMsg::Chat(ChatMsg::Reply {
+            text: format!("{character}の返事"),
+            source: Source::Llm,
+        }));
+        a.on_msg(UiMsg::Chat(ChatMsg::Done {
+            id: None,
+            error: None,
+        }));
+        (character, history)
+    };
+    let ctrl_t = KeyEvent::new(KeyCode::Char('t'), KeyModifiers::CONTROL);
+    assert_eq!(send(&mut a, "おはよう"), ("yana".into(), vec![]));
+    a.on_key(ctrl_t);
+    let (who, history) = send(&mut a, "こんにちは");
+    assert_eq!(who, "ayu");
+    assert!(
+        history.is_empty(),
+        "やな's replies are not あゆ's: {history:?}"
+    );
+    a.on_key(ctrl_t);
+    let (who, history) = send(&mut a, "また来たよ");
+    assert_eq!(who, "yana");
+    assert_eq!(history.len(), 1);
+    assert_eq!(history[0].1, "yanaの返事");
+    let chat = a.chat.as_ref().unwrap();
+    let labels: Vec<&str> = chat
+        .exchanges
+        .iter()
+        .map(|e| e.character.as_str())
+        .collect();
+    assert_eq!(labels, ["yana", "ayu", "yana"]);
+}

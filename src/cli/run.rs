@@ -250,6 +250,8 @@ impl Printer<'_> {
                     "guidance": a.guidance, "tokens": a.stats.tokens,
                     "first_token_ms": a.stats.first_token_ms, "latency_ms": a.stats.latency_ms,
                     "fell_back": a.stats.fell_back, "capped": a.stats.capped,
+                    "fallback": a.stats.fallback, "length_cut": a.stats.length_cut,
+                    "prompt_tokens": a.stats.prompt_tokens,
                 }))
             }
             Effect::AttemptFailed {

@@ -78,10 +78,12 @@ pub enum RuleId {
     Language,
     /// A line that reads back the prompt that produced it (issue 13 §4).
     PromptEcho,
+    /// A reply cut by the token limit (finish_reason "length"; issue 13 §4).
+    TokenLimit,
 }
 
 impl RuleId {
-    pub const ALL: [RuleId; 17] = [
+    pub const ALL: [RuleId; 18] = [
         RuleId::Empty,
         RuleId::ScriptFormat,
         RuleId::Lines,
@@ -99,6 +101,7 @@ impl RuleId {
         RuleId::Worldview,
         RuleId::Language,
         RuleId::PromptEcho,
+        RuleId::TokenLimit,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -120,6 +123,7 @@ impl RuleId {
             RuleId::Worldview => "worldview",
             RuleId::Language => "language",
             RuleId::PromptEcho => "prompt_echo",
+            RuleId::TokenLimit => "token_limit",
         }
     }
 }

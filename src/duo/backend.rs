@@ -135,19 +135,29 @@ impl Backend {
     ) -> Result<(String, GenStats), String> {
         match self {
             Backend::Live(client) => {
-                let req = ChatRequest::line(messages);
-                let c = client
-                    .stream_chat(&req, on_token)
-                    .await
-                    .map_err(|e| e.to_string())?;
+                let c = fitted_stream(client, messages, on_token).await?;
+                let mut text = c.text;
+                // Never committed as if whole: cut back to the last finished sentence.
+                let length_cut = (c.finish == Finish::Length).then(|| {
+                    let (kept, dropped) =
+                        super::cut::to_last_sentence(&text, &client.config().trim_chars);
+                    text = kept;
+                    super::cut::LengthCut {
+                        dropped,
+                        kept: text.chars().count(),
+                    }
+                });
                 let stats = GenStats {
                     tokens: c.tokens,
                     first_token_ms: c.first_token.map(|d| d.as_millis() as u64),
                     latency_ms: c.elapsed.as_millis() as u64,
                     fell_back: c.fell_back,
                     capped: c.finish == Finish::Capped,
+                    fallback: c.fallback_reason,
+                    length_cut,
+                    prompt_tokens: c.prompt_tokens,
                 };
-                Ok((c.text, stats))
+                Ok((text, stats))
             }
             Backend::Replay(r) => {
                 let started = Instant::now();
@@ -173,8 +183,7 @@ impl Backend {
                     tokens,
                     first_token_ms: Some(first.as_millis() as u64),
                     latency_ms: started.elapsed().as_millis() as u64,
-                    fell_back: false,
-                    capped: false,
+                    ..GenStats::default()
                 };
                 Ok((text, stats))
             }
@@ -244,4 +253,43 @@ where
         },
         Err(e) => JudgeOutcome::unscored(format!("再質問に失敗: {e}"), vec![first]),
     }
+}
+
+/// Streams a line with its prompt fitted to the context in tokens (oldest history dropped
+/// first). When the server still refuses the prompt as too long, its own count teaches the
+/// ratio and the prompt is fitted again once. A prompt that cannot fit is a clear
+/// `context overflow` message.
+pub async fn fitted_stream(
+    client: &Client,
+    mut messages: Vec<Message>,
+    on_token: &mut (dyn FnMut(&str) + Send),
+) -> Result<crate::llm::Completion, String> {
+    use crate::llm::budget;
+    for round in 0..2 {
+        let budget_chars = client.prompt_budget_chars();
+        if let Err(o) = budget::fit(&mut messages, budget_chars) {
+            return Err(budget::overflow_message(
+                &o,
+                client.ratio(),
+                client.context_tokens(),
+            ));
+        }
+        let sent_chars = budget::chars_of(&messages);
+        match client
+            .stream_chat(&ChatRequest::line(messages.clone()), on_token)
+            .await
+        {
+            Ok(c) => return Ok(c),
+            Err(crate::llm::LlmError::Rejected { message, .. })
+                if round == 0 && budget::refused_counts(&message).is_some() =>
+            {
+                if let Some((tokens, ctx)) = budget::refused_counts(&message) {
+                    client.learn(sent_chars, tokens);
+                    client.learn_context(ctx);
+                }
+            }
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    Err("context overflow: the server refused the fitted prompt as too long again".into())
 }

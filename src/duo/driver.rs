@@ -277,6 +277,14 @@ impl Driver {
                     ));
                     verdict.status = director::Verdict::status_of(&verdict.findings);
                 }
+                // A reply the token limit cut is never committed silently (issue 13 §4).
+                if let Some(cut) = session
+                    .current()
+                    .and_then(|c| c.stats().length_cut.as_ref())
+                {
+                    verdict.findings.push(super::cut::finding(cut));
+                    verdict.status = director::Verdict::status_of(&verdict.findings);
+                }
                 let keywords = a.keywords(self.analyzer.as_ref()).to_vec();
                 return session.handle(Event::StaticJudged {
                     turn: *turn,
@@ -357,13 +365,15 @@ impl Driver {
                 o.error = Some(error.clone());
                 report(self.finish(id, o).await);
             }
-            Effect::AttemptCancelled { turn, attempt } => {
+            Effect::AttemptCancelled {
+                turn,
+                attempt,
+                text,
+            } => {
                 let id = attempts.get(&(*turn, *attempt)).and_then(|s| s.id);
-                let text = session
-                    .current()
-                    .map(|c| c.text.clone())
-                    .unwrap_or_default();
-                let mut o = AttemptOutcome::done(text);
+                // The session has already let go of the attempt: its text travels with the
+                // effect, so a stop keeps every character that arrived.
+                let mut o = AttemptOutcome::done(text.clone());
                 o.state = AttemptState::Cancelled;
                 report(self.finish(id, o).await);
             }

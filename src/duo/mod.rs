@@ -3,6 +3,7 @@
 
 pub mod backend;
 pub mod config;
+pub mod cut;
 pub mod driver;
 pub mod persona;
 pub mod policy;

@@ -17,6 +17,15 @@ pub struct GenStats {
     pub fell_back: bool,
     /// The 400-character cap cut the reply.
     pub capped: bool,
+    /// Why streaming was given up for one non-stream call, when it was.
+    #[serde(default)]
+    pub fallback: Option<String>,
+    /// The token limit cut the reply: what was dropped (see `duo::cut`).
+    #[serde(default)]
+    pub length_cut: Option<super::cut::LengthCut>,
+    /// The prompt's size in tokens as the server counted it.
+    #[serde(default)]
+    pub prompt_tokens: Option<u32>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

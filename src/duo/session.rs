@@ -116,6 +116,8 @@ pub enum Effect {
     AttemptCancelled {
         turn: usize,
         attempt: usize,
+        /// Every character that arrived before the stop (kept in the store).
+        text: String,
     },
     TurnCommitted(Box<TurnRecord>),
     /// Every attempt failed and the policy is `hold`: waiting for Choose or Regenerate.
@@ -170,6 +172,13 @@ pub struct Current {
     stats: GenStats,
     verdict: Option<(Verdict, Vec<String>)>,
     analysis: Option<Arc<Analysis>>,
+}
+
+impl Current {
+    /// The generation's measurements (set once the reply is complete).
+    pub fn stats(&self) -> &GenStats {
+        &self.stats
+    }
 }
 
 /// A committed turn and the state just before it, so regeneration can roll back.

@@ -386,8 +386,9 @@ fn stop_cancels_the_started_attempt_and_ignores_late_results() {
         out[1],
         Effect::AttemptCancelled {
             turn: 1,
-            attempt: 1
-        }
+            attempt: 1,
+            ref text,
+        } if text == "わ！"
     ));
     assert!(matches!(
         out[2],

@@ -7,12 +7,14 @@ use std::time::{Duration, Instant};
 use futures_util::StreamExt;
 use tokio::sync::OnceCell;
 
+use super::budget;
 use super::config::{ApiKind, LlmConfig};
 use super::error::{LlmError, TimeoutPhase};
 use super::framing::cap_text;
 use super::http::{self, Target};
 use super::ollama::Ollama;
 use super::openai::OpenAi;
+use super::policy;
 use super::protocol::{LineError, Protocol, Resolved};
 use super::stream::{Step, StreamDecoder, StreamLineError};
 use super::types::{ChatRequest, Completion, Finish, prepare_messages};
@@ -32,6 +34,10 @@ pub(super) struct Inner {
     /// The endpoint named `/v1` explicitly, which means OpenAI-compatible.
     pub(super) says_v1: bool,
     pub(super) api: OnceCell<ApiKind>,
+    /// Prompt tokens per character, learned from the server's counts.
+    ratio: std::sync::Mutex<budget::Ratio>,
+    /// The context a server reported when it refused a prompt (smaller than num_ctx).
+    server_ctx: std::sync::atomic::AtomicU32,
 }
 
 pub fn protocol(kind: ApiKind) -> &'static dyn Protocol {
@@ -70,17 +76,59 @@ impl Client {
         };
         Ok(Client {
             inner: Arc::new(Inner {
-                cfg,
                 http,
                 root,
                 says_v1,
                 api,
+                ratio: std::sync::Mutex::new(budget::Ratio::new(cfg.tokens_per_char)),
+                server_ctx: std::sync::atomic::AtomicU32::new(u32::MAX),
+                cfg,
             }),
         })
     }
 
     pub fn config(&self) -> &LlmConfig {
         &self.inner.cfg
+    }
+
+    /// The learned (or first-guess) prompt tokens per character.
+    pub fn ratio(&self) -> budget::Ratio {
+        self.inner
+            .ratio
+            .lock()
+            .map(|r| *r)
+            .unwrap_or(budget::Ratio::new(1.0))
+    }
+
+    /// A server counted `tokens` for a prompt of `chars` characters.
+    pub fn learn(&self, chars: usize, tokens: u32) {
+        if let Ok(mut r) = self.inner.ratio.lock() {
+            r.observe(chars, tokens);
+        }
+    }
+
+    /// The server said its context is `tokens` (a refusal): budgets use it from now on.
+    pub fn learn_context(&self, tokens: u32) {
+        self.inner
+            .server_ctx
+            .fetch_min(tokens, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The context prompts are budgeted against: num_ctx, or less when the server said so.
+    pub fn context_tokens(&self) -> u32 {
+        let told = self
+            .inner
+            .server_ctx
+            .load(std::sync::atomic::Ordering::Relaxed);
+        self.inner.cfg.num_ctx.min(told)
+    }
+
+    /// How many prompt characters fit the context (context − max_tokens − margin) at the
+    /// learned ratio.
+    pub fn prompt_budget_chars(&self) -> usize {
+        let cfg = &self.inner.cfg;
+        self.ratio()
+            .chars_for(budget::prompt_tokens(self.context_tokens(), cfg.max_tokens))
     }
 
     /// The API in use, if configured or already detected.
@@ -108,17 +156,47 @@ impl Client {
     }
 
     /// Streams a reply, calling `on_token` with each text delta (whole characters only) as it
-    /// arrives. A transient failure before the stream starts is retried once; a stream that
-    /// fails after it started is replaced by one non-streamed call (`fell_back`; `on_token` is
-    /// not called for its text — `Completion.text` is authoritative).
+    /// arrives. Seed 003 §4 (`llm::policy`): a retryable failure before the stream starts is
+    /// retried once; a stream that still fails at its start, or fails midway, is replaced by one
+    /// non-streamed call (`fell_back`, `fallback_reason`; `on_token` is not called for its
+    /// text — `Completion.text` is authoritative), which is not retried.
     pub async fn stream_chat(
         &self,
         req: &ChatRequest,
         on_token: &mut (dyn FnMut(&str) + Send),
     ) -> Result<Completion, LlmError> {
         let called = Instant::now();
-        let cfg = &self.inner.cfg;
         let kind = self.resolve_api().await?;
+        let mut first_token = None;
+        let (error, retries) = match self
+            .stream_once(req, kind, called, &mut first_token, on_token)
+            .await
+        {
+            Ok(c) => return Ok(c),
+            Err(failed) => failed,
+        };
+        if !policy::falls_back(&error) {
+            return Err(error);
+        }
+        let mut c = self.chat_once(req, kind).await?;
+        c.fell_back = true;
+        c.fallback_reason = Some(error.to_string());
+        c.retries += retries;
+        c.first_token = first_token;
+        c.elapsed = called.elapsed();
+        Ok(c)
+    }
+
+    /// One streamed request (its start retried once). On failure: the error and the retries.
+    async fn stream_once(
+        &self,
+        req: &ChatRequest,
+        kind: ApiKind,
+        called: Instant,
+        first_token: &mut Option<Duration>,
+        on_token: &mut (dyn FnMut(&str) + Send),
+    ) -> Result<Completion, (LlmError, u32)> {
+        let cfg = &self.inner.cfg;
         let proto = protocol(kind);
         let messages = prepare_messages(&req.messages, cfg.effective_system_role());
         let body = proto.chat_body(&Resolved::new(cfg, req, &messages, true));
@@ -135,21 +213,25 @@ impl Client {
         .await;
         let (resp, attempt_started, retries) = match sent {
             Ok(ok) => ok,
-            Err(e) => return Err(self.explain(e).await),
+            Err(e) => {
+                let retried = u32::from(policy::retried(&e));
+                return Err((self.explain(e).await, retried));
+            }
         };
-
-        let mut first_token = None;
         let mut on_delta = |t: &str| {
             if first_token.is_none() {
-                first_token = Some(called.elapsed());
+                *first_token = Some(called.elapsed());
             }
             on_token(t);
         };
         let mut dec = StreamDecoder::new(proto, req.cap.then_some(cfg.max_chars));
         let mut bytes = resp.bytes_stream();
         let first_deadline = attempt_started + first_limit;
+        // Any bytes at all (a role chunk, a keep-alive comment) show the server is alive: from
+        // the first one on, only silence longer than the idle limit ends the stream.
+        let mut got_bytes = false;
         let outcome = loop {
-            let (phase, limit, wait) = if dec.got_text() {
+            let (phase, limit, wait) = if got_bytes {
                 (TimeoutPhase::Idle, cfg.timeouts.idle(), cfg.timeouts.idle())
             } else {
                 let left = first_deadline.saturating_duration_since(Instant::now());
@@ -158,7 +240,10 @@ impl Client {
             let fed = match tokio::time::timeout(wait, bytes.next()).await {
                 Err(_) => break Err(target.timeout(phase, limit)),
                 Ok(Some(Err(e))) => break Err(target.body_error(&e)),
-                Ok(Some(Ok(chunk))) => dec.feed(&chunk, &mut on_delta),
+                Ok(Some(Ok(chunk))) => {
+                    got_bytes |= !chunk.is_empty();
+                    dec.feed(&chunk, &mut on_delta)
+                }
                 Ok(None) => match dec.end(&mut on_delta) {
                     Ok(Step::More) => {
                         break Err(target
@@ -175,68 +260,63 @@ impl Client {
         };
         // Dropping the body stream closes the connection, which tells the server to stop.
         drop(bytes);
-        match outcome {
-            Ok(step) => {
-                let capped = step == Step::Capped;
-                let finish = if capped {
-                    Finish::Capped
-                } else {
-                    dec.finish().unwrap_or(Finish::Stop)
-                };
-                let tokens = dec.tokens();
-                let raw = dec.into_raw();
-                Ok(Completion {
-                    text: final_text(&raw, capped, cfg),
-                    raw,
-                    finish,
-                    tokens,
-                    first_token,
-                    elapsed: called.elapsed(),
-                    fell_back: false,
-                    retries,
-                })
-            }
-            // Nothing came at all: a slow server would be slower still without streaming.
-            Err(
-                e @ LlmError::Timeout {
-                    phase: TimeoutPhase::FirstToken,
-                    ..
-                },
-            ) => Err(e),
-            Err(_stream_failure) => {
-                let mut c = self.chat_once(req, kind, false).await?;
-                c.fell_back = true;
-                c.retries += retries;
-                c.first_token = first_token;
-                c.elapsed = called.elapsed();
+        let step = outcome.map_err(|e| (e, retries))?;
+        let capped = step == Step::Capped;
+        let finish = if capped {
+            Finish::Capped
+        } else {
+            dec.finish().unwrap_or(Finish::Stop)
+        };
+        let (tokens, prompt_tokens) = (dec.tokens(), dec.prompt_tokens());
+        if let Some(n) = prompt_tokens {
+            self.learn(budget::chars_of(&messages), n);
+        }
+        let raw = dec.into_raw();
+        Ok(Completion {
+            text: final_text(&raw, capped, cfg),
+            raw,
+            finish,
+            tokens,
+            first_token: *first_token,
+            elapsed: called.elapsed(),
+            fell_back: false,
+            fallback_reason: None,
+            prompt_tokens,
+            retries,
+        })
+    }
+
+    /// One non-streamed call (judge calls, or when streaming is not wanted). Rows 1–2 of the
+    /// table: a retryable failure of the whole call (sending, reading or parsing) is retried
+    /// once after the backoff.
+    pub async fn chat(&self, req: &ChatRequest) -> Result<Completion, LlmError> {
+        let kind = self.resolve_api().await?;
+        match self.chat_once(req, kind).await {
+            Err(e) if policy::retried(&e) => {
+                tokio::time::sleep(self.inner.cfg.retry_backoff()).await;
+                let mut c = self.chat_once(req, kind).await?;
+                c.retries += 1;
                 Ok(c)
             }
+            other => other,
         }
     }
 
-    /// One non-streamed call (judge calls, or when streaming is not wanted). A transient
-    /// failure is retried once.
-    pub async fn chat(&self, req: &ChatRequest) -> Result<Completion, LlmError> {
-        let kind = self.resolve_api().await?;
-        self.chat_once(req, kind, true).await
-    }
-
-    async fn chat_once(
-        &self,
-        req: &ChatRequest,
-        kind: ApiKind,
-        retry: bool,
-    ) -> Result<Completion, LlmError> {
+    /// One non-streamed request, not retried (row 4: the stream's fallback call).
+    async fn chat_once(&self, req: &ChatRequest, kind: ApiKind) -> Result<Completion, LlmError> {
         let called = Instant::now();
         let cfg = &self.inner.cfg;
         let proto = protocol(kind);
         let messages = prepare_messages(&req.messages, cfg.effective_system_role());
         let body = proto.chat_body(&Resolved::new(cfg, req, &messages, false));
         let target = self.target(kind, proto.chat_path(), &cfg.model);
-        let (text, retries) = self.post_whole(&target, &body, retry).await?;
+        let text = self.post_whole(&target, &body, false).await?;
         let reply = proto
             .parse_reply(&text)
             .map_err(|e| body_error(&target, e, &text))?;
+        if let Some(n) = reply.prompt_tokens {
+            self.learn(budget::chars_of(&messages), n);
+        }
         let capped = req.cap && reply.text.chars().count() > cfg.max_chars;
         Ok(Completion {
             text: final_text(&reply.text, capped, cfg),
@@ -246,18 +326,20 @@ impl Client {
             first_token: None,
             elapsed: called.elapsed(),
             fell_back: false,
-            retries,
+            fallback_reason: None,
+            prompt_tokens: reply.prompt_tokens,
+            retries: 0,
         })
     }
 
-    /// POSTs `body` and reads the whole reply within the request timeout; a transient failure
-    /// before the answer is retried once when `retry` is set. Returns the body and retries.
+    /// POSTs `body` and reads the whole reply within the request timeout; a retryable failure
+    /// before the answer is retried once when `retry` is set.
     async fn post_whole(
         &self,
         target: &Target,
         body: &serde_json::Value,
         retry: bool,
-    ) -> Result<(String, u32), LlmError> {
+    ) -> Result<String, LlmError> {
         let cfg = &self.inner.cfg;
         let limit = cfg.timeouts.request();
         let sent = http::send(
@@ -269,12 +351,11 @@ impl Client {
             retry.then(|| cfg.retry_backoff()),
         )
         .await;
-        let (resp, started, retries) = match sent {
+        let (resp, started, _) = match sent {
             Ok(ok) => ok,
             Err(e) => return Err(self.explain(e).await),
         };
-        let text = http::read_body(resp, target, started + limit, limit).await?;
-        Ok((text, retries))
+        http::read_body(resp, target, started + limit, limit).await
     }
 
     /// One embedding vector per input, in input order.
@@ -284,7 +365,7 @@ impl Client {
         let proto = protocol(kind);
         let target = self.target(kind, proto.embed_path(), cfg.embed_model());
         let body = proto.embed_body(cfg.embed_model(), inputs);
-        let (text, _) = self.post_whole(&target, &body, true).await?;
+        let text = self.post_whole(&target, &body, true).await?;
         let vectors = proto
             .parse_embeddings(&text)
             .map_err(|e| body_error(&target, e, &text))?;

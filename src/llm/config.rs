@@ -55,9 +55,24 @@ pub struct Timeouts {
     pub first_token_ms: u64,
     pub idle_ms: u64,
     pub request_ms: u64,
+    /// The model-list probe at start-up (and on R): a server that accepts the connection but
+    /// never answers is reported after this, not after first_token_ms.
+    #[serde(default = "default_probe_ms")]
+    pub probe_ms: u64,
+}
+
+fn default_tokens_per_char() -> f64 {
+    1.5
+}
+
+fn default_probe_ms() -> u64 {
+    3000
 }
 
 impl Timeouts {
+    pub fn probe(&self) -> Duration {
+        Duration::from_millis(self.probe_ms)
+    }
     pub fn connect(&self) -> Duration {
         Duration::from_millis(self.connect_ms)
     }
@@ -97,6 +112,9 @@ pub struct LlmConfig {
     pub max_tokens: u32,
     pub timeouts: Timeouts,
     pub retry_backoff_ms: u64,
+    /// First guess of prompt tokens per character, until a server's count is seen.
+    #[serde(default = "default_tokens_per_char")]
+    pub tokens_per_char: f64,
     #[serde(default)]
     pub embed_model: Option<String>,
     #[serde(default)]
@@ -212,6 +230,7 @@ impl LlmConfig {
             ("timeouts.first_token_ms", t.first_token_ms),
             ("timeouts.idle_ms", t.idle_ms),
             ("timeouts.request_ms", t.request_ms),
+            ("timeouts.probe_ms", t.probe_ms),
         ] {
             if ms == 0 {
                 return Err(bad(key, "must be at least 1 ms".into()));

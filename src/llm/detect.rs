@@ -24,7 +24,7 @@ impl Client {
         for kind in order {
             let proto = protocol(kind);
             let target = self.target(kind, proto.models_path(), &cfg.model);
-            let limit = (TimeoutPhase::Response, cfg.timeouts.first_token());
+            let limit = (TimeoutPhase::Probe, cfg.timeouts.probe());
             let fetched = self.get(&target, limit).await;
             let body = match fetched {
                 Ok(body) => body,
@@ -113,10 +113,7 @@ impl Client {
             } if available.is_empty() => {
                 let proto = protocol(ApiKind::OpenAi);
                 let target = self.target(ApiKind::OpenAi, proto.models_path(), &model);
-                let limit = (
-                    TimeoutPhase::Response,
-                    self.inner.cfg.timeouts.first_token(),
-                );
+                let limit = (TimeoutPhase::Probe, self.inner.cfg.timeouts.probe());
                 let available = match self.get(&target, limit).await {
                     Ok(body) => proto.parse_models(&body).unwrap_or_default(),
                     Err(_) => Vec::new(),

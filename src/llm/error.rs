@@ -13,8 +13,10 @@ pub enum TimeoutPhase {
     FirstToken,
     /// Silence between two chunks of a stream that had started.
     Idle,
-    /// A whole non-streamed call (or a model-list probe).
+    /// A whole non-streamed call.
     Response,
+    /// The model-list probe: the connection opened, no answer came.
+    Probe,
 }
 
 impl TimeoutPhase {
@@ -24,6 +26,10 @@ impl TimeoutPhase {
             TimeoutPhase::FirstToken => "waiting for the first token",
             TimeoutPhase::Idle => "waiting for the next chunk (the stream stalled)",
             TimeoutPhase::Response => "waiting for the whole response",
+            TimeoutPhase::Probe => {
+                "waiting for the model list — the server accepted the connection but did not \
+                 answer (busy or hung?)"
+            }
         }
     }
 }
@@ -115,11 +121,21 @@ pub enum LlmError {
 
 fn not_found_hint(api: &ApiKind, model: &str, available: &[String]) -> String {
     match api {
-        ApiKind::Ollama => format!(" — download it with `ollama pull {model}` or pass --model"),
+        ApiKind::Ollama if available.is_empty() => {
+            format!(" — download it with `ollama pull {model}` or pass --model")
+        }
+        ApiKind::Ollama => format!(
+            " — the server answered and has: {}; download it with `ollama pull {model}` or pass \
+             --model",
+            available.join(", ")
+        ),
         ApiKind::OpenAi if available.is_empty() => " — pass --model with a model the server \
                                                     serves"
             .to_string(),
-        ApiKind::OpenAi => format!(" — the server has: {}; pass --model", available.join(", ")),
+        ApiKind::OpenAi => format!(
+            " — the server answered and has: {}; pass --model",
+            available.join(", ")
+        ),
     }
 }
 
@@ -132,14 +148,9 @@ fn fmt_duration(d: &Duration) -> String {
 }
 
 impl LlmError {
-    /// Worth one retry after a short pause: refused or reset connections, 429, 502, 503, 504.
+    /// Worth one retry after a short pause: rows 1–2 of seed 003 §4's table (`llm::policy`).
     pub fn is_transient(&self) -> bool {
-        match self {
-            LlmError::Connect { .. } => true,
-            LlmError::Rejected { status, .. } => *status == 429,
-            LlmError::Server { status, .. } => matches!(status, 502..=504),
-            _ => false,
-        }
+        super::policy::retried(self)
     }
 
     /// The endpoint cannot serve us (down, missing model, failing, stalling or talking nonsense),
@@ -250,7 +261,11 @@ mod tests {
             message: String::new(),
         };
         assert!(server(503).is_transient());
-        assert!(!server(500).is_transient());
+        assert!(
+            server(500).is_transient(),
+            "seed 003 §4: API errors get one retry"
+        );
+        assert!(!server(501).is_transient());
         assert!(server(500).is_endpoint_failure());
         let rejected = |status| LlmError::Rejected {
             status,

@@ -171,6 +171,7 @@ async fn send_once(
     connect_timeout: Duration,
 ) -> Result<reqwest::Response, LlmError> {
     let deadline = tokio::time::Instant::now() + limit;
+    log_request(target, body);
     let req = match body {
         Some(b) => http.post(&target.url).json(b),
         None => http.get(&target.url),
@@ -204,5 +205,35 @@ pub async fn read_body(
         Err(_) => Err(target.timeout(TimeoutPhase::Response, limit)),
         Ok(Err(e)) => Err(target.body_error(&e)),
         Ok(Ok(b)) => Ok(String::from_utf8_lossy(&b).into_owned()),
+    }
+}
+
+/// `KAKEAI_REQUEST_LOG=FILE`: every request's URL and JSON body is appended to FILE as one JSON
+/// line, so the prompts actually sent can be read (issue 13 §5). Off when unset; a write
+/// failure is reported once on stderr and never fails the request.
+fn log_request(target: &Target, body: Option<&Value>) {
+    static LOG: std::sync::OnceLock<Option<std::path::PathBuf>> = std::sync::OnceLock::new();
+    let Some(path) = LOG.get_or_init(|| std::env::var_os("KAKEAI_REQUEST_LOG").map(Into::into))
+    else {
+        return;
+    };
+    let line = serde_json::json!({
+        "at_ms": std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0),
+        "url": target.url,
+        "body": body,
+    });
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, format!("{line}\n").as_bytes()));
+    static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if let Err(e) = written
+        && !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed)
+    {
+        eprintln!("kakeai: KAKEAI_REQUEST_LOG {}: {e}", path.display());
     }
 }

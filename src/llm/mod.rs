@@ -6,6 +6,7 @@
 //! `ollama` / `openai` implement the `Protocol` seam (request bodies, line and reply parsing);
 //! `http` and `client` move bytes and enforce the time limits.
 
+pub mod budget;
 pub mod client;
 pub mod config;
 mod detect;
@@ -14,6 +15,7 @@ pub mod framing;
 mod http;
 pub mod ollama;
 pub mod openai;
+pub mod policy;
 pub mod protocol;
 pub mod stream;
 pub mod types;

@@ -23,6 +23,8 @@ struct Line<'a> {
     #[serde(default)]
     eval_count: Option<u32>,
     #[serde(default)]
+    prompt_eval_count: Option<u32>,
+    #[serde(default)]
     error: Option<Value>,
 }
 
@@ -96,6 +98,7 @@ impl Protocol for Ollama {
                 .done
                 .then(|| finish_from(l.done_reason.as_deref().unwrap_or("stop"))),
             tokens: l.eval_count,
+            prompt_tokens: l.prompt_eval_count,
             done: l.done,
         }))
     }
@@ -118,6 +121,7 @@ impl Protocol for Ollama {
                 .map(finish_from)
                 .unwrap_or(Finish::Stop),
             tokens: l.eval_count,
+            prompt_tokens: l.prompt_eval_count,
         })
     }
 

@@ -45,6 +45,8 @@ struct Content<'a> {
 struct Usage {
     #[serde(default)]
     completion_tokens: Option<u32>,
+    #[serde(default)]
+    prompt_tokens: Option<u32>,
 }
 
 /// llama-server's non-standard per-response timings.
@@ -52,6 +54,11 @@ struct Usage {
 struct Timings {
     #[serde(default)]
     predicted_n: Option<u32>,
+    /// Prompt tokens evaluated now; `cache_n` more came from the prompt cache.
+    #[serde(default)]
+    prompt_n: Option<u32>,
+    #[serde(default)]
+    cache_n: Option<u32>,
 }
 
 const EXPECTED_DATA: &str = "an SSE `data:` line holding a chat.completion.chunk JSON object";
@@ -62,6 +69,16 @@ impl Event<'_> {
             .as_ref()
             .and_then(|u| u.completion_tokens)
             .or_else(|| self.timings.as_ref().and_then(|t| t.predicted_n))
+    }
+
+    fn prompt_tokens(&self) -> Option<u32> {
+        self.usage
+            .as_ref()
+            .and_then(|u| u.prompt_tokens)
+            .or_else(|| {
+                let t = self.timings.as_ref()?;
+                Some(t.prompt_n? + t.cache_n.unwrap_or(0))
+            })
     }
 }
 
@@ -88,6 +105,10 @@ impl Protocol for OpenAi {
             "temperature": r.temperature,
             "max_tokens": r.max_tokens,
         });
+        if r.stream {
+            // The last event then carries `usage`: the prompt's token count teaches the budget.
+            body["stream_options"] = json!({"include_usage": true});
+        }
         if !r.stop.is_empty() {
             body["stop"] = json!(r.stop);
         }
@@ -136,6 +157,7 @@ impl Protocol for OpenAi {
         let tokens = ev.tokens();
         let mut chunk = Chunk {
             tokens,
+            prompt_tokens: ev.prompt_tokens(),
             ..Chunk::default()
         };
         if let Some(choice) = ev.choices.into_iter().next() {
@@ -156,6 +178,7 @@ impl Protocol for OpenAi {
             return Err(LineError::Server(error_text(e)));
         }
         let tokens = ev.tokens();
+        let prompt_tokens = ev.prompt_tokens();
         let Some(choice) = ev.choices.into_iter().next() else {
             return Err(LineError::Malformed { expected });
         };
@@ -170,6 +193,7 @@ impl Protocol for OpenAi {
                 .map(finish_from)
                 .unwrap_or(Finish::Stop),
             tokens,
+            prompt_tokens,
         })
     }
 

@@ -15,6 +15,8 @@ pub struct Chunk<'a> {
     pub finish: Option<Finish>,
     /// The server's own count of generated tokens (final line / usage / timings).
     pub tokens: Option<u32>,
+    /// The server's count of prompt tokens (usage.prompt_tokens / prompt_eval_count).
+    pub prompt_tokens: Option<u32>,
     /// The stream is complete (Ollama `done: true`, SSE `[DONE]`).
     pub done: bool,
 }
@@ -25,6 +27,7 @@ pub struct Reply {
     pub text: String,
     pub finish: Finish,
     pub tokens: Option<u32>,
+    pub prompt_tokens: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -29,6 +29,7 @@ struct State {
     acc: Accumulator,
     finish: Option<Finish>,
     tokens: Option<u32>,
+    prompt_tokens: Option<u32>,
     deltas: u32,
     got_text: bool,
 }
@@ -51,6 +52,7 @@ impl<'p> StreamDecoder<'p> {
                 acc: Accumulator::new(cap),
                 finish: None,
                 tokens: None,
+                prompt_tokens: None,
                 deltas: 0,
                 got_text: false,
             },
@@ -113,6 +115,11 @@ impl<'p> StreamDecoder<'p> {
         self.state.tokens.unwrap_or(self.state.deltas)
     }
 
+    /// The server's count of prompt tokens, when it sent one.
+    pub fn prompt_tokens(&self) -> Option<u32> {
+        self.state.prompt_tokens
+    }
+
     pub fn into_raw(self) -> String {
         self.state.acc.into_raw()
     }
@@ -136,6 +143,9 @@ fn handle_line(
     };
     if chunk.tokens.is_some() {
         st.tokens = chunk.tokens;
+    }
+    if chunk.prompt_tokens.is_some() {
+        st.prompt_tokens = chunk.prompt_tokens;
     }
     if chunk.finish.is_some() {
         st.finish = chunk.finish;

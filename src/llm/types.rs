@@ -130,8 +130,13 @@ pub struct Completion {
     /// Time from the call to the first text, retry pause included (streamed calls only).
     pub first_token: Option<Duration>,
     pub elapsed: Duration,
-    /// The stream failed mid-way and a non-streamed call produced this result.
+    /// The stream failed (at its start or mid-way) and a non-streamed call produced this result.
     pub fell_back: bool,
+    /// Why the stream was given up, when it was (shown on the attempt).
+    pub fallback_reason: Option<String>,
+    /// The prompt's size in tokens as the server counted it (usage.prompt_tokens, llama-server
+    /// timings, Ollama prompt_eval_count); None when the server did not say.
+    pub prompt_tokens: Option<u32>,
     /// How many times a transient failure was retried (0 or 1).
     pub retries: u32,
 }

@@ -30,8 +30,13 @@ pub const CATEGORIES: [&str; 5] = [
 #[derive(Debug, Clone, PartialEq)]
 pub enum Conn {
     Probing,
-    Up { api: String },
+    Up {
+        api: String,
+    },
+    /// Nothing usable answered: refused, or accepted and silent past the probe limit.
     Down(String),
+    /// The server answered but does not serve the model; the message lists what it has.
+    Answered(String),
     Demo,
 }
 
@@ -80,6 +85,8 @@ pub enum Modal {
 pub enum Command {
     StartLive(String),
     StartDemo,
+    /// Ask the endpoint again (model list, short timeout); the header shows the answer.
+    Probe,
     Control(Event),
     Save {
         turn: Option<usize>,
@@ -283,6 +290,22 @@ impl App {
         &self.themes[self.theme.min(self.themes.len().saturating_sub(1))]
     }
 
+    /// Why a live run cannot start now (the endpoint has not answered with the model).
+    fn not_ready(&self) -> Option<String> {
+        match &self.header.conn {
+            Conn::Up { .. } => None,
+            Conn::Probing => {
+                Some("still probing the endpoint — wait for the header to say connected".into())
+            }
+            Conn::Down(why) | Conn::Answered(why) => Some(format!(
+                "cannot start a live run: {why} — R probes again, d plays the demo"
+            )),
+            Conn::Demo => {
+                Some("probing the endpoint before a live run — press n again once connected".into())
+            }
+        }
+    }
+
     pub fn running(&self) -> bool {
         matches!(self.run.state, RunState::Running | RunState::Paused)
     }
@@ -327,8 +350,8 @@ impl App {
                 self.status = format!("run {run_id} started");
             }
             UiMsg::Connection(c) => {
-                if let Conn::Down(why) = &c {
-                    self.status = format!("{why} — press d for the bundled demo");
+                if let Conn::Down(why) | Conn::Answered(why) = &c {
+                    self.status = format!("{why} — R probes again, d plays the bundled demo");
                 }
                 self.header.conn = c;
             }
@@ -504,11 +527,23 @@ impl App {
             Action::NewRun => {
                 if self.running() {
                     self.status = "a run is in progress — stop it first (s)".into();
+                } else if let Some(why) = self.not_ready() {
+                    // A run that would only fail a minute later is not started.
+                    self.status = why;
+                    if self.header.conn == Conn::Demo {
+                        self.header.conn = Conn::Probing;
+                        return vec![Command::Probe];
+                    }
                 } else {
                     self.modal = Some(Modal::Topic(textarea(
                         "topic — what should they talk about? (Enter to start, Esc to cancel)",
                     )));
                 }
+            }
+            Action::Probe => {
+                self.header.conn = Conn::Probing;
+                self.status = format!("probing {} …", self.header.endpoint);
+                return vec![Command::Probe];
             }
             Action::Demo => {
                 if self.running() {

@@ -36,6 +36,9 @@ pub enum Source {
 /// One user message and the sister's answer.
 #[derive(Debug, Clone)]
 pub struct Exchange {
+    /// The sister who answers this exchange: each sister has her own history (ctrl-t switches
+    /// to the other one's, it never relabels replies).
+    pub character: String,
     /// The user's text after masking (the raw text is never kept).
     pub masked: String,
     /// Kinds that were masked, for the banner.
@@ -114,6 +117,7 @@ impl App {
                 chat.input = input_box(&chat.character);
                 chat.busy = true;
                 chat.exchanges.push(Exchange {
+                    character: chat.character.clone(),
                     masked: String::new(),
                     masked_kinds: Vec::new(),
                     reply: String::new(),
@@ -126,9 +130,10 @@ impl App {
                 });
                 chat.selected = chat.exchanges.len() - 1;
                 let character = chat.character.clone();
+                // Only her own conversation: the other sister's replies are not hers.
                 let history = chat.exchanges[..chat.exchanges.len() - 1]
                     .iter()
-                    .filter(|e| e.source != Source::Blocked)
+                    .filter(|e| e.source != Source::Blocked && e.character == character)
                     .map(|e| (e.masked.clone(), e.reply.clone()))
                     .collect();
                 // The raw text leaves the app state here; only the masked text is kept.
@@ -195,9 +200,8 @@ pub fn render(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
             lines.push(Line::styled(format!("  {w}"), sel.fg(t.text)));
         }
         let mut head = vec![Span::styled(
-            name(&chat.character).to_string(),
-            sel.fg(t.speaker(&chat.character))
-                .add_modifier(Modifier::BOLD),
+            name(&e.character).to_string(),
+            sel.fg(t.speaker(&e.character)).add_modifier(Modifier::BOLD),
         )];
         head.push(Span::raw(" "));
         match &e.source {

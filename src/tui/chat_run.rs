@@ -10,7 +10,7 @@ use super::Runtime;
 use super::app::{ChatMsg, UiMsg};
 use super::chat::Source;
 use crate::director::{self, Character, RuleSet, Verdict};
-use crate::llm::{ChatRequest, Client, LlmConfig, Message};
+use crate::llm::{Client, LlmConfig, Message};
 use crate::safety::{ClientLlm, Judgment, Sister, UserContext, pii};
 use crate::store::chat::NewChat;
 use crate::text::{Analysis, Analyzer};
@@ -420,15 +420,26 @@ async fn generate(
     let mut on_token = move |d: &str| {
         let _ = tx.send(UiMsg::Chat(ChatMsg::Token(d.to_string())));
     };
-    let done = client
-        .stream_chat(&ChatRequest::line(messages), &mut on_token)
-        .await
-        .map_err(|e| e.to_string())?;
+    // The same token budget as duo runs: her oldest exchanges go first.
+    let done = crate::duo::backend::fitted_stream(&client, messages, &mut on_token).await?;
+    if let Some(why) = &done.fallback_reason {
+        emit.trace(format!(
+            "streaming gave up, one non-stream call answered: {why}"
+        ));
+    }
+    let mut text = done.text;
+    if done.finish == crate::llm::Finish::Length {
+        let (kept, dropped) = crate::duo::cut::to_last_sentence(&text, &deps.llm.trim_chars);
+        emit.trace(format!(
+            "token limit: the reply was cut; kept up to its last finished sentence, dropped 「{dropped}」"
+        ));
+        text = kept;
+    }
     emit.send(ChatMsg::Reply {
-        text: done.text.clone(),
+        text: text.clone(),
         source: Source::Llm,
     });
-    Ok(done.text)
+    Ok(text)
 }
 
 /// Layers 1–4 on the masked message; L4 asks the model when L1–L3 raised something.

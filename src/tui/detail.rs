@@ -89,6 +89,12 @@ pub fn detail(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
             lines.push(Line::styled(r, Style::new().fg(t.retry)));
         }
     }
+    if let Some(why) = &a.stats.fallback {
+        let note = format!("⚠ streaming gave up; one non-stream call answered: {why}");
+        for r in wrap(&note, width) {
+            lines.push(Line::styled(r, Style::new().fg(t.warn)));
+        }
+    }
     if let Some(v) = &a.verdict {
         lines.push(Line::raw(""));
         for fd in v.reported_findings() {

@@ -53,6 +53,7 @@ pub enum Action {
     Accept,
     Promote,
     NextWork,
+    Probe,
     /// Unbinds a key.
     None,
 }
@@ -107,6 +108,7 @@ impl Action {
             Action::NextWork => {
                 "visibility pane: open the vault's next work (runs use it from the next turn)"
             }
+            Action::Probe => "probe the endpoint again (model list, short timeout)",
             Action::None => "(unbound)",
         }
     }

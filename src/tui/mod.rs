@@ -77,6 +77,9 @@ impl Runtime {
                     Ok(info) => Conn::Up {
                         api: info.api.to_string(),
                     },
+                    Err(e @ crate::llm::LlmError::ModelNotFound { .. }) => {
+                        Conn::Answered(e.to_string())
+                    }
                     Err(e) => Conn::Down(e.to_string()),
                 },
                 Err(e) => Conn::Down(e.to_string()),
@@ -132,6 +135,7 @@ impl Runtime {
 
     pub fn execute(&mut self, cmd: Command) {
         match cmd {
+            Command::Probe => self.probe(),
             Command::StartDemo => match Replay::demo() {
                 Ok(r) => self.start_demo(r),
                 Err(e) => self.app.status = e,

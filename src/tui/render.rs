@@ -71,9 +71,13 @@ pub(super) fn badge(s: Option<Status>, t: &Theme) -> Span<'static> {
 fn header(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
     let h = &app.header;
     let (conn, color) = match &h.conn {
-        Conn::Probing => ("connecting…".to_string(), t.dim),
+        Conn::Probing => ("probing…".to_string(), t.dim),
         Conn::Up { api } => (format!("connected ({api})"), t.pass),
-        Conn::Down(_) => ("no endpoint answering".to_string(), t.retry),
+        Conn::Down(_) => ("no endpoint answering · R probe again".to_string(), t.retry),
+        Conn::Answered(_) => (
+            "server up, model missing · R probe again".to_string(),
+            t.warn,
+        ),
         Conn::Demo => ("replay (no model)".to_string(), t.accent),
     };
     let dim = Style::new().fg(t.dim);
@@ -203,7 +207,7 @@ fn conversation(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
     let turns = &app.run.turns;
     if turns.is_empty() {
         let msg = match &app.header.conn {
-            Conn::Down(why) => wrap(why, inner.width as usize)
+            Conn::Down(why) | Conn::Answered(why) => wrap(why, inner.width as usize)
                 .into_iter()
                 .map(|r| Line::styled(r, Style::new().fg(t.retry)))
                 .chain([
@@ -212,7 +216,7 @@ fn conversation(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
                         "Start Ollama (ollama serve) or run kakeai --endpoint URL --model M.",
                     ),
                     Line::styled(
-                        "Press d to play the bundled demo run, ? for help.",
+                        "R: probe again · d: the bundled demo run · ?: help",
                         Style::new().fg(t.accent),
                     ),
                 ])

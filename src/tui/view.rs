@@ -196,7 +196,7 @@ impl RunView {
                     a.phase = Phase::Failed(error.clone());
                 }
             }
-            Effect::AttemptCancelled { turn, attempt } => {
+            Effect::AttemptCancelled { turn, attempt, .. } => {
                 if let Some(a) = self.attempt_mut(*turn, *attempt) {
                     a.phase = Phase::Cancelled;
                 }

@@ -71,6 +71,17 @@ impl Reply {
         }
     }
 
+    /// Accepts the request, then closes the connection without a status line.
+    pub fn hang_up() -> Reply {
+        Reply {
+            status: 0,
+            content_type: "",
+            framing: Framing::Close,
+            delay: Duration::ZERO,
+            parts: Vec::new(),
+        }
+    }
+
     pub fn framing(mut self, f: Framing) -> Reply {
         self.framing = f;
         self
@@ -253,6 +264,10 @@ async fn serve(
     reqs.lock().unwrap().push(req.clone());
     let reply = handler(&req, n);
     tokio::time::sleep(reply.delay).await;
+    if reply.status == 0 {
+        let _ = sock.shutdown().await;
+        return;
+    }
     let reason = match reply.status {
         200 => "OK",
         400 => "Bad Request",

@@ -366,6 +366,7 @@ impl Session {
                 Effect::AttemptCancelled {
                     turn: c.turn,
                     attempt: c.attempt,
+                    text: c.text,
                 },
             ],
             Some(_) => vec![Effect::Cancel],

@@ -1,0 +1,184 @@
+//! The prompt budget in tokens: the chars→tokens ratio is learned from each response's prompt
+//! token count (usage.prompt_tokens, llama-server timings, Ollama prompt_eval_count), and a
+//! prompt is fitted to the context by dropping its oldest history first (issue 13 §4).
+
+use super::types::{Message, Role};
+
+/// Tokens per character of prompt text, as last observed (or the configured first guess).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ratio {
+    pub tokens_per_char: f64,
+    /// Whether a server count has been seen yet.
+    pub learned: bool,
+}
+
+impl Ratio {
+    pub fn new(first_guess: f64) -> Ratio {
+        Ratio {
+            tokens_per_char: first_guess.max(0.05),
+            learned: false,
+        }
+    }
+
+    /// A server said `tokens` for a prompt of `chars` characters. The prompt's template and
+    /// role markers are counted in, so the ratio errs on the safe (larger) side.
+    pub fn observe(&mut self, chars: usize, tokens: u32) {
+        if chars == 0 || tokens == 0 {
+            return;
+        }
+        self.tokens_per_char = f64::from(tokens) / chars as f64;
+        self.learned = true;
+    }
+
+    /// How many prompt characters fit `tokens`.
+    pub fn chars_for(&self, tokens: u32) -> usize {
+        (f64::from(tokens) / self.tokens_per_char).floor() as usize
+    }
+}
+
+/// Prompt tokens available: the context minus the reply's reserve and a small margin for the
+/// chat template.
+pub fn prompt_tokens(num_ctx: u32, max_tokens: u32) -> u32 {
+    let margin = (num_ctx / 32).max(16);
+    num_ctx.saturating_sub(max_tokens).saturating_sub(margin)
+}
+
+pub fn chars_of(messages: &[Message]) -> usize {
+    messages.iter().map(|m| m.content.chars().count()).sum()
+}
+
+/// The prompt does not fit even without any history.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Overflow {
+    pub needed_chars: usize,
+    pub budget_chars: usize,
+}
+
+/// Drops the oldest history (messages between the leading system messages and the last one)
+/// until `messages` fit `budget_chars`; a history that would then start with an assistant turn
+/// loses that turn too (strict user/assistant alternation). Returns how many were dropped.
+pub fn fit(messages: &mut Vec<Message>, budget_chars: usize) -> Result<usize, Overflow> {
+    let lead = messages
+        .iter()
+        .take_while(|m| m.role == Role::System)
+        .count();
+    let mut dropped = 0;
+    while chars_of(messages) > budget_chars && messages.len() > lead + 1 {
+        messages.remove(lead);
+        dropped += 1;
+        while messages.len() > lead + 1 && messages[lead].role == Role::Assistant {
+            messages.remove(lead);
+            dropped += 1;
+        }
+    }
+    let needed = chars_of(messages);
+    if needed > budget_chars {
+        return Err(Overflow {
+            needed_chars: needed,
+            budget_chars,
+        });
+    }
+    Ok(dropped)
+}
+
+/// llama-server's context refusal, "request (2419 tokens) exceeds the available context size
+/// (1024 tokens)": the prompt's token count and the context, when the message says them.
+pub fn refused_counts(message: &str) -> Option<(u32, u32)> {
+    let number_before = |at: usize| -> Option<u32> {
+        let head = message.get(..at)?.trim_end();
+        let digits: String = head
+            .chars()
+            .rev()
+            .take_while(char::is_ascii_digit)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        digits.parse().ok()
+    };
+    if !message.contains("exceeds the available context size") {
+        return None;
+    }
+    let mut found = message
+        .match_indices(" tokens)")
+        .map(|(i, _)| number_before(i));
+    Some((found.next()??, found.next()??))
+}
+
+/// Explains a prompt that cannot fit, for the run's state line.
+pub fn overflow_message(o: &Overflow, ratio: Ratio, num_ctx: u32) -> String {
+    format!(
+        "context overflow: even without any history the prompt is {} characters (~{:.0} tokens at \
+         {:.2} tokens/char) and the context ({num_ctx} tokens, minus the reply's reserve) holds \
+         {} characters — shorten the persona, world or vault context, lower max_tokens, or raise \
+         num_ctx to the server's context",
+        o.needed_chars,
+        o.needed_chars as f64 * ratio.tokens_per_char,
+        ratio.tokens_per_char,
+        o.budget_chars
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fitting_drops_oldest_history_first_and_keeps_alternation() {
+        let mut seed = 11u64;
+        for _ in 0..300 {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let n = (seed >> 40) as usize % 9;
+            let mut m = vec![Message::system(
+                "設定".repeat(1 + (seed >> 20) as usize % 5),
+            )];
+            for i in 0..n {
+                let text = "あ".repeat(1 + (seed as usize >> (i * 4)) % 13);
+                m.push(if i % 2 == 0 {
+                    Message::user(text)
+                } else {
+                    Message::assistant(text)
+                });
+            }
+            m.push(Message::user("次の発言"));
+            let budget = (seed >> 8) as usize % 80;
+            let before = m.clone();
+            match fit(&mut m, budget) {
+                Ok(dropped) => {
+                    assert!(chars_of(&m) <= budget);
+                    assert_eq!(m.len() + dropped, before.len());
+                    // What is left is the newest tail of the history, unchanged.
+                    assert_eq!(m[1..], before[before.len() - (m.len() - 1)..]);
+                    assert_ne!(m.get(1).map(|x| x.role), Some(Role::Assistant));
+                }
+                Err(o) => {
+                    assert_eq!(
+                        m.len(),
+                        2,
+                        "only the system part and the last message remain"
+                    );
+                    assert!(o.needed_chars > budget);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn reads_llama_servers_refusal() {
+        let m = "request (2419 tokens) exceeds the available context size (1024 tokens), try increasing it";
+        assert_eq!(refused_counts(m), Some((2419, 1024)));
+        assert_eq!(refused_counts("model 'x' not found"), None);
+    }
+
+    #[test]
+    fn ratio_learned_from_a_count() {
+        let mut r = Ratio::new(1.0);
+        assert_eq!(r.chars_for(1000), 1000);
+        r.observe(1500, 2550);
+        assert!(r.learned);
+        assert_eq!(r.chars_for(1700), 1000);
+        assert_eq!(prompt_tokens(8192, 512), 8192 - 512 - 256);
+    }
+}

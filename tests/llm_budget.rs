@@ -1,0 +1,115 @@
+//! The prompt budget in tokens against a fake llama-server that counts 2 tokens per character
+//! and enforces a 1,024-token slot the way the real one refuses (HTTP 400
+//! exceed_context_size): the refusal's counts teach the ratio and the context, the oldest
+//! history is dropped, and the line is generated; a prompt that cannot fit at all is a clear
+//! context-overflow message.
+
+mod llm_fake;
+
+use kakeai::duo::backend::fitted_stream;
+use kakeai::llm::{ApiKind, Client, Message};
+use llm_fake::{FakeServer, Recorded, Reply, parts};
+
+const CTX: usize = 1024;
+
+fn chars(r: &Recorded) -> usize {
+    r.json()["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].as_str().unwrap().chars().count())
+        .sum()
+}
+
+async fn llama_like() -> FakeServer {
+    FakeServer::with(|r, _| {
+        let tokens = chars(r) * 2;
+        if tokens > CTX {
+            return Reply::json(
+                400,
+                &format!(
+                    r#"{{"error":{{"code":400,"message":"request ({tokens} tokens) exceeds the available context size ({CTX} tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":{tokens},"n_ctx":{CTX}}}}}"#
+                ),
+            );
+        }
+        let mut events = llm_fake::sse_events("smollm2", &["うん", "、いいね。"], "stop", 3);
+        let usage = format!(
+            "data: {}\n\n",
+            serde_json::json!({"choices": [], "usage": {"completion_tokens": 3, "prompt_tokens": tokens, "total_tokens": tokens + 3}})
+        );
+        events.insert(events.len() - 1, usage);
+        Reply::sse(parts(&events))
+    })
+    .await
+}
+
+fn client(url: &str) -> Client {
+    let mut cfg = llm_fake::config(url, Some(ApiKind::OpenAi));
+    cfg.model = "smollm2".into();
+    cfg.num_ctx = 8192; // what the user believes; the server's slot is smaller
+    cfg.max_tokens = 100;
+    cfg.tokens_per_char = 1.0;
+    Client::new(cfg).unwrap()
+}
+
+fn conversation(system_chars: usize, turns: usize) -> Vec<Message> {
+    let mut m = vec![Message::system("設".repeat(system_chars))];
+    for i in 0..turns {
+        let text = format!("{i:02}{}", "話".repeat(58));
+        m.push(if i % 2 == 0 {
+            Message::user(text)
+        } else {
+            Message::assistant(text)
+        });
+    }
+    m.push(Message::user("次のやなの発言だけを書いてください。"));
+    m
+}
+
+#[tokio::test]
+async fn a_refused_prompt_teaches_the_budget_and_drops_the_oldest_history() {
+    let server = llama_like().await;
+    let client = client(&server.url);
+    let sent = conversation(200, 20);
+    let c = fitted_stream(&client, sent.clone(), &mut |_| {})
+        .await
+        .unwrap();
+    assert_eq!(c.text, "うん、いいね。");
+    let rec = server.recorded();
+    assert_eq!(rec.len(), 2, "one refusal, one fitted prompt");
+    assert!(chars(&rec[1]) * 2 <= CTX);
+    let msgs = rec[1].json()["messages"].as_array().unwrap().clone();
+    assert_eq!(msgs.first().unwrap()["role"], "system");
+    assert_eq!(
+        msgs.last().unwrap()["content"],
+        sent.last().unwrap().content.as_str()
+    );
+    // The newest history line survived, the oldest did not.
+    let all = rec[1].body.clone();
+    assert!(all.contains(&sent[sent.len() - 2].content));
+    assert!(!all.contains(&sent[1].content));
+    // Learned: 2 tokens per character, the 1,024-token slot.
+    assert!((client.ratio().tokens_per_char - 2.0).abs() < 0.01);
+    assert_eq!(client.context_tokens(), CTX as u32);
+    // The next prompt fits at once.
+    fitted_stream(&client, conversation(200, 24), &mut |_| {})
+        .await
+        .unwrap();
+    assert_eq!(server.recorded().len(), 3);
+}
+
+#[tokio::test]
+async fn a_prompt_that_cannot_fit_is_a_context_overflow_not_a_server_error() {
+    let server = llama_like().await;
+    let client = client(&server.url);
+    let e = fitted_stream(&client, conversation(900, 4), &mut |_| {})
+        .await
+        .unwrap_err();
+    assert!(e.starts_with("context overflow:"), "{e}");
+    assert!(e.contains("1024 tokens"), "{e}");
+    assert_eq!(
+        server.recorded().len(),
+        1,
+        "only the refused attempt reached the server"
+    );
+}

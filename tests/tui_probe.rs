@@ -1,0 +1,149 @@
+//! The workbench's endpoint probe: a server that accepts the connection but never answers is
+//! reported within the short probe limit (not after the 60 s first-token limit), `n` does not
+//! start a run that could only fail, R probes again, and a missing model says the server
+//! answered and lists its models.
+
+#[path = "llm_fake/mod.rs"]
+#[allow(unused_imports)]
+mod llm_fake;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use kakeai::director::RuleSet;
+use kakeai::duo::DuoConfig;
+use kakeai::llm::{ApiKind, LlmConfig};
+use kakeai::store::{Store, StoreHandle};
+use kakeai::text::analyzer::fallback::FallbackAnalyzer;
+use kakeai::tui::app::{App, Command, Conn, Header, UiMsg};
+use kakeai::tui::keymap::Keymap;
+use kakeai::tui::{Runtime, Services, theme};
+use llm_fake::{FakeServer, Reply};
+
+fn app(conn: Conn) -> App {
+    let header = Header {
+        endpoint: "http://127.0.0.1:9".into(),
+        model: "gemma2:27b".into(),
+        conn,
+        analyzer: "fallback".into(),
+        ruleset: "0123456789ab".into(),
+        db: "/tmp/kakeai.db".into(),
+    };
+    App::new(header, theme::load_all().0, Keymap::builtin())
+}
+
+fn key(c: char) -> KeyEvent {
+    KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)
+}
+
+/// Probes `llm` through the runtime and returns the header's answer and how long it took.
+async fn probe(llm: LlmConfig) -> (Conn, Duration) {
+    let dir = tempfile::tempdir().unwrap();
+    let services = Services {
+        store: StoreHandle::spawn(Store::open(&dir.path().join("k.db")).unwrap()),
+        rules: RuleSet::builtin().unwrap(),
+        duo: DuoConfig::builtin().unwrap(),
+        llm,
+        analyzer: Arc::new(FallbackAnalyzer),
+        replay_speed: 1000.0,
+        vault: None,
+        safety: Arc::new(kakeai::safety::SafetyRules::builtin()),
+    };
+    let (mut rt, mut rx) = Runtime::new(app(Conn::Probing), services);
+    let started = Instant::now();
+    rt.probe();
+    loop {
+        let msg = tokio::time::timeout(Duration::from_secs(10), rx.recv())
+            .await
+            .expect("the probe answers within 10 s")
+            .unwrap();
+        rt.app.on_msg(msg);
+        if rt.app.header.conn != Conn::Probing {
+            return (rt.app.header.conn.clone(), started.elapsed());
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_server_is_reported_after_the_probe_limit() {
+    // Accepts, reads the request, and answers only after a minute.
+    let server =
+        FakeServer::with(|_, _| Reply::json(200, "{}").delay(Duration::from_secs(60))).await;
+    let mut cfg = llm_fake::config(&server.url, None);
+    cfg.timeouts.first_token_ms = 60_000;
+    cfg.timeouts.probe_ms = 400;
+    let (conn, took) = probe(cfg).await;
+    let Conn::Down(why) = conn else {
+        panic!("{conn:?}")
+    };
+    assert!(
+        why.contains("accepted the connection but did not answer"),
+        "{why}"
+    );
+    assert!(why.contains("/api/tags"), "{why}");
+    assert!(took < Duration::from_secs(5), "{took:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_model_says_the_server_answered_and_lists_its_models() {
+    for api in [ApiKind::Ollama, ApiKind::OpenAi] {
+        let server = FakeServer::with(|r, _| match r.path.as_str() {
+            "/api/tags" => Reply::json(
+                200,
+                r#"{"models":[{"name":"qwen2.5:7b","model":"qwen2.5:7b"},{"name":"llama3.2:3b","model":"llama3.2:3b"}]}"#,
+            ),
+            "/v1/models" => Reply::json(
+                200,
+                r#"{"object":"list","data":[{"id":"qwen2.5:7b"},{"id":"llama3.2:3b"}]}"#,
+            ),
+            _ => Reply::json(404, r#"{"error":"not found"}"#),
+        })
+        .await;
+        let (conn, _) = probe(llm_fake::config(&server.url, Some(api))).await;
+        let Conn::Answered(why) = conn else {
+            panic!("{api}: {conn:?}")
+        };
+        assert!(
+            why.contains("the server answered and has: qwen2.5:7b, llama3.2:3b"),
+            "{why}"
+        );
+        assert!(why.contains("gemma2:27b"), "{why}");
+    }
+}
+
+#[test]
+fn n_does_not_start_a_run_while_the_endpoint_is_not_answering_and_r_probes_again() {
+    for conn in [
+        Conn::Probing,
+        Conn::Down("timed out after 3.0 s waiting for the model list".into()),
+        Conn::Answered("model `gemma2:27b` not found".into()),
+    ] {
+        let mut a = app(conn.clone());
+        let cmds = a.on_key(key('n'));
+        assert!(cmds.is_empty(), "{conn:?}: {cmds:?}");
+        assert!(a.modal.is_none(), "{conn:?}: no topic prompt");
+        assert!(
+            a.status.contains("probing") || a.status.contains("R probes again"),
+            "{}",
+            a.status
+        );
+        let cmds = a.on_key(key('R'));
+        assert!(matches!(cmds.as_slice(), [Command::Probe]), "{cmds:?}");
+        assert_eq!(a.header.conn, Conn::Probing);
+    }
+    // Connected: n opens the topic prompt.
+    let mut a = app(Conn::Up {
+        api: "ollama".into(),
+    });
+    assert!(a.on_key(key('n')).is_empty());
+    assert!(a.modal.is_some());
+    // After the demo the state is unknown: n probes first.
+    let mut a = app(Conn::Demo);
+    assert!(matches!(a.on_key(key('n')).as_slice(), [Command::Probe]));
+    a.on_msg(UiMsg::Connection(Conn::Up {
+        api: "openai".into(),
+    }));
+    a.on_key(key('n'));
+    assert!(a.modal.is_some());
+}
