@@ -17,6 +17,9 @@ pub enum RunStatus {
     Stopped,
     Failed,
     Imported,
+    /// Left `running` by a process that ended without finishing it (quit, kill -9, crash);
+    /// set when the store is next opened.
+    Interrupted,
 }
 
 /// Where one attempt stands. `Streaming` is what a crash leaves behind.
@@ -63,7 +66,7 @@ macro_rules! text_enum {
 }
 
 text_enum!(RunStatus { Running => "running", Completed => "completed", Stopped => "stopped",
-    Failed => "failed", Imported => "imported" });
+    Failed => "failed", Imported => "imported", Interrupted => "interrupted" });
 text_enum!(AttemptState { Streaming => "streaming", Done => "done", Failed => "failed",
     Cancelled => "cancelled" });
 text_enum!(ActionKind { Override => "override", Thumb => "thumb", Feedback => "feedback",
