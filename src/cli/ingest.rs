@@ -1,6 +1,7 @@
 //! `kakeai ingest FILE.jsonl`: conversation logs into the store (PII-masked), pattern uses
 //! logged and resolved, dropouts found. Any bad line: every one is reported as FILE:LINE:COL,
-//! nothing is written, exit 2.
+//! nothing is written, exit 2. Writing goes in short batches (the lock is never held long); a
+//! lock that stays held exits 4, and a re-run finishes the work without duplicating anything.
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -70,7 +71,7 @@ fn ingest_file(
         IngestError::Line { line, message } => {
             Fail(2, format!("{name}:{line}: {message}; nothing ingested"))
         }
-        IngestError::Pattern(e) => Fail(2, e.to_string()),
+        IngestError::Pattern(e) => e.into(),
     })?;
     match args.common.format {
         Format::Json => print_json(out, &report)?,
