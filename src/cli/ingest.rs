@@ -40,10 +40,13 @@ fn ingest_file(
     err: &mut dyn FnMut(&str),
 ) -> Result<i32, Fail> {
     let (name, mut reader) = input::open(Some(&args.file)).map_err(|e| Fail(2, e))?;
-    let mut text = String::new();
+    let mut bytes = Vec::new();
     reader
-        .read_to_string(&mut text)
+        .read_to_end(&mut bytes)
         .map_err(|e| Fail(2, format!("{name}: cannot read: {e}")))?;
+    // Invalid UTF-8 is refused at its line:col, before anything is parsed or written.
+    let text = crate::limits::utf8(std::path::Path::new(&name), bytes)
+        .map_err(|e| Fail(2, format!("{e}; nothing ingested")))?;
     let messages = match ingest::parse_log(&text) {
         Ok(m) => m,
         Err(bad) => {

@@ -310,7 +310,8 @@ fn outcome(a: &OutcomeArgs, out: &mut dyn Write, err: &mut dyn FnMut(&str)) -> R
 
 fn import(a: &ImportArgs, out: &mut dyn Write, err: &mut dyn FnMut(&str)) -> Result<i32, Fail> {
     let name = a.file.display().to_string();
-    let text = std::fs::read_to_string(&a.file).map_err(|e| Fail(2, format!("{name}: {e}")))?;
+    let text = crate::limits::read_text(&a.file, crate::limits::MAX_LINE_BYTES as u64 * 4)
+        .map_err(|e| Fail(2, e.to_string()))?;
     let lines = match exchange::parse_file(&text) {
         Ok(l) => l,
         Err(bad) => {

@@ -362,7 +362,8 @@ impl Driver {
                 let id = self.ensure_row(attempts, *turn, *attempt, &speaker).await?;
                 let mut o = AttemptOutcome::done(String::new());
                 o.state = AttemptState::Failed;
-                o.error = Some(error.clone());
+                // Stored for display: nothing the server sent may steer a terminal.
+                o.error = Some(crate::text::sanitize::for_terminal(error).into_owned());
                 report(self.finish(id, o).await)?;
             }
             Effect::AttemptCancelled { turn, attempt } => {
@@ -409,7 +410,9 @@ impl Driver {
                     RunEnd::Stopped => RunStatus::Stopped,
                     RunEnd::Failed => RunStatus::Failed,
                 };
-                let error = error.clone();
+                let error = error
+                    .as_deref()
+                    .map(|e| crate::text::sanitize::for_terminal(e).into_owned());
                 let r = self
                     .store
                     .call(move |s| s.finish_run(run_id, st, error.as_deref()))
