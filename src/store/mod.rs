@@ -123,10 +123,10 @@ impl Store {
         };
         // Runs a quit or kill -9 left `running` are marked on every start. Best effort: when
         // another process holds the lock too long, the next start does it.
-        if let Err(e) = store.mark_interrupted() {
-            if !write::BusyCheck::is_busy(&e) {
-                return Err(e);
-            }
+        if let Err(e) = store.mark_interrupted()
+            && !write::BusyCheck::is_busy(&e)
+        {
+            return Err(e);
         }
         Ok(store)
     }
