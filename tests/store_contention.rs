@@ -304,3 +304,67 @@ async fn a_killed_run_is_marked_interrupted_on_the_next_start() {
     );
     integrity_ok(&db);
 }
+
+/// A turn whose write fails is never printed as committed: the run ends failed, exit 4.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commit_that_fails_is_not_acknowledged_and_the_run_exits_4() {
+    let srv = server().await;
+    let env = Env::new();
+    let db = env.dir.path().join("f.db");
+    let db = db.to_str().unwrap().to_string();
+    // Create and migrate the store, then make every turn write fail.
+    let o = wait(spawn(
+        &env,
+        &db,
+        &["ingest", &env.file("one.jsonl", &log(1, 1))],
+    ))
+    .await;
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    conn(&db)
+        .execute_batch(
+            "CREATE TRIGGER no_turns BEFORE INSERT ON turns BEGIN SELECT RAISE(ABORT, 'disk says no'); END;",
+        )
+        .unwrap();
+    let o = wait(spawn(
+        &env,
+        &db,
+        &[
+            "run",
+            "--headless",
+            "--no-judge",
+            "--no-vault",
+            "--topic",
+            "港",
+            "--turns",
+            "3",
+            "--endpoint",
+            &srv.url,
+            "--model",
+            "tiny-ja",
+        ],
+    ))
+    .await;
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(4),
+        "{out}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(!out.contains("turn_commit"), "{out}");
+    let done = out.lines().last().unwrap_or_default();
+    assert!(
+        done.contains("\"run_done\"") && done.contains("\"failed\""),
+        "{out}"
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("disk says no"));
+    assert_eq!(
+        count(&db, "SELECT COUNT(*) FROM runs WHERE status = 'failed'"),
+        1
+    );
+}
