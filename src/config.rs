@@ -60,6 +60,36 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
+/// A file over a limit (size, depth, encoding) is a configuration error at its position.
+impl From<crate::limits::LimitError> for ConfigError {
+    fn from(e: crate::limits::LimitError) -> ConfigError {
+        use crate::limits::LimitError as L;
+        let message = e.to_string();
+        let message = message
+            .split_once(": ")
+            .map(|(_, m)| m.to_string())
+            .unwrap_or(message);
+        match e {
+            L::TooDeep {
+                path, line, col, ..
+            }
+            | L::NotUtf8 { path, line, col } => ConfigError::Syntax {
+                path,
+                line,
+                col,
+                message,
+            },
+            L::MultiDocument { path, line } => ConfigError::Syntax {
+                path,
+                line,
+                col: 1,
+                message,
+            },
+            L::Io { path, .. } | L::TooBig { path, .. } => ConfigError::Io { path, message },
+        }
+    }
+}
+
 fn project_dirs() -> Option<ProjectDirs> {
     ProjectDirs::from("", "", "kakeai")
 }
@@ -94,6 +124,7 @@ pub fn line_col(text: &str, byte: usize) -> (usize, usize) {
 
 /// Parses TOML into a table; a syntax error carries path:line:col and what was expected.
 pub fn load_toml_table(path: &Path, text: &str) -> Result<toml::Table, ConfigError> {
+    crate::limits::toml_depth(path, text)?;
     text.parse::<toml::Table>().map_err(|e| {
         let (line, col) = e.span().map(|s| line_col(text, s.start)).unwrap_or((1, 1));
         ConfigError::Syntax {
@@ -207,10 +238,7 @@ pub fn load_layered<T: serde::de::DeserializeOwned>(
     let user_text = match user.filter(|p| p.exists()) {
         Some(p) => Some((
             p,
-            std::fs::read_to_string(p).map_err(|e| ConfigError::Io {
-                path: p.to_path_buf(),
-                message: e.to_string(),
-            })?,
+            crate::limits::read_text(p, crate::limits::MAX_FILE_BYTES)?,
         )),
         None => None,
     };

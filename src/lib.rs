@@ -6,6 +6,7 @@ pub mod cli;
 pub mod config;
 pub mod director;
 pub mod duo;
+pub mod limits;
 pub mod llm;
 pub mod patterns;
 pub mod safety;

@@ -89,10 +89,17 @@ fn more_than_twenty_bad_lines_are_capped_in_the_listing() {
         "--format",
         "json",
     ]);
-    assert_eq!(o.status.code(), Some(0));
+    // Nothing valid in the file: listed, summarised, and exit 2 (issue 17).
+    assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
-    assert_eq!(err.lines().count(), 21, "{err}");
-    assert_eq!(err.lines().last(), Some("and 5 more skipped lines"));
+    assert_eq!(err.lines().count(), 22, "{err}");
+    assert_eq!(err.lines().nth(20), Some("and 5 more skipped lines"));
+    assert!(
+        err.lines()
+            .last()
+            .is_some_and(|l| l.contains("nothing valid to import")),
+        "{err}"
+    );
     assert!(stdout(&o).contains("\"skipped_lines\": 25"));
 }
 

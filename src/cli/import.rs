@@ -1,5 +1,7 @@
-//! `kakeai import duo-talk FILE…`: bring duo-talk run logs into the store, one transaction per
-//! file, idempotently; skipped lines are listed as FILE:LINE:COL on stderr.
+//! `kakeai import duo-talk FILE…`: bring duo-talk run logs into the store, read line by line and
+//! written in short batches of whole runs, idempotently; skipped lines are listed as
+//! FILE:LINE:COL on stderr. Exit 2 when a file holds nothing valid, 4 when the store stays
+//! locked.
 
 use std::path::{Path, PathBuf};
 
@@ -39,25 +41,31 @@ pub fn run(cmd: ImportCommand) -> i32 {
     let ImportCommand::DuoTalk(args) = cmd;
     match import(&args) {
         Ok(()) => 0,
-        Err(e) => {
+        Err((code, e)) => {
             eprintln!("kakeai import: {e}");
-            2
+            code
         }
     }
 }
 
-fn import(args: &DuoTalkArgs) -> Result<(), String> {
-    // Read everything first: an unreadable second file must not leave the first half-imported.
-    let mut inputs = Vec::new();
+fn import(args: &DuoTalkArgs) -> Result<(), (i32, String)> {
+    // Open everything first: an unreadable second file must not leave the first imported.
     for f in &args.files {
-        let bytes = std::fs::read(f).map_err(|e| format!("{}: {e}", f.display()))?;
-        inputs.push((f.as_path(), bytes));
+        std::fs::File::open(f).map_err(|e| (2, format!("{}: {e}", f.display())))?;
     }
-    let path = Store::path_or_default(args.db.as_deref())?;
-    let mut store = Store::open(&path).map_err(|e| e.to_string())?;
+    let path = Store::path_or_default(args.db.as_deref()).map_err(|e| (2, e))?;
+    let store_fail = |e: crate::store::StoreError| {
+        let busy = crate::store::write::BusyCheck::is_busy(&e);
+        (super::patterns::store_code(busy), e.to_string())
+    };
+    let mut store = Store::open(&path).map_err(store_fail)?;
     let mut reports = Vec::new();
-    for (f, bytes) in &inputs {
-        let r = duotalk::import_bytes(&mut store, f, bytes).map_err(|e| e.to_string())?;
+    for f in &args.files {
+        // Read line by line and written in batches of runs; a re-run adds only what is missing.
+        let r = duotalk::import_file(&mut store, f).map_err(|e| match e {
+            duotalk::ImportError::Store(e) => store_fail(e),
+            e => (2, e.to_string()),
+        })?;
         reports.push(r);
     }
     list_problems(&reports);
@@ -77,6 +85,20 @@ fn import(args: &DuoTalkArgs) -> Result<(), String> {
             }
             println!("store: {}", path.display());
         }
+    }
+    // A non-empty file from which nothing at all could be read is bad input, not a success.
+    if let Some(r) = reports
+        .iter()
+        .find(|r| r.runs_seen == 0 && !r.problems.is_empty())
+    {
+        return Err((
+            2,
+            format!(
+                "{}: nothing valid to import ({} malformed lines)",
+                r.path.display(),
+                r.problems.len()
+            ),
+        ));
     }
     Ok(())
 }

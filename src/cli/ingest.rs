@@ -1,6 +1,7 @@
 //! `kakeai ingest FILE.jsonl`: conversation logs into the store (PII-masked), pattern uses
 //! logged and resolved, dropouts found. Any bad line: every one is reported as FILE:LINE:COL,
-//! nothing is written, exit 2.
+//! nothing is written, exit 2. Writing goes in short batches (the lock is never held long); a
+//! lock that stays held exits 4, and a re-run finishes the work without duplicating anything.
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -39,10 +40,13 @@ fn ingest_file(
     err: &mut dyn FnMut(&str),
 ) -> Result<i32, Fail> {
     let (name, mut reader) = input::open(Some(&args.file)).map_err(|e| Fail(2, e))?;
-    let mut text = String::new();
+    let mut bytes = Vec::new();
     reader
-        .read_to_string(&mut text)
+        .read_to_end(&mut bytes)
         .map_err(|e| Fail(2, format!("{name}: cannot read: {e}")))?;
+    // Invalid UTF-8 is refused at its line:col, before anything is parsed or written.
+    let text = crate::limits::utf8(std::path::Path::new(&name), bytes)
+        .map_err(|e| Fail(2, format!("{e}; nothing ingested")))?;
     let messages = match ingest::parse_log(&text) {
         Ok(m) => m,
         Err(bad) => {
@@ -70,7 +74,7 @@ fn ingest_file(
         IngestError::Line { line, message } => {
             Fail(2, format!("{name}:{line}: {message}; nothing ingested"))
         }
-        IngestError::Pattern(e) => Fail(2, e.to_string()),
+        IngestError::Pattern(e) => e.into(),
     })?;
     match args.common.format {
         Format::Json => print_json(out, &report)?,

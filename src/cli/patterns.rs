@@ -1,7 +1,7 @@
 //! `kakeai patterns …`: the プロレス reply-pattern DB from the command line — add, list (scored
 //! and ranked), best match, usage outcomes and 👍/👎, import/export, dropouts and
 //! counterfactual drafts. Exit 0 ok, 1 "nothing found / nothing changed", 2 bad input, 3 the
-//! endpoint failed.
+//! endpoint failed, 4 the store stayed locked by another writer (or could not be written).
 
 mod args;
 mod draft;
@@ -21,7 +21,19 @@ pub struct Fail(pub i32, pub String);
 
 impl From<PatternError> for Fail {
     fn from(e: PatternError) -> Fail {
-        Fail(2, e.to_string())
+        Fail(
+            store_code(crate::store::write::BusyCheck::is_busy(&e)),
+            e.to_string(),
+        )
+    }
+}
+
+/// Exit code of a failed store operation: a lock still held after waiting is not bad input.
+pub(crate) fn store_code(busy: bool) -> i32 {
+    if busy {
+        crate::store::write::EXIT_STORE
+    } else {
+        2
     }
 }
 
@@ -72,7 +84,12 @@ fn dispatch(
 /// Opens (creating if needed) the store for a command that writes.
 pub(crate) fn open(db: Option<&Path>) -> Result<Store, Fail> {
     let path = Store::path_or_default(db).map_err(|e| Fail(2, e))?;
-    Store::open(&path).map_err(|e| Fail(2, e.to_string()))
+    Store::open(&path).map_err(|e| {
+        Fail(
+            store_code(crate::store::write::BusyCheck::is_busy(&e)),
+            e.to_string(),
+        )
+    })
 }
 
 /// Opens the store for a command that only reads; `None` when there is none yet (reading must
@@ -293,7 +310,8 @@ fn outcome(a: &OutcomeArgs, out: &mut dyn Write, err: &mut dyn FnMut(&str)) -> R
 
 fn import(a: &ImportArgs, out: &mut dyn Write, err: &mut dyn FnMut(&str)) -> Result<i32, Fail> {
     let name = a.file.display().to_string();
-    let text = std::fs::read_to_string(&a.file).map_err(|e| Fail(2, format!("{name}: {e}")))?;
+    let text = crate::limits::read_text(&a.file, crate::limits::MAX_LINE_BYTES as u64 * 4)
+        .map_err(|e| Fail(2, e.to_string()))?;
     let lines = match exchange::parse_file(&text) {
         Ok(l) => l,
         Err(bad) => {

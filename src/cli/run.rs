@@ -1,6 +1,9 @@
 //! `kakeai run --headless`: one duo run against a live endpoint, printed as JSON Lines events
 //! (run_start, turn_start, token, attempt_done, turn_commit, run_done) and stored in the run
-//! store. Exit 0 on completion, 3 when the endpoint fails, 2 on usage errors.
+//! store. Exit 0 on completion, 3 when the endpoint fails, 2 on usage errors, 4 when the
+//! store could not be written (locked by another writer for too long, disk full …: the run
+//! ends failed, and nothing unsaved was printed as committed), 130 on Ctrl-C (the run is
+//! recorded `stopped`).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -174,6 +177,7 @@ pub fn run(args: RunArgs) -> i32 {
             turns: 0,
             attempts: 0,
             error: None,
+            store_error: None,
         };
         printer.emit(json!({
             "event": "run_start", "run_id": run_id, "model": cfg.model, "endpoint": cfg.endpoint,
@@ -181,22 +185,56 @@ pub fn run(args: RunArgs) -> i32 {
         }));
         let driver = Driver {
             backend: Backend::Live(client),
-            store,
+            store: store.clone(),
             analyzer,
             run_id,
             save_every: Duration::from_millis(500),
             vault,
         };
-        let end = driver
-            .drive(session, None, &mut |n| printer.notice(n, run_id))
-            .await;
+        let mut sink = |n: Notice<'_>| printer.notice(n, run_id);
+        let ended = {
+            let drive = driver.drive(session, None, &mut sink);
+            tokio::pin!(drive);
+            tokio::select! {
+                end = &mut drive => Some(end),
+                _ = tokio::signal::ctrl_c() => None,
+            }
+        };
+        let Some(end) = ended else {
+            // The drive was dropped mid-way; its queued writes still run first (one writer,
+            // in order), then the run is marked stopped with its streaming attempt.
+            let why = "stopped: interrupted by Ctrl-C";
+            let r = store.call(move |s| s.stop_run(run_id, why)).await;
+            if let Err(e) = &r {
+                eprintln!("kakeai run: could not save to the store: {e}");
+            }
+            printer.emit(json!({
+                "event": "run_done", "run_id": run_id, "status": "stopped",
+                "turns": printer.turns, "attempts": printer.attempts, "error": why,
+            }));
+            let _ = printer.out.flush();
+            return if r.is_ok() {
+                130
+            } else {
+                crate::store::write::EXIT_STORE
+            };
+        };
         let _ = printer.out.flush();
+        if let Some(e) = printer.store_error {
+            return fail(
+                crate::store::write::EXIT_STORE,
+                format!("the run ended failed: {e}"),
+            );
+        }
         match end {
             RunEnd::Failed => fail(
                 3,
-                printer
-                    .error
-                    .unwrap_or_else(|| "the endpoint failed".into()),
+                crate::text::sanitize::for_terminal(
+                    &printer
+                        .error
+                        .unwrap_or_else(|| "the endpoint failed".into()),
+                )
+                .into_owned(),
             ),
             _ => 0,
         }
@@ -209,6 +247,8 @@ struct Printer<'a> {
     turns: usize,
     attempts: usize,
     error: Option<String>,
+    /// Set when a write failed for good: the run failed and the exit code says so.
+    store_error: Option<String>,
 }
 
 impl Printer<'_> {
@@ -226,7 +266,11 @@ impl Printer<'_> {
             } if self.tokens => self
                 .emit(json!({"event": "token", "turn": turn, "attempt": attempt, "text": delta})),
             Notice::Token { .. } => {}
-            Notice::StoreError(e) => eprintln!("kakeai run: could not save to the store: {e}"),
+            Notice::StoreError(e) => {
+                let e = crate::text::sanitize::for_terminal(&e).into_owned();
+                eprintln!("kakeai run: could not save to the store: {e}");
+                self.store_error = Some(e);
+            }
             Notice::Effect(e) => self.effect(e, run_id),
         }
     }

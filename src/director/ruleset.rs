@@ -403,12 +403,9 @@ fn user_character_files() -> Result<Vec<(PathBuf, String)>, ConfigError> {
 }
 
 fn read(path: &Path) -> Result<(PathBuf, String), ConfigError> {
-    std::fs::read_to_string(path)
+    crate::limits::read_text(path, crate::limits::MAX_FILE_BYTES)
         .map(|t| (path.to_path_buf(), t))
-        .map_err(|e| ConfigError::Io {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })
+        .map_err(ConfigError::from)
 }
 
 fn default_table() -> Result<toml::Table, ConfigError> {

@@ -28,8 +28,10 @@ pub enum Notice<'a> {
         attempt: usize,
         delta: &'a str,
     },
+    /// An effect whose store write (if it has one) committed: safe to acknowledge.
     Effect(&'a Effect),
-    /// A write to the store failed; the run goes on, the sink should show it.
+    /// A write to the store failed after waiting for the lock and retrying: what it would have
+    /// recorded is NOT acknowledged, and the run ends failed (a `RunDone` follows).
     StoreError(String),
 }
 
@@ -78,9 +80,10 @@ impl Driver {
         self.sync_vault(&mut session, &mut vault_gen);
         let mut queue: std::collections::VecDeque<Effect> = session.start().into();
         let mut ended = None;
+        let mut store_failed = false;
         loop {
             while let Some(effect) = queue.pop_front() {
-                let more = self
+                let applied = self
                     .apply(
                         &effect,
                         &mut session,
@@ -88,14 +91,34 @@ impl Driver {
                         &mut task,
                         &mut attempts,
                         &mut cache,
-                        sink,
                     )
                     .await;
+                let more = match applied {
+                    Ok(more) => more,
+                    Err(e) => {
+                        // Not acknowledged: the effect's write did not commit. The run stops
+                        // here, failed, so nothing after it is acknowledged either.
+                        sink(Notice::StoreError(e.clone()));
+                        queue.clear();
+                        if let Some(t) = task.take() {
+                            t.abort();
+                        }
+                        let failed = self.fail_run(&e).await;
+                        sink(Notice::Effect(&failed));
+                        ended = Some(RunEnd::Failed);
+                        store_failed = true;
+                        break;
+                    }
+                };
                 if let Effect::RunDone { status, .. } = &effect {
                     ended = Some(*status);
                 }
                 sink(Notice::Effect(&effect));
                 queue.extend(more);
+            }
+            if store_failed {
+                // The session may still think it runs; nothing more may be acknowledged.
+                break;
             }
             // Without a reviewer nobody can resolve a hold: stop instead of waiting forever.
             if controls.is_none() && session.state() == State::Held {
@@ -164,14 +187,9 @@ impl Driver {
         task: &mut Option<JoinHandle<()>>,
         attempts: &mut HashMap<(usize, usize), Started>,
         cache: &mut AnalysisCache,
-        sink: &mut (dyn FnMut(Notice<'_>) + Send),
-    ) -> Vec<Effect> {
+    ) -> Result<Vec<Effect>, String> {
         let run_id = self.run_id;
-        let mut report = |r: Result<(), String>| {
-            if let Err(e) = r {
-                sink(Notice::StoreError(e));
-            }
-        };
+        let report = |r: Result<(), String>| r;
         match effect {
             Effect::Generate {
                 turn,
@@ -225,7 +243,7 @@ impl Driver {
                 };
                 match self.store.call(move |s| s.start_attempt(&new)).await {
                     Ok(id) => st.id = Some(id),
-                    Err(e) => report(Err(e.to_string())),
+                    Err(e) => report(Err(e.to_string()))?,
                 }
             }
             Effect::StaticJudge {
@@ -245,7 +263,7 @@ impl Driver {
                     })
                     .collect();
                 let Some(ch) = rules.character(speaker) else {
-                    return Vec::new();
+                    return Ok(Vec::new());
                 };
                 let mut verdict = director::judge(&rules, self.analyzer.as_ref(), ch, &a, &context);
                 // prompt_echo: the line against the instruction parts of its own prompt.
@@ -286,13 +304,13 @@ impl Driver {
                     verdict.status = director::Verdict::status_of(&verdict.findings);
                 }
                 let keywords = a.keywords(self.analyzer.as_ref()).to_vec();
-                return session.handle(Event::StaticJudged {
+                return Ok(session.handle(Event::StaticJudged {
                     turn: *turn,
                     attempt: *attempt,
                     verdict,
                     keywords,
                     analysis: a,
-                });
+                }));
             }
             Effect::LlmJudge {
                 turn,
@@ -336,7 +354,7 @@ impl Driver {
             Effect::AttemptDone(rec) => {
                 let id = self
                     .ensure_row(attempts, rec.turn, rec.attempt, &rec.speaker)
-                    .await;
+                    .await?;
                 let outcome = AttemptOutcome {
                     state: AttemptState::Done,
                     text: rec.text.clone(),
@@ -351,7 +369,7 @@ impl Driver {
                     latency_ms: Some(rec.stats.latency_ms),
                     error: None,
                 };
-                report(self.finish(id, outcome).await);
+                report(self.finish(id, outcome).await)?;
             }
             Effect::AttemptFailed {
                 turn,
@@ -359,11 +377,12 @@ impl Driver {
                 error,
             } => {
                 let speaker = session.speaker_of(*turn);
-                let id = self.ensure_row(attempts, *turn, *attempt, &speaker).await;
+                let id = self.ensure_row(attempts, *turn, *attempt, &speaker).await?;
                 let mut o = AttemptOutcome::done(String::new());
                 o.state = AttemptState::Failed;
-                o.error = Some(error.clone());
-                report(self.finish(id, o).await);
+                // Stored for display: nothing the server sent may steer a terminal.
+                o.error = Some(crate::text::sanitize::for_terminal(error).into_owned());
+                report(self.finish(id, o).await)?;
             }
             Effect::AttemptCancelled {
                 turn,
@@ -375,7 +394,7 @@ impl Driver {
                 // effect, so a stop keeps every character that arrived.
                 let mut o = AttemptOutcome::done(text.clone());
                 o.state = AttemptState::Cancelled;
-                report(self.finish(id, o).await);
+                report(self.finish(id, o).await)?;
             }
             Effect::TurnCommitted(rec) => {
                 let commit = TurnCommit {
@@ -390,7 +409,7 @@ impl Driver {
                     hook_depth: Some(u32::from(rec.depth)),
                 };
                 let r = self.store.call(move |s| s.commit_turn(&commit)).await;
-                report(r.map_err(|e| e.to_string()));
+                report(r.map_err(|e| e.to_string()))?;
             }
             Effect::Truncated { from_turn } => {
                 let from = *from_turn as u32;
@@ -398,7 +417,7 @@ impl Driver {
                     .store
                     .call(move |s| s.truncate_turns(run_id, from).map(drop))
                     .await;
-                report(r.map_err(|e| e.to_string()));
+                report(r.map_err(|e| e.to_string()))?;
             }
             Effect::Cancel => {
                 if let Some(t) = task.take() {
@@ -411,17 +430,34 @@ impl Driver {
                     RunEnd::Stopped => RunStatus::Stopped,
                     RunEnd::Failed => RunStatus::Failed,
                 };
-                let error = error.clone();
+                let error = error
+                    .as_deref()
+                    .map(|e| crate::text::sanitize::for_terminal(e).into_owned());
                 let r = self
                     .store
                     .call(move |s| s.finish_run(run_id, st, error.as_deref()))
                     .await;
-                report(r.map_err(|e| e.to_string()));
+                report(r.map_err(|e| e.to_string()))?;
             }
             Effect::TurnStarted { .. } | Effect::Held { .. } | Effect::Paused | Effect::Resumed => {
             }
         }
-        Vec::new()
+        Ok(Vec::new())
+    }
+
+    /// The run after a write that failed for good: recorded failed if the store takes it (it
+    /// may not: the same lock may still be held — then the next start marks it interrupted).
+    async fn fail_run(&self, error: &str) -> Effect {
+        let error = format!("could not save to the store: {error}");
+        let (run_id, e) = (self.run_id, error.clone());
+        let _ = self
+            .store
+            .call(move |s| s.finish_run(run_id, RunStatus::Failed, Some(&e)))
+            .await;
+        Effect::RunDone {
+            status: RunEnd::Failed,
+            error: Some(error),
+        }
     }
 
     fn spawn_generation(
@@ -495,9 +531,9 @@ impl Driver {
         turn: usize,
         attempt: usize,
         speaker: &str,
-    ) -> Option<i64> {
+    ) -> Result<Option<i64>, String> {
         if let Some(id) = attempts.get(&(turn, attempt)).and_then(|s| s.id) {
-            return Some(id);
+            return Ok(Some(id));
         }
         let new = NewAttempt {
             run_id: self.run_id,
@@ -511,11 +547,15 @@ impl Driver {
             started_at: SystemTime::now(),
             first_token_ms: None,
         };
-        let id = self.store.call(move |s| s.start_attempt(&new)).await.ok();
+        let id = self
+            .store
+            .call(move |s| s.start_attempt(&new))
+            .await
+            .map_err(|e| e.to_string())?;
         if let Some(st) = attempts.get_mut(&(turn, attempt)) {
-            st.id = id;
+            st.id = Some(id);
         }
-        id
+        Ok(Some(id))
     }
 
     async fn finish(&self, id: Option<i64>, o: AttemptOutcome) -> Result<(), String> {

@@ -145,10 +145,7 @@ impl LlmConfig {
         match LlmConfig::user_path().filter(|p| p.exists()) {
             None => LlmConfig::from_toml_str(Path::new(DEFAULT_PATH), ""),
             Some(path) => {
-                let text = std::fs::read_to_string(&path).map_err(|e| ConfigError::Io {
-                    path: path.clone(),
-                    message: e.to_string(),
-                })?;
+                let text = crate::limits::read_text(&path, crate::limits::MAX_FILE_BYTES)?;
                 LlmConfig::from_toml_str(&path, &text)
             }
         }

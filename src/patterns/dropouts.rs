@@ -47,12 +47,21 @@ struct Row {
 }
 
 fn load(conn: &Connection, conv: Option<&str>) -> Result<Vec<Row>, PatternError> {
-    let mut st = conn.prepare_cached(
-        "SELECT message_id, conversation_id, role, text, at_ms, at, character, pattern_id
-         FROM conversation_messages WHERE ?1 IS NULL OR conversation_id = ?1
-         ORDER BY conversation_id, at_ms, message_id",
-    )?;
-    let rows = st.query_map([conv], |r| {
+    // Two statements: `?1 IS NULL OR conversation_id = ?1` cannot use the index, and one
+    // conversation's lookup would scan every message.
+    let mut st = match conv {
+        Some(_) => conn.prepare_cached(
+            "SELECT message_id, conversation_id, role, text, at_ms, at, character, pattern_id
+             FROM conversation_messages WHERE conversation_id = ?1
+             ORDER BY conversation_id, at_ms, message_id",
+        )?,
+        None => conn.prepare_cached(
+            "SELECT message_id, conversation_id, role, text, at_ms, at, character, pattern_id
+             FROM conversation_messages
+             ORDER BY conversation_id, at_ms, message_id",
+        )?,
+    };
+    let map = |r: &rusqlite::Row<'_>| {
         let role: String = r.get(2)?;
         Ok(Row {
             id: r.get(0)?,
@@ -68,8 +77,12 @@ fn load(conn: &Connection, conv: Option<&str>) -> Result<Vec<Row>, PatternError>
             character: r.get(6)?,
             pattern_id: r.get(7)?,
         })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    };
+    let rows = match conv {
+        Some(c) => st.query_map([c], map)?.collect::<Result<_, _>>()?,
+        None => st.query_map([], map)?.collect::<Result<_, _>>()?,
+    };
+    Ok(rows)
 }
 
 fn detect(

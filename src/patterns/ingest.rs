@@ -1,8 +1,9 @@
 //! `kakeai ingest`: parsed conversation logs (see `logline`) into the store, with every text
 //! PII-masked, pattern uses logged and their outcomes resolved from the timing of the user's
-//! next message (seed 000 §7 Phase 1). Writing is one savepoint: a problem writes nothing.
+//! next message (seed 000 §7 Phase 1). Every line is checked before anything is written (a
+//! problem writes nothing); writing goes in short batched transactions.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
@@ -60,7 +61,14 @@ pub fn pseudonym(id: &str) -> String {
     }
 }
 
-/// Writes the messages (all or nothing), logs pattern uses and resolves what can be resolved.
+/// Messages per write transaction: each batch holds the store's write lock only briefly, so a
+/// live run writing the same database waits milliseconds, not the whole ingest.
+pub const BATCH: usize = 500;
+
+/// Checks every message first (nothing is written when one is wrong), then writes them in
+/// batches of [`BATCH`], each its own committed transaction; then logs the pattern uses of the
+/// new bot lines and resolves their conversations, batch by batch again. Every step is keyed so
+/// that a re-run after a crash (or of the same file) adds nothing twice and finishes the work.
 pub fn ingest(
     conn: &Connection,
     messages: &[LogMessage],
@@ -69,126 +77,230 @@ pub fn ingest(
     if opts.window_secs <= 0 {
         return Err(PatternError::invalid("window", "must be at least one second").into());
     }
-    atomic(conn, |conn| {
-        let mut report = IngestReport::default();
-        let mut touched = BTreeSet::new();
-        let mut new_bot_uses = Vec::new();
-        let now = stamp::iso(stamp::now_ms());
-        for m in messages {
-            let line_err = |message: String| IngestError::Line {
-                line: m.line,
-                message,
-            };
-            let conv = pseudonym(&m.conversation_id);
-            let user = pseudonym(&m.user_id);
-            let owner: Option<String> = conn
+    let mut ids = Pseudonyms::default();
+    let characters = check(conn, messages, &mut ids)?;
+    let mut report = IngestReport::default();
+    let mut touched = BTreeSet::new();
+    let now = stamp::iso(stamp::now_ms());
+    let mut first_new: Option<i64> = None;
+    for (chunk, chars) in messages.chunks(BATCH).zip(characters.chunks(BATCH)) {
+        atomic(conn, |conn| -> Result<(), IngestError> {
+            for (m, character) in chunk.iter().zip(chars) {
+                let (conv, user) = (ids.of(&m.conversation_id), ids.of(&m.user_id));
+                let at = stamp::iso(m.at);
+                conn.execute(
+                    "INSERT INTO conversations (conversation_id, user_id, first_at, last_at,
+                         ingested_at) VALUES (?1, ?2, ?3, ?3, ?4)
+                     ON CONFLICT (conversation_id) DO UPDATE SET
+                         first_at = MIN(first_at, excluded.first_at),
+                         last_at = MAX(last_at, excluded.last_at)",
+                    params![conv, user, at, now],
+                )?;
+                let masked = pii::shared().mask(&m.text);
+                let n = conn.execute(
+                    "INSERT INTO conversation_messages (conversation_id, role, text,
+                         original_sha256, pii_detected, at_ms, at, character, pattern_id, source)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+                     ON CONFLICT (conversation_id, role, at_ms, original_sha256) DO NOTHING",
+                    params![
+                        conv,
+                        m.role.as_str(),
+                        masked.masked_text,
+                        masked.original_sha256,
+                        masked.pii_detected,
+                        m.at,
+                        at,
+                        character.map(Character::as_str),
+                        m.pattern_id,
+                        format!("{}:{}", opts.source, m.line)
+                    ],
+                )?;
+                if n == 0 {
+                    report.duplicates += 1;
+                    continue;
+                }
+                first_new.get_or_insert(conn.last_insert_rowid());
+                report.messages += 1;
+                report.masked += usize::from(masked.pii_detected);
+                touched.insert(conv);
+            }
+            Ok(())
+        })?;
+    }
+    log_uses(conn, first_new, &mut touched, &mut report)?;
+    report.conversations = touched.len();
+    let touched: Vec<String> = touched.into_iter().collect();
+    for convs in touched.chunks(BATCH) {
+        atomic(conn, |conn| -> Result<(), IngestError> {
+            for conv in convs {
+                resolve_conversation(conn, conv, opts, &mut report)?;
+                report.dropouts +=
+                    super::dropouts::in_conversation(conn, conv, opts.window_secs, opts.as_of)?
+                        .len();
+            }
+            Ok(())
+        })?;
+    }
+    Ok(report)
+}
+
+/// Ids as stored, each looked up once (the PII check behind [`pseudonym`] is not free).
+#[derive(Default)]
+struct Pseudonyms(HashMap<String, String>);
+
+impl Pseudonyms {
+    fn of(&mut self, id: &str) -> String {
+        if let Some(p) = self.0.get(id) {
+            return p.clone();
+        }
+        let p = pseudonym(id);
+        self.0.insert(id.to_string(), p.clone());
+        p
+    }
+}
+
+/// Read-only pass before any write: each conversation belongs to one user (in the file and in
+/// the store), each pattern exists and is the line's character's. Returns each message's
+/// character (the pattern's, when it has one).
+fn check(
+    conn: &Connection,
+    messages: &[LogMessage],
+    ids: &mut Pseudonyms,
+) -> Result<Vec<Option<Character>>, IngestError> {
+    let mut owners: HashMap<String, String> = HashMap::new();
+    let mut patterns: HashMap<i64, Character> = HashMap::new();
+    let mut out = Vec::with_capacity(messages.len());
+    for m in messages {
+        let line_err = |message: String| IngestError::Line {
+            line: m.line,
+            message,
+        };
+        let (conv, user) = (ids.of(&m.conversation_id), ids.of(&m.user_id));
+        let owner = match owners.get(&conv) {
+            Some(o) => Some(o.clone()),
+            None => conn
                 .query_row(
                     "SELECT user_id FROM conversations WHERE conversation_id = ?1",
                     [&conv],
-                    |r| r.get(0),
+                    |r| r.get::<_, String>(0),
                 )
-                .optional()?;
-            let at = stamp::iso(m.at);
-            match owner {
-                Some(o) if o != user => {
-                    return Err(line_err(format!(
-                        "conversation {conv:?} belongs to user {o:?}, not {user:?}"
-                    )));
-                }
-                Some(_) => {
-                    conn.execute(
-                        "UPDATE conversations SET first_at = MIN(first_at, ?2),
-                             last_at = MAX(last_at, ?2) WHERE conversation_id = ?1",
-                        params![conv, at],
-                    )?;
-                }
+                .optional()?,
+        };
+        match owner {
+            Some(o) if o != user => {
+                return Err(line_err(format!(
+                    "conversation {conv:?} belongs to user {o:?}, not {user:?}"
+                )));
+            }
+            _ => {
+                owners.insert(conv, user);
+            }
+        }
+        let mut character = m.character;
+        if let Some(pid) = m.pattern_id {
+            let pc = match patterns.get(&pid) {
+                Some(c) => *c,
                 None => {
-                    conn.execute(
-                        "INSERT INTO conversations (conversation_id, user_id, first_at, last_at,
-                             ingested_at) VALUES (?1, ?2, ?3, ?3, ?4)",
-                        params![conv, user, at, now],
-                    )?;
+                    let c = db::get(conn, pid)
+                        .map_err(|e| line_err(e.to_string()))?
+                        .character;
+                    patterns.insert(pid, c);
+                    c
                 }
+            };
+            if character.is_some_and(|c| c != pc) {
+                return Err(line_err(format!(
+                    "pattern {pid} is {pc}'s, but the line says {}",
+                    m.character.map(Character::as_str).unwrap_or("")
+                )));
             }
-            let mut character = m.character;
-            if let Some(pid) = m.pattern_id {
-                let p = db::get(conn, pid).map_err(|e| line_err(e.to_string()))?;
-                if character.is_some_and(|c| c != p.character) {
-                    return Err(line_err(format!(
-                        "pattern {pid} is {}'s, but the line says {}",
-                        p.character,
-                        m.character.map(Character::as_str).unwrap_or("")
-                    )));
-                }
-                character = Some(p.character);
-            }
-            let masked = pii::shared().mask(&m.text);
-            let n = conn.execute(
-                "INSERT INTO conversation_messages (conversation_id, role, text, original_sha256,
-                     pii_detected, at_ms, at, character, pattern_id, source)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
-                 ON CONFLICT (conversation_id, role, at_ms, original_sha256) DO NOTHING",
-                params![
-                    conv,
-                    m.role.as_str(),
-                    masked.masked_text,
-                    masked.original_sha256,
-                    masked.pii_detected,
-                    m.at,
-                    at,
-                    character.map(Character::as_str),
-                    m.pattern_id,
-                    format!("{}:{}", opts.source, m.line)
-                ],
-            )?;
-            if n == 0 {
-                report.duplicates += 1;
-                continue;
-            }
-            report.messages += 1;
-            report.masked += usize::from(masked.pii_detected);
-            touched.insert(conv.clone());
-            if let Some(pid) = m.pattern_id {
-                new_bot_uses.push((conn.last_insert_rowid(), pid, conv, user, m.at));
-            }
+            character = Some(pc);
         }
-        for (message_id, pattern_id, conv, user, at) in new_bot_uses {
-            let (user_message, bot_text): (Option<String>, String) = conn.query_row(
-                "SELECT (SELECT u.text FROM conversation_messages u
-                         WHERE u.conversation_id = b.conversation_id AND u.role = 'user'
-                           AND (u.at_ms < b.at_ms OR (u.at_ms = b.at_ms AND u.message_id < b.message_id))
-                         ORDER BY u.at_ms DESC, u.message_id DESC LIMIT 1),
-                        b.text
-                 FROM conversation_messages b WHERE b.message_id = ?1",
-                [message_id],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )?;
-            let log_id = usage::record_use(
-                conn,
-                &NewUse {
-                    pattern_id,
-                    conversation_id: Some(conv),
-                    user_id: Some(user),
-                    user_message,
-                    bot_response: Some(bot_text),
-                    character: None,
-                    at,
-                },
-            )?;
-            conn.execute(
-                "UPDATE conversation_messages SET log_id = ?2 WHERE message_id = ?1",
-                params![message_id, log_id],
-            )?;
-            report.uses += 1;
+        out.push(character);
+    }
+    Ok(out)
+}
+
+/// Logs a use for every bot line from a pattern that has none yet, from message `from` on (the
+/// first one this ingest wrote; a re-run after a crash finds the ones it left, since they have
+/// no log id), in batches.
+fn log_uses(
+    conn: &Connection,
+    from: Option<i64>,
+    touched: &mut BTreeSet<String>,
+    report: &mut IngestReport,
+) -> Result<(), IngestError> {
+    // Lines a crashed ingest wrote but never logged come before `from`: start at the oldest.
+    let orphan: Option<i64> = conn.query_row(
+        "SELECT MIN(message_id) FROM conversation_messages
+         WHERE pattern_id IS NOT NULL AND log_id IS NULL",
+        [],
+        |r| r.get(0),
+    )?;
+    let Some(mut after) = orphan.or(from).map(|id| id - 1) else {
+        return Ok(());
+    };
+    loop {
+        let done = atomic(conn, |conn| -> Result<bool, IngestError> {
+            let batch: Vec<(i64, i64, String)> = conn
+                .prepare_cached(
+                    "SELECT message_id, pattern_id, conversation_id FROM conversation_messages
+                     WHERE message_id > ?1 AND pattern_id IS NOT NULL AND log_id IS NULL
+                     ORDER BY message_id LIMIT ?2",
+                )?
+                .query_map(params![after, BATCH as i64], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })?
+                .collect::<Result<_, _>>()?;
+            for (message_id, pattern_id, conv) in &batch {
+                log_one(conn, *message_id, *pattern_id, conv)?;
+                report.uses += 1;
+                touched.insert(conv.clone());
+                after = *message_id;
+            }
+            Ok(batch.len() < BATCH)
+        })?;
+        if done {
+            return Ok(());
         }
-        report.conversations = touched.len();
-        for conv in &touched {
-            resolve_conversation(conn, conv, opts, &mut report)?;
-            report.dropouts +=
-                super::dropouts::in_conversation(conn, conv, opts.window_secs, opts.as_of)?.len();
-        }
-        Ok(report)
-    })
+    }
+}
+
+fn log_one(
+    conn: &Connection,
+    message_id: i64,
+    pattern_id: i64,
+    conv: &str,
+) -> Result<(), IngestError> {
+    let (user_message, bot_text, at, user): (Option<String>, String, i64, String) = conn
+        .query_row(
+            "SELECT (SELECT u.text FROM conversation_messages u
+                     WHERE u.conversation_id = b.conversation_id AND u.role = 'user'
+                       AND (u.at_ms < b.at_ms OR (u.at_ms = b.at_ms AND u.message_id < b.message_id))
+                     ORDER BY u.at_ms DESC, u.message_id DESC LIMIT 1),
+                    b.text, b.at_ms,
+                    (SELECT c.user_id FROM conversations c WHERE c.conversation_id = b.conversation_id)
+             FROM conversation_messages b WHERE b.message_id = ?1",
+            [message_id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )?;
+    let log_id = usage::record_use(
+        conn,
+        &NewUse {
+            pattern_id,
+            conversation_id: Some(conv.to_string()),
+            user_id: Some(user),
+            user_message,
+            bot_response: Some(bot_text),
+            character: None,
+            at,
+        },
+    )?;
+    conn.execute(
+        "UPDATE conversation_messages SET log_id = ?2 WHERE message_id = ?1",
+        params![message_id, log_id],
+    )?;
+    Ok(())
 }
 
 /// A message as outcome resolution sees it.

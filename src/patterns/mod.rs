@@ -68,11 +68,29 @@ impl PatternError {
     }
 }
 
-/// Runs `f` inside a savepoint: all of it is kept, or none of it.
+/// Runs `f` inside a savepoint: all of it is kept, or none of it. Outside a transaction the
+/// savepoint is an IMMEDIATE transaction instead: it takes the write lock up front (waiting for
+/// it through the busy timeout) rather than failing when a read has to become a write.
 pub(crate) fn atomic<T, E: From<rusqlite::Error>>(
     conn: &Connection,
     f: impl FnOnce(&Connection) -> Result<T, E>,
 ) -> Result<T, E> {
+    if conn.is_autocommit() {
+        begin_immediate(conn)?;
+        return match f(conn) {
+            Ok(v) => {
+                if let Err(e) = conn.execute_batch("COMMIT") {
+                    let _ = conn.execute_batch("ROLLBACK");
+                    return Err(e.into());
+                }
+                Ok(v)
+            }
+            Err(e) => {
+                let _ = conn.execute_batch("ROLLBACK");
+                Err(e)
+            }
+        };
+    }
     conn.execute_batch("SAVEPOINT kakeai_patterns")?;
     match f(conn) {
         Ok(v) => {
@@ -83,6 +101,23 @@ pub(crate) fn atomic<T, E: From<rusqlite::Error>>(
             // The rollback can only fail if the connection is gone; the first error says more.
             let _ = conn.execute_batch("ROLLBACK TO kakeai_patterns; RELEASE kakeai_patterns");
             Err(e)
+        }
+    }
+}
+
+/// `BEGIN IMMEDIATE`, tried again (after the busy timeout ran out) a bounded number of times.
+fn begin_immediate(conn: &Connection) -> Result<(), rusqlite::Error> {
+    let mut tries = 0;
+    loop {
+        match conn.execute_batch("BEGIN IMMEDIATE") {
+            Err(e)
+                if tries < crate::store::write::BUSY_RETRIES
+                    && crate::store::write::is_busy(&e) =>
+            {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(20 * u64::from(tries)));
+            }
+            r => return r,
         }
     }
 }

@@ -27,36 +27,40 @@ pub struct NewChat {
 impl Store {
     pub fn save_chat(&mut self, c: &NewChat) -> Result<i64, StoreError> {
         let json = |v: &serde_json::Value| v.to_string();
-        self.connection().execute(
-            "INSERT INTO chat_exchanges (conversation_id, character, user_masked,
+        self.write(|tx| {
+            tx.execute(
+                "INSERT INTO chat_exchanges (conversation_id, character, user_masked,
                 original_content_hash, pii_kinds, action, safety, source, pattern_id, usage_id,
                 reply, verdict, trace, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-            params![
-                c.conversation_id,
-                c.character,
-                c.user_masked,
-                c.original_content_hash,
-                serde_json::to_string(&c.pii_kinds).unwrap_or_else(|_| "[]".into()),
-                c.action,
-                c.safety.as_ref().map(json),
-                c.source,
-                c.pattern_id,
-                c.usage_id,
-                c.reply,
-                c.verdict.as_ref().map(json),
-                serde_json::to_string(&c.trace).unwrap_or_else(|_| "[]".into()),
-                super::time::now_iso(),
-            ],
-        )?;
-        Ok(self.connection().last_insert_rowid())
+                params![
+                    c.conversation_id,
+                    c.character,
+                    c.user_masked,
+                    c.original_content_hash,
+                    serde_json::to_string(&c.pii_kinds).unwrap_or_else(|_| "[]".into()),
+                    c.action,
+                    c.safety.as_ref().map(json),
+                    c.source,
+                    c.pattern_id,
+                    c.usage_id,
+                    c.reply,
+                    c.verdict.as_ref().map(json),
+                    serde_json::to_string(&c.trace).unwrap_or_else(|_| "[]".into()),
+                    super::time::now_iso(),
+                ],
+            )?;
+            Ok(tx.last_insert_rowid())
+        })
     }
 
     pub fn set_chat_thumb(&mut self, id: i64, up: bool) -> Result<(), StoreError> {
-        let n = self.connection().execute(
-            "UPDATE chat_exchanges SET thumb = ?1 WHERE id = ?2",
-            params![if up { 1 } else { -1 }, id],
-        )?;
+        let n = self.write(|tx| {
+            Ok(tx.execute(
+                "UPDATE chat_exchanges SET thumb = ?1 WHERE id = ?2",
+                params![if up { 1 } else { -1 }, id],
+            )?)
+        })?;
         if n == 0 {
             return Err(StoreError::Invalid(format!("no chat exchange {id}")));
         }

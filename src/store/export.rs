@@ -31,7 +31,34 @@ fn turn_numbers(rec: &RunRecord) -> Vec<u32> {
 }
 
 fn committed_turn(rec: &RunRecord, turn: u32) -> Option<&TurnRow> {
-    rec.turns.iter().find(|t| t.turn == turn)
+    if rec.turns.is_sorted_by_key(|t| t.turn) {
+        let i = rec.turns.partition_point(|t| t.turn < turn);
+        rec.turns.get(i).filter(|t| t.turn == turn)
+    } else {
+        rec.turns.iter().find(|t| t.turn == turn)
+    }
+}
+
+/// Writes text with terminal controls (escape sequences, BEL …) removed: what a server sent
+/// must not clear or retitle the terminal of whoever `cat`s the export.
+struct NoControls<'a>(&'a mut dyn Write);
+
+impl Write for NoControls<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match std::str::from_utf8(buf) {
+            Ok(s) => self
+                .0
+                .write_all(crate::text::sanitize::for_terminal(s).as_bytes())?,
+            Err(_) => self.0.write_all(
+                crate::text::sanitize::for_terminal(&String::from_utf8_lossy(buf)).as_bytes(),
+            )?,
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
 }
 
 /// The findings of an attempt's Director verdict (empty when it was not judged).
@@ -100,15 +127,23 @@ fn line(w: &mut dyn Write, record: &str, v: &Value) -> io::Result<()> {
 /// A readable transcript: heading, each turn with its badge, earlier attempts with their
 /// reasons, reviewer actions.
 pub fn markdown(rec: &RunRecord, w: &mut dyn Write) -> io::Result<()> {
+    let w = &mut NoControls(w);
     heading(rec, w)?;
     let turns = turn_numbers(rec);
+    let mut by_turn: std::collections::HashMap<u32, Vec<&ActionRow>> = Default::default();
+    for a in &rec.actions {
+        if let Some(t) = a.turn {
+            by_turn.entry(t).or_default().push(a);
+        }
+    }
     for &turn in &turns {
-        turn_section(rec, turn, w)?;
+        let acts = by_turn.get(&turn).map(Vec::as_slice).unwrap_or_default();
+        turn_section(rec, turn, acts, w)?;
     }
     let loose: Vec<&ActionRow> = rec
         .actions
         .iter()
-        .filter(|a| a.turn.is_none_or(|t| !turns.contains(&t)))
+        .filter(|a| a.turn.is_none_or(|t| turns.binary_search(&t).is_err()))
         .collect();
     if !loose.is_empty() {
         writeln!(w, "\n## Reviewer actions\n")?;
@@ -149,7 +184,12 @@ fn heading(rec: &RunRecord, w: &mut dyn Write) -> io::Result<()> {
 }
 
 /// One turn: speaker and badge, the committed line, attempts not kept, reviewer actions.
-fn turn_section(rec: &RunRecord, turn: u32, w: &mut dyn Write) -> io::Result<()> {
+fn turn_section(
+    rec: &RunRecord,
+    turn: u32,
+    acts: &[&ActionRow],
+    w: &mut dyn Write,
+) -> io::Result<()> {
     let commit = committed_turn(rec, turn);
     let attempts: Vec<&AttemptRow> = rec.attempts_of(turn).collect();
     let speaker = commit
@@ -195,11 +235,6 @@ fn turn_section(rec: &RunRecord, turn: u32, w: &mut dyn Write) -> io::Result<()>
             attempt_item(w, a)?;
         }
     }
-    let acts: Vec<&ActionRow> = rec
-        .actions
-        .iter()
-        .filter(|a| a.turn == Some(turn))
-        .collect();
     if !acts.is_empty() {
         writeln!(w, "\nReviewer actions:\n")?;
         for a in acts {

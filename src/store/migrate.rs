@@ -11,6 +11,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (1, include_str!("migrations/001_init.sql")),
     (2, include_str!("migrations/002_patterns.sql")),
     (3, include_str!("migrations/003_chat.sql")),
+    (5, include_str!("migrations/005_interrupted.sql")),
 ];
 
 pub(super) fn latest() -> i64 {
@@ -36,8 +37,37 @@ pub(super) fn apply(conn: &mut Connection, path: &Path) -> Result<(), StoreError
             continue;
         }
         tx.execute_batch(sql)?;
+        if *version == 5 {
+            allow_interrupted(&tx)?;
+        }
         tx.pragma_update(None, "user_version", version)?;
         tx.commit()?;
     }
+    Ok(())
+}
+
+/// Widens the CHECK on `runs.status` by 'interrupted'. A CHECK that only accepts more values
+/// changes nothing on disk, so SQLite's documented `writable_schema` edit is enough (no table
+/// rebuild, which would also drop columns other migrations add).
+fn allow_interrupted(tx: &rusqlite::Transaction<'_>) -> Result<(), rusqlite::Error> {
+    const OLD: &str = "'failed', 'imported')";
+    const NEW: &str = "'failed', 'imported', 'interrupted')";
+    let sql: String = tx.query_row(
+        "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'runs'",
+        [],
+        |r| r.get(0),
+    )?;
+    if sql.contains("'interrupted'") || !sql.contains(OLD) {
+        return Ok(());
+    }
+    let schema: i64 = tx.query_row("PRAGMA schema_version", [], |r| r.get(0))?;
+    tx.execute_batch("PRAGMA writable_schema = ON")?;
+    let done = tx.execute(
+        "UPDATE sqlite_master SET sql = replace(sql, ?1, ?2) WHERE type = 'table' AND name = 'runs'",
+        [OLD, NEW],
+    );
+    tx.execute_batch("PRAGMA writable_schema = OFF")?;
+    done?;
+    tx.pragma_update(None, "schema_version", schema + 1)?;
     Ok(())
 }

@@ -1,6 +1,23 @@
 //! The run store: one SQLite file (WAL) holding runs, attempts, committed turns and reviewer
 //! actions; numbered migrations; a single-writer actor for async callers; duo-talk import and
 //! jsonl/markdown export.
+//!
+//! # The writer's contract
+//!
+//! - **Acknowledged means committed.** Every write method returns only after its transaction
+//!   committed; callers acknowledge an action, attempt or turn (a ✓ on screen, an event on
+//!   stdout) only after that `Ok`. Within a process all writes go through one connection (the
+//!   [`StoreHandle`] thread for async callers), in the order they were made.
+//! - **Every write waits for the lock.** Other processes (`kakeai ingest`, `import`, `patterns`)
+//!   may write the same file. Writes run in `BEGIN IMMEDIATE` transactions — the write lock is
+//!   taken up front, so the busy timeout applies — and are retried a bounded number of times
+//!   ([`write::immediate`]). Long writers commit in batches so nobody waits long.
+//! - **A write that finally fails is an error, never a success.** The caller turns it into an
+//!   error state (a failed run with exit code [`write::EXIT_STORE`] headless, a visible "NOT
+//!   saved" in the workbench); it is never reported as done.
+//! - **Interrupted work is marked on the next start.** A run still `running` whose process is
+//!   gone (quit, kill -9, crash) becomes `interrupted`, and its `streaming` attempts
+//!   `cancelled` with their partial text kept ([`Store::mark_interrupted`]).
 
 mod actor;
 pub mod chat;
@@ -8,14 +25,17 @@ pub mod duotalk;
 pub mod export;
 mod migrate;
 mod read;
+mod recover;
 pub mod time;
 mod types;
+pub mod write;
 
 use std::path::{Path, PathBuf};
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
 pub use actor::StoreHandle;
+pub use recover::INTERRUPTED;
 pub use types::*;
 
 use crate::director::Status;
@@ -65,6 +85,8 @@ pub enum StoreError {
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    /// Claimed when this process creates its first run.
+    owner: Option<recover::Owner>,
 }
 
 impl Store {
@@ -81,8 +103,7 @@ impl Store {
             source,
         };
         let mut conn = Connection::open(path).map_err(open_err)?;
-        conn.busy_timeout(std::time::Duration::from_secs(5))
-            .map_err(open_err)?;
+        conn.busy_timeout(write::BUSY_TIMEOUT).map_err(open_err)?;
         let mode: String = conn
             .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
             .map_err(open_err)?;
@@ -95,10 +116,19 @@ impl Store {
         conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;")
             .map_err(open_err)?;
         migrate::apply(&mut conn, path)?;
-        Ok(Store {
+        let mut store = Store {
             conn,
             path: path.to_path_buf(),
-        })
+            owner: None,
+        };
+        // Runs a quit or kill -9 left `running` are marked on every start. Best effort: when
+        // another process holds the lock too long, the next start does it.
+        if let Err(e) = store.mark_interrupted()
+            && !write::BusyCheck::is_busy(&e)
+        {
+            return Err(e);
+        }
+        Ok(store)
     }
 
     /// `$KAKEAI_DB`, else `<data_dir>/kakeai.db`.
@@ -141,22 +171,26 @@ impl Store {
         } else {
             r.options.to_string()
         };
-        self.conn.execute(
-            "INSERT INTO runs (topic, model, endpoint, api, options, persona_version,
-                               ruleset_version, started_at, status)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'running')",
-            params![
-                r.topic,
-                r.model,
-                r.endpoint,
-                r.api,
-                options,
-                r.persona_version,
-                r.ruleset_version,
-                time::now_iso()
-            ],
-        )?;
-        Ok(self.conn.last_insert_rowid())
+        let owner = self.owner_token()?;
+        self.write(|tx| {
+            tx.execute(
+                "INSERT INTO runs (topic, model, endpoint, api, options, persona_version,
+                                   ruleset_version, started_at, status, owner)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'running', ?9)",
+                params![
+                    r.topic,
+                    r.model,
+                    r.endpoint,
+                    r.api,
+                    options,
+                    r.persona_version,
+                    r.ruleset_version,
+                    time::now_iso(),
+                    owner
+                ],
+            )?;
+            Ok(tx.last_insert_rowid())
+        })
     }
 
     pub fn finish_run(
@@ -165,10 +199,12 @@ impl Store {
         status: RunStatus,
         error: Option<&str>,
     ) -> Result<(), StoreError> {
-        let n = self.conn.execute(
-            "UPDATE runs SET status = ?2, error = ?3, ended_at = ?4 WHERE id = ?1",
-            params![run_id, status.as_str(), error, time::now_iso()],
-        )?;
+        let n = self.write(|tx| {
+            Ok(tx.execute(
+                "UPDATE runs SET status = ?2, error = ?3, ended_at = ?4 WHERE id = ?1",
+                params![run_id, status.as_str(), error, time::now_iso()],
+            )?)
+        })?;
         if n == 0 {
             return Err(StoreError::NoSuchRun(run_id));
         }
@@ -180,25 +216,27 @@ impl Store {
         check_speaker(&a.speaker)?;
         check_ordinal("turn", a.turn)?;
         check_ordinal("attempt", a.attempt)?;
-        self.require_run(a.run_id)?;
-        self.conn.execute(
-            "INSERT INTO attempts (run_id, turn, speaker, attempt, state, text, tokens, guidance,
-                                   prompt_hash, started_at, first_token_ms)
-             VALUES (?1, ?2, ?3, ?4, 'streaming', ?5, ?6, ?7, ?8, ?9, ?10)",
-            params![
-                a.run_id,
-                a.turn,
-                a.speaker,
-                a.attempt,
-                a.text,
-                a.tokens,
-                a.guidance,
-                a.prompt_hash,
-                time::iso_utc(a.started_at),
-                a.first_token_ms.map(clamp_i64)
-            ],
-        )?;
-        Ok(self.conn.last_insert_rowid())
+        self.write(|tx| {
+            require_run(tx, a.run_id)?;
+            tx.execute(
+                "INSERT INTO attempts (run_id, turn, speaker, attempt, state, text, tokens,
+                                       guidance, prompt_hash, started_at, first_token_ms)
+                 VALUES (?1, ?2, ?3, ?4, 'streaming', ?5, ?6, ?7, ?8, ?9, ?10)",
+                params![
+                    a.run_id,
+                    a.turn,
+                    a.speaker,
+                    a.attempt,
+                    a.text,
+                    a.tokens,
+                    a.guidance,
+                    a.prompt_hash,
+                    time::iso_utc(a.started_at),
+                    a.first_token_ms.map(clamp_i64)
+                ],
+            )?;
+            Ok(tx.last_insert_rowid())
+        })
     }
 
     /// Replaces the partial text of a streaming attempt.
@@ -208,10 +246,12 @@ impl Store {
         partial: &str,
         tokens: u32,
     ) -> Result<(), StoreError> {
-        let n = self.conn.execute(
-            "UPDATE attempts SET text = ?2, tokens = ?3 WHERE id = ?1",
-            params![attempt_id, partial, tokens],
-        )?;
+        let n = self.write(|tx| {
+            Ok(tx.execute(
+                "UPDATE attempts SET text = ?2, tokens = ?3 WHERE id = ?1",
+                params![attempt_id, partial, tokens],
+            )?)
+        })?;
         if n == 0 {
             return Err(StoreError::NoSuchAttempt(attempt_id));
         }
@@ -229,24 +269,30 @@ impl Store {
             ));
         }
         let status = o.status.map(status_text).transpose()?;
-        let n = self.conn.execute(
-            "UPDATE attempts SET state = ?2, text = ?3, tokens = COALESCE(?4, tokens),
-                    status = ?5, verdict = ?6, judge = ?7, judge_raw = ?8, latency_ms = ?9,
-                    error = ?10
-             WHERE id = ?1",
-            params![
-                attempt_id,
-                o.state.as_str(),
-                o.text,
-                o.tokens,
-                status,
-                o.verdict.as_ref().map(|v| v.to_string()),
-                o.judge.as_ref().map(|v| v.to_string()),
-                o.judge_raw,
-                o.latency_ms.map(clamp_i64),
-                o.error
-            ],
-        )?;
+        let (verdict, judge) = (
+            o.verdict.as_ref().map(|v| v.to_string()),
+            o.judge.as_ref().map(|v| v.to_string()),
+        );
+        let n = self.write(|tx| {
+            Ok(tx.execute(
+                "UPDATE attempts SET state = ?2, text = ?3, tokens = COALESCE(?4, tokens),
+                        status = ?5, verdict = ?6, judge = ?7, judge_raw = ?8, latency_ms = ?9,
+                        error = ?10
+                 WHERE id = ?1",
+                params![
+                    attempt_id,
+                    o.state.as_str(),
+                    o.text,
+                    o.tokens,
+                    status,
+                    verdict,
+                    judge,
+                    o.judge_raw,
+                    o.latency_ms.map(clamp_i64),
+                    o.error
+                ],
+            )?)
+        })?;
         if n == 0 {
             return Err(StoreError::NoSuchAttempt(attempt_id));
         }
@@ -258,91 +304,105 @@ impl Store {
     pub fn commit_turn(&mut self, t: &TurnCommit) -> Result<(), StoreError> {
         check_speaker(&t.speaker)?;
         check_ordinal("turn", t.turn)?;
-        self.require_run(t.run_id)?;
-        if let Some(id) = t.attempt_id {
-            let owner: Option<(i64, u32)> = self
-                .conn
-                .query_row(
-                    "SELECT run_id, turn FROM attempts WHERE id = ?1",
-                    [id],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
-                )
-                .optional()?;
-            if owner != Some((t.run_id, t.turn)) {
+        let status = status_text(t.status)?;
+        self.write(|tx| {
+            require_run(tx, t.run_id)?;
+            if let Some(id) = t.attempt_id {
+                let owner: Option<(i64, u32)> = tx
+                    .query_row(
+                        "SELECT run_id, turn FROM attempts WHERE id = ?1",
+                        [id],
+                        |r| Ok((r.get(0)?, r.get(1)?)),
+                    )
+                    .optional()?;
+                if owner != Some((t.run_id, t.turn)) {
+                    return Err(StoreError::Invalid(format!(
+                        "attempt {id} does not belong to run {} turn {}",
+                        t.run_id, t.turn
+                    )));
+                }
+            }
+            let n = tx.execute(
+                "INSERT INTO turns (run_id, turn, speaker, attempt_id, text, status, exhausted,
+                                    futile, held, hook, hook_depth, committed_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+                 ON CONFLICT (run_id, turn) DO NOTHING",
+                params![
+                    t.run_id,
+                    t.turn,
+                    t.speaker,
+                    t.attempt_id,
+                    t.text,
+                    status,
+                    t.flags.exhausted,
+                    t.flags.futile,
+                    t.flags.held,
+                    t.hook,
+                    t.hook_depth,
+                    time::now_iso()
+                ],
+            )?;
+            if n == 0 {
                 return Err(StoreError::Invalid(format!(
-                    "attempt {id} does not belong to run {} turn {}",
-                    t.run_id, t.turn
+                    "turn {} of run {} is already committed",
+                    t.turn, t.run_id
                 )));
             }
-        }
-        let n = self.conn.execute(
-            "INSERT INTO turns (run_id, turn, speaker, attempt_id, text, status, exhausted,
-                                futile, held, hook, hook_depth, committed_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
-             ON CONFLICT (run_id, turn) DO NOTHING",
-            params![
-                t.run_id,
-                t.turn,
-                t.speaker,
-                t.attempt_id,
-                t.text,
-                status_text(t.status)?,
-                t.flags.exhausted,
-                t.flags.futile,
-                t.flags.held,
-                t.hook,
-                t.hook_depth,
-                time::now_iso()
-            ],
-        )?;
-        if n == 0 {
-            return Err(StoreError::Invalid(format!(
-                "turn {} of run {} is already committed",
-                t.turn, t.run_id
-            )));
-        }
-        Ok(())
+            Ok(())
+        })
     }
 
     /// Drops the committed turns from `from_turn` on (a regeneration rewinds the run). Their
     /// attempts stay: the history of what was tried is kept.
     pub fn truncate_turns(&mut self, run_id: i64, from_turn: u32) -> Result<usize, StoreError> {
-        self.require_run(run_id)?;
-        Ok(self.conn.execute(
-            "DELETE FROM turns WHERE run_id = ?1 AND turn >= ?2",
-            params![run_id, from_turn],
-        )?)
+        self.write(|tx| {
+            require_run(tx, run_id)?;
+            Ok(tx.execute(
+                "DELETE FROM turns WHERE run_id = ?1 AND turn >= ?2",
+                params![run_id, from_turn],
+            )?)
+        })
     }
 
     pub fn add_action(&mut self, a: &NewAction) -> Result<i64, StoreError> {
-        self.require_run(a.run_id)?;
         let payload = if a.payload.is_null() {
             "{}".to_string()
         } else {
             a.payload.to_string()
         };
-        self.conn.execute(
-            "INSERT INTO actions (run_id, turn, attempt_id, kind, payload, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![
-                a.run_id,
-                a.turn,
-                a.attempt_id,
-                a.kind.as_str(),
-                payload,
-                time::now_iso()
-            ],
-        )?;
-        Ok(self.conn.last_insert_rowid())
+        self.write(|tx| {
+            require_run(tx, a.run_id)?;
+            tx.execute(
+                "INSERT INTO actions (run_id, turn, attempt_id, kind, payload, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![
+                    a.run_id,
+                    a.turn,
+                    a.attempt_id,
+                    a.kind.as_str(),
+                    payload,
+                    time::now_iso()
+                ],
+            )?;
+            Ok(tx.last_insert_rowid())
+        })
     }
 
-    fn require_run(&self, run_id: i64) -> Result<(), StoreError> {
-        let found: Option<i64> = self
-            .conn
-            .query_row("SELECT id FROM runs WHERE id = ?1", [run_id], |r| r.get(0))
-            .optional()?;
-        found.map(|_| ()).ok_or(StoreError::NoSuchRun(run_id))
+    /// Runs `f` as one committed write: IMMEDIATE, waiting for and retrying a busy lock (see
+    /// [`write::immediate`]). `f` may run more than once.
+    pub fn write<T>(
+        &mut self,
+        f: impl FnMut(&Transaction<'_>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        write::immediate(&mut self.conn, f)
     }
+}
+
+fn require_run(conn: &Connection, run_id: i64) -> Result<(), StoreError> {
+    let found: Option<i64> = conn
+        .query_row("SELECT id FROM runs WHERE id = ?1", [run_id], |r| r.get(0))
+        .optional()?;
+    found.map(|_| ()).ok_or(StoreError::NoSuchRun(run_id))
 }
 
 /// Character ids the schema accepts.

@@ -17,6 +17,9 @@ pub enum RunStatus {
     Stopped,
     Failed,
     Imported,
+    /// Left `running` by a process that ended without finishing it (quit, kill -9, crash);
+    /// set when the store is next opened.
+    Interrupted,
 }
 
 /// Where one attempt stands. `Streaming` is what a crash leaves behind.
@@ -63,7 +66,7 @@ macro_rules! text_enum {
 }
 
 text_enum!(RunStatus { Running => "running", Completed => "completed", Stopped => "stopped",
-    Failed => "failed", Imported => "imported" });
+    Failed => "failed", Imported => "imported", Interrupted => "interrupted" });
 text_enum!(AttemptState { Streaming => "streaming", Done => "done", Failed => "failed",
     Cancelled => "cancelled" });
 text_enum!(ActionKind { Override => "override", Thumb => "thumb", Feedback => "feedback",
@@ -250,7 +253,16 @@ pub struct RunRecord {
 
 impl RunRecord {
     /// The attempts of one turn, in attempt order.
+    /// The attempts of one turn: a binary search when the rows are in turn order (as read from
+    /// the store), a scan otherwise — so exporting a long run stays linear.
     pub fn attempts_of(&self, turn: u32) -> impl Iterator<Item = &AttemptRow> {
-        self.attempts.iter().filter(move |a| a.turn == turn)
+        let rows: &[AttemptRow] = if self.attempts.is_sorted_by_key(|a| a.turn) {
+            let from = self.attempts.partition_point(|a| a.turn < turn);
+            let to = self.attempts.partition_point(|a| a.turn <= turn);
+            &self.attempts[from..to]
+        } else {
+            &self.attempts
+        };
+        rows.iter().filter(move |a| a.turn == turn)
     }
 }

@@ -5,6 +5,7 @@ pub mod analysis;
 pub mod analyzer;
 pub mod chars;
 pub mod normalize;
+pub mod sanitize;
 pub mod sentences;
 pub mod shared_cache;
 pub mod topics;

@@ -366,7 +366,7 @@ impl App {
                 }
                 Err(e) => self.status = format!("NOT saved: {e}"),
             },
-            UiMsg::Error(e) => self.status = e,
+            UiMsg::Error(e) => self.status = crate::text::sanitize::for_terminal(&e).into_owned(),
             UiMsg::VaultSaved(r) => match r {
                 Ok(saved) => {
                     let VaultSaved {

@@ -163,10 +163,8 @@ pub fn load_work_dir(dir: &Path) -> Result<Work, ConfigError> {
             if !p.is_file() || !matches!(ext, "md" | "yaml" | "yml") {
                 continue;
             }
-            let text = std::fs::read_to_string(&p).map_err(|e| ConfigError::Io {
-                path: p.clone(),
-                message: e.to_string(),
-            })?;
+            // Size, UTF-8 (line:col), one document and nesting depth, before any parser.
+            let text = crate::limits::read_yaml(&p)?;
             let name = e.file_name().to_string_lossy().into_owned();
             files.push((format!("{f}/{name}"), text));
         }

@@ -68,14 +68,20 @@ pub enum ImportError {
     Store(#[from] StoreError),
 }
 
-/// Imports one file in one transaction.
+/// Imports one file, read line by line, in batches of runs.
 pub fn import_file(store: &mut Store, path: &Path) -> Result<ImportReport, ImportError> {
-    let bytes = std::fs::read(path).map_err(|source| ImportError::Read {
+    let read = |source| ImportError::Read {
         path: path.to_path_buf(),
         source,
-    })?;
-    Ok(import_bytes(store, path, &bytes)?)
+    };
+    let file = std::fs::File::open(path).map_err(read)?;
+    let log = parse::Log::parse_reader(std::io::BufReader::new(file)).map_err(read)?;
+    Ok(import_log(store, path, log)?)
 }
+
+/// Runs per write transaction: the lock is held briefly, and a run is always whole (every
+/// insert is keyed, so a re-run after a crash adds only what is missing).
+pub const RUNS_PER_BATCH: usize = 50;
 
 /// Imports a log already in memory; `path` only labels the report.
 pub fn import_bytes(
@@ -83,14 +89,14 @@ pub fn import_bytes(
     path: &Path,
     bytes: &[u8],
 ) -> Result<ImportReport, StoreError> {
-    let log = parse::Log::parse(bytes);
-    // IMMEDIATE: take the write lock up front (waiting out a live writer via busy_timeout)
-    // instead of failing halfway when a read transaction cannot be upgraded.
-    let tx = store
-        .connection()
-        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    let mut new = write::write(&tx, &log)?;
-    tx.commit()?;
+    import_log(store, path, parse::Log::parse(bytes))
+}
+
+fn import_log(store: &mut Store, path: &Path, log: parse::Log) -> Result<ImportReport, StoreError> {
+    let mut new = ImportCounts::default();
+    for runs in log.runs.chunks(RUNS_PER_BATCH) {
+        new.add(&store.write(|tx| Ok(write::write(tx, runs)?))?);
+    }
     new.skipped_lines = log.problems.len();
     Ok(ImportReport {
         path: path.to_path_buf(),

@@ -106,20 +106,53 @@ impl Log {
         let mut log = Log::default();
         for (i, raw) in bytes.split(|b| *b == b'\n').enumerate() {
             let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-            if raw.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            log.lines = i + 1;
-            let line_no = i + 1;
-            let Ok(line) = std::str::from_utf8(raw) else {
-                log.problem(line_no, 1, "expected UTF-8 text".into());
-                continue;
-            };
-            if let Err((col, message)) = log.line(line) {
-                log.problem(line_no, col, message);
-            }
+            log.raw_line(i + 1, raw);
         }
         log
+    }
+
+    /// Like [`parse`](Self::parse), reading line by line: the file is never held whole, and a
+    /// line longer than [`crate::limits::MAX_LINE_BYTES`] is skipped as a problem.
+    pub fn parse_reader(mut r: impl std::io::BufRead) -> std::io::Result<Log> {
+        let mut log = Log::default();
+        let mut buf = Vec::new();
+        let mut line_no = 0;
+        loop {
+            line_no += 1;
+            match crate::limits::read_line(&mut r, &mut buf)? {
+                Ok(false) => return Ok(log),
+                Ok(true) => log.raw_line(line_no, &buf),
+                Err(_) => {
+                    log.lines = line_no;
+                    log.problem(
+                        line_no,
+                        1,
+                        format!(
+                            "line longer than the limit of {} bytes",
+                            crate::limits::MAX_LINE_BYTES
+                        ),
+                    );
+                }
+            }
+        }
+    }
+
+    fn raw_line(&mut self, line_no: usize, raw: &[u8]) {
+        if raw.iter().all(u8::is_ascii_whitespace) {
+            return;
+        }
+        self.lines = line_no;
+        let line = match std::str::from_utf8(raw) {
+            Ok(l) => l,
+            Err(e) => {
+                let (_, col) = crate::limits::utf8_position(raw, e.valid_up_to());
+                self.problem(line_no, col, "not valid UTF-8".into());
+                return;
+            }
+        };
+        if let Err((col, message)) = self.line(line) {
+            self.problem(line_no, col, message);
+        }
     }
 
     fn problem(&mut self, line: usize, col: usize, message: String) {

@@ -5,12 +5,12 @@ use rusqlite::{OptionalExtension, Transaction, params};
 use serde_json::{Map, Value, json};
 
 use super::ImportCounts;
-use super::parse::{AttemptAcc, Log, RunAcc, TurnAcc, status_of};
+use super::parse::{AttemptAcc, RunAcc, TurnAcc, status_of};
 use crate::store::time::{now_iso, parse_iso_ms};
 
-pub(super) fn write(tx: &Transaction, log: &Log) -> rusqlite::Result<ImportCounts> {
+pub(super) fn write(tx: &Transaction, runs: &[RunAcc]) -> rusqlite::Result<ImportCounts> {
     let mut n = ImportCounts::default();
-    for run in &log.runs {
+    for run in runs {
         let run_id = upsert_run(tx, run, &mut n)?;
         let run_start = run.started_at.as_deref().or(run.first_ts.as_deref());
         for (&turn0, t) in &run.turns {

@@ -1,0 +1,150 @@
+//! Size, depth and encoding limits every file kakeai reads goes through, checked when the file
+//! is read — before any parser sees it — so a huge, deeply nested or mis-encoded file is
+//! rejected fast with an error naming the file, the position and the limit.
+
+mod depth;
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+pub use depth::{toml_depth, yaml_check};
+
+/// Largest configuration file (TOML rules, YAML/Markdown vault files, keymaps, themes).
+pub const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
+/// Deepest nesting of YAML or TOML values (block indentation levels plus flow brackets).
+pub const MAX_DEPTH: usize = 64;
+/// Longest line of a JSON Lines input (ingest, import, patterns import).
+pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LimitError {
+    #[error("{}: cannot read: {message}", path.display())]
+    Io { path: PathBuf, message: String },
+    #[error("{}: the file is larger than the limit of {limit} bytes", path.display())]
+    TooBig { path: PathBuf, limit: u64 },
+    #[error("{}:{line}:{col}: nested deeper than the limit of {limit} levels", path.display())]
+    TooDeep {
+        path: PathBuf,
+        line: usize,
+        col: usize,
+        limit: usize,
+    },
+    #[error("{}:{line}:{col}: not valid UTF-8", path.display())]
+    NotUtf8 {
+        path: PathBuf,
+        line: usize,
+        col: usize,
+    },
+    #[error("{}:{line}:1: more than one YAML document (a second `---`); one document per file", path.display())]
+    MultiDocument { path: PathBuf, line: usize },
+}
+
+/// Reads a text file of at most `limit` bytes, refusing invalid UTF-8 at its line:col.
+pub fn read_text(path: &Path, limit: u64) -> Result<String, LimitError> {
+    let io = |e: std::io::Error| LimitError::Io {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > limit {
+        return Err(LimitError::TooBig {
+            path: path.to_path_buf(),
+            limit,
+        });
+    }
+    utf8(path, bytes)
+}
+
+/// `bytes` as text, or where the first invalid byte is (1-based line, column in chars).
+pub fn utf8(path: &Path, bytes: Vec<u8>) -> Result<String, LimitError> {
+    String::from_utf8(bytes).map_err(|e| {
+        let (line, col) = utf8_position(e.as_bytes(), e.utf8_error().valid_up_to());
+        LimitError::NotUtf8 {
+            path: path.to_path_buf(),
+            line,
+            col,
+        }
+    })
+}
+
+/// 1-based line and column (in chars) of byte `at`, everything before it being valid UTF-8.
+pub fn utf8_position(bytes: &[u8], at: usize) -> (usize, usize) {
+    let before = bytes.get(..at).unwrap_or(bytes);
+    let line_start = before
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .map_or(0, |i| i + 1);
+    let line = before.iter().filter(|b| **b == b'\n').count() + 1;
+    let col = std::str::from_utf8(&before[line_start..])
+        .map(|s| s.chars().count())
+        .unwrap_or(0)
+        + 1;
+    (line, col)
+}
+
+/// A YAML (or Markdown with front matter) file: size, UTF-8, one document, nesting depth.
+pub fn read_yaml(path: &Path) -> Result<String, LimitError> {
+    let text = read_text(path, MAX_FILE_BYTES)?;
+    let is_md = path.extension().is_some_and(|x| x == "md");
+    yaml_check(path, &text, is_md)?;
+    Ok(text)
+}
+
+/// A TOML file: size, UTF-8 and nesting depth.
+pub fn read_toml(path: &Path) -> Result<String, LimitError> {
+    let text = read_text(path, MAX_FILE_BYTES)?;
+    toml_depth(path, &text)?;
+    Ok(text)
+}
+
+/// Reads one line (up to and without `\n`, `\r\n` trimmed) into `buf`; a line longer than
+/// [`MAX_LINE_BYTES`] is consumed and reported as `Err(true)`. `Ok(false)` at the end.
+pub fn read_line(
+    r: &mut impl std::io::BufRead,
+    buf: &mut Vec<u8>,
+) -> std::io::Result<Result<bool, bool>> {
+    buf.clear();
+    let mut too_long = false;
+    loop {
+        let chunk = r.fill_buf()?;
+        if chunk.is_empty() {
+            return Ok(if too_long {
+                Err(true)
+            } else {
+                Ok(!buf.is_empty())
+            });
+        }
+        let (take, done) = match chunk.iter().position(|b| *b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (chunk.len(), false),
+        };
+        if !too_long {
+            if buf.len() + take > MAX_LINE_BYTES + 1 {
+                too_long = true;
+                buf.clear();
+            } else {
+                buf.extend_from_slice(&chunk[..take]);
+            }
+        }
+        r.consume(take);
+        if done {
+            if too_long {
+                return Ok(Err(true));
+            }
+            if buf.last() == Some(&b'\n') {
+                buf.pop();
+            }
+            if buf.last() == Some(&b'\r') {
+                buf.pop();
+            }
+            return Ok(Ok(true));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
