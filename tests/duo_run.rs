@@ -47,7 +47,6 @@ struct Script {
     /// Attempts per turn.
     attempts: usize,
     /// Chat streams (by index) that end with done_reason "length".
-    attempts: 3,
     cut: Vec<usize>,
 }
 
@@ -493,6 +492,9 @@ async fn a_line_that_reads_back_its_prompt_is_retried() {
             .unwrap()
             .to_string()
             .contains("prompt_echo")
+    );
+}
+
 /// Stopping mid-stream keeps every character that arrived: the cancelled attempt's stored text
 /// is what the tokens delivered, never ''.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

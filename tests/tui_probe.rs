@@ -48,7 +48,7 @@ async fn probe(llm: LlmConfig) -> (Conn, Duration) {
         analyzer: Arc::new(FallbackAnalyzer),
         replay_speed: 1000.0,
         vault: None,
-        safety: Arc::new(kakeai::safety::SafetyRules::builtin()),
+        safety: kakeai::safety::SharedSafety::ready(kakeai::safety::SafetyRules::builtin()),
     };
     let (mut rt, mut rx) = Runtime::new(app(Conn::Probing), services);
     let started = Instant::now();
