@@ -49,14 +49,14 @@ impl From<rusqlite::Error> for IngestError {
     }
 }
 
-/// An id as stored: unchanged, unless it looks like personal data (an e-mail address, a
-/// phone number, a name), in which case a hash of it stands in.
-pub fn pseudonym(id: &str) -> String {
-    if pii::shared().mask(id).pii_detected {
-        let h = pii::sha256_hex(id);
-        format!("id-{}", h.get(..16).unwrap_or(&h))
-    } else {
-        id.to_string()
+/// An id as stored: see [`pii::pseudonym`] (a keyed pseudonym when it looks personal).
+pub fn pseudonym(id: &str) -> Result<String, pii::KeyError> {
+    pii::pseudonym(id)
+}
+
+impl From<pii::KeyError> for IngestError {
+    fn from(e: pii::KeyError) -> Self {
+        IngestError::Pattern(PatternError::Key(e))
     }
 }
 
@@ -74,13 +74,14 @@ pub fn ingest(
         let mut touched = BTreeSet::new();
         let mut new_bot_uses = Vec::new();
         let now = stamp::iso(stamp::now_ms());
+        let key = pii::installation_key()?;
         for m in messages {
             let line_err = |message: String| IngestError::Line {
                 line: m.line,
                 message,
             };
-            let conv = pseudonym(&m.conversation_id);
-            let user = pseudonym(&m.user_id);
+            let conv = pseudonym(&m.conversation_id)?;
+            let user = pseudonym(&m.user_id)?;
             let owner: Option<String> = conn
                 .query_row(
                     "SELECT user_id FROM conversations WHERE conversation_id = ?1",
@@ -132,7 +133,7 @@ pub fn ingest(
                     conv,
                     m.role.as_str(),
                     masked.masked_text,
-                    masked.original_sha256,
+                    masked.digest(key),
                     masked.pii_detected,
                     m.at,
                     at,
@@ -310,7 +311,7 @@ pub fn log_live(
     message: LogMessage,
     opts: &IngestOptions,
 ) -> Result<(IngestReport, Option<i64>), IngestError> {
-    let conv = pseudonym(&message.conversation_id);
+    let conv = pseudonym(&message.conversation_id)?;
     let (role, at) = (message.role.as_str(), message.at);
     let report = ingest(conn, std::slice::from_ref(&message), opts)?;
     let log_id: Option<i64> = conn
