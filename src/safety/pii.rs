@@ -47,6 +47,8 @@ mod view;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_issue16;
+#[cfg(test)]
 mod tests_kinds;
 #[cfg(test)]
 mod tests_llm;

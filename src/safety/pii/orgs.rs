@@ -191,7 +191,10 @@ pub(super) fn company(v: &View, ms: usize, me: usize, out: &mut Vec<Cand>) {
     while bs < ms && v.chars[bs].is_ascii_digit() {
         bs += 1;
     }
-    bs = kana_lead(v, bs);
+    // みどり物産有限会社: kana join only a specific name between them and the legal form.
+    if bs < ms && specific_start(v, bs, ms).is_some() {
+        bs = kana_lead(v, bs);
+    }
     let before = if bs < ms {
         specific_start(v, bs, ms)
     } else {
@@ -229,7 +232,11 @@ pub(super) fn school(v: &View, ms: usize, me: usize, out: &mut Vec<Cand>) {
     }
     let mut bs = v.run_before(ms, 16, is_org_char);
     // みなと小学校, 市立みなみ小学校: a kana name, and what stands before it.
-    let k = kana_lead(v, bs);
+    let k = if bs == ms || specific_start(v, bs, ms).is_some() {
+        kana_lead(v, bs)
+    } else {
+        bs
+    };
     if k < bs {
         bs = v.run_before(k, 16, is_org_char);
     }
@@ -280,6 +287,30 @@ const NOT_A_KANA_LEAD: [&str; 14] = [
     "あいつ",
     "こいつ",
     "だれ",
+];
+
+/// Kana words that open a sentence and stand before anything (そういえば大学の…).
+const ADVERBS: [&str; 20] = [
+    "そういえば",
+    "やっぱり",
+    "たぶん",
+    "きっと",
+    "もう",
+    "まだ",
+    "また",
+    "ぜんぜん",
+    "ちょっと",
+    "いつか",
+    "いつも",
+    "ところで",
+    "ただ",
+    "とりあえず",
+    "なんか",
+    "あと",
+    "それで",
+    "だから",
+    "でも",
+    "じゃあ",
 ];
 
 fn is_name_kana(c: char) -> bool {
