@@ -52,6 +52,8 @@ mod tests_issue16;
 mod tests_kinds;
 #[cfg(test)]
 mod tests_llm;
+#[cfg(test)]
+mod tests_props;
 
 use std::sync::OnceLock;
 
@@ -252,10 +254,35 @@ impl PiiMasker {
                 original_sha256,
             };
         }
-        let items = self.detect(text);
+        let mut items = self.detect(text);
+        let mut masked_text = apply(text, &items);
+        // A mask can reveal more: a number rejected for the letter glued to it (…5678A株式会社)
+        // stands free once that letter is inside [会社名]. Mask until nothing new appears, so
+        // masking the result again changes nothing. New items lie between tokens and map back
+        // to the original char for char.
+        for _ in 0..3 {
+            if items.is_empty() {
+                break;
+            }
+            let more = self.detect(&masked_text);
+            if more.is_empty() {
+                break;
+            }
+            let back = resolve::original_offsets(&masked_text, &items);
+            items.extend(more.iter().filter_map(|it| {
+                let s = back.get(it.span[0]).copied().flatten()?;
+                let e = back.get(it.span[1] - 1).copied().flatten()? + 1;
+                Some(PiiItem {
+                    kind: it.kind,
+                    span: [s, e],
+                })
+            }));
+            items.sort_by_key(|it| it.span[0]);
+            masked_text = apply(text, &items);
+        }
         Masked {
             pii_detected: !items.is_empty(),
-            masked_text: apply(text, &items),
+            masked_text,
             items,
             original_sha256,
         }
@@ -263,6 +290,12 @@ impl PiiMasker {
 
     /// The items `mask` would replace, sorted and non-overlapping.
     pub fn detect(&self, text: &str) -> Vec<PiiItem> {
+        let (cands, tokens) = self.candidates(text);
+        resolve(cands, &tokens)
+    }
+
+    /// Every detection before overlaps are resolved, and the existing tokens' spans.
+    fn candidates(&self, text: &str) -> (Vec<Cand>, Vec<(usize, usize)>) {
         let v = view::View::new(text);
         let mut cands = Vec::new();
         let mut tokens: Vec<(usize, usize)> = Vec::new();
@@ -303,7 +336,7 @@ impl PiiMasker {
             orgs::short_school(&v, v.char_at(m.start()), v.char_at(m.end()), &mut cands);
         }
         debug_assert!(cands.iter().all(|c| c.s < c.e && c.e <= v.len()));
-        resolve(cands, &tokens)
+        (cands, tokens)
     }
 }
 

@@ -82,3 +82,18 @@ pub(super) fn apply_tokens(text: &str, ranges: &[(usize, usize, PiiKind)]) -> St
     }
     out
 }
+
+/// For each char of the masked text (`apply(text, items)`), its char offset in the original,
+/// or `None` inside a token.
+pub(super) fn original_offsets(masked: &str, items: &[PiiItem]) -> Vec<Option<usize>> {
+    let mut out = Vec::with_capacity(masked.len());
+    let mut o = 0usize;
+    for it in items {
+        out.extend((o..it.span[0]).map(Some));
+        out.extend(std::iter::repeat_n(None, it.kind.token().chars().count()));
+        o = it.span[1];
+    }
+    let rest = masked.chars().count().saturating_sub(out.len());
+    out.extend((o..o + rest).map(Some));
+    out
+}
