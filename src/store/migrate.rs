@@ -11,7 +11,16 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (1, include_str!("migrations/001_init.sql")),
     (2, include_str!("migrations/002_patterns.sql")),
     (3, include_str!("migrations/003_chat.sql")),
+    (4, include_str!("migrations/004_keyed_digests.sql")),
 ];
+
+/// Steps SQL cannot express, run after version N's SQL in the same transaction.
+fn rust_step(version: i64, tx: &rusqlite::Transaction) -> Result<(), StoreError> {
+    match version {
+        4 => super::rekey::migrate(tx),
+        _ => Ok(()),
+    }
+}
 
 pub(super) fn latest() -> i64 {
     MIGRATIONS.last().map(|(v, _)| *v).unwrap_or(0)
@@ -36,6 +45,7 @@ pub(super) fn apply(conn: &mut Connection, path: &Path) -> Result<(), StoreError
             continue;
         }
         tx.execute_batch(sql)?;
+        rust_step(*version, &tx)?;
         tx.pragma_update(None, "user_version", version)?;
         tx.commit()?;
     }

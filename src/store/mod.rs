@@ -8,6 +8,7 @@ pub mod duotalk;
 pub mod export;
 mod migrate;
 mod read;
+mod rekey;
 pub mod time;
 mod types;
 

@@ -334,6 +334,7 @@ fn kana_lead(v: &View, at: usize) -> usize {
     if ["さん", "くん", "ちゃん", "さま"]
         .iter()
         .any(|h| run.contains(h))
+        || ADVERBS.iter().any(|w| run.ends_with(w))
     {
         return at;
     }
