@@ -18,7 +18,7 @@ pub(super) fn luhn_ok(digits: &[u8]) -> bool {
         }
         sum += x;
     }
-    sum % 10 == 0
+    sum.is_multiple_of(10)
 }
 
 pub(super) fn find(v: &View, out: &mut Vec<Cand>) {

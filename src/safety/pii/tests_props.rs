@@ -100,7 +100,7 @@ fn message(rng: &mut Rng) -> String {
     let mut s = String::new();
     for _ in 0..n {
         s.push_str(rng.pick(GLUE));
-        if rng.next() % 2 == 0 {
+        if rng.next().is_multiple_of(2) {
             s.push_str(rng.pick(PII));
         }
     }
