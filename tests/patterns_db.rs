@@ -13,7 +13,15 @@ use rusqlite::Connection;
 const T0: i64 = 1_769_947_200_000; // 2026-02-01T12:00:00Z
 const MIN: i64 = 60_000;
 
+/// A known installation secret for this test binary, so no test touches the user's data dir
+/// and stored digests can be checked.
+fn test_key() -> &'static kakeai::safety::pii::DigestKey {
+    kakeai::safety::pii::keyfile::install_key(kakeai::safety::pii::DigestKey::from_bytes(&[9; 32]));
+    kakeai::safety::pii::installation_key().expect("installed key")
+}
+
 fn store() -> (tempfile::TempDir, Store) {
+    test_key();
     let dir = tempfile::tempdir().unwrap();
     let s = Store::open(&dir.path().join("kakeai.db")).unwrap();
     (dir, s)
@@ -248,6 +256,45 @@ fn unknown_characters_and_reply_types_are_refused_by_the_library_and_the_databas
         "INSERT INTO prowrestling_usage_log (pattern_id, feedback) VALUES ({id}, 2)"
     ));
     assert_eq!(pat::list(c, None).unwrap().len(), 1);
+}
+
+#[test]
+fn ids_that_look_personal_are_stored_as_keyed_pseudonyms() {
+    let (_d, s) = store();
+    let c = s.conn();
+    let id = yana(c, "寝坊は才能だもん！");
+    for (conv, user) in [("taro@example.com", "090-1234-5678"), ("c1", "u1")] {
+        let log = pat::record_use(
+            c,
+            &NewUse {
+                pattern_id: id,
+                conversation_id: Some(conv.into()),
+                user_id: Some(user.into()),
+                at: T0,
+                ..NewUse::default()
+            },
+        )
+        .unwrap();
+        let (sc, su): (String, String) = c
+            .query_row(
+                "SELECT conversation_id, user_id FROM prowrestling_usage_log WHERE log_id = ?1",
+                [log],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        let expect = |raw: &str| {
+            if raw.contains('@') || raw.starts_with("090") {
+                test_key().pseudonym(raw)
+            } else {
+                raw.to_string()
+            }
+        };
+        assert_eq!(sc, expect(conv));
+        assert_eq!(su, expect(user));
+        // The unkeyed hash of the e-mail (linkable by anyone who knows it) is not what is kept.
+        let plain = kakeai::safety::pii::sha256_hex(conv);
+        assert!(!sc.contains(&plain[..16]), "{sc}");
+    }
 }
 
 #[test]

@@ -13,7 +13,15 @@ use rusqlite::Connection;
 const T0: i64 = 1_769_947_200; // 2026-02-01T12:00:00Z, in unix seconds
 const W: i64 = 30 * 60;
 
+/// A known installation secret for this test binary, so no test touches the user's data dir
+/// and stored digests can be checked.
+fn test_key() -> &'static kakeai::safety::pii::DigestKey {
+    kakeai::safety::pii::keyfile::install_key(kakeai::safety::pii::DigestKey::from_bytes(&[9; 32]));
+    kakeai::safety::pii::installation_key().expect("installed key")
+}
+
 fn store() -> (tempfile::TempDir, Store) {
+    test_key();
     let dir = tempfile::tempdir().unwrap();
     let s = Store::open(&dir.path().join("kakeai.db")).unwrap();
     (dir, s)
@@ -334,10 +342,10 @@ fn no_raw_personal_data_reaches_the_database_file() {
                 |r| r.get(0),
             )
             .unwrap();
-        assert_eq!(
-            sha,
-            kakeai::safety::pii::sha256_hex("私は高橋です。電話は090-1234-5678だよ")
-        );
+        // Keyed: the plain SHA-256 of the original is not what is stored.
+        let text = "私は高橋です。電話は090-1234-5678だよ";
+        assert_eq!(sha, test_key().message_digest(text));
+        assert_ne!(sha, kakeai::safety::pii::sha256_hex(text));
     }
     let mut bytes = Vec::new();
     for entry in std::fs::read_dir(dir.path()).unwrap() {

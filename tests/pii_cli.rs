@@ -25,6 +25,25 @@ const SHA_TANAKA: &str = "723f1b1c9abf6d8b5ff89913a2b6333ad37ddefd82eaf6d062cb91
 /// `printf %s '[スキップ]' | sha256sum`
 const SHA_SKIP: &str = "37caad62fcc0e4d17959da03a7748d788490a582cb89aa55c4cd521975247582";
 
+/// The installation secret the binary created on first use, read back from the env's data
+/// dir (0600), as a key to compute the expected digests with.
+fn installed_key(env: &Env) -> kakeai::safety::pii::DigestKey {
+    let path = env.dir.path().join("data").join("pii.key");
+    let hex = std::fs::read_to_string(&path).expect("the key file was created");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "the key file is private");
+    }
+    let hex = hex.trim();
+    let mut bytes = [0u8; 32];
+    for (i, b) in bytes.iter_mut().enumerate() {
+        *b = u8::from_str_radix(&hex[i * 2..i * 2 + 2], 16).unwrap();
+    }
+    kakeai::safety::pii::DigestKey::from_bytes(&bytes)
+}
+
 #[test]
 fn json_masks_the_whole_input_as_one_text() {
     let env = Env::new();
@@ -41,9 +60,12 @@ fn json_masks_the_whole_input_as_one_text() {
                 {"kind": "氏名", "span": [0, 2]},
                 {"kind": "電話番号", "span": [8, 21]}
             ],
-            "original_sha256": SHA_TANAKA
+            "original_digest": installed_key(&env).message_digest("田中さんの電話は090-1234-5678")
         })
     );
+    // The plain SHA-256 would let anyone test guesses: never printed.
+    assert!(!stdout(&o).contains(SHA_TANAKA), "{}", stdout(&o));
+    assert_ne!(v[0]["original_digest"], SHA_TANAKA);
     assert!(
         stdout(&o).starts_with(r#"{"pii_detected":true,"masked_text":"#),
         "field order is the contract's: {}",
@@ -92,7 +114,11 @@ fn jsonl_gives_one_object_per_line_with_its_id_first() {
     assert_eq!(v.len(), 4, "the blank line is skipped");
     assert_eq!(v[0]["id"], "u1");
     assert_eq!(v[0]["masked_text"], "[氏名]さんの電話は[電話番号]");
-    assert_eq!(v[0]["original_sha256"], SHA_TANAKA);
+    let key = installed_key(&env);
+    assert_eq!(
+        v[0]["original_digest"],
+        key.message_digest("田中さんの電話は090-1234-5678")
+    );
     assert_eq!(v[1]["id"], 7);
     assert_eq!(v[1]["pii_detected"], false);
     assert_eq!(v[1]["items"], serde_json::json!([]));
@@ -100,7 +126,8 @@ fn jsonl_gives_one_object_per_line_with_its_id_first() {
     assert_eq!(v[2]["id"], "4", "a record without id gets its line number");
     assert_eq!(v[2]["pii_detected"], false);
     assert_eq!(v[2]["masked_text"], "[スキップ]");
-    assert_eq!(v[2]["original_sha256"], SHA_SKIP);
+    assert_eq!(v[2]["original_digest"], key.message_digest("[スキップ]"));
+    assert!(!stdout(&o).contains(SHA_SKIP));
     assert_eq!(v[3]["id"], serde_json::Value::Null);
     assert_eq!(v[3]["masked_text"], "[住所]です");
     assert_eq!(
@@ -257,11 +284,14 @@ async fn a_failed_llm_pass_keeps_the_rules_and_flags_only_when_fail_closed() {
     let server = pii_server(None).await;
     let env = Env::new();
     let closed = mask_with(&env, &server.url, "fail-closed", text).await;
-    assert_eq!(closed.status.code(), Some(0), "{}", stderr(&closed));
+    // Visibly not clean: exit 3 and a note on stderr, besides "review".
+    assert_eq!(closed.status.code(), Some(3), "{}", stderr(&closed));
+    assert!(stderr(&closed).contains("not clean"), "{}", stderr(&closed));
     let v: serde_json::Value = serde_json::from_str(stdout(&closed).trim()).unwrap();
     assert_eq!(v["masked_text"], "電話は[電話番号]です。");
     assert!(v["review"].as_str().unwrap().contains("要確認"), "{v}");
     let open = mask_with(&env, &server.url, "fail-open", text).await;
+    assert_eq!(open.status.code(), Some(0), "{}", stderr(&open));
     let v: serde_json::Value = serde_json::from_str(stdout(&open).trim()).unwrap();
     assert_eq!(v["masked_text"], "電話は[電話番号]です。");
     assert!(v.get("review").is_none(), "{v}");

@@ -328,6 +328,68 @@ async fn layer_four_over_a_fake_endpoint() {
     assert_eq!(server.recorded().len(), 2);
 }
 
+/// Issue 16 §2: Layer 4 was sent the raw message. Every text is masked before any layer, so
+/// the model sees tokens, never the name or the number, and the output carries none either.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn layer_four_sees_only_the_masked_message() {
+    let server = FakeServer::with(|req, _| match req.path.as_str() {
+        "/v1/chat/completions" => Reply::json(
+            200,
+            &openai_reply(
+                "tiny-ja",
+                r#"{"context_type": "攻撃", "confidence": 0.9}"#,
+                9,
+            ),
+        ),
+        _ => Reply::json(404, r#"{"error":"no"}"#),
+    })
+    .await;
+    let env = Env::new();
+    let url = format!("{}/v1", server.url);
+    let input = concat!(
+        r#"{"id": 1, "text": "山田太郎って知ってる？090-1234-5678に電話してバカって言っといて", "returning": true}"#,
+        "\n",
+        r#"{"id": 2, "text": "佐藤さゆりさんの家は道玄坂2-10-7、カード4111 1111 1111 1111だよバカ", "returning": true}"#,
+        "\n",
+    );
+    let o = run_async(
+        &env,
+        &[
+            "safety",
+            "judge",
+            "--l4",
+            "always",
+            "--endpoint",
+            &url,
+            "--model",
+            "tiny-ja",
+        ],
+        input,
+    )
+    .await;
+    assert_eq!(lines(&o).len(), 2, "stderr: {}", stderr(&o));
+    let bodies: Vec<String> = server.recorded().iter().map(|r| r.body.clone()).collect();
+    assert_eq!(
+        bodies.len(),
+        2,
+        "both went to Layer 4: {} {}",
+        stdout(&o),
+        stderr(&o)
+    );
+    for raw in ["山田", "太郎", "090-1234", "さゆり", "道玄坂", "4111"] {
+        assert!(
+            bodies.iter().all(|b| !b.contains(raw)),
+            "{raw} sent: {bodies:?}"
+        );
+        assert!(!stdout(&o).contains(raw), "{raw} printed: {}", stdout(&o));
+    }
+    assert!(
+        bodies
+            .iter()
+            .any(|b| b.contains("[氏名]") && b.contains("[電話番号]"))
+    );
+}
+
 #[test]
 fn a_closed_port_falls_back_once_and_says_so() {
     let port = {

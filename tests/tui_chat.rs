@@ -20,7 +20,15 @@ use kakeai::tui::keymap::Keymap;
 use kakeai::tui::{Runtime, Services, theme};
 use llm_fake::{FakeServer, Recorded, Reply, openai_reply, parts, sse_events};
 
+/// A known installation secret for this test binary, so no test touches the user's data dir
+/// and stored digests can be checked.
+fn test_key() -> &'static kakeai::safety::pii::DigestKey {
+    kakeai::safety::pii::keyfile::install_key(kakeai::safety::pii::DigestKey::from_bytes(&[9; 32]));
+    kakeai::safety::pii::installation_key().expect("installed key")
+}
+
 fn app() -> App {
+    test_key();
     let header = Header {
         endpoint: "fake".into(),
         model: "tiny-ja".into(),
@@ -438,10 +446,9 @@ async fn banter_is_answered_from_the_pattern_db_and_its_outcome_and_thumb_are_re
         )
         .unwrap();
     assert!(masked.starts_with("[氏名]さんが言ってた"), "{masked}");
-    assert_eq!(
-        hash,
-        kakeai::safety::pii::sha256_hex("山田さんが言ってたけど、やなってほんとバカだなぁ笑")
-    );
+    let raw = "山田さんが言ってたけど、やなってほんとバカだなぁ笑";
+    assert_eq!(hash, test_key().message_digest(raw));
+    assert_ne!(hash, kakeai::safety::pii::sha256_hex(raw));
     drop(s);
     // No raw name anywhere in the database files.
     for f in std::fs::read_dir(dir.path()).unwrap() {

@@ -1,5 +1,10 @@
 //! `kakeai pii mask`: rule-based PII masking of one text (json) or of `{"id","text"}` lines
-//! (jsonl), printing the masked text, the items with char spans, and the original's SHA-256.
+//! (jsonl), printing the masked text, the items with char spans, and the original's keyed
+//! digest (HMAC-SHA-256 under the installation secret; never a plain hash).
+//!
+//! Exit codes: 0 done; 2 bad input (nothing printed); 3 `--llm fail-closed` and the model pass
+//! failed for at least one message — everything is printed, those messages carry `"review"`,
+//! and the result must not be taken as clean.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
@@ -8,7 +13,10 @@ use clap::{Args, Subcommand, ValueEnum};
 use serde::{Deserialize, Deserializer, Serialize};
 
 use super::input::{self, BadLine};
-use crate::safety::pii::{Masked, PiiMasker};
+use crate::safety::pii::{DigestKey, Masked, PiiMasker};
+
+/// Exit code when a fail-closed model pass failed for some message.
+pub const EXIT_REVIEW: i32 = 3;
 
 #[derive(Subcommand, Debug)]
 pub enum PiiCommand {
@@ -125,6 +133,8 @@ struct IdMasked<'a> {
     id: Option<&'a serde_json::Value>,
     #[serde(flatten)]
     masked: &'a Masked,
+    /// The keyed digest of the original text.
+    original_digest: String,
     /// Fail-closed `--llm` only: why this message needs a human look.
     #[serde(skip_serializing_if = "Option::is_none")]
     review: Option<String>,
@@ -142,7 +152,8 @@ pub fn run(cmd: PiiCommand) -> i32 {
     }
 }
 
-/// Masks the whole input; returns the exit code (0, or 2 after reporting bad lines).
+/// Masks the whole input; returns the exit code (0; 2 after reporting bad lines; 3 when a
+/// fail-closed model pass failed).
 pub fn mask(
     args: &MaskArgs,
     out: &mut dyn Write,
@@ -150,6 +161,7 @@ pub fn mask(
 ) -> Result<i32, String> {
     let (name, reader) = input::open(args.file.as_deref())?;
     let masker = PiiMasker::new();
+    let key: &DigestKey = crate::safety::pii::installation_key().map_err(|e| e.to_string())?;
     let pass = ModelPass::new(args)?;
     let run = |text: &str| {
         let m = masker.mask(text);
@@ -170,30 +182,47 @@ pub fn mask(
                 .map(|t| t.strip_suffix('\r').unwrap_or(t))
                 .unwrap_or(&text);
             let (masked, review) = run(text);
+            let flagged = review.is_some();
             let s = serde_json::to_string(&IdMasked {
                 id: None,
+                original_digest: masked.digest(key),
                 masked: &masked,
                 review,
             })
             .map_err(|e| e.to_string())?;
             writeln!(out, "{s}").map_err(w)?;
-            Ok(0)
+            Ok(exit_code(flagged, err))
         }
         Format::Jsonl => {
             let lines = read_lines(&name, reader, err)?;
             let Some(lines) = lines else { return Ok(2) };
+            let mut flagged = false;
             for (id, text) in lines {
                 let (masked, review) = run(&text);
+                flagged |= review.is_some();
                 let s = serde_json::to_string(&IdMasked {
                     id: Some(&id),
+                    original_digest: masked.digest(key),
                     masked: &masked,
                     review,
                 })
                 .map_err(|e| e.to_string())?;
                 writeln!(out, "{s}").map_err(w)?;
             }
-            Ok(0)
+            Ok(exit_code(flagged, err))
         }
+    }
+}
+
+/// 3 (and a note on stderr) when a fail-closed model pass failed: the result is not clean.
+fn exit_code(flagged: bool, err: &mut dyn FnMut(&str)) -> i32 {
+    if flagged {
+        err(
+            "the model pass failed; the rules' result is marked \"review\" and is not clean (exit 3)",
+        );
+        EXIT_REVIEW
+    } else {
+        0
     }
 }
 

@@ -22,6 +22,8 @@ pub enum SafetyCommand {
     /// ("yana"|"ayu"), "user_id" (earlier lines of the same user build their history: answered
     /// messages count as previous_messages, blocks among their last 5 as recent_flags), and
     /// "returning", "previous_messages", "recent_flags" to set that history outright.
+    /// Every text is PII-masked first (as in chat mode): the layers and the model see only
+    /// `[氏名]`-style tokens.
     /// Output: one {"id", "action", "layer", "reason", "context_type", "trace"} per line.
     /// Exit 0 when nothing was blocked, 1 when something was, 2 on bad input.
     Judge(JudgeArgs),
@@ -173,10 +175,13 @@ pub fn judge(
     let mut users: HashMap<String, History> = HashMap::new();
     let mut down: Option<String> = None;
     let mut blocked_any = false;
+    let masker = crate::safety::pii::shared();
     for r in records {
         let ctx = context_of(&r.line, r.line.user_id.as_ref().and_then(|u| users.get(u)));
         let judge = &rules.judge;
-        let staged = judge.stage(&r.line.text, r.sister, &ctx);
+        // The same masking as chat mode and ingest: no layer, and no model, sees raw PII.
+        let text = masker.mask(&r.line.text).masked_text;
+        let staged = judge.stage(&text, r.sister, &ctx);
         let j = match (&llm, &rt, judge.l4_messages(&staged), &down) {
             (Some(_), Some(_), Some(_), Some(why)) => {
                 judge.finish_skipped(staged, L4Skip::EndpointDown(why.clone()))

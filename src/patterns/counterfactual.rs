@@ -30,6 +30,12 @@ impl<'a> Persona<'a> {
 /// The one user message (Gemma has no system role) asking for three replies.
 pub fn draft_prompt(p: &Persona, user_text: Option<&str>, bot_text: &str) -> Vec<Message> {
     let name = p.name;
+    // Stored texts are masked already; masking is idempotent, so this only guards against a
+    // caller that passes raw text (every path to a model masks first).
+    let mask = |t: &str| crate::safety::pii::shared().mask(t).masked_text;
+    let user_text = user_text.map(mask);
+    let user_text = user_text.as_deref();
+    let bot_text = &mask(bot_text);
     let mut s = String::new();
     s.push_str(
         "あなたは、姉妹キャラクターが話し相手になるチャットの返答を見直すレビュアーです。\n",

@@ -50,14 +50,14 @@ impl From<rusqlite::Error> for IngestError {
     }
 }
 
-/// An id as stored: unchanged, unless it looks like personal data (an e-mail address, a
-/// phone number, a name), in which case a hash of it stands in.
-pub fn pseudonym(id: &str) -> String {
-    if pii::shared().mask(id).pii_detected {
-        let h = pii::sha256_hex(id);
-        format!("id-{}", h.get(..16).unwrap_or(&h))
-    } else {
-        id.to_string()
+/// An id as stored: see [`pii::pseudonym`] (a keyed pseudonym when it looks personal).
+pub fn pseudonym(id: &str) -> Result<String, pii::KeyError> {
+    pii::pseudonym(id)
+}
+
+impl From<pii::KeyError> for IngestError {
+    fn from(e: pii::KeyError) -> Self {
+        IngestError::Pattern(PatternError::Key(e))
     }
 }
 
@@ -83,10 +83,11 @@ pub fn ingest(
     let mut touched = BTreeSet::new();
     let now = stamp::iso(stamp::now_ms());
     let mut first_new: Option<i64> = None;
+    let key = pii::installation_key()?;
     for (chunk, chars) in messages.chunks(BATCH).zip(characters.chunks(BATCH)) {
         atomic(conn, |conn| -> Result<(), IngestError> {
             for (m, character) in chunk.iter().zip(chars) {
-                let (conv, user) = (ids.of(&m.conversation_id), ids.of(&m.user_id));
+                let (conv, user) = (ids.of(&m.conversation_id)?, ids.of(&m.user_id)?);
                 let at = stamp::iso(m.at);
                 conn.execute(
                     "INSERT INTO conversations (conversation_id, user_id, first_at, last_at,
@@ -106,7 +107,7 @@ pub fn ingest(
                         conv,
                         m.role.as_str(),
                         masked.masked_text,
-                        masked.original_sha256,
+                        masked.digest(key),
                         masked.pii_detected,
                         m.at,
                         at,
@@ -149,13 +150,13 @@ pub fn ingest(
 struct Pseudonyms(HashMap<String, String>);
 
 impl Pseudonyms {
-    fn of(&mut self, id: &str) -> String {
+    fn of(&mut self, id: &str) -> Result<String, pii::KeyError> {
         if let Some(p) = self.0.get(id) {
-            return p.clone();
+            return Ok(p.clone());
         }
-        let p = pseudonym(id);
+        let p = pseudonym(id)?;
         self.0.insert(id.to_string(), p.clone());
-        p
+        Ok(p)
     }
 }
 
@@ -175,7 +176,7 @@ fn check(
             line: m.line,
             message,
         };
-        let (conv, user) = (ids.of(&m.conversation_id), ids.of(&m.user_id));
+        let (conv, user) = (ids.of(&m.conversation_id)?, ids.of(&m.user_id)?);
         let owner = match owners.get(&conv) {
             Some(o) => Some(o.clone()),
             None => conn
@@ -422,7 +423,7 @@ pub fn log_live(
     message: LogMessage,
     opts: &IngestOptions,
 ) -> Result<(IngestReport, Option<i64>), IngestError> {
-    let conv = pseudonym(&message.conversation_id);
+    let conv = pseudonym(&message.conversation_id)?;
     let (role, at) = (message.role.as_str(), message.at);
     let report = ingest(conn, std::slice::from_ref(&message), opts)?;
     let log_id: Option<i64> = conn

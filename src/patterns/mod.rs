@@ -57,6 +57,9 @@ pub enum PatternError {
     Duplicate { existing: i64 },
     #[error("message {0} is not a dropout (a bot line the user did not answer within the window)")]
     NotADropout(i64),
+    /// The installation secret for keyed digests could not be read or created.
+    #[error(transparent)]
+    Key(#[from] crate::safety::pii::KeyError),
 }
 
 impl PatternError {

@@ -41,6 +41,13 @@ pub fn record_use(conn: &Connection, u: &NewUse) -> Result<i64, PatternError> {
             ));
         }
         let masked = |s: &str| pii::shared().mask(s).masked_text;
+        // Identifiers that look personal are stored as keyed pseudonyms, as ingest stores them.
+        let conversation = u
+            .conversation_id
+            .as_deref()
+            .map(pii::pseudonym)
+            .transpose()?;
+        let user = u.user_id.as_deref().map(pii::pseudonym).transpose()?;
         let at = stamp::iso(u.at);
         conn.execute(
             "INSERT INTO prowrestling_usage_log (pattern_id, conversation_id, user_id,
@@ -48,8 +55,8 @@ pub fn record_use(conn: &Connection, u: &NewUse) -> Result<i64, PatternError> {
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             params![
                 p.pattern_id,
-                u.conversation_id,
-                u.user_id,
+                conversation,
+                user,
                 u.user_message.as_deref().map(masked),
                 masked(u.bot_response.as_deref().unwrap_or(&p.bot_response)),
                 p.character.as_str(),

@@ -1,6 +1,7 @@
 //! PII masking of user messages (issue 6 §3, seed 003 §6): 氏名, 電話番号, メールアドレス, 住所,
 //! 会社名 and 学校名 are found by rules (no model download) and replaced by `[氏名]`-style
-//! tokens; only the SHA-256 of the original text is meant to be kept.
+//! tokens; only a keyed digest of the original text is kept (`digest`, `keyfile`). Card numbers
+//! (`[カード番号]`, Luhn-checked) are a seventh kind (issue 16).
 //!
 //! Decisions (the submodules hold each kind's rules):
 //! - Detection runs on a char-for-char folded copy (full-width ASCII → ASCII, U+3000 → space,
@@ -17,112 +18,57 @@
 //!   punctuation and spaces end it. A run made only of generic words (大手, 県立, 有名私立) is
 //!   no name, leading time words (今年, 去年) are not part of it, and a suffix followed by 生
 //!   is a student word (大学生, 高校生, 大学院生).
-//! - 氏名: a surname from the list, optionally with a given name of up to three kanji, next to
-//!   a cue: an honorific after it, 〜と申します / 〜といいます, 名前は〜, or 〜です at a sentence
-//!   start or after は/の. Names keep their honorific: 田中さん → `[氏名]さん`. Names written
-//!   in kana are not found by rules (that is what the optional LLM pass is for).
-//! - Overlaps: the longer span wins (a company or school written inside an address is one
-//!   `[住所]`); on equal length, メール > 電話 > 住所 > 会社 > 学校 > 氏名.
+//! - 氏名: a surname from the list, optionally with a given name (up to three kanji, or two to
+//!   four kana), next to a cue: an honorific after it (a space between is allowed), 〜と申します /
+//!   〜といいます, 名前は〜, or 〜です after a speaker word (私は, 担当は) or at a sentence start.
+//!   A full name (surname + a given name of two kanji ending like one) needs no cue. Romanised
+//!   names after an English cue (My name is …, Mr. …) are found too (`latin`). Names keep their
+//!   honorific: 田中さん → `[氏名]さん`.
+//! - Overlaps: every char any candidate covers is masked. The longer span keeps its whole
+//!   stretch (a company inside an address is one `[住所]`); on equal length カード > メール >
+//!   電話 > 住所 > 会社 > 学校 > 氏名; a shorter one keeps the parts nothing else covers.
 //! - Text already holding a token (`[氏名]`) is never re-masked there, so masking is idempotent.
 //! - The skip message `[スキップ]` is not scanned.
 
 mod address;
+mod address_town;
+mod card;
 mod contact;
+pub mod digest;
+pub mod keyfile;
+mod kind;
+mod latin;
 pub mod llm;
 mod names;
 mod orgs;
+mod resolve;
 mod view;
 
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_issue16;
+#[cfg(test)]
 mod tests_kinds;
 #[cfg(test)]
 mod tests_llm;
+#[cfg(test)]
+mod tests_props;
 
-use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 use aho_corasick::{AhoCorasick, MatchKind};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
+pub use digest::{DigestKey, sha256_hex};
+pub use keyfile::{KeyError, installation_key};
+pub use kind::PiiKind;
 pub use llm::{LLM_SYSTEM_PROMPT, PiiLlmMode, llm_user_prompt, merge_llm};
+pub use resolve::apply;
+use resolve::{apply_tokens, resolve};
 
 /// The message a user sends to skip a question (seed 003 §6); never scanned.
 pub const SKIP_MESSAGE: &str = "[スキップ]";
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum PiiKind {
-    #[serde(rename = "氏名")]
-    Name,
-    #[serde(rename = "電話番号")]
-    Phone,
-    #[serde(rename = "メールアドレス")]
-    Email,
-    #[serde(rename = "住所")]
-    Address,
-    #[serde(rename = "会社名")]
-    Company,
-    #[serde(rename = "学校名")]
-    School,
-}
-
-impl PiiKind {
-    pub const ALL: [PiiKind; 6] = [
-        PiiKind::Name,
-        PiiKind::Phone,
-        PiiKind::Email,
-        PiiKind::Address,
-        PiiKind::Company,
-        PiiKind::School,
-    ];
-
-    pub fn label(&self) -> &'static str {
-        match self {
-            PiiKind::Name => "氏名",
-            PiiKind::Phone => "電話番号",
-            PiiKind::Email => "メールアドレス",
-            PiiKind::Address => "住所",
-            PiiKind::Company => "会社名",
-            PiiKind::School => "学校名",
-        }
-    }
-
-    /// The replacement written into the masked text.
-    pub fn token(&self) -> &'static str {
-        match self {
-            PiiKind::Name => "[氏名]",
-            PiiKind::Phone => "[電話番号]",
-            PiiKind::Email => "[メールアドレス]",
-            PiiKind::Address => "[住所]",
-            PiiKind::Company => "[会社名]",
-            PiiKind::School => "[学校名]",
-        }
-    }
-
-    /// The kind whose token is `token` (`"[住所]"` → Address).
-    pub fn from_token(token: &str) -> Option<PiiKind> {
-        PiiKind::ALL.into_iter().find(|k| k.token() == token)
-    }
-
-    /// The kind whose label is `label` (`"住所"` → Address).
-    pub fn from_label(label: &str) -> Option<PiiKind> {
-        PiiKind::ALL.into_iter().find(|k| k.label() == label)
-    }
-
-    /// Tie-break for equal-length overlaps: lower wins.
-    fn rank(self) -> u8 {
-        match self {
-            PiiKind::Email => 0,
-            PiiKind::Phone => 1,
-            PiiKind::Address => 2,
-            PiiKind::Company => 3,
-            PiiKind::School => 4,
-            PiiKind::Name => 5,
-        }
-    }
-}
 
 /// One masked stretch: char offsets `[s, e)` into the original text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -138,8 +84,18 @@ pub struct Masked {
     pub masked_text: String,
     /// Sorted by start; never overlapping.
     pub items: Vec<PiiItem>,
-    /// Lowercase hex SHA-256 of the original text (seed 003: `original_content_hash`).
-    pub original_sha256: String,
+    /// Plain SHA-256 of the original text: in memory only, never serialised. What is stored
+    /// or shown is [`Masked::digest`], keyed (seed 003's `original_content_hash`, issue 16).
+    #[serde(skip)]
+    original_sha256: String,
+}
+
+impl Masked {
+    /// The keyed digest of the original text: recognises a repeat, reveals nothing without
+    /// the installation secret.
+    pub fn digest(&self, key: &DigestKey) -> String {
+        key.message_digest_of_sha256(&self.original_sha256)
+    }
 }
 
 /// A detection before overlaps are resolved.
@@ -220,14 +176,27 @@ const MARKERS: &[(&str, Marker)] = &[
     ("[住所]", Marker::Token),
     ("[会社名]", Marker::Token),
     ("[学校名]", Marker::Token),
+    ("[カード番号]", Marker::Token),
 ];
+
+/// Schools commonly named without their suffix (東大, 早稲田): assets/safety/school_names.txt.
+const SHORT_SCHOOLS: &str = include_str!("../../assets/safety/school_names.txt");
+
+fn short_schools() -> impl Iterator<Item = &'static str> {
+    SHORT_SCHOOLS
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+}
 
 /// The rule-based masker: build once (regexes, the marker automaton, the surname set), share
 /// freely (`Send + Sync`).
 pub struct PiiMasker {
     contact: contact::Contact,
     address: address::Address,
+    latin: latin::Latin,
     markers: AhoCorasick,
+    schools: AhoCorasick,
     names: names::Names,
 }
 
@@ -241,13 +210,20 @@ impl PiiMasker {
     pub fn new() -> PiiMasker {
         let markers = AhoCorasick::builder()
             .match_kind(MatchKind::LeftmostLongest)
-            .build(MARKERS.iter().map(|(p, _)| p))
+            .build(MARKERS.iter().map(|(p, _)| *p))
             // Constant patterns: a failure here is a programming error.
             .expect("marker automaton builds");
+        // Apart from the markers: 京大 must not hide the 大学 of 東京大学.
+        let schools = AhoCorasick::builder()
+            .match_kind(MatchKind::LeftmostLongest)
+            .build(short_schools())
+            .expect("school automaton builds");
         PiiMasker {
             contact: contact::Contact::new(),
             address: address::Address::new(),
+            latin: latin::Latin::new(),
             markers,
+            schools,
             names: names::Names::builtin(),
         }
     }
@@ -278,10 +254,35 @@ impl PiiMasker {
                 original_sha256,
             };
         }
-        let items = self.detect(text);
+        let mut items = self.detect(text);
+        let mut masked_text = apply(text, &items);
+        // A mask can reveal more: a number rejected for the letter glued to it (…5678A株式会社)
+        // stands free once that letter is inside [会社名]. Mask until nothing new appears, so
+        // masking the result again changes nothing. New items lie between tokens and map back
+        // to the original char for char.
+        for _ in 0..3 {
+            if items.is_empty() {
+                break;
+            }
+            let more = self.detect(&masked_text);
+            if more.is_empty() {
+                break;
+            }
+            let back = resolve::original_offsets(&masked_text, &items);
+            items.extend(more.iter().filter_map(|it| {
+                let s = back.get(it.span[0]).copied().flatten()?;
+                let e = back.get(it.span[1] - 1).copied().flatten()? + 1;
+                Some(PiiItem {
+                    kind: it.kind,
+                    span: [s, e],
+                })
+            }));
+            items.sort_by_key(|it| it.span[0]);
+            masked_text = apply(text, &items);
+        }
         Masked {
             pii_detected: !items.is_empty(),
-            masked_text: apply(text, &items),
+            masked_text,
             items,
             original_sha256,
         }
@@ -289,11 +290,25 @@ impl PiiMasker {
 
     /// The items `mask` would replace, sorted and non-overlapping.
     pub fn detect(&self, text: &str) -> Vec<PiiItem> {
+        let (cands, tokens) = self.candidates(text);
+        resolve(cands, &tokens)
+    }
+
+    /// Every detection before overlaps are resolved, and the existing tokens' spans.
+    fn candidates(&self, text: &str) -> (Vec<Cand>, Vec<(usize, usize)>) {
         let v = view::View::new(text);
         let mut cands = Vec::new();
         let mut tokens: Vec<(usize, usize)> = Vec::new();
         self.contact.find(&v, &mut cands);
+        card::find(&v, &mut cands);
         self.address.find(&v, &mut cands);
+        self.latin.find(&v, &mut cands);
+        let mut full = Vec::new();
+        self.names.full_names(&v, &mut full);
+        cands.extend(
+            full.into_iter()
+                .map(|(s, e)| Cand::new(PiiKind::Name, s, e)),
+        );
         for m in self.markers.find_iter(&v.norm) {
             let (p, q) = (v.char_at(m.start()), v.char_at(m.end()));
             let name = |r: Option<(usize, usize)>| r.map(|(s, e)| Cand::new(PiiKind::Name, s, e));
@@ -317,8 +332,11 @@ impl PiiMasker {
             };
             cands.extend(found);
         }
+        for m in self.schools.find_iter(&v.norm) {
+            orgs::short_school(&v, v.char_at(m.start()), v.char_at(m.end()), &mut cands);
+        }
         debug_assert!(cands.iter().all(|c| c.s < c.e && c.e <= v.len()));
-        resolve(cands, &tokens)
+        (cands, tokens)
     }
 }
 
@@ -328,69 +346,12 @@ pub fn shared() -> &'static PiiMasker {
     MASKER.get_or_init(PiiMasker::new)
 }
 
-/// Keeps the longest of overlapping candidates (ties by kind rank), drops anything touching an
-/// existing token, and sorts by start. O(n log n): a long pasted text may hold many candidates.
-fn resolve(mut cands: Vec<Cand>, tokens: &[(usize, usize)]) -> Vec<PiiItem> {
-    // Intervals keyed by start, disjoint: only the last one starting before `e` can overlap.
-    fn overlaps<V>(sorted: &BTreeMap<usize, (usize, V)>, s: usize, e: usize) -> bool {
-        sorted
-            .range(..e)
-            .next_back()
-            .is_some_and(|(_, (end, _))| *end > s)
+/// An identifier as stored or shown (a user id, a conversation id): unchanged, unless it looks
+/// like personal data (an e-mail address, a phone number, a name), in which case its keyed
+/// pseudonym (`id-` + 16 hex digits) stands in. A pseudonym is returned as it is.
+pub fn pseudonym(id: &str) -> Result<String, KeyError> {
+    if digest::is_pseudonym(id) || !shared().mask(id).pii_detected {
+        return Ok(id.to_string());
     }
-    let tokens: BTreeMap<usize, (usize, ())> = tokens.iter().map(|&(s, e)| (s, (e, ()))).collect();
-    cands.retain(|c| !overlaps(&tokens, c.s, c.e));
-    cands.sort_by_key(|c| (std::cmp::Reverse(c.e - c.s), c.kind.rank(), c.s));
-    let mut kept: BTreeMap<usize, (usize, PiiKind)> = BTreeMap::new();
-    for c in cands {
-        if !overlaps(&kept, c.s, c.e) {
-            kept.insert(c.s, (c.e, c.kind));
-        }
-    }
-    kept.into_iter()
-        .map(|(s, (e, kind))| PiiItem { kind, span: [s, e] })
-        .collect()
-}
-
-/// Replaces each item's chars of `text` by its token.
-pub fn apply(text: &str, items: &[PiiItem]) -> String {
-    let ranges: Vec<(usize, usize, PiiKind)> = items
-        .iter()
-        .map(|i| (i.span[0], i.span[1], i.kind))
-        .collect();
-    apply_tokens(text, &ranges)
-}
-
-/// Replaces chars `[s, e)` of `text` by `kind`'s token; ranges sorted, not overlapping.
-fn apply_tokens(text: &str, ranges: &[(usize, usize, PiiKind)]) -> String {
-    if ranges.is_empty() {
-        return text.to_string();
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut next = ranges.iter().peekable();
-    let mut skip_until = 0usize;
-    for (i, c) in text.chars().enumerate() {
-        if let Some(&&(s, e, kind)) = next.peek()
-            && s == i
-        {
-            out.push_str(kind.token());
-            skip_until = e;
-            next.next();
-        }
-        if i >= skip_until {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// Lowercase hex SHA-256 of `text`'s UTF-8 bytes.
-pub fn sha256_hex(text: &str) -> String {
-    use std::fmt::Write;
-    let digest = Sha256::digest(text.as_bytes());
-    let mut hex = String::with_capacity(64);
-    for b in digest {
-        let _ = write!(hex, "{b:02x}");
-    }
-    hex
+    Ok(installation_key()?.pseudonym(id))
 }

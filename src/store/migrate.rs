@@ -11,8 +11,18 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (1, include_str!("migrations/001_init.sql")),
     (2, include_str!("migrations/002_patterns.sql")),
     (3, include_str!("migrations/003_chat.sql")),
+    (4, include_str!("migrations/004_keyed_digests.sql")),
     (5, include_str!("migrations/005_interrupted.sql")),
 ];
+
+/// Steps SQL cannot express, run after version N's SQL in the same transaction.
+fn rust_step(version: i64, tx: &rusqlite::Transaction) -> Result<(), StoreError> {
+    match version {
+        4 => super::rekey::migrate(tx),
+        5 => Ok(allow_interrupted(tx)?),
+        _ => Ok(()),
+    }
+}
 
 pub(super) fn latest() -> i64 {
     MIGRATIONS.last().map(|(v, _)| *v).unwrap_or(0)
@@ -37,9 +47,7 @@ pub(super) fn apply(conn: &mut Connection, path: &Path) -> Result<(), StoreError
             continue;
         }
         tx.execute_batch(sql)?;
-        if *version == 5 {
-            allow_interrupted(&tx)?;
-        }
+        rust_step(*version, &tx)?;
         tx.pragma_update(None, "user_version", version)?;
         tx.commit()?;
     }

@@ -26,6 +26,7 @@ pub mod export;
 mod migrate;
 mod read;
 mod recover;
+mod rekey;
 pub mod time;
 mod types;
 pub mod write;

@@ -103,6 +103,14 @@ async fn respond(
 ) -> Result<(), String> {
     let masked = pii::shared().mask(&raw);
     drop(raw);
+    // The keyed digest; without the installation secret none is kept (never a plain hash).
+    let digest = match pii::installation_key() {
+        Ok(key) => masked.digest(key),
+        Err(e) => {
+            emit.trace(format!("PII: no digest kept ({e})"));
+            String::new()
+        }
+    };
     let kinds: Vec<String> = masked
         .items
         .iter()
@@ -112,9 +120,9 @@ async fn respond(
         "PII: nothing to mask".to_string()
     } else {
         format!(
-            "PII: masked {} (only the text's SHA-256 {}… is kept)",
+            "PII: masked {} (only the text's keyed digest {}… is kept)",
             kinds.join("・"),
-            &masked.original_sha256[..12]
+            digest.get(..12).unwrap_or("")
         )
     });
     emit.send(ChatMsg::Masked {
@@ -125,7 +133,7 @@ async fn respond(
         conversation_id: deps.conversation.clone(),
         character: character.to_string(),
         user_masked: masked.masked_text.clone(),
-        original_content_hash: masked.original_sha256.clone(),
+        original_content_hash: digest,
         pii_kinds: kinds_of(&masked.items),
         ..NewChat::default()
     };

@@ -1,5 +1,6 @@
 //! Addresses finer than a prefecture: 都道府県 + 市区町村 (+ 町名, 丁目, 番地, 号, building),
-//! a 市区町村 chain with a block number and no prefecture, and 〒 postal codes.
+//! a 市区町村 chain with a block number and no prefecture, a town name right before a full
+//! block number (道玄坂2-10-7, みなとみらい3-4-1; `address_town`), and 〒 postal codes.
 
 use regex::Regex;
 
@@ -88,7 +89,11 @@ fn pattern() -> String {
     // の and が join town names (丸の内, 霞が関) and block numbers (3番地の2).
     let tail = format!("(?:[{K}0-9A-Za-z\\-・]+(?:[のが][{K}0-9A-Za-z\\-・]+)*)?");
     let num = "(?:[0-9]+|[一二三四五六七八九十]+)(?:丁目|番地)|[0-9]+-[0-9]+";
-    format!("(?:{pref}){muni}{tail}|{muni}[{K}]{{0,10}}?(?:{num}){tail}|〒 ?[0-9]{{3}}-?[0-9]{{4}}")
+    // A town written in kana (あざみ野, みなとみらい) joins only when a block number follows.
+    let kana_town = format!("[ぁ-ゖ{K}]{{1,10}}?(?:{num}){tail}");
+    format!(
+        "(?:{pref}){muni}(?:{kana_town}|{tail})|{muni}[{K}0-9ぁ-ゖ]{{0,12}}?(?:{num}){tail}|〒 ?[0-9]{{3}}-?[0-9]{{4}}"
+    )
 }
 
 pub(super) struct Address {
@@ -111,11 +116,23 @@ impl Address {
             let s = v.char_at(m.start());
             let mut e = trim_trailers(v, s, v.char_at(m.end()));
             e = extend_building(v, e);
-            if e > s {
+            let has_pref = PREFECTURES.iter().any(|p| v.slice(s, e).starts_with(p));
+            if e > s && (has_pref || !looks_like_a_score(v.slice(s, e))) {
                 out.push(Cand::new(PiiKind::Address, s, e));
             }
         }
+        super::address_town::find(v, out);
     }
+}
+
+/// Words of a match report: a 市区町村 chain followed by them and `3-1` is a score
+/// (横浜市大会決勝3-1), not an address.
+fn looks_like_a_score(m: &str) -> bool {
+    [
+        "大会", "試合", "決勝", "予選", "対戦", "勝", "負", "戦", "点", "回",
+    ]
+    .iter()
+    .any(|w| m.contains(w))
 }
 
 fn trim_trailers(v: &View, s: usize, mut e: usize) -> usize {
@@ -132,7 +149,7 @@ fn trim_trailers(v: &View, s: usize, mut e: usize) -> usize {
 }
 
 /// "…1-2-3 メゾン渋谷101": a building name after one space, when it carries a room number.
-fn extend_building(v: &View, e: usize) -> usize {
+pub(super) fn extend_building(v: &View, e: usize) -> usize {
     let ends_in_number = v
         .at(e.wrapping_sub(1))
         .is_some_and(|c| c.is_ascii_digit() || matches!(c, '号' | '番' | '地' | '目'));

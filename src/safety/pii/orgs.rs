@@ -1,7 +1,12 @@
 //! Company names (株式会社◯◯, ◯◯株式会社, 有限会社, (株), ㈱ …) and school names
 //! (◯◯大学, ◯◯高校, ◯◯中学校 …): a legal form or school suffix found by the marker automaton,
 //! and a name run of kanji / katakana / latin letters beside it. Particles, punctuation and
-//! spaces end the run, so 東京の大学 has no name and is left alone.
+//! spaces end the run, so 東京の大学 has no name and is left alone. A name may also be written
+//! in kana (株式会社みらい工房, 有限会社すずき商店, みなと小学校): a kana run joins when it is
+//! whole, not a particle or an adjective (すごい大学, みんなと高校 stay). Common short school
+//! names (東大, 早稲田; assets/safety/school_names.txt) need no suffix.
+
+use crate::text::chars::is_hiragana;
 
 use super::view::{View, is_org_char};
 use super::{Cand, PiiKind};
@@ -43,7 +48,25 @@ const LEADING_NOISE: [&str; 30] = [
 
 /// Words that say what kind of school or company, not which one: a name made only of these
 /// (県立高校, 有名私立大学, 大手株式会社) is no name.
-const GENERIC: [&str; 78] = [
+const GENERIC: [&str; 96] = [
+    "国公立",
+    "出身",
+    "併願",
+    "本命",
+    "希望",
+    "受験",
+    "合格",
+    "推薦",
+    "理系",
+    "文系",
+    "四年制",
+    "近場",
+    "母校",
+    "入学",
+    "卒業",
+    "志望校",
+    "第三志望",
+    "滑り止め",
     "国立",
     "私立",
     "公立",
@@ -163,13 +186,21 @@ fn is_company_char(c: char) -> bool {
 
 /// A legal form at chars `[ms, me)`: the name may stand before it, after it, or both.
 pub(super) fn company(v: &View, ms: usize, me: usize, out: &mut Vec<Cand>) {
-    let bs = v.run_before(ms, 20, is_company_char);
+    let mut bs = v.run_before(ms, 20, is_company_char);
+    // A number glued in front (a phone number: 03-1234-5678テスト商事株式会社) is not the name.
+    while bs < ms && v.chars[bs].is_ascii_digit() {
+        bs += 1;
+    }
+    // みどり物産有限会社: kana join only a specific name between them and the legal form.
+    if bs < ms && specific_start(v, bs, ms).is_some() {
+        bs = kana_lead(v, bs);
+    }
     let before = if bs < ms {
         specific_start(v, bs, ms)
     } else {
         None
     };
-    let mut ae = v.run_after(me, 24, is_company_char);
+    let mut ae = v.run_after(kana_tail(v, me), 24, is_company_char);
     // Latin names may hold spaces: 株式会社ABC Japan.
     while ae > me
         && v.at(ae) == Some(' ')
@@ -199,11 +230,143 @@ pub(super) fn school(v: &View, ms: usize, me: usize, out: &mut Vec<Cand>) {
     if v.at(me) == Some('生') {
         return;
     }
-    let bs = v.run_before(ms, 16, is_org_char);
+    let mut bs = v.run_before(ms, 16, is_org_char);
+    // みなと小学校, 市立みなみ小学校: a kana name, and what stands before it.
+    let k = if bs == ms || specific_start(v, bs, ms).is_some() {
+        kana_lead(v, bs)
+    } else {
+        bs
+    };
+    if k < bs {
+        bs = v.run_before(k, 16, is_org_char);
+    }
     if bs == ms {
         return;
     }
     if let Some(s) = specific_start(v, bs, ms) {
         out.push(Cand::new(PiiKind::School, s, me));
+    }
+}
+
+/// Kana that end a kana name read outward from the suffix or legal form: particles.
+const KANA_STOPS: &str = "のはがをにでへもやかねよっ";
+
+/// Kana words right after a legal form that are not a name (株式会社だから, 株式会社として).
+const NOT_A_KANA_NAME: [&str; 16] = [
+    "だ",
+    "じゃ",
+    "です",
+    "でし",
+    "とか",
+    "とは",
+    "として",
+    "なので",
+    "なら",
+    "なん",
+    "しか",
+    "さえ",
+    "ばかり",
+    "まで",
+    "より",
+    "みたい",
+];
+
+/// Words a kana run may end in that make it a phrase, not a name (みんなと, ともだちと).
+const NOT_A_KANA_LEAD: [&str; 14] = [
+    "ちゃん",
+    "きちん",
+    "みんな",
+    "ともだち",
+    "かれ",
+    "かのじょ",
+    "あなた",
+    "きみ",
+    "ぼく",
+    "わたし",
+    "おれ",
+    "あいつ",
+    "こいつ",
+    "だれ",
+];
+
+/// Kana words that open a sentence and stand before anything (そういえば大学の…).
+const ADVERBS: [&str; 20] = [
+    "そういえば",
+    "やっぱり",
+    "たぶん",
+    "きっと",
+    "もう",
+    "まだ",
+    "また",
+    "ぜんぜん",
+    "ちょっと",
+    "いつか",
+    "いつも",
+    "ところで",
+    "ただ",
+    "とりあえず",
+    "なんか",
+    "あと",
+    "それで",
+    "だから",
+    "でも",
+    "じゃあ",
+];
+
+fn is_name_kana(c: char) -> bool {
+    is_hiragana(c) && !KANA_STOPS.contains(c)
+}
+
+/// The start of a whole kana name ending at `at`, or `at`: two to six kana that follow a
+/// non-kana char or a particle, and do not end like an adjective, a verb or `◯◯と`.
+fn kana_lead(v: &View, at: usize) -> usize {
+    let k = v.run_before(at, 6, is_name_kana);
+    if at - k < 2 || v.at(k.wrapping_sub(1)).is_some_and(is_name_kana) {
+        return at;
+    }
+    // Only generic words may stand glued before a kana name (市立みなみ小学校); a name or a
+    // noun there means the kana are an honorific or a particle (田中さんと青葉台高校).
+    let pre = v.run_before(k, 16, is_org_char);
+    if pre < k && specific_start(v, pre, k).is_some() {
+        return at;
+    }
+    let run = v.slice(k, at);
+    if ["さん", "くん", "ちゃん", "さま"]
+        .iter()
+        .any(|h| run.contains(h))
+        || ADVERBS.iter().any(|w| run.ends_with(w))
+    {
+        return at;
+    }
+    let bad_end = run.ends_with(['い', 'な', 'く', 'た', 'だ', 'る', 'う', 'ず'])
+        || run
+            .strip_suffix('と')
+            .is_some_and(|r| r.chars().count() < 2 || NOT_A_KANA_LEAD.contains(&r));
+    if bad_end { at } else { k }
+}
+
+/// The end of a kana name starting at `at` (after a legal form), or `at`.
+fn kana_tail(v: &View, at: usize) -> usize {
+    let k = v.run_after(at, 6, is_name_kana);
+    let run = v.slice(at, k);
+    if k - at < 2 || NOT_A_KANA_NAME.iter().any(|w| run.starts_with(w)) {
+        at
+    } else {
+        k
+    }
+}
+
+/// A short school name at chars `[ms, me)` (東大, 早稲田): no name char right before it, and
+/// right after it no kanji but those of 東大生, 東大卒, 早稲田出身 … (東大寺, 明大前 stay).
+pub(super) fn short_school(v: &View, ms: usize, me: usize, out: &mut Vec<Cand>) {
+    let before_ok = !v.at(ms.wrapping_sub(1)).is_some_and(is_company_char);
+    let after_ok = v.at(me).is_none_or(|c| {
+        !(crate::text::chars::is_kanji(c)
+            || c.is_ascii_alphanumeric()
+            || crate::text::chars::is_katakana(c))
+            || "生卒院出志合受入在義".contains(c)
+    });
+    if before_ok && after_ok {
+        out.push(Cand::new(PiiKind::School, ms, me));
     }
 }

@@ -272,15 +272,14 @@ fn student_words_and_unnamed_schools_stay() {
     }
 }
 
-/// A known limit: hiragana ends a name run (it is how particles are told apart), so the
-/// hiragana part of a name stays visible.
+/// Names in kana join the organisation when the kana run is whole (issue 16).
 #[test]
-fn hiragana_ends_an_organisation_name() {
+fn kana_organisation_names() {
     assert_eq!(
         found("みどり物産有限会社から届いた"),
-        one(Company, "物産有限会社")
+        one(Company, "みどり物産有限会社")
     );
-    assert_none("市立みなみ小学校");
+    assert_eq!(found("市立みなみ小学校"), one(School, "市立みなみ小学校"));
 }
 
 #[test]

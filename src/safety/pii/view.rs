@@ -14,6 +14,8 @@ pub(super) struct View {
     /// ASCII digits after folding: a phone number needs at least nine or ten.
     pub digits: usize,
     pub has_at: bool,
+    /// An ASCII capital: a romanised name needs one.
+    pub has_upper: bool,
     /// 市区町村郡 or 〒: without one there is no address to find.
     pub has_address_marker: bool,
 }
@@ -43,6 +45,7 @@ impl View {
             starts: Vec::with_capacity(n / 2 + 2),
             digits: 0,
             has_at: false,
+            has_upper: false,
             has_address_marker: false,
         };
         let mut prev_digit = false;
@@ -55,7 +58,12 @@ impl View {
                 v.digits += 1;
             } else if c == '@' {
                 v.has_at = true;
-            } else if matches!(c, '市' | '区' | '町' | '村' | '郡' | '〒') {
+            } else if c.is_ascii_uppercase() {
+                v.has_upper = true;
+            } else if matches!(
+                c,
+                '市' | '区' | '町' | '村' | '郡' | '〒' | '丁' | '条' | '-'
+            ) {
                 v.has_address_marker = true;
             }
             v.starts.push(v.norm.len());
