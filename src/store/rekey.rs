@@ -229,8 +229,14 @@ mod tests {
     #[test]
     fn an_empty_store_migrates_without_the_key() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("new.db")).unwrap();
-        assert_eq!(Store::schema_version(), 4);
+        let path = dir.path().join("new.db");
+        let store = Store::open(&path).unwrap();
         drop(store);
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let v: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert!(v >= 4, "the re-keying step ran");
+        assert_eq!(v, Store::schema_version());
     }
 }

@@ -210,11 +210,20 @@ fn invalid_utf8_is_reported_at_its_line_and_the_rest_judged_in_every_mode() {
         }
         let want = one_by_one(&blanked, &args(Format::Jsonl, None, 1));
         let line_of = |e: &str| -> usize {
-            e.split(':').nth(1).and_then(|n| n.parse().ok()).expect("FILE:LINE")
+            e.split(':')
+                .nth(1)
+                .and_then(|n| n.parse().ok())
+                .expect("FILE:LINE")
         };
         let mut want_errs = want.2.clone();
-        let pos = want_errs.iter().take_while(|e| line_of(e) < bad_at + 1).count();
-        want_errs.insert(pos, format!("<stdin>:{}: not valid UTF-8 (byte {at})", bad_at + 1));
+        let pos = want_errs
+            .iter()
+            .take_while(|e| line_of(e) < bad_at + 1)
+            .count();
+        want_errs.insert(
+            pos,
+            format!("<stdin>:{}: not valid UTF-8 (byte {at})", bad_at + 1),
+        );
         for threads in [1, 2, 5] {
             let (code, out, errs) = piped(&input, &args(Format::Jsonl, None, threads));
             assert_eq!(code, 2);
