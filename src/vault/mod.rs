@@ -123,6 +123,9 @@ pub(crate) fn find_entry(
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+#[path = "hidden_ids_tests.rs"]
+mod hidden_ids_tests;
 
 /// One line of block YAML as the path finder sees it.
 struct YamlLine<'a> {
