@@ -304,10 +304,19 @@ impl SafetyJudge {
                 trace: st.steps,
             };
         }
-        if v.confidence.is_some_and(|c| c < self.policy.min_confidence) {
-            step.note
-                .push_str(&m::l4_low_confidence(self.policy.min_confidence));
-            return self.static_result(st, step, Some(v.context_type));
+        // Only a confident answer lowers a static warning: a bare label (no confidence) is a
+        // low-confidence answer, and the static result stands.
+        match v.confidence {
+            None => {
+                step.note.push_str(m::l4_no_confidence());
+                return self.static_result(st, step, Some(v.context_type));
+            }
+            Some(c) if c < self.policy.min_confidence => {
+                step.note
+                    .push_str(&m::l4_low_confidence(self.policy.min_confidence));
+                return self.static_result(st, step, Some(v.context_type));
+            }
+            Some(_) => {}
         }
         let mut st = st;
         st.steps.push(step);
