@@ -29,6 +29,7 @@ mod messages;
 pub mod pii;
 pub mod pipeline;
 pub mod types;
+pub mod variants;
 pub mod words;
 pub mod worldview;
 
