@@ -154,7 +154,11 @@ fn input(rng: &mut Rng) -> ReviewInput {
             }
         })
         .collect();
-    ReviewInput { secrets, settings }
+    ReviewInput {
+        secrets,
+        settings,
+        ..Default::default()
+    }
 }
 
 /// 10,000 characters: mostly ordinary lines, with a quotation, a keyword and a restated secret

@@ -435,3 +435,9 @@ pub fn on_token_boundaries(analyzer: &dyn Analyzer, text: &[char], start: usize,
 #[cfg(test)]
 #[path = "variants_tests.rs"]
 mod tests;
+
+/// The test dictionary, for other modules' tests.
+#[cfg(test)]
+pub(crate) mod tests_support {
+    pub(crate) use super::tests::ipadic;
+}

@@ -49,7 +49,11 @@ impl Work {
                 });
             }
         }
-        ReviewInput { secrets, settings }
+        ReviewInput {
+            secrets,
+            settings,
+            forbidden_keywords_global: self.visibility.forbidden_keywords_global.clone(),
+        }
     }
 }
 
