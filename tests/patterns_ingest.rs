@@ -523,10 +523,7 @@ fn pattern_files_round_trip_and_duplicates_change_nothing() {
     assert_eq!((r.imported.len(), r.duplicates.len()), (1, lines.len()));
     // Two identical lines in one file: the second is the duplicate.
     let (_d3, s3) = store();
-    let twice = vec![
-        (1, again[0].1.clone(), None),
-        (2, again[0].1.clone(), None),
-    ];
+    let twice = vec![(1, again[0].1.clone(), None), (2, again[0].1.clone(), None)];
     let r = exchange::import(s3.conn(), &twice, false).unwrap();
     assert_eq!(r.duplicates, [(2, 1)]);
     assert!(pat::list(s3.conn(), None).unwrap().is_empty());
@@ -637,7 +634,13 @@ fn scores_and_ranks_survive_export_and_import() {
                     log.push(line(&id, "user", "それでさ", base + 60 + wait, None));
                 }
                 // A reply, and then silence.
-                1 => log.push(line(&id, "user", "ふーん", base + 100 + rnd(600) as i64, None)),
+                1 => log.push(line(
+                    &id,
+                    "user",
+                    "ふーん",
+                    base + 100 + rnd(600) as i64,
+                    None,
+                )),
                 // No answer within the window.
                 _ => {}
             }
@@ -650,7 +653,10 @@ fn scores_and_ranks_survive_export_and_import() {
         let mut st = c
             .prepare("SELECT log_id FROM prowrestling_usage_log WHERE pattern_id = 1")
             .unwrap();
-        st.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+        st.query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
     };
     for id in logs {
         pat::feedback(c, id, 1).unwrap();
@@ -712,8 +718,13 @@ fn a_bad_usage_summary_names_its_field() {
     ] {
         let line = format!(r#"{good},"usage":{usage}}}"#);
         let e = exchange::parse_line(1, &line).unwrap_err();
-        assert!(e.message.contains("usage") || e.message.contains("typo"), "{}", e.message);
+        assert!(
+            e.message.contains("usage") || e.message.contains("typo"),
+            "{}",
+            e.message
+        );
     }
-    let line = format!(r#"{good},"usage":{{"resolved":2,"continued":1,"avg_reaction_time":12.5}}}}"#);
+    let line =
+        format!(r#"{good},"usage":{{"resolved":2,"continued":1,"avg_reaction_time":12.5}}}}"#);
     assert!(exchange::parse_line(1, &line).unwrap().unwrap().1.is_some());
 }

@@ -133,10 +133,16 @@ fn replies_that_echo_the_template_are_unreadable() {
     // suggestion is unreadable.
     let mut seed = 7u64;
     for round in 0..200 {
-        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         let v: Vec<u64> = (0..5).map(|k| 1 + (seed >> (8 * k + 3)) % 5).collect();
         let p = placeholders[round % placeholders.len()];
-        let (reason, suggestion) = if round % 2 == 0 { (p, "") } else { ("口調が硬い", p) };
+        let (reason, suggestion) = if round % 2 == 0 {
+            (p, "")
+        } else {
+            ("口調が硬い", p)
+        };
         let reply = format!(
             r#"{{"frame": {}, "roleplay": {}, "connection": {}, "density": {}, "naturalness": {}, "reason": "{reason}", "suggestion": "{suggestion}"}}"#,
             v[0], v[1], v[2], v[3], v[4]
@@ -159,7 +165,9 @@ fn identical_scores_need_a_reason() {
         assert_eq!(s.mean, n as f64);
     }
     // Differing scores without a reason are still a reading.
-    assert!(parse(r#"{"frame":4,"roleplay":3,"connection":4,"density":4,"naturalness":4}"#).is_ok());
+    assert!(
+        parse(r#"{"frame":4,"roleplay":3,"connection":4,"density":4,"naturalness":4}"#).is_ok()
+    );
 }
 
 #[test]

@@ -76,7 +76,11 @@ pub fn restore(conn: &Connection, pattern: &Pattern, u: &UsageSummary) -> Result
          VALUES (?1, ?2, ?3, ?4, ?5)",
     )?;
     for i in 0..u.resolved {
-        let reaction = if i < u.continued { "continued" } else { "replied" };
+        let reaction = if i < u.continued {
+            "continued"
+        } else {
+            "replied"
+        };
         st.execute(params![
             pattern.pattern_id,
             IMPORT_CONVERSATION,

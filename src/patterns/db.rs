@@ -134,7 +134,10 @@ pub(crate) struct LogStats {
     pub avg_reaction: Option<f64>,
 }
 
-pub(crate) fn log_stats(conn: &Connection, only: Option<i64>) -> Result<HashMap<i64, LogStats>, PatternError> {
+pub(crate) fn log_stats(
+    conn: &Connection,
+    only: Option<i64>,
+) -> Result<HashMap<i64, LogStats>, PatternError> {
     let mut st = conn.prepare(
         "SELECT pattern_id,
                 COUNT(user_reaction),

@@ -147,14 +147,16 @@ pub fn parse_line(
             Some(u) => u.validate().map(|_| n),
             None => Ok(n),
         });
-    checked.map(|n| Some((n, rec.usage))).map_err(|e| LineError {
-        line: line_no,
-        col: match &e {
-            PatternError::Invalid { field, .. } => key_col(t, field).or(Some(1)),
-            _ => Some(1),
-        },
-        message: e.to_string(),
-    })
+    checked
+        .map(|n| Some((n, rec.usage)))
+        .map_err(|e| LineError {
+            line: line_no,
+            col: match &e {
+                PatternError::Invalid { field, .. } => key_col(t, field).or(Some(1)),
+                _ => Some(1),
+            },
+            message: e.to_string(),
+        })
 }
 
 /// Parses every line of a pattern file; all bad lines are reported.

@@ -78,14 +78,12 @@ impl NgWords {
             }
         }
         let set = WordSet::with_dict(entries.iter().map(|w| (w.text.as_str(), w.exact)), dict)
-            .map_err(
-            |message| ConfigError::Invalid {
+            .map_err(|message| ConfigError::Invalid {
                 path: "assets/safety/ng_words.toml".into(),
                 at: None,
                 key: None,
                 message,
-            },
-        )?;
+            })?;
         Ok(NgWords { set, entries })
     }
 

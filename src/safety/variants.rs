@@ -79,7 +79,10 @@ fn is_separator(c: char) -> bool {
 
 /// Hiragana that are particles, never okurigana: a run holding one is kept.
 fn is_particle(c: char) -> bool {
-    matches!(c, 'の' | 'が' | 'を' | 'に' | 'と' | 'へ' | 'や' | 'も' | 'で' | 'は')
+    matches!(
+        c,
+        'の' | 'が' | 'を' | 'に' | 'と' | 'へ' | 'や' | 'も' | 'で' | 'は'
+    )
 }
 
 /// The vowel a long-vowel mark after `prev` stands for (お段 → う, え段 → い, as written).
@@ -128,7 +131,10 @@ impl View {
     /// Source range of the view's chars `[start, end)` (non-empty).
     fn source(&self, start: usize, end: usize) -> (usize, usize) {
         let s = self.src.get(start).map_or(0, |r| r.0 as usize);
-        let e = self.src.get(end.max(start + 1) - 1).map_or(s, |r| r.1 as usize);
+        let e = self
+            .src
+            .get(end.max(start + 1) - 1)
+            .map_or(s, |r| r.1 as usize);
         (s, e)
     }
 
@@ -194,7 +200,8 @@ fn keyword_skeleton(word: &str) -> Option<String> {
     let n = trailing_kana(&sk);
     let chars: Vec<char> = sk.chars().collect();
     let core = &chars[..chars.len() - n];
-    (core.last().is_some_and(|c| is_kanji(*c)) && core.iter().filter(|c| is_kanji(**c)).count() >= 2)
+    (core.last().is_some_and(|c| is_kanji(*c))
+        && core.iter().filter(|c| is_kanji(**c)).count() >= 2)
         .then(|| core.iter().collect())
 }
 
@@ -301,7 +308,9 @@ impl KeywordSet {
                 skel.push((s, i));
             }
             spelled.push((form.clone(), i));
-            trailing.push(trailing_kana(&loose_view(Folded::new(w.trim()).plain.chars())));
+            trailing.push(trailing_kana(&loose_view(
+                Folded::new(w.trim()).plain.chars(),
+            )));
             forms.push(form);
         }
         Ok(KeywordSet {
@@ -410,7 +419,12 @@ impl View {
 
 /// Token-boundary test for reading hits on `text` (chars `[start, end)`): the sentence
 /// around the hit is tokenized and both ends must fall between tokens.
-pub fn on_token_boundaries(analyzer: &dyn Analyzer, text: &[char], start: usize, end: usize) -> bool {
+pub fn on_token_boundaries(
+    analyzer: &dyn Analyzer,
+    text: &[char],
+    start: usize,
+    end: usize,
+) -> bool {
     const REACH: usize = 48;
     let stop = |c: &char| matches!(c, '\n' | '。' | '！' | '？' | '!' | '?');
     let from = text[..start]
@@ -428,7 +442,8 @@ pub fn on_token_boundaries(analyzer: &dyn Analyzer, text: &[char], start: usize,
     let tokens = analyzer.tokenize(&window);
     let (s, e) = (start - from, end - from);
     let starts = s == 0 || tokens.iter().any(|t| t.start == s) || tokens.iter().any(|t| t.end == s);
-    let ends = e == to - from || tokens.iter().any(|t| t.end == e) || tokens.iter().any(|t| t.start == e);
+    let ends =
+        e == to - from || tokens.iter().any(|t| t.end == e) || tokens.iter().any(|t| t.start == e);
     starts && ends
 }
 

@@ -121,7 +121,11 @@ fn innocent_lines_stay_clean() {
 fn half(c: char) -> String {
     const FULL: &str = "アイウエオカキクケコサシスセソタチツテトナニヌネノハヒフヘホマミムメモヤユヨラリルレロワヲンッャュョー";
     const HALF: &str = "ｱｲｳｴｵｶｷｸｹｺｻｼｽｾｿﾀﾁﾂﾃﾄﾅﾆﾇﾈﾉﾊﾋﾌﾍﾎﾏﾐﾑﾒﾓﾔﾕﾖﾗﾘﾙﾚﾛﾜｦﾝｯｬｭｮｰ";
-    let map = |c: char| FULL.chars().position(|x| x == c).and_then(|i| HALF.chars().nth(i));
+    let map = |c: char| {
+        FULL.chars()
+            .position(|x| x == c)
+            .and_then(|i| HALF.chars().nth(i))
+    };
     if let Some(h) = map(c) {
         return h.to_string();
     }
@@ -198,11 +202,22 @@ fn generated_spellings_match_on_their_own_span() {
                 let chars: Vec<char> = w.chars().collect();
                 let at = 1 + rnd(chars.len() - 1);
                 let sep = seps[rnd(seps.len())];
-                w = chars[..at].iter().collect::<String>() + sep + &chars[at..].iter().collect::<String>();
+                w = chars[..at].iter().collect::<String>()
+                    + sep
+                    + &chars[at..].iter().collect::<String>();
             }
             if rnd(3) == 0 {
                 w = w.replace(' ', "").replace('　', "");
-                w = w.chars().map(|c| if c.is_ascii_lowercase() { c.to_ascii_uppercase() } else { c }).collect();
+                w = w
+                    .chars()
+                    .map(|c| {
+                        if c.is_ascii_lowercase() {
+                            c.to_ascii_uppercase()
+                        } else {
+                            c
+                        }
+                    })
+                    .collect();
             }
             let (p, x) = (prefixes[rnd(prefixes.len())], suffixes[rnd(suffixes.len())]);
             let text = format!("{p}{w}{x}");
@@ -226,7 +241,10 @@ fn loose_forms() {
     assert_eq!(loose_str("ai shiteru"), "ai shiteru");
     assert_eq!(keyword_skeleton("引っ越し").as_deref(), Some("引越"));
     assert_eq!(keyword_skeleton("殺す"), None);
-    assert_eq!(keyword_skeleton("子猫を世話").as_deref(), Some("子猫を世話"));
+    assert_eq!(
+        keyword_skeleton("子猫を世話").as_deref(),
+        Some("子猫を世話")
+    );
 }
 
 /// Issue 16 §3, observed: ころす / コロス passed Layer 1 while 殺す was caught.
@@ -240,7 +258,14 @@ fn layer_one_catches_a_kanji_word_written_in_kana() {
     let ctx = UserContext::default();
     let layer1 = |j: &SafetyJudge, text: &str| {
         let out = j.judge(text, Sister::Yana, &ctx);
-        (out.trace[0].outcome, out.trace[0].hits.iter().map(|h| h.entry.clone()).collect::<Vec<_>>())
+        (
+            out.trace[0].outcome,
+            out.trace[0]
+                .hits
+                .iter()
+                .map(|h| h.entry.clone())
+                .collect::<Vec<_>>(),
+        )
     };
     let (kanji, hits) = layer1(&judge, "お前を殺すぞ");
     assert!(hits.contains(&"殺す".to_string()), "{hits:?}");

@@ -23,15 +23,25 @@ impl Rng {
 }
 
 const WORDS: [&str; 10] = [
-    "灯台守", "古時計", "裏庭の井戸", "青い切符", "秘密基地", "合鍵", "屋根裏部屋", "砂時計",
-    "手紙の束", "白い傘",
+    "灯台守",
+    "古時計",
+    "裏庭の井戸",
+    "青い切符",
+    "秘密基地",
+    "合鍵",
+    "屋根裏部屋",
+    "砂時計",
+    "手紙の束",
+    "白い傘",
 ];
 
 #[test]
 fn level_zero_ids_never_reach_findings_evidence_or_exports() {
     let mut rng = Rng(0x5eed_1234_abcd);
     for round in 0..25 {
-        let mut vis = String::from("version: \"1.0\"\ndefault_visibility: 3\nentities:\n  characters:\n    あゆ:\n      secrets:\n");
+        let mut vis = String::from(
+            "version: \"1.0\"\ndefault_visibility: 3\nentities:\n  characters:\n    あゆ:\n      secrets:\n",
+        );
         let mut files = Vec::new();
         let mut hidden_ids = Vec::new();
         let mut text = String::new();
@@ -49,7 +59,9 @@ fn level_zero_ids_never_reach_findings_evidence_or_exports() {
         }
         let fs_id = format!("FS-Z{round}-{}", rng.next() % 9000 + 1000);
         let fs_word = WORDS[rng.below(WORDS.len())];
-        vis.push_str(&format!("  foreshadowing:\n    {fs_id}:\n      visibility: 0\n"));
+        vis.push_str(&format!(
+            "  foreshadowing:\n    {fs_id}:\n      visibility: 0\n"
+        ));
         files.push((
             format!("_foreshadowing/{fs_id}.md"),
             format!("---\ntype: foreshadowing\nname: 伏線\nforbidden_keywords: [{fs_word}]\n---\n## 内容\n{fs_word}はずっと同じ場所にある。\n"),
@@ -69,7 +81,10 @@ fn level_zero_ids_never_reach_findings_evidence_or_exports() {
                 serde_json::to_string(&findings).unwrap()
             );
             for id in &hidden_ids {
-                assert!(!stored.contains(id.as_str()), "round {round}: {id} in {stored}");
+                assert!(
+                    !stored.contains(id.as_str()),
+                    "round {round}: {id} in {stored}"
+                );
             }
             assert!(stored.contains("非公開の設定"), "round {round}: {stored}");
         }

@@ -296,7 +296,13 @@ impl Compiled {
         }
     }
 
-    fn global_issues(&self, t: &Prepared, input: &ReviewInput, cfg: &ReviewConfig, issues: &mut Vec<LeakIssue>) {
+    fn global_issues(
+        &self,
+        t: &Prepared,
+        input: &ReviewInput,
+        cfg: &ReviewConfig,
+        issues: &mut Vec<LeakIssue>,
+    ) {
         let boundaries = |s: usize, e: usize| {
             let (os, oe) = t.to_original(s, e);
             self.dict
@@ -309,7 +315,13 @@ impl Compiled {
                 continue;
             };
             let msg = messages::global_keyword(keyword.trim());
-            let mut issue = Self::issue(t, IssueKind::ForbiddenKeyword, (hit.start, hit.end), None, msg);
+            let mut issue = Self::issue(
+                t,
+                IssueKind::ForbiddenKeyword,
+                (hit.start, hit.end),
+                None,
+                msg,
+            );
             let [os, oe] = issue.span;
             let n = cfg.keyword_context_chars;
             issue.context = Some(t.original_text(os.saturating_sub(n), oe + n));

@@ -80,7 +80,9 @@ pub(super) fn latent_score(id: &str, score: f64, secret: &LeakSecret) -> Message
 
 pub(super) fn latent_words(id: &str, words: usize, secret: &LeakSecret) -> Message {
     (
-        format!("秘密{id}の内容を構成する語が一文に{words}つ含まれ、初見の読者が推測できます（潜在的暗示）"),
+        format!(
+            "秘密{id}の内容を構成する語が一文に{words}つ含まれ、初見の読者が推測できます（潜在的暗示）"
+        ),
         hint_instead(
             secret,
             "この秘密はまだ読者に気づかせない段階です。秘密に関わる語を同じ文に並べないでください",

@@ -141,18 +141,18 @@ impl Compiled {
             let secret = &input.secrets[si];
             let n = bits.count_ones() as usize;
             let (kind, msg) = if secret.level <= 1 {
-                (IssueKind::LatentHint, messages::latent_words(&secret.id, n, secret))
+                (
+                    IssueKind::LatentHint,
+                    messages::latent_words(&secret.id, n, secret),
+                )
             } else {
-                (IssueKind::ExplicitHint, messages::hint_words(&secret.id, n, secret))
+                (
+                    IssueKind::ExplicitHint,
+                    messages::hint_words(&secret.id, n, secret),
+                )
             };
             let sent = t.sentences[sn];
-            issues.push(Self::issue(
-                t,
-                kind,
-                sent.norm,
-                Some(&secret.id),
-                msg,
-            ));
+            issues.push(Self::issue(t, kind, sent.norm, Some(&secret.id), msg));
         }
     }
 }

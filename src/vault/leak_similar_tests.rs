@@ -103,11 +103,19 @@ fn explicit_hints_by_score_band_and_by_content_words() {
     let mut input = world();
     input.secrets[1].level = 1;
     let r = review(line, &input, &cfg);
-    assert!(of(&r, IssueKind::ExplicitHint).is_empty(), "{:#?}", r.issues);
+    assert!(
+        of(&r, IssueKind::ExplicitHint).is_empty(),
+        "{:#?}",
+        r.issues
+    );
     let latent = of(&r, IssueKind::LatentHint);
     assert_eq!(latent.len(), 1, "{:#?}", r.issues);
     assert_eq!(latent[0].severity, Severity::Medium);
-    assert!(latent[0].detail.contains("潜在的暗示"), "{}", latent[0].detail);
+    assert!(
+        latent[0].detail.contains("潜在的暗示"),
+        "{}",
+        latent[0].detail
+    );
     assert_eq!(r.result, ReviewResult::Warning);
     // And by score: the letter line above, for a level-0 secret.
     input.secrets[1].level = 0;

@@ -38,9 +38,22 @@ fn keyword_spans(r: &Review) -> Vec<[usize; 2]> {
 #[test]
 fn observed_approvals_are_rejected() {
     let cfg = ReviewConfig::default();
-    let mut cases = vec![("工　房", false), ("工・房", false), ("引越し", false), ("引越", false)];
-    cases.extend([("こうぼう", true), ("コウボウ", true), ("ひっこし", true), ("ｺｳﾎﾞｳ", true)]);
-    let dicts: Vec<Dict> = [Some(Dict::none()), ipadic()].into_iter().flatten().collect();
+    let mut cases = vec![
+        ("工　房", false),
+        ("工・房", false),
+        ("引越し", false),
+        ("引越", false),
+    ];
+    cases.extend([
+        ("こうぼう", true),
+        ("コウボウ", true),
+        ("ひっこし", true),
+        ("ｺｳﾎﾞｳ", true),
+    ]);
+    let dicts: Vec<Dict> = [Some(Dict::none()), ipadic()]
+        .into_iter()
+        .flatten()
+        .collect();
     for dict in dicts {
         let reviewer = Reviewer::with_dict(&input(), &cfg, dict.clone());
         for (word, reading) in &cases {
@@ -48,15 +61,31 @@ fn observed_approvals_are_rejected() {
             let r = reviewer.review(&text);
             let expect = !reading || dict.has_readings();
             let span = [3, 3 + word.chars().count()];
-            assert_eq!(keyword_spans(&r).contains(&span), expect, "{dict:?} {text}: {:#?}", r.issues);
+            assert_eq!(
+                keyword_spans(&r).contains(&span),
+                expect,
+                "{dict:?} {text}: {:#?}",
+                r.issues
+            );
             if expect {
                 assert_eq!(r.result, ReviewResult::Rejected, "{text}");
             }
-            let status = if dict.has_readings() { ReadingsStatus::Checked } else { ReadingsStatus::NotChecked };
+            let status = if dict.has_readings() {
+                ReadingsStatus::Checked
+            } else {
+                ReadingsStatus::NotChecked
+            };
             assert_eq!(r.readings, status);
         }
-        for text in ["けっこうぼうっとしてた。", "工作室は暖房が効いている。", "弘法も筆の誤り。"] {
-            assert!(keyword_spans(&reviewer.review(text)).is_empty(), "{dict:?} {text}");
+        for text in [
+            "けっこうぼうっとしてた。",
+            "工作室は暖房が効いている。",
+            "弘法も筆の誤り。",
+        ] {
+            assert!(
+                keyword_spans(&reviewer.review(text)).is_empty(),
+                "{dict:?} {text}"
+            );
         }
     }
 }
@@ -64,12 +93,24 @@ fn observed_approvals_are_rejected() {
 #[test]
 fn global_keywords_are_forbidden_in_every_spelling() {
     let reviewer = Reviewer::with_dict(&input(), &ReviewConfig::default(), Dict::none());
-    for text in ["あれは禁忌の魔法だよ。", "最　終　兵　器？", "最終 兵器！", "最終・兵器"] {
+    for text in [
+        "あれは禁忌の魔法だよ。",
+        "最　終　兵　器？",
+        "最終 兵器！",
+        "最終・兵器",
+    ] {
         let r = reviewer.review(text);
-        let hit = r.issues.iter().find(|i| i.kind == IssueKind::ForbiddenKeyword);
+        let hit = r
+            .issues
+            .iter()
+            .find(|i| i.kind == IssueKind::ForbiddenKeyword);
         let hit = hit.unwrap_or_else(|| panic!("{text}: {:#?}", r.issues));
         assert_eq!(hit.secret_id, None);
-        assert!(hit.detail.contains("作品全体の禁止キーワード"), "{}", hit.detail);
+        assert!(
+            hit.detail.contains("作品全体の禁止キーワード"),
+            "{}",
+            hit.detail
+        );
         assert_eq!(r.result, ReviewResult::Rejected);
     }
     assert!(reviewer.review("魔法の話をしよう。").issues.is_empty());

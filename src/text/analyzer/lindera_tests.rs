@@ -221,5 +221,8 @@ fn readings_come_from_the_dictionary() {
         assert_eq!(a.reading(w).as_deref(), Some("ヒッコシ"), "{w}");
     }
     assert_eq!(a.reading("こうぼう").as_deref(), Some("コウボウ"));
-    assert_eq!(crate::text::analyzer::fallback::FallbackAnalyzer.reading("工房"), None);
+    assert_eq!(
+        crate::text::analyzer::fallback::FallbackAnalyzer.reading("工房"),
+        None
+    );
 }
