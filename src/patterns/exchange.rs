@@ -237,7 +237,7 @@ pub fn export(conn: &Connection) -> Result<Vec<PatternRecord>, PatternError> {
         .iter()
         .map(|p| {
             let mut r = PatternRecord::from(p);
-            r.usage = stats.get(&p.pattern_id).and_then(|s| UsageSummary::of(s));
+            r.usage = stats.get(&p.pattern_id).and_then(UsageSummary::of);
             r
         })
         .collect())

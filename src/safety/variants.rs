@@ -330,9 +330,7 @@ impl KeywordSet {
 
     fn reading_automaton(&self) -> &Automaton {
         self.readings.get_or_init(|| {
-            let Some(a) = self.dict.analyzer() else {
-                return None;
-            };
+            let a = self.dict.analyzer()?;
             let mut list = Vec::new();
             for (i, form) in self.forms.iter().enumerate() {
                 if !form.chars().any(is_kanji) {

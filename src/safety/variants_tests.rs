@@ -207,7 +207,7 @@ fn generated_spellings_match_on_their_own_span() {
                     + &chars[at..].iter().collect::<String>();
             }
             if rnd(3) == 0 {
-                w = w.replace(' ', "").replace('　', "");
+                w = w.replace([' ', '　'], "");
                 w = w
                     .chars()
                     .map(|c| {
