@@ -7,6 +7,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use kakeai::safety::variants::Dict;
 use kakeai::vault::leak::{
     Importance, LeakSecret, ReviewConfig, ReviewInput, Reviewer, SettingText, review,
 };
@@ -154,7 +155,11 @@ fn input(rng: &mut Rng) -> ReviewInput {
             }
         })
         .collect();
-    ReviewInput { secrets, settings }
+    ReviewInput {
+        secrets,
+        settings,
+        ..Default::default()
+    }
 }
 
 /// 10,000 characters: mostly ordinary lines, with a quotation, a keyword and a restated secret
@@ -215,7 +220,39 @@ fn bench(c: &mut Criterion) {
     group.bench_function("compile/100_secrets_100_settings", |b| {
         b.iter(|| black_box(Reviewer::new(&input, &cfg)))
     });
+    // Folding with keyword readings from IPADIC (issue 16 §3: < 20 ms), when the MeCab
+    // sources are on the machine (the dictionary is built once into the temp dir).
+    if let Some(dict) = ipadic() {
+        let reviewer = Reviewer::with_dict(&input, &cfg, dict.clone());
+        let r = reviewer.review(&text);
+        eprintln!(
+            "leak bench with readings: {:?}, {} issues",
+            r.readings,
+            r.issues.len()
+        );
+        group.bench_function("reviewer_readings/10k_chars_100_secrets", |b| {
+            b.iter(|| black_box(reviewer.review(black_box(&text))))
+        });
+        group.bench_function("review_readings/10k_chars_100_secrets", |b| {
+            b.iter(|| {
+                black_box(Reviewer::with_dict(&input, &cfg, dict.clone()).review(black_box(&text)))
+            })
+        });
+    } else {
+        eprintln!("leak bench: no MeCab IPADIC sources, readings not measured");
+    }
     group.finish();
+}
+
+fn ipadic() -> Option<Dict> {
+    use kakeai::text::analyzer::lindera;
+    let src = lindera::find_ipadic_sources()?;
+    let dir = std::env::temp_dir().join("kakeai-test-ipadic");
+    if !lindera::is_installed(&dir) {
+        lindera::build_dictionary(&src, &dir).ok()?;
+    }
+    let a = lindera::LinderaAnalyzer::load(&dir).ok()?;
+    Some(Dict::from(std::sync::Arc::new(a)))
 }
 
 criterion_group!(benches, bench);

@@ -35,7 +35,7 @@ const JUDGES: [&str; 5] = [
     "```json\n{\"frame\": 5, \"roleplay\": 4, \"connection\": 4, \"density\": 4, \"naturalness\": 5, \"reason\": \"自然です\"}\n```",
     "とても良い発言だと思います。",
     "採点: 良い",
-    "{\"frame\": 4, \"roleplay\": 4, \"connection\": 4, \"density\": 4, \"naturalness\": 4}",
+    "{\"frame\": 4, \"roleplay\": 4, \"connection\": 4, \"density\": 4, \"naturalness\": 4, \"reason\": \"相手の話を受けている\"}",
     "{\"frame\": 4, \"roleplay\": 5, \"connection\": 4, \"density\": 4, \"naturalness\": 4}",
 ];
 

@@ -474,7 +474,7 @@ fn pattern_files_round_trip_and_duplicates_change_nothing() {
             assert!(
                 lines
                     .iter()
-                    .any(|(_, p)| p.character == Some(ch) && p.bot_response_type == Some(t)),
+                    .any(|(_, p, _)| p.character == Some(ch) && p.bot_response_type == Some(t)),
                 "{ch} {t}"
             );
         }
@@ -519,7 +519,7 @@ fn pattern_files_round_trip_and_duplicates_change_nothing() {
     let mut mixed = again.clone();
     let mut fresh = mixed[0].1.clone();
     fresh.bot_response = "方向音痴じゃなくて冒険家なの！".into();
-    mixed.push((99, fresh));
+    mixed.push((99, fresh, None));
     assert!(
         exchange::import(c, &mixed, false)
             .unwrap()
@@ -531,7 +531,7 @@ fn pattern_files_round_trip_and_duplicates_change_nothing() {
     assert_eq!((r.imported.len(), r.duplicates.len()), (1, lines.len()));
     // Two identical lines in one file: the second is the duplicate.
     let (_d3, s3) = store();
-    let twice = vec![(1, again[0].1.clone()), (2, again[0].1.clone())];
+    let twice = vec![(1, again[0].1.clone(), None), (2, again[0].1.clone(), None)];
     let r = exchange::import(s3.conn(), &twice, false).unwrap();
     assert_eq!(r.duplicates, [(2, 1)]);
     assert!(pat::list(s3.conn(), None).unwrap().is_empty());
@@ -569,7 +569,7 @@ fn bad_pattern_lines_name_their_field() {
         .unwrap()
         .unwrap();
     assert!(
-        ok.is_counterfactual,
+        ok.0.is_counterfactual,
         "1 reads as true; derived fields are ignored"
     );
 }
@@ -604,4 +604,135 @@ fn open_uses_become_failures_once_their_window_closes_in_silence() {
     // Nothing left open.
     let again = pat::ingest::resolve_open(c, &opts(W * 10)).unwrap();
     assert_eq!(again.conversations, 0);
+}
+
+/// Issue 16 §4: an S-rank pattern exported and re-imported into a fresh database came back C,
+/// because its prowrestling rate and reaction times live only in the usage log. Generated
+/// ingested histories for every starter pattern: each score and rank survives the round trip.
+#[test]
+fn scores_and_ranks_survive_export_and_import() {
+    let (_d, s) = store();
+    let c = s.conn();
+    starter(c);
+    let mut seed = 0x2545_f491_u64;
+    let mut rnd = |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    let mut log = Vec::new();
+    let mut conv = 0;
+    for pattern in 1..=13i64 {
+        // Pattern 1 is the star: many quick replies that go on. The rest: mixed outcomes.
+        let uses = if pattern == 1 { 60 } else { 2 + rnd(20) };
+        for _ in 0..uses {
+            conv += 1;
+            let id = format!("c{conv}");
+            let base = (conv as i64) * 10_000;
+            log.push(line(&id, "user", "ねえねえ", base, None));
+            log.push(line(&id, "bot", "なになに？", base + 5, Some(pattern)));
+            let roll = if pattern == 1 { 0 } else { rnd(3) };
+            match roll {
+                // Quick reply, then the banter goes on.
+                0 => {
+                    let wait = 3 + rnd(if pattern == 1 { 8 } else { 200 }) as i64;
+                    log.push(line(&id, "user", "あはは", base + 5 + wait, None));
+                    log.push(line(&id, "bot", "でしょ！", base + 10 + wait, None));
+                    log.push(line(&id, "user", "それでさ", base + 60 + wait, None));
+                }
+                // A reply, and then silence.
+                1 => log.push(line(
+                    &id,
+                    "user",
+                    "ふーん",
+                    base + 100 + rnd(600) as i64,
+                    None,
+                )),
+                // No answer within the window.
+                _ => {}
+            }
+        }
+    }
+    let as_of = (conv as i64 + 2) * 10_000;
+    run(c, &log, as_of);
+    // Likes too, through feedback on some uses.
+    let logs: Vec<i64> = {
+        let mut st = c
+            .prepare("SELECT log_id FROM prowrestling_usage_log WHERE pattern_id = 1")
+            .unwrap();
+        st.query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    for id in logs {
+        pat::feedback(c, id, 1).unwrap();
+    }
+    let before = pat::list_scored(c, None, pat::db::SortKey::Score).unwrap();
+    let star = before.iter().find(|p| p.pattern.pattern_id == 1).unwrap();
+    assert_eq!(star.rank, pat::Rank::S, "{star:?}");
+    let file: String = exchange::export(c)
+        .unwrap()
+        .iter()
+        .map(|r| serde_json::to_string(r).unwrap() + "\n")
+        .collect();
+    let (_d2, s2) = store();
+    let lines = exchange::parse_file(&file).unwrap();
+    exchange::import(s2.conn(), &lines, false).unwrap();
+    let after = pat::list_scored(s2.conn(), None, pat::db::SortKey::Score).unwrap();
+    assert_eq!(before.len(), after.len());
+    for (b, a) in before.iter().zip(&after) {
+        assert_eq!(b.pattern.bot_response, a.pattern.bot_response);
+        assert_eq!(b.rank, a.rank, "{b:?} / {a:?}");
+        assert!((b.score - a.score).abs() < 1e-9, "{b:?} / {a:?}");
+        assert!((b.prowrestling_rate - a.prowrestling_rate).abs() < 1e-12);
+        assert_eq!(b.avg_reaction_time.is_some(), a.avg_reaction_time.is_some());
+    }
+    // The imported history is marked and holds no message text; and no dropouts appear.
+    let (rows, texts): (i64, i64) = s2
+        .conn()
+        .query_row(
+            "SELECT COUNT(*), COUNT(user_message) + COUNT(bot_response) FROM prowrestling_usage_log
+             WHERE conversation_id = 'kakeai-import'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert!(rows > 0 && texts == 0);
+    assert!(dropouts(s2.conn(), W, as_of * 1000).unwrap().is_empty());
+    // The second export is the first (the mean reaction time to the last bit of a float sum).
+    let first = exchange::export(c).unwrap();
+    let second = exchange::export(s2.conn()).unwrap();
+    for (x, y) in first.iter().zip(&second) {
+        let (ux, uy) = (x.usage.unwrap(), y.usage.unwrap());
+        assert_eq!((ux.resolved, ux.continued), (uy.resolved, uy.continued));
+        let (tx, ty) = (ux.avg_reaction_time.unwrap(), uy.avg_reaction_time.unwrap());
+        assert!((tx - ty).abs() < 1e-9, "{tx} {ty}");
+        let (mut x, mut y) = (x.clone(), y.clone());
+        (x.usage, y.usage) = (None, None);
+        assert_eq!(x, y);
+    }
+}
+
+#[test]
+fn a_bad_usage_summary_names_its_field() {
+    let good = r#"{"character":"yana","user_message_type":"からかい","user_message_example":"ねえ","bot_response":"なに？","bot_response_type":"流し""#;
+    for usage in [
+        r#"{"resolved":2,"continued":3}"#,
+        r#"{"resolved":0,"continued":0,"avg_reaction_time":4.0}"#,
+        r#"{"resolved":2,"continued":1,"avg_reaction_time":-1}"#,
+        r#"{"resolved":2,"continued":1,"typo":1}"#,
+    ] {
+        let line = format!(r#"{good},"usage":{usage}}}"#);
+        let e = exchange::parse_line(1, &line).unwrap_err();
+        assert!(
+            e.message.contains("usage") || e.message.contains("typo"),
+            "{}",
+            e.message
+        );
+    }
+    let line =
+        format!(r#"{good},"usage":{{"resolved":2,"continued":1,"avg_reaction_time":12.5}}}}"#);
+    assert!(exchange::parse_line(1, &line).unwrap().unwrap().1.is_some());
 }

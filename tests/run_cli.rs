@@ -37,7 +37,7 @@ async fn openai_server() -> FakeServer {
             200,
             &openai_reply(
                 "tiny-ja",
-                r#"{"frame":4,"roleplay":4,"connection":4,"density":4,"naturalness":4}"#,
+                r#"{"frame":4,"roleplay":4,"connection":4,"density":4,"naturalness":4,"reason":"前の発言に答えている"}"#,
                 20,
             ),
         ),

@@ -355,3 +355,75 @@ async fn a_real_client_sends_the_schema_at_low_temperature() {
         "{body}"
     );
 }
+
+/// Issue 16 §3: Layer 4 lowers a static warning only with a confident, well-formed answer that
+/// is not a copy of its prompt. Generated replies that fall short leave the static result.
+#[tokio::test]
+async fn only_a_confident_real_answer_clears_a_warning() {
+    let r = rules();
+    let messages = [
+        "暑くて死にたい",
+        "お前の家まで行ってやるからな、覚悟しとけよ",
+        "ゲームで死ねって言われたｗ",
+        "やなってバカ",
+    ];
+    let weak = [
+        // Bare labels: no confidence is low confidence.
+        "じゃれ合い".to_string(),
+        "通常".to_string(),
+        "Banter".to_string(),
+        // Observed: the old template echoed back with full confidence.
+        r#"{"context_type": "じゃれ合い", "confidence": 1.0, "reason": "短い理由"}"#.to_string(),
+        r#"{"context_type": "じゃれ合い", "confidence": 0.8, "reason": "短い理由"}"#.to_string(),
+        r#"{"context_type": "通常", "confidence": 0.95, "reason": "「短い 理由」"}"#.to_string(),
+        // The instructions copied as the reason.
+        r#"{"context_type": "通常", "confidence": 0.9, "reason": "そう判定した根拠を、メッセージの中身に触れて一文で"}"#
+            .to_string(),
+        // Well-formed but no confidence.
+        r#"{"context_type": "じゃれ合い", "reason": "冗談の合図がある"}"#.to_string(),
+    ];
+    for text in messages {
+        let stat = r.judge.judge(text, Sister::Yana, &REGULAR);
+        for reply in &weak {
+            let fake = Fake::new(vec![Ok(reply.as_str())]);
+            let j = r
+                .judge
+                .judge_async(text, Sister::Yana, &REGULAR, &fake)
+                .await;
+            assert_eq!(
+                (j.action, j.layer, j.reason),
+                (stat.action, stat.layer, stat.reason),
+                "{text} / {reply}: {:?}",
+                j.trace
+            );
+        }
+    }
+    // The threat is held statically, so a copied じゃれ合い 1.0 cannot let it through.
+    let threat = r.judge.judge(messages[1], Sister::Yana, &REGULAR);
+    assert_eq!(threat.action, Action::Block, "{:?}", threat.trace);
+    // A confident, real answer still clears a fail-closed warning.
+    let fake = Fake::new(vec![Ok(
+        r#"{"context_type": "じゃれ合い", "confidence": 0.9, "reason": "ゲームの話で笑っている"}"#,
+    )]);
+    let j = r
+        .judge
+        .judge_async(messages[2], Sister::Yana, &REGULAR, &fake)
+        .await;
+    assert_eq!(j.action, Action::Respond);
+}
+
+#[test]
+fn the_layer_four_prompt_has_no_example_values() {
+    use kakeai::safety::context_judge::{L4Request, prompt};
+    let p = prompt(&L4Request {
+        text: "今日の天気どう？",
+        sister: Sister::Ayu,
+        ctx: &REGULAR,
+        hits: &[],
+    });
+    let c = &p[0].content;
+    assert!(!c.contains("0.8") && !c.contains("短い理由"), "{c}");
+    // The only JSON object is the data block holding the message.
+    assert_eq!(c.matches("{\"").count(), 2, "{c}");
+    assert!(!c.contains("\"context_type\""), "{c}");
+}

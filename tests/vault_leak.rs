@@ -31,6 +31,7 @@ fn input() -> ReviewInput {
     ReviewInput {
         secrets: vec![secret("SEC-001", CAT, 2), secret("SEC-004", OPEN, 3)],
         settings: vec![],
+        ..Default::default()
     }
 }
 

@@ -175,6 +175,11 @@ pub struct JudgeInput<'a> {
     pub text: &'a str,
 }
 
+/// How the answer is described. No example values: a model copies an example (an all-4
+/// example made ~200 repeated characters PASS), and the JSON schema already fixes the shape.
+/// Replies are checked against this text for copies (`crate::text::echo`).
+pub const ANSWER_FORMAT: &str = "JSONオブジェクトを1つだけ返してください。説明文やコードブロックは不要です。キーは frame, roleplay, connection, density, naturalness（それぞれ上の観点の点数、1〜5の整数）と reason（その点数にした根拠を、発言の中身に触れて一文で）、suggestion（発言をどう直すとよいか。直すところがなければ空の文字列）です。";
+
 /// The judge prompt (one user message: Gemma has no system role anyway).
 pub fn prompt(input: &JudgeInput) -> Vec<Message> {
     let mut s = String::new();
@@ -194,8 +199,8 @@ pub fn prompt(input: &JudgeInput) -> Vec<Message> {
     for (key, label, what) in ASPECTS {
         s.push_str(&format!("- {key}（{label}）: {what}\n"));
     }
-    s.push_str("\n次の形のJSONだけを返してください。説明文やコードブロックは不要です。\n");
-    s.push_str(r#"{"frame": 4, "roleplay": 4, "connection": 4, "density": 4, "naturalness": 4, "reason": "短い理由", "suggestion": "改善案（問題がなければ空文字）"}"#);
+    s.push('\n');
+    s.push_str(ANSWER_FORMAT);
     vec![Message {
         role: Role::User,
         content: s,
@@ -277,6 +282,18 @@ fn scores_from(value: &serde_json::Value) -> Result<JudgeScores, String> {
             .trim()
             .to_string()
     };
+    let (reason, suggestion) = (text("reason"), text("suggestion"));
+    for field in [&reason, &suggestion] {
+        if let Some(why) = crate::text::echo::template_echo(field, ANSWER_FORMAT) {
+            return Err(why);
+        }
+    }
+    if reason.is_empty() && vals.iter().all(|v| *v == vals[0]) {
+        return Err(format!(
+            "5つの観点がすべて{}点で、理由がありません（採点していない返答とみなします）",
+            vals[0]
+        ));
+    }
     let mean = vals.iter().sum::<f64>() / 5.0;
     Ok(JudgeScores {
         frame: vals[0],
@@ -285,8 +302,8 @@ fn scores_from(value: &serde_json::Value) -> Result<JudgeScores, String> {
         density: vals[3],
         naturalness: vals[4],
         mean: (mean * 100.0).round() / 100.0,
-        reason: text("reason"),
-        suggestion: text("suggestion"),
+        reason,
+        suggestion,
     })
 }
 

@@ -115,3 +115,75 @@ fn prompt_names_every_aspect_and_the_line() {
     let schema = schema();
     assert_eq!(schema["required"].as_array().unwrap().len(), 5);
 }
+
+/// Issue 13 §4: what a small model sent back when the prompt had an all-4 example.
+#[test]
+fn replies_that_echo_the_template_are_unreadable() {
+    let observed = r#"{"frame": 4, "roleplay": 4, "connection": 4, "density": 4, "naturalness": 4, "reason": "短い理由", "suggestion": "改善案（問題がなければ空文字）"}"#;
+    assert!(parse(observed).is_err());
+    let placeholders = [
+        "短い理由",
+        "「短い理由」",
+        " 短い 理由。",
+        "改善案（問題がなければ空文字）",
+        "改善案(問題がなければ空文字)",
+        "その点数にした根拠を、発言の中身に触れて一文で",
+    ];
+    // Generated: every score pattern (identical or not) with every copied reason or
+    // suggestion is unreadable.
+    let mut seed = 7u64;
+    for round in 0..200 {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let v: Vec<u64> = (0..5).map(|k| 1 + (seed >> (8 * k + 3)) % 5).collect();
+        let p = placeholders[round % placeholders.len()];
+        let (reason, suggestion) = if round % 2 == 0 {
+            (p, "")
+        } else {
+            ("口調が硬い", p)
+        };
+        let reply = format!(
+            r#"{{"frame": {}, "roleplay": {}, "connection": {}, "density": {}, "naturalness": {}, "reason": "{reason}", "suggestion": "{suggestion}"}}"#,
+            v[0], v[1], v[2], v[3], v[4]
+        );
+        assert!(parse(&reply).is_err(), "{reply}");
+    }
+}
+
+#[test]
+fn identical_scores_need_a_reason() {
+    for n in 1..=5 {
+        let bare = format!(
+            r#"{{"frame":{n},"roleplay":{n},"connection":{n},"density":{n},"naturalness":{n}}}"#
+        );
+        assert!(parse(&bare).is_err(), "{bare}");
+        let empty = bare.replace('}', r#","reason":"","suggestion":""}"#);
+        assert!(parse(&empty).is_err(), "{empty}");
+        let reasoned = bare.replace('}', r#","reason":"相手の問いにそのまま答えていて自然"}"#);
+        let s = parse(&reasoned).unwrap();
+        assert_eq!(s.mean, n as f64);
+    }
+    // Differing scores without a reason are still a reading.
+    assert!(
+        parse(r#"{"frame":4,"roleplay":3,"connection":4,"density":4,"naturalness":4}"#).is_ok()
+    );
+}
+
+#[test]
+fn the_prompt_has_no_example_values() {
+    let p = prompt(&JudgeInput {
+        speaker_name: "やな",
+        speaker_role: "姉",
+        partner_name: "あゆ",
+        topic: "雨",
+        world: "駅",
+        partner_last: None,
+        text: "モモモモモモ",
+    });
+    let c = &p[0].content;
+    assert!(!c.contains('{'), "{c}");
+    let re = regex::Regex::new(r#"":\s*[0-9]"#).unwrap();
+    assert!(!re.is_match(c), "{c}");
+    assert!(!c.contains("短い理由"));
+}

@@ -63,7 +63,7 @@ pub fn draft_prompt(p: &Persona, user_text: Option<&str>, bot_text: &str) -> Vec
     ));
     s.push_str("あわせて、ユーザーの発言の種類を短い名詞で答えてください（例: からかい、いじり、悪口、自虐）。\n\n");
     s.push_str("次の形のJSONだけを返してください。説明文やコードブロックは不要です。\n");
-    s.push_str(r#"{"user_message_type": "からかい", "drafts": [{"bot_response_type": "プロレス受け", "text": "…"}, {"bot_response_type": "流し", "text": "…"}, {"bot_response_type": "カウンター", "text": "…"}]}"#);
+    s.push_str(r#"{"user_message_type": "…", "drafts": [{"bot_response_type": "プロレス受け", "text": "…"}, {"bot_response_type": "流し", "text": "…"}, {"bot_response_type": "カウンター", "text": "…"}]}"#);
     vec![Message {
         role: Role::User,
         content: s,

@@ -126,14 +126,18 @@ pub struct ScoredPattern {
     pub rank: Rank,
 }
 
-#[derive(Debug, Clone, Copy, Default)]
-struct LogStats {
-    resolved: u32,
-    continued: u32,
-    avg_reaction: Option<f64>,
+/// What the usage log says about one pattern: the part of its score the pattern row lacks.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) struct LogStats {
+    pub resolved: u32,
+    pub continued: u32,
+    pub avg_reaction: Option<f64>,
 }
 
-fn log_stats(conn: &Connection, only: Option<i64>) -> Result<HashMap<i64, LogStats>, PatternError> {
+pub(crate) fn log_stats(
+    conn: &Connection,
+    only: Option<i64>,
+) -> Result<HashMap<i64, LogStats>, PatternError> {
     let mut st = conn.prepare(
         "SELECT pattern_id,
                 COUNT(user_reaction),

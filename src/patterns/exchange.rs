@@ -5,6 +5,7 @@
 use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 
+use super::carry::{self, UsageSummary};
 use super::logline::{LineError, json_error, key_col};
 use super::{Counts, NewPattern, Pattern, PatternError, ResponseType, atomic, db};
 
@@ -32,6 +33,10 @@ pub struct PatternRecord {
     pub dislike_count: u32,
     #[serde(default, deserialize_with = "flag")]
     pub is_counterfactual: bool,
+    /// The usage log's share of the score (prowrestling rate, reaction time), so a round trip
+    /// keeps every score and rank (issue 16 §4). Absent: no history.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<UsageSummary>,
     #[serde(default, skip_serializing)]
     pattern_id: Option<serde_json::Value>,
     #[serde(default, skip_serializing)]
@@ -83,6 +88,7 @@ impl From<&Pattern> for PatternRecord {
             like_count: p.like_count,
             dislike_count: p.dislike_count,
             is_counterfactual: p.is_counterfactual,
+            usage: None,
             pattern_id: None,
             success_rate: None,
             like_rate: None,
@@ -121,31 +127,45 @@ impl PatternRecord {
     }
 }
 
+/// A parsed line: its number, the pattern and its usage history.
+pub type ImportLine = (usize, NewPattern, Option<UsageSummary>);
+
 /// Parses and validates one line; `Ok(None)` for a blank one.
-pub fn parse_line(line_no: usize, line: &str) -> Result<Option<NewPattern>, LineError> {
+pub fn parse_line(
+    line_no: usize,
+    line: &str,
+) -> Result<Option<(NewPattern, Option<UsageSummary>)>, LineError> {
     let t = line.trim_end_matches(['\r', '\n']);
     if t.trim().is_empty() {
         return Ok(None);
     }
     let rec: PatternRecord = serde_json::from_str(t).map_err(|e| json_error(line_no, t, &e))?;
-    let checked = rec.to_new().and_then(|n| n.validate().map(|_| n));
-    checked.map(Some).map_err(|e| LineError {
-        line: line_no,
-        col: match &e {
-            PatternError::Invalid { field, .. } => key_col(t, field).or(Some(1)),
-            _ => Some(1),
-        },
-        message: e.to_string(),
-    })
+    let checked = rec
+        .to_new()
+        .and_then(|n| n.validate().map(|_| n))
+        .and_then(|n| match &rec.usage {
+            Some(u) => u.validate().map(|_| n),
+            None => Ok(n),
+        });
+    checked
+        .map(|n| Some((n, rec.usage)))
+        .map_err(|e| LineError {
+            line: line_no,
+            col: match &e {
+                PatternError::Invalid { field, .. } => key_col(t, field).or(Some(1)),
+                _ => Some(1),
+            },
+            message: e.to_string(),
+        })
 }
 
 /// Parses every line of a pattern file; all bad lines are reported.
-pub fn parse_file(text: &str) -> Result<Vec<(usize, NewPattern)>, Vec<LineError>> {
+pub fn parse_file(text: &str) -> Result<Vec<ImportLine>, Vec<LineError>> {
     let mut ok = Vec::new();
     let mut bad = Vec::new();
     for (i, line) in text.lines().enumerate() {
         match parse_line(i + 1, line) {
-            Ok(Some(p)) => ok.push((i + 1, p)),
+            Ok(Some((p, u))) => ok.push((i + 1, p, u)),
             Ok(None) => {}
             Err(e) => bad.push(e),
         }
@@ -166,7 +186,7 @@ pub struct ImportReport {
 /// is written and every duplicate is reported; with it true the others are imported.
 pub fn import(
     conn: &Connection,
-    lines: &[(usize, NewPattern)],
+    lines: &[ImportLine],
     skip_duplicates: bool,
 ) -> Result<ImportReport, PatternError> {
     let mut report = ImportReport {
@@ -175,9 +195,14 @@ pub fn import(
         written: false,
     };
     let done = atomic(conn, |conn| {
-        for (line, p) in lines {
+        for (line, p, usage) in lines {
             match db::add(conn, p) {
-                Ok(pat) => report.imported.push(pat.pattern_id),
+                Ok(pat) => {
+                    if let Some(u) = usage {
+                        carry::restore(conn, &pat, u)?;
+                    }
+                    report.imported.push(pat.pattern_id)
+                }
                 Err(PatternError::Duplicate { existing }) => {
                     report.duplicates.push((*line, existing));
                 }
@@ -205,10 +230,15 @@ pub fn import(
     }
 }
 
-/// Every pattern as a file line, by id.
+/// Every pattern as a file line, by id, with its usage history summed up.
 pub fn export(conn: &Connection) -> Result<Vec<PatternRecord>, PatternError> {
+    let stats = db::log_stats(conn, None)?;
     Ok(db::list(conn, None)?
         .iter()
-        .map(PatternRecord::from)
+        .map(|p| {
+            let mut r = PatternRecord::from(p);
+            r.usage = stats.get(&p.pattern_id).and_then(UsageSummary::of);
+            r
+        })
         .collect())
 }

@@ -7,6 +7,7 @@
 //! inside a savepoint, so it also nests inside a caller's transaction.
 
 pub mod best;
+pub mod carry;
 pub mod counterfactual;
 pub mod db;
 pub mod dropouts;

@@ -24,6 +24,8 @@ pub struct Folded {
     /// For each char: the original char range `[start, end)` it came from.
     orig: Vec<(u32, u32)>,
     orig_len: usize,
+    /// The keyword-variant views, built on first use (once per text).
+    loose: std::sync::OnceLock<super::variants::LooseText>,
 }
 
 /// Katakana → hiragana (ヴ and the small ヵヶ included); everything else unchanged.
@@ -78,6 +80,7 @@ impl Folded {
             folded_bytes: Vec::with_capacity(cap / 2 + 1),
             orig: Vec::with_capacity(cap / 2 + 1),
             orig_len: 0,
+            loose: std::sync::OnceLock::new(),
         };
         let mut buf: Vec<char> = Vec::new();
         for (i, c) in original.chars().enumerate() {
@@ -123,6 +126,12 @@ impl Folded {
         self.folded_bytes.pop();
         self.orig.pop();
         self.push(c, start, end);
+    }
+
+    /// The loose and okurigana views for keyword variants (view chars), built once.
+    pub fn loose(&self) -> &super::variants::LooseText {
+        self.loose
+            .get_or_init(|| super::variants::LooseText::new(self.plain.chars()))
     }
 
     /// Number of chars in each view.

@@ -12,6 +12,7 @@ use serde::Serialize;
 use super::data::{PatternEntry, Source, WordEntry};
 use super::fold::{Folded, char_slice, fold_char, fold_str, plain_str};
 use super::types::{Category, Tier};
+use super::variants::Dict;
 use super::words::{WordSet, shadow};
 use crate::config::ConfigError;
 
@@ -47,6 +48,11 @@ pub struct L1Scan {
 
 impl NgWords {
     pub fn build(sources: &[Source]) -> Result<NgWords, ConfigError> {
+        NgWords::build_with(sources, Dict::installed())
+    }
+
+    /// Like `build`, kanji words also matched by their reading from `dict`.
+    pub fn build_with(sources: &[Source], dict: Dict) -> Result<NgWords, ConfigError> {
         let mut entries: Vec<WordEntry> = Vec::new();
         let mut index: HashMap<(String, bool), usize> = HashMap::new();
         for src in sources {
@@ -71,14 +77,13 @@ impl NgWords {
                 }
             }
         }
-        let set = WordSet::new(entries.iter().map(|w| (w.text.as_str(), w.exact))).map_err(
-            |message| ConfigError::Invalid {
+        let set = WordSet::with_dict(entries.iter().map(|w| (w.text.as_str(), w.exact)), dict)
+            .map_err(|message| ConfigError::Invalid {
                 path: "assets/safety/ng_words.toml".into(),
                 at: None,
                 key: None,
                 message,
-            },
-        )?;
+            })?;
         Ok(NgWords { set, entries })
     }
 
@@ -88,6 +93,11 @@ impl NgWords {
 
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+
+    /// Are kanji words also matched by their kana reading (a dictionary is at hand)?
+    pub fn readings_checked(&self) -> bool {
+        self.set.readings_checked()
     }
 
     pub fn scan(&self, f: &Folded, original: &str) -> L1Scan {

@@ -123,6 +123,10 @@ pub fn l4_attack() -> &'static str {
     "攻撃と判定されたため遮断しました。"
 }
 
+pub fn l4_no_confidence() -> &'static str {
+    "確信度のない返答は確信度が低いものとして扱い、静的判定を採用します。"
+}
+
 pub fn l4_low_confidence(min: f64) -> String {
     format!("確信度が{min:.2}未満のため、静的判定を採用します。")
 }

@@ -30,6 +30,7 @@ pub mod pii;
 pub mod pipeline;
 pub mod shared;
 pub mod types;
+pub mod variants;
 pub mod words;
 pub mod worldview;
 

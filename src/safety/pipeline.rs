@@ -50,6 +50,14 @@ pub struct SafetyJudge {
 impl SafetyJudge {
     /// Built from parsed data files (see `data::load_sources`).
     pub fn from_sources(sources: &[Source]) -> Result<SafetyJudge, ConfigError> {
+        SafetyJudge::from_sources_with(sources, super::variants::Dict::installed())
+    }
+
+    /// Like `from_sources`, Layer 1's kanji words also matched by their reading from `dict`.
+    pub fn from_sources_with(
+        sources: &[Source],
+        dict: super::variants::Dict,
+    ) -> Result<SafetyJudge, ConfigError> {
         let holders = placeholders(sources);
         let targets = holders.get("target").cloned().unwrap_or_default();
         let mut policy = Policy {
@@ -83,7 +91,7 @@ impl SafetyJudge {
             }
         }
         Ok(SafetyJudge {
-            ng: NgWords::build(sources)?,
+            ng: NgWords::build_with(sources, dict)?,
             contextual: Contextual::build(sources, &targets)?,
             patterns: Patterns::build(sources, &holders)?,
             policy,
@@ -304,10 +312,19 @@ impl SafetyJudge {
                 trace: st.steps,
             };
         }
-        if v.confidence.is_some_and(|c| c < self.policy.min_confidence) {
-            step.note
-                .push_str(&m::l4_low_confidence(self.policy.min_confidence));
-            return self.static_result(st, step, Some(v.context_type));
+        // Only a confident answer lowers a static warning: a bare label (no confidence) is a
+        // low-confidence answer, and the static result stands.
+        match v.confidence {
+            None => {
+                step.note.push_str(m::l4_no_confidence());
+                return self.static_result(st, step, Some(v.context_type));
+            }
+            Some(c) if c < self.policy.min_confidence => {
+                step.note
+                    .push_str(&m::l4_low_confidence(self.policy.min_confidence));
+                return self.static_result(st, step, Some(v.context_type));
+            }
+            Some(_) => {}
         }
         let mut st = st;
         st.steps.push(step);

@@ -1,10 +1,12 @@
-//! Word-list matching shared by Layers 1, 2 and 5: Aho-Corasick over the folded view (and over
-//! the plain view for `exact` words), every overlapping hit, latin words only at latin word
-//! boundaries, and the "a safe word shadows the hits inside it" rule.
+//! Word-list matching shared by Layers 1, 2 and 5: the words' variants (`variants`: kana,
+//! width, long vowels, separators, okurigana, readings) over the folded view, `exact` words over
+//! the plain view, every overlapping hit, latin words only at latin word boundaries, and the
+//! "a safe word shadows the hits inside it" rule.
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 
-use super::fold::{Folded, fold_str, plain_str};
+use super::fold::{Folded, plain_str};
+use super::variants::{Dict, KeywordSet, View, on_token_boundaries};
 
 /// A hit of entry `entry` at chars `[start, end)` of the folded/plain views.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,12 +19,13 @@ pub struct WordHit {
 /// A compiled word list. Entry numbers are the order the words were given in.
 #[derive(Debug, Clone, Default)]
 pub struct WordSet {
-    folded: Option<(AhoCorasick, Vec<usize>)>,
+    variants: KeywordSet,
     plain: Option<(AhoCorasick, Vec<usize>)>,
     /// Per entry: must its first / last char sit at a latin word boundary.
     bounds: Vec<(bool, bool)>,
-    /// Per entry: the matched form (folded, or NFKC for exact ones).
+    /// Per entry: the matched form (loose, or NFKC for exact ones).
     forms: Vec<String>,
+    dict: Dict,
 }
 
 fn is_latin(c: char) -> bool {
@@ -30,14 +33,23 @@ fn is_latin(c: char) -> bool {
 }
 
 impl WordSet {
-    /// Builds the set from `(text, exact)` pairs. A word that folds to nothing is an error
-    /// naming it.
+    /// Builds the set from `(text, exact)` pairs, readings from the installed dictionary. A
+    /// word that folds to nothing is an error naming it.
     pub fn new<I, S>(words: I) -> Result<WordSet, String>
     where
         I: IntoIterator<Item = (S, bool)>,
         S: AsRef<str>,
     {
-        WordSet::build(words, true)
+        WordSet::build(words, true, Dict::installed())
+    }
+
+    /// Like `new`, with readings from `dict`.
+    pub fn with_dict<I, S>(words: I, dict: Dict) -> Result<WordSet, String>
+    where
+        I: IntoIterator<Item = (S, bool)>,
+        S: AsRef<str>,
+    {
+        WordSet::build(words, true, dict)
     }
 
     /// Like `new`, but latin words match anywhere (the caller checks its own boundaries).
@@ -46,24 +58,32 @@ impl WordSet {
         I: IntoIterator<Item = (S, bool)>,
         S: AsRef<str>,
     {
-        WordSet::build(words, false)
+        WordSet::build(words, false, Dict::none())
     }
 
-    fn build<I, S>(words: I, bounded: bool) -> Result<WordSet, String>
+    fn build<I, S>(words: I, bounded: bool, dict: Dict) -> Result<WordSet, String>
     where
         I: IntoIterator<Item = (S, bool)>,
         S: AsRef<str>,
     {
         let mut set = WordSet::default();
-        let (mut folded, mut plain) = ((Vec::new(), Vec::new()), (Vec::new(), Vec::new()));
-        for (i, (text, exact)) in words.into_iter().enumerate() {
-            let text = text.as_ref();
-            let form = if exact {
-                plain_str(text)
+        let words: Vec<(String, bool)> = words
+            .into_iter()
+            .map(|(t, e)| (t.as_ref().to_string(), e))
+            .collect();
+        set.variants = KeywordSet::new(
+            words
+                .iter()
+                .map(|(t, exact)| (!exact).then_some(t.as_str())),
+            dict.clone(),
+        )?;
+        let mut plain = (Vec::new(), Vec::new());
+        for (i, (text, exact)) in words.iter().enumerate() {
+            let form = if *exact {
+                plain_str(text).trim().to_string()
             } else {
-                fold_str(text)
+                set.variants.forms[i].clone()
             };
-            let form = form.trim().to_string();
             if form.is_empty() {
                 return Err(format!("the word {text:?} is empty after normalisation"));
             }
@@ -71,13 +91,14 @@ impl WordSet {
                 bounded && form.chars().next().is_some_and(is_latin),
                 bounded && form.chars().next_back().is_some_and(is_latin),
             ));
-            let list = if exact { &mut plain } else { &mut folded };
-            list.0.push(form.clone());
-            list.1.push(i);
+            if *exact {
+                plain.0.push(form.clone());
+                plain.1.push(i);
+            }
             set.forms.push(form);
         }
-        set.folded = build(folded)?;
         set.plain = build(plain)?;
+        set.dict = dict;
         Ok(set)
     }
 
@@ -94,45 +115,61 @@ impl WordSet {
         self.forms.get(entry).map(String::as_str).unwrap_or("")
     }
 
+    /// Are kanji words also matched by their kana reading?
+    pub fn readings_checked(&self) -> bool {
+        self.variants.readings_checked()
+    }
+
+    fn latin_ok(&self, entry: usize, before: Option<char>, after: Option<char>) -> bool {
+        let (need_start, need_end) = self.bounds.get(entry).copied().unwrap_or_default();
+        !((need_start && before.is_some_and(is_latin)) || (need_end && after.is_some_and(is_latin)))
+    }
+
     /// Every hit (overlapping ones included), sorted by start then end.
     pub fn find(&self, f: &Folded) -> Vec<WordHit> {
         let mut out = Vec::new();
-        if let Some((ac, ids)) = &self.folded {
-            self.collect(ac, ids, &f.folded, &|b| f.folded_char_at(b), &mut out);
+        if self.variants.forms.iter().any(|w| !w.is_empty()) {
+            let accept = |entry: usize, view: &View, s: usize, e: usize| {
+                let (before, after) = view.around(s, e);
+                self.latin_ok(entry, before, after)
+            };
+            let chars = std::cell::OnceCell::new();
+            let boundaries = |s: usize, e: usize| match self.dict.analyzer() {
+                Some(a) => {
+                    let chars = chars.get_or_init(|| f.plain.chars().collect::<Vec<char>>());
+                    on_token_boundaries(a, chars, s, e)
+                }
+                None => false,
+            };
+            out.extend(
+                self.variants
+                    .find(f.loose(), &accept, &boundaries)
+                    .into_iter()
+                    .map(|h| WordHit {
+                        entry: h.entry,
+                        start: h.start,
+                        end: h.end,
+                    }),
+            );
         }
         if let Some((ac, ids)) = &self.plain {
-            self.collect(ac, ids, &f.plain, &|b| f.plain_char_at(b), &mut out);
+            for m in ac.find_overlapping_iter(&f.plain) {
+                let Some(&entry) = ids.get(m.pattern().as_usize()) else {
+                    continue;
+                };
+                let before = f.plain.get(..m.start()).and_then(|s| s.chars().next_back());
+                let after = f.plain.get(m.end()..).and_then(|s| s.chars().next());
+                if self.latin_ok(entry, before, after) {
+                    out.push(WordHit {
+                        entry,
+                        start: f.plain_char_at(m.start()),
+                        end: f.plain_char_at(m.end()),
+                    });
+                }
+            }
         }
         out.sort_by_key(|h| (h.start, h.end, h.entry));
         out
-    }
-
-    fn collect(
-        &self,
-        ac: &AhoCorasick,
-        ids: &[usize],
-        text: &str,
-        char_at: &dyn Fn(usize) -> usize,
-        out: &mut Vec<WordHit>,
-    ) {
-        for m in ac.find_overlapping_iter(text) {
-            let Some(&entry) = ids.get(m.pattern().as_usize()) else {
-                continue;
-            };
-            let (need_start, need_end) = self.bounds[entry];
-            let before = text.get(..m.start()).and_then(|s| s.chars().next_back());
-            let after = text.get(m.end()..).and_then(|s| s.chars().next());
-            if (need_start && before.is_some_and(is_latin))
-                || (need_end && after.is_some_and(is_latin))
-            {
-                continue;
-            }
-            out.push(WordHit {
-                entry,
-                start: char_at(m.start()),
-                end: char_at(m.end()),
-            });
-        }
     }
 }
 

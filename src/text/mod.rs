@@ -4,6 +4,7 @@
 pub mod analysis;
 pub mod analyzer;
 pub mod chars;
+pub mod echo;
 pub mod normalize;
 pub mod sanitize;
 pub mod sentences;

@@ -76,6 +76,9 @@ pub struct SettingText {
 pub struct ReviewInput {
     pub secrets: Vec<LeakSecret>,
     pub settings: Vec<SettingText>,
+    /// Words no text may use, whatever the secret (seed 004 §6.2).
+    #[serde(default)]
+    pub forbidden_keywords_global: Vec<String>,
 }
 
 /// String-similarity thresholds by importance (seed 004 §5.2): more important, more sensitive.
@@ -124,6 +127,10 @@ pub struct ReviewConfig {
     /// threshold) states the hint too explicitly. 0.40 sits between unrelated sentences about
     /// the same characters (≤ 0.2 on the fixtures) and partial restatements (0.45–0.5).
     pub explicit_hint_threshold: f64,
+    /// A level-0/1 secret (one the reader must not be able to guess) whose sentence scores
+    /// above this, but not above its similarity threshold, lets a first-time reader guess it
+    /// (潜在的暗示, seed 004 §6.3).
+    pub latent_hint_threshold: f64,
     /// Rejected when any issue is at least this severe.
     pub reject_at: Severity,
     /// Otherwise a warning when any issue is at least this severe.
@@ -138,6 +145,7 @@ impl Default for ReviewConfig {
             quote_min_chars: 20,
             keyword_context_chars: 20,
             explicit_hint_threshold: 0.40,
+            latent_hint_threshold: 0.40,
             reject_at: Severity::High,
             warn_at: Severity::Medium,
         }
@@ -152,6 +160,8 @@ pub enum IssueKind {
     SemanticSimilarity,
     DirectQuotation,
     ExplicitHint,
+    /// 潜在的暗示: a hidden secret a first-time reader could guess from the text.
+    LatentHint,
 }
 
 impl IssueKind {
@@ -162,6 +172,7 @@ impl IssueKind {
             IssueKind::SemanticSimilarity => "semantic_similarity",
             IssueKind::DirectQuotation => "direct_quotation",
             IssueKind::ExplicitHint => "explicit_hint",
+            IssueKind::LatentHint => "latent_hint",
         }
     }
 
@@ -169,7 +180,7 @@ impl IssueKind {
         match self {
             IssueKind::ForbiddenKeyword | IssueKind::SemanticSimilarity => Severity::Critical,
             IssueKind::Similarity | IssueKind::DirectQuotation => Severity::High,
-            IssueKind::ExplicitHint => Severity::Medium,
+            IssueKind::ExplicitHint | IssueKind::LatentHint => Severity::Medium,
         }
     }
 }
@@ -217,11 +228,24 @@ pub enum EmbedStatus {
     Disabled,
 }
 
+/// Whether forbidden keywords written in kanji were also looked for by their kana reading.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum ReadingsStatus {
+    Checked,
+    /// No dictionary (the fallback analyzer): ころす is not found for 殺す.
+    #[default]
+    NotChecked,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Review {
     pub result: ReviewResult,
     pub issues: Vec<LeakIssue>,
     pub embeddings: EmbedStatus,
+    /// Keyword readings (needs the IPADIC dictionary).
+    #[serde(default)]
+    pub readings: ReadingsStatus,
 }
 
 /// Maps issues to a result: rejected if any is at least `reject_at`, a warning if any is at
@@ -261,9 +285,19 @@ pub struct Reviewer {
 }
 
 impl Reviewer {
+    /// Keyword readings from the installed dictionary, when there is one.
     pub fn new(input: &ReviewInput, cfg: &ReviewConfig) -> Reviewer {
+        Reviewer::with_dict(input, cfg, crate::safety::variants::Dict::installed())
+    }
+
+    /// Keyword readings from `dict` (`Dict::none()`: not checked, and the review says so).
+    pub fn with_dict(
+        input: &ReviewInput,
+        cfg: &ReviewConfig,
+        dict: crate::safety::variants::Dict,
+    ) -> Reviewer {
         Reviewer {
-            compiled: checks::Compiled::new(input, cfg),
+            compiled: checks::Compiled::new(input, cfg, dict),
             input: input.clone(),
             cfg: cfg.clone(),
         }
@@ -286,6 +320,11 @@ impl Reviewer {
             result: decide(&issues, &self.cfg),
             issues,
             embeddings: EmbedStatus::Disabled,
+            readings: if self.compiled.readings_checked() {
+                ReadingsStatus::Checked
+            } else {
+                ReadingsStatus::NotChecked
+            },
         }
     }
 }
@@ -293,6 +332,9 @@ impl Reviewer {
 #[cfg(test)]
 #[path = "leak_tests.rs"]
 mod tests;
+#[cfg(test)]
+#[path = "leak_variants_tests.rs"]
+mod variants_tests;
 
 /// Message and suggestion for a leak the speaker must not be told about (see `review::findings`).
 pub fn neutral_messages() -> (String, String) {

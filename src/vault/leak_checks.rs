@@ -5,6 +5,7 @@ use std::collections::{HashMap, HashSet};
 
 use aho_corasick::{AhoCorasick, MatchKind};
 
+use crate::safety::variants::{Dict, KeywordSet, View, on_token_boundaries};
 use crate::vault::similarity::{Folded, Profile, fold_core};
 
 #[path = "leak_similar.rs"]
@@ -93,8 +94,12 @@ pub(super) struct Compiled {
     checked: Vec<usize>,
     /// Similarity profile per secret (empty for unchecked ones).
     profiles: Vec<Profile>,
-    keywords: Matcher,
+    /// Forbidden keywords with their variants (kana, width, separators, okurigana, readings).
+    keywords: KeywordSet,
     keyword_owners: Vec<Vec<(usize, usize)>>,
+    /// `forbidden_keywords_global`, variants included.
+    global: KeywordSet,
+    dict: Dict,
     allowed: Matcher,
     allowed_owners: Vec<Vec<usize>>,
     words: Matcher,
@@ -120,7 +125,7 @@ impl Allowed {
 }
 
 impl Compiled {
-    pub fn new(input: &ReviewInput, cfg: &ReviewConfig) -> Compiled {
+    pub fn new(input: &ReviewInput, cfg: &ReviewConfig, dict: Dict) -> Compiled {
         let secrets = &input.secrets;
         let checked: Vec<usize> = (0..secrets.len())
             .filter(|&i| secrets[i].level <= 2)
@@ -130,14 +135,38 @@ impl Compiled {
         for &i in &checked {
             profiles[i] = Profile::new(&fold_core(&secrets[i].content), &entities[i]);
         }
-        let (keywords, mut keyword_owners) = matcher(checked.iter().flat_map(|&i| {
-            let kw = &secrets[i].forbidden_keywords;
-            kw.iter().enumerate().map(move |(k, w)| (fold(w), (i, k)))
-        }));
+        // Deduplicated by loose form, each with the (secret, keyword) pairs that listed it.
+        let mut index: HashMap<String, usize> = HashMap::new();
+        let mut words: Vec<&str> = Vec::new();
+        let mut keyword_owners: Vec<Vec<(usize, usize)>> = Vec::new();
+        for &i in &checked {
+            for (k, w) in secrets[i].forbidden_keywords.iter().enumerate() {
+                let form = crate::safety::variants::loose_str(w);
+                if form.is_empty() {
+                    continue;
+                }
+                let at = *index.entry(form).or_insert_with(|| {
+                    words.push(w.as_str());
+                    keyword_owners.push(Vec::new());
+                    words.len() - 1
+                });
+                keyword_owners[at].push((i, k));
+            }
+        }
         // A keyword listed twice (or twice after folding) by one secret is one issue.
         for owners in &mut keyword_owners {
             owners.dedup_by_key(|o| o.0);
         }
+        let keywords =
+            KeywordSet::new(words.iter().map(|w| Some(*w)), dict.clone()).unwrap_or_default();
+        let global = KeywordSet::new(
+            input
+                .forbidden_keywords_global
+                .iter()
+                .map(|w| (!w.trim().is_empty()).then_some(w.as_str())),
+            dict.clone(),
+        )
+        .unwrap_or_default();
         let (allowed, allowed_owners) = matcher(
             secrets
                 .iter()
@@ -146,7 +175,8 @@ impl Compiled {
         );
         let mut word_counts = vec![0u32; secrets.len()];
         let mut all_words = Vec::new();
-        for &i in checked.iter().filter(|&&i| secrets[i].level == 2) {
+        // Level 2: hints too explicit; levels 0–1: hints a first-time reader could follow.
+        for &i in &checked {
             let words = content_words(&secrets[i].content, &secrets[i].entity);
             word_counts[i] = words.len() as u32;
             for (b, w) in words.into_iter().enumerate() {
@@ -159,6 +189,8 @@ impl Compiled {
             profiles,
             keywords,
             keyword_owners,
+            global,
+            dict,
             allowed,
             allowed_owners,
             words,
@@ -193,6 +225,7 @@ impl Compiled {
         let mut issues = Vec::new();
         let mut seen = Seen::default();
         self.keyword_issues(t, input, cfg, &allowed, &mut issues, &mut seen);
+        self.global_issues(t, input, cfg, &mut issues);
         self.similarity_issues(t, input, cfg, &allowed, &mut issues, &mut seen);
         self.word_hints(t, input, &allowed, &mut issues, &seen);
         self.quotation_issues(t, input, &allowed, &mut issues);
@@ -229,8 +262,15 @@ impl Compiled {
         issues: &mut Vec<LeakIssue>,
         seen: &mut Seen,
     ) {
-        self.keywords.each(&t.string, |p, sb, eb| {
-            let (s, e) = (t.char_at_byte(sb), t.char_at_byte(eb));
+        let boundaries = |s: usize, e: usize| {
+            let (os, oe) = t.to_original(s, e);
+            self.dict
+                .analyzer()
+                .is_some_and(|a| on_token_boundaries(a, &t.original, os, oe))
+        };
+        let accept = |_: usize, _: &View, _: usize, _: usize| true;
+        for hit in self.keywords.find(t.loose(), &accept, &boundaries) {
+            let (p, s, e) = (hit.entry, hit.start, hit.end);
             for &(si, k) in &self.keyword_owners[p] {
                 if allowed.covers(si, s, e) {
                     continue;
@@ -253,7 +293,45 @@ impl Compiled {
                     seen.strong.insert((sent, si));
                 }
             }
-        });
+        }
+    }
+
+    fn global_issues(
+        &self,
+        t: &Prepared,
+        input: &ReviewInput,
+        cfg: &ReviewConfig,
+        issues: &mut Vec<LeakIssue>,
+    ) {
+        let boundaries = |s: usize, e: usize| {
+            let (os, oe) = t.to_original(s, e);
+            self.dict
+                .analyzer()
+                .is_some_and(|a| on_token_boundaries(a, &t.original, os, oe))
+        };
+        let accept = |_: usize, _: &View, _: usize, _: usize| true;
+        for hit in self.global.find(t.loose(), &accept, &boundaries) {
+            let Some(keyword) = input.forbidden_keywords_global.get(hit.entry) else {
+                continue;
+            };
+            let msg = messages::global_keyword(keyword.trim());
+            let mut issue = Self::issue(
+                t,
+                IssueKind::ForbiddenKeyword,
+                (hit.start, hit.end),
+                None,
+                msg,
+            );
+            let [os, oe] = issue.span;
+            let n = cfg.keyword_context_chars;
+            issue.context = Some(t.original_text(os.saturating_sub(n), oe + n));
+            issues.push(issue);
+        }
+    }
+
+    /// Were forbidden keywords also matched by their readings?
+    pub fn readings_checked(&self) -> bool {
+        self.keywords.readings_checked()
     }
 
     fn quotation_issues(

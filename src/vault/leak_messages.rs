@@ -68,6 +68,35 @@ pub(super) fn hint_words(id: &str, words: usize, secret: &LeakSecret) -> Message
     )
 }
 
+pub(super) fn latent_score(id: &str, score: f64, secret: &LeakSecret) -> Message {
+    (
+        format!("初見の読者が秘密{id}を推測できる描写です（潜在的暗示、類似度{score:.2}）"),
+        hint_instead(
+            secret,
+            "この秘密はまだ読者に気づかせない段階です。秘密に近い語句や状況を外してください",
+        ),
+    )
+}
+
+pub(super) fn latent_words(id: &str, words: usize, secret: &LeakSecret) -> Message {
+    (
+        format!(
+            "秘密{id}の内容を構成する語が一文に{words}つ含まれ、初見の読者が推測できます（潜在的暗示）"
+        ),
+        hint_instead(
+            secret,
+            "この秘密はまだ読者に気づかせない段階です。秘密に関わる語を同じ文に並べないでください",
+        ),
+    )
+}
+
+pub(super) fn global_keyword(keyword: &str) -> Message {
+    (
+        format!("「{keyword}」というキーワードが使われています（作品全体の禁止キーワード）"),
+        format!("「{keyword}」を使わず、曖昧な表現に言い換えてください"),
+    )
+}
+
 pub(super) fn semantic(id: &str, score: f64, threshold: f64, secret: &LeakSecret) -> Message {
     (
         format!(

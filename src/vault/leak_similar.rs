@@ -89,6 +89,13 @@ impl Compiled {
                     seen.hinted.insert((sn, si));
                     let m = messages::hint_score(&secret.id, score, secret);
                     (IssueKind::ExplicitHint, m)
+                } else if secret.level <= 1
+                    && score > cfg.latent_hint_threshold
+                    && !seen.strong.contains(&(sn, si))
+                {
+                    seen.hinted.insert((sn, si));
+                    let m = messages::latent_score(&secret.id, score, secret);
+                    (IssueKind::LatentHint, m)
                 } else {
                     continue;
                 };
@@ -132,15 +139,20 @@ impl Compiled {
         found.sort_unstable_by_key(|&(key, _)| key);
         for ((sn, si), bits) in found {
             let secret = &input.secrets[si];
-            let msg = messages::hint_words(&secret.id, bits.count_ones() as usize, secret);
+            let n = bits.count_ones() as usize;
+            let (kind, msg) = if secret.level <= 1 {
+                (
+                    IssueKind::LatentHint,
+                    messages::latent_words(&secret.id, n, secret),
+                )
+            } else {
+                (
+                    IssueKind::ExplicitHint,
+                    messages::hint_words(&secret.id, n, secret),
+                )
+            };
             let sent = t.sentences[sn];
-            issues.push(Self::issue(
-                t,
-                IssueKind::ExplicitHint,
-                sent.norm,
-                Some(&secret.id),
-                msg,
-            ));
+            issues.push(Self::issue(t, kind, sent.norm, Some(&secret.id), msg));
         }
     }
 }

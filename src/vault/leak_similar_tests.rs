@@ -48,6 +48,7 @@ fn similarity_flags_sentences_above_each_importance_threshold() {
         let input = ReviewInput {
             secrets: vec![s],
             settings: vec![],
+            ..Default::default()
         };
         for (line, &score) in LADDER.iter().zip(&scores) {
             let r = review(line, &input, &cfg);
@@ -96,11 +97,32 @@ fn explicit_hints_by_score_band_and_by_content_words() {
     assert_eq!(hints.len(), 1, "{:#?}", r.issues);
     assert!(hints[0].detail.contains("2つ"), "{}", hints[0].detail);
     assert_eq!(hints[0].score, None);
-    // One content word is not a hint; nor is a level-1 secret ever hinted.
+    // One content word is not a hint. For a level-1 secret (the reader must not guess it)
+    // the same sentence is a latent hint (潜在的暗示, seed 004 §6.3), not an explicit one.
     assert!(run("東京って遠いね。").issues.is_empty());
     let mut input = world();
     input.secrets[1].level = 1;
-    assert!(review(line, &input, &cfg).issues.is_empty());
+    let r = review(line, &input, &cfg);
+    assert!(
+        of(&r, IssueKind::ExplicitHint).is_empty(),
+        "{:#?}",
+        r.issues
+    );
+    let latent = of(&r, IssueKind::LatentHint);
+    assert_eq!(latent.len(), 1, "{:#?}", r.issues);
+    assert_eq!(latent[0].severity, Severity::Medium);
+    assert!(
+        latent[0].detail.contains("潜在的暗示"),
+        "{}",
+        latent[0].detail
+    );
+    assert_eq!(r.result, ReviewResult::Warning);
+    // And by score: the letter line above, for a level-0 secret.
+    input.secrets[1].level = 0;
+    let r = review("やなは机の引き出しに何かを隠している。", &input, &cfg);
+    let latent = of(&r, IssueKind::LatentHint);
+    assert_eq!(latent.len(), 1, "{:#?}", r.issues);
+    assert!(latent[0].score.is_some());
 }
 
 #[test]
@@ -115,6 +137,7 @@ fn content_words_hint_only_when_they_are_most_of_the_secret() {
     let input = ReviewInput {
         secrets: vec![s],
         settings: vec![],
+        ..Default::default()
     };
     // Scores out of the way: only the word rule can hint.
     let cfg = ReviewConfig {

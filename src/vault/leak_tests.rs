@@ -75,6 +75,7 @@ pub(crate) fn world() -> ReviewInput {
                 0,
             ),
         ],
+        ..Default::default()
     }
 }
 

@@ -25,6 +25,8 @@ pub(super) struct Prepared {
     /// Original char offset where each non-empty line starts.
     paragraph_starts: Vec<usize>,
     pub original: Vec<char>,
+    /// Keyword-variant views of `fold`, built on first use.
+    loose: std::sync::OnceLock<crate::safety::variants::LooseText>,
 }
 
 /// Sentence terminators unified the way `text::normalize` does, one char for one char, so the
@@ -81,6 +83,7 @@ impl Prepared {
             sentences: Vec::new(),
             paragraph_starts,
             original,
+            loose: std::sync::OnceLock::new(),
         };
         let unified: Vec<char> = p.original.iter().map(|&c| unify(c)).collect();
         let (split, _) = sentences::split(&unified);
@@ -99,6 +102,13 @@ impl Prepared {
             })
             .collect();
         p
+    }
+
+    /// The keyword-variant views (folded chars), built once per text.
+    pub fn loose(&self) -> &crate::safety::variants::LooseText {
+        self.loose.get_or_init(|| {
+            crate::safety::variants::LooseText::new(self.fold.chars.iter().copied())
+        })
     }
 
     /// First folded char at or after original char offset `i`.

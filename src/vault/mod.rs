@@ -128,6 +128,9 @@ pub(crate) fn find_entry(
 #[cfg(test)]
 mod fail_closed_tests;
 #[cfg(test)]
+#[path = "hidden_ids_tests.rs"]
+mod hidden_ids_tests;
+#[cfg(test)]
 mod tests;
 
 /// One line of block YAML as the path finder sees it.

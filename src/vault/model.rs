@@ -126,6 +126,9 @@ pub struct VisibilityFile {
     /// Leak review settings for this work (thresholds, result mapping); absent → defaults.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub review: Option<super::leak::ReviewConfig>,
+    /// Words no text of the work may use, whoever the reader (seed 004 §6.2).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub forbidden_keywords_global: Vec<String>,
 }
 
 fn default_version() -> String {

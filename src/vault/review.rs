@@ -6,7 +6,6 @@ use super::leak::{
     LeakIssue, LeakSecret, Review, ReviewConfig, ReviewInput, ReviewResult, Reviewer, SettingText,
 };
 use super::load::Work;
-use super::resolve::ItemKind;
 use crate::director::{Finding, RuleId, Status};
 
 impl Work {
@@ -40,8 +39,10 @@ impl Work {
             if it.text.trim().is_empty() {
                 continue;
             }
-            // A level-0 section's name must not surface in stored findings either.
-            let label = if it.level.get() == 0 && it.kind == ItemKind::Section {
+            // Nothing naming a level-0 item (section name, secret or foreshadowing id) may
+            // surface in stored findings, run events or exports: it goes by a neutral ordinal.
+            let hidden_level = it.level.get() == 0;
+            let label = if hidden_level {
                 hidden += 1;
                 format!("非公開の設定{hidden}")
             } else {
@@ -54,7 +55,10 @@ impl Work {
             });
             if it.level.get() <= 2 {
                 secrets.push(LeakSecret {
-                    id: it.secret_id.clone().unwrap_or(label),
+                    id: match &it.secret_id {
+                        Some(id) if !hidden_level => id.clone(),
+                        _ => label,
+                    },
                     entity: it.entity_name.clone(),
                     content: it.text.clone(),
                     level: it.level.get(),
@@ -65,7 +69,11 @@ impl Work {
                 });
             }
         }
-        ReviewInput { secrets, settings }
+        ReviewInput {
+            secrets,
+            settings,
+            forbidden_keywords_global: self.visibility.forbidden_keywords_global.clone(),
+        }
     }
 }
 

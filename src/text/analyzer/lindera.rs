@@ -391,6 +391,42 @@ impl LinderaAnalyzer {
         out
     }
 
+    /// The dictionary reading of every token, joined; `None` when a token is unknown to the
+    /// dictionary and is not kana itself.
+    fn reading_of(&self, text: &str) -> Option<String> {
+        let mut lattice = Lattice::default();
+        let tokens = self
+            .segmenter
+            .segment_with_lattice(Cow::Borrowed(text), &mut lattice)
+            .ok()?;
+        let dict = &self.segmenter.dictionary;
+        let mut out = String::new();
+        for token in &tokens {
+            let surface = text.get(token.byte_start..token.byte_end)?;
+            if surface.chars().all(char::is_whitespace) {
+                continue;
+            }
+            let is_kana = |s: &str| {
+                s.chars()
+                    .all(|c| matches!(c, '\u{3041}'..='\u{309F}' | '\u{30A0}'..='\u{30FF}'))
+            };
+            let reading = if token.word_id.is_system() && !token.word_id.is_unknown() {
+                dict.word_details_iter(token.word_id.id() as usize)
+                    .nth(7)
+                    .filter(|r| *r != "*" && !r.is_empty())
+                    .map(str::to_string)
+            } else {
+                None
+            };
+            match reading {
+                Some(r) => out.push_str(&r),
+                None if is_kana(surface) => out.push_str(surface),
+                None => return None,
+            }
+        }
+        (!out.is_empty()).then_some(out)
+    }
+
     /// Reads only the first two detail fields, borrowed: no per-token allocation.
     fn pos_of(&self, word_id: WordId, surface: &str) -> Pos {
         let dict = &self.segmenter.dictionary;
@@ -415,6 +451,10 @@ impl LinderaAnalyzer {
 impl Analyzer for LinderaAnalyzer {
     fn kind(&self) -> AnalyzerKind {
         AnalyzerKind::LinderaIpadic
+    }
+
+    fn reading(&self, text: &str) -> Option<String> {
+        catch_unwind(AssertUnwindSafe(|| self.reading_of(text))).ok()?
     }
 
     fn tokenize(&self, text: &str) -> Vec<Morpheme> {

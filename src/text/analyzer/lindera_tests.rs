@@ -211,3 +211,18 @@ fn char_def_patch() {
         "0x3001..0x303F  SYMBOL\n0x00A0 SPACE\n\n0x3000 SPACE\n"
     );
 }
+
+#[test]
+fn readings_come_from_the_dictionary() {
+    let Some(a) = analyzer() else { return };
+    assert_eq!(a.reading("殺す").as_deref(), Some("コロス"));
+    assert_eq!(a.reading("工房").as_deref(), Some("コウボウ"));
+    for w in ["引っ越し", "引越し", "引越"] {
+        assert_eq!(a.reading(w).as_deref(), Some("ヒッコシ"), "{w}");
+    }
+    assert_eq!(a.reading("こうぼう").as_deref(), Some("コウボウ"));
+    assert_eq!(
+        crate::text::analyzer::fallback::FallbackAnalyzer.reading("工房"),
+        None
+    );
+}

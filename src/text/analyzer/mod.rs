@@ -113,6 +113,12 @@ pub trait Analyzer: Send + Sync {
     /// Splits `text` into morphemes. Never fails: an internal error yields the fallback's
     /// character-class segmentation.
     fn tokenize(&self, text: &str) -> Vec<Morpheme>;
+    /// The kana reading of `text` from the dictionary (katakana, as IPADIC gives it), when this
+    /// analyzer has readings and knows every word of it; `None` otherwise (the fallback never
+    /// has one). Used once per keyword list, so it need not be fast.
+    fn reading(&self, _text: &str) -> Option<String> {
+        None
+    }
 }
 
 /// Which analyzer the user asked for.

@@ -1,0 +1,93 @@
+//! A pattern's usage history across export and import (issue 16 §4): the usage log holds the
+//! prowrestling rate and the reaction times of a pattern's score, so an export carries their
+//! summary and an import writes usage-log rows that give back the same figures.
+//!
+//! The rows written are marked `conversation_id = 'kakeai-import'` and hold no message text:
+//! `resolved` rows, of which `continued` say 'continued' and the rest 'replied' (never
+//! 'dropout', which would make them dropout-review candidates), each with the average reaction
+//! time — so `COUNT`, the continued share and `AVG` read back exactly as exported.
+
+use rusqlite::{Connection, params};
+use serde::{Deserialize, Serialize};
+
+use super::db::LogStats;
+use super::{Pattern, PatternError};
+
+/// The conversation id of usage-log rows written by an import.
+pub const IMPORT_CONVERSATION: &str = "kakeai-import";
+
+/// Most resolved uses one line may carry (each becomes a row).
+pub const MAX_RESOLVED: u32 = 100_000;
+
+/// What a score needs from the usage log.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UsageSummary {
+    /// Uses with an outcome (replied, continued or dropout).
+    pub resolved: u32,
+    /// Of those, the banter went on.
+    pub continued: u32,
+    /// Mean seconds to the user's answer over replied and continued uses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub avg_reaction_time: Option<f64>,
+}
+
+impl UsageSummary {
+    pub(crate) fn of(s: &LogStats) -> Option<UsageSummary> {
+        (s.resolved > 0).then_some(UsageSummary {
+            resolved: s.resolved,
+            continued: s.continued,
+            avg_reaction_time: s.avg_reaction,
+        })
+    }
+
+    pub fn validate(&self) -> Result<(), PatternError> {
+        let bad = |message: String| PatternError::Invalid {
+            field: "usage",
+            message,
+        };
+        if self.continued > self.resolved {
+            return Err(bad(format!(
+                "continued ({}) is more than resolved ({})",
+                self.continued, self.resolved
+            )));
+        }
+        if self.resolved > MAX_RESOLVED {
+            return Err(bad(format!("resolved is above {MAX_RESOLVED}")));
+        }
+        match self.avg_reaction_time {
+            Some(t) if !t.is_finite() || t < 0.0 => {
+                Err(bad(format!("avg_reaction_time must be 0 or more, not {t}")))
+            }
+            Some(_) if self.resolved == 0 => Err(bad(
+                "avg_reaction_time needs at least one resolved use".into(),
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Writes the usage-log rows that give `pattern` the exported summary back.
+pub fn restore(conn: &Connection, pattern: &Pattern, u: &UsageSummary) -> Result<(), PatternError> {
+    u.validate()?;
+    let mut st = conn.prepare_cached(
+        "INSERT INTO prowrestling_usage_log
+             (pattern_id, conversation_id, user_reaction, reaction_time_seconds, character)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?;
+    for i in 0..u.resolved {
+        let reaction = if i < u.continued {
+            "continued"
+        } else {
+            "replied"
+        };
+        st.execute(params![
+            pattern.pattern_id,
+            IMPORT_CONVERSATION,
+            reaction,
+            u.avg_reaction_time,
+            pattern.character.as_str(),
+        ])?;
+    }
+    Ok(())
+}

@@ -1,0 +1,282 @@
+//! Keyword variants: every case observed in issue 16 §3 as a table, generated spellings of each
+//! keyword (kana, width, long vowels, separators, context), and innocent look-alikes — with
+//! the real IPADIC readings when MeCab sources are on the machine, and without a dictionary.
+
+use std::sync::{Arc, OnceLock};
+
+use super::*;
+use crate::text::analyzer::lindera;
+
+/// The lindera analyzer over the test dictionary (shared temp dir), or `None` without sources.
+pub(crate) fn ipadic() -> Option<Arc<dyn Analyzer>> {
+    static CELL: OnceLock<Option<Arc<dyn Analyzer>>> = OnceLock::new();
+    CELL.get_or_init(|| {
+        let Some(src) = lindera::find_ipadic_sources() else {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "CI needs MeCab IPADIC sources"
+            );
+            eprintln!("note: no MeCab IPADIC sources; reading tests skipped");
+            return None;
+        };
+        let dir = std::env::temp_dir().join("kakeai-test-ipadic");
+        if !lindera::is_installed(&dir) {
+            lindera::build_dictionary(&src, &dir).ok()?;
+        }
+        let a = lindera::LinderaAnalyzer::load(&dir).ok()?;
+        Some(Arc::new(a) as Arc<dyn Analyzer>)
+    })
+    .clone()
+}
+
+const KEYWORDS: [&str; 4] = ["工房", "引っ越し", "殺す", "料理帳"];
+
+fn set(dict: Dict) -> KeywordSet {
+    KeywordSet::new(KEYWORDS.iter().map(|k| Some(*k)), dict).unwrap()
+}
+
+/// (entry, original span) of every hit.
+fn hits(set: &KeywordSet, dict: &Dict, text: &str) -> Vec<(usize, [usize; 2], Via)> {
+    let f = Folded::new(text);
+    let chars: Vec<char> = f.plain.chars().collect();
+    let bounds = |s: usize, e: usize| {
+        dict.analyzer()
+            .is_some_and(|a| on_token_boundaries(a, &chars, s, e))
+    };
+    set.find(f.loose(), &|_, _, _, _| true, &bounds)
+        .into_iter()
+        .map(|h| (h.entry, f.orig_span(h.start, h.end), h.via))
+        .collect()
+}
+
+/// Observed in the issue: approved while 「工房」 was rejected, or passed Layer 1 while 殺す was
+/// caught. (text, keyword, needs a reading)
+const OBSERVED: [(&str, usize, bool); 11] = [
+    ("こうぼう", 0, true),
+    ("コウボウ", 0, true),
+    ("ひっこし", 1, true),
+    ("工　房", 0, false),
+    ("工・房", 0, false),
+    ("工 房", 0, false),
+    ("引越し", 1, false),
+    ("引越", 1, false),
+    ("ころす", 2, true),
+    ("コロス", 2, true),
+    ("料理 帳", 3, false),
+];
+
+#[test]
+fn observed_cases_match_with_a_dictionary() {
+    let Some(a) = ipadic() else { return };
+    let dict = Dict::from(a);
+    let s = set(dict.clone());
+    assert!(s.readings_checked());
+    for (text, entry, _) in OBSERVED {
+        let line = format!("春から{text}の話、聞いた？");
+        let h = hits(&s, &dict, &line);
+        let start = 3;
+        let end = start + text.chars().count();
+        assert!(
+            h.iter().any(|x| x.0 == entry && x.1 == [start, end]),
+            "{line}: {h:?}"
+        );
+    }
+}
+
+#[test]
+fn without_a_dictionary_spellings_still_match_and_readings_are_not_checked() {
+    let dict = Dict::none();
+    let s = set(dict.clone());
+    assert!(!s.readings_checked());
+    for (text, entry, reading) in OBSERVED {
+        let h = hits(&s, &dict, text);
+        assert_eq!(h.iter().any(|x| x.0 == entry), !reading, "{text}: {h:?}");
+    }
+}
+
+#[test]
+fn innocent_lines_stay_clean() {
+    let with = ipadic().map(Dict::from);
+    for dict in [Some(Dict::none()), with].into_iter().flatten() {
+        let s = set(dict.clone());
+        for text in [
+            // A short kana run across two words.
+            "ところすごいね！",
+            "こころすこし軽くなった",
+            "けっこうぼうっとしてた",
+            // One shared kanji, or a homophone in kanji.
+            "殺風景な部屋だね",
+            "工作室は暖房が効いてる",
+            "弘法も筆の誤りって言うよね",
+            // A particle between the kanji is not okurigana.
+            "料理の帳簿をつける",
+            "引き出しを越えて",
+        ] {
+            assert!(hits(&s, &dict, text).is_empty(), "{dict:?} {text}");
+        }
+    }
+}
+
+/// Half-width katakana for a full-width one (voiced ones as base + mark).
+fn half(c: char) -> String {
+    const FULL: &str = "アイウエオカキクケコサシスセソタチツテトナニヌネノハヒフヘホマミムメモヤユヨラリルレロワヲンッャュョー";
+    const HALF: &str = "ｱｲｳｴｵｶｷｸｹｺｻｼｽｾｿﾀﾁﾂﾃﾄﾅﾆﾇﾈﾉﾊﾋﾌﾍﾎﾏﾐﾑﾒﾓﾔﾕﾖﾗﾘﾙﾚﾛﾜｦﾝｯｬｭｮｰ";
+    let map = |c: char| {
+        FULL.chars()
+            .position(|x| x == c)
+            .and_then(|i| HALF.chars().nth(i))
+    };
+    if let Some(h) = map(c) {
+        return h.to_string();
+    }
+    if "ガギグゲゴザジズゼゾダヂヅデドバビブベボ".contains(c)
+        && let Some(h) = char::from_u32(c as u32 - 1).and_then(map)
+    {
+        return format!("{h}ﾞ");
+    }
+    if "パピプペポ".contains(c)
+        && let Some(h) = char::from_u32(c as u32 - 2).and_then(map)
+    {
+        return format!("{h}ﾟ");
+    }
+    c.to_string()
+}
+
+fn katakana(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            'ぁ'..='ゖ' => char::from_u32(c as u32 + 0x60).unwrap_or(c),
+            c => c,
+        })
+        .collect()
+}
+
+/// Spellings of each keyword: (keyword, base writings, needs a reading).
+const WRITINGS: [(usize, &str, bool); 7] = [
+    (0, "工房", false),
+    (0, "こうぼう", true),
+    (1, "引っ越し", false),
+    (1, "引越", false),
+    (1, "ひっこし", true),
+    (2, "ころす", true),
+    (3, "料理帳", false),
+];
+
+#[test]
+fn generated_spellings_match_on_their_own_span() {
+    let dicts: Vec<Dict> = [Some(Dict::none()), ipadic().map(Dict::from)]
+        .into_iter()
+        .flatten()
+        .collect();
+    let prefixes = ["", "ねえ、", "昨日、", "「", "あのさ "];
+    let suffixes = ["", "。", "って本当？", "」と言った。", "！"];
+    let seps = [" ", "　", "・", "･"];
+    let mut seed = 0x9e37_79b9_u64;
+    let mut rnd = |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    for dict in &dicts {
+        let s = set(dict.clone());
+        for _ in 0..300 {
+            let (entry, base, reading) = WRITINGS[rnd(WRITINGS.len())];
+            if reading && !dict.has_readings() {
+                continue;
+            }
+            let mut w = base.to_string();
+            if rnd(2) == 0 {
+                w = katakana(&w);
+                if rnd(2) == 0 {
+                    // Long-vowel marks for う after an お段 kana.
+                    w = w.replace("ウ", "ー");
+                }
+                if rnd(3) == 0 {
+                    w = w.chars().map(half).collect();
+                }
+            }
+            if !reading && rnd(2) == 0 {
+                // A separator between two letters (not for kana readings: 「ころ す」 is two
+                // words to the tokenizer).
+                let chars: Vec<char> = w.chars().collect();
+                let at = 1 + rnd(chars.len() - 1);
+                let sep = seps[rnd(seps.len())];
+                w = chars[..at].iter().collect::<String>()
+                    + sep
+                    + &chars[at..].iter().collect::<String>();
+            }
+            if rnd(3) == 0 {
+                w = w.replace([' ', '　'], "");
+                w = w
+                    .chars()
+                    .map(|c| {
+                        if c.is_ascii_lowercase() {
+                            c.to_ascii_uppercase()
+                        } else {
+                            c
+                        }
+                    })
+                    .collect();
+            }
+            let (p, x) = (prefixes[rnd(prefixes.len())], suffixes[rnd(suffixes.len())]);
+            let text = format!("{p}{w}{x}");
+            let start = p.chars().count();
+            let end = start + w.chars().count();
+            let h = hits(&s, dict, &text);
+            assert!(
+                h.iter().any(|y| y.0 == entry && y.1 == [start, end]),
+                "{dict:?} {text:?}: {h:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn loose_forms() {
+    assert_eq!(loose_str("コーボー"), "こうぼう");
+    assert_eq!(loose_str("ケーキ"), "けいき");
+    assert_eq!(loose_str("ﾊﾞｰｶ"), "ばあか");
+    assert_eq!(loose_str("工・房"), "工房");
+    assert_eq!(loose_str("ai shiteru"), "ai shiteru");
+    assert_eq!(keyword_skeleton("引っ越し").as_deref(), Some("引越"));
+    assert_eq!(keyword_skeleton("殺す"), None);
+    assert_eq!(
+        keyword_skeleton("子猫を世話").as_deref(),
+        Some("子猫を世話")
+    );
+}
+
+/// Issue 16 §3, observed: ころす / コロス passed Layer 1 while 殺す was caught.
+#[test]
+fn layer_one_catches_a_kanji_word_written_in_kana() {
+    use crate::safety::{Sister, UserContext, data, pipeline::SafetyJudge};
+    let Some(a) = ipadic() else { return };
+    let sources = data::load_sources(None).unwrap();
+    let judge = SafetyJudge::from_sources_with(&sources, Dict::from(a)).unwrap();
+    let plain = SafetyJudge::from_sources_with(&sources, Dict::none()).unwrap();
+    let ctx = UserContext::default();
+    let layer1 = |j: &SafetyJudge, text: &str| {
+        let out = j.judge(text, Sister::Yana, &ctx);
+        (
+            out.trace[0].outcome,
+            out.trace[0]
+                .hits
+                .iter()
+                .map(|h| h.entry.clone())
+                .collect::<Vec<_>>(),
+        )
+    };
+    let (kanji, hits) = layer1(&judge, "お前を殺すぞ");
+    assert!(hits.contains(&"殺す".to_string()), "{hits:?}");
+    for text in ["お前をころすぞ", "お前をコロスぞ", "お前をｺﾛｽぞ"] {
+        let (outcome, hits) = layer1(&judge, text);
+        assert_eq!(outcome, kanji, "{text}");
+        assert!(hits.contains(&"殺す".to_string()), "{text}: {hits:?}");
+        // Without a dictionary the reading is not checked.
+        let (_, none) = layer1(&plain, text);
+        assert!(!none.contains(&"殺す".to_string()), "{text}: {none:?}");
+    }
+    let (_, hits) = layer1(&judge, "ところすごいね");
+    assert!(!hits.contains(&"殺す".to_string()), "{hits:?}");
+}
