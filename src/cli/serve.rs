@@ -108,13 +108,9 @@ pub fn run(args: ServeArgs) -> i32 {
         Ok(d) => d.world,
         Err(e) => return fail(2, e.to_string()),
     };
-    let vault = if args.no_vault {
-        None
-    } else {
-        match crate::vault::open(args.vault.vault.as_deref(), args.vault.work.as_deref()) {
-            Ok(w) => Some(crate::vault::SharedVault::new(w)),
-            Err(e) => return fail(2, e.to_string()),
-        }
+    let (vault, vault_note) = match open_vault(&args) {
+        Ok(v) => v,
+        Err(e) => return fail(2, e),
     };
     let llm = match LlmConfig::load() {
         Ok(c) => c.with_flags(args.endpoint.clone(), args.model.clone(), args.api),
@@ -163,6 +159,9 @@ pub fn run(args: ServeArgs) -> i32 {
         metrics: Arc::new(metrics::Metrics::default()),
         work: Some(work.handle().clone()),
     });
+    if let Err(e) = check_lines(&svc) {
+        return fail(2, e);
+    }
     rt.block_on(async move {
         let listener = match tokio::net::TcpListener::bind(&listen).await {
             Ok(l) => l,
@@ -172,6 +171,7 @@ pub fn run(args: ServeArgs) -> i32 {
             .local_addr()
             .map(|a| a.to_string())
             .unwrap_or(listen);
+        eprintln!("kakeai serve: {vault_note}");
         eprintln!(
             "kakeai serve: listening on http://{addr}{} (healthz, metrics) as {}",
             svc.cfg.webhook_path, svc.me.display_name
@@ -207,6 +207,58 @@ async fn shutdown_signal() {
     {
         let _ = tokio::signal::ctrl_c().await;
     }
+}
+
+/// The story vault a bot runs with: `--vault DIR`, else the writer's own vault ($KAKEAI_VAULT,
+/// else <data dir>/vault) when it exists, else `--no-vault` must say there is none — the bundled
+/// sample is never used silently. Returns it and the line said at start.
+fn open_vault(
+    args: &ServeArgs,
+) -> Result<(Option<Arc<crate::vault::SharedVault>>, String), String> {
+    if args.no_vault {
+        return Ok((
+            None,
+            "vault: none (--no-vault) — her prompt has only the scene, no leak review".into(),
+        ));
+    }
+    let dir = match args.vault.vault.clone() {
+        Some(d) => d,
+        None => match crate::vault::load::user_vault_dir().filter(|d| d.is_dir()) {
+            Some(d) => d,
+            None => {
+                return Err(
+                    "no story vault: pass --vault DIR (your vault), or --no-vault to run without one; \
+                     the bundled sample vault is a demo and is never used by the bot"
+                        .into(),
+                );
+            }
+        },
+    };
+    let work = crate::vault::load::load_vault(&dir, args.vault.work.as_deref())
+        .map_err(|e| e.to_string())?;
+    let note = format!("vault: {} (leak review on)", dir.display());
+    Ok((Some(crate::vault::SharedVault::new(work)), note))
+}
+
+/// Her fixed lines (the fallback, the text-only note) are judged before the server starts: a
+/// line that is not usable could never be sent, so the server refuses to start.
+fn check_lines(svc: &Services) -> Result<(), String> {
+    let lines = svc.cfg.lines();
+    for (name, text) in [
+        ("fallback", &lines.fallback),
+        ("text_only", &lines.text_only),
+    ] {
+        let (v, _) = crate::serve::pipeline::checks(svc).judge(&svc.me, &[], text, &[]);
+        if !crate::chat::usable(&v) {
+            return Err(format!(
+                "[lines.{}] {name} = {text:?} is judged {} ({}): it could never be sent; change it",
+                svc.cfg.character,
+                v.status.as_str(),
+                crate::chat::verdict::blocking_rules(&v)
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn status(url: &str) -> i32 {

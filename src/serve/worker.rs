@@ -162,6 +162,24 @@ pub async fn respond(
     let a = pipeline::answer(svc, user).await;
     trace.extend(a.trace.iter().cloned());
     let Some(text) = a.text.clone() else {
+        if let Some(kept) = a.withheld.clone() {
+            // Nothing usable, not even her fallback: nothing is sent; the turn is kept for
+            // review with what was rejected.
+            let line = BotLine {
+                reply_to: user.id,
+                text: kept,
+                state: "withheld",
+                source: a.source,
+                delivery: "none".into(),
+                safety: a.safety,
+                verdict: a.verdict.and_then(|v| serde_json::to_value(v).ok()),
+                attempts: a.attempts,
+                review: true,
+                trace,
+                ..BotLine::default()
+            };
+            return save(svc, line, "withheld").await;
+        }
         let id = user.id;
         return svc
             .store

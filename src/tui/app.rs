@@ -116,8 +116,9 @@ pub enum Command {
     ChatSend {
         text: String,
         character: String,
-        /// Earlier exchanges (masked user text, reply), oldest first.
-        history: Vec<(String, String)>,
+        /// Her earlier exchanges, oldest first (blocked ones included, as `chat::context`
+        /// wants them).
+        history: Vec<crate::chat::Turn>,
     },
     /// 👍/👎 on a stored chat exchange (its `thumb` column).
     /// Interview mode: start `interview NAME`, answer (raw; masked by the runner), leave.
