@@ -314,6 +314,7 @@ async fn safety(svc: &Services, text: &str, sister: Sister, ctx: &UserContext) -
     }
 }
 
+/// The pattern for banter: one on trial (cold start), else seed 000 §6.3's best match.
 async fn best_pattern(svc: &Services, text: &str, trace: &mut Vec<String>) -> Option<pat::Pattern> {
     let who = pat::Character::parse(&svc.me.id)?;
     let message = text.to_string();
@@ -321,26 +322,46 @@ async fn best_pattern(svc: &Services, text: &str, trace: &mut Vec<String>) -> Op
         .store
         .call(move |s| {
             let q = pat::best::BestQuery::new(who, &message);
-            pat::best::best_match(s.connection(), &q).map_err(se)
+            pat::cold::choose(s.connection(), &q).map_err(se)
         })
         .await;
     match found {
-        Ok(Some(m)) => {
-            trace.push(format!(
-                "pattern #{} (success {:.0}%)",
-                m.pattern.pattern_id,
-                m.pattern.success_rate * 100.0
-            ));
-            Some(m.pattern)
+        Ok(Some(c)) => {
+            trace.push(pattern_trace(&c));
+            Some(c.found.pattern)
         }
         Ok(None) => {
-            trace.push("pattern: none of hers reaches 70% success — the model answers".into());
+            trace.push(
+                "pattern: none of hers is on trial or reaches 70% success — the model answers"
+                    .into(),
+            );
             None
         }
         Err(e) => {
             trace.push(format!("pattern store: {e} — the model answers"));
             None
         }
+    }
+}
+
+/// One trace line for a chosen pattern (shared with chat mode).
+pub fn pattern_trace(c: &pat::cold::Choice) -> String {
+    let p = &c.found.pattern;
+    if c.trial {
+        format!(
+            "pattern #{} on trial (cold start): used {} · {}/{} successes · bound {:.2} ≥ 0.70",
+            p.pattern_id,
+            p.used_count,
+            p.success_count,
+            p.success_count + p.failure_count,
+            pat::cold::upper_bound(p.success_count, p.failure_count)
+        )
+    } else {
+        format!(
+            "pattern #{} (success {:.0}%)",
+            p.pattern_id,
+            p.success_rate * 100.0
+        )
     }
 }
 

@@ -266,17 +266,22 @@ async fn best_pattern(
         .store
         .call(move |s| {
             let q = pat::best::BestQuery::new(who, &message);
-            let Some(m) = pat::best::best_match(s.connection(), &q).map_err(se)? else {
+            let Some(c) = pat::cold::choose(s.connection(), &q).map_err(se)? else {
                 return Ok(None);
             };
-            let rank = pat::db::scored(s.connection(), m.pattern.pattern_id)
+            let rank = pat::db::scored(s.connection(), c.found.pattern.pattern_id)
                 .map(|sp| sp.rank.as_str().to_string())
                 .map_err(se)?;
-            Ok(Some((m, rank)))
+            Ok(Some((c, rank)))
         })
         .await;
     match found {
-        Ok(Some((m, rank))) => {
+        Ok(Some((c, rank))) if c.trial => {
+            emit.trace(crate::serve::pipeline::pattern_trace(&c));
+            Some((c.found.pattern, rank))
+        }
+        Ok(Some((c, rank))) => {
+            let m = c.found;
             emit.trace(format!(
                 "pattern #{} ({} → {}): success {:.0}% · likes {:.0}% · used {} · relevance {:.2}",
                 m.pattern.pattern_id,
@@ -290,7 +295,9 @@ async fn best_pattern(
             Some((m.pattern, rank))
         }
         Ok(None) => {
-            emit.trace("pattern: none of hers reaches 70% success — the model answers");
+            emit.trace(
+                "pattern: none of hers is on trial or reaches 70% success — the model answers",
+            );
             None
         }
         Err(e) => {
