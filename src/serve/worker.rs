@@ -160,6 +160,7 @@ pub async fn respond(
     mut trace: Vec<String>,
 ) -> Result<(), String> {
     let a = pipeline::answer(svc, user).await;
+    svc.log.turn(user.id, &user.channel_id, &a.source, &a.trace);
     trace.extend(a.trace.iter().cloned());
     let Some(text) = a.text.clone() else {
         if let Some(kept) = a.withheld.clone() {
@@ -188,6 +189,18 @@ pub async fn respond(
             .map_err(|e| e.to_string());
     };
     let delivery = deliver(svc, user, reply_token, quote, &text).await;
+    if let Err(e) = &delivery {
+        svc.log.write(
+            "send-failed",
+            &format!(
+                "msg={} chat={} LINE did not take her reply: {e}",
+                user.id,
+                super::oplog::short_id(&user.channel_id)
+            ),
+        );
+    }
+    svc.line_health
+        .record(delivery.as_ref().map(|_| ()).map_err(|e| e.clone()));
     svc.metrics.answer_seconds(received.elapsed().as_secs_f64());
     let line = BotLine {
         reply_to: user.id,
