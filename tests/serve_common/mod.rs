@@ -38,11 +38,12 @@ impl Serve {
             line,
             "--endpoint",
             llm,
-            "--model",
-            "tiny-ja",
             "--api",
             "openai",
         ];
+        if !extra.contains(&"--model") {
+            args.extend_from_slice(&["--model", "tiny-ja"]);
+        }
         args.extend_from_slice(extra);
         // The bot never falls back to the bundled sample: a vault or --no-vault is said.
         if !extra.iter().any(|a| *a == "--vault" || *a == "--no-vault") {
