@@ -181,15 +181,17 @@ pub async fn respond(
             };
             return save(svc, line, "withheld").await;
         }
-        let id = user.id;
+        let (id, safety) = (user.id, a.safety.clone());
         return svc
             .store
-            .call(move |s| store::set_state(s, id, "blocked"))
+            .call(move |s| store::set_blocked(s, id, safety.as_ref()))
             .await
             .map_err(|e| e.to_string());
     };
     let delivery = deliver(svc, user, reply_token, quote, &text).await;
     if let Err(e) = &delivery {
+        // Kept with the row: the conversations view shows why it never arrived.
+        trace.push(format!("not delivered: {e}"));
         svc.log.write(
             "send-failed",
             &format!(

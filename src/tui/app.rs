@@ -579,9 +579,13 @@ impl App {
             UiMsg::Conversations(r) => match r {
                 Ok((conversations, caches)) => {
                     let c = &mut self.conversations;
+                    let keep = c.selected();
                     c.conversations = conversations;
                     c.caches = caches;
                     c.loaded = true;
+                    // The same reply stays selected across a reload (new lines above it move
+                    // its row, never the selection).
+                    c.reselect(keep);
                 }
                 Err(e) => self.status = format!("conversations: {e}"),
             },
