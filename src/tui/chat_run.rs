@@ -444,7 +444,7 @@ async fn generate(
 
 /// Layers 1–4 on the masked message; L4 asks the model when L1–L3 raised something.
 async fn safety(deps: &Deps, text: &str, sister: Sister, emit: &Emit) -> Judgment {
-    let ctx = deps.user_context.clone();
+    let ctx = deps.user_context;
     let judgment = match Client::new(deps.llm.clone()) {
         Ok(client) => {
             let llm = ClientLlm { client };
