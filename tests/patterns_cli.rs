@@ -620,7 +620,7 @@ const DRAFTS: &str = r#"はい、どうぞ。
 ```json
 {"user_message_type": "からかい", "drafts": [
  {"bot_response_type": "プロレス受け", "text": "はい、目玉焼きが毎回スクランブルになります。"},
- {"bot_response_type": "流し", "text": "ふふ、練習中ということにしておいてください。"},
+ {"bot_response_type": "流し", "text": "ふふ、練習中ということにしておいてください。まだまだ修行中なんです。"},
  {"bot_response_type": "カウンター", "text": "では、あなたの得意料理を教えていただけますか？"}]}
 ```"#;
 
@@ -692,7 +692,7 @@ async fn draft_asks_the_llm_and_accept_keeps_a_counterfactual() {
     assert_eq!(p["character"], "ayu");
     assert_eq!(
         p["bot_response"],
-        "ふふ、練習中ということにしておいてください。"
+        "ふふ、練習中ということにしておいてください。まだまだ修行中なんです。"
     );
     assert_eq!(p["user_message_example"], "あゆって料理へたそう");
     let o = ok(env.run(&[
@@ -703,7 +703,7 @@ async fn draft_asks_the_llm_and_accept_keeps_a_counterfactual() {
         "--type",
         "カウンター",
         "--text",
-        "では、今度一緒に作ってみませんか？",
+        "では、今度一緒に作ってみませんか？きっと楽しいですよ。",
         "--as-of",
         "2026-02-02T00:00:00Z",
     ]));
@@ -799,4 +799,74 @@ async fn draft_exits_3_when_the_endpoint_fails_or_cannot_be_read() {
         0,
         "nothing stored from a failed draft"
     );
+}
+
+/// Issue 27: a reply the bot would never say (the Director or L5 calls it RETRY) is refused by
+/// `add`, `import` (at file:line, nothing imported) and `accept`; generated over several rules.
+#[test]
+fn replies_the_director_rejects_are_refused_by_add_import_and_accept() {
+    let bad: &[(&str, &str)] = &[
+        ("yana", "あたしAIだから、そういうのは開発者に言って！"),
+        ("yana", "姉様、それってほんと？"),
+        (
+            "yana",
+            "ですます調でお答えいたします。よろしくお願いいたします。",
+        ),
+        ("ayu", "わたしはAIなので、開発者に聞いてくださいね。"),
+        ("ayu", "ふふ、練習中ということにしておいてください。"),
+    ];
+    let env = Env::new();
+    for (who, text) in bad {
+        let o = env.run(&[
+            "patterns",
+            "add",
+            "--character",
+            who,
+            "--message-type",
+            "からかい",
+            "--example",
+            "バカだなぁ笑",
+            "--type",
+            "流し",
+            "--response",
+            text,
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{text}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("not added") && stderr(&o).contains("RETRY"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    assert!(list(&env).is_empty(), "nothing stored");
+    let good = r#"{"character": "yana", "user_message_type": "からかい", "user_message_example": "やなってバカだなぁ笑", "bot_response": "はぁ？バカって言ったほうがバカなんだからね！", "bot_response_type": "プロレス受け"}"#;
+    for (k, (who, text)) in bad.iter().enumerate() {
+        let rec = serde_json::json!({"character": who, "user_message_type": "からかい",
+            "user_message_example": "バカだなぁ笑", "bot_response": text, "bot_response_type": "流し"});
+        let file = env.file("p.jsonl", &format!("{good}\n{rec}\n"));
+        let o = env.run(&["patterns", "import", &file]);
+        assert_eq!(o.status.code(), Some(2), "{k}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("p.jsonl:2: bot_response"),
+            "{}",
+            stderr(&o)
+        );
+        assert!(list(&env).is_empty(), "nothing imported");
+    }
+    let (env, id) = dropout_env();
+    let o = env.run(&[
+        "patterns",
+        "accept",
+        "--dropout",
+        &id,
+        "--type",
+        "流し",
+        "--text",
+        "わたしはAIなので、開発者に聞いてくださいね。",
+        "--as-of",
+        "2026-02-02T00:00:00Z",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("not added"), "{}", stderr(&o));
+    assert!(list(&env).is_empty());
 }

@@ -634,7 +634,7 @@ fn ctrl_t_starts_the_other_sisters_own_history() {
     use kakeai::tui::app::{ChatMsg, Command};
     let mut a = app();
     a.act(kakeai::tui::keymap::Action::Chat);
-    let send = |a: &mut App, text: &str| -> (String, Vec<(String, String)>) {
+    let send = |a: &mut App, text: &str| -> (String, Vec<kakeai::chat::Turn>) {
         for c in text.chars() {
             a.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
         }
@@ -668,7 +668,7 @@ fn ctrl_t_starts_the_other_sisters_own_history() {
     let (who, history) = send(&mut a, "また来たよ");
     assert_eq!(who, "yana");
     assert_eq!(history.len(), 1);
-    assert_eq!(history[0].1, "yanaの返事");
+    assert_eq!(history[0].reply, "yanaの返事");
     let chat = a.chat.as_ref().unwrap();
     let labels: Vec<&str> = chat
         .exchanges

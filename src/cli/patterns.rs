@@ -5,6 +5,7 @@
 
 mod args;
 mod draft;
+mod gate;
 mod show;
 
 use std::io::Write;
@@ -67,7 +68,7 @@ fn dispatch(
     err: &mut dyn FnMut(&str),
 ) -> Result<i32, Fail> {
     match cmd {
-        PatternsCommand::Add(a) => add(&a, out),
+        PatternsCommand::Add(a) => add(&a, out, err),
         PatternsCommand::List(a) => list(&a, out),
         PatternsCommand::Best(a) => best(&a, out),
         PatternsCommand::Use(a) => use_(&a, out),
@@ -77,7 +78,7 @@ fn dispatch(
         PatternsCommand::Export(a) => export(&a, out),
         PatternsCommand::Dropouts(a) => dropouts(&a, out),
         PatternsCommand::Draft(a) => draft::draft(&a, out),
-        PatternsCommand::Accept(a) => draft::accept(&a, out),
+        PatternsCommand::Accept(a) => draft::accept(&a, out, err),
     }
 }
 
@@ -110,20 +111,24 @@ pub(crate) fn print_json(out: &mut dyn Write, v: &impl serde::Serialize) -> Resu
     Ok(())
 }
 
-fn add(a: &AddArgs, out: &mut dyn Write) -> Result<i32, Fail> {
+fn add(a: &AddArgs, out: &mut dyn Write, err: &mut dyn FnMut(&str)) -> Result<i32, Fail> {
+    let new = NewPattern {
+        character: Some(a.character),
+        user_message_type: a.message_type.clone(),
+        user_message_example: a.example.clone(),
+        bot_response: a.response.clone(),
+        bot_response_type: Some(a.response_type),
+        counts: Default::default(),
+        is_counterfactual: a.counterfactual,
+    };
+    new.validate()?;
+    match gate::Gate::load()?.check(Some(a.character), &a.response) {
+        Ok(Some(note)) => err(&note),
+        Ok(None) => {}
+        Err(why) => return Err(Fail(2, format!("not added: {why}"))),
+    }
     let store = open(a.common.db.as_deref())?;
-    let p = pat::add(
-        store.conn(),
-        &NewPattern {
-            character: Some(a.character),
-            user_message_type: a.message_type.clone(),
-            user_message_example: a.example.clone(),
-            bot_response: a.response.clone(),
-            bot_response_type: Some(a.response_type),
-            counts: Default::default(),
-            is_counterfactual: a.counterfactual,
-        },
-    )?;
+    let p = pat::add(store.conn(), &new)?;
     let scored = pat::scored(store.conn(), p.pattern_id)?;
     match a.common.format {
         Format::Json => print_json(out, &scored)?,
@@ -324,6 +329,30 @@ fn import(a: &ImportArgs, out: &mut dyn Write, err: &mut dyn FnMut(&str)) -> Res
             ));
         }
     };
+    let gate = gate::Gate::load()?;
+    let (mut refused, mut warned) = (0, 0);
+    for (line, p, _) in &lines {
+        match gate.check(p.character, &p.bot_response) {
+            Ok(Some(_)) => warned += 1,
+            Ok(None) => {}
+            Err(why) => {
+                refused += 1;
+                err(&format!("{name}:{line}: bot_response: {why}"));
+            }
+        }
+    }
+    if refused > 0 {
+        return Err(Fail(
+            2,
+            format!("{name}: {refused} reply(ies) the bot would never say; nothing imported"),
+        ));
+    }
+    if warned > 0 {
+        err(&format!(
+            "{name}: {warned} of {} replies are judged WARN (`kakeai check` shows why); they are usable",
+            lines.len()
+        ));
+    }
     let store = open(a.common.db.as_deref())?;
     let report = exchange::import(store.conn(), &lines, a.skip_duplicates)?;
     for (line, existing) in &report.duplicates {

@@ -54,11 +54,25 @@ pub struct ServeArgs {
 
 #[derive(Subcommand, Debug)]
 pub enum ServeCommand {
-    /// Print a running server's health and numbers.
+    /// Print a running server's health, readiness and numbers.
     Status {
-        /// The server's base URL.
-        #[arg(long, default_value = "http://127.0.0.1:8080")]
-        url: String,
+        /// The server's base URL (default: http://<listen> of --config, else
+        /// http://127.0.0.1:8080).
+        #[arg(long)]
+        url: Option<String>,
+        /// The serve config file the server runs with (its `listen` gives the URL).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+    },
+    /// Delete everything stored about one LINE user (or group/room): their messages and her
+    /// replies, their webhook events, the judgment cache and the conversation log the patterns
+    /// learn from. Stop the server first or run it while serving (SQLite WAL).
+    Forget {
+        /// The LINE userId (U…), groupId (C…) or roomId (R…).
+        id: String,
+        /// The store (default: kakeai.db in the data dir).
+        #[arg(long, env = "KAKEAI_DB")]
+        db: Option<PathBuf>,
     },
 }
 
@@ -67,8 +81,14 @@ pub fn run(args: ServeArgs) -> i32 {
         eprintln!("kakeai serve: {msg}");
         code
     };
-    if let Some(ServeCommand::Status { url }) = &args.command {
-        return status(url);
+    match &args.command {
+        Some(ServeCommand::Status { url, config }) => {
+            return status(url.as_deref(), config.as_deref());
+        }
+        Some(ServeCommand::Forget { id, db }) => {
+            return super::serve_ops::forget(id, db.as_deref());
+        }
+        None => {}
     }
     if !args.line {
         return fail(
@@ -108,16 +128,16 @@ pub fn run(args: ServeArgs) -> i32 {
         Ok(d) => d.world,
         Err(e) => return fail(2, e.to_string()),
     };
-    let vault = if args.no_vault {
-        None
-    } else {
-        match crate::vault::open(args.vault.vault.as_deref(), args.vault.work.as_deref()) {
-            Ok(w) => Some(crate::vault::SharedVault::new(w)),
-            Err(e) => return fail(2, e.to_string()),
-        }
+    let (vault, vault_note, vault_dir) = match open_vault(&args) {
+        Ok(v) => v,
+        Err(e) => return fail(2, e),
     };
     let llm = match LlmConfig::load() {
-        Ok(c) => c.with_flags(args.endpoint.clone(), args.model.clone(), args.api),
+        Ok(c) => c.with_flags(
+            args.endpoint.clone().or(cfg.model.endpoint.clone()),
+            args.model.clone().or(cfg.model.model.clone()),
+            args.api.or(cfg.model.api),
+        ),
         Err(e) => return fail(2, e.to_string()),
     };
     let analyzer = match analyzer::open(args.analyzer, &mut |m| eprintln!("{m}")) {
@@ -161,8 +181,13 @@ pub fn run(args: ServeArgs) -> i32 {
         vault,
         scene,
         metrics: Arc::new(metrics::Metrics::default()),
+        log: Arc::new(crate::serve::oplog::OpLog::beside(&db)),
+        line_health: Arc::new(crate::serve::ready::LineHealth::default()),
         work: Some(work.handle().clone()),
     });
+    if let Err(e) = check_lines(&svc) {
+        return fail(2, e);
+    }
     rt.block_on(async move {
         let listener = match tokio::net::TcpListener::bind(&listen).await {
             Ok(l) => l,
@@ -172,6 +197,24 @@ pub fn run(args: ServeArgs) -> i32 {
             .local_addr()
             .map(|a| a.to_string())
             .unwrap_or(listen);
+        eprintln!("kakeai serve: {vault_note}");
+        eprintln!(
+            "kakeai serve: model {} at {} · log {}",
+            svc.llm.model,
+            svc.llm.endpoint,
+            svc.log
+                .path()
+                .map_or("stderr only".into(), |p| p.display().to_string())
+        );
+        #[cfg(unix)]
+        if let Some(hup) = super::serve_ops::listen_hangups() {
+            tokio::spawn(super::serve_ops::hangups(
+                svc.clone(),
+                hup,
+                vault_dir.clone(),
+                args.vault.work.clone(),
+            ));
+        }
         eprintln!(
             "kakeai serve: listening on http://{addr}{} (healthz, metrics) as {}",
             svc.cfg.webhook_path, svc.me.display_name
@@ -209,7 +252,76 @@ async fn shutdown_signal() {
     }
 }
 
-fn status(url: &str) -> i32 {
+/// The story vault a bot runs with: `--vault DIR`, else the writer's own vault ($KAKEAI_VAULT,
+/// else <data dir>/vault) when it exists, else `--no-vault` must say there is none — the bundled
+/// sample is never used silently. Returns it and the line said at start.
+type Opened = (
+    Option<Arc<crate::vault::SharedVault>>,
+    String,
+    Option<PathBuf>,
+);
+
+fn open_vault(args: &ServeArgs) -> Result<Opened, String> {
+    if args.no_vault {
+        return Ok((
+            None,
+            "vault: none (--no-vault) — her prompt has only the scene, no leak review".into(),
+            None,
+        ));
+    }
+    let dir = match args.vault.vault.clone() {
+        Some(d) => d,
+        None => match crate::vault::load::user_vault_dir().filter(|d| d.is_dir()) {
+            Some(d) => d,
+            None => {
+                return Err(
+                    "no story vault: pass --vault DIR (your vault), or --no-vault to run without one; \
+                     the bundled sample vault is a demo and is never used by the bot"
+                        .into(),
+                );
+            }
+        },
+    };
+    let work = crate::vault::load::load_vault(&dir, args.vault.work.as_deref())
+        .map_err(|e| e.to_string())?;
+    let note = format!("vault: {} (leak review on)", dir.display());
+    Ok((Some(crate::vault::SharedVault::new(work)), note, Some(dir)))
+}
+
+/// Her fixed lines (the fallback, the text-only note) are judged before the server starts: a
+/// line that is not usable could never be sent, so the server refuses to start.
+fn check_lines(svc: &Services) -> Result<(), String> {
+    let lines = svc.cfg.lines();
+    for (name, text) in [
+        ("fallback", &lines.fallback),
+        ("text_only", &lines.text_only),
+    ] {
+        let (v, _) = crate::serve::pipeline::checks(svc).judge(&svc.me, &[], text, &[]);
+        if !crate::chat::usable(&v) {
+            return Err(format!(
+                "[lines.{}] {name} = {text:?} is judged {} ({}): it could never be sent; change it",
+                svc.cfg.character,
+                v.status.as_str(),
+                crate::chat::verdict::blocking_rules(&v)
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn status(url: Option<&str>, config: Option<&std::path::Path>) -> i32 {
+    let url = match (url, config) {
+        (Some(u), _) => u.to_string(),
+        (None, Some(p)) => match ServeConfig::load(Some(p)) {
+            Ok(c) => format!("http://{}", c.listen),
+            Err(e) => {
+                eprintln!("kakeai serve status: {e}");
+                return 2;
+            }
+        },
+        (None, None) => "http://127.0.0.1:8080".to_string(),
+    };
+    let url = url.as_str();
     let rt = match crate::duo::driver::runtime() {
         Ok(rt) => rt,
         Err(e) => {
@@ -223,11 +335,16 @@ fn status(url: &str) -> i32 {
             let u = format!("{base}{p}");
             async move { reqwest::get(&u).await?.error_for_status()?.text().await }
         };
+        let ready = match reqwest::get(format!("{base}/readyz")).await {
+            Ok(r) => r.text().await.unwrap_or_default(),
+            Err(e) => format!("(no answer: {e})"),
+        };
         let health = get("/healthz").await;
         let page = get("/metrics").await;
         match (health, page) {
             (Ok(h), Ok(page)) => {
                 println!("health: {}", h.trim());
+                println!("ready: {}", ready.trim());
                 for (k, v) in metrics::parse_text(&page) {
                     let k = k.trim_start_matches("kakeai_line_");
                     if k.contains("seconds") {

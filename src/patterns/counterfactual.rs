@@ -7,7 +7,9 @@ use serde::Serialize;
 use super::ResponseType;
 use crate::llm::{Message, Role};
 
-pub use super::review::{Accept, StoredDraft, accept, save_drafts, stored_drafts};
+pub use super::review::{
+    Accept, ReplyCheck, StoredDraft, accept, accept_checked, save_drafts, stored_drafts,
+};
 
 /// Who answers, as the prompt describes her.
 #[derive(Debug, Clone, Copy)]

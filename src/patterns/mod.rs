@@ -8,6 +8,7 @@
 
 pub mod best;
 pub mod carry;
+pub mod cold;
 pub mod counterfactual;
 pub mod db;
 pub mod dropouts;

@@ -96,6 +96,19 @@ pub struct Accept<'a> {
 /// Stores the chosen (or edited) reply as a pattern with is_counterfactual = 1; its example is
 /// the user's (masked) line before the dropout.
 pub fn accept(conn: &Connection, a: &Accept) -> Result<Pattern, PatternError> {
+    accept_checked(conn, a, &|_, _| Ok(()))
+}
+
+/// A check on the reply before it is stored: `Err(why)` refuses it (nothing is written).
+pub type ReplyCheck<'a> = &'a dyn Fn(Option<Character>, &str) -> Result<(), String>;
+
+/// [`accept`], with `check` run on the chosen reply (and its character) before anything is
+/// written; a refusal is `PatternError::Invalid` on `bot_response`.
+pub fn accept_checked(
+    conn: &Connection,
+    a: &Accept,
+    check: ReplyCheck<'_>,
+) -> Result<Pattern, PatternError> {
     atomic(conn, |conn| {
         let d: Dropout = dropouts::dropout(conn, a.dropout_id, a.window_secs, a.as_of)?;
         let stored = stored_drafts(conn, a.dropout_id)?;
@@ -122,6 +135,7 @@ pub fn accept(conn: &Connection, a: &Accept) -> Result<Pattern, PatternError> {
                 .map(|p| db::get(conn, p).map(|p| p.character))
                 .transpose()?,
         };
+        check(character, &text).map_err(|why| PatternError::invalid("bot_response", why))?;
         let kind = a
             .user_message_type
             .map(str::to_string)

@@ -66,6 +66,16 @@ pub struct LineSecrets {
     pub access_token: Option<Secret>,
 }
 
+/// `[model]`: the model the bot talks to. Each key overrides llm.toml; a command-line flag
+/// (`--endpoint`, `--model`, `--api`) overrides the key.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ModelSettings {
+    pub endpoint: Option<String>,
+    pub model: Option<String>,
+    pub api: Option<crate::llm::ApiKind>,
+}
+
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ServeConfig {
@@ -81,6 +91,8 @@ pub struct ServeConfig {
     pub lines: BTreeMap<String, Lines>,
     #[serde(default)]
     pub line: LineSecrets,
+    #[serde(default)]
+    pub model: ModelSettings,
 }
 
 impl ServeConfig {

@@ -25,6 +25,11 @@ pub struct Metrics {
     pub judgments: AtomicU64,
     pub judgments_saved: AtomicU64,
     pub pipeline_errors: AtomicU64,
+    /// Lines (pattern, model attempt) the Director judged unusable; none of them was sent.
+    pub rejected: AtomicU64,
+    /// Turns where nothing was sent because even her fallback line was unusable.
+    pub withheld: AtomicU64,
+    pub model_errors: AtomicU64,
     ack: Mutex<VecDeque<f64>>,
     answer: Mutex<VecDeque<f64>>,
 }
@@ -43,7 +48,7 @@ impl Metrics {
 
     pub fn prometheus(&self) -> String {
         let mut out = String::new();
-        let counters: [(&str, &str, &AtomicU64); 15] = [
+        let counters: [(&str, &str, &AtomicU64); 18] = [
             (
                 "kakeai_line_events_total",
                 "webhook events accepted (new, not duplicates)",
@@ -101,7 +106,7 @@ impl Metrics {
             ),
             (
                 "kakeai_line_review_total",
-                "replies marked for review (budget ran out)",
+                "replies marked for review (a line was rejected, or the budget ran out)",
                 &self.reviews,
             ),
             (
@@ -118,6 +123,21 @@ impl Metrics {
                 "kakeai_line_pipeline_errors_total",
                 "events whose processing failed",
                 &self.pipeline_errors,
+            ),
+            (
+                "kakeai_line_rejected_total",
+                "lines the Director judged unusable (RETRY…), never sent",
+                &self.rejected,
+            ),
+            (
+                "kakeai_line_withheld_total",
+                "turns with nothing sent: even the fallback line was unusable",
+                &self.withheld,
+            ),
+            (
+                "kakeai_line_model_errors_total",
+                "generation attempts the model failed",
+                &self.model_errors,
             ),
         ];
         for (name, help, c) in counters {

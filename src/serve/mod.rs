@@ -11,7 +11,9 @@ pub mod ingress;
 pub mod judgment;
 pub mod line_api;
 pub mod metrics;
+pub mod oplog;
 pub mod pipeline;
+pub mod ready;
 pub mod review;
 pub mod server;
 pub mod signature;
@@ -45,6 +47,10 @@ pub struct Services {
     pub vault: Option<Arc<SharedVault>>,
     pub scene: String,
     pub metrics: Arc<metrics::Metrics>,
+    /// The operator's log (stderr and `kakeai-serve.log`).
+    pub log: Arc<oplog::OpLog>,
+    /// The LINE API as the last send found it (for /readyz).
+    pub line_health: Arc<ready::LineHealth>,
     /// The runtime the pipeline (workers, checker) runs on, apart from the one answering HTTP,
     /// so acknowledgements never queue behind answers; None: the current runtime.
     pub work: Option<tokio::runtime::Handle>,

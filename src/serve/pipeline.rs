@@ -1,27 +1,33 @@
 //! Her answer to one LINE message (already PII-masked at the door): Layers 1–4 of the safety
-//! judgment, then the pattern DB's best match for banter (seed 000 §6.3) or the model in
-//! character with her vault view; the Director (with L5 and the leak review) judges whatever
-//! would be said; RETRY regenerates while the time budget lasts, and past it the best attempt
-//! or her safe fallback line goes out, marked for review. Pattern lines and model lines are
-//! logged with `patterns::ingest::log_live`, as chat mode and `kakeai ingest` do.
+//! judgment with the chat's context (`chat::context`: the user's blocked messages are flags and
+//! never reach a prompt), then the pattern DB's choice for banter (seed 000 §6.3 with the cold
+//! start of `patterns::best::choose`) or the model in character with her vault view. Every line
+//! that would be said — pattern, model or fallback — is judged (`chat::verdict`) and only a
+//! *usable* one (PASS or WARN) goes out: a RETRY pattern is skipped, a RETRY attempt is
+//! regenerated while the budget and the attempts last, then her fallback line goes out, marked
+//! for review; and when even the fallback is not usable, nothing is sent (`withheld`).
+//! Pattern lines and model lines are logged with `patterns::ingest::log_live`, as chat mode and
+//! `kakeai ingest` do.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::Services;
 use super::metrics::inc;
 use super::store::UserLine;
-use crate::director::{self, Status, Verdict};
-use crate::llm::{Client, Message};
+use crate::chat::{self, ChatContext, prompt::Setting};
+use crate::director::Verdict;
+use crate::llm::Client;
 use crate::patterns as pat;
 use crate::safety::{ClientLlm, ContextType, Judgment, Sister, UserContext};
-use crate::text::Analysis;
 
 /// What she will say (or that she was blocked), with everything the store keeps about it.
 #[derive(Debug, Clone, Default)]
 pub struct Answer {
-    /// None: blocked by the safety layers (nothing is sent).
+    /// None: nothing is sent — blocked by the safety layers (`source` "blocked") or no usable
+    /// line, not even her fallback (`source` "withheld").
     pub text: Option<String>,
+    /// The fallback line that was judged unusable, kept for review (never sent).
+    pub withheld: Option<String>,
     pub source: String,
     pub pattern_id: Option<i64>,
     pub usage_id: Option<i64>,
@@ -93,98 +99,66 @@ fn se(e: impl std::fmt::Display) -> crate::store::StoreError {
 /// The whole pipeline for `user` (its line is in the conversation log already).
 pub async fn answer(svc: &Services, user: &UserLine) -> Answer {
     let started = Instant::now();
-    let budget = Duration::from_secs_f64(svc.cfg.answer_budget_seconds);
     let mut a = Answer::default();
-    let history = history(svc, user).await;
+    let ctx = context(svc, user).await;
     let sister = Sister::parse(&svc.me.id).unwrap_or(Sister::Yana);
-    let judgment = safety(svc, &user.text_masked, sister, &history).await;
+    let judgment = safety(svc, &user.text_masked, sister, &ctx.user).await;
     a.safety = serde_json::to_value(&judgment).ok();
     if judgment.is_blocked() {
         inc(&svc.metrics.blocks);
         a.source = "blocked".into();
         a.trace.push(format!(
-            "safety: blocked at L{:?} ({:?})",
-            judgment.layer, judgment.reason
+            "safety: blocked at L{:?} ({:?}) · {} of the last {} messages blocked",
+            judgment.layer,
+            judgment.reason,
+            ctx.user.recent_flags,
+            chat::context::FLAG_WINDOW
         ));
         return a;
     }
     if judgment.context_type == Some(ContextType::Banter)
         && let Some(p) = best_pattern(svc, &user.text_masked, &mut a.trace).await
     {
-        inc(&svc.metrics.pattern_hits);
-        let usage = log_line(
-            svc,
-            &user.channel_id,
-            pat::ingest::Role::Bot,
-            &p.bot_response,
-            Some(p.pattern_id),
-            &mut a.trace,
-        )
-        .await;
-        a.verdict = Some(judge(svc, sister, &history, &p.bot_response));
-        a.source = "pattern".into();
-        a.pattern_id = Some(p.pattern_id);
-        a.usage_id = usage;
-        a.attempts = 1;
-        a.text = Some(p.bot_response);
-        return a;
-    }
-    // The model, RETRY regenerating while the budget lasts.
-    let mut best: Option<(String, Verdict)> = None;
-    while a.attempts < svc.cfg.max_attempts {
-        let left = budget.saturating_sub(started.elapsed());
-        if left.is_zero() {
-            break;
+        let (v, _) = checks(svc).judge(&svc.me, &ctx.history, &p.bot_response, &[]);
+        if chat::usable(&v) {
+            return said_pattern(svc, user, p, v, a).await;
         }
-        a.attempts += 1;
-        match tokio::time::timeout(left, generate(svc, &user.text_masked, &history)).await {
-            Ok(Ok(text)) if !text.trim().is_empty() => {
-                let v = judge(svc, sister, &history, &text);
-                a.trace.push(format!(
-                    "attempt {}: Director {}",
-                    a.attempts,
-                    v.status.as_str()
-                ));
-                let better = best.as_ref().is_none_or(|(_, b)| v.status < b.status);
-                let done = v.status != Status::Retry;
-                if better {
-                    best = Some((text, v));
-                }
-                if done {
-                    break;
-                }
-            }
-            Ok(Ok(_)) => a.trace.push(format!("attempt {}: empty reply", a.attempts)),
-            Ok(Err(e)) => a
-                .trace
-                .push(format!("attempt {}: model failed: {e}", a.attempts)),
-            Err(_) => a.trace.push(format!(
-                "attempt {}: past the {:.0} s budget",
-                a.attempts,
-                budget.as_secs_f64()
-            )),
-        }
+        inc(&svc.metrics.rejected);
+        a.review = true;
+        a.trace.push(format!(
+            "pattern #{} judged {} ({}): skipped, marked for review — the model answers",
+            p.pattern_id,
+            v.status.as_str(),
+            chat::verdict::blocking_rules(&v)
+        ));
     }
-    let (text, verdict, source) = match best {
+    let chosen = attempts(svc, user, &ctx.history, started, &mut a).await;
+    let (text, verdict, source) = match chosen {
         Some((t, v)) => {
-            if v.status == Status::Retry {
-                a.review = true;
-                a.trace.push(
-                    "budget spent: the best attempt (still RETRY) is sent, marked for review"
-                        .into(),
-                );
-            }
             inc(&svc.metrics.model_replies);
             (t, v, "llm")
         }
         None => {
             a.review = true;
+            let t = svc.cfg.lines().fallback.clone();
+            let (v, _) = checks(svc).judge(&svc.me, &ctx.history, &t, &[]);
+            if !chat::usable(&v) {
+                inc(&svc.metrics.withheld);
+                inc(&svc.metrics.reviews);
+                a.trace.push(format!(
+                    "her fallback line is {} too ({}): NOTHING is sent, marked for review",
+                    v.status.as_str(),
+                    chat::verdict::blocking_rules(&v)
+                ));
+                a.source = "withheld".into();
+                a.withheld = Some(t);
+                a.verdict = Some(v);
+                return a;
+            }
             inc(&svc.metrics.fallbacks);
             a.trace.push(
                 "no usable attempt within the budget: her fallback line, marked for review".into(),
             );
-            let t = svc.cfg.lines().fallback.clone();
-            let v = judge(svc, sister, &history, &t);
             (t, v, "fallback")
         }
     };
@@ -206,47 +180,141 @@ pub async fn answer(svc: &Services, user: &UserLine) -> Answer {
     a
 }
 
-/// The scope's earlier lines, as (role, text), the message itself excluded.
-async fn history(svc: &Services, user: &UserLine) -> Vec<(String, String)> {
+/// A usable pattern line: its use is logged (so its outcome is learned) and it is said.
+async fn said_pattern(
+    svc: &Services,
+    user: &UserLine,
+    p: pat::Pattern,
+    v: Verdict,
+    mut a: Answer,
+) -> Answer {
+    inc(&svc.metrics.pattern_hits);
+    a.usage_id = log_line(
+        svc,
+        &user.channel_id,
+        pat::ingest::Role::Bot,
+        &p.bot_response,
+        Some(p.pattern_id),
+        &mut a.trace,
+    )
+    .await;
+    a.verdict = Some(v);
+    a.source = "pattern".into();
+    a.pattern_id = Some(p.pattern_id);
+    a.attempts = 1;
+    a.text = Some(p.bot_response);
+    a
+}
+
+/// The model, RETRY (or any unusable verdict) regenerating while the budget and the attempts
+/// last. Returns the first usable line; rejected lines are never returned.
+async fn attempts(
+    svc: &Services,
+    user: &UserLine,
+    history: &[(String, String)],
+    started: Instant,
+    a: &mut Answer,
+) -> Option<(String, Verdict)> {
+    let budget = Duration::from_secs_f64(svc.cfg.answer_budget_seconds);
+    let setting = if user.source_type == "user" {
+        Setting::OneToOne
+    } else {
+        Setting::Group
+    };
+    while a.attempts < svc.cfg.max_attempts {
+        let left = budget.saturating_sub(started.elapsed());
+        if left.is_zero() {
+            break;
+        }
+        a.attempts += 1;
+        let n = a.attempts;
+        match tokio::time::timeout(left, generate(svc, &user.text_masked, history, setting)).await {
+            Ok(Ok((text, _))) if text.trim().is_empty() => {
+                a.trace.push(format!("attempt {n}: empty reply"))
+            }
+            Ok(Ok((text, scaffold))) => {
+                let (v, _) = checks(svc).judge(&svc.me, history, &text, &scaffold);
+                if chat::usable(&v) {
+                    a.trace
+                        .push(format!("attempt {n}: Director {}", v.status.as_str()));
+                    return Some((text, v));
+                }
+                inc(&svc.metrics.rejected);
+                a.trace.push(format!(
+                    "attempt {n}: Director {} ({}) — not sent",
+                    v.status.as_str(),
+                    chat::verdict::blocking_rules(&v)
+                ));
+            }
+            Ok(Err(e)) => {
+                inc(&svc.metrics.model_errors);
+                a.trace.push(format!("attempt {n}: model failed: {e}"))
+            }
+            Err(_) => a.trace.push(format!(
+                "attempt {n}: past the {:.0} s budget",
+                budget.as_secs_f64()
+            )),
+        }
+    }
+    None
+}
+
+/// The shared judgement with this server's rules, analyzer, safety rules and vault.
+pub fn checks(svc: &Services) -> chat::Checks<'_> {
+    chat::Checks {
+        rules: &svc.rules,
+        analyzer: svc.analyzer.as_ref(),
+        safety: &svc.safety,
+        vault: svc.vault.as_deref(),
+    }
+}
+
+/// The scope's earlier lines as `chat::context` reads them (the message itself excluded):
+/// blocked messages are flags, undelivered lines of hers are not part of it.
+async fn context(svc: &Services, user: &UserLine) -> ChatContext {
     let (ch, th, id) = (user.channel_id.clone(), user.thread_ts.clone(), user.id);
-    let limit = svc.cfg.response.message_limit;
-    svc.store
+    let limit = svc
+        .cfg
+        .response
+        .message_limit
+        .max(2 * chat::context::FLAG_WINDOW);
+    let rows = svc
+        .store
         .call(move |s| {
             let mut st = s.conn().prepare(
-                "SELECT role, text_masked FROM line_messages WHERE channel_id = ?1 AND thread_ts IS ?2
-                   AND id < ?3 ORDER BY id DESC LIMIT ?4",
+                "SELECT role, text_masked, state FROM line_messages WHERE channel_id = ?1
+                   AND thread_ts IS ?2 AND id < ?3 ORDER BY id DESC LIMIT ?4",
             )?;
-            let mut v: Vec<(String, String)> = st
-                .query_map(rusqlite::params![ch, th, id, limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))?
+            let mut v: Vec<(String, String, String)> = st
+                .query_map(rusqlite::params![ch, th, id, limit as i64], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })?
                 .collect::<Result<_, _>>()?;
             v.reverse();
             Ok(v)
         })
         .await
-        .unwrap_or_default()
+        .unwrap_or_default();
+    let mut c = chat::context::context(&chat::context::turns_from_rows(&rows));
+    // The prompt keeps the last `message_limit` turns; the flags saw the longer window.
+    let keep = svc.cfg.response.message_limit;
+    if c.history.len() > keep {
+        c.history.drain(..c.history.len() - keep);
+    }
+    c
 }
 
-async fn safety(
-    svc: &Services,
-    text: &str,
-    sister: Sister,
-    history: &[(String, String)],
-) -> Judgment {
-    let users = history.iter().filter(|(r, _)| r == "user").count();
-    let ctx = UserContext {
-        returning: users >= 3,
-        previous_messages: users,
-        recent_flags: 0,
-    };
+async fn safety(svc: &Services, text: &str, sister: Sister, ctx: &UserContext) -> Judgment {
     match Client::new(svc.llm.clone()) {
         Ok(client) => {
             let llm = ClientLlm { client };
-            svc.safety.judge.judge_async(text, sister, &ctx, &llm).await
+            svc.safety.judge.judge_async(text, sister, ctx, &llm).await
         }
-        Err(_) => svc.safety.judge.judge(text, sister, &ctx),
+        Err(_) => svc.safety.judge.judge(text, sister, ctx),
     }
 }
 
+/// The pattern for banter: one on trial (cold start), else seed 000 §6.3's best match.
 async fn best_pattern(svc: &Services, text: &str, trace: &mut Vec<String>) -> Option<pat::Pattern> {
     let who = pat::Character::parse(&svc.me.id)?;
     let message = text.to_string();
@@ -254,20 +322,19 @@ async fn best_pattern(svc: &Services, text: &str, trace: &mut Vec<String>) -> Op
         .store
         .call(move |s| {
             let q = pat::best::BestQuery::new(who, &message);
-            pat::best::best_match(s.connection(), &q).map_err(se)
+            pat::cold::choose(s.connection(), &q).map_err(se)
         })
         .await;
     match found {
-        Ok(Some(m)) => {
-            trace.push(format!(
-                "pattern #{} (success {:.0}%)",
-                m.pattern.pattern_id,
-                m.pattern.success_rate * 100.0
-            ));
-            Some(m.pattern)
+        Ok(Some(c)) => {
+            trace.push(pattern_trace(&c));
+            Some(c.found.pattern)
         }
         Ok(None) => {
-            trace.push("pattern: none of hers reaches 70% success — the model answers".into());
+            trace.push(
+                "pattern: none of hers is on trial or reaches 70% success — the model answers"
+                    .into(),
+            );
             None
         }
         Err(e) => {
@@ -277,79 +344,54 @@ async fn best_pattern(svc: &Services, text: &str, trace: &mut Vec<String>) -> Op
     }
 }
 
-/// She answers in character, with her vault view of the world.
+/// One trace line for a chosen pattern (shared with chat mode).
+pub fn pattern_trace(c: &pat::cold::Choice) -> String {
+    let p = &c.found.pattern;
+    if c.trial {
+        format!(
+            "pattern #{} on trial (cold start): used {} · {}/{} successes · bound {:.2} ≥ 0.70",
+            p.pattern_id,
+            p.used_count,
+            p.success_count,
+            p.success_count + p.failure_count,
+            pat::cold::upper_bound(p.success_count, p.failure_count)
+        )
+    } else {
+        format!(
+            "pattern #{} (success {:.0}%)",
+            p.pattern_id,
+            p.success_rate * 100.0
+        )
+    }
+}
+
+/// She answers in character, with her vault view of the world (`chat::prompt`, as the
+/// workbench). Returns the reply and the prompt's instruction parts (for `prompt_echo`).
 async fn generate(
     svc: &Services,
     text: &str,
     history: &[(String, String)],
-) -> Result<String, String> {
+    setting: Setting,
+) -> Result<(String, Vec<String>), String> {
     let me = &svc.me;
     let partner = svc
         .rules
         .character(&me.partner)
         .cloned()
         .unwrap_or_else(|| me.clone());
-    let world = match &svc.vault {
-        Some(v) => crate::vault::shared::worlds(&v.get().1, &svc.scene, &[me.id.as_str()])
-            .remove(&me.id)
-            .unwrap_or_else(|| svc.scene.clone()),
-        None => svc.scene.clone(),
+    let world = chat::prompt::world(me, svc.vault.as_deref(), &svc.scene);
+    let (system, scaffold) = chat::prompt::system(me, &partner, &world, setting);
+    let lighter = match &svc.vault {
+        Some(v) => chat::prompt::lighter(me, &partner, &v.get().1, &svc.scene, setting),
+        None => Vec::new(),
     };
-    let system = format!(
-        "{}\n【世界設定】\n{}\n\n【いまの状況】\n{}は、LINEで話しかけてきた相手とおしゃべりしています。相手の言葉に、{}らしく1〜3文で答えてください。",
-        crate::duo::persona::section(me, &partner),
-        world,
-        me.display_name,
-        me.display_name
-    );
-    let mut messages = vec![Message::system(system)];
-    for (role, t) in history {
-        messages.push(if role == "user" {
-            Message::user(t.clone())
-        } else {
-            Message::assistant(t.clone())
-        });
-    }
-    messages.push(Message::user(text.to_string()));
+    let messages = chat::prompt::messages(system, history, text);
     let client = Client::new(svc.llm.clone()).map_err(|e| e.to_string())?;
-    let done = crate::duo::backend::fitted_stream(&client, messages, &mut |_| {}).await?;
+    let done =
+        crate::duo::backend::fitted_stream_with(&client, messages, &lighter, &mut |_| {}).await?;
     let mut out = done.text;
     if done.finish == crate::llm::Finish::Length {
         out = crate::duo::cut::to_last_sentence(&out, &svc.llm.trim_chars).0;
     }
-    Ok(out.trim().to_string())
-}
-
-/// The Director's static rules, L5 (world view) and the vault's leak review on `reply`.
-pub fn judge(svc: &Services, sister: Sister, history: &[(String, String)], reply: &str) -> Verdict {
-    let me = &svc.me;
-    let context: Vec<director::ContextTurn> = history
-        .iter()
-        .map(|(role, t)| director::ContextTurn {
-            speaker: if role == "user" {
-                "user".to_string()
-            } else {
-                me.id.clone()
-            },
-            analysis: Arc::new(Analysis::new(t)),
-        })
-        .collect();
-    let mut v = director::judge(
-        &svc.rules,
-        svc.analyzer.as_ref(),
-        me,
-        &Analysis::new(reply),
-        &context,
-    );
-    v.findings.extend(svc.safety.worldview.check(reply, sister));
-    if let Some(vault) = &svc.vault {
-        let r = vault.reviewer(&me.id);
-        v.findings.extend(crate::vault::review::findings(
-            &r.review(reply),
-            r.input(),
-            r.config(),
-        ));
-    }
-    v.status = Verdict::status_of(&v.findings);
-    v
+    Ok((out.trim().to_string(), scaffold))
 }

@@ -32,6 +32,103 @@ pub struct Reply {
     pub note: Option<String>,
     pub delivery: String,
     pub at: Millis,
+    /// sent | failed (LINE did not take it) | withheld (nothing usable, nothing sent) |
+    /// blocked (a user message the safety layers stopped: no reply, `text` empty).
+    pub state: String,
+    /// Why it did not reach the user: LINE's error, the withheld reason, the block's layer and
+    /// reason.
+    pub error: Option<String>,
+    /// The verdict's findings at WARN or above, `rule STATUS: message`.
+    pub findings: Vec<String>,
+}
+
+/// The findings worth showing from a stored verdict JSON.
+pub fn findings_of(verdict: Option<&str>) -> Vec<String> {
+    let Some(v) = verdict.and_then(|v| serde_json::from_str::<serde_json::Value>(v).ok()) else {
+        return Vec::new();
+    };
+    v["findings"]
+        .as_array()
+        .map(|fs| {
+            fs.iter()
+                .filter(|f| !matches!(f["status"].as_str(), Some("PASS" | "INFO") | None))
+                .map(|f| {
+                    format!(
+                        "{} {}: {}",
+                        f["rule"].as_str().unwrap_or("?"),
+                        f["status"].as_str().unwrap_or("?"),
+                        f["message"].as_str().unwrap_or("")
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Why a stored bot line did not reach the user, from its state and trace.
+fn error_of(state: &str, trace: &str) -> Option<String> {
+    let lines: Vec<String> = serde_json::from_str(trace).unwrap_or_default();
+    match state {
+        "failed" => Some(
+            lines
+                .iter()
+                .rev()
+                .find_map(|l| l.strip_prefix("not delivered: ").map(str::to_string))
+                .or_else(|| lines.last().cloned())
+                .unwrap_or_else(|| "LINE did not take it (no error kept)".into()),
+        ),
+        "withheld" => Some(
+            lines
+                .iter()
+                .find(|l| l.contains("NOTHING is sent"))
+                .cloned()
+                .unwrap_or_else(|| "nothing usable: nothing sent".into()),
+        ),
+        _ => None,
+    }
+}
+
+/// The block's layer and reason from a stored safety judgment.
+fn block_reason(safety: Option<&str>) -> String {
+    let v = safety
+        .and_then(|s| serde_json::from_str::<serde_json::Value>(s).ok())
+        .unwrap_or_default();
+    match (v["layer"].as_u64(), v["reason"].as_str()) {
+        (Some(l), Some(r)) => format!("blocked at L{l} ({r})"),
+        _ => "blocked (reason not kept)".into(),
+    }
+}
+
+/// The user's blocked messages in chat `ch`, as rows of the view.
+fn blocked(conn: &rusqlite::Connection, ch: &str) -> Result<Vec<Reply>, StoreError> {
+    let mut st = conn.prepare(
+        "SELECT id, text_masked, safety, at_ms FROM line_messages
+         WHERE channel_id = ?1 AND role = 'user' AND state = 'blocked'",
+    )?;
+    let rows = st
+        .query_map([ch], |r| {
+            let safety: Option<String> = r.get(2)?;
+            Ok(Reply {
+                id: r.get(0)?,
+                user_text: r.get(1)?,
+                text: String::new(),
+                verdict: "BLOCKED".into(),
+                overridden: false,
+                source: "blocked".into(),
+                pattern_id: None,
+                outcome: Outcome::Pending,
+                review: false,
+                thumb: None,
+                note: None,
+                delivery: "none".into(),
+                at: r.get(3)?,
+                state: "blocked".into(),
+                error: Some(block_reason(safety.as_deref())),
+                findings: Vec::new(),
+            })
+        })?
+        .collect::<Result<_, _>>()?;
+    Ok(rows)
 }
 
 /// What the user did after her reply (as `kakeai ingest` reads it: answered within the window
@@ -100,7 +197,8 @@ pub fn conversations(
             .collect::<Result<_, _>>()?;
         let mut st_r = conn.prepare(
             "SELECT b.id, COALESCE(u.text_masked, ''), b.text_masked, b.verdict, b.verdict_override,
-                    b.source, b.pattern_id, b.review, b.thumb, b.note, b.delivery, b.at_ms
+                    b.source, b.pattern_id, b.review, b.thumb, b.note, b.delivery, b.at_ms,
+                    b.state, b.trace
              FROM line_messages b LEFT JOIN line_messages u ON u.id = b.reply_to
              WHERE b.channel_id = ?1 AND b.role = 'bot' ORDER BY b.id DESC",
         )?;
@@ -108,6 +206,9 @@ pub fn conversations(
             .query_map([&ch], |r| {
                 let verdict: Option<String> = r.get(3)?;
                 let over: Option<String> = r.get(4)?;
+                let state: String = r.get(12)?;
+                let trace: String = r.get(13)?;
+                let findings = findings_of(verdict.as_deref());
                 let status = verdict
                     .and_then(|v| serde_json::from_str::<serde_json::Value>(&v).ok())
                     .and_then(|v| v["status"].as_str().map(str::to_string))
@@ -127,9 +228,15 @@ pub fn conversations(
                     delivery: r.get(10)?,
                     at,
                     outcome: outcome(at, &users, now, window_ms),
+                    error: error_of(&state, &trace),
+                    state,
+                    findings,
                 })
             })?
-            .collect::<Result<_, _>>()?;
+            .collect::<Result<Vec<Reply>, _>>()?;
+        let mut replies = replies;
+        replies.extend(blocked(conn, &ch)?);
+        replies.sort_by_key(|r| std::cmp::Reverse(r.id));
         out.push(Conversation {
             channel_id: ch,
             source_type: st,
@@ -200,6 +307,103 @@ pub fn set_note(store: &mut Store, reply_id: i64, note: &str) -> Result<(), Stor
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::serve::store::{self as line, BotLine, NewEvent, NewMessage};
+
+    fn said(s: &mut Store, msg: &str, text: &str) -> i64 {
+        let e = NewEvent {
+            webhook_event_id: format!("ev-{msg}"),
+            event_type: "message".into(),
+            source_type: "user".into(),
+            channel_id: "U0000000000000000000000000000abcd".into(),
+            message: Some(NewMessage {
+                channel_id: "U0000000000000000000000000000abcd".into(),
+                source_type: "user".into(),
+                message_id: Some(msg.into()),
+                role: "user",
+                character: "yana".into(),
+                text_masked: text.into(),
+                at_ms: 1_000,
+                state: "queued",
+                ..NewMessage::default()
+            }),
+            ..NewEvent::default()
+        };
+        line::accept(s, &[e]).unwrap()[0].flatten().unwrap()
+    }
+
+    #[test]
+    fn failures_blocks_and_findings_are_shown() {
+        let d = tempfile::tempdir().unwrap();
+        let mut s = Store::open(&d.path().join("k.db")).unwrap();
+        let u1 = said(&mut s, "m1", "こんにちは");
+        let verdict = serde_json::json!({"status": "WARN", "findings": [
+            {"rule": "tone", "status": "WARN", "message": "口調が弱め"},
+            {"rule": "length", "status": "PASS", "message": "ok"}]});
+        line::save_bot_line(
+            &mut s,
+            &BotLine {
+                reply_to: u1,
+                text: "やっほー".into(),
+                state: "failed",
+                source: "llm".into(),
+                delivery: "none".into(),
+                verdict: Some(verdict),
+                trace: vec![
+                    "attempt 1: Director WARN".into(),
+                    "not delivered: LINE 400: {\"message\":\"The request body has 1 error(s)\"}"
+                        .into(),
+                ],
+                ..BotLine::default()
+            },
+            "answered",
+        )
+        .unwrap();
+        let u2 = said(&mut s, "m2", "死ね");
+        let safety = serde_json::json!({"action": "block", "layer": 3, "reason": "pattern_ng"});
+        line::set_blocked(&mut s, u2, Some(&safety)).unwrap();
+        let u3 = said(&mut s, "m3", "秘密は？");
+        line::save_bot_line(
+            &mut s,
+            &BotLine {
+                reply_to: u3,
+                text: "（却下された行）".into(),
+                state: "withheld",
+                source: "withheld".into(),
+                trace: vec![
+                    "her fallback line is RETRY too (leak): NOTHING is sent, marked for review"
+                        .into(),
+                ],
+                ..BotLine::default()
+            },
+            "withheld",
+        )
+        .unwrap();
+        let c = conversations(&s, 2_000, 60_000, 10).unwrap();
+        let r = &c[0].replies;
+        assert_eq!(r.len(), 3);
+        assert_eq!(
+            (
+                r[0].state.as_str(),
+                r[0].error.as_deref().unwrap_or("").contains("NOTHING")
+            ),
+            ("withheld", true)
+        );
+        assert_eq!(
+            (r[1].state.as_str(), r[1].error.as_deref()),
+            ("blocked", Some("blocked at L3 (pattern_ng)"))
+        );
+        assert_eq!(r[1].user_text, "死ね");
+        assert_eq!(r[2].state, "failed");
+        assert!(
+            r[2].error
+                .as_deref()
+                .unwrap_or("")
+                .contains("The request body has 1 error"),
+            "{:?}",
+            r[2].error
+        );
+        assert_eq!(r[2].findings, vec!["tone WARN: 口調が弱め".to_string()]);
+    }
 
     #[test]
     fn outcomes_follow_the_window() {

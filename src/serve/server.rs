@@ -1,6 +1,7 @@
 //! The HTTP side: `POST <webhook_path>` (signature on the raw body first; 401 with only a
 //! counter; the masked events committed, then 200 at once and the work handed to the workers),
-//! `GET /healthz`, `GET /metrics`; graceful shutdown finishes in-flight events.
+//! `GET /healthz` (liveness), `GET /readyz` (model, store, LINE API), `GET /metrics`; graceful
+//! shutdown finishes in-flight events.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -45,6 +46,7 @@ pub async fn run(
         .route(&svc.cfg.webhook_path, post(webhook))
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/metrics", get(metrics))
+        .route("/readyz", get(readyz))
         .with_state(state);
     let served = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
@@ -67,6 +69,21 @@ async fn metrics(State(st): State<AppState>) -> impl IntoResponse {
     (
         [("content-type", "text/plain; version=0.0.4")],
         st.svc.metrics.prometheus(),
+    )
+}
+
+/// Readiness (`serve::ready`): 200 or 503 with what is not usable.
+async fn readyz(State(st): State<AppState>) -> impl IntoResponse {
+    let (ready, body) = super::ready::report(&st.svc).await;
+    let code = if ready {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    (
+        code,
+        [("content-type", "application/json")],
+        body.to_string(),
     )
 }
 

@@ -209,6 +209,28 @@ pub fn set_state(store: &mut Store, id: i64, state: &'static str) -> Result<(), 
     })
 }
 
+/// A user message the safety layers blocked: its state, and the judgment (layer, reason) that
+/// the conversations view shows.
+pub fn set_blocked(
+    store: &mut Store,
+    id: i64,
+    safety: Option<&serde_json::Value>,
+) -> Result<(), StoreError> {
+    let json = safety.map(|v| v.to_string());
+    store.write(|tx| {
+        tx.execute(
+            "UPDATE line_messages SET state = 'blocked', safety = ?1 WHERE id = ?2",
+            params![json, id],
+        )?;
+        tx.execute(
+            "UPDATE line_events SET state = 'done' WHERE webhook_event_id =
+               (SELECT webhook_event_id FROM line_messages WHERE id = ?1)",
+            [id],
+        )?;
+        Ok(())
+    })
+}
+
 /// Writes her line and settles the user message it answers, in one transaction.
 pub fn save_bot_line(
     store: &mut Store,

@@ -160,16 +160,49 @@ pub async fn respond(
     mut trace: Vec<String>,
 ) -> Result<(), String> {
     let a = pipeline::answer(svc, user).await;
+    svc.log.turn(user.id, &user.channel_id, &a.source, &a.trace);
     trace.extend(a.trace.iter().cloned());
     let Some(text) = a.text.clone() else {
-        let id = user.id;
+        if let Some(kept) = a.withheld.clone() {
+            // Nothing usable, not even her fallback: nothing is sent; the turn is kept for
+            // review with what was rejected.
+            let line = BotLine {
+                reply_to: user.id,
+                text: kept,
+                state: "withheld",
+                source: a.source,
+                delivery: "none".into(),
+                safety: a.safety,
+                verdict: a.verdict.and_then(|v| serde_json::to_value(v).ok()),
+                attempts: a.attempts,
+                review: true,
+                trace,
+                ..BotLine::default()
+            };
+            return save(svc, line, "withheld").await;
+        }
+        let (id, safety) = (user.id, a.safety.clone());
         return svc
             .store
-            .call(move |s| store::set_state(s, id, "blocked"))
+            .call(move |s| store::set_blocked(s, id, safety.as_ref()))
             .await
             .map_err(|e| e.to_string());
     };
     let delivery = deliver(svc, user, reply_token, quote, &text).await;
+    if let Err(e) = &delivery {
+        // Kept with the row: the conversations view shows why it never arrived.
+        trace.push(format!("not delivered: {e}"));
+        svc.log.write(
+            "send-failed",
+            &format!(
+                "msg={} chat={} LINE did not take her reply: {e}",
+                user.id,
+                super::oplog::short_id(&user.channel_id)
+            ),
+        );
+    }
+    svc.line_health
+        .record(delivery.as_ref().map(|_| ()).map_err(|e| e.clone()));
     svc.metrics.answer_seconds(received.elapsed().as_secs_f64());
     let line = BotLine {
         reply_to: user.id,

@@ -116,8 +116,9 @@ pub enum Command {
     ChatSend {
         text: String,
         character: String,
-        /// Earlier exchanges (masked user text, reply), oldest first.
-        history: Vec<(String, String)>,
+        /// Her earlier exchanges, oldest first (blocked ones included, as `chat::context`
+        /// wants them).
+        history: Vec<crate::chat::Turn>,
     },
     /// 👍/👎 on a stored chat exchange (its `thumb` column).
     /// Interview mode: start `interview NAME`, answer (raw; masked by the runner), leave.
@@ -578,9 +579,13 @@ impl App {
             UiMsg::Conversations(r) => match r {
                 Ok((conversations, caches)) => {
                     let c = &mut self.conversations;
+                    let keep = c.selected();
                     c.conversations = conversations;
                     c.caches = caches;
                     c.loaded = true;
+                    // The same reply stays selected across a reload (new lines above it move
+                    // its row, never the selection).
+                    c.reselect(keep);
                 }
                 Err(e) => self.status = format!("conversations: {e}"),
             },

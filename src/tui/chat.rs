@@ -141,10 +141,16 @@ impl App {
                 chat.selected = chat.exchanges.len() - 1;
                 let character = chat.character.clone();
                 // Only her own conversation: the other sister's replies are not hers.
+                // Blocked ones stay in as turns: `chat::context` counts them as flags and
+                // keeps their text out of every prompt (the bot does the same).
                 let history = chat.exchanges[..chat.exchanges.len() - 1]
                     .iter()
-                    .filter(|e| e.source != Source::Blocked && e.character == character)
-                    .map(|e| (e.masked.clone(), e.reply.clone()))
+                    .filter(|e| e.character == character)
+                    .map(|e| crate::chat::Turn {
+                        user: e.masked.clone(),
+                        reply: e.reply.clone(),
+                        blocked: e.source == Source::Blocked,
+                    })
                     .collect();
                 // The raw text leaves the app state here; only the masked text is kept.
                 return Some(vec![Command::ChatSend {

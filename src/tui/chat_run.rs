@@ -9,11 +9,11 @@ use tokio::sync::mpsc::UnboundedSender;
 use super::Runtime;
 use super::app::{ChatMsg, UiMsg};
 use super::chat::Source;
-use crate::director::{self, Character, RuleSet, Verdict};
-use crate::llm::{Client, LlmConfig, Message};
+use crate::director::{Character, RuleSet, Verdict};
+use crate::llm::{Client, LlmConfig};
 use crate::safety::{ClientLlm, Judgment, Sister, UserContext, pii};
 use crate::store::chat::NewChat;
-use crate::text::{Analysis, Analyzer};
+use crate::text::Analyzer;
 use crate::vault::SharedVault;
 
 /// What one message needs, cloned out of the runtime's services.
@@ -23,8 +23,8 @@ pub(super) struct Deps {
     pub conversation: String,
     /// The first message of this chat: stale pattern uses of earlier chats are settled first.
     pub first: bool,
-    /// Of the user's recent messages, how many were blocked (safety L2's context).
-    pub recent_flags: usize,
+    /// The safety layers' view of the user (`chat::context`: blocked messages are flags).
+    pub user_context: UserContext,
     pub rules: RuleSet,
     pub safety: Arc<crate::safety::SafetyRules>,
     pub analyzer: Arc<dyn Analyzer>,
@@ -60,22 +60,20 @@ impl Runtime {
         &mut self,
         text: String,
         character: String,
-        history: Vec<(String, String)>,
+        history: Vec<crate::chat::Turn>,
     ) {
         let s = &self.services;
-        let (first, recent_flags) = self.app.chat.as_ref().map_or((true, 0), |c| {
-            let earlier = &c.exchanges[..c.exchanges.len().saturating_sub(1)];
-            let recent = earlier.iter().rev().take(10);
-            (
-                earlier.is_empty(),
-                recent.filter(|e| e.source == Source::Blocked).count(),
-            )
-        });
+        let first = self
+            .app
+            .chat
+            .as_ref()
+            .is_none_or(|c| c.exchanges.len() <= 1);
+        let ctx = crate::chat::context::context(&history);
         let deps = Deps {
             store: s.store.clone(),
             conversation: self.chat_conversation.clone(),
             first,
-            recent_flags,
+            user_context: ctx.user,
             rules: self.app.rules.clone(),
             safety: s.safety.get(),
             analyzer: s.analyzer.clone(),
@@ -85,7 +83,7 @@ impl Runtime {
         };
         let emit = Emit::new(self.tx.clone());
         tokio::spawn(async move {
-            let error = respond(&deps, text, &character, &history, &emit)
+            let error = respond(&deps, text, &character, &ctx.history, &emit)
                 .await
                 .err();
             emit.send(ChatMsg::Done { id: None, error });
@@ -156,7 +154,7 @@ async fn respond(
     )
     .await;
     let sister = Sister::parse(&me.id).unwrap_or(Sister::Yana);
-    let judgment = safety(deps, &text, sister, history, emit).await;
+    let judgment = safety(deps, &text, sister, emit).await;
     row.safety = serde_json::to_value(&judgment).ok();
     let result = if judgment.is_blocked() {
         emit.send(ChatMsg::Reply {
@@ -168,7 +166,7 @@ async fn respond(
         Ok(())
     } else {
         row.action = "respond".into();
-        answer(deps, &me, sister, &text, history, &judgment, &mut row, emit).await
+        answer(deps, &me, &text, history, &judgment, &mut row, emit).await
     };
     if result.is_err() {
         row.source = "failed".into();
@@ -184,11 +182,9 @@ fn kinds_of(items: &[pii::PiiItem]) -> Vec<String> {
 
 /// A pattern when the message is banter and one qualifies; otherwise the model. Then the
 /// Director on whatever was said.
-#[allow(clippy::too_many_arguments)]
 async fn answer(
     deps: &Deps,
     me: &Character,
-    sister: Sister,
     text: &str,
     history: &[(String, String)],
     judgment: &Judgment,
@@ -245,7 +241,7 @@ async fn answer(
             (reply, scaffold)
         }
     };
-    let (verdict, l5) = judge(deps, me, sister, history, &reply, &scaffold);
+    let (verdict, l5) = judge(deps, me, history, &reply, &scaffold);
     if let Some(l5) = l5 {
         emit.trace(l5);
     }
@@ -270,17 +266,22 @@ async fn best_pattern(
         .store
         .call(move |s| {
             let q = pat::best::BestQuery::new(who, &message);
-            let Some(m) = pat::best::best_match(s.connection(), &q).map_err(se)? else {
+            let Some(c) = pat::cold::choose(s.connection(), &q).map_err(se)? else {
                 return Ok(None);
             };
-            let rank = pat::db::scored(s.connection(), m.pattern.pattern_id)
+            let rank = pat::db::scored(s.connection(), c.found.pattern.pattern_id)
                 .map(|sp| sp.rank.as_str().to_string())
                 .map_err(se)?;
-            Ok(Some((m, rank)))
+            Ok(Some((c, rank)))
         })
         .await;
     match found {
-        Ok(Some((m, rank))) => {
+        Ok(Some((c, rank))) if c.trial => {
+            emit.trace(crate::serve::pipeline::pattern_trace(&c));
+            Some((c.found.pattern, rank))
+        }
+        Ok(Some((c, rank))) => {
+            let m = c.found;
             emit.trace(format!(
                 "pattern #{} ({} → {}): success {:.0}% · likes {:.0}% · used {} · relevance {:.2}",
                 m.pattern.pattern_id,
@@ -294,7 +295,9 @@ async fn best_pattern(
             Some((m.pattern, rank))
         }
         Ok(None) => {
-            emit.trace("pattern: none of hers reaches 70% success — the model answers");
+            emit.trace(
+                "pattern: none of hers is on trial or reaches 70% success — the model answers",
+            );
             None
         }
         Err(e) => {
@@ -399,25 +402,14 @@ async fn generate(
         .character(&me.partner)
         .cloned()
         .unwrap_or_else(|| me.clone());
-    let world = match &deps.vault {
-        Some(v) => crate::vault::shared::worlds(&v.get().1, &deps.scene, &[me.id.as_str()])
-            .remove(&me.id)
-            .unwrap_or_else(|| deps.scene.clone()),
-        None => deps.scene.clone(),
-    };
-    let (system, scaffold) = super::chat_prompt::system(me, &partner, &world);
+    use crate::chat::prompt::{self, Setting};
+    let world = prompt::world(me, deps.vault.as_deref(), &deps.scene);
+    let (system, scaffold) = prompt::system(me, &partner, &world, Setting::OneToOne);
     let lighter = match &deps.vault {
-        Some(v) => super::chat_prompt::lighter(me, &partner, &v.get().1, &deps.scene),
+        Some(v) => prompt::lighter(me, &partner, &v.get().1, &deps.scene, Setting::OneToOne),
         None => Vec::new(),
     };
-    let mut messages = vec![Message::system(system)];
-    for (u, a) in history {
-        messages.push(Message::user(u.clone()));
-        if !a.is_empty() {
-            messages.push(Message::assistant(a.clone()));
-        }
-    }
-    messages.push(Message::user(text.to_string()));
+    let messages = prompt::messages(system, history, text);
     let client = Client::new(deps.llm.clone()).map_err(|e| e.to_string())?;
     emit.trace(format!(
         "model: {} at {}",
@@ -451,18 +443,8 @@ async fn generate(
 }
 
 /// Layers 1–4 on the masked message; L4 asks the model when L1–L3 raised something.
-async fn safety(
-    deps: &Deps,
-    text: &str,
-    sister: Sister,
-    history: &[(String, String)],
-    emit: &Emit,
-) -> Judgment {
-    let ctx = UserContext {
-        returning: history.len() >= 3,
-        previous_messages: history.len(),
-        recent_flags: deps.recent_flags,
-    };
+async fn safety(deps: &Deps, text: &str, sister: Sister, emit: &Emit) -> Judgment {
+    let ctx = deps.user_context;
     let judgment = match Client::new(deps.llm.clone()) {
         Ok(client) => {
             let llm = ClientLlm { client };
@@ -509,51 +491,19 @@ async fn safety(
     judgment
 }
 
-/// The Director's static rules, the leak rule and the world-view check (L5) on the reply.
-/// Returns the verdict and, when L5 fired, its trace line with the in-character correction.
+/// The shared judgement (`chat::verdict`): the Director, prompt_echo, L5 and the leak review.
 fn judge(
     deps: &Deps,
     me: &Character,
-    sister: Sister,
     history: &[(String, String)],
     reply: &str,
     scaffold: &[String],
 ) -> (Verdict, Option<String>) {
-    let a = Analysis::new(reply);
-    // The conversation so far is the context (topic loop, early shift): the user's lines and hers.
-    let context: Vec<director::ContextTurn> = history
-        .iter()
-        .flat_map(|(u, r)| [("user", u), (me.id.as_str(), r)])
-        .filter(|(_, t)| !t.is_empty())
-        .map(|(who, t)| director::ContextTurn {
-            speaker: who.to_string(),
-            analysis: std::sync::Arc::new(Analysis::new(t)),
-        })
-        .collect();
-    let mut v = director::judge(&deps.rules, deps.analyzer.as_ref(), me, &a, &context);
-    // prompt_echo: the reply against the instruction parts of the chat system prompt.
-    v.findings.extend(director::rules::prompt_echo::check(
-        &a,
-        &deps.rules.data.prompt_echo,
-        scaffold,
-    ));
-    let l5 = deps.safety.worldview.check(reply, sister);
-    let trace = (!l5.is_empty()).then(|| {
-        let mut s = format!("L5 worldview: {} meta word(s) break the fiction", l5.len());
-        if let Some(fix) = deps.safety.worldview.correct(reply, sister) {
-            s.push_str(&format!(" — in character: {fix}"));
-        }
-        s
-    });
-    v.findings.extend(l5);
-    if let Some(vault) = &deps.vault {
-        let r = vault.reviewer(&me.id);
-        v.findings.extend(crate::vault::review::findings(
-            &r.review(reply),
-            r.input(),
-            r.config(),
-        ));
+    crate::chat::Checks {
+        rules: &deps.rules,
+        analyzer: deps.analyzer.as_ref(),
+        safety: &deps.safety,
+        vault: deps.vault.as_deref(),
     }
-    v.status = Verdict::status_of(&v.findings);
-    (v, trace)
+    .judge(me, history, reply, scaffold)
 }

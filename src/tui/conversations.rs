@@ -7,12 +7,13 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Paragraph, Wrap};
+use ratatui::widgets::Paragraph;
 
 use super::Runtime;
 use super::app::{App, Command, UiMsg};
 use super::keymap::Action;
 use super::theme::Theme;
+use super::wrap::wrap;
 use crate::serve::judgment::JudgmentCache;
 use crate::serve::review::{self, Conversation};
 
@@ -33,6 +34,20 @@ impl ConversationsPane {
             .enumerate()
             .flat_map(|(c, conv)| (0..conv.replies.len()).map(move |r| (c, r)))
             .collect()
+    }
+
+    /// Selects reply `id` where it now is; without it (gone, or none before) the row is kept
+    /// within the list.
+    pub fn reselect(&mut self, id: Option<i64>) {
+        let flat = self.flat();
+        let found = id.and_then(|id| {
+            flat.iter()
+                .position(|(c, r)| self.conversations[*c].replies[*r].id == id)
+        });
+        self.row = match found {
+            Some(i) => i,
+            None => self.row.min(flat.len().saturating_sub(1)),
+        };
     }
 
     /// The selected reply's id.
@@ -208,16 +223,34 @@ pub fn render(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
                     base.fg(t.dim),
                 ),
             ]));
-            lines.push(Line::from(vec![
-                Span::styled("    user: ", dim),
-                Span::styled(r.user_text.clone(), base.fg(t.text)),
-            ]));
-            lines.push(Line::from(vec![
-                Span::styled("    her:  ", dim),
-                Span::styled(r.text.clone(), base.fg(t.accent)),
-            ]));
+            let width = usize::from(area.width).max(20);
+            let mut text = |label: &str, body: &str, style: Style| {
+                for (i, part) in wrap(body, width.saturating_sub(10)).into_iter().enumerate() {
+                    let head = if i == 0 { label } else { "          " };
+                    lines.push(Line::from(vec![
+                        Span::styled(head.to_string(), dim),
+                        Span::styled(part, style),
+                    ]));
+                }
+            };
+            text("    user: ", &r.user_text, base.fg(t.text));
+            match r.state.as_str() {
+                "blocked" => {}
+                "sent" => text("    her:  ", &r.text, base.fg(t.accent)),
+                other => text(
+                    &format!("    {other:<6}"),
+                    &format!("NOT SENT — {}", r.text),
+                    base.fg(t.retry),
+                ),
+            }
+            if let Some(e) = &r.error {
+                text("    why:  ", e, base.fg(t.retry));
+            }
+            for finding in &r.findings {
+                text("    ·     ", finding, base.fg(t.dim));
+            }
             if let Some(n) = &r.note {
-                lines.push(Line::styled(format!("    note: {n}"), dim));
+                text("    note: ", n, dim);
             }
         }
     }
@@ -245,16 +278,52 @@ pub fn render(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
         "j/k select · +/- 👍/👎 · o override + note · R reload",
         dim,
     ));
+    // Every line is pre-wrapped to the width (no Paragraph wrap), so line indices are screen
+    // rows and the selected reply stays on screen.
+    let mut rows: Vec<Line> = Vec::with_capacity(lines.len());
+    let mut selected_row = 0;
+    for (i, l) in lines.into_iter().enumerate() {
+        if i == selected_line {
+            selected_row = rows.len();
+        }
+        rows.extend(fit(l, area.width));
+    }
     let height = area.height as usize;
-    let scroll = selected_line
-        .saturating_sub(height / 2)
-        .min(lines.len().saturating_sub(height));
-    f.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .scroll((scroll as u16, 0)),
-        area,
-    );
+    let scroll = selected_row
+        .saturating_sub(height / 3)
+        .min(rows.len().saturating_sub(height));
+    let lines = rows;
+    f.render_widget(Paragraph::new(lines).scroll((scroll as u16, 0)), area);
+}
+
+/// A line broken into screen rows of `width` columns (its spans' styles kept, by character
+/// display width), so one line of the result is one screen row.
+fn fit(line: Line<'static>, width: u16) -> Vec<Line<'static>> {
+    let max = usize::from(width).max(1);
+    if line.width() <= max {
+        return vec![line];
+    }
+    let mut rows: Vec<Vec<Span<'static>>> = vec![Vec::new()];
+    let mut used = 0;
+    for sp in line.spans {
+        let mut kept = String::new();
+        for ch in sp.content.chars() {
+            let w = unicode_width::UnicodeWidthChar::width(ch).unwrap_or(0);
+            if used + w > max {
+                if let Some(row) = rows.last_mut() {
+                    row.push(Span::styled(std::mem::take(&mut kept), sp.style));
+                }
+                rows.push(Vec::new());
+                used = 0;
+            }
+            used += w;
+            kept.push(ch);
+        }
+        if let Some(row) = rows.last_mut() {
+            row.push(Span::styled(kept, sp.style));
+        }
+    }
+    rows.into_iter().map(Line::from).collect()
 }
 
 /// Ids are long: the first 10 characters and the scope tail.
@@ -270,5 +339,65 @@ fn short(id: &str) -> String {
         h
     } else {
         format!("{h}:{tail}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pane(ids: &[&[i64]]) -> ConversationsPane {
+        let reply = |id: i64| crate::serve::review::Reply {
+            id,
+            user_text: String::new(),
+            text: String::new(),
+            verdict: "PASS".into(),
+            overridden: false,
+            source: "llm".into(),
+            pattern_id: None,
+            outcome: crate::serve::review::Outcome::Pending,
+            review: false,
+            thumb: None,
+            note: None,
+            delivery: "reply".into(),
+            at: 0,
+            state: "sent".into(),
+            error: None,
+            findings: Vec::new(),
+        };
+        ConversationsPane {
+            conversations: ids
+                .iter()
+                .map(|c| Conversation {
+                    channel_id: "U".into(),
+                    source_type: "user".into(),
+                    last_at: 0,
+                    replies: c.iter().map(|i| reply(*i)).collect(),
+                })
+                .collect(),
+            caches: Vec::new(),
+            row: 0,
+            loaded: true,
+        }
+    }
+
+    #[test]
+    fn a_reload_keeps_the_selected_reply_and_never_leaves_the_list() {
+        let mut p = pane(&[&[5, 4], &[2]]);
+        p.row = 1;
+        let keep = p.selected();
+        // New replies arrive above it: the same reply stays selected.
+        let mut q = pane(&[&[9, 8], &[5, 4], &[2]]);
+        q.row = p.row;
+        q.reselect(keep);
+        assert_eq!(q.selected(), Some(4));
+        // It is gone and the list shrank: the row stays inside the list.
+        let mut r = pane(&[&[7]]);
+        r.row = 3;
+        r.reselect(Some(4));
+        assert_eq!(r.selected(), Some(7));
+        let mut e = pane(&[]);
+        e.reselect(Some(1));
+        assert_eq!(e.selected(), None);
     }
 }

@@ -5,7 +5,6 @@
 mod ack;
 pub mod app;
 pub mod blind;
-mod chat_prompt;
 mod commands;
 mod compare_open;
 pub mod compare_view;

@@ -23,7 +23,8 @@ pub struct Serve {
 }
 
 impl Serve {
-    /// Starts `kakeai serve --line` against the fakes, with `config` (TOML) as --config.
+    /// Starts `kakeai serve --line` against the fakes, with `config` (TOML) as --config
+    /// (`--no-vault` unless `extra` names a vault).
     pub fn start(env: Env, line: &str, llm: &str, config: &str, extra: &[&str]) -> Serve {
         let cfg = env.file("serve.toml", config);
         let mut args = vec![
@@ -37,12 +38,17 @@ impl Serve {
             line,
             "--endpoint",
             llm,
-            "--model",
-            "tiny-ja",
             "--api",
             "openai",
         ];
+        if !extra.contains(&"--model") {
+            args.extend_from_slice(&["--model", "tiny-ja"]);
+        }
         args.extend_from_slice(extra);
+        // The bot never falls back to the bundled sample: a vault or --no-vault is said.
+        if !extra.iter().any(|a| *a == "--vault" || *a == "--no-vault") {
+            args.push("--no-vault");
+        }
         let mut child = env
             .cmd(&args)
             .env("KAKEAI_LINE_CHANNEL_SECRET", SECRET)
@@ -244,4 +250,9 @@ pub fn query<T>(
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap()
+}
+
+/// The bundled sample vault's folder in the source tree (a test passes it with --vault).
+pub fn sample_vault() -> String {
+    format!("{}/assets/vault/sisters", env!("CARGO_MANIFEST_DIR"))
 }

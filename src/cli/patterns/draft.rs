@@ -129,9 +129,20 @@ async fn ask(llm: LlmConfig, messages: Vec<crate::llm::Message>) -> Result<Draft
     })
 }
 
-pub(super) fn accept(a: &AcceptArgs, out: &mut dyn Write) -> Result<i32, Fail> {
+pub(super) fn accept(
+    a: &AcceptArgs,
+    out: &mut dyn Write,
+    err: &mut dyn FnMut(&str),
+) -> Result<i32, Fail> {
+    let gate = super::gate::Gate::load()?;
+    let note = std::cell::RefCell::new(None);
+    let check = |c: Option<Character>, text: &str| {
+        gate.check(c, text).map(|n| {
+            *note.borrow_mut() = n;
+        })
+    };
     let store = open(a.common.db.as_deref())?;
-    let p = cf::accept(
+    let p = cf::accept_checked(
         store.conn(),
         &cf::Accept {
             dropout_id: a.dropout,
@@ -142,8 +153,13 @@ pub(super) fn accept(a: &AcceptArgs, out: &mut dyn Write) -> Result<i32, Fail> {
             window_secs: a.window.secs(),
             as_of: a.window.as_of(),
         },
+        &check,
     )
     .map_err(|e| match e {
+        pat::PatternError::Invalid {
+            field: "bot_response",
+            ..
+        } => Fail(2, format!("not added: {e}")),
         pat::PatternError::Invalid {
             field: "user_message_type",
             ..
@@ -153,6 +169,9 @@ pub(super) fn accept(a: &AcceptArgs, out: &mut dyn Write) -> Result<i32, Fail> {
         } => Fail(2, format!("{e} (pass --character)")),
         e => e.into(),
     })?;
+    if let Some(n) = note.borrow().as_deref() {
+        err(n);
+    }
     match a.common.format {
         Format::Json => print_json(out, &pat::scored(store.conn(), p.pattern_id)?)?,
         Format::Table => writeln!(
