@@ -24,6 +24,10 @@ pub struct ServeArgs {
     /// Address to listen on (default from the config: 127.0.0.1:8080).
     #[arg(long)]
     pub listen: Option<String>,
+    /// Address for /metrics (and /healthz) — monitoring only, never the public proxy's
+    /// (default from the config: 127.0.0.1:9464; "" turns it off).
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_listen: Option<String>,
     /// Who answers.
     #[arg(long, value_parser = ["yana", "ayu"])]
     pub character: Option<String>,
@@ -56,8 +60,8 @@ pub struct ServeArgs {
 pub enum ServeCommand {
     /// Print a running server's health and numbers.
     Status {
-        /// The server's base URL.
-        #[arg(long, default_value = "http://127.0.0.1:8080")]
+        /// The server's monitoring address (its `metrics_listen`).
+        #[arg(long, default_value = "http://127.0.0.1:9464")]
         url: String,
     },
 }
@@ -82,6 +86,9 @@ pub fn run(args: ServeArgs) -> i32 {
     };
     if let Some(l) = &args.listen {
         cfg.listen = l.clone();
+    }
+    if let Some(m) = &args.metrics_listen {
+        cfg.http.metrics_listen = m.clone();
     }
     if let Some(c) = &args.character {
         cfg.character = c.clone();
@@ -147,6 +154,7 @@ pub fn run(args: ServeArgs) -> i32 {
         Err(e) => return fail(3, format!("cannot start the async runtime: {e}")),
     };
     let listen = cfg.listen.clone();
+    let metrics_listen = cfg.http.metrics_listen.clone();
     let svc = Arc::new(Services {
         cfg,
         secret,
@@ -172,11 +180,23 @@ pub fn run(args: ServeArgs) -> i32 {
             .local_addr()
             .map(|a| a.to_string())
             .unwrap_or(listen);
+        let monitor = if metrics_listen.trim().is_empty() {
+            None
+        } else {
+            match tokio::net::TcpListener::bind(&metrics_listen).await {
+                Ok(l) => Some(l),
+                Err(e) => return fail(3, format!("cannot listen on {metrics_listen}: {e}")),
+            }
+        };
         eprintln!(
-            "kakeai serve: listening on http://{addr}{} (healthz, metrics) as {}",
+            "kakeai serve: listening on http://{addr}{} (and /healthz) as {}",
             svc.cfg.webhook_path, svc.me.display_name
         );
-        match crate::serve::server::run(svc, listener, shutdown_signal()).await {
+        match monitor.as_ref().and_then(|m| m.local_addr().ok()) {
+            Some(m) => eprintln!("kakeai serve: metrics on http://{m}/metrics (keep it private)"),
+            None => eprintln!("kakeai serve: metrics off (metrics_listen = \"\")"),
+        }
+        match crate::serve::server::run(svc, listener, monitor, shutdown_signal()).await {
             Ok(()) => {
                 eprintln!("kakeai serve: stopped");
                 0
@@ -229,12 +249,7 @@ fn status(url: &str) -> i32 {
             (Ok(h), Ok(page)) => {
                 println!("health: {}", h.trim());
                 for (k, v) in metrics::parse_text(&page) {
-                    let k = k.trim_start_matches("kakeai_line_");
-                    if k.contains("seconds") {
-                        println!("{k:<40} {:.1} ms", v * 1000.0);
-                    } else {
-                        println!("{k:<40} {v}");
-                    }
+                    println!("{}", metrics::status_line(&k, v));
                 }
                 0
             }

@@ -59,6 +59,18 @@ pub struct Lines {
     pub fallback: String,
 }
 
+/// The webhook listener's limits (see `listen`) and the monitoring address.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HttpConfig {
+    pub max_body_bytes: usize,
+    pub header_timeout_seconds: f64,
+    pub body_timeout_seconds: f64,
+    pub max_connections: usize,
+    pub max_connection_seconds: f64,
+    pub metrics_listen: String,
+}
+
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct LineSecrets {
@@ -76,6 +88,8 @@ pub struct ServeConfig {
     pub answer_budget_seconds: f64,
     pub max_attempts: usize,
     pub workers: usize,
+    pub drain_seconds: f64,
+    pub http: HttpConfig,
     pub line_api: LineApiConfig,
     pub response: ResponseConfig,
     pub lines: BTreeMap<String, Lines>,
@@ -130,6 +144,20 @@ impl ServeConfig {
             || self.max_attempts == 0
         {
             return Err("check_interval_seconds, workers and max_attempts must be positive".into());
+        }
+        let h = &self.http;
+        let times = [
+            self.answer_budget_seconds,
+            self.drain_seconds,
+            h.header_timeout_seconds,
+            h.body_timeout_seconds,
+            h.max_connection_seconds,
+        ];
+        if times.iter().any(|t| !t.is_finite() || *t <= 0.0 || *t > 86_400.0)
+            || h.max_body_bytes == 0
+            || h.max_connections == 0
+        {
+            return Err("answer_budget_seconds, drain_seconds and every [http] limit must be positive (seconds at most a day)".into());
         }
         Ok(())
     }

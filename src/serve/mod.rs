@@ -9,6 +9,7 @@ pub mod config;
 pub mod events;
 pub mod ingress;
 pub mod judgment;
+pub mod listen;
 pub mod line_api;
 pub mod metrics;
 pub mod pipeline;

@@ -19,6 +19,8 @@ pub struct Serve {
     pub env: Env,
     pub child: Child,
     pub url: String,
+    /// The monitoring listener (/metrics, /healthz).
+    pub metrics_url: String,
     pub stderr: Arc<Mutex<Vec<String>>>,
 }
 
@@ -30,6 +32,8 @@ impl Serve {
             "serve",
             "--line",
             "--listen",
+            "127.0.0.1:0",
+            "--metrics-listen",
             "127.0.0.1:0",
             "--config",
             &cfg,
@@ -58,20 +62,31 @@ impl Serve {
         let keep = stderr.clone();
         std::thread::spawn(move || {
             for line in BufReader::new(err).lines().map_while(Result::ok) {
-                if let Some(rest) = line.split("listening on http://").nth(1) {
-                    let addr = rest.split('/').next().unwrap_or("").to_string();
-                    let _ = tx.send(addr);
+                for (i, marker) in ["listening on http://", "metrics on http://"]
+                    .iter()
+                    .enumerate()
+                {
+                    if let Some(rest) = line.split(marker).nth(1) {
+                        let addr = rest.split('/').next().unwrap_or("").to_string();
+                        let _ = tx.send((i, addr));
+                    }
                 }
                 keep.lock().unwrap().push(line);
             }
         });
-        let addr = rx
-            .recv_timeout(Duration::from_secs(60))
-            .unwrap_or_else(|_| panic!("serve did not start: {:?}", stderr.lock().unwrap()));
+        let mut addrs = [String::new(), String::new()];
+        for _ in 0..2 {
+            let (i, a) = rx
+                .recv_timeout(Duration::from_secs(60))
+                .unwrap_or_else(|_| panic!("serve did not start: {:?}", stderr.lock().unwrap()));
+            addrs[i] = a;
+        }
+        let [addr, metrics] = addrs;
         Serve {
             env,
             child,
             url: format!("http://{addr}"),
+            metrics_url: format!("http://{metrics}"),
             stderr,
         }
     }
@@ -109,7 +124,7 @@ impl Serve {
     }
 
     pub async fn metric(&self, name: &str) -> f64 {
-        let page = reqwest::get(format!("{}/metrics", self.url))
+        let page = reqwest::get(format!("{}/metrics", self.metrics_url))
             .await
             .unwrap()
             .text()
