@@ -12,6 +12,7 @@ pub mod judgment;
 pub mod listen;
 pub mod line_api;
 pub mod metrics;
+pub mod outbox;
 pub mod pipeline;
 pub mod review;
 pub mod server;

@@ -38,7 +38,7 @@ pub async fn run(
     monitor: Option<tokio::net::TcpListener>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), String> {
-    let (jobs, workers) = super::worker::start(svc.clone());
+    let jobs = super::worker::start(svc.clone());
     super::worker::resume(&svc, &jobs).await;
     let checker = svc.spawn(super::checker::run(svc.clone(), jobs.stopping()));
     let state = AppState {
@@ -76,10 +76,8 @@ pub async fn run(
         .await
         .map_err(|e| format!("server: {e}"));
     jobs.stop();
-    drop(jobs);
     let drain = secs(svc.cfg.drain_seconds);
-    let all = futures_util::future::join_all(workers);
-    if tokio::time::timeout(drain, all).await.is_err() {
+    if !jobs.join(drain).await {
         eprintln!(
             "kakeai serve: the {:.0} s drain is over; what is unanswered stays queued for the next start",
             drain.as_secs_f64()
@@ -195,6 +193,7 @@ async fn webhook(State(st): State<AppState>, headers: HeaderMap, body: Body) -> 
                         reply_token,
                         quote_token,
                         received: started,
+                        resend: None,
                     });
                 }
             }
