@@ -27,6 +27,34 @@ pub struct Serve {
 impl Serve {
     /// Starts `kakeai serve --line` against the fakes, with `config` (TOML) as --config.
     pub fn start(env: Env, line: &str, llm: &str, config: &str, extra: &[&str]) -> Serve {
+        let (child, url, metrics_url, stderr) = Serve::spawn(&env, line, llm, config, extra);
+        Serve {
+            env,
+            child,
+            url,
+            metrics_url,
+            stderr,
+        }
+    }
+
+    /// `kill -9`, then a new server on the same data dir (new ports).
+    pub fn kill9_and_restart(&mut self, line: &str, llm: &str, config: &str, extra: &[&str]) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let (child, url, metrics_url, stderr) = Serve::spawn(&self.env, line, llm, config, extra);
+        self.child = child;
+        self.url = url;
+        self.metrics_url = metrics_url;
+        self.stderr = stderr;
+    }
+
+    fn spawn(
+        env: &Env,
+        line: &str,
+        llm: &str,
+        config: &str,
+        extra: &[&str],
+    ) -> (Child, String, String, Arc<Mutex<Vec<String>>>) {
         let cfg = env.file("serve.toml", config);
         let mut args = vec![
             "serve",
@@ -82,13 +110,12 @@ impl Serve {
             addrs[i] = a;
         }
         let [addr, metrics] = addrs;
-        Serve {
-            env,
+        (
             child,
-            url: format!("http://{addr}"),
-            metrics_url: format!("http://{metrics}"),
+            format!("http://{addr}"),
+            format!("http://{metrics}"),
             stderr,
-        }
+        )
     }
 
     pub fn db(&self) -> std::path::PathBuf {
