@@ -108,16 +108,23 @@ impl ServeConfig {
         let base: toml::Table = toml::from_str(include_str!("../../assets/serve/serve.toml"))
             .expect("the embedded serve.toml parses");
         let mut merged = toml::Value::Table(base);
+        let mut text = String::new();
         if let Some(p) = file {
-            let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
-            let over: toml::Table = toml::from_str(&text).map_err(|e| located(p, &text, &e))?;
+            // Size (8 MiB), UTF-8 and depth first: /dev/zero or a huge file is refused, not read.
+            text = crate::limits::read_toml(p).map_err(|e| e.to_string())?;
+            let over: toml::Table = toml::from_str(&text)
+                .map_err(|e| super::config_secrets::scrub(&text, located(p, &text, &e)))?;
+            super::config_secrets::check_shape(p, &text, &over)?;
             merge(&mut merged, toml::Value::Table(over));
         }
         let cfg: ServeConfig = merged.try_into().map_err(|e: toml::de::Error| match file {
-            Some(p) => format!("{}: {}", p.display(), e.message()),
+            Some(p) => super::config_secrets::scrub(&text, format!("{}: {}", p.display(), e.message())),
             None => e.to_string(),
         })?;
         cfg.check()?;
+        if let Some(p) = file {
+            super::config_secrets::check_mode(p, &cfg.line)?;
+        }
         Ok(cfg)
     }
 

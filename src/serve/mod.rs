@@ -6,6 +6,7 @@
 pub mod cache_store;
 pub mod checker;
 pub mod config;
+pub mod config_secrets;
 pub mod events;
 pub mod ingress;
 pub mod judgment;
