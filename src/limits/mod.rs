@@ -2,11 +2,13 @@
 //! is read — before any parser sees it — so a huge, deeply nested or mis-encoded file is
 //! rejected fast with an error naming the file, the position and the limit.
 
+mod aliases;
 mod depth;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+pub use aliases::yaml_aliases;
 pub use depth::{toml_depth, yaml_check};
 
 /// Largest configuration file (TOML rules, YAML/Markdown vault files, keymaps, themes).
@@ -31,6 +33,12 @@ pub enum LimitError {
     },
     #[error("{}:{line}:{col}: not valid UTF-8", path.display())]
     NotUtf8 {
+        path: PathBuf,
+        line: usize,
+        col: usize,
+    },
+    #[error("{}:{line}:{col}: a YAML alias (*name); kakeai's files refuse aliases (one can expand a small file into gigabytes): write the value out", path.display())]
+    Alias {
         path: PathBuf,
         line: usize,
         col: usize,
@@ -91,6 +99,7 @@ pub fn read_yaml(path: &Path) -> Result<String, LimitError> {
     let text = read_text(path, MAX_FILE_BYTES)?;
     let is_md = path.extension().is_some_and(|x| x == "md");
     yaml_check(path, &text, is_md)?;
+    yaml_aliases(path, &text, is_md)?;
     Ok(text)
 }
 
