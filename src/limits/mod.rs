@@ -111,39 +111,30 @@ pub fn read_toml(path: &Path) -> Result<String, LimitError> {
 }
 
 /// Reads one line (up to and without `\n`, `\r\n` trimmed) into `buf`; a line longer than
-/// [`MAX_LINE_BYTES`] is consumed and reported as `Err(true)`. `Ok(false)` at the end.
+/// [`MAX_LINE_BYTES`] is reported as `Err(true)` as soon as the limit is passed — the rest of
+/// it is not read (the input may never end: `/dev/zero`), so the caller stops there.
+/// `Ok(false)` at the end.
 pub fn read_line(
     r: &mut impl std::io::BufRead,
     buf: &mut Vec<u8>,
 ) -> std::io::Result<Result<bool, bool>> {
     buf.clear();
-    let mut too_long = false;
     loop {
         let chunk = r.fill_buf()?;
         if chunk.is_empty() {
-            return Ok(if too_long {
-                Err(true)
-            } else {
-                Ok(!buf.is_empty())
-            });
+            return Ok(Ok(!buf.is_empty()));
         }
-        let (take, done) = match chunk.iter().position(|b| *b == b'\n') {
+        let (take, done) = match memchr::memchr(b'\n', chunk) {
             Some(i) => (i + 1, true),
             None => (chunk.len(), false),
         };
-        if !too_long {
-            if buf.len() + take > MAX_LINE_BYTES + 1 {
-                too_long = true;
-                buf.clear();
-            } else {
-                buf.extend_from_slice(&chunk[..take]);
-            }
+        if buf.len() + take > MAX_LINE_BYTES + 1 {
+            buf.clear();
+            return Ok(Err(true));
         }
+        buf.extend_from_slice(&chunk[..take]);
         r.consume(take);
         if done {
-            if too_long {
-                return Ok(Err(true));
-            }
             if buf.last() == Some(&b'\n') {
                 buf.pop();
             }
