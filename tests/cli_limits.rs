@@ -57,20 +57,38 @@ fn every_reader_refuses_an_endless_or_overlong_line_with_exit_2_at_file_line() {
     );
     let file = env.file("long.jsonl", &long);
     let cases: Vec<(Vec<&str>, String)> = vec![
-        (vec!["check", "/dev/zero", "--speaker", "yana"], "/dev/zero:1".into()),
-        (vec!["check", &file, "--speaker", "yana"], format!("{file}:2")),
+        (
+            vec!["check", "/dev/zero", "--speaker", "yana"],
+            "/dev/zero:1".into(),
+        ),
+        (
+            vec!["check", &file, "--speaker", "yana"],
+            format!("{file}:2"),
+        ),
         (vec!["ingest", "/dev/zero"], "/dev/zero:1".into()),
         (vec!["ingest", &file], format!("{file}:2")),
-        (vec!["import", "duo-talk", "/dev/zero"], "/dev/zero:1".into()),
+        (
+            vec!["import", "duo-talk", "/dev/zero"],
+            "/dev/zero:1".into(),
+        ),
         (vec!["import", "duo-talk", &file], format!("{file}:2")),
-        (vec!["serve", "--line", "--config", "/dev/zero"], "/dev/zero".into()),
+        (
+            vec!["serve", "--line", "--config", "/dev/zero"],
+            "/dev/zero".into(),
+        ),
     ];
     for (args, at) in cases {
         let t = Instant::now();
         let (code, err, peak) = run(&env, &args);
-        eprintln!("{args:?}: exit {code:?} in {:?}, peak {peak} MB", t.elapsed());
+        eprintln!(
+            "{args:?}: exit {code:?} in {:?}, peak {peak} MB",
+            t.elapsed()
+        );
         assert_eq!(code, Some(2), "{args:?}: {err}");
-        assert!(err.contains(&at) && err.contains("limit"), "{args:?}: {err}");
+        assert!(
+            err.contains(&at) && err.contains("limit"),
+            "{args:?}: {err}"
+        );
         assert!(err.len() < 2_000, "{args:?}: a {}-byte error", err.len());
     }
 }

@@ -43,8 +43,15 @@ async fn a_hanging_layer_4_stays_inside_the_budget_and_other_chats_never_wait() 
         // Layer 4's question: the model hangs.
         _ => {
             count.fetch_add(1, Ordering::SeqCst);
-            Reply::json(200, &openai_reply("tiny-ja", r#"{"context_type":"じゃれ合い","confidence":0.9,"reason":"x"}"#, 5))
-                .delay(Duration::from_secs(60))
+            Reply::json(
+                200,
+                &openai_reply(
+                    "tiny-ja",
+                    r#"{"context_type":"じゃれ合い","confidence":0.9,"reason":"x"}"#,
+                    5,
+                ),
+            )
+            .delay(Duration::from_secs(60))
         }
     })
     .await;
@@ -64,23 +71,46 @@ async fn a_hanging_layer_4_stays_inside_the_budget_and_other_chats_never_wait() 
     // A returning user: three earlier messages, answered.
     for i in 0..3 {
         let m = format!("a{i}");
-        assert_eq!(s.send(&body(&[text(&event_id(), ("user", a), &m, "今日は暑いね")])).await, 200);
+        assert_eq!(
+            s.send(&body(&[text(&event_id(), ("user", a), &m, "今日は暑いね")]))
+                .await,
+            200
+        );
         line.wait(10, |c| c.len() > i).await;
     }
     let t = Instant::now();
-    assert_eq!(s.send(&body(&[text(&event_id(), ("user", a), "a3", "ほんとバカだなぁ")])).await, 200);
+    assert_eq!(
+        s.send(&body(&[text(
+            &event_id(),
+            ("user", a),
+            "a3",
+            "ほんとバカだなぁ"
+        )]))
+        .await,
+        200
+    );
     tokio::time::sleep(Duration::from_millis(200)).await;
     for (i, o) in others.iter().enumerate() {
         let m = format!("o{i}");
-        assert_eq!(s.send(&body(&[text(&event_id(), ("user", o), &m, "おはよう")])).await, 200);
+        assert_eq!(
+            s.send(&body(&[text(&event_id(), ("user", o), &m, "おはよう")]))
+                .await,
+            200
+        );
     }
     let calls = line.wait(15, |c| c.len() >= 6).await;
     let waited = t.elapsed();
-    assert!(l4_calls.load(Ordering::SeqCst) >= 1, "Layer 4 was never asked");
+    assert!(
+        l4_calls.load(Ordering::SeqCst) >= 1,
+        "Layer 4 was never asked"
+    );
     let to = |c: &line_fake::Call| c.body["replyToken"].as_str().unwrap_or("").to_string();
     let tokens: Vec<String> = calls.iter().map(to).collect();
     for i in 0..others.len() {
-        assert!(tokens.contains(&format!("rt-o{i}")), "chat {i} waited behind the slow one: {tokens:?}");
+        assert!(
+            tokens.contains(&format!("rt-o{i}")),
+            "chat {i} waited behind the slow one: {tokens:?}"
+        );
     }
     let settled = until(15, || {
         let r = query(
@@ -88,9 +118,14 @@ async fn a_hanging_layer_4_stays_inside_the_budget_and_other_chats_never_wait() 
             "SELECT state FROM line_messages WHERE message_id = 'a3'",
             |r| r.get::<_, String>(0),
         );
-        (r.first().is_some_and(|st| st != "queued" && st != "sending")).then_some(r)
+        (r.first()
+            .is_some_and(|st| st != "queued" && st != "sending"))
+        .then_some(r)
     })
     .await;
     eprintln!("with Layer 4 hanging: all settled {waited:?} after the insult; {settled:?}");
-    assert!(settled.is_some(), "the insult was not settled within 15 s (budget 2 s)");
+    assert!(
+        settled.is_some(),
+        "the insult was not settled within 15 s (budget 2 s)"
+    );
 }

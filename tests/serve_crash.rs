@@ -76,7 +76,12 @@ async fn kill_9_at_random_moments_under_load_loses_nothing_and_says_nothing_twic
             *url.lock().unwrap() = format!("{}/webhook", s.url);
         }
         let user = format!("Ucrash{i:026}");
-        let ev = text(&event_id(), ("user", &user), &format!("c{i}"), "今日はなにしてた？");
+        let ev = text(
+            &event_id(),
+            ("user", &user),
+            &format!("c{i}"),
+            "今日はなにしてた？",
+        );
         let (c, url) = (client.clone(), url.clone());
         tasks.push(tokio::spawn(async move {
             // As LINE: redeliver (same event, isRedelivery) until acknowledged, for up to 30 s.
@@ -86,7 +91,12 @@ async fn kill_9_at_random_moments_under_load_loses_nothing_and_says_nothing_twic
                 let b = body(std::slice::from_ref(&ev));
                 let sig = kakeai::serve::signature::sign(SECRET, b.as_bytes());
                 let u = url.lock().unwrap().clone();
-                let r = c.post(&u).header("x-line-signature", sig).body(b).send().await;
+                let r = c
+                    .post(&u)
+                    .header("x-line-signature", sig)
+                    .body(b)
+                    .send()
+                    .await;
                 if r.is_ok_and(|r| r.status().as_u16() == 200) {
                     return true;
                 }
@@ -118,7 +128,12 @@ async fn kill_9_at_random_moments_under_load_loses_nothing_and_says_nothing_twic
     for c in calls.iter().filter(|c| c.delivered()) {
         let who = match c.body["replyToken"].as_str() {
             Some(t) => t.trim_start_matches("rt-c").to_string(),
-            None => c.body["to"].as_str().unwrap_or("").trim_start_matches("Ucrash").trim_start_matches('0').to_string(),
+            None => c.body["to"]
+                .as_str()
+                .unwrap_or("")
+                .trim_start_matches("Ucrash")
+                .trim_start_matches('0')
+                .to_string(),
         };
         let who = if who.is_empty() { "0".into() } else { who };
         *per.entry(who).or_default() += 1;
@@ -138,7 +153,10 @@ async fn kill_9_at_random_moments_under_load_loses_nothing_and_says_nothing_twic
         per.len(),
         t0.elapsed().as_secs_f64()
     );
-    assert_eq!(acked as u64, total, "every event is acknowledged in the end");
+    assert_eq!(
+        acked as u64, total,
+        "every event is acknowledged in the end"
+    );
     assert_eq!((lost, twice), (0, 0), "seed {seed}");
 }
 
@@ -151,7 +169,13 @@ async fn sigterm_during_a_line_outage_exits_within_the_drain_and_keeps_the_rest_
         "drain_seconds = 2\n{}",
         fast_config(60.0).replace("backoff_ms = 50", "backoff_ms = 200")
     );
-    let mut s = Serve::start(Env::new(), &line.url, &llm.server.url, &cfg, &["--no-vault"]);
+    let mut s = Serve::start(
+        Env::new(),
+        &line.url,
+        &llm.server.url,
+        &cfg,
+        &["--no-vault"],
+    );
     let user = "Uoutage00000000000000000000000001";
     for i in 0..12 {
         let ev = text(&event_id(), ("user", user), &format!("o{i}"), "ねえねえ");
@@ -174,7 +198,10 @@ async fn sigterm_during_a_line_outage_exits_within_the_drain_and_keeps_the_rest_
         |r| r.get::<_, String>(0),
     );
     let queued = states.iter().filter(|st| *st == "queued").count();
-    assert!(queued >= 8, "the rest stays queued for the next start: {states:?}");
+    assert!(
+        queued >= 8,
+        "the rest stays queued for the next start: {states:?}"
+    );
     let failed = query(
         &s.db(),
         "SELECT trace FROM line_messages WHERE role = 'bot' AND state = 'failed'",

@@ -76,7 +76,10 @@ async fn slow_and_oversized_clients_are_cut_off_and_genuine_webhooks_still_answe
         .await
         .unwrap();
     let (_, closed) = read_until_closed(&mut slow, Duration::from_secs(5)).await;
-    assert!(closed, "a client that never finishes its headers is never closed");
+    assert!(
+        closed,
+        "a client that never finishes its headers is never closed"
+    );
     // A body that stalls: 408 after the 1 s body timeout.
     let mut stall = TcpStream::connect(&addr).await.unwrap();
     stall
@@ -92,7 +95,10 @@ async fn slow_and_oversized_clients_are_cut_off_and_genuine_webhooks_still_answe
         .await
         .unwrap();
     let (got, _) = read_until_closed(&mut big, Duration::from_secs(5)).await;
-    assert!(got.starts_with("HTTP/1.1 413"), "an oversized body: {got:?}");
+    assert!(
+        got.starts_with("HTTP/1.1 413"),
+        "an oversized body: {got:?}"
+    );
     eprintln!("413 for a 2 MB Content-Length in {:?}", t.elapsed());
     // 120 unsigned requests against a 32-connection cap — half declaring 2 MB, half 200 KB
     // (under the limit) — each stalled after its first 100 KB: the server's memory stays put,
@@ -121,7 +127,12 @@ async fn slow_and_oversized_clients_are_cut_off_and_genuine_webhooks_still_answe
     let t = Instant::now();
     let user = "U9aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1";
     let code = s
-        .send(&body(&[text(&event_id(), ("user", user), "h1", "やっほー")]))
+        .send(&body(&[text(
+            &event_id(),
+            ("user", user),
+            "h1",
+            "やっほー",
+        )]))
         .await;
     let genuine = t.elapsed();
     for f in flood {
@@ -145,12 +156,22 @@ async fn metrics_are_served_only_on_their_own_address() {
     let llm = llm(LINE, no_judgment()).await;
     let s = Serve::start(Env::new(), &line.url, &llm.server.url, &tight(), &[]);
     let public = reqwest::get(format!("{}/metrics", s.url)).await.unwrap();
-    assert_eq!(public.status().as_u16(), 404, "/metrics on the webhook's listener");
+    assert_eq!(
+        public.status().as_u16(),
+        404,
+        "/metrics on the webhook's listener"
+    );
     let private = reqwest::get(format!("{}/metrics", s.metrics_url))
         .await
         .unwrap();
     assert_eq!(private.status().as_u16(), 200);
-    assert!(private.text().await.unwrap().contains("kakeai_line_events_total"));
+    assert!(
+        private
+            .text()
+            .await
+            .unwrap()
+            .contains("kakeai_line_events_total")
+    );
     assert_ne!(s.url, s.metrics_url);
 }
 
@@ -159,7 +180,14 @@ async fn one_malformed_event_is_recorded_and_the_good_ones_are_answered() {
     let line = FakeLine::ok().await;
     let llm = llm(LINE, no_judgment()).await;
     let s = Serve::start(Env::new(), &line.url, &llm.server.url, &tight(), &[]);
-    let good = |i: usize| text(&event_id(), ("user", &format!("Ugood{i:028}")), &format!("g{i}"), "こんにちは");
+    let good = |i: usize| {
+        text(
+            &event_id(),
+            ("user", &format!("Ugood{i:028}")),
+            &format!("g{i}"),
+            "こんにちは",
+        )
+    };
     let mut no_type = good(90);
     no_type.as_object_mut().unwrap().remove("type");
     let mut str_ts = good(91);
@@ -178,7 +206,11 @@ async fn one_malformed_event_is_recorded_and_the_good_ones_are_answered() {
     events.extend(anon.iter().cloned());
     assert_eq!(s.send(&body(&events)).await, 200);
     let calls = line.wait(20, |c| c.len() >= 5).await;
-    assert_eq!(calls.len(), 5, "2 good + 3 without an id are answered: {calls:?}");
+    assert_eq!(
+        calls.len(),
+        5,
+        "2 good + 3 without an id are answered: {calls:?}"
+    );
     let bad = until(10, || {
         let r = query(
             &s.db(),
@@ -190,7 +222,10 @@ async fn one_malformed_event_is_recorded_and_the_good_ones_are_answered() {
     .await
     .expect("the three malformed events recorded");
     let all = bad.join("\n");
-    assert!(all.contains("`type`") && all.contains("string") && all.contains("integer"), "{all}");
+    assert!(
+        all.contains("`type`") && all.contains("string") && all.contains("integer"),
+        "{all}"
+    );
     assert_eq!(s.metric("kakeai_line_malformed_events_total").await, 3.0);
     // The same three without ids, again: duplicates now.
     assert_eq!(s.send(&body(&anon)).await, 200);
@@ -205,10 +240,18 @@ async fn a_replay_with_a_new_event_id_but_a_seen_message_is_a_duplicate() {
     let llm = llm(LINE, no_judgment()).await;
     let s = Serve::start(Env::new(), &line.url, &llm.server.url, &tight(), &[]);
     let user = "Ureplay0000000000000000000000001";
-    assert_eq!(s.send(&body(&[text(&event_id(), ("user", user), "r1", "ねえ")])).await, 200);
+    assert_eq!(
+        s.send(&body(&[text(&event_id(), ("user", user), "r1", "ねえ")]))
+            .await,
+        200
+    );
     line.wait(20, |c| !c.is_empty()).await;
     for _ in 0..3 {
-        assert_eq!(s.send(&body(&[text(&event_id(), ("user", user), "r1", "ねえ")])).await, 200);
+        assert_eq!(
+            s.send(&body(&[text(&event_id(), ("user", user), "r1", "ねえ")]))
+                .await,
+            200
+        );
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(line.calls().len(), 1);

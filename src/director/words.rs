@@ -12,13 +12,34 @@ use crate::config::ConfigError;
 /// The first word longer than the limit, as a located error.
 pub fn check(data: &RuleData) -> Result<(), ConfigError> {
     let mut lists: Vec<(String, Vec<&String>)> = vec![
-        ("praise.evaluation_words".into(), data.praise.evaluation_words.iter().collect()),
-        ("praise.partner_refs".into(), data.praise.partner_refs.iter().collect()),
-        ("praise.affirmation_words".into(), data.praise.affirmation_words.iter().collect()),
-        ("setting.phrases".into(), data.setting.phrases.iter().collect()),
-        ("contradiction.adverbs".into(), data.contradiction.adverbs.iter().collect()),
-        ("contradiction.negations".into(), data.contradiction.negations.iter().collect()),
-        ("prompt_leak.markers".into(), data.prompt_leak.markers.iter().collect()),
+        (
+            "praise.evaluation_words".into(),
+            data.praise.evaluation_words.iter().collect(),
+        ),
+        (
+            "praise.partner_refs".into(),
+            data.praise.partner_refs.iter().collect(),
+        ),
+        (
+            "praise.affirmation_words".into(),
+            data.praise.affirmation_words.iter().collect(),
+        ),
+        (
+            "setting.phrases".into(),
+            data.setting.phrases.iter().collect(),
+        ),
+        (
+            "contradiction.adverbs".into(),
+            data.contradiction.adverbs.iter().collect(),
+        ),
+        (
+            "contradiction.negations".into(),
+            data.contradiction.negations.iter().collect(),
+        ),
+        (
+            "prompt_leak.markers".into(),
+            data.prompt_leak.markers.iter().collect(),
+        ),
     ];
     for (id, c) in &data.characters {
         let k = |f: &str| format!("characters.{id}.{f}");
@@ -27,9 +48,18 @@ pub fn check(data: &RuleData) -> Result<(), ConfigError> {
         if let StyleRule::Polite { endings, .. } = &c.tone.style {
             lists.push((k("tone.style.endings"), endings.iter().collect()));
         }
-        lists.push((k("tone.violations.endings"), c.tone.violations.endings.iter().collect()));
-        lists.push((k("tone.violations.words"), c.tone.violations.words.iter().collect()));
-        lists.push((k("forbidden_words"), c.forbidden_words.iter().map(|f| &f.word).collect()));
+        lists.push((
+            k("tone.violations.endings"),
+            c.tone.violations.endings.iter().collect(),
+        ));
+        lists.push((
+            k("tone.violations.words"),
+            c.tone.violations.words.iter().collect(),
+        ));
+        lists.push((
+            k("forbidden_words"),
+            c.forbidden_words.iter().map(|f| &f.word).collect(),
+        ));
         lists.push((k("address_partner"), c.address_partner.iter().collect()));
         lists.push((k("display_name"), vec![&c.display_name]));
         lists.push((k("aliases"), c.aliases.iter().collect()));
@@ -68,7 +98,11 @@ mod tests {
             let e = RuleSet::load(Some(&p)).unwrap_err().to_string();
             assert!(e.contains("rules.toml:2:"), "{e}");
             assert!(e.contains("the longest allowed is 100"), "{e}");
-            assert!(e.chars().count() < 400, "the error quotes the whole word: {} chars", e.len());
+            assert!(
+                e.chars().count() < 400,
+                "the error quotes the whole word: {} chars",
+                e.len()
+            );
         }
         std::fs::write(&p, "[praise]\nevaluation_words = [\"すごい\"]\n").unwrap();
         assert!(RuleSet::load(Some(&p)).is_ok());

@@ -91,7 +91,11 @@ fn starts_node(before: &str) -> bool {
         None => true,
         Some('[' | '{' | ',') => true,
         Some('-' | '?') => {
-            spaced && t[..t.len() - 1].chars().last().is_none_or(|c| c == ' ' || c == '-')
+            spaced
+                && t[..t.len() - 1]
+                    .chars()
+                    .last()
+                    .is_none_or(|c| c == ' ' || c == '-')
         }
         Some(':') => spaced,
         _ => false,

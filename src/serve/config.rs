@@ -118,7 +118,9 @@ impl ServeConfig {
             merge(&mut merged, toml::Value::Table(over));
         }
         let cfg: ServeConfig = merged.try_into().map_err(|e: toml::de::Error| match file {
-            Some(p) => super::config_secrets::scrub(&text, format!("{}: {}", p.display(), e.message())),
+            Some(p) => {
+                super::config_secrets::scrub(&text, format!("{}: {}", p.display(), e.message()))
+            }
             None => e.to_string(),
         })?;
         cfg.check()?;
@@ -160,7 +162,9 @@ impl ServeConfig {
             h.body_timeout_seconds,
             h.max_connection_seconds,
         ];
-        if times.iter().any(|t| !t.is_finite() || *t <= 0.0 || *t > 86_400.0)
+        if times
+            .iter()
+            .any(|t| !t.is_finite() || *t <= 0.0 || *t > 86_400.0)
             || h.max_body_bytes == 0
             || h.max_connections == 0
         {

@@ -118,16 +118,33 @@ mod tests {
     #[test]
     fn typos_in_secret_fields_name_the_field_and_line_never_the_value() {
         let cases = [
-            ("[line]\nchannel_secret = 81726354918273\n", "channel_secret", ":2:"),
-            ("[line]\naccess_token = 0x7f3a9c2b1d\n", "access_token", ":2:"),
+            (
+                "[line]\nchannel_secret = 81726354918273\n",
+                "channel_secret",
+                ":2:",
+            ),
+            (
+                "[line]\naccess_token = 0x7f3a9c2b1d\n",
+                "access_token",
+                ":2:",
+            ),
             ("workers = 2\nline = \"s3cr3tT0kenValue\"\n", "line", ":2:"),
             ("[line]\nchannel_secret = s3cr3tT0kenValue\n", "", ":2:"),
             ("[line]\nchannel_secret = \"s3cr3tT0kenValue\n", "", ":2:"),
-            ("line.access_token = 99887766554433\n", "access_token", ":1:"),
+            (
+                "line.access_token = 99887766554433\n",
+                "access_token",
+                ":1:",
+            ),
         ];
         for (text, field, at) in cases {
             let e = load(text, 0o600).unwrap_err();
-            for secret in ["81726354918273", "7f3a9c2b1d", "s3cr3tT0kenValue", "99887766554433"] {
+            for secret in [
+                "81726354918273",
+                "7f3a9c2b1d",
+                "s3cr3tT0kenValue",
+                "99887766554433",
+            ] {
                 assert!(!e.contains(secret), "{text:?} echoed the value: {e}");
             }
             assert!(e.contains(field) && e.contains(at), "{text:?}: {e}");

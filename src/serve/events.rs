@@ -16,7 +16,11 @@ pub struct WebhookBody {
 #[derive(Debug, Clone)]
 pub enum Read {
     Good(Box<Event>),
-    Malformed { key: String, kind: String, reason: String },
+    Malformed {
+        key: String,
+        kind: String,
+        reason: String,
+    },
 }
 
 /// Reads one event. Its dedup key is LINE's `webhookEventId`, or — when it has none — a digest
@@ -212,9 +216,18 @@ mod tests {
     #[test]
     fn a_malformed_event_is_named_and_keyed_and_its_value_never_quoted() {
         let bad = [
-            (r#"{"webhookEventId":"01X","source":{"type":"user","userId":"U1"}}"#, "type"),
-            (r#"{"type":"message","timestamp":"秘密の電話090","webhookEventId":"01Y"}"#, "string"),
-            (r#"{"type":"message","message":{"type":"text","id":42},"webhookEventId":"01Z"}"#, "integer"),
+            (
+                r#"{"webhookEventId":"01X","source":{"type":"user","userId":"U1"}}"#,
+                "type",
+            ),
+            (
+                r#"{"type":"message","timestamp":"秘密の電話090","webhookEventId":"01Y"}"#,
+                "string",
+            ),
+            (
+                r#"{"type":"message","message":{"type":"text","id":42},"webhookEventId":"01Z"}"#,
+                "integer",
+            ),
         ];
         for (json, word) in bad {
             let v: serde_json::Value = serde_json::from_str(json).unwrap();
@@ -243,7 +256,10 @@ mod tests {
         let keys: std::collections::BTreeSet<String> =
             (0..50).map(|i| key(&mk(&format!("m{i}"), false))).collect();
         assert_eq!(keys.len(), 50);
-        assert!(keys.iter().all(|k| k.starts_with("sha256:") && k.len() == 71));
+        assert!(
+            keys.iter()
+                .all(|k| k.starts_with("sha256:") && k.len() == 71)
+        );
         assert_eq!(key(&mk("m7", false)), key(&mk("m7", true)));
     }
 

@@ -286,7 +286,11 @@ async fn settle(
 ) -> Result<(), String> {
     let (state, how, note) = match delivery {
         Ok(how) => ("sent", how.to_string(), None),
-        Err(e) => ("failed", "none".to_string(), Some(format!("delivery failed: {e}"))),
+        Err(e) => (
+            "failed",
+            "none".to_string(),
+            Some(format!("delivery failed: {e}")),
+        ),
     };
     svc.store
         .call(move |s| outbox::settle(s, bot_id, state, &how, note.as_deref(), user_state))
@@ -323,7 +327,9 @@ async fn redeliver(svc: &Services, r: Sending) -> Result<(), String> {
                 let note = "resumed after a restart: LINE refused the reply token as used or expired — the reply most likely went out before the restart; not pushed, so it is never said twice";
                 return svc
                     .store
-                    .call(move |s| outbox::settle(s, bot_id, "uncertain", "reply", Some(note), user_state))
+                    .call(move |s| {
+                        outbox::settle(s, bot_id, "uncertain", "reply", Some(note), user_state)
+                    })
                     .await
                     .map_err(|e| e.to_string());
             }

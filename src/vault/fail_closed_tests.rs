@@ -269,8 +269,14 @@ fn complex_key_errors_quote_a_short_excerpt() {
         format!("? ? ? {}\n", "x".repeat(400_000)),
         format!("secrets:\n  ? [{}]\n  : 1\n", "a, ".repeat(130_000)),
     ] {
-        let e = try_work(&[(super::load::VISIBILITY, &bad)]).unwrap_err().to_string();
-        assert!(e.chars().count() < 400, "a {}-character error", e.chars().count());
+        let e = try_work(&[(super::load::VISIBILITY, &bad)])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.chars().count() < 400,
+            "a {}-character error",
+            e.chars().count()
+        );
         assert!(e.contains("visibility.yaml:"), "{e}");
     }
 }

@@ -146,7 +146,9 @@ async fn handle(State(st): State<St>, uri: Uri, headers: HeaderMap, body: Bytes)
     let token = call.body["replyToken"].as_str().map(str::to_string);
     if call.path.ends_with("/reply")
         && token.is_some()
-        && calls.iter().any(|c| taken(c) && c.body["replyToken"].as_str() == token.as_deref())
+        && calls
+            .iter()
+            .any(|c| taken(c) && c.body["replyToken"].as_str() == token.as_deref())
     {
         call.status = 400;
         calls.push(call);
@@ -159,7 +161,9 @@ async fn handle(State(st): State<St>, uri: Uri, headers: HeaderMap, body: Bytes)
     }
     if call.path.ends_with("/push")
         && call.retry_key.is_some()
-        && calls.iter().any(|c| taken(c) && c.retry_key == call.retry_key)
+        && calls
+            .iter()
+            .any(|c| taken(c) && c.retry_key == call.retry_key)
     {
         call.status = 409;
         calls.push(call);
@@ -167,7 +171,10 @@ async fn handle(State(st): State<St>, uri: Uri, headers: HeaderMap, body: Bytes)
             StatusCode::CONFLICT,
             [
                 ("content-type", "application/json"),
-                ("x-line-accepted-request-id", "00000000-0000-4000-8000-000000000000"),
+                (
+                    "x-line-accepted-request-id",
+                    "00000000-0000-4000-8000-000000000000",
+                ),
             ],
             r#"{"message":"The retry key is already accepted"}"#,
         )
