@@ -77,13 +77,15 @@ pub async fn run(
         .map_err(|e| format!("server: {e}"));
     jobs.stop();
     let drain = secs(svc.cfg.drain_seconds);
+    let until = tokio::time::Instant::now() + drain;
     if !jobs.join(drain).await {
         eprintln!(
             "kakeai serve: the {:.0} s drain is over; what is unanswered stays queued for the next start",
             drain.as_secs_f64()
         );
     }
-    let _ = tokio::time::timeout(drain, checker).await;
+    // One deadline for the lanes and the checker together.
+    let _ = tokio::time::timeout_at(until, checker).await;
     let _ = stop_tx.send(true);
     if let Some(m) = monitor {
         let _ = m.await;
