@@ -73,7 +73,8 @@ impl From<crate::limits::LimitError> for ConfigError {
             L::TooDeep {
                 path, line, col, ..
             }
-            | L::NotUtf8 { path, line, col } => ConfigError::Syntax {
+            | L::NotUtf8 { path, line, col }
+            | L::Alias { path, line, col } => ConfigError::Syntax {
                 path,
                 line,
                 col,

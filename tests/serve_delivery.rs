@@ -190,7 +190,7 @@ async fn sigterm_finishes_in_flight_events_and_status_prints_the_numbers() {
     );
     let out = s
         .env
-        .cmd(&["serve", "status", "--url", &s.url])
+        .cmd(&["serve", "status", "--url", &s.metrics_url])
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);

@@ -24,7 +24,7 @@ fn judgment() -> Arc<Mutex<String>> {
 }
 
 async fn ready(s: &Serve) -> (u16, serde_json::Value) {
-    let r = reqwest::get(format!("{}/readyz", s.url)).await.unwrap();
+    let r = reqwest::get(format!("{}/readyz", s.metrics_url)).await.unwrap();
     let code = r.status().as_u16();
     (code, r.json().await.unwrap())
 }
@@ -82,7 +82,10 @@ async fn readiness_names_the_model_the_store_and_the_line_api() {
     // status --config reads the same.
     let cfg = s.env.file(
         "status.toml",
-        &format!("listen = \"{}\"\n", s.url.trim_start_matches("http://")),
+        &format!(
+            "[http]\nmetrics_listen = \"{}\"\n",
+            s.metrics_url.trim_start_matches("http://")
+        ),
     );
     let o = s.env.run(&["serve", "status", "--config", &cfg]);
     let out = String::from_utf8_lossy(&o.stdout);

@@ -38,6 +38,7 @@ fn user(s: &mut Store, channel: &str, kind: &str, msg: &str, text: &str, at: i64
             state: "queued",
             ..NewMessage::default()
         }),
+        malformed: None,
     };
     line::accept(s, &[e]).unwrap()[0].unwrap().unwrap()
 }

@@ -34,16 +34,41 @@ pub fn run(args: IngestArgs) -> i32 {
     }
 }
 
+/// The input, line by line through the 16 MiB line limit: a longer line (or an endless one,
+/// `/dev/zero`) stops the reading at its line, nothing ingested.
+fn read_lines(name: &str, reader: Box<dyn Read>) -> Result<Vec<u8>, Fail> {
+    let mut r = std::io::BufReader::new(reader);
+    let (mut bytes, mut line, mut n) = (Vec::new(), Vec::new(), 0usize);
+    loop {
+        n += 1;
+        match crate::limits::read_line(&mut r, &mut line)
+            .map_err(|e| Fail(2, format!("{name}:{n}: cannot read: {e}")))?
+        {
+            Ok(false) => return Ok(bytes),
+            Ok(true) => {
+                bytes.extend_from_slice(&line);
+                bytes.push(b'\n');
+            }
+            Err(_) => {
+                return Err(Fail(
+                    2,
+                    format!(
+                        "{name}:{n}: line longer than the limit of {} bytes; nothing ingested",
+                        crate::limits::MAX_LINE_BYTES
+                    ),
+                ));
+            }
+        }
+    }
+}
+
 fn ingest_file(
     args: &IngestArgs,
     out: &mut dyn Write,
     err: &mut dyn FnMut(&str),
 ) -> Result<i32, Fail> {
-    let (name, mut reader) = input::open(Some(&args.file)).map_err(|e| Fail(2, e))?;
-    let mut bytes = Vec::new();
-    reader
-        .read_to_end(&mut bytes)
-        .map_err(|e| Fail(2, format!("{name}: cannot read: {e}")))?;
+    let (name, reader) = input::open(Some(&args.file)).map_err(|e| Fail(2, e))?;
+    let bytes = read_lines(&name, reader)?;
     // Invalid UTF-8 is refused at its line:col, before anything is parsed or written.
     let text = crate::limits::utf8(std::path::Path::new(&name), bytes)
         .map_err(|e| Fail(2, format!("{e}; nothing ingested")))?;

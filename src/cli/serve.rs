@@ -24,6 +24,10 @@ pub struct ServeArgs {
     /// Address to listen on (default from the config: 127.0.0.1:8080).
     #[arg(long)]
     pub listen: Option<String>,
+    /// Address for /metrics (and /healthz) — monitoring only, never the public proxy's
+    /// (default from the config: 127.0.0.1:9464; "" turns it off).
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_listen: Option<String>,
     /// Who answers.
     #[arg(long, value_parser = ["yana", "ayu"])]
     pub character: Option<String>,
@@ -56,11 +60,11 @@ pub struct ServeArgs {
 pub enum ServeCommand {
     /// Print a running server's health, readiness and numbers.
     Status {
-        /// The server's base URL (default: http://<listen> of --config, else
-        /// http://127.0.0.1:8080).
+        /// The server's monitoring address (default: http://<metrics_listen> of --config, else
+        /// http://127.0.0.1:9464).
         #[arg(long)]
         url: Option<String>,
-        /// The serve config file the server runs with (its `listen` gives the URL).
+        /// The serve config file the server runs with (its `metrics_listen` gives the URL).
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
     },
@@ -102,6 +106,9 @@ pub fn run(args: ServeArgs) -> i32 {
     };
     if let Some(l) = &args.listen {
         cfg.listen = l.clone();
+    }
+    if let Some(m) = &args.metrics_listen {
+        cfg.http.metrics_listen = m.clone();
     }
     if let Some(c) = &args.character {
         cfg.character = c.clone();
@@ -167,6 +174,7 @@ pub fn run(args: ServeArgs) -> i32 {
         Err(e) => return fail(3, format!("cannot start the async runtime: {e}")),
     };
     let listen = cfg.listen.clone();
+    let metrics_listen = cfg.http.metrics_listen.clone();
     let svc = Arc::new(Services {
         cfg,
         secret,
@@ -215,11 +223,23 @@ pub fn run(args: ServeArgs) -> i32 {
                 args.vault.work.clone(),
             ));
         }
+        let monitor = if metrics_listen.trim().is_empty() {
+            None
+        } else {
+            match tokio::net::TcpListener::bind(&metrics_listen).await {
+                Ok(l) => Some(l),
+                Err(e) => return fail(3, format!("cannot listen on {metrics_listen}: {e}")),
+            }
+        };
         eprintln!(
-            "kakeai serve: listening on http://{addr}{} (healthz, metrics) as {}",
+            "kakeai serve: listening on http://{addr}{} (and /healthz) as {}",
             svc.cfg.webhook_path, svc.me.display_name
         );
-        match crate::serve::server::run(svc, listener, shutdown_signal()).await {
+        match monitor.as_ref().and_then(|m| m.local_addr().ok()) {
+            Some(m) => eprintln!("kakeai serve: metrics on http://{m}/metrics (keep it private)"),
+            None => eprintln!("kakeai serve: metrics off (metrics_listen = \"\")"),
+        }
+        match crate::serve::server::run(svc, listener, monitor, shutdown_signal()).await {
             Ok(()) => {
                 eprintln!("kakeai serve: stopped");
                 0
@@ -313,13 +333,17 @@ fn status(url: Option<&str>, config: Option<&std::path::Path>) -> i32 {
     let url = match (url, config) {
         (Some(u), _) => u.to_string(),
         (None, Some(p)) => match ServeConfig::load(Some(p)) {
-            Ok(c) => format!("http://{}", c.listen),
+            Ok(c) if c.http.metrics_listen.trim().is_empty() => {
+                eprintln!("kakeai serve status: metrics_listen is off in {}", p.display());
+                return 2;
+            }
+            Ok(c) => format!("http://{}", c.http.metrics_listen),
             Err(e) => {
                 eprintln!("kakeai serve status: {e}");
                 return 2;
             }
         },
-        (None, None) => "http://127.0.0.1:8080".to_string(),
+        (None, None) => "http://127.0.0.1:9464".to_string(),
     };
     let url = url.as_str();
     let rt = match crate::duo::driver::runtime() {
@@ -346,12 +370,7 @@ fn status(url: Option<&str>, config: Option<&std::path::Path>) -> i32 {
                 println!("health: {}", h.trim());
                 println!("ready: {}", ready.trim());
                 for (k, v) in metrics::parse_text(&page) {
-                    let k = k.trim_start_matches("kakeai_line_");
-                    if k.contains("seconds") {
-                        println!("{k:<40} {:.1} ms", v * 1000.0);
-                    } else {
-                        println!("{k:<40} {v}");
-                    }
+                    println!("{}", metrics::status_line(&k, v));
                 }
                 0
             }

@@ -34,6 +34,9 @@ pub struct Hit {
     pub end: usize,
 }
 
+/// The longest word (marker, ending, forbidden word …) a rules file may hold, in characters.
+pub const MAX_WORD_CHARS: usize = 100;
+
 pub struct Lexicon {
     /// Identifies the vocabulary: equal fingerprints scan identically.
     pub fingerprint: u64,
@@ -95,10 +98,13 @@ impl Lexicon {
                 .collect();
             add(Cat::SpeakerLabel, &labels);
         }
+        // The contiguous NFA: built in time linear in the vocabulary. A full DFA scans a little
+        // faster but its construction is superlinear on long, repetitive words (64 words of
+        // 100 × "a": 2.3 s; one of 2,048: minutes), and a rules file may come from anyone.
+        // Words are also bounded by MAX_WORD_CHARS when the rules are loaded.
         let ac = AhoCorasickBuilder::new()
             .match_kind(MatchKind::Standard)
-            // A full DFA: a few hundred patterns stay small, and scanning is the hot path.
-            .kind(Some(AhoCorasickKind::DFA))
+            .kind(Some(AhoCorasickKind::ContiguousNFA))
             .build(&patterns)
             .ok();
         let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -138,5 +144,29 @@ impl Lexicon {
             });
         }
         hits
+    }
+}
+
+#[cfg(test)]
+mod build_tests {
+    /// Vocabulary that made the old DFA build crawl for minutes (long, repetitive words) builds
+    /// at once; the times are printed, not asserted (benches/director measures).
+    #[test]
+    fn matchers_build_in_time_linear_in_their_input() {
+        let build = |words: usize, len: usize| {
+            let r = crate::director::RuleSet::builtin().unwrap();
+            let mut data = (*r.data).clone();
+            for i in 0..words {
+                let c = char::from(b'a' + (i % 26) as u8);
+                data.praise.evaluation_words.push(c.to_string().repeat(len));
+            }
+            let r = crate::director::RuleSet::from_data(data).unwrap();
+            let t = std::time::Instant::now();
+            assert!(r.lexicon("yana").is_some());
+            t.elapsed()
+        };
+        let small = build(64, super::MAX_WORD_CHARS);
+        let big = build(512, super::MAX_WORD_CHARS);
+        eprintln!("64 words of 100 chars: {small:?}; 512: {big:?}");
     }
 }

@@ -6,6 +6,7 @@ pub mod lexicon;
 pub mod messages;
 pub mod rules;
 pub mod ruleset;
+mod words;
 
 use std::sync::Arc;
 

@@ -313,6 +313,7 @@ impl RuleSet {
     }
 
     pub fn from_data(data: RuleData) -> Result<RuleSet, ConfigError> {
+        super::words::check(&data)?;
         for (id, c) in &data.characters {
             if !data.characters.contains_key(&c.partner) {
                 return Err(ConfigError::Invalid {

@@ -40,10 +40,11 @@ pub fn yaml_check(path: &Path, text: &str, front_matter: bool) -> Result<(), Lim
                 indents.pop();
             }
             indents.push(indent);
-            // Compact nested sequences: `- - - x` nest one level per dash.
+            // Compact nested sequences and complex keys: `- - - x` and `? ? ? x` nest one
+            // level per indicator.
             let mut rest = body;
             let mut col = indent;
-            while let Some(r) = rest.strip_prefix("- ") {
+            while let Some(r) = rest.strip_prefix("- ").or_else(|| rest.strip_prefix("? ")) {
                 col += 2;
                 indents.push(col);
                 rest = r.trim_start_matches(' ');

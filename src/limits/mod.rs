@@ -2,11 +2,13 @@
 //! is read — before any parser sees it — so a huge, deeply nested or mis-encoded file is
 //! rejected fast with an error naming the file, the position and the limit.
 
+mod aliases;
 mod depth;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+pub use aliases::yaml_aliases;
 pub use depth::{toml_depth, yaml_check};
 
 /// Largest configuration file (TOML rules, YAML/Markdown vault files, keymaps, themes).
@@ -31,6 +33,12 @@ pub enum LimitError {
     },
     #[error("{}:{line}:{col}: not valid UTF-8", path.display())]
     NotUtf8 {
+        path: PathBuf,
+        line: usize,
+        col: usize,
+    },
+    #[error("{}:{line}:{col}: a YAML alias (*name); kakeai's files refuse aliases (one can expand a small file into gigabytes): write the value out", path.display())]
+    Alias {
         path: PathBuf,
         line: usize,
         col: usize,
@@ -91,6 +99,7 @@ pub fn read_yaml(path: &Path) -> Result<String, LimitError> {
     let text = read_text(path, MAX_FILE_BYTES)?;
     let is_md = path.extension().is_some_and(|x| x == "md");
     yaml_check(path, &text, is_md)?;
+    yaml_aliases(path, &text, is_md)?;
     Ok(text)
 }
 
@@ -102,39 +111,30 @@ pub fn read_toml(path: &Path) -> Result<String, LimitError> {
 }
 
 /// Reads one line (up to and without `\n`, `\r\n` trimmed) into `buf`; a line longer than
-/// [`MAX_LINE_BYTES`] is consumed and reported as `Err(true)`. `Ok(false)` at the end.
+/// [`MAX_LINE_BYTES`] is reported as `Err(true)` as soon as the limit is passed — the rest of
+/// it is not read (the input may never end: `/dev/zero`), so the caller stops there.
+/// `Ok(false)` at the end.
 pub fn read_line(
     r: &mut impl std::io::BufRead,
     buf: &mut Vec<u8>,
 ) -> std::io::Result<Result<bool, bool>> {
     buf.clear();
-    let mut too_long = false;
     loop {
         let chunk = r.fill_buf()?;
         if chunk.is_empty() {
-            return Ok(if too_long {
-                Err(true)
-            } else {
-                Ok(!buf.is_empty())
-            });
+            return Ok(Ok(!buf.is_empty()));
         }
-        let (take, done) = match chunk.iter().position(|b| *b == b'\n') {
+        let (take, done) = match memchr::memchr(b'\n', chunk) {
             Some(i) => (i + 1, true),
             None => (chunk.len(), false),
         };
-        if !too_long {
-            if buf.len() + take > MAX_LINE_BYTES + 1 {
-                too_long = true;
-                buf.clear();
-            } else {
-                buf.extend_from_slice(&chunk[..take]);
-            }
+        if buf.len() + take > MAX_LINE_BYTES + 1 {
+            buf.clear();
+            return Ok(Err(true));
         }
+        buf.extend_from_slice(&chunk[..take]);
         r.consume(take);
         if done {
-            if too_long {
-                return Ok(Err(true));
-            }
             if buf.last() == Some(&b'\n') {
                 buf.pop();
             }

@@ -59,6 +59,18 @@ pub struct Lines {
     pub fallback: String,
 }
 
+/// The webhook listener's limits (see `listen`) and the monitoring address.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HttpConfig {
+    pub max_body_bytes: usize,
+    pub header_timeout_seconds: f64,
+    pub body_timeout_seconds: f64,
+    pub max_connections: usize,
+    pub max_connection_seconds: f64,
+    pub metrics_listen: String,
+}
+
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct LineSecrets {
@@ -86,6 +98,8 @@ pub struct ServeConfig {
     pub answer_budget_seconds: f64,
     pub max_attempts: usize,
     pub workers: usize,
+    pub drain_seconds: f64,
+    pub http: HttpConfig,
     pub line_api: LineApiConfig,
     pub response: ResponseConfig,
     pub lines: BTreeMap<String, Lines>,
@@ -106,16 +120,25 @@ impl ServeConfig {
         let base: toml::Table = toml::from_str(include_str!("../../assets/serve/serve.toml"))
             .expect("the embedded serve.toml parses");
         let mut merged = toml::Value::Table(base);
+        let mut text = String::new();
         if let Some(p) = file {
-            let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
-            let over: toml::Table = toml::from_str(&text).map_err(|e| located(p, &text, &e))?;
+            // Size (8 MiB), UTF-8 and depth first: /dev/zero or a huge file is refused, not read.
+            text = crate::limits::read_toml(p).map_err(|e| e.to_string())?;
+            let over: toml::Table = toml::from_str(&text)
+                .map_err(|e| super::config_secrets::scrub(&text, located(p, &text, &e)))?;
+            super::config_secrets::check_shape(p, &text, &over)?;
             merge(&mut merged, toml::Value::Table(over));
         }
         let cfg: ServeConfig = merged.try_into().map_err(|e: toml::de::Error| match file {
-            Some(p) => format!("{}: {}", p.display(), e.message()),
+            Some(p) => {
+                super::config_secrets::scrub(&text, format!("{}: {}", p.display(), e.message()))
+            }
             None => e.to_string(),
         })?;
         cfg.check()?;
+        if let Some(p) = file {
+            super::config_secrets::check_mode(p, &cfg.line)?;
+        }
         Ok(cfg)
     }
 
@@ -142,6 +165,22 @@ impl ServeConfig {
             || self.max_attempts == 0
         {
             return Err("check_interval_seconds, workers and max_attempts must be positive".into());
+        }
+        let h = &self.http;
+        let times = [
+            self.answer_budget_seconds,
+            self.drain_seconds,
+            h.header_timeout_seconds,
+            h.body_timeout_seconds,
+            h.max_connection_seconds,
+        ];
+        if times
+            .iter()
+            .any(|t| !t.is_finite() || *t <= 0.0 || *t > 86_400.0)
+            || h.max_body_bytes == 0
+            || h.max_connections == 0
+        {
+            return Err("answer_budget_seconds, drain_seconds and every [http] limit must be positive (seconds at most a day)".into());
         }
         Ok(())
     }

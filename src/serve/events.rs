@@ -3,11 +3,80 @@
 
 use serde::Deserialize;
 
+/// The envelope only: each event is read on its own (`read_event`), so one malformed event
+/// never costs the others.
 #[derive(Debug, Clone, Deserialize)]
 pub struct WebhookBody {
     #[serde(default)]
     pub destination: String,
-    pub events: Vec<Event>,
+    pub events: Vec<serde_json::Value>,
+}
+
+/// One event of a batch: well-formed, or why not (with its dedup key either way).
+#[derive(Debug, Clone)]
+pub enum Read {
+    Good(Box<Event>),
+    Malformed {
+        key: String,
+        kind: String,
+        reason: String,
+    },
+}
+
+/// Reads one event. Its dedup key is LINE's `webhookEventId`, or — when it has none — a digest
+/// of the event itself (its `deliveryContext` left out, so a redelivery has the same key).
+pub fn read_event(v: &serde_json::Value) -> Read {
+    let key = match v.get("webhookEventId").and_then(|x| x.as_str()) {
+        Some(id) if !id.trim().is_empty() => id.to_string(),
+        _ => content_key(v),
+    };
+    match serde_json::from_value::<Event>(v.clone()) {
+        Ok(mut e) => {
+            e.webhook_event_id = key;
+            Read::Good(Box::new(e))
+        }
+        Err(err) => Read::Malformed {
+            key,
+            kind: v
+                .get("type")
+                .and_then(|t| t.as_str())
+                .map(|t| t.chars().take(40).collect())
+                .unwrap_or_else(|| "?".into()),
+            reason: short_reason(&err.to_string()),
+        },
+    }
+}
+
+/// `sha256:` and the hex digest of the event's canonical JSON (keys sorted) without
+/// `deliveryContext`.
+pub fn content_key(v: &serde_json::Value) -> String {
+    use sha2::Digest;
+    let mut v = v.clone();
+    if let Some(o) = v.as_object_mut() {
+        o.remove("deliveryContext");
+    }
+    let digest = sha2::Sha256::digest(v.to_string().as_bytes());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
+}
+
+/// serde's message with any quoted value replaced by `"…"` (it may be a user's words) and cut
+/// to 120 characters.
+fn short_reason(msg: &str) -> String {
+    let mut out = String::new();
+    let mut inside = false;
+    for c in msg.chars() {
+        match (c, inside) {
+            ('"', false) => {
+                inside = true;
+                out.push_str("\"…\"");
+            }
+            ('"', true) => inside = false,
+            (_, true) => {}
+            (c, false) => out.push(c),
+        }
+    }
+    out.chars().take(120).collect()
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -142,6 +211,56 @@ mod tests {
 
     fn names() -> Vec<String> {
         vec!["やな".into(), "ヤナ".into()]
+    }
+
+    #[test]
+    fn a_malformed_event_is_named_and_keyed_and_its_value_never_quoted() {
+        let bad = [
+            (
+                r#"{"webhookEventId":"01X","source":{"type":"user","userId":"U1"}}"#,
+                "type",
+            ),
+            (
+                r#"{"type":"message","timestamp":"秘密の電話090","webhookEventId":"01Y"}"#,
+                "string",
+            ),
+            (
+                r#"{"type":"message","message":{"type":"text","id":42},"webhookEventId":"01Z"}"#,
+                "integer",
+            ),
+        ];
+        for (json, word) in bad {
+            let v: serde_json::Value = serde_json::from_str(json).unwrap();
+            match read_event(&v) {
+                Read::Malformed { key, reason, .. } => {
+                    assert!(key.starts_with("01"), "{key}");
+                    assert!(reason.contains(word), "{reason}");
+                    assert!(!reason.contains("秘密"), "{reason}");
+                }
+                Read::Good(_) => panic!("{json} read as good"),
+            }
+        }
+    }
+
+    #[test]
+    fn events_without_an_id_get_distinct_keys_stable_across_redelivery() {
+        let mk = |text: &str, redelivery: bool| {
+            serde_json::json!({"type":"message","timestamp":1,"source":{"type":"user","userId":"U1"},
+                "deliveryContext":{"isRedelivery":redelivery},
+                "message":{"type":"text","id":text,"text":text}})
+        };
+        let key = |v: &serde_json::Value| match read_event(v) {
+            Read::Good(e) => e.webhook_event_id,
+            Read::Malformed { .. } => panic!("malformed"),
+        };
+        let keys: std::collections::BTreeSet<String> =
+            (0..50).map(|i| key(&mk(&format!("m{i}"), false))).collect();
+        assert_eq!(keys.len(), 50);
+        assert!(
+            keys.iter()
+                .all(|k| k.starts_with("sha256:") && k.len() == 71)
+        );
+        assert_eq!(key(&mk("m7", false)), key(&mk("m7", true)));
     }
 
     #[test]

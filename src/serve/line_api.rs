@@ -59,11 +59,18 @@ impl LineApi {
         self.send("/v2/bot/message/reply", &body, None).await
     }
 
-    /// Pushes one text message to a user, group or room; one retry key for all attempts.
-    pub async fn push(&self, to: &str, text: &str, quote: Option<&str>) -> Result<(), SendError> {
+    /// Pushes one text message to a user, group or room with `retry_key` (a UUID; the same
+    /// for every attempt, and — derived from the message — after a restart too).
+    pub async fn push(
+        &self,
+        to: &str,
+        text: &str,
+        quote: Option<&str>,
+        retry_key: &str,
+    ) -> Result<(), SendError> {
         let body = json!({"to": to, "messages": [message(text, quote)]});
-        let key = uuid::Uuid::new_v4().to_string();
-        self.send("/v2/bot/message/push", &body, Some(&key)).await
+        self.send("/v2/bot/message/push", &body, Some(retry_key))
+            .await
     }
 
     async fn send(
@@ -94,8 +101,10 @@ impl LineApi {
             };
             match status {
                 200..=299 => return Ok(()),
-                // A retried push LINE already accepted (documented for X-Line-Retry-Key).
-                409 if retry_key.is_some() && attempt > 0 => return Ok(()),
+                // A push LINE already accepted under this retry key — in this run or before a
+                // restart (documented for X-Line-Retry-Key: "subsequent retried requests are
+                // blocked and you'll get the status code 409").
+                409 if retry_key.is_some() => return Ok(()),
                 400 if message.contains("Invalid reply token") => {
                     return Err(SendError::InvalidReplyToken);
                 }

@@ -30,6 +30,7 @@ pub struct Metrics {
     /// Turns where nothing was sent because even her fallback line was unusable.
     pub withheld: AtomicU64,
     pub model_errors: AtomicU64,
+    pub malformed_events: AtomicU64,
     ack: Mutex<VecDeque<f64>>,
     answer: Mutex<VecDeque<f64>>,
 }
@@ -48,7 +49,7 @@ impl Metrics {
 
     pub fn prometheus(&self) -> String {
         let mut out = String::new();
-        let counters: [(&str, &str, &AtomicU64); 18] = [
+        let counters: [(&str, &str, &AtomicU64); 19] = [
             (
                 "kakeai_line_events_total",
                 "webhook events accepted (new, not duplicates)",
@@ -139,6 +140,11 @@ impl Metrics {
                 "generation attempts the model failed",
                 &self.model_errors,
             ),
+            (
+                "kakeai_line_malformed_events_total",
+                "events of a signed batch that were not LINE's shape (recorded with the reason)",
+                &self.malformed_events,
+            ),
         ];
         for (name, help, c) in counters {
             out.push_str(&format!(
@@ -214,9 +220,30 @@ pub fn parse_text(page: &str) -> Vec<(String, f64)> {
         .collect()
 }
 
+/// One line of `kakeai serve status`: the prefix dropped; a latency quantile or sum in ms, a
+/// sample count as a count.
+pub fn status_line(name: &str, v: f64) -> String {
+    let k = name.trim_start_matches("kakeai_line_");
+    if k.contains("seconds") && !k.ends_with("_count") {
+        format!("{k:<40} {:.1} ms", v * 1000.0)
+    } else {
+        format!("{k:<40} {v}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn status_prints_sample_counts_as_counts_and_latencies_in_ms() {
+        let line = status_line("kakeai_line_ack_seconds_count", 108.0);
+        assert!(line.ends_with(" 108") && !line.contains("ms"), "{line}");
+        let line = status_line("kakeai_line_ack_seconds{quantile=\"0.99\"}", 0.0044);
+        assert!(line.ends_with(" 4.4 ms"), "{line}");
+        let line = status_line("kakeai_line_events_total", 3.0);
+        assert!(line.ends_with(" 3"), "{line}");
+    }
 
     #[test]
     fn quantiles_are_nearest_rank_and_the_page_parses_back() {

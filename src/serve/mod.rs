@@ -6,12 +6,15 @@
 pub mod cache_store;
 pub mod checker;
 pub mod config;
+pub mod config_secrets;
 pub mod events;
 pub mod ingress;
 pub mod judgment;
 pub mod line_api;
+pub mod listen;
 pub mod metrics;
 pub mod oplog;
+pub mod outbox;
 pub mod pipeline;
 pub mod ready;
 pub mod review;

@@ -102,7 +102,8 @@ pub async fn answer(svc: &Services, user: &UserLine) -> Answer {
     let mut a = Answer::default();
     let ctx = context(svc, user).await;
     let sister = Sister::parse(&svc.me.id).unwrap_or(Sister::Yana);
-    let judgment = safety(svc, &user.text_masked, sister, &ctx.user).await;
+    let budget = Duration::from_secs_f64(svc.cfg.answer_budget_seconds);
+    let judgment = safety(svc, &user.text_masked, sister, &ctx.user, budget).await;
     a.safety = serde_json::to_value(&judgment).ok();
     if judgment.is_blocked() {
         inc(&svc.metrics.blocks);
@@ -304,14 +305,37 @@ async fn context(svc: &Services, user: &UserLine) -> ChatContext {
     c
 }
 
-async fn safety(svc: &Services, text: &str, sister: Sister, ctx: &UserContext) -> Judgment {
-    match Client::new(svc.llm.clone()) {
-        Ok(client) => {
-            let llm = ClientLlm { client };
-            svc.safety.judge.judge_async(text, sister, ctx, &llm).await
-        }
-        Err(_) => svc.safety.judge.judge(text, sister, ctx),
-    }
+/// Layers 1–4 within `budget` (the answer's, which L4 shares with generation and judging):
+/// a Layer 4 that has not answered in time counts as failed, and the static result of
+/// Layers 1–3 stands (the safety pipeline's rule for a failed L4) — never an open pass.
+async fn safety(
+    svc: &Services,
+    text: &str,
+    sister: Sister,
+    ctx: &UserContext,
+    budget: Duration,
+) -> Judgment {
+    let judge = &svc.safety.judge;
+    let Ok(client) = Client::new(svc.llm.clone()) else {
+        return judge.judge(text, sister, ctx);
+    };
+    let staged = judge.stage(text, sister, ctx);
+    let Some(messages) = judge.l4_messages(&staged) else {
+        return judge.finish_skipped(staged, crate::safety::L4Skip::NoLlm);
+    };
+    let llm = ClientLlm { client };
+    let ask = crate::safety::ContextLlm::ask(&llm, messages, judge.policy().temperature);
+    let reply = match tokio::time::timeout(budget, ask).await {
+        Ok(r) => r,
+        Err(_) => Err(crate::safety::L4CallError {
+            message: format!(
+                "no answer within the {:.0} s answer budget",
+                budget.as_secs_f64()
+            ),
+            endpoint_down: false,
+        }),
+    };
+    judge.finish_with(staged, reply)
 }
 
 /// The pattern for banter: one on trial (cold start), else seed 000 §6.3's best match.

@@ -1,19 +1,21 @@
-//! The HTTP side: `POST <webhook_path>` (signature on the raw body first; 401 with only a
-//! counter; the masked events committed, then 200 at once and the work handed to the workers),
-//! `GET /healthz` (liveness), `GET /readyz` (model, store, LINE API), `GET /metrics`; graceful
-//! shutdown finishes in-flight events.
+//! The HTTP side: `POST <webhook_path>` (the body read within `[http]`'s size and time limits,
+//! then the signature on the raw body; 401 with only a counter; each well-formed event masked
+//! and committed — a malformed one recorded with its reason — then 200 at once and the work
+//! handed to the workers) and `GET /healthz` on the webhook listener; `GET /metrics`,
+//! `/readyz` (model, store, LINE API) and `/healthz` on the monitoring listener (`metrics_listen`), never on the public one. On
+//! shutdown the workers drain for at most `drain_seconds`; what is left stays queued.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use axum::Router;
-use axum::body::Bytes;
+use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
 
-use super::events::{self, Action, WebhookBody};
+use super::events::{self, Action, Read, WebhookBody};
 use super::metrics::inc;
 use super::store::{NewEvent, NewMessage};
 use super::worker::{Dispatcher, Job};
@@ -28,13 +30,15 @@ struct AppState {
 }
 
 /// Serves until `shutdown` resolves, then stops accepting, lets the workers finish what was
-/// acknowledged, and flushes the store (a WAL checkpoint).
+/// acknowledged (for at most `drain_seconds`), and flushes the store (a WAL checkpoint).
+/// `monitor`: the listener for /metrics, when there is one.
 pub async fn run(
     svc: Arc<Services>,
     listener: tokio::net::TcpListener,
+    monitor: Option<tokio::net::TcpListener>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), String> {
-    let (jobs, workers) = super::worker::start(svc.clone());
+    let jobs = super::worker::start(svc.clone());
     super::worker::resume(&svc, &jobs).await;
     let checker = svc.spawn(super::checker::run(svc.clone(), jobs.stopping()));
     let state = AppState {
@@ -45,19 +49,48 @@ pub async fn run(
     let app = Router::new()
         .route(&svc.cfg.webhook_path, post(webhook))
         .route("/healthz", get(|| async { "ok\n" }))
-        .route("/metrics", get(metrics))
-        .route("/readyz", get(readyz))
-        .with_state(state);
-    let served = axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
+        .with_state(state.clone());
+    let h = &svc.cfg.http;
+    let limits = super::listen::Limits {
+        header_timeout: secs(h.header_timeout_seconds),
+        max_connections: h.max_connections,
+        max_connection: secs(h.max_connection_seconds),
+        grace: secs(h.body_timeout_seconds),
+    };
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let monitor = monitor.map(|l| {
+        let app = Router::new()
+            .route("/metrics", get(metrics))
+            .route("/readyz", get(readyz))
+            .route("/healthz", get(|| async { "ok\n" }))
+            .with_state(state);
+        let mut stop = stop_rx.clone();
+        let small = super::listen::Limits {
+            max_connections: 16,
+            ..limits
+        };
+        tokio::spawn(super::listen::serve(l, app, small, async move {
+            let _ = stop.changed().await;
+        }))
+    });
+    let served = super::listen::serve(listener, app, limits, shutdown)
         .await
         .map_err(|e| format!("server: {e}"));
     jobs.stop();
-    drop(jobs);
-    for w in workers {
-        let _ = w.await;
+    let drain = secs(svc.cfg.drain_seconds);
+    let until = tokio::time::Instant::now() + drain;
+    if !jobs.join(drain).await {
+        eprintln!(
+            "kakeai serve: the {:.0} s drain is over; what is unanswered stays queued for the next start",
+            drain.as_secs_f64()
+        );
     }
-    let _ = checker.await;
+    // One deadline for the lanes and the checker together.
+    let _ = tokio::time::timeout_at(until, checker).await;
+    let _ = stop_tx.send(true);
+    if let Some(m) = monitor {
+        let _ = m.await;
+    }
     let _ = svc
         .store
         .call(|s| Ok(s.conn().execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")?))
@@ -87,9 +120,43 @@ async fn readyz(State(st): State<AppState>) -> impl IntoResponse {
     )
 }
 
-async fn webhook(State(st): State<AppState>, headers: HeaderMap, body: Bytes) -> impl IntoResponse {
+fn secs(s: f64) -> std::time::Duration {
+    std::time::Duration::from_secs_f64(s)
+}
+
+/// The body, at most `max_body_bytes` (a larger Content-Length is refused before a byte is
+/// read) and complete within `body_timeout_seconds`; else the status to answer.
+async fn read_body(svc: &Services, headers: &HeaderMap, body: Body) -> Result<Bytes, StatusCode> {
+    let h = &svc.cfg.http;
+    let declared = headers
+        .get("content-length")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > h.max_body_bytes as u64) {
+        inc(&svc.metrics.bad_bodies);
+        return Err(StatusCode::PAYLOAD_TOO_LARGE);
+    }
+    let read = axum::body::to_bytes(body, h.max_body_bytes);
+    match tokio::time::timeout(secs(h.body_timeout_seconds), read).await {
+        Ok(Ok(b)) => Ok(b),
+        Ok(Err(_)) => {
+            inc(&svc.metrics.bad_bodies);
+            Err(StatusCode::PAYLOAD_TOO_LARGE)
+        }
+        Err(_) => {
+            inc(&svc.metrics.bad_bodies);
+            Err(StatusCode::REQUEST_TIMEOUT)
+        }
+    }
+}
+
+async fn webhook(State(st): State<AppState>, headers: HeaderMap, body: Body) -> impl IntoResponse {
     let started = Instant::now();
     let svc = &st.svc;
+    let body = match read_body(svc, &headers, body).await {
+        Ok(b) => b,
+        Err(code) => return (code, ""),
+    };
     let sig = headers.get("x-line-signature").map(|v| v.as_bytes());
     if !signature::verify(svc.secret.expose(), &body, sig) {
         inc(&svc.metrics.bad_signatures);
@@ -103,20 +170,38 @@ async fn webhook(State(st): State<AppState>, headers: HeaderMap, body: Bytes) ->
     let names = svc.names();
     let mut news = Vec::new();
     let mut tokens = Vec::new();
-    for e in &parsed.events {
-        let action = events::classify(e, &names);
-        let (news_e, tok) = to_new_event(svc, e, &action);
+    for v in &parsed.events {
+        let (news_e, tok) = match events::read_event(v) {
+            Read::Good(e) => {
+                let action = events::classify(&e, &names);
+                to_new_event(svc, &e, &action)
+            }
+            Read::Malformed { key, kind, reason } => {
+                inc(&svc.metrics.malformed_events);
+                let ne = NewEvent {
+                    webhook_event_id: key,
+                    event_type: kind,
+                    malformed: Some(reason),
+                    ..NewEvent::default()
+                };
+                (ne, (None, None, String::new()))
+            }
+        };
         news.push(news_e);
         tokens.push(tok);
     }
+    let malformed: Vec<bool> = news.iter().map(|n| n.malformed.is_some()).collect();
     let accepted = match st.ingress.accept(news).await {
         Ok(a) => a,
         // Not acknowledged: LINE redelivers.
         Err(_) => return (StatusCode::INTERNAL_SERVER_ERROR, ""),
     };
-    for (r, (reply_token, quote_token, channel)) in accepted.into_iter().zip(tokens) {
+    for ((r, (reply_token, quote_token, channel)), bad) in
+        accepted.into_iter().zip(tokens).zip(malformed)
+    {
         match r {
             None => inc(&svc.metrics.duplicates),
+            Some(_) if bad => {}
             Some(id) => {
                 inc(&svc.metrics.events);
                 if let Some(id) = id {
@@ -126,6 +211,7 @@ async fn webhook(State(st): State<AppState>, headers: HeaderMap, body: Bytes) ->
                         reply_token,
                         quote_token,
                         received: started,
+                        resend: None,
                     });
                 }
             }
@@ -152,6 +238,7 @@ fn to_new_event(
         channel_id: channel.clone(),
         redelivery: e.delivery_context.is_redelivery,
         message: None,
+        malformed: None,
     };
     let valid_source =
         ["user", "group", "room"].contains(&source_type.as_str()) && !channel.is_empty();

@@ -19,6 +19,8 @@ pub struct NewEvent {
     pub redelivery: bool,
     /// A text message (masked already) to write with it.
     pub message: Option<NewMessage>,
+    /// Not LINE's shape: why (recorded as state `malformed: <why>`, nothing answered).
+    pub malformed: Option<String>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -73,8 +75,9 @@ pub struct UserLine {
 }
 
 /// Writes the new events (and their messages) in one transaction; returns, per event, the id
-/// of its stored message when the event was new (`Some(None)` for a new event without one) and
-/// `None` for a duplicate.
+/// of its stored message when the event was new (`Some(None)` for a new event without one, or
+/// a malformed one) and `None` for a duplicate — an event id seen before, or a new event id
+/// carrying a LINE message id seen before (a replay: its row is settled `duplicate`).
 pub fn accept(
     store: &mut Store,
     events: &[NewEvent],
@@ -92,10 +95,10 @@ pub fn accept(
                     e.source_type,
                     e.channel_id,
                     e.redelivery,
-                    if e.message.is_some() {
-                        "queued"
-                    } else {
-                        "done"
+                    match (&e.malformed, &e.message) {
+                        (Some(why), _) => format!("malformed: {why}"),
+                        (None, Some(_)) => "queued".into(),
+                        (None, None) => "done".into(),
                     },
                     now
                 ],
@@ -104,11 +107,19 @@ pub fn accept(
                 out.push(None);
                 continue;
             }
-            let id = match &e.message {
-                Some(m) => insert_message(tx, m, &now)?,
-                None => None,
-            };
-            out.push(Some(id));
+            match &e.message {
+                Some(m) if e.malformed.is_none() => match insert_message(tx, m, &now)? {
+                    Some(id) => out.push(Some(Some(id))),
+                    None => {
+                        tx.execute(
+                            "UPDATE line_events SET state = 'duplicate' WHERE webhook_event_id = ?1",
+                            [&e.webhook_event_id],
+                        )?;
+                        out.push(None);
+                    }
+                },
+                _ => out.push(Some(None)),
+            }
         }
         Ok(out)
     })

@@ -103,7 +103,37 @@ fn text_event(id: &str, msg: &str, quoted: Option<&str>) -> NewEvent {
             state: "pending",
             ..NewMessage::default()
         }),
+        malformed: None,
     }
+}
+
+#[test]
+fn a_replayed_message_id_under_a_new_event_id_is_a_duplicate_and_settled() {
+    let (_d, mut s) = store();
+    let r = accept(&mut s, &[text_event("E1", "m1", None)]).unwrap();
+    assert!(matches!(r[0], Some(Some(_))));
+    for i in 0..5 {
+        let again = text_event(&format!("E1-replay{i}"), "m1", None);
+        assert_eq!(accept(&mut s, &[again]).unwrap(), vec![None]);
+    }
+    let queued: i64 = s
+        .conn()
+        .query_row(
+            "SELECT COUNT(*) FROM line_events WHERE state = 'queued'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(queued, 1, "only the first event waits for an answer");
+    let dup: i64 = s
+        .conn()
+        .query_row(
+            "SELECT COUNT(*) FROM line_events WHERE state = 'duplicate'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(dup, 5);
 }
 
 #[test]

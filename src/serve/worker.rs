@@ -1,18 +1,21 @@
-//! The workers: each acknowledged message is answered on the worker its chat hashes to, so one
-//! chat's messages are handled in order (outcomes depend on it). Delivery: the Reply API while
-//! the reply token is fresh, else (or on "Invalid reply token") the Push API.
+//! The workers: each chat has its own lane (a task, started on its first message and ended
+//! when idle), so one chat's messages are handled in order (outcomes depend on it) and a slow
+//! chat never delays another; at most `workers` chats are answered at once. Delivery (see
+//! `outbox`): her line is written `sending` first, then the Reply API while the reply token is
+//! fresh, else (or on "Invalid reply token") the Push API with a retry key derived from the
+//! message; then it is settled, LINE's error kept when it failed.
 
-use std::collections::hash_map::DefaultHasher;
-use std::hash::{Hash, Hasher};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use tokio::sync::mpsc;
+use tokio::sync::{Semaphore, mpsc};
 
 use super::Services;
 use super::line_api::SendError;
 use super::metrics::inc;
+use super::outbox::{self, Sending};
 use super::pipeline;
 use super::store::{self, BotLine, UserLine};
 use crate::patterns as pat;
@@ -23,33 +26,104 @@ pub struct Job {
     pub reply_token: Option<String>,
     pub quote_token: Option<String>,
     pub received: Instant,
+    /// A line a crash left `sending`: delivered again, nothing regenerated.
+    pub resend: Option<Sending>,
+}
+
+/// A lane with no message for this long ends (a new message starts it again).
+const IDLE: Duration = Duration::from_secs(30);
+
+struct Lanes {
+    open: bool,
+    chats: HashMap<String, mpsc::UnboundedSender<Job>>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
 }
 
 #[derive(Clone)]
 pub struct Dispatcher {
-    lanes: Arc<std::sync::Mutex<Vec<mpsc::UnboundedSender<Job>>>>,
+    svc: Arc<Services>,
+    lanes: Arc<std::sync::Mutex<Lanes>>,
+    busy: Arc<Semaphore>,
     stopping: Arc<AtomicBool>,
 }
 
 impl Dispatcher {
     pub fn send(&self, job: Job) {
-        let mut h = DefaultHasher::new();
-        job.channel.hash(&mut h);
-        if let Ok(lanes) = self.lanes.lock()
-            && !lanes.is_empty()
-        {
-            let lane = (h.finish() % lanes.len() as u64) as usize;
-            // A closed lane (shutting down): the row stays queued and is resumed on restart.
-            let _ = lanes[lane].send(job);
+        let Ok(mut l) = self.lanes.lock() else {
+            return;
+        };
+        // Shutting down: the row stays queued and is resumed on the next start.
+        if !l.open {
+            return;
+        }
+        let job = match l.chats.get(&job.channel) {
+            Some(tx) => match tx.send(job) {
+                Ok(()) => return,
+                Err(mpsc::error::SendError(job)) => job,
+            },
+            None => job,
+        };
+        let (tx, rx) = mpsc::unbounded_channel();
+        let channel = job.channel.clone();
+        let _ = tx.send(job);
+        l.chats.insert(channel.clone(), tx);
+        l.tasks.retain(|t| !t.is_finished());
+        let me = self.clone();
+        let task = self.svc.spawn(async move { me.lane(channel, rx).await });
+        l.tasks.push(task);
+    }
+
+    /// One chat's lane: its jobs in order, one at a time, while a `busy` permit is free.
+    async fn lane(self, channel: String, mut rx: mpsc::UnboundedReceiver<Job>) {
+        loop {
+            let job = match tokio::time::timeout(IDLE, rx.recv()).await {
+                Ok(Some(job)) => job,
+                Ok(None) => return,
+                Err(_) => {
+                    // Idle: leave, unless a job slipped in (senders hold the lock).
+                    let Ok(mut l) = self.lanes.lock() else {
+                        return;
+                    };
+                    match rx.try_recv() {
+                        Ok(job) => {
+                            drop(l);
+                            job
+                        }
+                        Err(_) => {
+                            l.chats.remove(&channel);
+                            return;
+                        }
+                    }
+                }
+            };
+            let Ok(_permit) = self.busy.acquire().await else {
+                return;
+            };
+            if let Err(e) = process(&self.svc, job).await {
+                inc(&self.svc.metrics.pipeline_errors);
+                eprintln!("kakeai serve: event not processed: {e}");
+            }
         }
     }
 
-    /// Closes the lanes: the workers finish what they hold, then end.
+    /// Closes the lanes: each finishes what it holds, then ends.
     pub fn stop(&self) {
         self.stopping.store(true, Ordering::SeqCst);
         if let Ok(mut l) = self.lanes.lock() {
-            l.clear();
+            l.open = false;
+            l.chats.clear();
         }
+    }
+
+    /// Waits for every lane to end, at most `limit`; false when some were still running.
+    pub async fn join(&self, limit: Duration) -> bool {
+        let tasks = match self.lanes.lock() {
+            Ok(mut l) => std::mem::take(&mut l.tasks),
+            Err(_) => return true,
+        };
+        tokio::time::timeout(limit, futures_util::future::join_all(tasks))
+            .await
+            .is_ok()
     }
 
     pub fn stopping(&self) -> Arc<AtomicBool> {
@@ -57,33 +131,35 @@ impl Dispatcher {
     }
 }
 
-pub fn start(svc: Arc<Services>) -> (Dispatcher, Vec<tokio::task::JoinHandle<()>>) {
-    let mut lanes = Vec::new();
-    let mut handles = Vec::new();
-    for _ in 0..svc.cfg.workers {
-        let (tx, mut rx) = mpsc::unbounded_channel::<Job>();
-        lanes.push(tx);
-        let job_svc = svc.clone();
-        handles.push(svc.spawn(async move {
-            let svc = job_svc;
-            while let Some(job) = rx.recv().await {
-                if let Err(e) = process(&svc, job).await {
-                    inc(&svc.metrics.pipeline_errors);
-                    eprintln!("kakeai serve: event not processed: {e}");
-                }
-            }
-        }));
-    }
-    let d = Dispatcher {
-        lanes: Arc::new(std::sync::Mutex::new(lanes)),
+pub fn start(svc: Arc<Services>) -> Dispatcher {
+    Dispatcher {
+        busy: Arc::new(Semaphore::new(svc.cfg.workers.max(1))),
+        svc,
+        lanes: Arc::new(std::sync::Mutex::new(Lanes {
+            open: true,
+            chats: HashMap::new(),
+            tasks: Vec::new(),
+        })),
         stopping: Arc::new(AtomicBool::new(false)),
-    };
-    (d, handles)
+    }
 }
 
-/// Messages acknowledged before a restart and never answered: their reply tokens are gone, so
-/// they are answered by push.
+/// After a restart: lines a crash left `sending` are delivered again (LINE tells repeats
+/// apart, see `outbox`), then messages acknowledged and never answered are answered — their
+/// reply tokens are gone, so by push.
 pub async fn resume(svc: &Services, jobs: &Dispatcher) {
+    if let Ok(rows) = svc.store.call(|s| outbox::sending(s)).await {
+        for r in rows {
+            jobs.send(Job {
+                id: r.reply_to,
+                channel: r.channel_id.clone(),
+                reply_token: None,
+                quote_token: None,
+                received: Instant::now(),
+                resend: Some(r),
+            });
+        }
+    }
     if let Ok(rows) = svc.store.call(|s| store::queued(s)).await {
         for r in rows {
             jobs.send(Job {
@@ -92,12 +168,16 @@ pub async fn resume(svc: &Services, jobs: &Dispatcher) {
                 reply_token: None,
                 quote_token: None,
                 received: Instant::now(),
+                resend: None,
             });
         }
     }
 }
 
 async fn process(svc: &Services, job: Job) -> Result<(), String> {
+    if let Some(r) = job.resend {
+        return redeliver(svc, r).await;
+    }
     let id = job.id;
     let Some(user) = svc
         .store
@@ -108,22 +188,14 @@ async fn process(svc: &Services, job: Job) -> Result<(), String> {
         return Err(format!("message {id} is not in the store"));
     };
     if user.state == "queued-nontext" {
-        let text = svc.cfg.lines().text_only.clone();
-        let delivery = deliver(
-            svc,
-            &user,
-            job.reply_token.as_deref(),
-            job.quote_token.as_deref(),
-            &text,
-        )
-        .await;
         let line = BotLine {
             reply_to: user.id,
-            text,
+            text: svc.cfg.lines().text_only.clone(),
             source: "canned".into(),
-            ..bot_line(delivery)
+            ..BotLine::default()
         };
-        return save(svc, line, "unsupported").await;
+        let tokens = (job.reply_token.as_deref(), job.quote_token.as_deref());
+        return send_line(svc, &user, tokens, line, "unsupported").await;
     }
     let mut trace = Vec::new();
     pipeline::log_line(
@@ -188,22 +260,6 @@ pub async fn respond(
             .await
             .map_err(|e| e.to_string());
     };
-    let delivery = deliver(svc, user, reply_token, quote, &text).await;
-    if let Err(e) = &delivery {
-        // Kept with the row: the conversations view shows why it never arrived.
-        trace.push(format!("not delivered: {e}"));
-        svc.log.write(
-            "send-failed",
-            &format!(
-                "msg={} chat={} LINE did not take her reply: {e}",
-                user.id,
-                super::oplog::short_id(&user.channel_id)
-            ),
-        );
-    }
-    svc.line_health
-        .record(delivery.as_ref().map(|_| ()).map_err(|e| e.clone()));
-    svc.metrics.answer_seconds(received.elapsed().as_secs_f64());
     let line = BotLine {
         reply_to: user.id,
         text,
@@ -215,33 +271,136 @@ pub async fn respond(
         attempts: a.attempts,
         review: a.review,
         trace,
-        ..bot_line(delivery)
+        ..BotLine::default()
     };
-    save(svc, line, "answered").await
+    let r = send_line(svc, user, (reply_token, quote), line, "answered").await;
+    svc.metrics.answer_seconds(received.elapsed().as_secs_f64());
+    r
 }
 
-fn bot_line(delivery: Result<&'static str, String>) -> BotLine {
-    match delivery {
-        Ok(how) => BotLine {
-            state: "sent",
-            delivery: how.into(),
-            ..BotLine::default()
-        },
-        Err(e) => BotLine {
-            state: "failed",
-            delivery: "none".into(),
-            trace: vec![e],
-            ..BotLine::default()
-        },
-    }
-}
-
+/// Stores a line that is not sent (withheld), with the user's message settled as `user_state`.
 async fn save(svc: &Services, line: BotLine, user_state: &'static str) -> Result<(), String> {
     svc.store
         .call(move |s| store::save_bot_line(s, &line, user_state))
         .await
         .map(|_| ())
         .map_err(|e| e.to_string())
+}
+
+/// Writes `line` as `sending`, hands it to LINE, and settles it (LINE's error kept).
+async fn send_line(
+    svc: &Services,
+    user: &UserLine,
+    (reply_token, quote): (Option<&str>, Option<&str>),
+    line: BotLine,
+    user_state: &'static str,
+) -> Result<(), String> {
+    let text = line.text.clone();
+    let token = reply_token.map(str::to_string);
+    let bot_id = svc
+        .store
+        .call(move |s| outbox::mark_sending(s, &line, token.as_deref()))
+        .await
+        .map_err(|e| e.to_string())?;
+    let delivery = deliver(svc, user, reply_token, quote, &text).await;
+    if let Err(e) = &delivery {
+        // The row keeps LINE's error (settle); the operator's log says it too.
+        svc.log.write(
+            "send-failed",
+            &format!(
+                "msg={} chat={} LINE did not take her reply: {e}",
+                user.id,
+                super::oplog::short_id(&user.channel_id)
+            ),
+        );
+    }
+    svc.line_health
+        .record(delivery.as_ref().map(|_| ()).map_err(|e| e.clone()));
+    settle(svc, bot_id, delivery, user_state).await
+}
+
+async fn settle(
+    svc: &Services,
+    bot_id: i64,
+    delivery: Result<&'static str, String>,
+    user_state: &'static str,
+) -> Result<(), String> {
+    let (state, how, note) = match delivery {
+        Ok(how) => ("sent", how.to_string(), None),
+        Err(e) => (
+            "failed",
+            "none".to_string(),
+            Some(format!("delivery failed: {e}")),
+        ),
+    };
+    svc.store
+        .call(move |s| outbox::settle(s, bot_id, state, &how, note.as_deref(), user_state))
+        .await
+        .map_err(|e| e.to_string())
+}
+
+/// A line a crash left `sending`, delivered again: by its reply token (LINE refuses a used
+/// one: then nothing more is sent and the line is `uncertain`, for a person to look at), or
+/// by push with its message's retry key (LINE answers 409 to a push it already took).
+async fn redeliver(svc: &Services, r: Sending) -> Result<(), String> {
+    let id = r.reply_to;
+    let Some(user) = svc
+        .store
+        .call(move |s| store::user_line_by_id(s, id))
+        .await
+        .map_err(|e| e.to_string())?
+    else {
+        return Err(format!("message {id} is not in the store"));
+    };
+    let bot_id = r.bot_id;
+    let user_state = svc
+        .store
+        .call(move |s| outbox::user_state_of(s, bot_id))
+        .await
+        .map_err(|e| e.to_string())?;
+    if let Some(t) = &r.reply_token {
+        match svc.api.reply(t, &r.text, None).await {
+            Ok(()) => {
+                inc(&svc.metrics.replies);
+                return settle(svc, bot_id, Ok("reply"), user_state).await;
+            }
+            Err(SendError::InvalidReplyToken) => {
+                let note = "resumed after a restart: LINE refused the reply token as used or expired — the reply most likely went out before the restart; not pushed, so it is never said twice";
+                return svc
+                    .store
+                    .call(move |s| {
+                        outbox::settle(s, bot_id, "uncertain", "reply", Some(note), user_state)
+                    })
+                    .await
+                    .map_err(|e| e.to_string());
+            }
+            Err(e) => {
+                inc(&svc.metrics.send_failures);
+                return settle(svc, bot_id, Err(e.to_string()), user_state).await;
+            }
+        }
+    }
+    let delivery = push(svc, &user, &r.text, None).await;
+    settle(svc, bot_id, delivery, user_state).await
+}
+
+async fn push(
+    svc: &Services,
+    user: &UserLine,
+    text: &str,
+    quote: Option<&str>,
+) -> Result<&'static str, String> {
+    let key = outbox::retry_key(&user.channel_id, user.id, &user.message_id);
+    match svc.api.push(&user.channel_id, text, quote, &key).await {
+        Ok(()) => {
+            inc(&svc.metrics.pushes);
+            Ok("push")
+        }
+        Err(e) => {
+            inc(&svc.metrics.send_failures);
+            Err(e.to_string())
+        }
+    }
 }
 
 /// Reply while the token is fresh; push when there is none or LINE says it is invalid.
@@ -265,14 +424,5 @@ async fn deliver(
             }
         }
     }
-    match svc.api.push(&user.channel_id, text, quote).await {
-        Ok(()) => {
-            inc(&svc.metrics.pushes);
-            Ok("push")
-        }
-        Err(e) => {
-            inc(&svc.metrics.send_failures);
-            Err(e.to_string())
-        }
-    }
+    push(svc, user, text, quote).await
 }

@@ -26,6 +26,7 @@ pub mod chat;
 pub mod duotalk;
 pub mod export;
 mod migrate;
+mod private;
 mod read;
 mod recover;
 mod rekey;
@@ -94,14 +95,10 @@ pub struct Store {
 }
 
 impl Store {
-    /// Opens (creating the file and its parent dirs if needed) and migrates the store.
+    /// Opens (creating the file and its parent dirs if needed) and migrates the store. It
+    /// holds conversations: dirs it creates are 0700, the file and its WAL 0600 (see `private`).
     pub fn open(path: &Path) -> Result<Store, StoreError> {
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|source| StoreError::Io {
-                path: parent.to_path_buf(),
-                source,
-            })?;
-        }
+        private::prepare(path)?;
         let open_err = |source| StoreError::Open {
             path: path.to_path_buf(),
             source,

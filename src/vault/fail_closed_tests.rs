@@ -256,3 +256,27 @@ fn the_withheld_report_counts_by_level_for_each_reader() {
     // やな knows her own plan (level 2), あゆ does not even sense it.
     assert!(ayu.level0 > yana.level0);
 }
+
+/// Issue 22: complex keys (`? ? ?`) nest like dashes for the depth limit, and a parser error
+/// about a 400 KB key quotes at most a short excerpt of it.
+#[test]
+fn complex_key_errors_quote_a_short_excerpt() {
+    let deep = format!("{}x\n", "? ".repeat(200));
+    let e = crate::limits::yaml_check(Path::new("v.yaml"), &deep, false).unwrap_err();
+    assert!(e.to_string().contains("v.yaml:1:1: nested deeper"), "{e}");
+    for bad in [
+        format!("? {}\n: 1\n", "鍵".repeat(140_000)),
+        format!("? ? ? {}\n", "x".repeat(400_000)),
+        format!("secrets:\n  ? [{}]\n  : 1\n", "a, ".repeat(130_000)),
+    ] {
+        let e = try_work(&[(super::load::VISIBILITY, &bad)])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.chars().count() < 400,
+            "a {}-character error",
+            e.chars().count()
+        );
+        assert!(e.contains("visibility.yaml:"), "{e}");
+    }
+}

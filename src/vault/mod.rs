@@ -55,12 +55,13 @@ pub(crate) fn yaml_error(
         .next()
         .unwrap_or(&message)
         .to_string();
+    let message = excerpt(&message, 160);
     match e.location() {
         Some(l) => {
             // Name what the bad value belongs to (`characters/やな/基本`), not just where it is.
             let keys = yaml_path_at(text, l.line());
             let message = match describe_path(&keys) {
-                Some(what) => format!("{what}: {message}"),
+                Some(what) => format!("{}: {message}", excerpt(&what, 80)),
                 None => message,
             };
             ConfigError::Syntax {
@@ -76,6 +77,14 @@ pub(crate) fn yaml_error(
             key: None,
             message,
         },
+    }
+}
+
+/// At most `max` characters of `s` (a parser may quote a whole 400 KB key), `…` marking a cut.
+pub(crate) fn excerpt(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &s[..at]),
+        None => s.to_string(),
     }
 }
 

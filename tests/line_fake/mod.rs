@@ -1,7 +1,17 @@
 //! A local stand-in for LINE's Messaging API (`/v2/bot/message/reply` and `/push`), on axum:
-//! it records every request (path, Authorization, X-Line-Retry-Key, JSON body) and answers as
-//! LINE documents — 200 `{}`, 400 `{"message":"Invalid reply token"}`, 429 with Retry-After and
-//! `{"message":"The API rate limit has been exceeded. Try again later."}`, 500 — per a script.
+//! it records every request (path, Authorization, X-Line-Retry-Key, JSON body, the status it
+//! got) and answers as LINE documents — 200 `{}`, 400 `{"message":"Invalid reply token"}`, 429
+//! with Retry-After and `{"message":"The API rate limit has been exceeded. Try again later."}`,
+//! 500 — per a script. LINE's API is not open source, so its documented behaviour is the
+//! reference for two rules applied before the script, as LINE applies them:
+//! - a reply token is single-use: once a reply with it was accepted, the next one gets 400
+//!   "Invalid reply token" (https://developers.line.biz/en/reference/messaging-api/#send-reply-message:
+//!   "Reply tokens can only be used once");
+//! - a push whose `X-Line-Retry-Key` was accepted before gets 409 with
+//!   `{"message":"The retry key is already accepted"}` and the `x-line-accepted-request-id`
+//!   header, and is not delivered again
+//!   (https://developers.line.biz/en/docs/messaging-api/retrying-api-request/: "Once the request
+//!   is accepted, subsequent retried requests are blocked and you'll get the status code 409").
 #![allow(dead_code)]
 
 use std::sync::{Arc, Mutex};
@@ -20,9 +30,16 @@ pub struct Call {
     pub auth: String,
     pub retry_key: Option<String>,
     pub body: serde_json::Value,
+    /// The status the fake answered.
+    pub status: u16,
 }
 
 impl Call {
+    /// LINE took it: the message reached the user.
+    pub fn delivered(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
+
     pub fn text(&self) -> String {
         self.body["messages"][0]["text"]
             .as_str()
@@ -115,20 +132,64 @@ async fn handle(State(st): State<St>, uri: Uri, headers: HeaderMap, body: Bytes)
             .and_then(|v| v.to_str().ok())
             .map(str::to_string)
     };
-    let call = Call {
+    let mut call = Call {
         path: uri.path().to_string(),
         auth: h("authorization").unwrap_or_default(),
         retry_key: h("x-line-retry-key"),
         body: serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null),
-    };
-    let n = {
-        let mut calls = st.calls.lock().unwrap();
-        let n = calls.iter().filter(|c| c.path == call.path).count();
-        calls.push(call.clone());
-        n
+        status: 0,
     };
     let json = [("content-type", "application/json")];
-    match (st.script)(&call, n) {
+    let mut calls = st.calls.lock().unwrap();
+    let n = calls.iter().filter(|c| c.path == call.path).count();
+    let taken = |c: &Call| c.path == call.path && c.delivered();
+    let token = call.body["replyToken"].as_str().map(str::to_string);
+    if call.path.ends_with("/reply")
+        && token.is_some()
+        && calls
+            .iter()
+            .any(|c| taken(c) && c.body["replyToken"].as_str() == token.as_deref())
+    {
+        call.status = 400;
+        calls.push(call);
+        return (
+            StatusCode::BAD_REQUEST,
+            json,
+            r#"{"message":"Invalid reply token"}"#,
+        )
+            .into_response();
+    }
+    if call.path.ends_with("/push")
+        && call.retry_key.is_some()
+        && calls
+            .iter()
+            .any(|c| taken(c) && c.retry_key == call.retry_key)
+    {
+        call.status = 409;
+        calls.push(call);
+        return (
+            StatusCode::CONFLICT,
+            [
+                ("content-type", "application/json"),
+                (
+                    "x-line-accepted-request-id",
+                    "00000000-0000-4000-8000-000000000000",
+                ),
+            ],
+            r#"{"message":"The retry key is already accepted"}"#,
+        )
+            .into_response();
+    }
+    let answer = (st.script)(&call, n);
+    call.status = match answer {
+        Answer::Ok => 200,
+        Answer::InvalidReplyToken => 400,
+        Answer::RateLimited { .. } => 429,
+        Answer::ServerError => 500,
+    };
+    calls.push(call);
+    drop(calls);
+    match answer {
         Answer::Ok => (StatusCode::OK, json, "{}").into_response(),
         Answer::InvalidReplyToken => (
             StatusCode::BAD_REQUEST,

@@ -19,6 +19,8 @@ pub struct Serve {
     pub env: Env,
     pub child: Child,
     pub url: String,
+    /// The monitoring listener (/metrics, /healthz).
+    pub metrics_url: String,
     pub stderr: Arc<Mutex<Vec<String>>>,
 }
 
@@ -26,11 +28,41 @@ impl Serve {
     /// Starts `kakeai serve --line` against the fakes, with `config` (TOML) as --config
     /// (`--no-vault` unless `extra` names a vault).
     pub fn start(env: Env, line: &str, llm: &str, config: &str, extra: &[&str]) -> Serve {
+        let (child, url, metrics_url, stderr) = Serve::spawn(&env, line, llm, config, extra);
+        Serve {
+            env,
+            child,
+            url,
+            metrics_url,
+            stderr,
+        }
+    }
+
+    /// `kill -9`, then a new server on the same data dir (new ports).
+    pub fn kill9_and_restart(&mut self, line: &str, llm: &str, config: &str, extra: &[&str]) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let (child, url, metrics_url, stderr) = Serve::spawn(&self.env, line, llm, config, extra);
+        self.child = child;
+        self.url = url;
+        self.metrics_url = metrics_url;
+        self.stderr = stderr;
+    }
+
+    fn spawn(
+        env: &Env,
+        line: &str,
+        llm: &str,
+        config: &str,
+        extra: &[&str],
+    ) -> (Child, String, String, Arc<Mutex<Vec<String>>>) {
         let cfg = env.file("serve.toml", config);
         let mut args = vec![
             "serve",
             "--line",
             "--listen",
+            "127.0.0.1:0",
+            "--metrics-listen",
             "127.0.0.1:0",
             "--config",
             &cfg,
@@ -64,22 +96,32 @@ impl Serve {
         let keep = stderr.clone();
         std::thread::spawn(move || {
             for line in BufReader::new(err).lines().map_while(Result::ok) {
-                if let Some(rest) = line.split("listening on http://").nth(1) {
-                    let addr = rest.split('/').next().unwrap_or("").to_string();
-                    let _ = tx.send(addr);
+                for (i, marker) in ["listening on http://", "metrics on http://"]
+                    .iter()
+                    .enumerate()
+                {
+                    if let Some(rest) = line.split(marker).nth(1) {
+                        let addr = rest.split('/').next().unwrap_or("").to_string();
+                        let _ = tx.send((i, addr));
+                    }
                 }
                 keep.lock().unwrap().push(line);
             }
         });
-        let addr = rx
-            .recv_timeout(Duration::from_secs(60))
-            .unwrap_or_else(|_| panic!("serve did not start: {:?}", stderr.lock().unwrap()));
-        Serve {
-            env,
-            child,
-            url: format!("http://{addr}"),
-            stderr,
+        let mut addrs = [String::new(), String::new()];
+        for _ in 0..2 {
+            let (i, a) = rx
+                .recv_timeout(Duration::from_secs(60))
+                .unwrap_or_else(|_| panic!("serve did not start: {:?}", stderr.lock().unwrap()));
+            addrs[i] = a;
         }
+        let [addr, metrics] = addrs;
+        (
+            child,
+            format!("http://{addr}"),
+            format!("http://{metrics}"),
+            stderr,
+        )
     }
 
     pub fn db(&self) -> std::path::PathBuf {
@@ -115,7 +157,7 @@ impl Serve {
     }
 
     pub async fn metric(&self, name: &str) -> f64 {
-        let page = reqwest::get(format!("{}/metrics", self.url))
+        let page = reqwest::get(format!("{}/metrics", self.metrics_url))
             .await
             .unwrap()
             .text()

@@ -159,6 +159,25 @@ impl Lines<'_> {
                 last_break = Some(self.carry.len() + p);
             }
             self.carry.extend_from_slice(&buf[..n]);
+            // A line past the limit is refused, never held whole (`/dev/zero` has no end).
+            let started = self.carry.len() - last_break.map_or(0, |b| b + 1);
+            if started > crate::limits::MAX_LINE_BYTES {
+                let e = std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!(
+                        "line longer than the limit of {} bytes",
+                        crate::limits::MAX_LINE_BYTES
+                    ),
+                );
+                let Some(cut) = last_break else {
+                    self.carry.clear();
+                    return Err(e);
+                };
+                self.failed = Some(e);
+                let lines = self.cut(cut);
+                self.carry.clear();
+                return Ok(Some(lines));
+            }
         }
     }
 

@@ -64,6 +64,8 @@ pub enum ImportError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("{}:{line}: line longer than the limit of {} bytes; nothing imported from this file", path.display(), crate::limits::MAX_LINE_BYTES)]
+    LineTooLong { path: PathBuf, line: usize },
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -75,7 +77,13 @@ pub fn import_file(store: &mut Store, path: &Path) -> Result<ImportReport, Impor
         source,
     };
     let file = std::fs::File::open(path).map_err(read)?;
-    let log = parse::Log::parse_reader(std::io::BufReader::new(file)).map_err(read)?;
+    let log = parse::Log::parse_reader(std::io::BufReader::new(file)).map_err(|e| match e {
+        Ok(line) => ImportError::LineTooLong {
+            path: path.to_path_buf(),
+            line,
+        },
+        Err(e) => read(e),
+    })?;
     Ok(import_log(store, path, log)?)
 }
 

@@ -112,27 +112,20 @@ impl Log {
     }
 
     /// Like [`parse`](Self::parse), reading line by line: the file is never held whole, and a
-    /// line longer than [`crate::limits::MAX_LINE_BYTES`] is skipped as a problem.
-    pub fn parse_reader(mut r: impl std::io::BufRead) -> std::io::Result<Log> {
+    /// line longer than [`crate::limits::MAX_LINE_BYTES`] stops the reading
+    /// (`Err(Ok(line))`: nothing is imported from the file, `/dev/zero` included).
+    pub fn parse_reader(
+        mut r: impl std::io::BufRead,
+    ) -> Result<Log, Result<usize, std::io::Error>> {
         let mut log = Log::default();
         let mut buf = Vec::new();
         let mut line_no = 0;
         loop {
             line_no += 1;
-            match crate::limits::read_line(&mut r, &mut buf)? {
+            match crate::limits::read_line(&mut r, &mut buf).map_err(Err)? {
                 Ok(false) => return Ok(log),
                 Ok(true) => log.raw_line(line_no, &buf),
-                Err(_) => {
-                    log.lines = line_no;
-                    log.problem(
-                        line_no,
-                        1,
-                        format!(
-                            "line longer than the limit of {} bytes",
-                            crate::limits::MAX_LINE_BYTES
-                        ),
-                    );
-                }
+                Err(_) => return Err(Ok(line_no)),
             }
         }
     }
