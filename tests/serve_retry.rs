@@ -189,7 +189,8 @@ async fn no_retry_line_is_ever_delivered_the_fallback_goes_out_marked_for_review
                 ))
             },
         );
-        (r.len() == n).then_some(r)
+        // Settled: a line is `sending` while LINE is being called.
+        (r.len() == n && r.iter().all(|x| x.2 != "sending")).then_some(r)
     })
     .await
     .expect("every turn stored");
@@ -481,7 +482,7 @@ async fn with_a_real_model_no_retry_line_is_delivered() {
             "SELECT state, source, verdict, text_masked, trace FROM line_messages WHERE role = 'bot'",
             |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, Option<String>>(2)?, r.get::<_, String>(3)?, r.get::<_, String>(4)?)),
         );
-        (r.len() == asks.len()).then_some(r)
+        (r.len() == asks.len() && r.iter().all(|x| x.0 != "sending")).then_some(r)
     })
     .await
     .expect("every turn settled");
