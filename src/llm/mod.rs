@@ -11,8 +11,11 @@ pub mod client;
 pub mod config;
 mod detect;
 pub mod error;
+pub mod facts;
 pub mod framing;
+pub mod guard;
 mod http;
+mod load;
 pub mod ollama;
 pub mod openai;
 pub mod policy;
@@ -27,5 +30,5 @@ pub use error::{LlmError, TimeoutPhase};
 pub use protocol::Protocol;
 pub use stream::{Step, StreamDecoder};
 pub use types::{
-    ChatRequest, Completion, Finish, Message, ResponseFormat, Role, ServerInfo, prepare_messages,
+    ChatRequest, Completion, ContextCheck, Finish, Message, ResponseFormat, Role, ServerInfo, prepare_messages,
 };
