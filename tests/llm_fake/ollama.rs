@@ -68,8 +68,9 @@ pub struct Seen {
 
 #[derive(Default, Debug)]
 pub struct State {
-    /// Loaded with these (num_ctx, shift) until then (keep_alive).
-    pub loaded: Option<(usize, bool, Instant)>,
+    /// Per model: loaded with these (num_ctx, shift) until then (keep_alive). Several
+    /// models stay loaded side by side (OLLAMA_MAX_LOADED_MODELS, envconfig).
+    pub loaded: std::collections::HashMap<String, (usize, bool, Instant)>,
     pub loads_started: usize,
     pub loads_aborted: usize,
     pub loads_done: usize,
@@ -260,12 +261,12 @@ async fn ensure_loaded(
     sock: &mut TcpStream,
     st: &Mutex<State>,
     spec: &Spec,
-    opts: (usize, bool),
+    (model, opts): (&str, (usize, bool)),
     keep: Duration,
 ) -> bool {
     let resident = {
         let s = st.lock().unwrap();
-        matches!(s.loaded, Some((c, sh, until)) if (c, sh) == opts && until > Instant::now())
+        matches!(s.loaded.get(model), Some(&(c, sh, until)) if (c, sh) == opts && until > Instant::now())
     };
     if !resident {
         st.lock().unwrap().loads_started += 1;
@@ -280,7 +281,11 @@ async fn ensure_loaded(
         }
         st.lock().unwrap().loads_done += 1;
     }
-    st.lock().unwrap().loaded = Some((opts.0, opts.1, Instant::now() + keep));
+    let until = Instant::now() + keep;
+    st.lock()
+        .unwrap()
+        .loaded
+        .insert(model.to_string(), (opts.0, opts.1, until));
     true
 }
 
@@ -331,7 +336,7 @@ async fn model_call(
     let (truncate, shift) = (flag("truncate"), flag("shift"));
     // At HEAD `shift` is part of the runner's options (sched.go:1413-1419).
     let opts = (num_ctx, shift);
-    if !ensure_loaded(sock, st, spec, opts, keep_alive(body)).await {
+    if !ensure_loaded(sock, st, spec, (&model, opts), keep_alive(body)).await {
         return None;
     }
     if path == "/api/embed" {

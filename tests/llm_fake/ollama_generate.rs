@@ -48,7 +48,12 @@ fn generate(
         prompt = p::head_cut(&prompt, num_ctx, spec.per_char);
     }
     let prompt_tokens = tok(&prompt);
-    let mut reply = (spec.reply)(n);
+    // A `format` (JSON schema) constrains the output to it (Ollama turns it into a grammar,
+    // llm/server.go); the fake answers a fixed object of the judge's shape.
+    let mut reply = match body.get("format") {
+        Some(f) if !f.is_null() => r#"{"frame":4,"roleplay":4,"connection":5,"density":3,"naturalness":4,"reason":"自然","suggestion":"なし"}"#.to_string(),
+        _ => (spec.reply)(n),
+    };
     let mut eval_count = tok(&reply) - 1;
     let (mut shifted, mut reason) = (false, "stop");
     if prompt_tokens + eval_count > num_ctx {
