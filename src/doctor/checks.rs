@@ -36,15 +36,15 @@ pub(super) async fn run_all(
     out.push(Check::ok("endpoint", format!("{} answers", cfg.endpoint)));
     let facts = client.facts(info.api).await.clone();
     out.push(api_check(info.api, &facts, client));
-    if info.api == ApiKind::Ollama {
-        out.push(version_check(&facts));
-    }
     if !info.model_present {
         out.push(model_missing(info.api, &cfg.model, &info.models));
         out.push(skipped("the model is missing"));
         return Some(info.api);
     }
     out.push(Check::ok("model", format!("{} is there", cfg.model)));
+    if info.api == ApiKind::Ollama {
+        out.push(version_check(&facts));
+    }
     out.push(context_check(client, info.api, &facts));
     out.push(role_check(client, info.api, &facts));
     on_step("load");

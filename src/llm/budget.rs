@@ -289,6 +289,23 @@ mod tests {
     }
 
     #[test]
+    fn ollamas_refusals_are_context_refusals() {
+        // v0.13–v0.15 with truncate:false (runner.go v0.13.0:905-907), and HEAD with
+        // shift:false (llm/llama_server.go:295-300).
+        assert!(is_context_refusal("the input length exceeds the context length"));
+        assert!(is_context_refusal(
+            "the prompt is longer than the context length currently available to the model; \
+             shorten the prompt, adjust the context length in settings, or use a model with a \
+             longer context length"
+        ));
+        assert!(!is_context_refusal("model 'gemma2:27b' not found"));
+        let mut r = Ratio::new(1.5);
+        r.raise_for_refusal(4949, 8192);
+        assert!(r.tokens_per_char >= 8192.0 / 4949.0 * 1.05);
+        assert!(r.tokens_per_char >= 1.5 * 1.25 - 1e-9);
+    }
+
+    #[test]
     fn reads_llama_servers_refusal() {
         let m = "request (2419 tokens) exceeds the available context size (1024 tokens), try increasing it";
         assert_eq!(refused_counts(m), Some((2419, 1024)));
