@@ -40,11 +40,18 @@ fn long_reply(n: usize) -> String {
     s
 }
 
-/// A 12-turn duo-shaped run through `fitted_stream` (the code path of every live line):
+/// A duo-shaped run through `fitted_stream` (the code path of every live line), resumed
+/// with `resumed` long lines of history (so the first prompt already fills kakeai's budget):
 /// each turn sends the speaker's system text and the whole history so far. Returns
 /// (turns completed, error of the turn that stopped the run).
-async fn run_turns(client: &Client, turns: usize, system_chars: usize) -> (usize, Option<String>) {
+async fn run_turns(
+    client: &Client,
+    turns: usize,
+    system_chars: usize,
+    resumed: usize,
+) -> (usize, Option<String>) {
     let mut history: Vec<String> = vec!["今日は何の話をしようか。".into()];
+    history.extend((0..resumed).map(long_reply));
     for t in 0..turns {
         let mut messages = vec![Message::system(system_text(system_chars))];
         // The speaker's own earlier lines are assistant turns, the partner's user turns;
@@ -78,7 +85,7 @@ async fn system_text_reaches_the_model_in_every_prompt_of_a_12_turn_run() {
     };
     let fake = FakeOllama::start(spec).await;
     let client = Client::new(cfg(&fake.url)).unwrap();
-    let (done, err) = run_turns(&client, 12, 1500).await;
+    let (done, err) = run_turns(&client, 12, 1500, 20).await;
     let seen = fake.seen();
     let with_system = seen.iter().filter(|s| saw_system(&s.prompt)).count();
     let asked = fake
@@ -175,16 +182,19 @@ async fn system_role_and_flags_follow_the_server() {
 
 /// §2: a count that is smaller than expected (Ollama counted what it kept) is not learned
 /// from on a server that may truncate silently (before 0.13). Before: the ratio fell to
-/// kept/sent and the next prompt was longer still.
+/// kept/sent and the next prompt was longer still. (The model's GGUF does not say its
+/// context, so num_ctx 16384 stands and Ollama cuts the prompt to its 8192.)
 #[tokio::test]
 async fn a_truncated_count_does_not_lower_the_ratio() {
     let fake = FakeOllama::start(Spec {
         version: "0.12.0",
-        per_char: 2.0,
+        per_char: 1.0,
+        show_context: false,
         ..Spec::gemma2()
     })
     .await;
     let mut c = cfg(&fake.url);
+    c.num_ctx = 16384;
     c.tokens_per_char = 1.0;
     let client = Client::new(c).unwrap();
     let mut messages = vec![Message::system(system_text(1200))];
@@ -199,6 +209,7 @@ async fn a_truncated_count_does_not_lower_the_ratio() {
     let _ = fitted_stream(&client, messages, &mut |_| {}).await;
     let seen = fake.seen();
     assert!(seen[0].dropped > 0, "Ollama truncated the prompt");
+    assert!(saw_system(&seen[0].prompt), "the native system message was kept");
     let ratio = client.ratio().tokens_per_char;
     assert!(ratio >= 0.95, "learned {ratio} from a truncated count");
 }
@@ -230,15 +241,14 @@ async fn a_context_shift_mid_reply_is_an_overflow() {
 #[tokio::test]
 async fn ollama_v1_is_budgeted_for_the_default_context() {
     let fake = FakeOllama::start(Spec {
-        per_char: 1.0,
+        per_char: 1.5,
         reply: long_reply,
         ..Spec::gemma2()
     })
     .await;
-    let mut c = cfg(&format!("{}/v1", fake.url));
-    c.tokens_per_char = 1.0;
+    let c = cfg(&format!("{}/v1", fake.url));
     let client = Client::new(c).unwrap();
-    let (done, err) = run_turns(&client, 6, 1500).await;
+    let (done, err) = run_turns(&client, 6, 1500, 6).await;
     let seen = fake.seen();
     assert!(seen.iter().all(|s| s.path == "/v1/chat/completions"));
     let missing = seen.iter().filter(|s| !saw_system(&s.prompt)).count();
@@ -262,7 +272,7 @@ async fn the_trained_context_from_show_caps_the_budget() {
     c.num_ctx = 16384;
     c.tokens_per_char = 1.0;
     let client = Client::new(c).unwrap();
-    let (done, err) = run_turns(&client, 12, 1500).await;
+    let (done, err) = run_turns(&client, 12, 1500, 30).await;
     let seen = fake.seen();
     assert!(seen.iter().all(|s| saw_system(&s.prompt)), "system text kept");
     assert!(seen.iter().all(|s| s.dropped == 0), "Ollama never had to drop messages");

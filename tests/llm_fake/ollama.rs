@@ -33,6 +33,8 @@ pub struct Spec {
     /// The reply to the n-th chat request (the text streamed back).
     pub reply: fn(usize) -> String,
     pub embeds: bool,
+    /// /api/show's model_info carries `<arch>.context_length` (a GGUF may lack it).
+    pub show_context: bool,
 }
 
 impl Spec {
@@ -47,6 +49,7 @@ impl Spec {
             load: Duration::ZERO,
             reply: |n| format!("うん、そうだね。{n}回目の返事だよ。"),
             embeds: false,
+            show_context: true,
         }
     }
 }
@@ -247,8 +250,11 @@ fn show(spec: &Spec, body: &Value) -> Out {
             "parameters": "stop                           \"<start_of_turn>\"\nstop                           \"<end_of_turn>\"",
             "template": spec.template.source(),
             "details": {"format": "gguf", "family": "gemma2", "parameter_size": "27.2B"},
-            "model_info": {"general.architecture": "gemma2",
-                           "gemma2.context_length": spec.trained_ctx},
+            "model_info": if spec.show_context {
+                json!({"general.architecture": "gemma2", "gemma2.context_length": spec.trained_ctx})
+            } else {
+                json!({"general.architecture": "gemma2"})
+            },
             "capabilities": caps,
             "modified_at": p::CREATED_AT
         }),
