@@ -16,7 +16,10 @@ async fn report(url: &str, model: &str, depth: Depth) -> doctor::Report {
     cfg.embed_model = Some("nomic-embed-text".into());
     let client = Client::new(cfg).unwrap();
     let t = std::time::Instant::now();
-    doctor::run(&client, depth, &mut |s| println!("step {s} at {:?}", t.elapsed())).await
+    doctor::run(&client, depth, &mut |s| {
+        println!("step {s} at {:?}", t.elapsed())
+    })
+    .await
 }
 
 fn lines(r: &doctor::Report) -> String {
@@ -57,11 +60,23 @@ async fn a_good_server_passes_every_check_quickly_once_loaded() {
     ] {
         assert!(names.contains(&name), "{name} missing: {names:?}");
     }
-    let ratio = warm.checks.iter().find(|c| c.name == "tokens/char").unwrap();
+    let ratio = warm
+        .checks
+        .iter()
+        .find(|c| c.name == "tokens/char")
+        .unwrap();
     let measured: f64 = ratio.detail.split(' ').next().unwrap().parse().unwrap();
-    assert!((0.55..0.65).contains(&measured), "the fake's 0.6: {}", ratio.detail);
+    assert!(
+        (0.55..0.65).contains(&measured),
+        "the fake's 0.6: {}",
+        ratio.detail
+    );
     let system = warm.checks.iter().find(|c| c.name == "system").unwrap();
-    assert!(system.detail.contains("`system` message"), "{}", system.detail);
+    assert!(
+        system.detail.contains("`system` message"),
+        "{}",
+        system.detail
+    );
     assert_eq!(fake.counts().1, 0, "no load aborted");
 }
 
@@ -74,19 +89,31 @@ async fn a_missing_model_is_a_failure_with_the_models_and_the_pull() {
     let model = r.first_failure().unwrap();
     assert!(model.detail.contains("gemma2:27b"), "{}", model.line());
     assert!(
-        model.fix.as_deref().unwrap().contains("ollama pull gemma2:9b"),
+        model
+            .fix
+            .as_deref()
+            .unwrap()
+            .contains("ollama pull gemma2:9b"),
         "{}",
         model.line()
     );
     // Case does not matter to Ollama, nor to doctor.
-    assert!(report(&fake.url, "GEMMA2:27b", Depth::Quick).await.would_run());
+    assert!(
+        report(&fake.url, "GEMMA2:27b", Depth::Quick)
+            .await
+            .would_run()
+    );
 }
 
 #[tokio::test]
 async fn a_down_server_fails_and_nothing_after_it_counts_as_passed() {
     let r = report("http://127.0.0.1:9", "gemma2:27b", Depth::Full).await;
     assert!(!r.would_run());
-    assert!(r.checks.iter().all(|c| c.mark == Mark::Fail), "{}", lines(&r));
+    assert!(
+        r.checks.iter().all(|c| c.mark == Mark::Fail),
+        "{}",
+        lines(&r)
+    );
     assert!(r.checks[0].fix.as_deref().unwrap().contains("ollama serve"));
 }
 
@@ -119,7 +146,10 @@ async fn doctor_cli(url: &str, model: &str) -> (Option<i32>, String) {
             .env("KAKEAI_CONFIG_DIR", dir.path())
             .output()
             .unwrap();
-        (o.status.code(), String::from_utf8_lossy(&o.stdout).into_owned())
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+        )
     })
     .await
     .unwrap()

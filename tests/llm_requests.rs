@@ -52,7 +52,14 @@ async fn gemma_folds_the_system_text_into_the_first_user_message() {
     assert_eq!(body["options"]["num_predict"], 512);
     assert_eq!(
         body["options"]["stop"],
-        json!(["やな:", "あゆ:", "やな：", "あゆ：", "<end_of_turn>", "<start_of_turn>"])
+        json!([
+            "やな:",
+            "あゆ:",
+            "やな：",
+            "あゆ：",
+            "<end_of_turn>",
+            "<start_of_turn>"
+        ])
     );
     assert_eq!(body["keep_alive"], "1800s");
     assert_eq!(body["options"]["temperature"], 0.7);

@@ -11,8 +11,10 @@ use kakeai::llm::{ApiKind, Client, LlmConfig, LlmError, Message};
 use llm_fake::ollama::{FakeOllama, Spec};
 use llm_fake::ollama_prompt::Template;
 
-const PERSONA: &str = "【人物】あなたは姉のやな。明るく砕けた口調で、妹のあゆをからかいながらも面倒を見る。";
-const VAULT: &str = "【秘密の扱い】設定資料の「父の失踪の真相」は、あなたはまだ知らない。決して口にしない。";
+const PERSONA: &str =
+    "【人物】あなたは姉のやな。明るく砕けた口調で、妹のあゆをからかいながらも面倒を見る。";
+const VAULT: &str =
+    "【秘密の扱い】設定資料の「父の失踪の真相」は、あなたはまだ知らない。決して口にしない。";
 
 /// The system text of one speaker: persona + vault instructions, padded to `chars`.
 fn system_text(chars: usize) -> String {
@@ -58,7 +60,7 @@ async fn run_turns(
         // the newest message is always the partner's (user).
         let n = history.len();
         for (i, line) in history.iter().enumerate() {
-            messages.push(if (n - 1 - i) % 2 == 0 {
+            messages.push(if (n - 1 - i).is_multiple_of(2) {
                 Message::user(line.clone())
             } else {
                 Message::assistant(line.clone())
@@ -146,7 +148,11 @@ async fn preload_and_keep_alive_are_sent() {
     let reqs = fake.state.lock().unwrap().requests.clone();
     let chats: Vec<_> = reqs.iter().filter(|r| r.1 == "/api/chat").collect();
     assert_eq!(chats.len(), 2, "{:?}", fake.paths());
-    assert_eq!(chats[0].2["messages"], serde_json::json!([]), "preload first");
+    assert_eq!(
+        chats[0].2["messages"],
+        serde_json::json!([]),
+        "preload first"
+    );
     for (_, _, body) in chats {
         assert!(body.get("keep_alive").is_some(), "{body}");
     }
@@ -173,7 +179,11 @@ async fn system_role_and_flags_follow_the_server() {
         fitted_stream(&client, messages, &mut |_| {}).await.unwrap();
         let body = &fake.seen()[0].body;
         let first_role = body["messages"][0]["role"].as_str().unwrap_or("");
-        assert_eq!(first_role == "system", native, "{version} {template:?}: {body}");
+        assert_eq!(
+            first_role == "system",
+            native,
+            "{version} {template:?}: {body}"
+        );
         assert_eq!(body.get("truncate").is_some(), flags, "{version}: {body}");
         assert_eq!(body.get("shift").is_some(), flags, "{version}: {body}");
         assert!(saw_system(&fake.seen()[0].prompt) || !saw_system("設定"));
@@ -209,7 +219,10 @@ async fn a_truncated_count_does_not_lower_the_ratio() {
     let _ = fitted_stream(&client, messages, &mut |_| {}).await;
     let seen = fake.seen();
     assert!(seen[0].dropped > 0, "Ollama truncated the prompt");
-    assert!(saw_system(&seen[0].prompt), "the native system message was kept");
+    assert!(
+        saw_system(&seen[0].prompt),
+        "the native system message was kept"
+    );
     let ratio = client.ratio().tokens_per_char;
     assert!(ratio >= 0.95, "learned {ratio} from a truncated count");
 }
@@ -252,8 +265,16 @@ async fn ollama_v1_is_budgeted_for_the_default_context() {
     let seen = fake.seen();
     assert!(seen.iter().all(|s| s.path == "/v1/chat/completions"));
     let missing = seen.iter().filter(|s| !saw_system(&s.prompt)).count();
-    assert_eq!(missing, 0, "{missing} of {} prompts lost the system text", seen.len());
-    assert!(seen.iter().all(|s| s.dropped == 0), "nothing was dropped silently");
+    assert_eq!(
+        missing,
+        0,
+        "{missing} of {} prompts lost the system text",
+        seen.len()
+    );
+    assert!(
+        seen.iter().all(|s| s.dropped == 0),
+        "nothing was dropped silently"
+    );
     assert_eq!(done, 6, "{err:?}");
 }
 
@@ -274,8 +295,14 @@ async fn the_trained_context_from_show_caps_the_budget() {
     let client = Client::new(c).unwrap();
     let (done, err) = run_turns(&client, 12, 1500, 30).await;
     let seen = fake.seen();
-    assert!(seen.iter().all(|s| saw_system(&s.prompt)), "system text kept");
-    assert!(seen.iter().all(|s| s.dropped == 0), "Ollama never had to drop messages");
+    assert!(
+        seen.iter().all(|s| saw_system(&s.prompt)),
+        "system text kept"
+    );
+    assert!(
+        seen.iter().all(|s| s.dropped == 0),
+        "Ollama never had to drop messages"
+    );
     assert_eq!(done, 12, "{err:?}");
 }
 
@@ -308,7 +335,10 @@ async fn a_missing_model_during_chat_lists_the_servers_models() {
         let LlmError::ModelNotFound { available, .. } = &e else {
             panic!("{version}: {e:?}");
         };
-        assert!(available.iter().any(|m| m == "gemma2:27b"), "{version}: {e}");
+        assert!(
+            available.iter().any(|m| m == "gemma2:27b"),
+            "{version}: {e}"
+        );
         assert!(e.to_string().contains("ollama pull gemma2:9b"), "{e}");
     }
 }

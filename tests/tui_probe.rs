@@ -192,7 +192,8 @@ async fn a_cold_model_shows_loading_then_connected() {
                 // The header while loading, drawn like any frame.
                 let backend = ratatui::backend::TestBackend::new(120, 30);
                 let mut term = ratatui::Terminal::new(backend).unwrap();
-                term.draw(|f| kakeai::tui::render::draw(f, &rt.app)).unwrap();
+                term.draw(|f| kakeai::tui::render::draw(f, &rt.app))
+                    .unwrap();
                 let text = term.backend().to_string();
                 assert!(text.contains("loading gemma2:27b… 0 s"), "header: {text}");
             }

@@ -47,11 +47,18 @@ pub fn run(args: DoctorArgs) -> i32 {
             return 2;
         }
     };
-    let depth = if args.quick { Depth::Quick } else { Depth::Full };
+    let depth = if args.quick {
+        Depth::Quick
+    } else {
+        Depth::Full
+    };
     let report = rt.block_on(async {
         let mut on_step = |step: &str| {
             if step == "load" {
-                eprintln!("kakeai doctor: loading {} (up to timeouts.load_ms)…", client.config().model);
+                eprintln!(
+                    "kakeai doctor: loading {} (up to timeouts.load_ms)…",
+                    client.config().model
+                );
             }
         };
         doctor::run(&client, depth, &mut on_step).await
@@ -71,9 +78,5 @@ fn print(report: &doctor::Report, cfg: &LlmConfig, out: &mut dyn Write) {
     } else {
         "a run would not work: fix the ✗ lines"
     };
-    let _ = writeln!(
-        out,
-        "{verdict} ({:.2} s)",
-        report.elapsed.as_secs_f64()
-    );
+    let _ = writeln!(out, "{verdict} ({:.2} s)", report.elapsed.as_secs_f64());
 }

@@ -205,7 +205,9 @@ fn print_short_help() {
     println!("kakeai {version} — やな/あゆ dialogue workbench\n");
     println!("Run it in a terminal for the workbench (kakeai, or kakeai --demo). Commands:\n");
     println!("  kakeai check [FILE|-] --speaker yana|ayu   judge lines with the Director's rules");
-    println!("  kakeai doctor                              is the LLM endpoint ready? (start here)");
+    println!(
+        "  kakeai doctor                              is the LLM endpoint ready? (start here)"
+    );
     println!("  kakeai run --headless --topic TEXT         a live やな/あゆ run, as JSON lines");
     println!(
         "        [--endpoint URL --model M]           (default http://127.0.0.1:11434, gemma2:27b)"

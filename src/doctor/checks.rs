@@ -15,7 +15,8 @@ pub enum Depth {
 }
 
 /// A Japanese sample for the tokens-per-character measurement (40 characters).
-const SAMPLE: &str = "港町の夕暮れ、坂の上の古い喫茶店で姉妹は今日も他愛ない話を続けている。潮風が窓を";
+const SAMPLE: &str =
+    "港町の夕暮れ、坂の上の古い喫茶店で姉妹は今日も他愛ない話を続けている。潮風が窓を";
 
 pub(super) async fn run_all(
     client: &Client,
@@ -47,7 +48,9 @@ pub(super) async fn run_all(
     }
     out.push(context_check(client, info.api, &facts));
     out.push(role_check(client, info.api, &facts));
-    on_step("load");
+    if info.api == ApiKind::Ollama {
+        on_step("load");
+    }
     let loaded = load_check(client, info.api).await;
     let load_failed = loaded.mark == super::Mark::Fail;
     out.push(loaded);
@@ -77,7 +80,9 @@ fn skipped(why: &str) -> Check {
 fn endpoint_failure(e: &LlmError) -> Check {
     let fix = match e {
         LlmError::UnknownApi { .. } => "pass --api ollama|openai, or fix --endpoint",
-        LlmError::Timeout { .. } => "the server accepted the connection but did not answer: is it busy or hung?",
+        LlmError::Timeout { .. } => {
+            "the server accepted the connection but did not answer: is it busy or hung?"
+        }
         _ => "start the server (`ollama serve`), or pass --endpoint with its URL",
     };
     Check::fail("endpoint", e.to_string(), fix)
@@ -158,7 +163,10 @@ fn context_check(client: &Client, api: ApiKind, facts: &ServerFacts) -> Check {
         ),
         (ApiKind::Ollama, Some(trained)) if cfg.num_ctx > trained => Check::warn(
             "context",
-            format!("num_ctx {} is above the model's {trained}; Ollama caps it — {detail}", cfg.num_ctx),
+            format!(
+                "num_ctx {} is above the model's {trained}; Ollama caps it — {detail}",
+                cfg.num_ctx
+            ),
             format!("set num_ctx = {trained} in llm.toml"),
         ),
         _ if prompt < 1024 => Check::fail(
@@ -183,10 +191,15 @@ fn role_check(client: &Client, api: ApiKind, facts: &ServerFacts) -> Check {
         SystemRole::Native => Check::ok("system", format!("sent as a `system` message, {why}")),
         SystemRole::Fold if api == ApiKind::Ollama && !facts.guard_supported() => Check::warn(
             "system",
-            format!("folded into the first user message, {why} — the first message Ollama drops when a prompt is too long"),
+            format!(
+                "folded into the first user message, {why} — the first message Ollama drops when a prompt is too long"
+            ),
             "upgrade Ollama to 0.13 or later so such a prompt is refused instead",
         ),
-        SystemRole::Fold => Check::ok("system", format!("folded into the first user message, {why}")),
+        SystemRole::Fold => Check::ok(
+            "system",
+            format!("folded into the first user message, {why}"),
+        ),
     }
 }
 
@@ -195,8 +208,19 @@ async fn load_check(client: &Client, api: ApiKind) -> Check {
         return Check::ok("load", "the server loads its model at start-up");
     }
     match client.preload().await {
-        Ok(d) => Check::ok("load", format!("loaded in {:.1} s (preload, keep_alive {} s)", d.as_secs_f64(), client.config().keep_alive_s)),
-        Err(e) => Check::fail("load", e.to_string(), "raise timeouts.load_ms, free memory, or use a smaller model"),
+        Ok(d) => Check::ok(
+            "load",
+            format!(
+                "loaded in {:.1} s (preload, keep_alive {} s)",
+                d.as_secs_f64(),
+                client.config().keep_alive_s
+            ),
+        ),
+        Err(e) => Check::fail(
+            "load",
+            e.to_string(),
+            "raise timeouts.load_ms, free memory, or use a smaller model",
+        ),
     }
 }
 
@@ -216,17 +240,32 @@ async fn ratio_check(client: &Client) -> Check {
             let n = SAMPLE.chars().count().saturating_sub(1).max(1);
             let r = f64::from(f - b) / n as f64;
             if r <= first_guess {
-                Check::ok("tokens/char", format!("{r:.2} tokens per Japanese character (first guess {first_guess}: on the safe side)"))
+                Check::ok(
+                    "tokens/char",
+                    format!(
+                        "{r:.2} tokens per Japanese character (first guess {first_guess}: on the safe side)"
+                    ),
+                )
             } else {
                 Check::warn(
                     "tokens/char",
-                    format!("{r:.2} tokens per Japanese character, above the first guess {first_guess}"),
+                    format!(
+                        "{r:.2} tokens per Japanese character, above the first guess {first_guess}"
+                    ),
                     format!("set tokens_per_char = {:.2} in llm.toml", r * 1.1),
                 )
             }
         }
-        (Err(e), _) | (_, Err(e)) => Check::fail("tokens/char", e.to_string(), "the model could not answer a one-token request"),
-        _ => Check::warn("tokens/char", "the server gave no prompt counts", "kakeai keeps its first guess (tokens_per_char)"),
+        (Err(e), _) | (_, Err(e)) => Check::fail(
+            "tokens/char",
+            e.to_string(),
+            "the model could not answer a one-token request",
+        ),
+        _ => Check::warn(
+            "tokens/char",
+            "the server gave no prompt counts",
+            "kakeai keeps its first guess (tokens_per_char)",
+        ),
     }
 }
 
@@ -234,16 +273,31 @@ async fn embed_check(client: &Client, api: ApiKind, facts: &ServerFacts) -> Chec
     let cfg = client.config();
     let model = cfg.embed_model().to_string();
     match client.embed(&["埋め込みの確認".to_string()]).await {
-        Ok(v) if api == ApiKind::Ollama && model == cfg.model && facts.guard_supported() => Check::warn(
+        Ok(v) if api == ApiKind::Ollama && model == cfg.model && facts.guard_supported() => {
+            Check::warn(
+                "embeddings",
+                format!(
+                    "{model} embeds ({} dimensions), but it is the chat model: an embed request cannot carry `shift`, so Ollama reloads the model",
+                    v.first().map_or(0, Vec::len)
+                ),
+                "set embed_model = \"nomic-embed-text\" (and `ollama pull nomic-embed-text`)",
+            )
+        }
+        Ok(v) => Check::ok(
             "embeddings",
-            format!("{model} embeds ({} dimensions), but it is the chat model: an embed request cannot carry `shift`, so Ollama reloads the model", v.first().map_or(0, Vec::len)),
-            "set embed_model = \"nomic-embed-text\" (and `ollama pull nomic-embed-text`)",
+            format!("{model} ({} dimensions)", v.first().map_or(0, Vec::len)),
         ),
-        Ok(v) => Check::ok("embeddings", format!("{model} ({} dimensions)", v.first().map_or(0, Vec::len))),
         Err(e) => Check::warn(
             "embeddings",
             format!("{model} cannot embed: {e} (the vault review's embedding layer is skipped)"),
-            "set embed_model = \"nomic-embed-text\" in llm.toml and `ollama pull nomic-embed-text`",
+            match api {
+                ApiKind::Ollama => {
+                    "set embed_model = \"nomic-embed-text\" in llm.toml and `ollama pull nomic-embed-text`"
+                }
+                ApiKind::OpenAi => {
+                    "start the server with embeddings on, or set embed_model to a model it embeds with"
+                }
+            },
         ),
     }
 }
@@ -251,15 +305,28 @@ async fn embed_check(client: &Client, api: ApiKind, facts: &ServerFacts) -> Chec
 async fn judge_check(client: &Client) -> Check {
     let messages = vec![
         Message::system("あなたは会話の審査員です。指定のJSONだけを返してください。"),
-        Message::user("やな「おはよー、あゆ！」 あゆ「おはようございます、お姉ちゃん。」を1〜5で採点してください。"),
+        Message::user(
+            "やな「おはよー、あゆ！」 あゆ「おはようございます、お姉ちゃん。」を1〜5で採点してください。",
+        ),
     ];
-    let mut req = ChatRequest::judge(messages, ResponseFormat::Schema(crate::director::judge::schema()));
+    let mut req = ChatRequest::judge(
+        messages,
+        ResponseFormat::Schema(crate::director::judge::schema()),
+    );
     req.max_tokens = Some(160);
     match client.chat(&req).await {
         Ok(c) => match crate::director::judge::parse(&c.text) {
             Ok(_) => Check::ok("judge", "JSON mode works (the reply read as scores)"),
-            Err(why) => Check::fail("judge", format!("the reply did not read as scores: {why}"), "use a model that follows the JSON schema (format), or run with --no-judge"),
+            Err(why) => Check::fail(
+                "judge",
+                format!("the reply did not read as scores: {why}"),
+                "use a model that follows the JSON schema (format), or run with --no-judge",
+            ),
         },
-        Err(e) => Check::fail("judge", e.to_string(), "the judge call failed; run with --no-judge or fix the line above"),
+        Err(e) => Check::fail(
+            "judge",
+            e.to_string(),
+            "the judge call failed; run with --no-judge or fix the line above",
+        ),
     }
 }

@@ -292,7 +292,9 @@ mod tests {
     fn ollamas_refusals_are_context_refusals() {
         // v0.13–v0.15 with truncate:false (runner.go v0.13.0:905-907), and HEAD with
         // shift:false (llm/llama_server.go:295-300).
-        assert!(is_context_refusal("the input length exceeds the context length"));
+        assert!(is_context_refusal(
+            "the input length exceeds the context length"
+        ));
         assert!(is_context_refusal(
             "the prompt is longer than the context length currently available to the model; \
              shorten the prompt, adjust the context length in settings, or use a model with a \

@@ -77,7 +77,11 @@ pub fn parse_version(s: &str) -> Option<(u32, u32, u32)> {
     let s = s.trim().trim_start_matches('v');
     let core = s.split(['-', '+']).next()?;
     let mut parts = core.split('.').map(|p| p.parse::<u32>().ok());
-    Some((parts.next()??, parts.next()??, parts.next().flatten().unwrap_or(0)))
+    Some((
+        parts.next()??,
+        parts.next()??,
+        parts.next().flatten().unwrap_or(0),
+    ))
 }
 
 /// `{"version":"0.13.1"}` (server/routes.go:1879-1880).
@@ -152,7 +156,11 @@ impl Client {
         let limit = (TimeoutPhase::Probe, cfg.timeouts.probe());
         let mut facts = ServerFacts::default();
         let version = self.target(ApiKind::Ollama, "/api/version", &cfg.model);
-        facts.version = self.get(&version, limit).await.ok().and_then(|b| version_from(&b));
+        facts.version = self
+            .get(&version, limit)
+            .await
+            .ok()
+            .and_then(|b| version_from(&b));
         if kind == ApiKind::OpenAi && facts.version.is_none() {
             return facts;
         }

@@ -112,7 +112,11 @@ mod tests {
             (100, 5000, 4096, true),
         ] {
             let c = judge_counts(f64::from(p), p, r, Some(ctx), true, 0.2);
-            assert_eq!(matches!(c, ContextCheck::Shifted { .. }), shifted, "{p}+{r}");
+            assert_eq!(
+                matches!(c, ContextCheck::Shifted { .. }),
+                shifted,
+                "{p}+{r}"
+            );
         }
         // Unknown context: no claim.
         assert_eq!(

@@ -30,5 +30,6 @@ pub use error::{LlmError, TimeoutPhase};
 pub use protocol::Protocol;
 pub use stream::{Step, StreamDecoder};
 pub use types::{
-    ChatRequest, Completion, ContextCheck, Finish, Message, ResponseFormat, Role, ServerInfo, prepare_messages,
+    ChatRequest, Completion, ContextCheck, Finish, Message, ResponseFormat, Role, ServerInfo,
+    prepare_messages,
 };

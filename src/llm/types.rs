@@ -156,7 +156,11 @@ pub enum ContextCheck {
     CountLow { expected: u32, counted: u32 },
     /// Prompt + reply exceed the context: the server discarded the start of the prompt
     /// (the persona and the vault's rules) while generating.
-    Shifted { prompt: u32, reply: u32, context: u32 },
+    Shifted {
+        prompt: u32,
+        reply: u32,
+        context: u32,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]

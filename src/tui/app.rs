@@ -41,7 +41,9 @@ pub enum Conn {
     /// The server answered but does not serve the model; the message lists what it has.
     Answered(String),
     /// The model is loading (a cold Ollama model): the header counts the seconds.
-    Loading { since: std::time::Instant },
+    Loading {
+        since: std::time::Instant,
+    },
     Demo,
 }
 

@@ -353,7 +353,11 @@ fn aux_reply(req: &Recorded) -> Option<(u16, &'static str, String)> {
     let preload = req.path == "/api/chat"
         && serde_json::from_str::<serde_json::Value>(&req.body)
             .ok()
-            .and_then(|b| b.get("messages").and_then(|m| m.as_array()).map(Vec::is_empty))
+            .and_then(|b| {
+                b.get("messages")
+                    .and_then(|m| m.as_array())
+                    .map(Vec::is_empty)
+            })
             == Some(true);
     match (req.method.as_str(), req.path.as_str()) {
         ("GET", "/api/version") | ("POST", "/api/show") => {

@@ -116,7 +116,10 @@ impl FakeOllama {
 
     pub fn paths(&self) -> Vec<String> {
         let s = self.state.lock().unwrap();
-        s.requests.iter().map(|(m, p, _)| format!("{m} {p}")).collect()
+        s.requests
+            .iter()
+            .map(|(m, p, _)| format!("{m} {p}"))
+            .collect()
     }
 
     pub fn counts(&self) -> (usize, usize, usize, usize) {
@@ -355,14 +358,25 @@ async fn model_call(
         let line = p::chunk(&model, "", Some(("load", [0; 6])));
         return Some(json_out(200, serde_json::from_str(&line).unwrap()));
     }
-    Some(generate(st, spec, &model, path, body, &msgs, (num_ctx, truncate, shift)))
+    Some(generate(
+        st,
+        spec,
+        &model,
+        path,
+        body,
+        &msgs,
+        (num_ctx, truncate, shift),
+    ))
 }
 
 fn embed(spec: &Spec, model: &str, body: &Value) -> Out {
     if !spec.embeds && !model.starts_with("nomic-embed") {
         // UNVERIFIED wording: at HEAD a model without pooling_type starts without --embedding
         // (llm/llama_server.go:581-586, 866) and the call fails inside llama.cpp.
-        return json_out(500, json!({"error": "this model does not support embeddings"}));
+        return json_out(
+            500,
+            json!({"error": "this model does not support embeddings"}),
+        );
     }
     let n = body
         .get("input")
