@@ -15,7 +15,7 @@ use super::http::{self, Target};
 use super::ollama::Ollama;
 use super::openai::OpenAi;
 use super::policy;
-use super::protocol::{LineError, Protocol, Resolved};
+use super::protocol::{LineError, Protocol};
 use super::stream::{Step, StreamDecoder, StreamLineError};
 use super::types::{ChatRequest, Completion, Finish, prepare_messages};
 
@@ -35,7 +35,7 @@ pub(super) struct Inner {
     pub(super) says_v1: bool,
     pub(super) api: OnceCell<ApiKind>,
     /// Prompt tokens per character, learned from the server's counts.
-    ratio: std::sync::Mutex<budget::Ratio>,
+    pub(super) ratio: std::sync::Mutex<budget::Ratio>,
     /// The context a server reported when it refused a prompt (smaller than num_ctx).
     server_ctx: std::sync::atomic::AtomicU32,
     /// `keep_alive` as sent ("1800s").
@@ -120,19 +120,6 @@ impl Client {
         }
     }
 
-    /// Whether the server is Ollama (its native API, or its /v1 as far as the facts tell).
-    pub fn is_ollama(&self) -> bool {
-        self.api() == Some(ApiKind::Ollama) || self.known_facts().is_some_and(|f| f.ollama_v1)
-    }
-
-    /// A server refused `chars` characters as too long without its count (Ollama).
-    pub fn learn_refusal(&self, chars: usize) {
-        let ctx = self.context_tokens();
-        if let Ok(mut r) = self.inner.ratio.lock() {
-            r.raise_for_refusal(chars, ctx);
-        }
-    }
-
     /// The server said its context is `tokens` (a refusal): budgets use it from now on.
     pub fn learn_context(&self, tokens: u32) {
         self.inner
@@ -211,33 +198,6 @@ impl Client {
         c.first_token = first_token;
         c.elapsed = called.elapsed();
         Ok(c)
-    }
-
-    /// Everything before a first prompt: the API, the server's facts (context, template,
-    /// flags) and, on Ollama, a loaded model (see `load.rs`). Cheap once done.
-    pub async fn prepare(&self) -> Result<ApiKind, LlmError> {
-        let kind = self.resolve_api().await?;
-        self.facts(kind).await;
-        self.ensure_loaded(kind).await?;
-        Ok(kind)
-    }
-
-    /// The request as this server takes it: system role, keep_alive, truncate/shift guard.
-    fn resolved<'a>(
-        &'a self,
-        kind: ApiKind,
-        req: &'a ChatRequest,
-        messages: &'a [super::types::Message],
-        stream: bool,
-    ) -> Resolved<'a> {
-        let mut r = Resolved::new(&self.inner.cfg, req, messages, stream);
-        if kind == ApiKind::Ollama {
-            r.keep_alive = Some(self.inner.keep_alive.as_str());
-            r.guard = self
-                .known_facts()
-                .is_some_and(super::facts::ServerFacts::guard_supported);
-        }
-        r
     }
 
     /// One streamed request (its start retried once). On failure: the error and the retries.
@@ -388,25 +348,6 @@ impl Client {
             retries: 0,
             context,
         })
-    }
-
-    /// POSTs `body` and reads the whole reply within `limit`, not retried (facts, doctor).
-    pub(super) async fn post_limited(
-        &self,
-        target: &Target,
-        body: &serde_json::Value,
-        limit: (TimeoutPhase, Duration),
-    ) -> Result<String, LlmError> {
-        let (resp, started, _) = http::send(
-            &self.inner.http,
-            target,
-            Some(body),
-            limit,
-            self.connect_timeout(),
-            None,
-        )
-        .await?;
-        http::read_body(resp, target, started + limit.1, limit.1).await
     }
 
     /// POSTs `body` and reads the whole reply within the request timeout; a retryable failure

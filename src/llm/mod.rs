@@ -19,6 +19,7 @@ mod load;
 pub mod ollama;
 pub mod openai;
 pub mod policy;
+mod prepare;
 pub mod protocol;
 pub mod stream;
 mod tokenize;
