@@ -7,6 +7,7 @@ pub mod cli;
 pub mod compare;
 pub mod config;
 pub mod director;
+pub mod doctor;
 pub mod duo;
 pub mod insight;
 pub mod interview;

@@ -37,7 +37,13 @@ async fn ollama_404_model_not_found_suggests_pull() {
     assert!(msg.contains("ollama pull gemma2:27b"), "{msg}");
     assert!(msg.contains(&format!("{}/api/chat", server.url)), "{msg}");
     assert!(e.is_endpoint_failure() && !e.is_transient());
-    assert_eq!(server.recorded().len(), 1, "no retry, no fallback");
+    // Then only GET /api/tags, for the list of what the server has (issue 21).
+    let chats = server
+        .paths()
+        .iter()
+        .filter(|p| *p == "POST /api/chat")
+        .count();
+    assert_eq!(chats, 1, "no retry, no fallback: {:?}", server.paths());
 }
 
 #[tokio::test]

@@ -25,6 +25,8 @@ fn ollama_ok() -> Reply {
     )))
 }
 
+/// A server whose /api/show does not answer (the scripted fake): the template is not known,
+/// so a Gemma model folds by its name. (With the template known, see tests/ollama_source.rs.)
 #[tokio::test]
 async fn gemma_folds_the_system_text_into_the_first_user_message() {
     let server = FakeServer::scripted(vec![ollama_ok()]).await;
@@ -50,8 +52,16 @@ async fn gemma_folds_the_system_text_into_the_first_user_message() {
     assert_eq!(body["options"]["num_predict"], 512);
     assert_eq!(
         body["options"]["stop"],
-        json!(["やな:", "あゆ:", "やな：", "あゆ：", "<end_of_turn>"])
+        json!([
+            "やな:",
+            "あゆ:",
+            "やな：",
+            "あゆ：",
+            "<end_of_turn>",
+            "<start_of_turn>"
+        ])
     );
+    assert_eq!(body["keep_alive"], "1800s");
     assert_eq!(body["options"]["temperature"], 0.7);
     assert!(body.get("format").is_none());
 }
@@ -292,7 +302,7 @@ async fn embeddings_for_both_apis() {
     assert_eq!(server.recorded()[0].path, "/api/embed");
     assert_eq!(
         body,
-        json!({"model": "nomic-embed-text", "input": ["姉", "妹"]})
+        json!({"model": "nomic-embed-text", "input": ["姉", "妹"], "keep_alive": "1800s"})
     );
 
     // OpenAI returns items that carry their index; order follows it.

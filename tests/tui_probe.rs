@@ -152,3 +152,59 @@ fn n_does_not_start_a_run_while_the_endpoint_is_not_answering_and_r_probes_again
     a.on_key(new_run());
     assert!(a.modal.is_some());
 }
+
+/// Issue 21: a cold model is a state — the header says "loading gemma2:27b… N s" while the
+/// preload waits (the UI task is never blocked: the probe runs on its own task), then
+/// connected; the load is never cut short.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cold_model_shows_loading_then_connected() {
+    use llm_fake::ollama::{FakeOllama, Spec};
+    let fake = FakeOllama::start(Spec {
+        load: Duration::from_millis(1500),
+        ..Spec::gemma2()
+    })
+    .await;
+    let mut cfg = llm_fake::config(&fake.url, None);
+    cfg.timeouts.first_token_ms = 500;
+    let dir = tempfile::tempdir().unwrap();
+    let services = Services {
+        store: StoreHandle::spawn(Store::open(&dir.path().join("k.db")).unwrap()),
+        rules: RuleSet::builtin().unwrap(),
+        duo: DuoConfig::builtin().unwrap(),
+        llm: cfg,
+        analyzer: Arc::new(FallbackAnalyzer),
+        replay_speed: 1000.0,
+        vault: None,
+        safety: kakeai::safety::SharedSafety::ready(kakeai::safety::SafetyRules::builtin()),
+    };
+    let (mut rt, mut rx) = Runtime::new(app(Conn::Probing), services);
+    rt.probe();
+    let mut saw_loading = false;
+    loop {
+        let msg = tokio::time::timeout(Duration::from_secs(10), rx.recv())
+            .await
+            .expect("the probe answers")
+            .unwrap();
+        rt.app.on_msg(msg);
+        match &rt.app.header.conn {
+            Conn::Loading { .. } => {
+                saw_loading = true;
+                // The header while loading, drawn like any frame.
+                let backend = ratatui::backend::TestBackend::new(120, 30);
+                let mut term = ratatui::Terminal::new(backend).unwrap();
+                term.draw(|f| kakeai::tui::render::draw(f, &rt.app))
+                    .unwrap();
+                let text = term.backend().to_string();
+                assert!(text.contains("loading gemma2:27b… 0 s"), "header: {text}");
+            }
+            Conn::Probing => {}
+            other => {
+                assert!(matches!(other, Conn::Up { .. }), "{other:?}");
+                break;
+            }
+        }
+    }
+    assert!(saw_loading);
+    let (started, aborted, done, _) = fake.counts();
+    assert_eq!((started, aborted, done), (1, 0, 1));
+}

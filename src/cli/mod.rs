@@ -6,6 +6,7 @@ pub mod check;
 pub mod compare;
 pub mod compare_unpaired;
 pub mod dict;
+pub mod doctor;
 pub mod export;
 pub mod import;
 pub mod ingest;
@@ -131,6 +132,9 @@ pub enum Command {
     Analyze(analyze::AnalyzeArgs),
     /// Compare a stored run with a variant turn by turn (or two variants on topics).
     Compare(compare::CompareArgs),
+    /// Check the LLM endpoint: reachable, model, context, system role, load, tokens per
+    /// character, embeddings, judge JSON — each ✓/✗ with the fix; exit 0 only when a run would work.
+    Doctor(doctor::DoctorArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -193,6 +197,7 @@ pub fn main() -> i32 {
         Some(Command::Interview(args)) => interview::run(args),
         Some(Command::Analyze(args)) => analyze::run(args),
         Some(Command::Compare(args)) => compare::run(args),
+        Some(Command::Doctor(args)) => doctor::run(args),
     }
 }
 
@@ -201,6 +206,9 @@ fn print_short_help() {
     println!("kakeai {version} — やな/あゆ dialogue workbench\n");
     println!("Run it in a terminal for the workbench (kakeai, or kakeai --demo). Commands:\n");
     println!("  kakeai check [FILE|-] --speaker yana|ayu   judge lines with the Director's rules");
+    println!(
+        "  kakeai doctor                              is the LLM endpoint ready? (start here)"
+    );
     println!("  kakeai run --headless --topic TEXT         a live やな/あゆ run, as JSON lines");
     println!(
         "        [--endpoint URL --model M]           (default http://127.0.0.1:11434, gemma2:27b)"

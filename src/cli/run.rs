@@ -154,6 +154,14 @@ pub fn run(args: RunArgs) -> i32 {
             Ok(i) => i,
             Err(e) => return fail(3, e.to_string()),
         };
+        // Say which context the budget uses when the server is Ollama's /v1 (issue 21).
+        if client.facts(info.api).await.ollama_v1 {
+            eprintln!(
+                "kakeai run: this is Ollama's /v1, which cannot take num_ctx: budgeting for \
+                 Ollama's default context ({} tokens); the endpoint without /v1 uses num_ctx",
+                client.context_tokens()
+            );
+        }
         let cfg = client.config().clone();
         let session = Session::new(spec.clone(), duo, rules);
         let new = run_record(

@@ -299,9 +299,12 @@ pub async fn fitted_stream_with(
 ) -> Result<crate::llm::Completion, String> {
     use crate::llm::budget;
     let keep = budget::Priorities::builtin().keep_history;
+    // The server's facts (its real context, whether the template takes a system message) and
+    // a loaded model come before the budget: see llm::facts and llm::load.
+    client.prepare().await.map_err(|e| e.to_string())?;
     // The server's tokenizer, where it has one, gives the ratio before the first request.
     client.learn_from_tokenizer(&messages).await;
-    for round in 0..2 {
+    for round in 0..3 {
         let budget_chars = client.prompt_budget_chars();
         if let Err(o) = budget::fit_prioritised(&mut messages, budget_chars, lighter, keep) {
             return Err(budget::overflow_message(
@@ -315,17 +318,29 @@ pub async fn fitted_stream_with(
             .stream_chat(&ChatRequest::line(messages.clone()), on_token)
             .await
         {
-            Ok(c) => return Ok(c),
+            Ok(c) => {
+                if let crate::llm::ContextCheck::Shifted {
+                    prompt,
+                    reply,
+                    context,
+                } = c.context
+                {
+                    return Err(budget::shifted_message(prompt, reply, context));
+                }
+                return Ok(c);
+            }
             Err(crate::llm::LlmError::Rejected { message, .. })
                 if budget::is_context_refusal(&message) =>
             {
-                // Learn from the counts and fit again, once; without counts (or a second
-                // refusal) it is a context overflow, not a server failure.
-                match budget::refused_counts(&message) {
-                    Some((tokens, ctx)) if round == 0 => {
+                // Learn from the counts and fit again; without counts (Ollama) the ratio is
+                // raised past what the refusal proves. A refusal in the last round is a
+                // context overflow, not a server failure.
+                match (budget::refused_counts(&message), round) {
+                    (Some((tokens, ctx)), 0) => {
                         client.learn(sent_chars, tokens);
                         client.learn_context(ctx);
                     }
+                    (None, 0 | 1) if client.is_ollama() => client.learn_refusal(sent_chars),
                     _ => return Err(budget::refused_message(&message)),
                 }
             }

@@ -30,6 +30,16 @@ impl Ratio {
         self.learned = true;
     }
 
+    /// A server refused `chars` characters as longer than its `context` without saying its
+    /// count (Ollama): the real ratio is above context/chars. Raises the ratio past that.
+    pub fn raise_for_refusal(&mut self, chars: usize, context: u32) {
+        if chars == 0 {
+            return;
+        }
+        let floor = f64::from(context) / chars as f64 * 1.05;
+        self.tokens_per_char = (self.tokens_per_char * 1.25).max(floor);
+    }
+
     /// How many prompt characters fit `tokens`.
     pub fn chars_for(&self, tokens: u32) -> usize {
         (f64::from(tokens) / self.tokens_per_char).floor() as usize
@@ -89,6 +99,9 @@ pub struct Priorities {
     pub keep_history: usize,
     /// Vault levels dropped, in this order, after the older history.
     pub vault_drop_levels: Vec<u8>,
+    /// A prompt count this much below the expected one is not learned from on a server that
+    /// may drop messages silently (`llm::guard`).
+    pub count_tolerance: f64,
 }
 
 impl Priorities {
@@ -180,10 +193,15 @@ pub fn is_overflow(error: &str) -> bool {
 /// Whether a server's refusal says the prompt is longer than its context: llama-server
 /// ("the request exceeds the available context size"), Ollama ("input length exceeds the
 /// context length"), OpenAI-style ("maximum context length is").
+/// Ollama at HEAD with `shift: false`: "the prompt is longer than the context length currently
+/// available to the model; …" (llm/llama_server.go:295-300).
 pub fn is_context_refusal(message: &str) -> bool {
     let m = message.to_lowercase();
     m.contains("context")
-        && (m.contains("exceed") || m.contains("maximum context length") || m.contains("too long"))
+        && (m.contains("exceed")
+            || m.contains("maximum context length")
+            || m.contains("too long")
+            || m.contains("longer than the context"))
 }
 
 /// The server refused a prompt that the budget let through (or told no counts to learn from).
@@ -196,6 +214,17 @@ pub fn refused_message(server: &str) -> String {
 }
 
 /// Explains a prompt that cannot fit, for the run's state line.
+/// The server discarded the start of the prompt while generating (prompt + reply past the
+/// context): the line was written without its persona and vault rules, so it is not kept.
+pub fn shifted_message(prompt: u32, reply: u32, context: u32) -> String {
+    format!(
+        "{OVERFLOW_PREFIX} the prompt ({prompt} tokens) and the reply ({reply} tokens) passed the \
+         context ({context} tokens): the server discarded the start of the prompt — the persona \
+         and the vault's rules — while writing, so the line is not kept; lower max_tokens, \
+         shorten the persona, world or vault context, or raise the context"
+    )
+}
+
 pub fn overflow_message(o: &Overflow, ratio: Ratio, num_ctx: u32) -> String {
     format!(
         "{OVERFLOW_PREFIX} even without any history the prompt is {} characters (~{:.0} tokens at \
@@ -257,6 +286,25 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn ollamas_refusals_are_context_refusals() {
+        // v0.13–v0.15 with truncate:false (runner.go v0.13.0:905-907), and HEAD with
+        // shift:false (llm/llama_server.go:295-300).
+        assert!(is_context_refusal(
+            "the input length exceeds the context length"
+        ));
+        assert!(is_context_refusal(
+            "the prompt is longer than the context length currently available to the model; \
+             shorten the prompt, adjust the context length in settings, or use a model with a \
+             longer context length"
+        ));
+        assert!(!is_context_refusal("model 'gemma2:27b' not found"));
+        let mut r = Ratio::new(1.5);
+        r.raise_for_refusal(4949, 8192);
+        assert!(r.tokens_per_char >= 8192.0 / 4949.0 * 1.05);
+        assert!(r.tokens_per_char >= 1.5 * 1.25 - 1e-9);
     }
 
     #[test]

@@ -15,7 +15,7 @@ use super::http::{self, Target};
 use super::ollama::Ollama;
 use super::openai::OpenAi;
 use super::policy;
-use super::protocol::{LineError, Protocol, Resolved};
+use super::protocol::{LineError, Protocol};
 use super::stream::{Step, StreamDecoder, StreamLineError};
 use super::types::{ChatRequest, Completion, Finish, prepare_messages};
 
@@ -35,11 +35,17 @@ pub(super) struct Inner {
     pub(super) says_v1: bool,
     pub(super) api: OnceCell<ApiKind>,
     /// Prompt tokens per character, learned from the server's counts.
-    ratio: std::sync::Mutex<budget::Ratio>,
+    pub(super) ratio: std::sync::Mutex<budget::Ratio>,
     /// The context a server reported when it refused a prompt (smaller than num_ctx).
     server_ctx: std::sync::atomic::AtomicU32,
+    /// `keep_alive` as sent ("1800s").
+    pub(super) keep_alive: String,
     /// The tokenizer endpoint was asked already (see `tokenize.rs`).
     pub(super) tokenizer_tried: std::sync::atomic::AtomicBool,
+    /// What the server said about itself and the model (see `facts.rs`).
+    pub(super) facts: OnceCell<super::facts::ServerFacts>,
+    /// Whether the model is loading or was used lately (see `load.rs`).
+    pub(super) load: std::sync::Mutex<super::load::LoadState>,
 }
 
 pub fn protocol(kind: ApiKind) -> &'static dyn Protocol {
@@ -85,6 +91,9 @@ impl Client {
                 ratio: std::sync::Mutex::new(budget::Ratio::new(cfg.tokens_per_char)),
                 server_ctx: std::sync::atomic::AtomicU32::new(u32::MAX),
                 tokenizer_tried: std::sync::atomic::AtomicBool::new(false),
+                facts: OnceCell::new(),
+                keep_alive: cfg.keep_alive(),
+                load: std::sync::Mutex::new(Default::default()),
                 cfg,
             }),
         })
@@ -103,7 +112,8 @@ impl Client {
             .unwrap_or(budget::Ratio::new(1.0))
     }
 
-    /// A server counted `tokens` for a prompt of `chars` characters.
+    /// A server counted `tokens` for a prompt of `chars` characters (learned as is: for
+    /// counts that cannot have been cut, e.g. a refusal's; replies go through `guard.rs`).
     pub fn learn(&self, chars: usize, tokens: u32) {
         if let Ok(mut r) = self.inner.ratio.lock() {
             r.observe(chars, tokens);
@@ -168,8 +178,8 @@ impl Client {
         req: &ChatRequest,
         on_token: &mut (dyn FnMut(&str) + Send),
     ) -> Result<Completion, LlmError> {
+        let kind = self.prepare().await?;
         let called = Instant::now();
-        let kind = self.resolve_api().await?;
         let mut first_token = None;
         let (error, retries) = match self
             .stream_once(req, kind, called, &mut first_token, on_token)
@@ -201,8 +211,8 @@ impl Client {
     ) -> Result<Completion, (LlmError, u32)> {
         let cfg = &self.inner.cfg;
         let proto = protocol(kind);
-        let messages = prepare_messages(&req.messages, cfg.effective_system_role());
-        let body = proto.chat_body(&Resolved::new(cfg, req, &messages, true));
+        let messages = prepare_messages(&req.messages, self.system_role(kind));
+        let body = proto.chat_body(&self.resolved(kind, req, &messages, true));
         let target = self.target(kind, proto.chat_path(), &cfg.model);
         let first_limit = cfg.timeouts.first_token();
         let sent = http::send(
@@ -271,9 +281,8 @@ impl Client {
             dec.finish().unwrap_or(Finish::Stop)
         };
         let (tokens, prompt_tokens) = (dec.tokens(), dec.prompt_tokens());
-        if let Some(n) = prompt_tokens {
-            self.learn(budget::chars_of(&messages), n);
-        }
+        let context = self.check_counts(kind, budget::chars_of(&messages), prompt_tokens, tokens);
+        self.touch();
         let raw = dec.into_raw();
         Ok(Completion {
             text: final_text(&raw, capped, cfg),
@@ -286,6 +295,7 @@ impl Client {
             fallback_reason: None,
             prompt_tokens,
             retries,
+            context,
         })
     }
 
@@ -293,7 +303,7 @@ impl Client {
     /// table: a retryable failure of the whole call (sending, reading or parsing) is retried
     /// once after the backoff.
     pub async fn chat(&self, req: &ChatRequest) -> Result<Completion, LlmError> {
-        let kind = self.resolve_api().await?;
+        let kind = self.prepare().await?;
         match self.chat_once(req, kind).await {
             Err(e) if policy::retried(&e) => {
                 tokio::time::sleep(self.inner.cfg.retry_backoff()).await;
@@ -310,16 +320,20 @@ impl Client {
         let called = Instant::now();
         let cfg = &self.inner.cfg;
         let proto = protocol(kind);
-        let messages = prepare_messages(&req.messages, cfg.effective_system_role());
-        let body = proto.chat_body(&Resolved::new(cfg, req, &messages, false));
+        let messages = prepare_messages(&req.messages, self.system_role(kind));
+        let body = proto.chat_body(&self.resolved(kind, req, &messages, false));
         let target = self.target(kind, proto.chat_path(), &cfg.model);
         let text = self.post_whole(&target, &body, false).await?;
         let reply = proto
             .parse_reply(&text)
             .map_err(|e| body_error(&target, e, &text))?;
-        if let Some(n) = reply.prompt_tokens {
-            self.learn(budget::chars_of(&messages), n);
-        }
+        let context = self.check_counts(
+            kind,
+            budget::chars_of(&messages),
+            reply.prompt_tokens,
+            reply.tokens.unwrap_or(0),
+        );
+        self.touch();
         let capped = req.cap && reply.text.chars().count() > cfg.max_chars;
         Ok(Completion {
             text: final_text(&reply.text, capped, cfg),
@@ -332,6 +346,7 @@ impl Client {
             fallback_reason: None,
             prompt_tokens: reply.prompt_tokens,
             retries: 0,
+            context,
         })
     }
 
@@ -367,7 +382,11 @@ impl Client {
         let cfg = &self.inner.cfg;
         let proto = protocol(kind);
         let target = self.target(kind, proto.embed_path(), cfg.embed_model());
-        let body = proto.embed_body(cfg.embed_model(), inputs);
+        let keep = super::protocol::EmbedKeep {
+            keep_alive: &self.inner.keep_alive,
+            num_ctx: (cfg.embed_model() == cfg.model).then_some(cfg.num_ctx),
+        };
+        let body = proto.embed_body_with(cfg.embed_model(), inputs, &keep);
         let text = self.post_whole(&target, &body, true).await?;
         let vectors = proto
             .parse_embeddings(&text)

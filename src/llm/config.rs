@@ -59,6 +59,10 @@ pub struct Timeouts {
     /// never answers is reported after this, not after first_token_ms.
     #[serde(default = "default_probe_ms")]
     pub probe_ms: u64,
+    /// Loading a cold model (Ollama's preload, before the first turn). Ollama's own limit is
+    /// OLLAMA_LOAD_TIMEOUT (5 min, envconfig/config.go); the first-token limit starts after it.
+    #[serde(default = "default_load_ms")]
+    pub load_ms: u64,
 }
 
 fn default_tokens_per_char() -> f64 {
@@ -69,12 +73,23 @@ fn default_probe_ms() -> u64 {
     3000
 }
 
+fn default_load_ms() -> u64 {
+    300_000
+}
+
+fn default_keep_alive_s() -> u64 {
+    1800
+}
+
 impl Timeouts {
     pub fn probe(&self) -> Duration {
         Duration::from_millis(self.probe_ms)
     }
     pub fn connect(&self) -> Duration {
         Duration::from_millis(self.connect_ms)
+    }
+    pub fn load(&self) -> Duration {
+        Duration::from_millis(self.load_ms)
     }
     pub fn first_token(&self) -> Duration {
         Duration::from_millis(self.first_token_ms)
@@ -117,6 +132,10 @@ pub struct LlmConfig {
     pub tokens_per_char: f64,
     #[serde(default)]
     pub embed_model: Option<String>,
+    /// How long Ollama keeps the model loaded after a call (sent as `keep_alive` on every
+    /// Ollama call, and with the preload before the first turn).
+    #[serde(default = "default_keep_alive_s")]
+    pub keep_alive_s: u64,
     #[serde(default)]
     pub models: BTreeMap<String, ModelOverride>,
 }
@@ -228,6 +247,7 @@ impl LlmConfig {
             ("timeouts.idle_ms", t.idle_ms),
             ("timeouts.request_ms", t.request_ms),
             ("timeouts.probe_ms", t.probe_ms),
+            ("timeouts.load_ms", t.load_ms),
         ] {
             if ms == 0 {
                 return Err(bad(key, "must be at least 1 ms".into()));
@@ -236,20 +256,30 @@ impl LlmConfig {
         Ok(())
     }
 
-    /// The system-role handling for the configured model: per-model override, then the
-    /// top-level setting, then `fold` for Gemma models and `native` for the rest.
-    pub fn effective_system_role(&self) -> SystemRole {
+    /// The system-role handling the user chose: per-model override, then the top-level
+    /// setting; `None` when neither is set (the client then asks the server: see `facts.rs`).
+    pub fn configured_system_role(&self) -> Option<SystemRole> {
         self.models
             .get(&self.model)
             .and_then(|m| m.system_role)
             .or(self.system_role)
-            .unwrap_or_else(|| {
-                if self.model.to_lowercase().contains("gemma") {
-                    SystemRole::Fold
-                } else {
-                    SystemRole::Native
-                }
-            })
+    }
+
+    /// The system-role handling without asking the server: the configured one, else `fold`
+    /// for Gemma models (whose own chat templates have no system turn) and `native` for the
+    /// rest. Used on OpenAI-compatible servers; on Ollama the model's template decides.
+    pub fn effective_system_role(&self) -> SystemRole {
+        self.configured_system_role().unwrap_or_else(|| {
+            if self.model.to_lowercase().contains("gemma") {
+                SystemRole::Fold
+            } else {
+                SystemRole::Native
+            }
+        })
+    }
+
+    pub fn keep_alive(&self) -> String {
+        format!("{}s", self.keep_alive_s)
     }
 
     /// The model used for embeddings.
@@ -275,7 +305,9 @@ mod tests {
         assert_eq!(c.num_ctx, 8192);
         assert_eq!(c.max_chars, 400);
         assert_eq!(c.trim_chars, "。？！");
-        assert_eq!(c.stop.len(), 5);
+        assert_eq!(c.stop.len(), 6);
+        assert!(c.stop.iter().any(|s| s == "<start_of_turn>"));
+        assert_eq!(c.timeouts.load_ms, 300_000);
         assert_eq!(c.effective_system_role(), SystemRole::Fold);
     }
 

@@ -101,18 +101,18 @@ impl Client {
         http::read_body(resp, target, started + limit.1, limit.1).await
     }
 
-    /// Adds what the user needs to fix an error: the models an OpenAI-compatible server does
-    /// have when ours is missing (best effort).
+    /// Adds what the user needs to fix an error: the models the server does have when ours is
+    /// missing (a 404 during chat says only "model 'x' not found": routes.go:2481-2486).
     pub(super) async fn explain(&self, e: LlmError) -> LlmError {
         match e {
             LlmError::ModelNotFound {
                 url,
                 model,
-                api: ApiKind::OpenAi,
+                api,
                 available,
             } if available.is_empty() => {
-                let proto = protocol(ApiKind::OpenAi);
-                let target = self.target(ApiKind::OpenAi, proto.models_path(), &model);
+                let proto = protocol(api);
+                let target = self.target(api, proto.models_path(), &model);
                 let limit = (TimeoutPhase::Probe, self.inner.cfg.timeouts.probe());
                 let available = match self.get(&target, limit).await {
                     Ok(body) => proto.parse_models(&body).unwrap_or_default(),
@@ -121,7 +121,7 @@ impl Client {
                 LlmError::ModelNotFound {
                     url,
                     model,
-                    api: ApiKind::OpenAi,
+                    api,
                     available: available.into_iter().take(5).collect(),
                 }
             }

@@ -17,6 +17,8 @@ pub enum TimeoutPhase {
     Response,
     /// The model-list probe: the connection opened, no answer came.
     Probe,
+    /// Loading a cold model (the preload before the first turn).
+    Load,
 }
 
 impl TimeoutPhase {
@@ -29,6 +31,10 @@ impl TimeoutPhase {
             TimeoutPhase::Probe => {
                 "waiting for the model list — the server accepted the connection but did not \
                  answer (busy or hung?)"
+            }
+            TimeoutPhase::Load => {
+                "waiting for the model to load — raise timeouts.load_ms (and Ollama's \
+                 OLLAMA_LOAD_TIMEOUT) on a slow disk, or use a smaller model"
             }
         }
     }
@@ -53,7 +59,7 @@ pub enum LlmError {
         url: String,
         model: String,
         api: ApiKind,
-        /// Up to 5 model names the server does have (OpenAI-compatible servers only).
+        /// Up to 5 model names the server does have.
         available: Vec<String>,
     },
 

@@ -11,11 +11,15 @@ pub mod client;
 pub mod config;
 mod detect;
 pub mod error;
+pub mod facts;
 pub mod framing;
+pub mod guard;
 mod http;
+mod load;
 pub mod ollama;
 pub mod openai;
 pub mod policy;
+mod prepare;
 pub mod protocol;
 pub mod stream;
 mod tokenize;
@@ -27,5 +31,6 @@ pub use error::{LlmError, TimeoutPhase};
 pub use protocol::Protocol;
 pub use stream::{Step, StreamDecoder};
 pub use types::{
-    ChatRequest, Completion, Finish, Message, ResponseFormat, Role, ServerInfo, prepare_messages,
+    ChatRequest, Completion, ContextCheck, Finish, Message, ResponseFormat, Role, ServerInfo,
+    prepare_messages,
 };

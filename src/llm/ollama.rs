@@ -6,7 +6,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::config::ApiKind;
-use super::protocol::{Chunk, LineError, Protocol, Reply, Resolved, error_text, finish_from};
+use super::protocol::{
+    Chunk, EmbedKeep, LineError, Protocol, Reply, Resolved, error_text, finish_from,
+};
 use super::types::{Finish, ResponseFormat};
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -69,6 +71,17 @@ impl Protocol for Ollama {
             "stream": r.stream,
             "options": options,
         });
+        if let Some(k) = r.keep_alive {
+            body["keep_alive"] = json!(k);
+        }
+        // Ollama ≥ 0.13 (api/types.go:161-167): refuse a prompt longer than the context
+        // instead of dropping its first messages (server/prompt.go:35-92), and end a reply
+        // that reaches the context with done_reason "length" instead of discarding the start
+        // of the prompt (routes.go:2779).
+        if r.guard {
+            body["truncate"] = json!(false);
+            body["shift"] = json!(false);
+        }
         match r.format {
             ResponseFormat::Text => {}
             ResponseFormat::Json => body["format"] = json!("json"),
@@ -141,6 +154,17 @@ impl Protocol for Ollama {
         json!({"model": model, "input": inputs})
     }
 
+    fn embed_body_with(&self, model: &str, inputs: &[String], keep: &EmbedKeep<'_>) -> Value {
+        let mut body = self.embed_body(model, inputs);
+        body["keep_alive"] = json!(keep.keep_alive);
+        // The chat model embeds with the chat's num_ctx: a runner with other options is
+        // reloaded (sched.go:1380-1429).
+        if let Some(n) = keep.num_ctx {
+            body["options"] = json!({ "num_ctx": n });
+        }
+        body
+    }
+
     fn parse_embeddings(&self, body: &str) -> Result<Vec<Vec<f32>>, LineError> {
         #[derive(Deserialize)]
         struct Embed {
@@ -154,9 +178,11 @@ impl Protocol for Ollama {
     }
 }
 
-/// Ollama treats a name without a tag as `:latest`.
+/// Ollama treats a name without a tag as `:latest`, and matches names case-insensitively
+/// (server/routes.go:1222-1245).
 pub fn same_model(wanted: &str, listed: &str) -> bool {
-    wanted == listed || (!wanted.contains(':') && listed == format!("{wanted}:latest"))
+    let (w, l) = (wanted.to_lowercase(), listed.to_lowercase());
+    w == l || (!w.contains(':') && l == format!("{w}:latest"))
 }
 
 #[cfg(test)]
@@ -202,5 +228,7 @@ mod tests {
         assert!(same_model("gemma2", "gemma2:latest"));
         assert!(same_model("gemma2:27b", "gemma2:27b"));
         assert!(!same_model("gemma2:27b", "gemma2:9b"));
+        assert!(same_model("Gemma2:27B", "gemma2:27b"));
+        assert!(same_model("GEMMA2", "gemma2:latest"));
     }
 }

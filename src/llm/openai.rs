@@ -199,6 +199,13 @@ impl Protocol for OpenAi {
 
     fn parse_models(&self, body: &str) -> Option<Vec<String>> {
         let v: Value = serde_json::from_str(body).ok()?;
+        // Ollama's /v1/models with no model pulled answers `"data": null`
+        // (openai/openai.go:208-211): a list, empty — not a malformed body.
+        if v.get("object").and_then(Value::as_str) == Some("list")
+            && v.get("data").is_some_and(Value::is_null)
+        {
+            return Some(Vec::new());
+        }
         let data = v.get("data")?.as_array()?;
         Some(
             data.iter()

@@ -51,6 +51,18 @@ pub struct Resolved<'a> {
     pub format: &'a ResponseFormat,
     pub num_ctx: u32,
     pub stream: bool,
+    /// Ollama: `keep_alive` to send (None: the server's default).
+    pub keep_alive: Option<&'a str>,
+    /// Ollama ≥ 0.13: send `truncate: false` and `shift: false`.
+    pub guard: bool,
+}
+
+/// What an Ollama embedding call carries so it does not unload or reload the chat model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EmbedKeep<'a> {
+    pub keep_alive: &'a str,
+    /// The chat's num_ctx, when the embedding model is the chat model.
+    pub num_ctx: Option<u32>,
 }
 
 impl<'a> Resolved<'a> {
@@ -83,6 +95,8 @@ impl<'a> Resolved<'a> {
             format: &req.format,
             num_ctx: cfg.num_ctx,
             stream,
+            keep_alive: None,
+            guard: false,
         }
     }
 }
@@ -101,6 +115,10 @@ pub trait Protocol: Send + Sync {
     /// Model names from the model-list body; `None` when the body is not this dialect's list.
     fn parse_models(&self, body: &str) -> Option<Vec<String>>;
     fn embed_body(&self, model: &str, inputs: &[String]) -> Value;
+    /// The embedding body with what keeps the model loaded (Ollama); others ignore it.
+    fn embed_body_with(&self, model: &str, inputs: &[String], _keep: &EmbedKeep<'_>) -> Value {
+        self.embed_body(model, inputs)
+    }
     fn parse_embeddings(&self, body: &str) -> Result<Vec<Vec<f32>>, LineError>;
 }
 

@@ -139,6 +139,28 @@ pub struct Completion {
     pub prompt_tokens: Option<u32>,
     /// How many times a transient failure was retried (0 or 1).
     pub retries: u32,
+    /// What the reply's token counts say about the prompt the model saw (see `llm::guard`).
+    pub context: ContextCheck,
+}
+
+/// What a reply's counts say about the prompt the model actually saw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ContextCheck {
+    /// The server gave no prompt count.
+    #[default]
+    NoCount,
+    /// The count was believed and the tokens-per-char ratio learned from it.
+    Learned,
+    /// Smaller than expected beyond the tolerance on a server that may drop messages
+    /// silently: not learned from (it may count a truncated prompt).
+    CountLow { expected: u32, counted: u32 },
+    /// Prompt + reply exceed the context: the server discarded the start of the prompt
+    /// (the persona and the vault's rules) while generating.
+    Shifted {
+        prompt: u32,
+        reply: u32,
+        context: u32,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -40,6 +40,10 @@ pub enum Conn {
     Down(String),
     /// The server answered but does not serve the model; the message lists what it has.
     Answered(String),
+    /// The model is loading (a cold Ollama model): the header counts the seconds.
+    Loading {
+        since: std::time::Instant,
+    },
     Demo,
 }
 
@@ -416,6 +420,9 @@ impl App {
             Conn::Up { .. } => None,
             Conn::Probing => {
                 Some("still probing the endpoint — wait for the header to say connected".into())
+            }
+            Conn::Loading { .. } => {
+                Some("the model is still loading — wait for the header to say connected".into())
             }
             Conn::Down(why) | Conn::Answered(why) => Some(format!(
                 "cannot start a live run: {why} — R probes again, d plays the demo"

@@ -88,26 +88,31 @@ impl Runtime {
         )
     }
 
-    /// Probes the endpoint in the background; the header shows the answer.
+    /// Probes the endpoint in the background with `kakeai doctor --quick`'s checks (no
+    /// generation); a cold model shows as loading while its preload waits. The UI task never
+    /// waits for it.
     pub fn probe(&self) {
         let (tx, cfg) = (self.tx.clone(), self.services.llm.clone());
         tokio::spawn(async move {
-            let conn = match Client::new(cfg) {
-                Ok(c) => match c.ensure_model().await {
-                    Ok(info) => Conn::Up {
-                        api: info.api.to_string(),
-                    },
-                    Err(e @ crate::llm::LlmError::ModelNotFound { .. }) => {
-                        Conn::Answered(e.to_string())
-                    }
-                    Err(e) => Conn::Down(e.to_string()),
-                },
-                Err(e) => Conn::Down(e.to_string()),
+            let client = match Client::new(cfg) {
+                Ok(c) => c,
+                Err(e) => {
+                    let _ = tx.send(UiMsg::Connection(Conn::Down(e.to_string())));
+                    return;
+                }
             };
-            let _ = tx.send(UiMsg::Connection(conn));
+            let loading_tx = tx.clone();
+            let mut on_step = move |step: &str| {
+                if step == "load" {
+                    let since = std::time::Instant::now();
+                    let _ = loading_tx.send(UiMsg::Connection(Conn::Loading { since }));
+                }
+            };
+            let report =
+                crate::doctor::run(&client, crate::doctor::Depth::Quick, &mut on_step).await;
+            let _ = tx.send(UiMsg::Connection(conn_of(&report)));
         });
     }
-
     /// Writes visibility.yaml off the UI task; a live run picks the saved work up before its
     /// next prompt.
     fn save_vault(&mut self, mut work: crate::vault::Work, edits: u64) {
@@ -431,3 +436,24 @@ pub mod vis;
 pub use term::run;
 pub mod branch;
 pub mod kappa;
+
+/// The header's state for a doctor report: up when a run would work, the server's models when
+/// only the model is missing, else the first failing check and its fix.
+fn conn_of(report: &crate::doctor::Report) -> Conn {
+    match report.first_failure() {
+        None => Conn::Up {
+            api: report.api.map(|a| a.to_string()).unwrap_or_default(),
+        },
+        Some(c) => {
+            let why = match &c.fix {
+                Some(f) => format!("{} — {f}", c.detail),
+                None => c.detail.clone(),
+            };
+            if report.model_missing() {
+                Conn::Answered(why)
+            } else {
+                Conn::Down(why)
+            }
+        }
+    }
+}

@@ -87,6 +87,10 @@ fn header(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
     let h = &app.header;
     let (conn, color) = match &h.conn {
         Conn::Probing => ("probing…".to_string(), t.dim),
+        Conn::Loading { since } => (
+            format!("loading {}… {} s", h.model, since.elapsed().as_secs()),
+            t.warn,
+        ),
         Conn::Up { api } => (format!("connected ({api})"), t.pass),
         Conn::Down(_) => ("no endpoint answering · R probe again".to_string(), t.retry),
         Conn::Answered(_) => (

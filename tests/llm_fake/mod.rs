@@ -3,8 +3,21 @@
 //! and flushing between parts so they reach the client as separate network reads.
 #![allow(dead_code)]
 
+pub mod ollama;
+pub mod ollama_prompt;
 mod wire;
+#[allow(unused_imports)]
 pub use wire::*;
+
+/// "0.13.5" → (0, 13, 5).
+pub fn ollama_version(v: &str) -> (u32, u32, u32) {
+    let mut it = v.split(['.', '-']).map(|p| p.parse::<u32>().unwrap_or(0));
+    (
+        it.next().unwrap_or(0),
+        it.next().unwrap_or(0),
+        it.next().unwrap_or(0),
+    )
+}
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -260,6 +273,14 @@ async fn serve(
     let Some(req) = read_request(&mut sock).await else {
         return;
     };
+    // What kakeai asks before a first prompt (llm::facts, llm::load) is answered here and not
+    // counted: a scripted server plays a server whose /api/version and /api/show are not
+    // there (gin's NoRoute 404), so nothing about its template or flags is known; a preload
+    // (/api/chat with no messages) is answered as Ollama does (routes.go:2645-2653).
+    if let Some(reply) = aux_reply(&req) {
+        let _ = write_plain(&mut sock, &reply).await;
+        return;
+    }
     let n = count.fetch_add(1, Ordering::SeqCst);
     reqs.lock().unwrap().push(req.clone());
     let reply = handler(&req, n);
@@ -326,6 +347,44 @@ async fn serve(
         let _ = write(&mut sock, b"0\r\n\r\n", &gone).await;
     }
     let _ = sock.shutdown().await;
+}
+
+fn aux_reply(req: &Recorded) -> Option<(u16, &'static str, String)> {
+    let preload = req.path == "/api/chat"
+        && serde_json::from_str::<serde_json::Value>(&req.body)
+            .ok()
+            .and_then(|b| {
+                b.get("messages")
+                    .and_then(|m| m.as_array())
+                    .map(Vec::is_empty)
+            })
+            == Some(true);
+    match (req.method.as_str(), req.path.as_str()) {
+        ("GET", "/api/version") | ("POST", "/api/show") => {
+            Some((404, "text/plain", "404 page not found".into()))
+        }
+        _ if preload => {
+            let model = serde_json::from_str::<serde_json::Value>(&req.body)
+                .ok()
+                .and_then(|b| b.get("model").and_then(|m| m.as_str()).map(str::to_string))
+                .unwrap_or_default();
+            let line = ollama_prompt::chunk(&model, "", Some(("load", [0; 6])));
+            Some((200, "application/json; charset=utf-8", line))
+        }
+        _ => None,
+    }
+}
+
+async fn write_plain(
+    sock: &mut TcpStream,
+    (status, ctype, body): &(u16, &'static str, String),
+) -> std::io::Result<()> {
+    let head = format!(
+        "HTTP/1.1 {status} X\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    sock.write_all(head.as_bytes()).await?;
+    sock.shutdown().await
 }
 
 async fn write(sock: &mut TcpStream, bytes: &[u8], gone: &AtomicBool) -> std::io::Result<()> {

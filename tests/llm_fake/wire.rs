@@ -1,41 +1,30 @@
 //! Response bodies framed the way each real server frames them.
 
-/// Ollama's NDJSON stream lines for `deltas`, then its final `done` line.
+/// Ollama's NDJSON stream lines for `deltas`, then its final `done` line: the bytes of
+/// server/routes.go:2097-2144 (one `json.Marshal` + "\n" per chunk, fields in api/types.go:
+/// 520-566 order, integer-nanosecond metrics on the done line only).
 pub fn ollama_lines(
     model: &str,
     deltas: &[&str],
     done_reason: &str,
     eval_count: u32,
 ) -> Vec<String> {
+    use super::ollama_prompt::chunk;
     let mut out: Vec<String> = deltas
         .iter()
-        .map(|d| {
-            format!(
-                "{}\n",
-                serde_json::json!({
-                    "model": model,
-                    "created_at": "2025-06-01T09:00:00.000000Z",
-                    "message": {"role": "assistant", "content": d},
-                    "done": false
-                })
-            )
-        })
+        .map(|d| format!("{}\n", chunk(model, d, None)))
         .collect();
+    let metrics = [
+        1_200_000_000,
+        2_000_000,
+        31,
+        90_000_000,
+        u64::from(eval_count),
+        1_000_000_000,
+    ];
     out.push(format!(
         "{}\n",
-        serde_json::json!({
-            "model": model,
-            "created_at": "2025-06-01T09:00:01.000000Z",
-            "message": {"role": "assistant", "content": ""},
-            "done": true,
-            "done_reason": done_reason,
-            "total_duration": 1_200_000_000u64,
-            "load_duration": 2_000_000u64,
-            "prompt_eval_count": 31,
-            "prompt_eval_duration": 90_000_000u64,
-            "eval_count": eval_count,
-            "eval_duration": 1_000_000_000u64
-        })
+        chunk(model, "", Some((done_reason, metrics)))
     ));
     out
 }
@@ -76,14 +65,18 @@ pub fn sse_events(model: &str, deltas: &[&str], finish: &str, predicted_n: u32) 
     out
 }
 
-/// A non-streamed Ollama /api/chat body.
+/// A non-streamed Ollama /api/chat body (routes.go:2387-2434: the text and all metrics on
+/// the last ChatResponse).
 pub fn ollama_reply(model: &str, text: &str, eval_count: u32) -> String {
-    serde_json::json!({
-        "model": model, "created_at": "2025-06-01T09:00:01Z",
-        "message": {"role": "assistant", "content": text},
-        "done": true, "done_reason": "stop", "eval_count": eval_count
-    })
-    .to_string()
+    let metrics = [
+        1_200_000_000,
+        2_000_000,
+        31,
+        90_000_000,
+        u64::from(eval_count),
+        1_000_000_000,
+    ];
+    super::ollama_prompt::chunk(model, text, Some(("stop", metrics)))
 }
 
 /// A non-streamed /v1/chat/completions body.
