@@ -39,6 +39,7 @@ pub mod keyfile;
 mod kind;
 mod latin;
 pub mod llm;
+mod mynumber;
 mod names;
 mod orgs;
 mod resolve;
@@ -177,6 +178,7 @@ const MARKERS: &[(&str, Marker)] = &[
     ("[会社名]", Marker::Token),
     ("[学校名]", Marker::Token),
     ("[カード番号]", Marker::Token),
+    ("[マイナンバー]", Marker::Token),
 ];
 
 /// Schools commonly named without their suffix (東大, 早稲田): assets/safety/school_names.txt.
@@ -301,6 +303,7 @@ impl PiiMasker {
         let mut tokens: Vec<(usize, usize)> = Vec::new();
         self.contact.find(&v, &mut cands);
         card::find(&v, &mut cands);
+        mynumber::find(&v, &mut cands);
         self.address.find(&v, &mut cands);
         self.latin.find(&v, &mut cands);
         let mut full = Vec::new();
