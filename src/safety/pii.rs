@@ -41,6 +41,7 @@ mod latin;
 pub mod llm;
 mod mynumber;
 mod names;
+mod org_forms;
 mod orgs;
 mod resolve;
 mod view;
@@ -115,8 +116,6 @@ impl Cand {
 
 #[derive(Debug, Clone, Copy)]
 enum Marker {
-    Company,
-    School,
     Honorific,
     StrongIntro,
     WeakIntro,
@@ -125,28 +124,6 @@ enum Marker {
 }
 
 const MARKERS: &[(&str, Marker)] = &[
-    ("株式会社", Marker::Company),
-    ("有限会社", Marker::Company),
-    ("合同会社", Marker::Company),
-    ("合資会社", Marker::Company),
-    ("合名会社", Marker::Company),
-    ("(株)", Marker::Company),
-    ("㈱", Marker::Company),
-    ("(有)", Marker::Company),
-    ("㈲", Marker::Company),
-    ("大学院", Marker::School),
-    ("大学", Marker::School),
-    ("短期大学", Marker::School),
-    ("短大", Marker::School),
-    ("高等学校", Marker::School),
-    ("高等専門学校", Marker::School),
-    ("高専", Marker::School),
-    ("高校", Marker::School),
-    ("中等教育学校", Marker::School),
-    ("中学校", Marker::School),
-    ("中学", Marker::School),
-    ("小学校", Marker::School),
-    ("専門学校", Marker::School),
     ("さん", Marker::Honorific),
     ("様", Marker::Honorific),
     ("さま", Marker::Honorific),
@@ -199,6 +176,7 @@ pub struct PiiMasker {
     latin: latin::Latin,
     markers: AhoCorasick,
     schools: AhoCorasick,
+    forms: org_forms::Forms,
     names: names::Names,
 }
 
@@ -226,6 +204,7 @@ impl PiiMasker {
             latin: latin::Latin::new(),
             markers,
             schools,
+            forms: org_forms::Forms::builtin(),
             names: names::Names::builtin(),
         }
     }
@@ -316,14 +295,6 @@ impl PiiMasker {
             let (p, q) = (v.char_at(m.start()), v.char_at(m.end()));
             let name = |r: Option<(usize, usize)>| r.map(|(s, e)| Cand::new(PiiKind::Name, s, e));
             let found = match MARKERS[m.pattern().as_usize()].1 {
-                Marker::Company => {
-                    orgs::company(&v, p, q, &mut cands);
-                    None
-                }
-                Marker::School => {
-                    orgs::school(&v, p, q, &mut cands);
-                    None
-                }
                 Marker::Honorific => name(self.names.honorific(&v, p, q)),
                 Marker::StrongIntro => name(self.names.introduced(&v, p)),
                 Marker::WeakIntro => name(self.names.self_intro(&v, p)),
@@ -335,6 +306,7 @@ impl PiiMasker {
             };
             cands.extend(found);
         }
+        self.forms.find(&v, &mut cands);
         for m in self.schools.find_iter(&v.norm) {
             orgs::short_school(&v, v.char_at(m.start()), v.char_at(m.end()), &mut cands);
         }

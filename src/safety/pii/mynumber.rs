@@ -29,13 +29,18 @@ pub(super) fn find(v: &View, out: &mut Vec<Cand>) {
     let n = v.len();
     let mut i = 0;
     while i < n {
-        if !v.chars[i].is_ascii_digit() || (i > 0 && glued(v.chars[i - 1])) {
+        // A group right after "digits + separator" is the tail of a longer number.
+        let tail_of_longer = i >= 2
+            && matches!(v.chars[i - 1], ' ' | '-')
+            && v.chars[i - 2].is_ascii_digit();
+        if !v.chars[i].is_ascii_digit() || (i > 0 && glued(v.chars[i - 1])) || tail_of_longer {
             i += 1;
             continue;
         }
         let (digits, end) = read(v, i);
         let after_ok = match v.at(end) {
             None => true,
+            Some(' ') => !v.at(end + 1).is_some_and(|d| d.is_ascii_digit()),
             Some('.' | ',') => !v.at(end + 1).is_some_and(|d| d.is_ascii_digit()),
             Some(c) => !glued(c),
         };
