@@ -41,6 +41,7 @@ mod latin;
 pub mod llm;
 mod mynumber;
 mod names;
+mod names_cue;
 mod org_forms;
 mod orgs;
 mod resolve;
@@ -120,6 +121,8 @@ enum Marker {
     StrongIntro,
     WeakIntro,
     NameIs,
+    /// 俺、/僕、/私、: a name may follow (俺、伊藤大輔。).
+    FirstPerson,
     Token,
 }
 
@@ -145,9 +148,20 @@ const MARKERS: &[(&str, Marker)] = &[
     ("っていいます", Marker::StrongIntro),
     ("って言います", Marker::StrongIntro),
     ("と呼んで", Marker::StrongIntro),
+    ("って人", Marker::StrongIntro),
+    ("っていう人", Marker::StrongIntro),
+    ("という人", Marker::StrongIntro),
+    ("って子", Marker::StrongIntro),
+    ("っていう子", Marker::StrongIntro),
+    ("という子", Marker::StrongIntro),
     ("って呼んで", Marker::StrongIntro),
     ("です", Marker::WeakIntro),
     ("名前は", Marker::NameIs),
+    ("俺、", Marker::FirstPerson),
+    ("僕、", Marker::FirstPerson),
+    ("私、", Marker::FirstPerson),
+    ("わたし、", Marker::FirstPerson),
+    ("あたし、", Marker::FirstPerson),
     ("[氏名]", Marker::Token),
     ("[電話番号]", Marker::Token),
     ("[メールアドレス]", Marker::Token),
@@ -295,10 +309,27 @@ impl PiiMasker {
             let (p, q) = (v.char_at(m.start()), v.char_at(m.end()));
             let name = |r: Option<(usize, usize)>| r.map(|(s, e)| Cand::new(PiiKind::Name, s, e));
             let found = match MARKERS[m.pattern().as_usize()].1 {
-                Marker::Honorific => name(self.names.honorific(&v, p, q)),
-                Marker::StrongIntro => name(self.names.introduced(&v, p)),
-                Marker::WeakIntro => name(self.names.self_intro(&v, p)),
-                Marker::NameIs => name(self.names.after_name_is(&v, q)),
+                Marker::Honorific => name(self.names.honorific(&v, p, q).or_else(|| {
+                    let glued_kanji = v.at(q).is_some_and(crate::text::chars::is_kanji);
+                    let word = matches!(v.slice(p, q), "様" | "君" | "氏" | "殿") && glued_kanji;
+                    (!word).then(|| names_cue::before_strong(&v, p)).flatten()
+                })),
+                Marker::StrongIntro => name(
+                    self.names
+                        .introduced(&v, p)
+                        .or_else(|| names_cue::before_strong(&v, p)),
+                ),
+                Marker::WeakIntro => name(
+                    self.names
+                        .self_intro(&v, p)
+                        .or_else(|| names_cue::before_desu(&v, p)),
+                ),
+                Marker::NameIs => name(
+                    self.names
+                        .after_name_is(&v, q)
+                        .or_else(|| names_cue::after_lead(&v, q)),
+                ),
+                Marker::FirstPerson => name(names_cue::after_lead(&v, q)),
                 Marker::Token => {
                     tokens.push((p, q));
                     None

@@ -394,7 +394,7 @@ pub(super) fn kana_run_start(v: &View, at: usize, max: usize) -> usize {
             break;
         }
         let after_non_kana = k < 2 || !is_hiragana(v.chars[k - 2]);
-        if KANA_STOPS.contains(c) && (after_non_kana || c == 'っ') {
+        if KANA_STOPS.contains(c) && after_non_kana {
             break;
         }
         k -= 1;
