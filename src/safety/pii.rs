@@ -52,6 +52,8 @@ mod tests;
 #[cfg(test)]
 mod tests_issue16;
 #[cfg(test)]
+mod tests_issue26;
+#[cfg(test)]
 mod tests_kinds;
 #[cfg(test)]
 mod tests_llm;
@@ -322,7 +324,8 @@ impl PiiMasker {
                 Marker::WeakIntro => name(
                     self.names
                         .self_intro(&v, p)
-                        .or_else(|| names_cue::before_desu(&v, p)),
+                        .or_else(|| names_cue::before_desu(&v, p))
+                        .or_else(|| self.one_kanji_intro(&v, p, q)),
                 ),
                 Marker::NameIs => name(
                     self.names
@@ -343,6 +346,15 @@ impl PiiMasker {
         }
         debug_assert!(cands.iter().all(|c| c.s < c.e && c.e <= v.len()));
         (cands, tokens)
+    }
+}
+
+impl PiiMasker {
+    /// 東です、よろしく: a one-kanji listed surname that opens the message, then です and a
+    /// pause (、。！) — a self-introduction; 森です alone or mid-sentence may be a word.
+    fn one_kanji_intro(&self, v: &view::View, p: usize, q: usize) -> Option<(usize, usize)> {
+        let pause = v.at(q).is_some_and(|c| matches!(c, '、' | '。' | '！' | '!' | ','));
+        (p == 1 && pause && self.names.contains(v.slice(0, 1))).then_some((0, 1))
     }
 }
 

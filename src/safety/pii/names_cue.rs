@@ -30,7 +30,7 @@ const NOT_KATA_NAMES: [&str; 14] = [
 ];
 
 /// Last kanji of words that are roles or kin, not names (店員さん, 運転手さん, お母さん).
-const ROLE_ENDS: &str = "員者手屋師士官長主人方客母父兄姉弟妹娘婦夫皆様嫁婿孫職友家医匠神奥彼仏諸貴";
+const ROLE_ENDS: &str = "員者手屋師士官長主人方客母父兄姉弟妹娘婦夫皆様嫁婿孫職友家医匠神奥彼仏諸貴店堂社組亭園館院局署所駅町村市区県機業事";
 
 /// Words ending in 子 that are not names (息子さん, 様子).
 const NOT_KO_NAMES: [&str; 17] = [
@@ -95,9 +95,9 @@ fn hira_start(v: &View, at: usize, max: usize) -> usize {
 
 fn hira_word_ok(w: &str) -> bool {
     let n = w.chars().count();
-    (2..=6).contains(&n)
+    (2..=10).contains(&n)
         && !w.starts_with(['ご', 'っ', 'ー', 'ん'])
-        && !w.ends_with(['な', 'く', 'だ', 'ず', 'て', 'で', 'の'])
+        && !w.ends_with(['く', 'だ', 'ず', 'て', 'で', 'の'])
         && !NOT_KANA_NAMES.iter().any(|n| w == *n || (n.starts_with('お') && w.starts_with(n)))
 }
 
@@ -191,6 +191,10 @@ pub(super) fn before_desu(v: &View, p: usize) -> Option<(usize, usize)> {
         katakana(v, p)
     } else if is_latin(c) {
         romaji(v, p)
+    } else if is_hiragana(c) {
+        // Hiragana only as a full name with a space (たかはし けんとです): a single word
+        // before です is too often a word (そうです).
+        hiragana(v, p).filter(|&s| v.slice(s, p).contains(' '))
     } else {
         None
     }?;
@@ -223,11 +227,18 @@ pub(super) fn after_lead(v: &View, q: usize) -> Option<(usize, usize)> {
     if v.at(e) == Some(' ') && v.at(e + 1).is_some_and(class) {
         e = v.run_after(e + 1, 10, class);
     }
+    // A kana run may carry the predicate (佐々木です): cut it there.
+    const ENDS: [&str; 8] = ["です", "って", "と申", "とい", "と言", "だよ", "だ。", "っす"];
+    if let Some(cut) =
+        (start + 1..e).find(|&i| ENDS.iter().any(|w| v.slice(i, (i + 2).min(v.len())) == *w))
+    {
+        e = cut;
+    }
     // The phrase must end right there.
     let rest = v.slice(e, (e + 2).min(v.len()));
     let ends = e == v.len()
         || v.at(e).is_some_and(|c| matches!(c, '。' | '、' | '！' | '？' | '!' | '?' | '」' | '.'))
-        || ["です", "って", "と申", "とい", "と言", "だよ", "だ。", "っす"].iter().any(|w| rest.starts_with(w));
+        || ENDS.iter().any(|w| rest.starts_with(w));
     // In a kanji+kana run, the kana after the name are its given name only if they end there.
     let name = v.slice(start, e);
     let ok = ends

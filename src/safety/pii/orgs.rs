@@ -192,7 +192,7 @@ pub(super) fn company(v: &View, ms: usize, me: usize, out: &mut Vec<Cand>) {
         bs += 1;
     }
     // みどり物産有限会社: kana join only a specific name between them and the legal form.
-    if bs < ms && specific_start(v, bs, ms).is_some() {
+    if bs == ms || specific_start(v, bs, ms).is_some() {
         bs = kana_lead(v, bs);
     }
     let before = if bs < ms {
@@ -376,7 +376,7 @@ fn kana_lead(v: &View, at: usize) -> usize {
         r.chars().count() <= 2 || ["うち", "わたし", "ぼく", "おれ", "みんな", "あなた", "かれ", "かのじょ", "あたし"].contains(&r)
     });
     let bad_end = possessive
-        || run.ends_with(['い', 'な', 'く', 'た', 'だ', 'る', 'う', 'ず'])
+        || run.ends_with(['い', 'な', 'く', 'た', 'だ', 'る', 'う', 'ず', 'で', 'に', 'を'])
         || run
             .strip_suffix('と')
             .is_some_and(|r| r.chars().count() < 2 || NOT_A_KANA_LEAD.contains(&r));
@@ -393,7 +393,14 @@ pub(super) fn kana_run_start(v: &View, at: usize, max: usize) -> usize {
         if !is_hiragana(c) {
             break;
         }
-        let after_non_kana = k < 2 || !is_hiragana(v.chars[k - 2]);
+        // A particle cannot open the message: at the start it is part of the word.
+        // …and after a space or a mark neither (まるやま かのん): only after a word.
+        let after_non_kana = k >= 2 && {
+            let w = v.chars[k - 2];
+            crate::text::chars::is_kanji(w)
+                || crate::text::chars::is_katakana(w)
+                || w.is_ascii_alphanumeric()
+        };
         if KANA_STOPS.contains(c) && after_non_kana {
             break;
         }
