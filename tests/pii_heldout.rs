@@ -197,7 +197,37 @@ fn fallback_rules_on_heldout() {
     }
 }
 
-#[allow(dead_code)]
-fn lindera_available() -> bool {
-    ld::default_dict_dir().is_some_and(|d| ld::is_installed(&d))
+/// The lindera analyzer built from MeCab IPADIC sources (shared with tests/lindera.rs's temp
+/// dir). None when the sources are missing — a failure under CI=true.
+fn lindera() -> Option<std::sync::Arc<dyn kakeai::text::Analyzer>> {
+    let Some(src) = ld::find_ipadic_sources() else {
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!("CI=true but no MeCab IPADIC sources found");
+        }
+        eprintln!("note: MeCab IPADIC sources not found; skipping the lindera evaluation");
+        return None;
+    };
+    let dir = std::env::temp_dir().join("kakeai-test-ipadic");
+    if !ld::is_installed(&dir) {
+        ld::build_dictionary(&src, &dir).expect("dictionary builds");
+    }
+    Some(std::sync::Arc::new(
+        ld::LinderaAnalyzer::load(&dir).expect("dictionary loads"),
+    ))
+}
+
+/// The lindera path's floors (README records the measured figures).
+const LINDERA_FLOORS: &[(&str, f64, f64)] = &[];
+
+#[test]
+fn lindera_on_heldout() {
+    let Some(an) = lindera() else { return };
+    let masker = PiiMasker::new().with_analyzer(an);
+    assert_eq!(masker.analyzer_kind().as_str(), "lindera-ipadic");
+    let (all, report) = evaluate("lindera", &|t| masker.mask(t).items);
+    println!("{report}");
+    for &(kind, p, r) in LINDERA_FLOORS {
+        let c = all.get(kind).copied().unwrap_or_default();
+        assert!(c.precision() >= p && c.recall() >= r, "{kind} fell: {report}");
+    }
 }

@@ -43,6 +43,7 @@ mod mynumber;
 mod names;
 mod names_cue;
 mod org_forms;
+mod proper;
 mod orgs;
 mod resolve;
 mod view;
@@ -63,6 +64,8 @@ mod tests_props;
 use std::sync::OnceLock;
 
 use aho_corasick::{AhoCorasick, MatchKind};
+
+use crate::text::analyzer::{Analyzer, AnalyzerKind};
 use serde::{Deserialize, Serialize};
 
 pub use digest::{DigestKey, sha256_hex};
@@ -194,6 +197,9 @@ pub struct PiiMasker {
     schools: AhoCorasick,
     forms: org_forms::Forms,
     names: names::Names,
+    /// The morphological analyzer whose proper nouns add names and organisations; `None` is
+    /// the fallback (rules only, lower recall on names the lists do not hold).
+    analyzer: Option<std::sync::Arc<dyn Analyzer>>,
 }
 
 impl Default for PiiMasker {
@@ -222,7 +228,22 @@ impl PiiMasker {
             schools,
             forms: org_forms::Forms::builtin(),
             names: names::Names::builtin(),
+            analyzer: None,
         }
+    }
+
+    /// Adds an analyzer's proper nouns (人名/組織) to the rules. A fallback analyzer (no
+    /// dictionary) adds nothing and is not kept.
+    pub fn with_analyzer(mut self, analyzer: std::sync::Arc<dyn Analyzer>) -> PiiMasker {
+        self.analyzer = (analyzer.kind() == AnalyzerKind::LinderaIpadic).then_some(analyzer);
+        self
+    }
+
+    /// Which analyzer backs the name rules: lindera-ipadic, or the fallback (rules only).
+    pub fn analyzer_kind(&self) -> AnalyzerKind {
+        self.analyzer
+            .as_ref()
+            .map_or(AnalyzerKind::Fallback, |a| a.kind())
     }
 
     /// Adds surnames to the built-in list (e.g. from a user's file). Entries with anything but
@@ -341,6 +362,9 @@ impl PiiMasker {
             cands.extend(found);
         }
         self.forms.find(&v, &mut cands);
+        if let Some(an) = &self.analyzer {
+            proper::find(&v, &an.proper_nouns(text), &mut cands);
+        }
         for m in self.schools.find_iter(&v.norm) {
             orgs::short_school(&v, v.char_at(m.start()), v.char_at(m.end()), &mut cands);
         }
@@ -358,10 +382,26 @@ impl PiiMasker {
     }
 }
 
-/// One masker for the whole process, built on first use.
+/// One masker for the whole process, built on first use: with the lindera/IPADIC analyzer
+/// when its dictionary is installed (`kakeai dict install`; never built here), else the rules
+/// alone. `KAKEAI_PII_ANALYZER=fallback` forces the rules alone.
 pub fn shared() -> &'static PiiMasker {
     static MASKER: OnceLock<PiiMasker> = OnceLock::new();
-    MASKER.get_or_init(PiiMasker::new)
+    MASKER.get_or_init(|| {
+        let masker = PiiMasker::new();
+        // Unit tests pin the rules; tests/pii_heldout.rs measures both paths.
+        if cfg!(test) || std::env::var("KAKEAI_PII_ANALYZER").as_deref() == Ok("fallback") {
+            return masker;
+        }
+        use crate::text::analyzer::lindera;
+        match lindera::default_dict_dir()
+            .filter(|d| lindera::is_installed(d))
+            .and_then(|d| lindera::LinderaAnalyzer::load(&d).ok())
+        {
+            Some(an) => masker.with_analyzer(std::sync::Arc::new(an)),
+            None => masker,
+        }
+    })
 }
 
 /// An identifier as stored or shown (a user id, a conversation id): unchanged, unless it looks
