@@ -382,15 +382,18 @@ impl PiiMasker {
     }
 }
 
-/// One masker for the whole process, built on first use: with the lindera/IPADIC analyzer
-/// when its dictionary is installed (`kakeai dict install`; never built here), else the rules
-/// alone. `KAKEAI_PII_ANALYZER=fallback` forces the rules alone.
-pub fn shared() -> &'static PiiMasker {
-    static MASKER: OnceLock<PiiMasker> = OnceLock::new();
-    MASKER.get_or_init(|| {
+/// Shown beside output masked without a dictionary (issue 26 §1).
+pub const FALLBACK_NOTE: &str = "fallback analyzer: rules only — names, companies and schools \
+     outside kakeai's lists and cue forms are found less often (lower recall); run \
+     `kakeai dict install` to use lindera-ipadic";
+
+impl PiiMasker {
+    /// The rules plus the lindera/IPADIC analyzer when its dictionary is installed
+    /// (`kakeai dict install`; never built here), else the rules alone.
+    /// `KAKEAI_PII_ANALYZER=fallback` forces the rules alone.
+    pub fn with_installed_analyzer() -> PiiMasker {
         let masker = PiiMasker::new();
-        // Unit tests pin the rules; tests/pii_heldout.rs measures both paths.
-        if cfg!(test) || std::env::var("KAKEAI_PII_ANALYZER").as_deref() == Ok("fallback") {
+        if std::env::var("KAKEAI_PII_ANALYZER").as_deref() == Ok("fallback") {
             return masker;
         }
         use crate::text::analyzer::lindera;
@@ -400,6 +403,19 @@ pub fn shared() -> &'static PiiMasker {
         {
             Some(an) => masker.with_analyzer(std::sync::Arc::new(an)),
             None => masker,
+        }
+    }
+}
+
+/// One masker for the whole process, built on first use: [`PiiMasker::with_installed_analyzer`]
+/// (unit tests pin the rules alone; tests/pii_heldout.rs measures both paths).
+pub fn shared() -> &'static PiiMasker {
+    static MASKER: OnceLock<PiiMasker> = OnceLock::new();
+    MASKER.get_or_init(|| {
+        if cfg!(test) {
+            PiiMasker::new()
+        } else {
+            PiiMasker::with_installed_analyzer()
         }
     })
 }
