@@ -75,9 +75,11 @@ fn json_masks_the_whole_input_as_one_text() {
     );
     // The output names the analyzer; without a dictionary it says its recall is lower.
     match v[0]["analyzer"].as_str() {
-        Some("fallback") => assert!(v[0]["analyzer_note"]
-            .as_str()
-            .is_some_and(|n| n.contains("lower recall"))),
+        Some("fallback") => assert!(
+            v[0]["analyzer_note"]
+                .as_str()
+                .is_some_and(|n| n.contains("lower recall"))
+        ),
         Some("lindera-ipadic") => assert!(v[0].get("analyzer_note").is_none()),
         other => panic!("analyzer {other:?}"),
     }

@@ -43,8 +43,8 @@ mod mynumber;
 mod names;
 mod names_cue;
 mod org_forms;
-mod proper;
 mod orgs;
+mod proper;
 mod resolve;
 mod view;
 
@@ -377,7 +377,9 @@ impl PiiMasker {
     /// 東です、よろしく: a one-kanji listed surname that opens the message, then です and a
     /// pause (、。！) — a self-introduction; 森です alone or mid-sentence may be a word.
     fn one_kanji_intro(&self, v: &view::View, p: usize, q: usize) -> Option<(usize, usize)> {
-        let pause = v.at(q).is_some_and(|c| matches!(c, '、' | '。' | '！' | '!' | ','));
+        let pause = v
+            .at(q)
+            .is_some_and(|c| matches!(c, '、' | '。' | '！' | '!' | ','));
         (p == 1 && pause && self.names.contains(v.slice(0, 1))).then_some((0, 1))
     }
 }

@@ -67,7 +67,10 @@ impl Contact {
                 ));
             }
         }
-        if AT_WORDS.iter().any(|w| v.norm.contains(w) || v.norm.contains(&w.to_uppercase())) {
+        if AT_WORDS
+            .iter()
+            .any(|w| v.norm.contains(w) || v.norm.contains(&w.to_uppercase()))
+        {
             for m in self.email_words.find_iter(&v.norm) {
                 out.push(Cand::new(
                     PiiKind::Email,

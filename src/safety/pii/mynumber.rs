@@ -30,9 +30,8 @@ pub(super) fn find(v: &View, out: &mut Vec<Cand>) {
     let mut i = 0;
     while i < n {
         // A group right after "digits + separator" is the tail of a longer number.
-        let tail_of_longer = i >= 2
-            && matches!(v.chars[i - 1], ' ' | '-')
-            && v.chars[i - 2].is_ascii_digit();
+        let tail_of_longer =
+            i >= 2 && matches!(v.chars[i - 1], ' ' | '-') && v.chars[i - 2].is_ascii_digit();
         if !v.chars[i].is_ascii_digit() || (i > 0 && glued(v.chars[i - 1])) || tail_of_longer {
             i += 1;
             continue;
@@ -95,7 +94,12 @@ mod tests {
     fn check_digit_accepts_valid_and_refuses_every_other_last_digit() {
         // Check digits worked by hand from the formula (123456789018: Σ = 212, 212 mod 11
         // = 3, 11 − 3 = 8).
-        for n in ["123456789018", "432187650000", "555566667772", "987654321000"] {
+        for n in [
+            "123456789018",
+            "432187650000",
+            "555566667772",
+            "987654321000",
+        ] {
             assert!(check_digit_ok(&arr(n)), "{n}");
             for d in b'0'..=b'9' {
                 let mut x = arr(n);

@@ -12,21 +12,83 @@ use super::view::{View, is_edge};
 /// ねえさん, あかちゃん) or that end a phrase (もうちゃんと).
 const NOT_KANA_NAMES: [&str; 58] = [
     // kakeai's own characters (seed 000): やな and あゆ are not people.
-    "やな", "あゆ",
+    "やな",
+    "あゆ",
     // Kin and polite words with お (おばあちゃん, おかあさん, おまわりさん).
-    "おかあ", "おとう", "おにい", "おねえ", "おばあ", "おじい", "おば", "おじ", "おく", "おくさ",
-    "おきゃく", "おじょう", "おまわり", "おいしゃ", "おひめ", "おうじ", "おほし", "おつき",
-    "おてんと", "おつかれ", "おはよう", "ありがと",
-    "みな", "みんな", "あなた", "かれ", "かのじょ", "だれ", "どなた", "ねえ", "にい", "ばあ",
-    "じい", "かあ", "とう", "あか", "もう", "まだ", "また", "ちょっと", "きっと", "ずっと",
-    "やっと", "もっと", "そう", "こう", "どう", "うん", "はい", "いや", "ほら", "おまえ",
-    "あんた", "あの", "この", "その",
+    "おかあ",
+    "おとう",
+    "おにい",
+    "おねえ",
+    "おばあ",
+    "おじい",
+    "おば",
+    "おじ",
+    "おく",
+    "おくさ",
+    "おきゃく",
+    "おじょう",
+    "おまわり",
+    "おいしゃ",
+    "おひめ",
+    "おうじ",
+    "おほし",
+    "おつき",
+    "おてんと",
+    "おつかれ",
+    "おはよう",
+    "ありがと",
+    "みな",
+    "みんな",
+    "あなた",
+    "かれ",
+    "かのじょ",
+    "だれ",
+    "どなた",
+    "ねえ",
+    "にい",
+    "ばあ",
+    "じい",
+    "かあ",
+    "とう",
+    "あか",
+    "もう",
+    "まだ",
+    "また",
+    "ちょっと",
+    "きっと",
+    "ずっと",
+    "やっと",
+    "もっと",
+    "そう",
+    "こう",
+    "どう",
+    "うん",
+    "はい",
+    "いや",
+    "ほら",
+    "おまえ",
+    "あんた",
+    "あの",
+    "この",
+    "その",
 ];
 
 /// Katakana words used with さん that are roles, not names (コックさん, サンタさん).
 const NOT_KATA_NAMES: [&str; 14] = [
-    "ママ", "パパ", "コック", "サンタ", "ナース", "ドライバー", "ガイド", "スタッフ", "オーナー",
-    "マスター", "ファン", "アイドル", "ケーキ", "パン",
+    "ママ",
+    "パパ",
+    "コック",
+    "サンタ",
+    "ナース",
+    "ドライバー",
+    "ガイド",
+    "スタッフ",
+    "オーナー",
+    "マスター",
+    "ファン",
+    "アイドル",
+    "ケーキ",
+    "パン",
 ];
 
 /// Last kanji of words that are roles or kin, not names (店員さん, 運転手さん, お母さん).
@@ -77,8 +139,12 @@ fn romaji(v: &View, p: usize) -> Option<usize> {
         .slice(s, p)
         .split(' ')
         .all(|w| w.len() >= 2 && w.starts_with(|c: char| c.is_ascii_uppercase()));
-    (p > s && words_ok && !v.at(s.wrapping_sub(1)).is_some_and(|c| c.is_ascii_alphanumeric()))
-        .then_some(s)
+    (p > s
+        && words_ok
+        && !v
+            .at(s.wrapping_sub(1))
+            .is_some_and(|c| c.is_ascii_alphanumeric()))
+    .then_some(s)
 }
 
 /// The start of a hiragana word ending at `at`: cut before a particle that follows a
@@ -86,7 +152,8 @@ fn romaji(v: &View, p: usize) -> Option<usize> {
 fn hira_start(v: &View, at: usize, max: usize) -> usize {
     let s = super::orgs::kana_run_start(v, at, max);
     // No word starts with っ/ん/ー: the particle cut was wrong (昨日|はっとり).
-    if s > 0 && s < at && matches!(v.at(s), Some('っ' | 'ん' | 'ー')) && is_hiragana(v.chars[s - 1]) {
+    if s > 0 && s < at && matches!(v.at(s), Some('っ' | 'ん' | 'ー')) && is_hiragana(v.chars[s - 1])
+    {
         s - 1
     } else {
         s
@@ -98,7 +165,9 @@ fn hira_word_ok(w: &str) -> bool {
     (2..=10).contains(&n)
         && !w.starts_with(['ご', 'っ', 'ー', 'ん'])
         && !w.ends_with(['く', 'だ', 'ず', 'て', 'で', 'の'])
-        && !NOT_KANA_NAMES.iter().any(|n| w == *n || (n.starts_with('お') && w.starts_with(n)))
+        && !NOT_KANA_NAMES
+            .iter()
+            .any(|n| w == *n || (n.starts_with('お') && w.starts_with(n)))
 }
 
 /// A hiragana name ending at `p`, with an optional hiragana surname one space before it.
@@ -123,10 +192,18 @@ fn hiragana(v: &View, p: usize) -> Option<usize> {
 /// one to four kanji after leading time words, not ending like a role or kin word.
 fn kanji(v: &View, p: usize) -> Option<usize> {
     let g = hira_start(v, p, 4);
-    let given = if p - g >= 2 && hira_word_ok(v.slice(g, p)) { g } else { p };
+    let given = if p - g >= 2 && hira_word_ok(v.slice(g, p)) {
+        g
+    } else {
+        p
+    };
     let mut end = given;
     // 中村 かのん: a kana given name after one space.
-    if given < p && given >= 2 && v.at(given - 1) == Some(' ') && v.at(given - 2).is_some_and(is_kanji) {
+    if given < p
+        && given >= 2
+        && v.at(given - 1) == Some(' ')
+        && v.at(given - 2).is_some_and(is_kanji)
+    {
         end = given - 1;
     }
     // 桐生 くみ子, 丸山 葵: kanji (and kana) given name after one space.
@@ -157,7 +234,9 @@ fn kanji(v: &View, p: usize) -> Option<usize> {
     }
     let last = v.at(given - 1)?;
     let word = v.slice(s, given);
-    let polite_prefix = v.at(s.wrapping_sub(1)).is_some_and(|c| matches!(c, 'お' | 'ご'));
+    let polite_prefix = v
+        .at(s.wrapping_sub(1))
+        .is_some_and(|c| matches!(c, 'お' | 'ご'));
     let ok = (1..=4).contains(&(end - s))
         && !ROLE_ENDS.contains(last)
         && !NOT_KO_NAMES.iter().any(|w| word.ends_with(w))
@@ -167,7 +246,11 @@ fn kanji(v: &View, p: usize) -> Option<usize> {
 
 /// A name of any script ending right before a strong cue at `p` (an honorific, と申します).
 pub(super) fn before_strong(v: &View, p: usize) -> Option<(usize, usize)> {
-    let p = if p > 0 && v.at(p - 1) == Some(' ') { p - 1 } else { p };
+    let p = if p > 0 && v.at(p - 1) == Some(' ') {
+        p - 1
+    } else {
+        p
+    };
     let c = v.at(p.checked_sub(1)?)?;
     let s = if is_kata(c) {
         katakana(v, p)
@@ -204,9 +287,19 @@ pub(super) fn before_desu(v: &View, p: usize) -> Option<(usize, usize)> {
 
 /// 僕、/俺、/私、/私は/わたし、right before `s`.
 fn first_person_before(v: &View, s: usize) -> bool {
-    ["僕、", "俺、", "私、", "私は", "僕は", "俺は", "わたし、", "あたし、", "うち、"]
-        .iter()
-        .any(|w| v.slice(s.saturating_sub(w.chars().count()), s) == *w)
+    [
+        "僕、",
+        "俺、",
+        "私、",
+        "私は",
+        "僕は",
+        "俺は",
+        "わたし、",
+        "あたし、",
+        "うち、",
+    ]
+    .iter()
+    .any(|w| v.slice(s.saturating_sub(w.chars().count()), s) == *w)
 }
 
 /// After 名前は / 俺、/ 僕、/ 私、 at `q`: a name of any script up to the end of the phrase
@@ -228,7 +321,9 @@ pub(super) fn after_lead(v: &View, q: usize) -> Option<(usize, usize)> {
         e = v.run_after(e + 1, 10, class);
     }
     // A kana run may carry the predicate (佐々木です): cut it there.
-    const ENDS: [&str; 8] = ["です", "って", "と申", "とい", "と言", "だよ", "だ。", "っす"];
+    const ENDS: [&str; 8] = [
+        "です", "って", "と申", "とい", "と言", "だよ", "だ。", "っす",
+    ];
     if let Some(cut) =
         (start + 1..e).find(|&i| ENDS.iter().any(|w| v.slice(i, (i + 2).min(v.len())) == *w))
     {
@@ -237,13 +332,16 @@ pub(super) fn after_lead(v: &View, q: usize) -> Option<(usize, usize)> {
     // The phrase must end right there.
     let rest = v.slice(e, (e + 2).min(v.len()));
     let ends = e == v.len()
-        || v.at(e).is_some_and(|c| matches!(c, '。' | '、' | '！' | '？' | '!' | '?' | '」' | '.'))
+        || v.at(e)
+            .is_some_and(|c| matches!(c, '。' | '、' | '！' | '？' | '!' | '?' | '」' | '.'))
         || ENDS.iter().any(|w| rest.starts_with(w));
     // In a kanji+kana run, the kana after the name are its given name only if they end there.
     let name = v.slice(start, e);
     let ok = ends
         && (2..=12).contains(&(e - start))
-        && !["学生", "会社員", "社会人", "主婦", "秘密", "内緒"].iter().any(|w| name.starts_with(w))
+        && !["学生", "会社員", "社会人", "主婦", "秘密", "内緒"]
+            .iter()
+            .any(|w| name.starts_with(w))
         && !name.ends_with(['い', 'た', 'だ', 'る', 'ね', 'よ']);
     ok.then_some((start, e))
 }

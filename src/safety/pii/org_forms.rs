@@ -104,8 +104,15 @@ impl Forms {
     fn in_business_context(&self, v: &View, s: usize, e: usize) -> bool {
         let after = v.slice(e, (e + 5).min(v.len()));
         let before = v.slice(s.saturating_sub(5), s);
-        self.cues.after.iter().any(|c| after.starts_with(c.as_str()))
-            || self.cues.before.iter().any(|c| before.ends_with(c.as_str()))
+        self.cues
+            .after
+            .iter()
+            .any(|c| after.starts_with(c.as_str()))
+            || self
+                .cues
+                .before
+                .iter()
+                .any(|c| before.ends_with(c.as_str()))
     }
 }
 
@@ -138,7 +145,9 @@ fn latin_before(v: &View, p: usize, q: usize, out: &mut Vec<Cand>) {
     if v.at(s) == Some(' ') {
         s += 1;
     }
-    let first_is_upper = v.at(s).is_some_and(|c| c.is_ascii_uppercase() || c.is_ascii_digit());
+    let first_is_upper = v
+        .at(s)
+        .is_some_and(|c| c.is_ascii_uppercase() || c.is_ascii_digit());
     if s < p && first_is_upper && v.at(q).is_none_or(|c| !c.is_ascii_alphanumeric()) {
         out.push(Cand::new(PiiKind::Company, s, q));
     }

@@ -373,10 +373,24 @@ fn kana_lead(v: &View, at: usize) -> usize {
     }
     // あの高校, うちの大学, ぼくの会社: a demonstrative or a pronoun with の, not a name.
     let possessive = run.strip_suffix('の').is_some_and(|r| {
-        r.chars().count() <= 2 || ["うち", "わたし", "ぼく", "おれ", "みんな", "あなた", "かれ", "かのじょ", "あたし"].contains(&r)
+        r.chars().count() <= 2
+            || [
+                "うち",
+                "わたし",
+                "ぼく",
+                "おれ",
+                "みんな",
+                "あなた",
+                "かれ",
+                "かのじょ",
+                "あたし",
+            ]
+            .contains(&r)
     });
     let bad_end = possessive
-        || run.ends_with(['い', 'な', 'く', 'た', 'だ', 'る', 'う', 'ず', 'で', 'に', 'を'])
+        || run.ends_with([
+            'い', 'な', 'く', 'た', 'だ', 'る', 'う', 'ず', 'で', 'に', 'を',
+        ])
         || run
             .strip_suffix('と')
             .is_some_and(|r| r.chars().count() < 2 || NOT_A_KANA_LEAD.contains(&r));

@@ -11,23 +11,70 @@ use super::{Cand, PiiKind};
 
 /// What may follow a person's name for it to be one (after an optional space).
 const AFTER: [&str; 24] = [
-    "さん", "くん", "ちゃん", "様", "さま", "君", "先生", "先輩", "氏", "部長", "課長", "社長",
-    "殿", "教授", "と申", "といい", "と言い", "って言", "っていい", "って人", "っていう", "という人",
-    "って子", "と呼んで",
+    "さん",
+    "くん",
+    "ちゃん",
+    "様",
+    "さま",
+    "君",
+    "先生",
+    "先輩",
+    "氏",
+    "部長",
+    "課長",
+    "社長",
+    "殿",
+    "教授",
+    "と申",
+    "といい",
+    "と言い",
+    "って言",
+    "っていい",
+    "って人",
+    "っていう",
+    "という人",
+    "って子",
+    "と呼んで",
 ];
 
 /// What may stand right before a person's name for it to be one.
 const BEFORE: [&str; 8] = [
-    "名前は", "俺、", "僕、", "私、", "私は", "僕は", "俺は", "わたし、",
+    "名前は",
+    "俺、",
+    "僕、",
+    "私、",
+    "私は",
+    "僕は",
+    "俺は",
+    "わたし、",
 ];
 
 /// What may follow an organisation for it to be a company (◯◯で働いています).
 const BUSINESS: [&str; 12] = [
-    "で働", "に勤", "で勤務", "に就職", "に入社", "に転職", "の社員", "の社長", "の面接", "で営業",
-    "でバイト", "に内定",
+    "で働",
+    "に勤",
+    "で勤務",
+    "に就職",
+    "に入社",
+    "に転職",
+    "の社員",
+    "の社長",
+    "の面接",
+    "で営業",
+    "でバイト",
+    "に内定",
 ];
 
-const SCHOOL_ENDS: [&str; 8] = ["大学", "高校", "学校", "学園", "幼稚園", "中学", "短大", "学院"];
+const SCHOOL_ENDS: [&str; 8] = [
+    "大学",
+    "高校",
+    "学校",
+    "学園",
+    "幼稚園",
+    "中学",
+    "短大",
+    "学院",
+];
 
 fn is_person(k: ProperKind) -> bool {
     matches!(
@@ -56,9 +103,8 @@ pub(super) fn find(v: &View, nouns: &[ProperNoun], out: &mut Vec<Cand>) {
         let mut j = i;
         while j < nouns.len() && is_person(nouns[j].kind) {
             let m = nouns[j];
-            let gap_ok = m.start == e
-                || (m.start == e + 1 && matches!(v.at(e), Some(' ' | '・')))
-                || j == i;
+            let gap_ok =
+                m.start == e || (m.start == e + 1 && matches!(v.at(e), Some(' ' | '・'))) || j == i;
             if !gap_ok || m.end > v.len() {
                 break;
             }

@@ -34,11 +34,20 @@ fn masks(text: &str, want: &str) {
 
 #[test]
 fn the_five_forms_that_reached_the_database() {
-    masks("マイナンバーは123456789018です", "マイナンバーは[マイナンバー]です");
+    masks(
+        "マイナンバーは123456789018です",
+        "マイナンバーは[マイナンバー]です",
+    );
     masks("個人番号 4321 8765 0000", "個人番号 [マイナンバー]");
-    masks("〇九〇・一二三四・五六七八に電話して", "[電話番号]に電話して");
+    masks(
+        "〇九〇・一二三四・五六七八に電話して",
+        "[電話番号]に電話して",
+    );
     masks("〇三一二三四五六七八まで", "[電話番号]まで");
-    masks("メールは taro at example dot com です", "メールは [メールアドレス] です");
+    masks(
+        "メールは taro at example dot com です",
+        "メールは [メールアドレス] です",
+    );
     masks("taro(at)example.co.jp まで", "[メールアドレス] まで");
     masks("小鳥遊ゆうなさんに会った", "[氏名]さんに会った");
 }
@@ -151,8 +160,8 @@ fn every_company_and_school_form_in_the_data_has_a_name_beside_it() {
             };
             let got = found(&text);
             assert!(
-                got.iter().any(|(k, s)| *k == kind && s.contains(name)
-                    && s.contains(f.text.trim())),
+                got.iter()
+                    .any(|(k, s)| *k == kind && s.contains(name) && s.contains(f.text.trim())),
                 "{text}: {got:?}"
             );
         }
@@ -175,4 +184,3 @@ fn a_form_without_a_name_or_context_stays() {
         assert!(found(text).is_empty(), "{text}: {:?}", found(text));
     }
 }
-
