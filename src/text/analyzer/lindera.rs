@@ -428,11 +428,10 @@ impl LinderaAnalyzer {
     }
 
     /// Every known proper noun with IPADIC's subcategories 2 and 3 (issue 26 §1).
-    fn proper_nouns_of(&self, text: &str) -> Vec<ProperNoun> {
-        let mut lattice = Lattice::default();
+    fn proper_nouns_of(&self, text: &str, lattice: &mut Lattice) -> Vec<ProperNoun> {
         let Ok(tokens) = self
             .segmenter
-            .segment_with_lattice(Cow::Borrowed(text), &mut lattice)
+            .segment_with_lattice(Cow::Borrowed(text), lattice)
         else {
             return Vec::new();
         };
@@ -507,7 +506,25 @@ impl Analyzer for LinderaAnalyzer {
         if text.is_empty() {
             return Vec::new();
         }
-        catch_unwind(AssertUnwindSafe(|| self.proper_nouns_of(text))).unwrap_or_default()
+        // The thread's lattice, as in `tokenize`; a private one when it is in use.
+        let run = || {
+            let reused = LATTICE.try_with(|cell| {
+                let mut lattice = cell.try_borrow_mut().ok()?;
+                Some(self.proper_nouns_of(text, &mut lattice))
+            });
+            match reused {
+                Ok(Some(out)) => out,
+                _ => self.proper_nouns_of(text, &mut Lattice::default()),
+            }
+        };
+        catch_unwind(AssertUnwindSafe(run)).unwrap_or_else(|_| {
+            let _ = LATTICE.try_with(|cell| {
+                if let Ok(mut lattice) = cell.try_borrow_mut() {
+                    *lattice = Lattice::default();
+                }
+            });
+            Vec::new()
+        })
     }
 
     fn tokenize(&self, text: &str) -> Vec<Morpheme> {
