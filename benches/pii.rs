@@ -54,6 +54,10 @@ const WITH_PII: &[&str] = &[
     "俺、伊藤大輔。家は道玄坂2-10-7だよ",
     "カードは4111 1111 1111 1111です。株式会社みらい工房宛て",
     "My name is Kenichi Sato, みなと小学校の先生です",
+    "マイナンバーは123456789018です",
+    "〇九〇・一二三四・五六七八に電話して",
+    "メールは taro at example dot com です",
+    "小鳥遊ゆうなさんと〒150-0001 東京都渋谷区神宮前4-12-10に行った",
 ];
 
 /// 10,000 messages: every tenth carries PII.
@@ -87,7 +91,7 @@ fn corpus() -> Vec<String> {
 
 fn bench(c: &mut Criterion) {
     let messages = corpus();
-    let masker = PiiMasker::new();
+    let masker = PiiMasker::new(); // the rules alone: the fallback analyzer
     let detected = messages
         .iter()
         .filter(|m| masker.mask(m).pii_detected)
@@ -108,6 +112,20 @@ fn bench(c: &mut Criterion) {
             }
         })
     });
+    // The lindera path (issue 26 §1): the rules plus IPADIC's proper nouns, when the
+    // dictionary is installed (`kakeai dict install`); skipped otherwise.
+    let lindera = PiiMasker::with_installed_analyzer();
+    if lindera.analyzer_kind().as_str() == "lindera-ipadic" {
+        group.bench_function("mask-lindera/10k-chat-messages", |b| {
+            b.iter(|| {
+                for m in &messages {
+                    black_box(lindera.mask(black_box(m)));
+                }
+            })
+        });
+    } else {
+        eprintln!("pii bench: no IPADIC dictionary installed; lindera path skipped");
+    }
     group.finish();
     c.bench_function("pii/new", |b| b.iter(|| black_box(PiiMasker::new())));
 }

@@ -60,9 +60,29 @@ fn json_masks_the_whole_input_as_one_text() {
                 {"kind": "氏名", "span": [0, 2]},
                 {"kind": "電話番号", "span": [8, 21]}
             ],
-            "original_digest": installed_key(&env).message_digest("田中さんの電話は090-1234-5678")
+            "original_digest": installed_key(&env).message_digest("田中さんの電話は090-1234-5678"),
+            "analyzer": v[0]["analyzer"].clone(),
         })
+        .as_object()
+        .map(|o| {
+            let mut o = o.clone();
+            if let Some(n) = v[0].get("analyzer_note") {
+                o.insert("analyzer_note".into(), n.clone());
+            }
+            serde_json::Value::Object(o)
+        })
+        .unwrap_or_default()
     );
+    // The output names the analyzer; without a dictionary it says its recall is lower.
+    match v[0]["analyzer"].as_str() {
+        Some("fallback") => assert!(
+            v[0]["analyzer_note"]
+                .as_str()
+                .is_some_and(|n| n.contains("lower recall"))
+        ),
+        Some("lindera-ipadic") => assert!(v[0].get("analyzer_note").is_none()),
+        other => panic!("analyzer {other:?}"),
+    }
     // The plain SHA-256 would let anyone test guesses: never printed.
     assert!(!stdout(&o).contains(SHA_TANAKA), "{}", stdout(&o));
     assert_ne!(v[0]["original_digest"], SHA_TANAKA);

@@ -135,6 +135,10 @@ struct IdMasked<'a> {
     masked: &'a Masked,
     /// The keyed digest of the original text.
     original_digest: String,
+    /// lindera-ipadic or fallback (issue 26 §1: the fallback's recall is lower).
+    analyzer: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    analyzer_note: Option<&'static str>,
     /// Fail-closed `--llm` only: why this message needs a human look.
     #[serde(skip_serializing_if = "Option::is_none")]
     review: Option<String>,
@@ -160,7 +164,10 @@ pub fn mask(
     err: &mut dyn FnMut(&str),
 ) -> Result<i32, String> {
     let (name, reader) = input::open(args.file.as_deref())?;
-    let masker = PiiMasker::new();
+    let masker = PiiMasker::with_installed_analyzer();
+    let analyzer = masker.analyzer_kind();
+    let note = (analyzer == crate::text::AnalyzerKind::Fallback)
+        .then_some(crate::safety::pii::FALLBACK_NOTE);
     let key: &DigestKey = crate::safety::pii::installation_key().map_err(|e| e.to_string())?;
     let pass = ModelPass::new(args)?;
     let run = |text: &str| {
@@ -186,6 +193,8 @@ pub fn mask(
             let s = serde_json::to_string(&IdMasked {
                 id: None,
                 original_digest: masked.digest(key),
+                analyzer: analyzer.as_str(),
+                analyzer_note: note,
                 masked: &masked,
                 review,
             })
@@ -203,6 +212,8 @@ pub fn mask(
                 let s = serde_json::to_string(&IdMasked {
                     id: Some(&id),
                     original_digest: masked.digest(key),
+                    analyzer: analyzer.as_str(),
+                    analyzer_note: note,
                     masked: &masked,
                     review,
                 })

@@ -39,8 +39,12 @@ pub mod keyfile;
 mod kind;
 mod latin;
 pub mod llm;
+mod mynumber;
 mod names;
+mod names_cue;
+mod org_forms;
 mod orgs;
+mod proper;
 mod resolve;
 mod view;
 
@@ -48,6 +52,8 @@ mod view;
 mod tests;
 #[cfg(test)]
 mod tests_issue16;
+#[cfg(test)]
+mod tests_issue26;
 #[cfg(test)]
 mod tests_kinds;
 #[cfg(test)]
@@ -58,6 +64,8 @@ mod tests_props;
 use std::sync::OnceLock;
 
 use aho_corasick::{AhoCorasick, MatchKind};
+
+use crate::text::analyzer::{Analyzer, AnalyzerKind};
 use serde::{Deserialize, Serialize};
 
 pub use digest::{DigestKey, sha256_hex};
@@ -114,38 +122,16 @@ impl Cand {
 
 #[derive(Debug, Clone, Copy)]
 enum Marker {
-    Company,
-    School,
     Honorific,
     StrongIntro,
     WeakIntro,
     NameIs,
+    /// 俺、/僕、/私、: a name may follow (俺、伊藤大輔。).
+    FirstPerson,
     Token,
 }
 
 const MARKERS: &[(&str, Marker)] = &[
-    ("株式会社", Marker::Company),
-    ("有限会社", Marker::Company),
-    ("合同会社", Marker::Company),
-    ("合資会社", Marker::Company),
-    ("合名会社", Marker::Company),
-    ("(株)", Marker::Company),
-    ("㈱", Marker::Company),
-    ("(有)", Marker::Company),
-    ("㈲", Marker::Company),
-    ("大学院", Marker::School),
-    ("大学", Marker::School),
-    ("短期大学", Marker::School),
-    ("短大", Marker::School),
-    ("高等学校", Marker::School),
-    ("高等専門学校", Marker::School),
-    ("高専", Marker::School),
-    ("高校", Marker::School),
-    ("中等教育学校", Marker::School),
-    ("中学校", Marker::School),
-    ("中学", Marker::School),
-    ("小学校", Marker::School),
-    ("専門学校", Marker::School),
     ("さん", Marker::Honorific),
     ("様", Marker::Honorific),
     ("さま", Marker::Honorific),
@@ -167,9 +153,20 @@ const MARKERS: &[(&str, Marker)] = &[
     ("っていいます", Marker::StrongIntro),
     ("って言います", Marker::StrongIntro),
     ("と呼んで", Marker::StrongIntro),
+    ("って人", Marker::StrongIntro),
+    ("っていう人", Marker::StrongIntro),
+    ("という人", Marker::StrongIntro),
+    ("って子", Marker::StrongIntro),
+    ("っていう子", Marker::StrongIntro),
+    ("という子", Marker::StrongIntro),
     ("って呼んで", Marker::StrongIntro),
     ("です", Marker::WeakIntro),
     ("名前は", Marker::NameIs),
+    ("俺、", Marker::FirstPerson),
+    ("僕、", Marker::FirstPerson),
+    ("私、", Marker::FirstPerson),
+    ("わたし、", Marker::FirstPerson),
+    ("あたし、", Marker::FirstPerson),
     ("[氏名]", Marker::Token),
     ("[電話番号]", Marker::Token),
     ("[メールアドレス]", Marker::Token),
@@ -177,6 +174,7 @@ const MARKERS: &[(&str, Marker)] = &[
     ("[会社名]", Marker::Token),
     ("[学校名]", Marker::Token),
     ("[カード番号]", Marker::Token),
+    ("[マイナンバー]", Marker::Token),
 ];
 
 /// Schools commonly named without their suffix (東大, 早稲田): assets/safety/school_names.txt.
@@ -197,7 +195,11 @@ pub struct PiiMasker {
     latin: latin::Latin,
     markers: AhoCorasick,
     schools: AhoCorasick,
+    forms: org_forms::Forms,
     names: names::Names,
+    /// The morphological analyzer whose proper nouns add names and organisations; `None` is
+    /// the fallback (rules only, lower recall on names the lists do not hold).
+    analyzer: Option<std::sync::Arc<dyn Analyzer>>,
 }
 
 impl Default for PiiMasker {
@@ -224,8 +226,24 @@ impl PiiMasker {
             latin: latin::Latin::new(),
             markers,
             schools,
+            forms: org_forms::Forms::builtin(),
             names: names::Names::builtin(),
+            analyzer: None,
         }
+    }
+
+    /// Adds an analyzer's proper nouns (人名/組織) to the rules. A fallback analyzer (no
+    /// dictionary) adds nothing and is not kept.
+    pub fn with_analyzer(mut self, analyzer: std::sync::Arc<dyn Analyzer>) -> PiiMasker {
+        self.analyzer = (analyzer.kind() == AnalyzerKind::LinderaIpadic).then_some(analyzer);
+        self
+    }
+
+    /// Which analyzer backs the name rules: lindera-ipadic, or the fallback (rules only).
+    pub fn analyzer_kind(&self) -> AnalyzerKind {
+        self.analyzer
+            .as_ref()
+            .map_or(AnalyzerKind::Fallback, |a| a.kind())
     }
 
     /// Adds surnames to the built-in list (e.g. from a user's file). Entries with anything but
@@ -301,6 +319,7 @@ impl PiiMasker {
         let mut tokens: Vec<(usize, usize)> = Vec::new();
         self.contact.find(&v, &mut cands);
         card::find(&v, &mut cands);
+        mynumber::find(&v, &mut cands);
         self.address.find(&v, &mut cands);
         self.latin.find(&v, &mut cands);
         let mut full = Vec::new();
@@ -313,24 +332,38 @@ impl PiiMasker {
             let (p, q) = (v.char_at(m.start()), v.char_at(m.end()));
             let name = |r: Option<(usize, usize)>| r.map(|(s, e)| Cand::new(PiiKind::Name, s, e));
             let found = match MARKERS[m.pattern().as_usize()].1 {
-                Marker::Company => {
-                    orgs::company(&v, p, q, &mut cands);
-                    None
-                }
-                Marker::School => {
-                    orgs::school(&v, p, q, &mut cands);
-                    None
-                }
-                Marker::Honorific => name(self.names.honorific(&v, p, q)),
-                Marker::StrongIntro => name(self.names.introduced(&v, p)),
-                Marker::WeakIntro => name(self.names.self_intro(&v, p)),
-                Marker::NameIs => name(self.names.after_name_is(&v, q)),
+                Marker::Honorific => name(self.names.honorific(&v, p, q).or_else(|| {
+                    let glued_kanji = v.at(q).is_some_and(crate::text::chars::is_kanji);
+                    let word = matches!(v.slice(p, q), "様" | "君" | "氏" | "殿") && glued_kanji;
+                    (!word).then(|| names_cue::before_strong(&v, p)).flatten()
+                })),
+                Marker::StrongIntro => name(
+                    self.names
+                        .introduced(&v, p)
+                        .or_else(|| names_cue::before_strong(&v, p)),
+                ),
+                Marker::WeakIntro => name(
+                    self.names
+                        .self_intro(&v, p)
+                        .or_else(|| names_cue::before_desu(&v, p))
+                        .or_else(|| self.one_kanji_intro(&v, p, q)),
+                ),
+                Marker::NameIs => name(
+                    self.names
+                        .after_name_is(&v, q)
+                        .or_else(|| names_cue::after_lead(&v, q)),
+                ),
+                Marker::FirstPerson => name(names_cue::after_lead(&v, q)),
                 Marker::Token => {
                     tokens.push((p, q));
                     None
                 }
             };
             cands.extend(found);
+        }
+        self.forms.find(&v, &mut cands);
+        if let Some(an) = &self.analyzer {
+            proper::find(&v, &an.proper_nouns(text), &mut cands);
         }
         for m in self.schools.find_iter(&v.norm) {
             orgs::short_school(&v, v.char_at(m.start()), v.char_at(m.end()), &mut cands);
@@ -340,10 +373,53 @@ impl PiiMasker {
     }
 }
 
-/// One masker for the whole process, built on first use.
+impl PiiMasker {
+    /// 東です、よろしく: a one-kanji listed surname that opens the message, then です and a
+    /// pause (、。！) — a self-introduction; 森です alone or mid-sentence may be a word.
+    fn one_kanji_intro(&self, v: &view::View, p: usize, q: usize) -> Option<(usize, usize)> {
+        let pause = v
+            .at(q)
+            .is_some_and(|c| matches!(c, '、' | '。' | '！' | '!' | ','));
+        (p == 1 && pause && self.names.contains(v.slice(0, 1))).then_some((0, 1))
+    }
+}
+
+/// Shown beside output masked without a dictionary (issue 26 §1).
+pub const FALLBACK_NOTE: &str = "fallback analyzer: rules only — names, companies and schools \
+     outside kakeai's lists and cue forms are found less often (lower recall); run \
+     `kakeai dict install` to use lindera-ipadic";
+
+impl PiiMasker {
+    /// The rules plus the lindera/IPADIC analyzer when its dictionary is installed
+    /// (`kakeai dict install`; never built here), else the rules alone.
+    /// `KAKEAI_PII_ANALYZER=fallback` forces the rules alone.
+    pub fn with_installed_analyzer() -> PiiMasker {
+        let masker = PiiMasker::new();
+        if std::env::var("KAKEAI_PII_ANALYZER").as_deref() == Ok("fallback") {
+            return masker;
+        }
+        use crate::text::analyzer::lindera;
+        match lindera::default_dict_dir()
+            .filter(|d| lindera::is_installed(d))
+            .and_then(|d| lindera::LinderaAnalyzer::load(&d).ok())
+        {
+            Some(an) => masker.with_analyzer(std::sync::Arc::new(an)),
+            None => masker,
+        }
+    }
+}
+
+/// One masker for the whole process, built on first use: [`PiiMasker::with_installed_analyzer`]
+/// (unit tests pin the rules alone; tests/pii_heldout.rs measures both paths).
 pub fn shared() -> &'static PiiMasker {
     static MASKER: OnceLock<PiiMasker> = OnceLock::new();
-    MASKER.get_or_init(PiiMasker::new)
+    MASKER.get_or_init(|| {
+        if cfg!(test) {
+            PiiMasker::new()
+        } else {
+            PiiMasker::with_installed_analyzer()
+        }
+    })
 }
 
 /// An identifier as stored or shown (a user id, a conversation id): unchanged, unless it looks

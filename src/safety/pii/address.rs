@@ -88,11 +88,18 @@ fn pattern() -> String {
     let muni = format!("(?:{name}[市区町村郡]){{1,3}}");
     // の and が join town names (丸の内, 霞が関) and block numbers (3番地の2).
     let tail = format!("(?:[{K}0-9A-Za-z\\-・]+(?:[のが][{K}0-9A-Za-z\\-・]+)*)?");
-    let num = "(?:[0-9]+|[一二三四五六七八九十]+)(?:丁目|番地)|[0-9]+-[0-9]+";
+    let num = "(?:[0-9]+|[一二三四五六七八九十]+)(?:丁目|番地)(?:の[0-9]+)?|[0-9]+-[0-9]+";
     // A town written in kana (あざみ野, みなとみらい) joins only when a block number follows.
     let kana_town = format!("[ぁ-ゖ{K}]{{1,10}}?(?:{num}){tail}");
+    // Kyoto: 京都市中京区河原町通三条上ル下丸屋町123 — streets and directions (上ル, 下る,
+    // 西入ル, 東入) up to the first number.
+    let kyoto = format!(
+        "(?:京都府)?京都市[{K}]{{1,3}}区[{K}ぁ-ゖ]{{0,12}}?(?:通|上ル|下ル|上る|下る|上が|下が|入ル|入る|西入|東入)[{K}ぁ-ゖ]{{0,16}}?[0-9]+(?:番地?(?:の[0-9]+)?|-[0-9]+)?"
+    );
+    // A postcode joins the address written after it (〒150-0001 東京都渋谷区…).
+    let zip = "〒 ?[0-9]{3}-?[0-9]{4}";
     format!(
-        "(?:{pref}){muni}(?:{kana_town}|{tail})|{muni}[{K}0-9ぁ-ゖ]{{0,12}}?(?:{num}){tail}|〒 ?[0-9]{{3}}-?[0-9]{{4}}"
+        "(?:{zip} ?)?(?:{kyoto}|(?:{pref}){muni}(?:{kana_town}|{tail})|{muni}[{K}0-9ぁ-ゖ]{{0,12}}?(?:{num}){tail})|{zip}"
     )
 }
 
@@ -153,18 +160,26 @@ pub(super) fn extend_building(v: &View, e: usize) -> usize {
     let ends_in_number = v
         .at(e.wrapping_sub(1))
         .is_some_and(|c| c.is_ascii_digit() || matches!(c, '号' | '番' | '地' | '目'));
-    let starts_building = v
-        .at(e + 1)
-        .is_some_and(|c| c.is_ascii_alphabetic() || crate::text::chars::is_katakana(c));
+    let starts_building = v.at(e + 1).is_some_and(|c| {
+        c.is_ascii_alphabetic() || crate::text::chars::is_katakana(c) || is_han(c)
+    });
     if !(ends_in_number && v.at(e) == Some(' ') && starts_building) {
         return e;
     }
+    // A building carries a room or floor number (メゾン渋谷101, 森タワー52階, 3F).
     let end = v.run_after(e + 1, 30, |c| {
-        is_han(c) || crate::text::chars::is_katakana(c) || c.is_ascii_alphanumeric() || c == '-'
+        is_han(c)
+            || crate::text::chars::is_katakana(c)
+            || c.is_ascii_alphanumeric()
+            || matches!(c, '-' | 'の' | 'ノ' | 'ヶ')
     });
-    if (e + 1..end).any(|i| v.chars[i].is_ascii_digit()) {
-        end
-    } else {
-        e
+    let last_digit = (e + 1..end).rev().find(|&i| v.chars[i].is_ascii_digit());
+    match last_digit {
+        // Through the number and its unit (階, 号室, F), not beyond.
+        Some(d) => {
+            let unit = v.run_after(d + 1, 2, |c| matches!(c, '階' | '号' | '室' | 'F' | 'f'));
+            unit.max(d + 1)
+        }
+        None => e,
     }
 }

@@ -19,9 +19,24 @@ const PHONE: &str = r"(?x)
 
 const EMAIL: &str = r"[A-Za-z0-9][A-Za-z0-9._%+\-]*@[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}";
 
+/// An address spelled out against scrapers (issue 26 §1): `taro at example dot com`,
+/// `taro(at)example.co.jp`, `taro [at] example [dot] com`, `taro アットマーク example.com`.
+/// The @ must be spelled out; the dots may be either.
+const EMAIL_WORDS: &str = r"(?x)
+    [A-Za-z0-9][A-Za-z0-9._%+\-]*
+    (?: \ *[(\[](?i:at)[)\]]\ * | \ +(?i:at)\ + | \ *アットマーク\ * )
+    [A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?
+    (?: (?: \. | \ *[(\[](?i:dot)[)\]]\ * | \ +(?i:dot)\ + | \ *ドット\ * ) [A-Za-z0-9\-]+ )*
+    (?: \. | \ *[(\[](?i:dot)[)\]]\ * | \ +(?i:dot)\ + | \ *ドット\ * ) [A-Za-z]{2,}
+";
+
+/// Cheap tests that a message may hold a spelled-out address.
+const AT_WORDS: [&str; 4] = ["at)", "at]", " at ", "アットマーク"];
+
 pub(super) struct Contact {
     phone: Regex,
     email: Regex,
+    email_words: Regex,
 }
 
 impl Contact {
@@ -30,6 +45,7 @@ impl Contact {
         Contact {
             phone: Regex::new(PHONE).expect("phone pattern compiles"),
             email: Regex::new(EMAIL).expect("email pattern compiles"),
+            email_words: Regex::new(EMAIL_WORDS).expect("spelled e-mail pattern compiles"),
         }
     }
 
@@ -44,6 +60,18 @@ impl Contact {
         }
         if v.has_at {
             for m in self.email.find_iter(&v.norm) {
+                out.push(Cand::new(
+                    PiiKind::Email,
+                    v.char_at(m.start()),
+                    v.char_at(m.end()),
+                ));
+            }
+        }
+        if AT_WORDS
+            .iter()
+            .any(|w| v.norm.contains(w) || v.norm.contains(&w.to_uppercase()))
+        {
+            for m in self.email_words.find_iter(&v.norm) {
                 out.push(Cand::new(
                     PiiKind::Email,
                     v.char_at(m.start()),

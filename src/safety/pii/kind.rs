@@ -19,10 +19,13 @@ pub enum PiiKind {
     /// Payment card numbers (issue 16: a kind beyond the seed's six), Luhn-checked.
     #[serde(rename = "カード番号")]
     Card,
+    /// The 12-digit individual number (issue 26 §1), check digit verified.
+    #[serde(rename = "マイナンバー")]
+    MyNumber,
 }
 
 impl PiiKind {
-    pub const ALL: [PiiKind; 7] = [
+    pub const ALL: [PiiKind; 8] = [
         PiiKind::Name,
         PiiKind::Phone,
         PiiKind::Email,
@@ -30,6 +33,7 @@ impl PiiKind {
         PiiKind::Company,
         PiiKind::School,
         PiiKind::Card,
+        PiiKind::MyNumber,
     ];
 
     pub fn label(&self) -> &'static str {
@@ -41,6 +45,7 @@ impl PiiKind {
             PiiKind::Company => "会社名",
             PiiKind::School => "学校名",
             PiiKind::Card => "カード番号",
+            PiiKind::MyNumber => "マイナンバー",
         }
     }
 
@@ -54,6 +59,7 @@ impl PiiKind {
             PiiKind::Company => "[会社名]",
             PiiKind::School => "[学校名]",
             PiiKind::Card => "[カード番号]",
+            PiiKind::MyNumber => "[マイナンバー]",
         }
     }
 
@@ -71,12 +77,13 @@ impl PiiKind {
     pub(super) fn rank(self) -> u8 {
         match self {
             PiiKind::Card => 0,
-            PiiKind::Email => 1,
-            PiiKind::Phone => 2,
-            PiiKind::Address => 3,
-            PiiKind::Company => 4,
-            PiiKind::School => 5,
-            PiiKind::Name => 6,
+            PiiKind::MyNumber => 1,
+            PiiKind::Email => 2,
+            PiiKind::Phone => 3,
+            PiiKind::Address => 4,
+            PiiKind::Company => 5,
+            PiiKind::School => 6,
+            PiiKind::Name => 7,
         }
     }
 }

@@ -141,6 +141,10 @@ impl Names {
         self.surnames.len()
     }
 
+    pub fn contains(&self, surname: &str) -> bool {
+        self.surnames.contains(surname)
+    }
+
     /// Start of the longest surname that ends at `end` and starts at or after `lo`.
     fn ending_at(&self, v: &View, lo: usize, end: usize) -> Option<usize> {
         let longest = self.max_len.min(end - lo);

@@ -192,7 +192,7 @@ pub(super) fn company(v: &View, ms: usize, me: usize, out: &mut Vec<Cand>) {
         bs += 1;
     }
     // みどり物産有限会社: kana join only a specific name between them and the legal form.
-    if bs < ms && specific_start(v, bs, ms).is_some() {
+    if bs == ms || specific_start(v, bs, ms).is_some() {
         bs = kana_lead(v, bs);
     }
     let before = if bs < ms {
@@ -224,12 +224,26 @@ pub(super) fn company(v: &View, ms: usize, me: usize, out: &mut Vec<Cand>) {
     }
 }
 
+/// A legal form written before the name only (一般社団法人◯◯).
+pub(super) fn company_after(v: &View, ms: usize, me: usize, out: &mut Vec<Cand>) {
+    let ae = v.run_after(kana_tail(v, me), 24, is_company_char);
+    if ae > me && specific_start(v, me, ae).is_some() {
+        out.push(Cand::new(PiiKind::Company, ms, ae));
+    }
+}
+
 /// A school suffix at chars `[ms, me)`: the name must stand right before it, and the suffix
 /// must not be the start of a student word (大学生, 高校生, 大学院生).
 pub(super) fn school(v: &View, ms: usize, me: usize, out: &mut Vec<Cand>) {
     if v.at(me) == Some('生') {
         return;
     }
+    named_before(v, ms, me, PiiKind::School, out);
+}
+
+/// A form at chars `[ms, me)` with the name right before it (◯◯大学, ◯◯出版社, ◯◯商事):
+/// kanji, katakana or latin letters, or a whole kana name, not only generic words.
+pub(super) fn named_before(v: &View, ms: usize, me: usize, kind: PiiKind, out: &mut Vec<Cand>) {
     let mut bs = v.run_before(ms, 16, is_org_char);
     // みなと小学校, 市立みなみ小学校: a kana name, and what stands before it.
     let k = if bs == ms || specific_start(v, bs, ms).is_some() {
@@ -243,8 +257,25 @@ pub(super) fn school(v: &View, ms: usize, me: usize, out: &mut Vec<Cand>) {
     if bs == ms {
         return;
     }
+    bs = joined_place(v, bs);
     if let Some(s) = specific_start(v, bs, ms) {
-        out.push(Cand::new(PiiKind::School, s, me));
+        out.push(Cand::new(kind, s, me));
+    }
+}
+
+/// Place-name endings joined by が or の (南が丘, 星ヶ浦, 緑の森): the name starts before them.
+const JOINED_ENDS: &str = "丘台原浜谷崎関森宮里沢峰島坂野";
+
+/// `bs` moved before `◯◯が` when the name at `bs` is a place ending (南が|丘).
+fn joined_place(v: &View, bs: usize) -> usize {
+    let joined = bs >= 2
+        && matches!(v.at(bs - 1), Some('が' | 'の'))
+        && v.at(bs).is_some_and(|c| JOINED_ENDS.contains(c))
+        && v.at(bs - 2).is_some_and(crate::text::chars::is_kanji);
+    if joined {
+        v.run_before(bs - 1, 8, crate::text::chars::is_kanji)
+    } else {
+        bs
     }
 }
 
@@ -320,8 +351,10 @@ fn is_name_kana(c: char) -> bool {
 /// The start of a whole kana name ending at `at`, or `at`: two to six kana that follow a
 /// non-kana char or a particle, and do not end like an adjective, a verb or `◯◯と`.
 fn kana_lead(v: &View, at: usize) -> usize {
-    let k = v.run_before(at, 6, is_name_kana);
-    if at - k < 2 || v.at(k.wrapping_sub(1)).is_some_and(is_name_kana) {
+    let k = kana_run_start(v, at, 6);
+    // Cut by the length limit inside a longer kana run: a phrase, not a name.
+    let cut_short = at - k == 6 && v.at(k.wrapping_sub(1)).is_some_and(is_hiragana);
+    if at - k < 2 || cut_short {
         return at;
     }
     // Only generic words may stand glued before a kana name (市立みなみ小学校); a name or a
@@ -338,11 +371,56 @@ fn kana_lead(v: &View, at: usize) -> usize {
     {
         return at;
     }
-    let bad_end = run.ends_with(['い', 'な', 'く', 'た', 'だ', 'る', 'う', 'ず'])
+    // あの高校, うちの大学, ぼくの会社: a demonstrative or a pronoun with の, not a name.
+    let possessive = run.strip_suffix('の').is_some_and(|r| {
+        r.chars().count() <= 2
+            || [
+                "うち",
+                "わたし",
+                "ぼく",
+                "おれ",
+                "みんな",
+                "あなた",
+                "かれ",
+                "かのじょ",
+                "あたし",
+            ]
+            .contains(&r)
+    });
+    let bad_end = possessive
+        || run.ends_with([
+            'い', 'な', 'く', 'た', 'だ', 'る', 'う', 'ず', 'で', 'に', 'を',
+        ])
         || run
             .strip_suffix('と')
             .is_some_and(|r| r.chars().count() < 2 || NOT_A_KANA_LEAD.contains(&r));
     if bad_end { at } else { k }
+}
+
+/// The start of the hiragana run ending at `at` (at most `max` long), cut before a particle
+/// that follows a non-kana char (うちの子は|かもめ小学校): a particle char inside a kana run is
+/// part of the name (かもめ, あけぼの, ひまわり).
+pub(super) fn kana_run_start(v: &View, at: usize, max: usize) -> usize {
+    let mut k = at;
+    while k > 0 && at - k < max {
+        let c = v.chars[k - 1];
+        if !is_hiragana(c) {
+            break;
+        }
+        // A particle cannot open the message: at the start it is part of the word.
+        // …and after a space or a mark neither (まるやま かのん): only after a word.
+        let after_non_kana = k >= 2 && {
+            let w = v.chars[k - 2];
+            crate::text::chars::is_kanji(w)
+                || crate::text::chars::is_katakana(w)
+                || w.is_ascii_alphanumeric()
+        };
+        if KANA_STOPS.contains(c) && after_non_kana {
+            break;
+        }
+        k -= 1;
+    }
+    k
 }
 
 /// The end of a kana name starting at `at` (after a legal form), or `at`.

@@ -38,13 +38,14 @@ fn rejects_replies_without_a_verdict_or_text() {
 
 #[test]
 fn the_model_adds_what_the_rules_missed() {
-    let text = "ジョンさんに090-1234-5678で連絡";
+    // A bare name with no cue: the rules leave it, the model does not.
+    let text = "ジョンに090-1234-5678で連絡";
     let rules = shared().mask(text);
-    assert_eq!(rules.masked_text, "ジョンさんに[電話番号]で連絡");
-    let llm = reply("true", "[氏名]さんに[電話番号]で連絡", "氏名, 電話番号");
+    assert_eq!(rules.masked_text, "ジョンに[電話番号]で連絡");
+    let llm = reply("true", "[氏名]に[電話番号]で連絡", "氏名, 電話番号");
     let (m, flag) = merge_llm(rules.clone(), Ok(&llm), PiiLlmMode::FailClosed);
     assert_eq!(flag, None);
-    assert_eq!(m.masked_text, "[氏名]さんに[電話番号]で連絡");
+    assert_eq!(m.masked_text, "[氏名]に[電話番号]で連絡");
     assert_eq!(
         m.items,
         vec![
@@ -54,7 +55,7 @@ fn the_model_adds_what_the_rules_missed() {
             },
             PiiItem {
                 kind: PiiKind::Phone,
-                span: [6, 19]
+                span: [4, 17]
             },
         ]
     );
@@ -83,13 +84,13 @@ fn a_range_that_covers_a_rule_token_swallows_it() {
 
 #[test]
 fn wrapped_text_and_re_marked_tokens_are_understood() {
-    let rules = shared().mask("田中さんとマイクさん");
-    assert_eq!(rules.masked_text, "[氏名]さんとマイクさん");
+    let rules = shared().mask("田中さんとマイクに");
+    assert_eq!(rules.masked_text, "[氏名]さんとマイクに");
     // The model wrapped its text in [...] and re-marked the rules' token as another kind.
-    let llm = reply("true", "[[会社名]さんと[名前]さん]", "氏名");
+    let llm = reply("true", "[[会社名]さんと[名前]に]", "氏名");
     let (m, flag) = merge_llm(rules, Ok(&llm), PiiLlmMode::FailClosed);
     assert_eq!(flag, None);
-    assert_eq!(m.masked_text, "[氏名]さんと[氏名]さん");
+    assert_eq!(m.masked_text, "[氏名]さんと[氏名]に");
     assert_eq!(m.items[0].kind, PiiKind::Name, "the rules' kind stands");
     assert_eq!(m.items[1].span, [5, 8]);
 }

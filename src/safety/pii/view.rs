@@ -71,7 +71,57 @@ impl View {
             v.norm.push(c);
         }
         v.starts.push(v.norm.len());
+        if text.contains('〇') {
+            v.fold_kanji_numbers();
+        }
         v
+    }
+
+    /// A phone number in kanji numerals (〇九〇・一二三四・五六七八, 〇三一二三四五六七八):
+    /// a run that starts with 〇 and holds 10–12 kanji digits, separated by nothing, ・, ー or
+    /// a hyphen, is folded to ASCII digits and hyphens, char for char.
+    fn fold_kanji_numbers(&mut self) {
+        const KANJI_DIGITS: &str = "〇一二三四五六七八九";
+        let digit = |c: char| KANJI_DIGITS.chars().position(|k| k == c);
+        let n = self.chars.len();
+        let mut i = 0;
+        let mut changed = false;
+        while i < n {
+            if self.chars[i] != '〇' || (i > 0 && digit(self.chars[i - 1]).is_some()) {
+                i += 1;
+                continue;
+            }
+            let mut j = i;
+            let mut count = 0;
+            while j < n {
+                let c = self.chars[j];
+                if digit(c).is_some() {
+                    count += 1;
+                } else if !(matches!(c, '・' | 'ー' | '-' | ' ')
+                    && self.chars.get(j + 1).is_some_and(|&d| digit(d).is_some()))
+                {
+                    break;
+                }
+                j += 1;
+            }
+            if (10..=12).contains(&count) {
+                for c in &mut self.chars[i..j] {
+                    *c = match digit(*c) {
+                        Some(d) => char::from(b'0' + d as u8),
+                        None if *c == ' ' => ' ',
+                        None => '-',
+                    };
+                }
+                changed = true;
+            }
+            i = j.max(i + 1);
+        }
+        if changed {
+            self.norm = self.chars.iter().collect();
+            self.starts = self.norm.char_indices().map(|(b, _)| b).collect();
+            self.starts.push(self.norm.len());
+            self.digits = self.chars.iter().filter(|c| c.is_ascii_digit()).count();
+        }
     }
 
     pub fn len(&self) -> usize {

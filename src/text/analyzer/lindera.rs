@@ -16,7 +16,7 @@ use ::lindera::mode::Mode;
 use ::lindera::segmenter::Segmenter;
 use serde::{Deserialize, Serialize};
 
-use super::{Analyzer, AnalyzerKind, Morpheme, NounKind, Pos};
+use super::{Analyzer, AnalyzerKind, Morpheme, NounKind, Pos, ProperKind, ProperNoun};
 
 /// Written last by `build_dictionary`, so a directory without it is never a finished build.
 const MARKER_FILE: &str = "kakeai-dict.json";
@@ -427,6 +427,51 @@ impl LinderaAnalyzer {
         (!out.is_empty()).then_some(out)
     }
 
+    /// Every known proper noun with IPADIC's subcategories 2 and 3 (issue 26 §1).
+    fn proper_nouns_of(&self, text: &str, lattice: &mut Lattice) -> Vec<ProperNoun> {
+        let Ok(tokens) = self
+            .segmenter
+            .segment_with_lattice(Cow::Borrowed(text), lattice)
+        else {
+            return Vec::new();
+        };
+        let dict = &self.segmenter.dictionary;
+        let mut out = Vec::new();
+        let (mut byte_at, mut char_at) = (0, 0);
+        for token in &tokens {
+            let (Some(gap), Some(surface)) = (
+                text.get(byte_at..token.byte_start),
+                text.get(token.byte_start..token.byte_end),
+            ) else {
+                return Vec::new();
+            };
+            let start = char_at + gap.chars().count();
+            char_at = start + surface.chars().count();
+            byte_at = token.byte_end;
+            if !token.word_id.is_system() || token.word_id.is_unknown() {
+                continue;
+            }
+            let mut f = dict.word_details_iter(token.word_id.id() as usize);
+            if f.next() != Some("名詞") || f.next() != Some("固有名詞") {
+                continue;
+            }
+            let kind = match (f.next().unwrap_or(""), f.next().unwrap_or("")) {
+                ("人名", "姓") => ProperKind::Surname,
+                ("人名", "名") => ProperKind::GivenName,
+                ("人名", _) => ProperKind::Person,
+                ("組織", _) => ProperKind::Organization,
+                ("地域", _) => ProperKind::Place,
+                _ => ProperKind::Other,
+            };
+            out.push(ProperNoun {
+                start,
+                end: char_at,
+                kind,
+            });
+        }
+        out
+    }
+
     /// Reads only the first two detail fields, borrowed: no per-token allocation.
     fn pos_of(&self, word_id: WordId, surface: &str) -> Pos {
         let dict = &self.segmenter.dictionary;
@@ -455,6 +500,31 @@ impl Analyzer for LinderaAnalyzer {
 
     fn reading(&self, text: &str) -> Option<String> {
         catch_unwind(AssertUnwindSafe(|| self.reading_of(text))).ok()?
+    }
+
+    fn proper_nouns(&self, text: &str) -> Vec<ProperNoun> {
+        if text.is_empty() {
+            return Vec::new();
+        }
+        // The thread's lattice, as in `tokenize`; a private one when it is in use.
+        let run = || {
+            let reused = LATTICE.try_with(|cell| {
+                let mut lattice = cell.try_borrow_mut().ok()?;
+                Some(self.proper_nouns_of(text, &mut lattice))
+            });
+            match reused {
+                Ok(Some(out)) => out,
+                _ => self.proper_nouns_of(text, &mut Lattice::default()),
+            }
+        };
+        catch_unwind(AssertUnwindSafe(run)).unwrap_or_else(|_| {
+            let _ = LATTICE.try_with(|cell| {
+                if let Ok(mut lattice) = cell.try_borrow_mut() {
+                    *lattice = Lattice::default();
+                }
+            });
+            Vec::new()
+        })
     }
 
     fn tokenize(&self, text: &str) -> Vec<Morpheme> {

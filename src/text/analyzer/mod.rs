@@ -119,6 +119,37 @@ pub trait Analyzer: Send + Sync {
     fn reading(&self, _text: &str) -> Option<String> {
         None
     }
+    /// The proper nouns of `text` with IPADIC's kind (人名,姓 / 人名,名 / 組織 / 地域), as char
+    /// offsets. Empty for an analyzer without a dictionary (the fallback): the caller then
+    /// relies on its own rules and says so.
+    fn proper_nouns(&self, _text: &str) -> Vec<ProperNoun> {
+        Vec::new()
+    }
+}
+
+/// What IPADIC says a proper noun names (名詞,固有名詞,<sub2>,<sub3>).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProperKind {
+    /// 人名,姓
+    Surname,
+    /// 人名,名
+    GivenName,
+    /// 人名,一般
+    Person,
+    /// 組織
+    Organization,
+    /// 地域 (any subcategory)
+    Place,
+    /// 固有名詞,一般 and the rest
+    Other,
+}
+
+/// One proper noun: char offsets `[start, end)` and its kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProperNoun {
+    pub start: usize,
+    pub end: usize,
+    pub kind: ProperKind,
 }
 
 /// Which analyzer the user asked for.

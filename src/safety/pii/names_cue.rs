@@ -1,0 +1,347 @@
+//! Names the surname list cannot know (issue 26 §1), found by their cue alone: a name in
+//! katakana (ヤマモト タクヤさん, ﾀﾅｶ様), hiragana (きたむら ようすけ先生, みさきさん), romaji
+//! (Taro Aoki先生, Miyamotoくん) or unlisted kanji (猿渡さん, 小鳥遊ゆうなさん) before an
+//! honorific or a self-introduction, after 名前は, or after 俺、/僕、/私、. This is the
+//! fallback's rule; the lindera path adds the dictionary's 人名 (see `proper`).
+
+use crate::text::chars::{is_hiragana, is_kanji, is_katakana};
+
+use super::view::{View, is_edge};
+
+/// Hiragana words that stand before さん/ちゃん/くん without being a name (みなさん,
+/// ねえさん, あかちゃん) or that end a phrase (もうちゃんと).
+const NOT_KANA_NAMES: [&str; 58] = [
+    // kakeai's own characters (seed 000): やな and あゆ are not people.
+    "やな",
+    "あゆ",
+    // Kin and polite words with お (おばあちゃん, おかあさん, おまわりさん).
+    "おかあ",
+    "おとう",
+    "おにい",
+    "おねえ",
+    "おばあ",
+    "おじい",
+    "おば",
+    "おじ",
+    "おく",
+    "おくさ",
+    "おきゃく",
+    "おじょう",
+    "おまわり",
+    "おいしゃ",
+    "おひめ",
+    "おうじ",
+    "おほし",
+    "おつき",
+    "おてんと",
+    "おつかれ",
+    "おはよう",
+    "ありがと",
+    "みな",
+    "みんな",
+    "あなた",
+    "かれ",
+    "かのじょ",
+    "だれ",
+    "どなた",
+    "ねえ",
+    "にい",
+    "ばあ",
+    "じい",
+    "かあ",
+    "とう",
+    "あか",
+    "もう",
+    "まだ",
+    "また",
+    "ちょっと",
+    "きっと",
+    "ずっと",
+    "やっと",
+    "もっと",
+    "そう",
+    "こう",
+    "どう",
+    "うん",
+    "はい",
+    "いや",
+    "ほら",
+    "おまえ",
+    "あんた",
+    "あの",
+    "この",
+    "その",
+];
+
+/// Katakana words used with さん that are roles, not names (コックさん, サンタさん).
+const NOT_KATA_NAMES: [&str; 14] = [
+    "ママ",
+    "パパ",
+    "コック",
+    "サンタ",
+    "ナース",
+    "ドライバー",
+    "ガイド",
+    "スタッフ",
+    "オーナー",
+    "マスター",
+    "ファン",
+    "アイドル",
+    "ケーキ",
+    "パン",
+];
+
+/// Last kanji of words that are roles or kin, not names (店員さん, 運転手さん, お母さん).
+const ROLE_ENDS: &str = "員者手屋師士官長主人方客母父兄姉弟妹娘婦夫皆様嫁婿孫職友家医匠神奥彼仏諸貴店堂社組亭園館院局署所駅町村市区県機業事";
+
+/// Words ending in 子 that are not names (息子さん, 様子).
+const NOT_KO_NAMES: [&str; 17] = [
+    "息子", "女子", "男子", "弟子", "双子", "様子", "調子", "王子", "菓子", "帽子", "学生", "先生",
+    "校生", "院生", "年生", "級生", "入生",
+];
+
+/// Leading time words that are not part of a name (昨日小鳥遊さん → 小鳥遊).
+const LEADING_NOISE: [&str; 12] = [
+    "昨日", "今日", "明日", "先日", "今朝", "昨夜", "今度", "今夜", "去年", "今年", "毎日", "最近",
+];
+
+fn is_kata(c: char) -> bool {
+    is_katakana(c) && c != '・'
+}
+
+fn is_latin(c: char) -> bool {
+    c.is_ascii_alphabetic()
+}
+
+/// The start of a run of `class` ending at `end`, optionally extended over one space (or ・)
+/// to a second run of the same class: a full name with a gap.
+fn run_with_gap(v: &View, end: usize, max: usize, class: fn(char) -> bool) -> usize {
+    let s = v.run_before(end, max, class);
+    if s == end || s < 2 || !matches!(v.at(s - 1), Some(' ' | '・')) {
+        return s;
+    }
+    let s2 = v.run_before(s - 1, max, class);
+    if s2 < s - 1 { s2 } else { s }
+}
+
+/// A katakana name ending at `p`.
+fn katakana(v: &View, p: usize) -> Option<usize> {
+    let s = run_with_gap(v, p, 8, is_kata);
+    let word = v.slice(s, p);
+    (p - s >= 2 && !NOT_KATA_NAMES.contains(&word)).then_some(s)
+}
+
+/// A romaji name ending at `p` (Taro Aoki, MIZUNO Makoto, Miyamoto): words of two or more
+/// letters, the first upper case.
+fn romaji(v: &View, p: usize) -> Option<usize> {
+    let s = run_with_gap(v, p, 16, is_latin);
+    let words_ok = v
+        .slice(s, p)
+        .split(' ')
+        .all(|w| w.len() >= 2 && w.starts_with(|c: char| c.is_ascii_uppercase()));
+    (p > s
+        && words_ok
+        && !v
+            .at(s.wrapping_sub(1))
+            .is_some_and(|c| c.is_ascii_alphanumeric()))
+    .then_some(s)
+}
+
+/// The start of a hiragana word ending at `at`: cut before a particle that follows a
+/// non-kana char (友達の|ゆい), at most `max` long.
+fn hira_start(v: &View, at: usize, max: usize) -> usize {
+    let s = super::orgs::kana_run_start(v, at, max);
+    // No word starts with っ/ん/ー: the particle cut was wrong (昨日|はっとり).
+    if s > 0 && s < at && matches!(v.at(s), Some('っ' | 'ん' | 'ー')) && is_hiragana(v.chars[s - 1])
+    {
+        s - 1
+    } else {
+        s
+    }
+}
+
+fn hira_word_ok(w: &str) -> bool {
+    let n = w.chars().count();
+    (2..=10).contains(&n)
+        && !w.starts_with(['ご', 'っ', 'ー', 'ん'])
+        && !w.ends_with(['く', 'だ', 'ず', 'て', 'で', 'の'])
+        && !NOT_KANA_NAMES
+            .iter()
+            .any(|n| w == *n || (n.starts_with('お') && w.starts_with(n)))
+}
+
+/// A hiragana name ending at `p`, with an optional hiragana surname one space before it.
+fn hiragana(v: &View, p: usize) -> Option<usize> {
+    let s = hira_start(v, p, 9);
+    if !hira_word_ok(v.slice(s, p)) || v.at(s.wrapping_sub(1)).is_some_and(is_hiragana) {
+        return None;
+    }
+    if s >= 3 && v.at(s - 1) == Some(' ') {
+        let s2 = hira_start(v, s - 1, 6);
+        // A surname may end in の (ほしの あけみ).
+        let sur = v.slice(s2, s - 1);
+        let sur_ok = hira_word_ok(sur) || (sur.ends_with('の') && sur.chars().count() >= 2);
+        if s2 < s - 1 && sur_ok {
+            return Some(s2);
+        }
+    }
+    Some(s)
+}
+
+/// Kanji not in the surname list (猿渡, 小鳥遊), optionally with a kana given name (小鳥遊ゆうな):
+/// one to four kanji after leading time words, not ending like a role or kin word.
+fn kanji(v: &View, p: usize) -> Option<usize> {
+    let g = hira_start(v, p, 4);
+    let given = if p - g >= 2 && hira_word_ok(v.slice(g, p)) {
+        g
+    } else {
+        p
+    };
+    let mut end = given;
+    // 中村 かのん: a kana given name after one space.
+    if given < p
+        && given >= 2
+        && v.at(given - 1) == Some(' ')
+        && v.at(given - 2).is_some_and(is_kanji)
+    {
+        end = given - 1;
+    }
+    // 桐生 くみ子, 丸山 葵: kanji (and kana) given name after one space.
+    let kanji_or_kana = |c: char| is_kanji(c) || is_hiragana(c);
+    if given == p {
+        let gs = v.run_before(p, 4, kanji_or_kana);
+        if gs < p && gs >= 2 && v.at(gs - 1) == Some(' ') && v.at(gs - 2).is_some_and(is_kanji) {
+            end = gs - 1;
+        }
+    }
+    let run = v.run_before(end, 6, is_kanji);
+    if run == end {
+        return None;
+    }
+    let mut s = run;
+    'noise: loop {
+        for w in LEADING_NOISE {
+            if v.slice(s, end).starts_with(w) && end - s >= w.chars().count() {
+                s += w.chars().count();
+                continue 'noise;
+            }
+        }
+        break;
+    }
+    if s == end {
+        // Only time words before a kana name (昨日はっとりさん): the kana name alone.
+        return (given < p).then_some(given);
+    }
+    let last = v.at(given - 1)?;
+    let word = v.slice(s, given);
+    let polite_prefix = v
+        .at(s.wrapping_sub(1))
+        .is_some_and(|c| matches!(c, 'お' | 'ご'));
+    let ok = (1..=4).contains(&(end - s))
+        && !ROLE_ENDS.contains(last)
+        && !NOT_KO_NAMES.iter().any(|w| word.ends_with(w))
+        && !polite_prefix;
+    ok.then_some(s)
+}
+
+/// A name of any script ending right before a strong cue at `p` (an honorific, と申します).
+pub(super) fn before_strong(v: &View, p: usize) -> Option<(usize, usize)> {
+    let p = if p > 0 && v.at(p - 1) == Some(' ') {
+        p - 1
+    } else {
+        p
+    };
+    let c = v.at(p.checked_sub(1)?)?;
+    let s = if is_kata(c) {
+        katakana(v, p)
+    } else if is_latin(c) {
+        romaji(v, p)
+    } else if is_hiragana(c) {
+        kanji(v, p).or_else(|| hiragana(v, p))
+    } else if is_kanji(c) {
+        kanji(v, p)
+    } else {
+        None
+    }?;
+    Some((s, p))
+}
+
+/// `◯◯です` at `p` as a self-introduction: a katakana or romaji name at the start of the
+/// message or a sentence, or after 僕、/俺、/私、/私は.
+pub(super) fn before_desu(v: &View, p: usize) -> Option<(usize, usize)> {
+    let c = v.at(p.checked_sub(1)?)?;
+    let s = if is_kata(c) {
+        katakana(v, p)
+    } else if is_latin(c) {
+        romaji(v, p)
+    } else if is_hiragana(c) {
+        // Hiragana only as a full name with a space (たかはし けんとです): a single word
+        // before です is too often a word (そうです).
+        hiragana(v, p).filter(|&s| v.slice(s, p).contains(' '))
+    } else {
+        None
+    }?;
+    let lead_ok = s == 0 || v.at(s - 1).is_some_and(is_edge) || first_person_before(v, s);
+    lead_ok.then_some((s, p))
+}
+
+/// 僕、/俺、/私、/私は/わたし、right before `s`.
+fn first_person_before(v: &View, s: usize) -> bool {
+    [
+        "僕、",
+        "俺、",
+        "私、",
+        "私は",
+        "僕は",
+        "俺は",
+        "わたし、",
+        "あたし、",
+        "うち、",
+    ]
+    .iter()
+    .any(|w| v.slice(s.saturating_sub(w.chars().count()), s) == *w)
+}
+
+/// After 名前は / 俺、/ 僕、/ 私、 at `q`: a name of any script up to the end of the phrase
+/// (。、！？ です って と 申 だ or the end).
+pub(super) fn after_lead(v: &View, q: usize) -> Option<(usize, usize)> {
+    let start = v.run_after(q, 2, |c| c == ' ' || c == '「');
+    let c = v.at(start)?;
+    let class: fn(char) -> bool = if is_kata(c) {
+        is_kata
+    } else if is_latin(c) {
+        is_latin
+    } else if is_kanji(c) || is_hiragana(c) {
+        |c| is_kanji(c) || is_hiragana(c)
+    } else {
+        return None;
+    };
+    let mut e = v.run_after(start, 10, class);
+    if v.at(e) == Some(' ') && v.at(e + 1).is_some_and(class) {
+        e = v.run_after(e + 1, 10, class);
+    }
+    // A kana run may carry the predicate (佐々木です): cut it there.
+    const ENDS: [&str; 8] = [
+        "です", "って", "と申", "とい", "と言", "だよ", "だ。", "っす",
+    ];
+    if let Some(cut) =
+        (start + 1..e).find(|&i| ENDS.iter().any(|w| v.slice(i, (i + 2).min(v.len())) == *w))
+    {
+        e = cut;
+    }
+    // The phrase must end right there.
+    let rest = v.slice(e, (e + 2).min(v.len()));
+    let ends = e == v.len()
+        || v.at(e)
+            .is_some_and(|c| matches!(c, '。' | '、' | '！' | '？' | '!' | '?' | '」' | '.'))
+        || ENDS.iter().any(|w| rest.starts_with(w));
+    // In a kanji+kana run, the kana after the name are its given name only if they end there.
+    let name = v.slice(start, e);
+    let ok = ends
+        && (2..=12).contains(&(e - start))
+        && !["学生", "会社員", "社会人", "主婦", "秘密", "内緒"]
+            .iter()
+            .any(|w| name.starts_with(w))
+        && !name.ends_with(['い', 'た', 'だ', 'る', 'ね', 'よ']);
+    ok.then_some((start, e))
+}

@@ -1,0 +1,154 @@
+//! Company and school forms as data (assets/safety/org_forms.toml, issue 26 §1): legal forms
+//! on either side of a name (株式会社, (株), ㈱), forms after a name (ＫＫ, 出版社, 商事),
+//! English forms after a latin name (Inc., Co., Ltd.), industry words that name a company only
+//! in a business context (◯◯運輸で働いています), and school suffixes (大学, 学園, 幼稚園).
+
+use aho_corasick::{AhoCorasick, MatchKind};
+use serde::Deserialize;
+
+use super::view::View;
+use super::{Cand, PiiKind, orgs};
+
+const FORMS_TOML: &str = include_str!("../../../assets/safety/org_forms.toml");
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(super) enum OrgKind {
+    Company,
+    School,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(super) enum Side {
+    Before,
+    After,
+    Either,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub(super) struct Form {
+    pub kind: OrgKind,
+    pub text: String,
+    pub side: Side,
+    #[serde(default)]
+    pub latin: bool,
+    #[serde(default)]
+    pub cue: bool,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct Cues {
+    after: Vec<String>,
+    before: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct File {
+    cues: Cues,
+    form: Vec<Form>,
+}
+
+/// The forms, their automaton (longest match first) and the business cues.
+pub(super) struct Forms {
+    pub forms: Vec<Form>,
+    automaton: AhoCorasick,
+    cues: Cues,
+}
+
+impl Forms {
+    /// The bundled forms. The file is part of the binary and covered by tests: a parse
+    /// failure is a programming error.
+    pub fn builtin() -> Forms {
+        Forms::parse(FORMS_TOML).expect("assets/safety/org_forms.toml parses")
+    }
+
+    pub fn parse(text: &str) -> Result<Forms, String> {
+        let file: File = toml::from_str(text).map_err(|e| e.to_string())?;
+        let automaton = AhoCorasick::builder()
+            .match_kind(MatchKind::LeftmostLongest)
+            .build(file.form.iter().map(|f| f.text.as_str()))
+            .map_err(|e| e.to_string())?;
+        Ok(Forms {
+            forms: file.form,
+            automaton,
+            cues: file.cues,
+        })
+    }
+
+    pub fn find(&self, v: &View, out: &mut Vec<Cand>) {
+        for m in self.automaton.find_iter(&v.norm) {
+            let (p, q) = (v.char_at(m.start()), v.char_at(m.end()));
+            let f = &self.forms[m.pattern().as_usize()];
+            match (f.kind, f.side) {
+                (OrgKind::School, _) => orgs::school(v, p, q, out),
+                (OrgKind::Company, Side::Either) => orgs::company(v, p, q, out),
+                (OrgKind::Company, Side::After) => orgs::company_after(v, p, q, out),
+                (OrgKind::Company, Side::Before) if f.latin => latin_before(v, p, q, out),
+                (OrgKind::Company, Side::Before) => {
+                    if !ascii_edges_ok(v, f, p, q) {
+                        continue;
+                    }
+                    let mut found = Vec::new();
+                    orgs::named_before(v, p, q, PiiKind::Company, &mut found);
+                    out.extend(
+                        found
+                            .into_iter()
+                            .filter(|c| !f.cue || self.in_business_context(v, c.s, c.e)),
+                    );
+                }
+            }
+        }
+    }
+
+    fn in_business_context(&self, v: &View, s: usize, e: usize) -> bool {
+        let after = v.slice(e, (e + 5).min(v.len()));
+        let before = v.slice(s.saturating_sub(5), s);
+        self.cues
+            .after
+            .iter()
+            .any(|c| after.starts_with(c.as_str()))
+            || self
+                .cues
+                .before
+                .iter()
+                .any(|c| before.ends_with(c.as_str()))
+    }
+}
+
+/// A form written in ASCII letters (KK) must not be the tail of a latin word (OKK, KKK).
+fn ascii_edges_ok(v: &View, f: &Form, p: usize, q: usize) -> bool {
+    if !f.text.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        return true;
+    }
+    let before = v.at(p.wrapping_sub(1)).is_some_and(|c| !c.is_ascii());
+    let after = v.at(q).is_none_or(|c| !c.is_ascii_alphanumeric());
+    before && after
+}
+
+/// Latin words before an English legal form (Sakura Tech Inc.): up to four words, each
+/// starting with a letter or digit, joined by single spaces.
+fn latin_before(v: &View, p: usize, q: usize, out: &mut Vec<Cand>) {
+    let word = |c: char| c.is_ascii_alphanumeric() || matches!(c, '&' | '\'' | '-' | '.');
+    let mut s = p;
+    for _ in 0..4 {
+        let ws = v.run_before(s, 24, word);
+        if ws == s {
+            break;
+        }
+        s = ws;
+        if !(s >= 2 && v.at(s - 1) == Some(' ') && v.at(s - 2).is_some_and(word)) {
+            break;
+        }
+        s -= 1;
+    }
+    if v.at(s) == Some(' ') {
+        s += 1;
+    }
+    let first_is_upper = v
+        .at(s)
+        .is_some_and(|c| c.is_ascii_uppercase() || c.is_ascii_digit());
+    if s < p && first_is_upper && v.at(q).is_none_or(|c| !c.is_ascii_alphanumeric()) {
+        out.push(Cand::new(PiiKind::Company, s, q));
+    }
+}

@@ -1,0 +1,148 @@
+//! Candidates from the analyzer's proper nouns (issue 26 §1): IPADIC tags 人名,姓 / 人名,名 /
+//! 組織 / 地域, and what it knows as a person is a name when it reads as one — a surname and
+//! a given name together, or a person next to a cue (an honorific, と申します, 名前は, 俺、);
+//! an organisation is a company (or a school, by its suffix) in a business context. The cue
+//! rules stay in charge of everything the dictionary does not know; this only adds.
+
+use crate::text::analyzer::{ProperKind, ProperNoun};
+
+use super::view::{View, is_edge};
+use super::{Cand, PiiKind};
+
+/// What may follow a person's name for it to be one (after an optional space).
+const AFTER: [&str; 24] = [
+    "さん",
+    "くん",
+    "ちゃん",
+    "様",
+    "さま",
+    "君",
+    "先生",
+    "先輩",
+    "氏",
+    "部長",
+    "課長",
+    "社長",
+    "殿",
+    "教授",
+    "と申",
+    "といい",
+    "と言い",
+    "って言",
+    "っていい",
+    "って人",
+    "っていう",
+    "という人",
+    "って子",
+    "と呼んで",
+];
+
+/// What may stand right before a person's name for it to be one.
+const BEFORE: [&str; 8] = [
+    "名前は",
+    "俺、",
+    "僕、",
+    "私、",
+    "私は",
+    "僕は",
+    "俺は",
+    "わたし、",
+];
+
+/// What may follow an organisation for it to be a company (◯◯で働いています).
+const BUSINESS: [&str; 12] = [
+    "で働",
+    "に勤",
+    "で勤務",
+    "に就職",
+    "に入社",
+    "に転職",
+    "の社員",
+    "の社長",
+    "の面接",
+    "で営業",
+    "でバイト",
+    "に内定",
+];
+
+const SCHOOL_ENDS: [&str; 8] = [
+    "大学",
+    "高校",
+    "学校",
+    "学園",
+    "幼稚園",
+    "中学",
+    "短大",
+    "学院",
+];
+
+fn is_person(k: ProperKind) -> bool {
+    matches!(
+        k,
+        ProperKind::Surname | ProperKind::GivenName | ProperKind::Person
+    )
+}
+
+/// Adds the names and organisations the dictionary knows.
+pub(super) fn find(v: &View, nouns: &[ProperNoun], out: &mut Vec<Cand>) {
+    let mut i = 0;
+    while i < nouns.len() {
+        let n = nouns[i];
+        if n.kind == ProperKind::Organization {
+            organisation(v, n, out);
+            i += 1;
+            continue;
+        }
+        if !is_person(n.kind) || n.end > v.len() {
+            i += 1;
+            continue;
+        }
+        // A run of person tokens, glued or one space / ・ apart (山田 太郎, ヤマダ・タロウ).
+        let (s, mut e) = (n.start, n.end);
+        let (mut surname, mut given) = (false, false);
+        let mut j = i;
+        while j < nouns.len() && is_person(nouns[j].kind) {
+            let m = nouns[j];
+            let gap_ok =
+                m.start == e || (m.start == e + 1 && matches!(v.at(e), Some(' ' | '・'))) || j == i;
+            if !gap_ok || m.end > v.len() {
+                break;
+            }
+            surname |= m.kind == ProperKind::Surname;
+            given |= m.kind == ProperKind::GivenName;
+            e = m.end;
+            j += 1;
+        }
+        if (surname && given) || cue_after(v, e) || cue_before(v, s) {
+            out.push(Cand::new(PiiKind::Name, s, e));
+        }
+        i = j.max(i + 1);
+    }
+}
+
+fn cue_after(v: &View, e: usize) -> bool {
+    let e = if v.at(e) == Some(' ') { e + 1 } else { e };
+    let rest = v.slice(e, (e + 4).min(v.len()));
+    AFTER.iter().any(|w| rest.starts_with(w))
+        || (rest.starts_with("です") && v.at(e + 2).is_none_or(|c| is_edge(c) || c == '。'))
+}
+
+fn cue_before(v: &View, s: usize) -> bool {
+    let before = v.slice(s.saturating_sub(4), s);
+    BEFORE.iter().any(|w| before.ends_with(w))
+}
+
+fn organisation(v: &View, n: ProperNoun, out: &mut Vec<Cand>) {
+    if n.end > v.len() {
+        return;
+    }
+    let name = v.slice(n.start, n.end);
+    if SCHOOL_ENDS.iter().any(|w| name.ends_with(w)) {
+        out.push(Cand::new(PiiKind::School, n.start, n.end));
+        return;
+    }
+    let rest = v.slice(n.end, (n.end + 4).min(v.len()));
+    if BUSINESS.iter().any(|w| rest.starts_with(w)) {
+        out.push(Cand::new(PiiKind::Company, n.start, n.end));
+    }
+}

@@ -1,0 +1,284 @@
+//! Precision and recall of PII masking per kind on the HELD-OUT evaluation of issue 26 §1
+//! (tests/fixtures/pii_heldout/): messages generated from half B of every entity source in
+//! sentence frames the detector was not tuned on, hand-written natural messages and
+//! look-alikes that must stay unmasked — all written before the detector changed, by
+//! gen_heldout.py, which never runs the detector. The dev set (half A, dev frames) is scored
+//! too, but only the held-out figures are reported in README.
+//!
+//! Scoring (as tests/pii_labelled.rs): a labelled span is found when every char of it is
+//! masked by an item of its kind; an item is correct when it overlaps a labelled span of its
+//! kind. Every item in a look-alike is a false positive. `cargo test --test pii_heldout --
+//! --nocapture` prints the tables.
+
+use std::collections::BTreeMap;
+
+use kakeai::safety::pii::{PiiItem, PiiMasker};
+use kakeai::text::analyzer::lindera as ld;
+
+const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/pii_heldout/");
+
+struct Example {
+    text: String,
+    spans: Vec<(usize, usize, String)>,
+}
+
+fn load(name: &str) -> Vec<Example> {
+    let text = std::fs::read_to_string(format!("{DIR}{name}")).expect("held-out set");
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).expect("json line");
+            let spans = v["spans"]
+                .as_array()
+                .expect("spans")
+                .iter()
+                .map(|s| {
+                    (
+                        s[0].as_u64().expect("start") as usize,
+                        s[1].as_u64().expect("end") as usize,
+                        s[2].as_str().expect("label").to_string(),
+                    )
+                })
+                .collect();
+            Example {
+                text: v["text"].as_str().expect("text").to_string(),
+                spans,
+            }
+        })
+        .collect()
+}
+
+#[derive(Default, Debug, Clone, Copy)]
+struct Count {
+    gold: usize,
+    found: usize,
+    predicted: usize,
+    correct: usize,
+}
+
+impl Count {
+    fn precision(&self) -> f64 {
+        if self.predicted == 0 {
+            1.0
+        } else {
+            self.correct as f64 / self.predicted as f64
+        }
+    }
+    fn recall(&self) -> f64 {
+        if self.gold == 0 {
+            1.0
+        } else {
+            self.found as f64 / self.gold as f64
+        }
+    }
+}
+
+type Counts = BTreeMap<String, Count>;
+
+fn score(set: &[Example], mask: &dyn Fn(&str) -> Vec<PiiItem>, misses: &mut Vec<String>) -> Counts {
+    let mut counts = Counts::new();
+    for ex in set {
+        let items = mask(&ex.text);
+        for (s, e, k) in &ex.spans {
+            let c = counts.entry(k.clone()).or_default();
+            c.gold += 1;
+            let covered = (*s..*e).all(|i| {
+                items
+                    .iter()
+                    .any(|it| it.kind.label() == k && it.span[0] <= i && i < it.span[1])
+            });
+            if covered {
+                c.found += 1;
+            } else {
+                misses.push(format!("miss {k} [{s},{e}) in {:?}", ex.text));
+            }
+        }
+        for it in &items {
+            let c = counts.entry(it.kind.label().to_string()).or_default();
+            c.predicted += 1;
+            let ok = ex
+                .spans
+                .iter()
+                .any(|(s, e, k)| k == it.kind.label() && it.span[0] < *e && *s < it.span[1]);
+            if ok {
+                c.correct += 1;
+            } else {
+                misses.push(format!(
+                    "false {} {:?} in {:?}",
+                    it.kind.label(),
+                    it.span,
+                    ex.text
+                ));
+            }
+        }
+    }
+    counts
+}
+
+fn add(into: &mut Counts, from: &Counts) {
+    for (k, c) in from {
+        let t = into.entry(k.clone()).or_default();
+        t.gold += c.gold;
+        t.found += c.found;
+        t.predicted += c.predicted;
+        t.correct += c.correct;
+    }
+}
+
+fn table(title: &str, counts: &Counts) -> String {
+    let mut out = format!("{title}\nkind | labelled | predicted | precision | recall\n");
+    for (k, c) in counts {
+        out.push_str(&format!(
+            "{k} | {} | {} | {:.3} | {:.3}\n",
+            c.gold,
+            c.predicted,
+            c.precision(),
+            c.recall()
+        ));
+    }
+    out
+}
+
+/// The held-out sets scored together, and the report with each set's own table.
+fn evaluate(name: &str, mask: &dyn Fn(&str) -> Vec<PiiItem>) -> (Counts, String) {
+    let mut all = Counts::new();
+    let mut report = String::new();
+    // Held-out misses are counted, never printed: the detector is tuned on the dev set only.
+    let mut unseen = Vec::new();
+    for set in ["generated.jsonl", "natural.jsonl", "lookalikes.jsonl"] {
+        let c = score(&load(set), mask, &mut unseen);
+        report.push_str(&table(&format!("[{name}] {set}"), &c));
+        add(&mut all, &c);
+    }
+    report.push_str(&table(&format!("[{name}] held-out, all three"), &all));
+    let mut misses = Vec::new();
+    let dev = score(&load("dev.jsonl"), mask, &mut misses);
+    report.push_str(&table(&format!("[{name}] dev (half A; tuning only)"), &dev));
+    report.push_str(&format!(
+        "[{name}] held-out: {} misses/false positives (not shown); dev: {}:\n",
+        unseen.len(),
+        misses.len()
+    ));
+    for m in &misses {
+        report.push_str(&format!("  {m}\n"));
+    }
+    (all, report)
+}
+
+/// What the README records for the fallback analyzer (rules only): (kind, precision, recall)
+/// floors, a little under the measured figures so a regression fails and noise does not.
+const FALLBACK_FLOORS: &[(&str, f64, f64)] = &[
+    ("氏名", 0.99, 0.82),
+    ("電話番号", 0.99, 0.99),
+    ("メールアドレス", 0.99, 0.99),
+    ("住所", 0.99, 0.99),
+    ("会社名", 0.99, 0.85),
+    ("学校名", 0.99, 0.90),
+    ("カード番号", 0.90, 0.99),
+    ("マイナンバー", 0.99, 0.99),
+];
+
+#[test]
+fn heldout_sets_are_large_enough() {
+    let gen_ = load("generated.jsonl");
+    let nat = load("natural.jsonl");
+    let look = load("lookalikes.jsonl");
+    assert!(gen_.len() >= 500, "generated: {}", gen_.len());
+    assert!(nat.len() >= 150, "natural: {}", nat.len());
+    assert!(look.len() >= 150, "look-alikes: {}", look.len());
+    assert!(look.iter().all(|e| e.spans.is_empty()));
+    let frames: std::collections::BTreeSet<String> =
+        std::fs::read_to_string(format!("{DIR}generated.jsonl"))
+            .expect("generated")
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).expect("json")["frame"].to_string()
+            })
+            .collect();
+    assert!(frames.len() >= 30, "{} frames", frames.len());
+}
+
+#[test]
+fn fallback_rules_on_heldout() {
+    let masker = PiiMasker::new();
+    let (all, report) = evaluate("fallback", &|t| masker.mask(t).items);
+    println!("{report}");
+    for &(kind, p, r) in FALLBACK_FLOORS {
+        let c = all.get(kind).copied().unwrap_or_default();
+        assert!(
+            c.precision() >= p && c.recall() >= r,
+            "{kind} fell: {report}"
+        );
+    }
+}
+
+/// The lindera analyzer built from MeCab IPADIC sources (shared with tests/lindera.rs's temp
+/// dir). None when the sources are missing — a failure under CI=true.
+fn lindera() -> Option<std::sync::Arc<dyn kakeai::text::Analyzer>> {
+    let Some(src) = ld::find_ipadic_sources() else {
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!("CI=true but no MeCab IPADIC sources found");
+        }
+        eprintln!("note: MeCab IPADIC sources not found; skipping the lindera evaluation");
+        return None;
+    };
+    let dir = std::env::temp_dir().join("kakeai-test-ipadic");
+    if !ld::is_installed(&dir) {
+        ld::build_dictionary(&src, &dir).expect("dictionary builds");
+    }
+    Some(std::sync::Arc::new(
+        ld::LinderaAnalyzer::load(&dir).expect("dictionary loads"),
+    ))
+}
+
+/// The lindera path's floors (README records the measured figures).
+const LINDERA_FLOORS: &[(&str, f64, f64)] = &[
+    ("氏名", 0.99, 0.85),
+    ("電話番号", 0.99, 0.99),
+    ("メールアドレス", 0.99, 0.99),
+    ("住所", 0.99, 0.99),
+    ("会社名", 0.99, 0.85),
+    ("学校名", 0.99, 0.90),
+    ("カード番号", 0.90, 0.99),
+    ("マイナンバー", 0.99, 0.99),
+];
+
+#[test]
+fn lindera_on_heldout() {
+    let Some(an) = lindera() else { return };
+    let masker = PiiMasker::new().with_analyzer(an);
+    assert_eq!(masker.analyzer_kind().as_str(), "lindera-ipadic");
+    let (all, report) = evaluate("lindera", &|t| masker.mask(t).items);
+    println!("{report}");
+    for &(kind, p, r) in LINDERA_FLOORS {
+        let c = all.get(kind).copied().unwrap_or_default();
+        assert!(
+            c.precision() >= p && c.recall() >= r,
+            "{kind} fell: {report}"
+        );
+    }
+}
+
+/// The detector's data holds no half-B company, school, place or building name. (The surname
+/// and given-name lists predate the split — issue 16 — and were not changed by issue 26; README
+/// says how many half-B names they already held.)
+#[test]
+fn detector_data_holds_no_held_out_entity() {
+    let b = std::fs::read_to_string(format!("{DIR}split_b.txt")).expect("split_b.txt");
+    let assets = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/safety/");
+    let data: String = ["org_forms.toml", "school_names.txt"]
+        .iter()
+        .map(|f| std::fs::read_to_string(format!("{assets}{f}")).expect("asset"))
+        .collect();
+    for line in b.lines().filter(|l| !l.starts_with('#')) {
+        let Some((kind, entry)) = line.split_once('\t') else {
+            continue;
+        };
+        if ["company", "school", "town", "city", "street", "building"].contains(&kind) {
+            assert!(
+                !data.contains(entry),
+                "held-out {kind} {entry} is in the detector's data"
+            );
+        }
+    }
+}
