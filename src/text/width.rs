@@ -57,6 +57,16 @@ pub fn truncate(s: &str, max: usize) -> &str {
     &s[..end]
 }
 
+/// `s` without its last cluster. While a reply streams, its last cluster may still grow (a ZWJ
+/// sequence arrives in pieces, ﾞ follows its kana, 🇵 follows 🇯): drawing it early would put a
+/// piece on screen that the next frame changes into something of another width.
+pub fn without_open_cluster(s: &str) -> &str {
+    match s.grapheme_indices(true).next_back() {
+        Some((i, _)) => &s[..i],
+        None => s,
+    }
+}
+
 /// `s` padded with spaces to `cols` columns (unchanged when already as wide or wider).
 pub fn pad(s: &str, cols: usize) -> String {
     let w = width(s);
@@ -100,6 +110,22 @@ mod tests {
             assert_eq!(width(s), w, "{s:?}");
             assert_eq!(drawn(s), w, "ratatui places {s:?} differently");
         }
+    }
+
+    #[test]
+    fn a_streaming_text_is_drawn_up_to_its_last_complete_cluster() {
+        let family = "👩\u{200d}👩\u{200d}👧";
+        // Every prefix of a stream, cut at any char: what is drawn is a prefix of the final
+        // text's clusters, never a piece that later changes.
+        let full = format!("あ{family}ｶﾞ🇯🇵x");
+        let clusters: Vec<&str> = full.graphemes(true).collect();
+        for (i, _) in full.char_indices().skip(1) {
+            let shown = without_open_cluster(&full[..i]);
+            let n = shown.graphemes(true).count();
+            assert_eq!(shown, clusters[..n].concat(), "cut at byte {i}");
+        }
+        assert_eq!(without_open_cluster(""), "");
+        assert_eq!(without_open_cluster("👩\u{200d}"), "");
     }
 
     #[test]

@@ -5,6 +5,7 @@
 mod ack;
 pub mod app;
 pub mod blind;
+pub mod cells;
 mod chat_prompt;
 mod commands;
 mod compare_open;

@@ -71,6 +71,8 @@ pub fn draw(f: &mut Frame, app: &App) {
     } else if app.help {
         overlay::help(f, app, t);
     }
+    // Last: every cluster in cells the terminal draws exactly as the buffer holds them.
+    super::cells::settle(f.buffer_mut());
 }
 
 pub(super) fn badge(s: Option<Status>, t: &Theme) -> Span<'static> {
@@ -224,8 +226,14 @@ fn turn_rows(app: &App, turn: &TurnView, width: usize, selected: bool) -> Vec<Li
         Style::new()
     };
     let mut rows = vec![Line::from(head).style(bg)];
-    let text = shown.map(|a| a.text.as_str()).unwrap_or("");
     let cursor = shown.is_some_and(|a| a.phase == Phase::Generating);
+    let text = shown.map(|a| a.text.as_str()).unwrap_or("");
+    // While streaming, the last cluster may still grow: it is drawn once complete.
+    let text = if cursor {
+        crate::text::width::without_open_cluster(text)
+    } else {
+        text
+    };
     // A streaming reply is wrapped from its last row on only (stream_wrap.rs).
     let wrapped = match shown.filter(|a| a.phase == Phase::Generating) {
         Some(a) => app
