@@ -57,14 +57,21 @@ pub fn truncate(s: &str, max: usize) -> &str {
     &s[..end]
 }
 
-/// `s` without its last cluster. While a reply streams, its last cluster may still grow (a ZWJ
-/// sequence arrives in pieces, ﾞ follows its kana, 🇵 follows 🇯): drawing it early would put a
-/// piece on screen that the next frame changes into something of another width.
+/// `s` without its last cluster when that cluster may still grow. While a reply streams, a ZWJ
+/// sequence arrives in pieces, ﾞ follows its kana, 🇵 follows 🇯, a skin tone or VS16 follows
+/// its emoji: drawing the piece early would put something on screen that the next frame
+/// changes into a cluster of another width.
 pub fn without_open_cluster(s: &str) -> &str {
-    match s.grapheme_indices(true).next_back() {
-        Some((i, _)) => &s[..i],
-        None => s,
-    }
+    let Some((i, g)) = s.grapheme_indices(true).next_back() else {
+        return s;
+    };
+    let last = g.chars().next_back().unwrap_or(' ');
+    let regional = |c: char| ('\u{1F1E6}'..='\u{1F1FF}').contains(&c);
+    let open = last == '\u{200D}'
+        || (regional(last) && g.chars().filter(|c| regional(*c)).count() % 2 == 1)
+        || ('\u{FF66}'..='\u{FF9D}').contains(&last)
+        || matches!(last, '\u{2300}'..='\u{27BF}' | '\u{2B00}'..='\u{2BFF}' | '\u{1F000}'..='\u{1FAFF}');
+    if open { &s[..i] } else { s }
 }
 
 /// `s` padded with spaces to `cols` columns (unchanged when already as wide or wider).
@@ -126,6 +133,10 @@ mod tests {
         }
         assert_eq!(without_open_cluster(""), "");
         assert_eq!(without_open_cluster("👩\u{200d}"), "");
+        // A cluster that cannot grow is drawn at once.
+        assert_eq!(without_open_cluster("なんだ！"), "なんだ！");
+        assert_eq!(without_open_cluster("ｶﾞ🇯🇵"), "ｶﾞ🇯🇵");
+        assert_eq!(without_open_cluster("ｶﾞｷ"), "ｶﾞ");
     }
 
     #[test]

@@ -96,6 +96,15 @@ pub fn detail(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
         &a.text
     };
     lines.extend(highlighted(a, text, width, t));
+    // The marks in force, readable (blind: only this reviewer's own).
+    let mut marks = super::marks::in_force(&app.review_log, turn.turn as u32);
+    if app.blind {
+        marks.retain(|e| e.3.as_deref() == app.reviewer.as_deref());
+    }
+    if !marks.is_empty() {
+        lines.push(Line::raw(""));
+        lines.extend(super::marks::lines(&marks, width, t));
+    }
     let prev = idx.checked_sub(1).and_then(|i| turn.attempts.get(i));
     if let Some((prev, pv, cv)) =
         prev.and_then(|p| Some((p, p.verdict.as_ref()?, a.verdict.as_ref()?)))

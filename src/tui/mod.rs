@@ -13,6 +13,7 @@ pub mod compare_view;
 mod detail;
 pub mod keymap;
 mod keymap_check;
+pub mod marks;
 pub mod kinsoku;
 mod modal;
 mod multiline;

@@ -155,12 +155,27 @@ impl App {
                     None => Vec::new(),
                 }
             }
-            Modal::Override { status, reason } => {
-                let reason = reason.lines().join("\n").trim().to_string();
+            Modal::Override { status, reason: area } => {
+                let reason = area.lines().join("\n").trim().to_string();
+                let blind = self.blind;
                 let Some(t) = self.run.turns.get_mut(self.selected) else {
                     return Vec::new();
                 };
                 let from = t.shown().and_then(|a| a.verdict.as_ref().map(|v| v.status));
+                // An override that changes nothing is refused (the dialog stays open); in blind
+                // mode the verdict is hidden, so it is kept and shown as "confirmed".
+                if from == Some(status) && !blind {
+                    self.status = format!(
+                        "turn {} is already {}: an override must change the verdict (+ agrees with it)",
+                        t.turn,
+                        status.as_str()
+                    );
+                    self.modal = Some(Modal::Override {
+                        status,
+                        reason: area,
+                    });
+                    return Vec::new();
+                }
                 t.review.override_to = Some(status);
                 vec![review_save(
                     t.review.queue(),

@@ -17,7 +17,8 @@ use crate::store::review::{Mark, fold, last_live};
 
 /// One review action of the open run (turn, kind, payload, reviewer), as the undo log and the
 /// agreement figures read it.
-pub type LogEntry = (u32, ActionKind, serde_json::Value, Option<String>);
+/// One review action: turn, kind, payload, reviewer, when (ISO 8601, UTC).
+pub type LogEntry = (u32, ActionKind, serde_json::Value, Option<String>, String);
 
 /// A stored run read back: its view, its review log, and the turn to select.
 #[derive(Debug, Clone)]
@@ -230,7 +231,8 @@ impl App {
                 } else {
                     "RETRY/WARN/UNSCORED"
                 };
-                self.jump(what, |t| (!blind || super::blind::judged(t)) && flagged(t))
+                let mine = super::blind::judged_turns(self);
+                self.jump(what, |t| (!blind || mine.contains(&t.turn)) && flagged(t))
             }
             Action::NextFlipped => {
                 let flipped: Vec<usize> = self
@@ -242,8 +244,9 @@ impl App {
                     self.status = "no verdict flipped in the last rule edit".into();
                 } else {
                     let blind = self.blind;
+                    let mine = super::blind::judged_turns(self);
                     self.jump("flipped", |t| {
-                        (!blind || super::blind::judged(t)) && flipped.contains(&t.turn)
+                        (!blind || mine.contains(&t.turn)) && flipped.contains(&t.turn)
                     });
                 }
             }
@@ -336,12 +339,13 @@ impl App {
             ActionKind::Undo,
             payload.clone(),
             self.reviewer.clone(),
+            crate::store::time::now_iso(),
         ));
         let marks = fold(
             self.review_log
                 .iter()
                 .filter(|e| e.0 == turn)
-                .map(|(t, k, p, _)| Mark {
+                .map(|(t, k, p, _, _)| Mark {
                     turn: *t,
                     kind: *k,
                     payload: p,
@@ -380,8 +384,13 @@ impl App {
             } = c
             {
                 let who = self.reviewer.clone();
-                self.review_log
-                    .push((*turn as u32, *kind, payload.clone(), who));
+                self.review_log.push((
+                    *turn as u32,
+                    *kind,
+                    payload.clone(),
+                    who,
+                    crate::store::time::now_iso(),
+                ));
             }
         }
     }

@@ -180,8 +180,15 @@ fn turn_rows(app: &App, turn: &TurnView, width: usize, selected: bool) -> Vec<Li
             (s, _) => badge(s, t),
         },
     ];
-    if turn.review.override_to.is_some() {
-        head.push(Span::styled("✎", Style::new().fg(t.accent)));
+    // ✎ for an override that changed the verdict; = for one that confirmed it (blind mode).
+    if let Some(to) = turn.review.override_to {
+        let director = turn
+            .attempts
+            .get(turn.committed.unwrap_or(usize::MAX))
+            .or(shown)
+            .and_then(|a| a.verdict.as_ref().map(|v| v.status));
+        let sign = if director == Some(to) { "=" } else { "✎" };
+        head.push(Span::styled(sign, Style::new().fg(t.accent)));
     }
     // The badges after the counts stay visible in a narrow pane: the counts shorten first.
     let mut tail: Vec<Span<'static>> = Vec::new();
