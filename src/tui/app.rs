@@ -19,7 +19,6 @@ use crate::text::analyzer::fallback::FallbackAnalyzer;
 use crate::text::{AnalysisCache, Analyzer};
 
 /// What p, s and i say when no run is in progress.
-pub const NO_RUN: &str = "no run in progress — n starts one, d plays the demo";
 
 /// Feedback categories (duo-talk's issue_type set).
 pub const CATEGORIES: [&str; 5] = [
@@ -420,9 +419,30 @@ impl App {
                 "cannot start a live run: {why} — R probes again, d plays the demo"
             )),
             Conn::Demo => {
-                Some("probing the endpoint before a live run — press n again once connected".into())
+                Some(format!(
+                    "probing the endpoint before a live run — press {} again once connected",
+                    self.key_name(Action::NewRun)
+                ))
             }
         }
+    }
+
+    /// The key bound to `action` in the keymap (the first one; "?" when unbound), for hints.
+    pub fn key_name(&self, action: Action) -> String {
+        self.keymap
+            .keys_for("", action)
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| "?".into())
+    }
+
+    /// What a run control says when there is no run.
+    pub fn no_run(&self) -> String {
+        format!(
+            "no run in progress — {} starts one, {} plays the demo",
+            self.key_name(Action::NewRun),
+            self.key_name(Action::Demo)
+        )
     }
 
     pub fn running(&self) -> bool {
@@ -609,6 +629,16 @@ impl App {
 
     fn on_key_inner(&mut self, key: KeyEvent) -> Vec<Command> {
         self.dirty = true;
+        // Esc closes the topmost thing: the error box is drawn over the compare view
+        // (render.rs), below the runs browser, a confirmation, a dialog and help.
+        let over_compare = self.compare.is_some()
+            && self.modal.is_none()
+            && !self.help
+            && self.runs.is_none()
+            && self.confirm.is_none();
+        if key.code == crossterm::event::KeyCode::Esc && over_compare && self.acknowledge_error() {
+            return Vec::new();
+        }
         if self.compare_key(key) {
             return Vec::new();
         }
@@ -746,7 +776,7 @@ impl App {
                     RunState::Paused => (Event::Resume, ActionKind::Resume),
                     RunState::Running => (Event::Pause, ActionKind::Pause),
                     _ => {
-                        self.status = NO_RUN.into();
+                        self.status = self.no_run();
                         return Vec::new();
                     }
                 };
@@ -764,7 +794,7 @@ impl App {
                     "owner instruction for the next turn (Enter to send)",
                 )));
             }
-            Action::Stop | Action::Inject => self.status = NO_RUN.into(),
+            Action::Stop | Action::Inject => self.status = self.no_run(),
             Action::Regenerate => {
                 if let Some(turn) = sel_turn.filter(|_| self.run.run_id.is_some()) {
                     self.follow = true;

@@ -338,11 +338,20 @@ fn conversation(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
                 ])
                 .collect(),
             _ => vec![Line::styled(
-                "No run yet. n: new run · d: demo · ?: help",
+                format!(
+                    "No run yet. {}: new run · {}: demo · {}: help",
+                    app.key_name(crate::tui::keymap::Action::NewRun),
+                    app.key_name(crate::tui::keymap::Action::Demo),
+                    app.key_name(crate::tui::keymap::Action::Help)
+                ),
                 Style::new().fg(t.dim),
             )],
         };
-        f.render_widget(Paragraph::new(msg), inner);
+        // Wrapped, so nothing is cut at 80 columns.
+        f.render_widget(
+            Paragraph::new(msg).wrap(ratatui::widgets::Wrap { trim: false }),
+            inner,
+        );
         return;
     }
     // Lay out from the selected turn: the turns before it until the pane is half full, then

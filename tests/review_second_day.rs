@@ -1,0 +1,52 @@
+//! Issue 23 "a reviewer's second day", items 8, 11 and 13: hints name the key the keymap binds
+//! (ctrl-n starts a run; `n` searches), and further small promises of the workbench.
+
+#[path = "review_fixture/mod.rs"]
+mod review_fixture;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use kakeai::tui::app::{App, Conn, Header};
+use kakeai::tui::keymap::{Action, Keymap};
+use kakeai::tui::theme;
+
+fn app_with(keymap: Keymap) -> App {
+    let header = Header {
+        endpoint: "http://127.0.0.1:11434".into(),
+        model: "gemma2:27b".into(),
+        conn: Conn::Up {
+            api: "ollama".into(),
+        },
+        analyzer: "fallback".into(),
+        ruleset: "0123456789ab".into(),
+        db: "/tmp/kakeai.db".into(),
+    };
+    App::new(header, theme::load_all().0, keymap)
+}
+
+/// Item 8: the first hints name the key the keymap binds to a new run (ctrl-n by default, the
+/// user's own binding when she changed it), never `n`, which searches.
+#[test]
+fn the_first_hints_name_the_key_that_starts_a_run() {
+    let user = "[keys]\n\"ctrl-t\" = \"new_run\"\n\"ctrl-n\" = \"none\"\n";
+    let custom = Keymap::from_text(Some((std::path::Path::new("keymap.toml"), user))).unwrap();
+    for (keymap, want) in [(Keymap::builtin(), "ctrl-n"), (custom, "ctrl-t")] {
+        let mut a = app_with(keymap);
+        for (w, h) in [(80, 24), (100, 30)] {
+            let s = review_fixture::screen(&a, w, h);
+            assert!(s.contains(&format!("No run yet. {want}: new run")), "{s}");
+            assert!(!s.contains(" n: new run"), "{s}");
+        }
+        a.act(Action::Stop);
+        assert!(
+            a.status.starts_with(&format!("no run in progress — {want} starts one")),
+            "{}",
+            a.status
+        );
+        a.act(Action::PauseResume);
+        assert!(!a.status.contains(" n starts"), "{}", a.status);
+    }
+    // `n` itself does not start a run.
+    let mut a = app_with(Keymap::builtin());
+    let cmds = a.on_key(KeyEvent::new(KeyCode::Char('n'), KeyModifiers::NONE));
+    assert!(a.modal.is_none() && cmds.is_empty(), "{}", a.status);
+}
