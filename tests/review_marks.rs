@@ -121,3 +121,28 @@ fn an_override_to_the_same_verdict_is_refused() {
         assert_eq!(a.run.turns[i].review.override_to, None);
     }
 }
+
+/// Item 5: exports carry the reviewer of every action, as the store does (jsonl and md).
+#[test]
+fn exports_carry_the_reviewer() {
+    let (_d, mut s) = store();
+    let run = add_run(&mut s, "駅前のパン屋へ", 2, 1);
+    act(&mut s, run, 1, ActionKind::Thumb, json!({"up": true}), "taro");
+    act(&mut s, run, 2, ActionKind::Override, json!({"from": "PASS", "to": "WARN", "reason": "硬い"}), "花子");
+    let rec = s.load_run(run).unwrap();
+    let mut out = Vec::new();
+    kakeai::store::export::jsonl(&rec, &mut out).unwrap();
+    let actions: Vec<serde_json::Value> = String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v["record"] == "action")
+        .collect();
+    let who: Vec<&str> = actions.iter().filter_map(|v| v["reviewer"].as_str()).collect();
+    assert_eq!(who, ["taro", "花子"], "{actions:?}");
+    let mut md = Vec::new();
+    kakeai::store::export::markdown(&rec, &mut md).unwrap();
+    let md = String::from_utf8(md).unwrap();
+    assert!(md.contains("- thumb by taro ("), "{md}");
+    assert!(md.contains("- override by 花子 ("), "{md}");
+}
