@@ -50,3 +50,37 @@ fn the_first_hints_name_the_key_that_starts_a_run() {
     let cmds = a.on_key(KeyEvent::new(KeyCode::Char('n'), KeyModifiers::NONE));
     assert!(a.modal.is_none() && cmds.is_empty(), "{}", a.status);
 }
+
+/// Item 11: scrolling the detail pane stops at its last row — one `k` after many `j`s moves
+/// the text back at once (it scrolled into blank space, so `k` showed nothing new).
+#[test]
+fn the_detail_pane_stops_scrolling_at_its_last_row() {
+    let (_d, mut s) = review_fixture::store();
+    let run = review_fixture::add_run(&mut s, "駅前のパン屋へ", 4, 1);
+    let mut a = review_fixture::opened(&s, run);
+    a.act(Action::FirstTurn);
+    a.act(Action::NextTurn); // turn 2: two attempts, findings, a diff — more than one screen
+    a.on_key(KeyEvent::new(KeyCode::Char('l'), KeyModifiers::NONE));
+    let right = |sc: &str| -> String {
+        sc.lines()
+            .map(|l| l.split("││").nth(1).unwrap_or("").to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let top = right(&review_fixture::screen(&a, 80, 16));
+    let mut last = String::new();
+    for _ in 0..60 {
+        last = right(&review_fixture::screen(&a, 80, 16));
+        a.on_key(KeyEvent::new(KeyCode::Char('j'), KeyModifiers::NONE));
+    }
+    let bottom = right(&review_fixture::screen(&a, 80, 16));
+    assert_ne!(top, bottom, "the pane holds more than a screen");
+    assert_eq!(bottom, last, "still scrolling after 60 rows");
+    assert!(
+        bottom.chars().any(|c| !c.is_whitespace() && c != '│' && c != '"'),
+        "scrolled into blank space:\n{bottom}"
+    );
+    a.on_key(KeyEvent::new(KeyCode::Char('k'), KeyModifiers::NONE));
+    let up = right(&review_fixture::screen(&a, 80, 16));
+    assert_ne!(up, bottom, "k after the end did not move the text:\n{bottom}");
+}

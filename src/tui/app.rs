@@ -339,6 +339,8 @@ pub struct App {
     /// The right pane has focus: j/k/PgUp/PgDn scroll it (l toggles).
     pub right_focus: bool,
     pub right_scroll: u16,
+    /// The furthest the right pane can scroll, as last drawn (scrolling stops at the last row).
+    pub right_max: std::cell::Cell<u16>,
     /// Commands a service message led to (the runtime carries them out after `on_msg`).
     pub queued: Vec<Command>,
     pub status: String,
@@ -394,6 +396,7 @@ impl App {
             confirmed: None,
             right_focus: false,
             right_scroll: 0,
+            right_max: std::cell::Cell::new(u16::MAX),
             status: String::new(),
             errors: Vec::new(),
             status_seen: String::new(),

@@ -81,7 +81,8 @@ pub fn detail(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
     if app.request.shown {
         lines.push(Line::raw(""));
         lines.extend(super::request_view::lines(app, hidden, width, t));
-        f.render_widget(Paragraph::new(lines).scroll((app.right_scroll, 0)), inner);
+        let scroll = super::side::scroll_for(app, lines.len(), inner.height);
+    f.render_widget(Paragraph::new(lines).scroll((scroll, 0)), inner);
         return;
     }
     let Some(a) = turn.attempts.get(idx) else {
@@ -162,7 +163,8 @@ pub fn detail(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
     if turn.committed == Some(idx) {
         lines.extend(carried(app, turn, a, width, dim));
     }
-    f.render_widget(Paragraph::new(lines).scroll((app.right_scroll, 0)), inner);
+    let scroll = super::side::scroll_for(app, lines.len(), inner.height);
+    f.render_widget(Paragraph::new(lines).scroll((scroll, 0)), inner);
 }
 
 /// What the committed line carries forward, by who it is for (seed 001 §1, §8): critiques of

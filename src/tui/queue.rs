@@ -170,6 +170,8 @@ impl App {
                 Action::FirstTurn => *s = 0,
                 _ => {}
             }
+            // Scrolling stops at the last row (as the pane was last drawn).
+            *s = (*s).min(self.right_max.get());
             if matches!(
                 action,
                 Action::NextTurn

@@ -122,7 +122,8 @@ pub fn rules(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
         }
     }
     lines.extend(super::kappa::lines(app, t, area.width));
-    f.render_widget(Paragraph::new(lines).scroll((app.right_scroll, 0)), area);
+    let scroll = scroll_for(app, lines.len(), area.height);
+    f.render_widget(Paragraph::new(lines).scroll((scroll, 0)), area);
 }
 
 pub fn stats(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
@@ -204,4 +205,12 @@ pub fn stats(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
             .style(Style::new().fg(t.accent)),
         spark,
     );
+}
+
+/// The right pane's scroll for `rows` rows in `height`: never past the last row; the furthest
+/// is remembered for the scroll keys.
+pub(super) fn scroll_for(app: &App, rows: usize, height: u16) -> u16 {
+    let max = rows.saturating_sub(height as usize).min(u16::MAX as usize) as u16;
+    app.right_max.set(max);
+    app.right_scroll.min(max)
 }
