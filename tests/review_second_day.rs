@@ -84,3 +84,29 @@ fn the_detail_pane_stops_scrolling_at_its_last_row() {
     let up = right(&review_fixture::screen(&a, 80, 16));
     assert_ne!(up, bottom, "k after the end did not move the text:\n{bottom}");
 }
+
+/// Item 13: status messages say what happened — "👍 on turn 2", then "· saved ✓" when the
+/// store answers; "undid 👍 on turn 2" (not "undid the thumb").
+#[test]
+fn status_messages_say_what_happened() {
+    use kakeai::tui::app::{Command, UiMsg};
+    let (_d, mut s) = review_fixture::store();
+    let run = review_fixture::add_run(&mut s, "駅前のパン屋へ", 3, 1);
+    let mut a = review_fixture::opened(&s, run);
+    a.act(Action::FirstTurn);
+    a.act(Action::NextTurn);
+    let cmds = a.on_key(KeyEvent::new(KeyCode::Char('+'), KeyModifiers::NONE));
+    assert_eq!(a.status, "👍 on turn 2");
+    let ticket = cmds.iter().find_map(|c| match c {
+        Command::Save { ticket, .. } => *ticket,
+        _ => None,
+    });
+    a.on_msg(UiMsg::Saved {
+        turn: Some(2),
+        ticket,
+        result: Ok(()),
+    });
+    assert_eq!(a.status, "👍 on turn 2 · saved ✓");
+    a.on_key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::NONE));
+    assert_eq!(a.status, "undid 👍 on turn 2");
+}

@@ -341,6 +341,8 @@ pub struct App {
     pub right_scroll: u16,
     /// The furthest the right pane can scroll, as last drawn (scrolling stops at the last row).
     pub right_max: std::cell::Cell<u16>,
+    /// What the last review action did ("👍 on turn 6"), said again when the store saved it.
+    pub said: Option<String>,
     /// Commands a service message led to (the runtime carries them out after `on_msg`).
     pub queued: Vec<Command>,
     pub status: String,
@@ -397,6 +399,7 @@ impl App {
             right_focus: false,
             right_scroll: 0,
             right_max: std::cell::Cell::new(u16::MAX),
+            said: None,
             status: String::new(),
             errors: Vec::new(),
             status_seen: String::new(),
@@ -527,7 +530,10 @@ impl App {
                             Some(t) if ticket.is_some() && !t.review.saved() => {
                                 "saved; earlier marks of this turn still pending".into()
                             }
-                            _ => "saved ✓".into(),
+                            _ => match self.said.take() {
+                                Some(what) => format!("{what} · saved ✓"),
+                                None => "saved ✓".into(),
+                            },
                         }
                     }
                     Err(e) => format!("NOT saved: {e}"),
@@ -811,6 +817,9 @@ impl App {
                 if let Some(t) = self.run.turns.get_mut(self.selected) {
                     let up = action == Action::ThumbUp;
                     t.review.thumb = Some(up);
+                    let what = format!("{} on turn {}", if up { "👍" } else { "👎" }, t.turn);
+                    self.status = what.clone();
+                    self.said = Some(what);
                     return vec![review_save(
                         t.review.queue(),
                         Some(t.turn),

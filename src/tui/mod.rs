@@ -237,13 +237,17 @@ impl Runtime {
             } => {
                 let Some(run_id) = self.app.run.run_id else {
                     // Not written: the turn's mark must say so, not wait forever.
-                    let reason = "nothing to save yet — start a run (n) or play the demo (d)";
+                    let reason = format!(
+                        "nothing to save yet — start a run ({}) or play the demo ({})",
+                        self.app.key_name(crate::tui::keymap::Action::NewRun),
+                        self.app.key_name(crate::tui::keymap::Action::Demo)
+                    );
                     self.app.on_msg(UiMsg::Saved {
                         turn,
                         ticket,
-                        result: Err(reason.into()),
+                        result: Err(reason.clone()),
                     });
-                    self.app.status = reason.into();
+                    self.app.status = reason;
                     return;
                 };
                 let action = NewAction {

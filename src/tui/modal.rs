@@ -142,7 +142,8 @@ impl App {
                 if text.is_empty() {
                     return Vec::new();
                 }
-                self.status = "instruction queued for the next turn".into();
+                let next = self.run.turns.last().map(|t| t.turn + 1).unwrap_or(1);
+                self.status = format!("instruction queued for turn {next}");
                 vec![
                     Command::Control(Event::Inject(text.clone())),
                     save(None, ActionKind::Inject, json!({"instruction": text})),
@@ -177,6 +178,9 @@ impl App {
                     return Vec::new();
                 }
                 t.review.override_to = Some(status);
+                let what = format!("override → {} on turn {}", status.as_str(), t.turn);
+                self.status = what.clone();
+                self.said = Some(what);
                 vec![review_save(
                     t.review.queue(),
                     turn,
@@ -192,6 +196,9 @@ impl App {
                     return Vec::new();
                 };
                 t.review.notes += 1;
+                let what = format!("feedback note on turn {}", t.turn);
+                self.status = what.clone();
+                self.said = Some(what);
                 vec![review_save(
                     t.review.queue(),
                     turn,

@@ -336,6 +336,18 @@ impl App {
             return Vec::new();
         };
         let payload = json!({"undo": kind.as_str()});
+        // What is taken back, in the words the screen uses ("undid 👍 on turn 6").
+        let what = super::marks::in_force(&self.review_log, turn)
+            .into_iter()
+            .rev()
+            .find(|e| e.1 == kind)
+            .map(|e| match kind {
+                ActionKind::Thumb if e.2["up"] == true => "👍".to_string(),
+                ActionKind::Thumb => "👎".to_string(),
+                ActionKind::Override => format!("the override → {}", e.2["to"].as_str().unwrap_or("?")),
+                _ => "the feedback note".to_string(),
+            })
+            .unwrap_or_else(|| format!("the {}", kind.as_str()));
         self.review_log.push((
             turn,
             ActionKind::Undo,
@@ -363,7 +375,8 @@ impl App {
             r.notes = marks.notes;
             let ticket = r.queue();
             self.select(i);
-            self.status = format!("undid the {} on turn {turn}", kind.as_str());
+            self.status = format!("undid {what} on turn {turn}");
+            self.said = Some(self.status.clone());
             return vec![super::app::review_save(
                 ticket,
                 Some(turn as usize),
@@ -371,7 +384,7 @@ impl App {
                 payload,
             )];
         }
-        self.status = format!("undid the {} on turn {turn}", kind.as_str());
+        self.status = format!("undid {what} on turn {turn}");
         vec![save(Some(turn as usize), ActionKind::Undo, payload)]
     }
 
