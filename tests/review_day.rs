@@ -298,7 +298,11 @@ fn snapshot_kappa_in_the_rules_pane() {
     screen(&a, 80, 24);
     a.act(Action::FocusRight);
     a.act(Action::PageDown);
-    assert_eq!((a.right_focus, a.right_scroll), (true, 6), "stops at the last row");
+    assert_eq!(
+        (a.right_focus, a.right_scroll),
+        (true, 6),
+        "stops at the last row"
+    );
     insta::assert_snapshot!("kappa_scrolled_80x24", screen(&a, 80, 24));
 }
 

@@ -20,8 +20,22 @@ fn in_blind_mode_only_my_own_marks_reveal_a_turn() {
     let (_d, mut s) = store();
     let run = add_run(&mut s, "駅前のパン屋へ", 4, 1);
     // 花子 judged turns 1 and 2 (a 👍 and an override); nobody judged turns 3–4.
-    act(&mut s, run, 1, ActionKind::Thumb, json!({"up": true}), "花子");
-    act(&mut s, run, 2, ActionKind::Override, json!({"from": "PASS", "to": "WARN", "reason": "硬い"}), "花子");
+    act(
+        &mut s,
+        run,
+        1,
+        ActionKind::Thumb,
+        json!({"up": true}),
+        "花子",
+    );
+    act(
+        &mut s,
+        run,
+        2,
+        ActionKind::Override,
+        json!({"from": "PASS", "to": "WARN", "reason": "硬い"}),
+        "花子",
+    );
     for me in ["taro", "tanaka"] {
         let mut a = opened(&s, run);
         a.blind = true;
@@ -33,8 +47,14 @@ fn in_blind_mode_only_my_own_marks_reveal_a_turn() {
                 assert!(!sc.contains(word), "{me} {w}x{h}: {word}\n{sc}");
             }
             // (The detail pane's hint names 👍 as a key; the conversation rows show none.)
-            let left: String = sc.lines().map(|l| l.split("││").next().unwrap_or("")).collect();
-            assert!(!left.contains("👍") && !left.contains('✎'), "花子's marks shown to {me}\n{sc}");
+            let left: String = sc
+                .lines()
+                .map(|l| l.split("││").next().unwrap_or(""))
+                .collect();
+            assert!(
+                !left.contains("👍") && !left.contains('✎'),
+                "花子's marks shown to {me}\n{sc}"
+            );
             assert!(!sc.contains("花子") && !sc.contains("硬い"), "{sc}");
             assert_eq!(sc.matches("[blind]").count(), 4, "{me} {w}x{h}\n{sc}");
         }
@@ -42,8 +62,14 @@ fn in_blind_mode_only_my_own_marks_reveal_a_turn() {
         a.on_key(key(KeyCode::Char('+')));
         let sc = screen(&a, 140, 40);
         assert_eq!(sc.matches("[blind]").count(), 3, "{sc}");
-        let left: String = sc.lines().map(|l| l.split("││").next().unwrap_or("")).collect();
-        assert!(left.contains("👍") && sc.contains(&format!("{me} ")), "{sc}");
+        let left: String = sc
+            .lines()
+            .map(|l| l.split("││").next().unwrap_or(""))
+            .collect();
+        assert!(
+            left.contains("👍") && sc.contains(&format!("{me} ")),
+            "{sc}"
+        );
     }
     // 花子 herself sees her turns revealed.
     let mut a = opened(&s, run);
@@ -56,7 +82,14 @@ fn in_blind_mode_only_my_own_marks_reveal_a_turn() {
 fn the_detail_pane_lists_every_mark_in_force() {
     let (_d, mut s) = store();
     let run = add_run(&mut s, "駅前のパン屋へ", 4, 1);
-    act(&mut s, run, 2, ActionKind::Override, json!({"from": "PASS", "to": "WARN", "reason": "敬語が硬すぎる"}), "花子");
+    act(
+        &mut s,
+        run,
+        2,
+        ActionKind::Override,
+        json!({"from": "PASS", "to": "WARN", "reason": "敬語が硬すぎる"}),
+        "花子",
+    );
     act(
         &mut s,
         run,
@@ -65,8 +98,22 @@ fn the_detail_pane_lists_every_mark_in_force() {
         json!({"issue_type": "tone", "description": "姉様に対して丁寧すぎ", "suggested_fix": "少し砕けて"}),
         "taro",
     );
-    act(&mut s, run, 2, ActionKind::Thumb, json!({"up": false}), "taro");
-    act(&mut s, run, 2, ActionKind::Undo, json!({"undo": "thumb"}), "taro");
+    act(
+        &mut s,
+        run,
+        2,
+        ActionKind::Thumb,
+        json!({"up": false}),
+        "taro",
+    );
+    act(
+        &mut s,
+        run,
+        2,
+        ActionKind::Undo,
+        json!({"undo": "thumb"}),
+        "taro",
+    );
     let mut a = opened(&s, run);
     a.act(Action::FirstTurn);
     a.act(Action::NextTurn);
@@ -110,13 +157,22 @@ fn an_override_to_the_same_verdict_is_refused() {
         }
         let cmds = a.on_key(key(KeyCode::Enter));
         assert!(
-            !cmds.iter().any(|c| matches!(c, Command::Save { kind: ActionKind::Override, .. })),
+            !cmds.iter().any(|c| matches!(
+                c,
+                Command::Save {
+                    kind: ActionKind::Override,
+                    ..
+                }
+            )),
             "turn {}: an override to {} was saved",
             i + 1,
             current.as_str()
         );
         assert!(a.status.contains("already"), "{}", a.status);
-        assert!(matches!(a.modal, Some(Modal::Override { .. })), "the dialog stays open");
+        assert!(
+            matches!(a.modal, Some(Modal::Override { .. })),
+            "the dialog stays open"
+        );
         a.modal = None;
         assert_eq!(a.run.turns[i].review.override_to, None);
     }
@@ -127,8 +183,22 @@ fn an_override_to_the_same_verdict_is_refused() {
 fn exports_carry_the_reviewer() {
     let (_d, mut s) = store();
     let run = add_run(&mut s, "駅前のパン屋へ", 2, 1);
-    act(&mut s, run, 1, ActionKind::Thumb, json!({"up": true}), "taro");
-    act(&mut s, run, 2, ActionKind::Override, json!({"from": "PASS", "to": "WARN", "reason": "硬い"}), "花子");
+    act(
+        &mut s,
+        run,
+        1,
+        ActionKind::Thumb,
+        json!({"up": true}),
+        "taro",
+    );
+    act(
+        &mut s,
+        run,
+        2,
+        ActionKind::Override,
+        json!({"from": "PASS", "to": "WARN", "reason": "硬い"}),
+        "花子",
+    );
     let rec = s.load_run(run).unwrap();
     let mut out = Vec::new();
     kakeai::store::export::jsonl(&rec, &mut out).unwrap();
@@ -138,7 +208,10 @@ fn exports_carry_the_reviewer() {
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
         .filter(|v| v["record"] == "action")
         .collect();
-    let who: Vec<&str> = actions.iter().filter_map(|v| v["reviewer"].as_str()).collect();
+    let who: Vec<&str> = actions
+        .iter()
+        .filter_map(|v| v["reviewer"].as_str())
+        .collect();
     assert_eq!(who, ["taro", "花子"], "{actions:?}");
     let mut md = Vec::new();
     kakeai::store::export::markdown(&rec, &mut md).unwrap();

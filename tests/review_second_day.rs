@@ -38,7 +38,8 @@ fn the_first_hints_name_the_key_that_starts_a_run() {
         }
         a.act(Action::Stop);
         assert!(
-            a.status.starts_with(&format!("no run in progress — {want} starts one")),
+            a.status
+                .starts_with(&format!("no run in progress — {want} starts one")),
             "{}",
             a.status
         );
@@ -77,12 +78,17 @@ fn the_detail_pane_stops_scrolling_at_its_last_row() {
     assert_ne!(top, bottom, "the pane holds more than a screen");
     assert_eq!(bottom, last, "still scrolling after 60 rows");
     assert!(
-        bottom.chars().any(|c| !c.is_whitespace() && c != '│' && c != '"'),
+        bottom
+            .chars()
+            .any(|c| !c.is_whitespace() && c != '│' && c != '"'),
         "scrolled into blank space:\n{bottom}"
     );
     a.on_key(KeyEvent::new(KeyCode::Char('k'), KeyModifiers::NONE));
     let up = right(&review_fixture::screen(&a, 80, 16));
-    assert_ne!(up, bottom, "k after the end did not move the text:\n{bottom}");
+    assert_ne!(
+        up, bottom,
+        "k after the end did not move the text:\n{bottom}"
+    );
 }
 
 /// Item 13: status messages say what happened — "👍 on turn 2", then "· saved ✓" when the
@@ -109,4 +115,25 @@ fn status_messages_say_what_happened() {
     assert_eq!(a.status, "👍 on turn 2 · saved ✓");
     a.on_key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::NONE));
     assert_eq!(a.status, "undid 👍 on turn 2");
+}
+
+/// Item 9: the rules pane at 80×24 shows every value being edited (the labels shorten first,
+/// with …), and nothing in it is cut without "…".
+#[test]
+fn the_rules_pane_at_80_columns_shows_the_values() {
+    use kakeai::tui::app::Pane;
+    let mut a = app_with(Keymap::builtin());
+    a.pane = Pane::Rules;
+    let fields = kakeai::tui::tuning::fields();
+    let sc = review_fixture::screen(&a, 80, 24);
+    for fd in fields.iter().take(10) {
+        let value = fd.show(&a.rules.data);
+        assert!(
+            sc.lines().any(|l| l.split("││").nth(1).is_some_and(|r| r
+                .trim_end_matches(['│', '"', ' '])
+                .ends_with(value.as_str()))),
+            "{}: value {value} not shown\n{sc}",
+            fd.key
+        );
+    }
 }

@@ -302,7 +302,10 @@ fn half_width_voiced_kana_keep_the_separator_in_its_column() {
         }
         // B is whole on its side (no character lost to a shifted separator).
         let b_cells: String = rows_b.chars().filter(|c| *c != ' ').collect();
-        assert!(b_cells.contains("ﾝだから！ねえ聞いてる？") || b_cells.contains("ねえ聞いてる？"), "{w}×{h}: {rows_b}");
+        assert!(
+            b_cells.contains("ﾝだから！ねえ聞いてる？") || b_cells.contains("ねえ聞いてる？"),
+            "{w}×{h}: {rows_b}"
+        );
         assert!(b_cells.contains("ｷﾗｷﾗした海だよ"), "{w}×{h}: {rows_b}");
         // The diff row is cut with "…" within the width.
         let diff_row = (0..h)
@@ -310,7 +313,11 @@ fn half_width_voiced_kana_keep_the_separator_in_its_column() {
             .find(|r| r.starts_with("  diff "))
             .unwrap();
         // (At 140 columns this diff fits whole.)
-        assert_eq!(diff_row.trim_end().ends_with('…'), w < 140, "{w}×{h}: {diff_row}");
+        assert_eq!(
+            diff_row.trim_end().ends_with('…'),
+            w < 140,
+            "{w}×{h}: {diff_row}"
+        );
     }
 }
 
@@ -321,10 +328,14 @@ fn esc_closes_the_error_box_over_the_compare_view_first() {
     use kakeai::tui::app::UiMsg;
     let mut a = workbench();
     a.on_msg(UiMsg::Compare(Box::new(Ok(CompareView::new(stored())))));
-    a.errors.push("connection refused (http://127.0.0.1:11434/api/tags)".into());
+    a.errors
+        .push("connection refused (http://127.0.0.1:11434/api/tags)".into());
     a.on_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
     assert!(a.errors.is_empty(), "the error box stays open");
-    assert!(a.compare.is_some(), "Esc closed the compare view under the error box");
+    assert!(
+        a.compare.is_some(),
+        "Esc closed the compare view under the error box"
+    );
     a.on_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
     assert!(a.compare.is_none());
 }

@@ -124,7 +124,9 @@ fn stray(screen: &str) -> Option<String> {
         for (i, c) in chars.iter().enumerate() {
             let prev = i.checked_sub(1).map(|p| chars[p]);
             let bad = match c {
-                '\u{FF9E}' | '\u{FF9F}' => !prev.is_some_and(|p| ('\u{FF66}'..='\u{FF9D}').contains(&p)),
+                '\u{FF9E}' | '\u{FF9F}' => {
+                    !prev.is_some_and(|p| ('\u{FF66}'..='\u{FF9D}').contains(&p))
+                }
                 '\u{200D}' | '\u{1F3FB}'..='\u{1F3FF}' | '👧' => true,
                 _ => false,
             };
@@ -201,7 +203,17 @@ fn no_stray_cells_while_moving_switching_runs_and_typing_in_dialogs() {
                 .unwrap_or_else(|_| env!("CARGO_BIN_EXE_kakeai").to_string()),
         );
         let (ws, hs) = (w.to_string(), h.to_string());
-        tmux(&["new-session", "-d", "-s", &session, "-x", &ws, "-y", &hs, &cmd]);
+        tmux(&[
+            "new-session",
+            "-d",
+            "-s",
+            &session,
+            "-x",
+            &ws,
+            "-y",
+            &hs,
+            &cmd,
+        ]);
         std::thread::sleep(Duration::from_millis(1500));
         let at = |k: &str| format!("{k} at {w}×{h}");
         step(&session, &[], false, &at("start"));

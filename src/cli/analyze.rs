@@ -152,7 +152,9 @@ pub fn run(args: AnalyzeArgs) -> i32 {
                     .await;
                 match found {
                     Ok(true) => {}
-                    Ok(false) => return fail(2, format!("no run with id {id} (see `kakeai runs`)")),
+                    Ok(false) => {
+                        return fail(2, format!("no run with id {id} (see `kakeai runs`)"));
+                    }
                     Err(e) => return fail(2, e.to_string()),
                 }
             }

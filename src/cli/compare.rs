@@ -321,7 +321,11 @@ pub enum VaultSource {
 }
 
 /// Which vault a paired comparison uses: the flags, else the variant's, else the baseline's.
-pub fn vault_source(v: &Variant, flags: &super::vault::VaultArgs, options: &serde_json::Value) -> VaultSource {
+pub fn vault_source(
+    v: &Variant,
+    flags: &super::vault::VaultArgs,
+    options: &serde_json::Value,
+) -> VaultSource {
     if flags.vault.is_some() || flags.work.is_some() {
         VaultSource::Flags
     } else if v.no_vault || v.vault_dir.is_some() || v.vault_work.is_some() {

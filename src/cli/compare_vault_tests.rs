@@ -27,7 +27,10 @@ fn the_baseline_runs_vault_is_used_unless_something_else_is_named() {
         VaultSource::Stored(PathBuf::from("/vaults/w"))
     );
     // A run made before runs stored their vault, or under the bundled sample: the default.
-    assert_eq!(vault_source(&plain, &none, &json!({})), VaultSource::Default);
+    assert_eq!(
+        vault_source(&plain, &none, &json!({})),
+        VaultSource::Default
+    );
     let sample = json!({"vault": {"dir": null, "work": "sisters", "hash": "bundled-sample"}});
     assert_eq!(vault_source(&plain, &none, &sample), VaultSource::Default);
     // The variant's own vault, then the flags, win.

@@ -134,7 +134,10 @@ fn the_summary_says_when_the_gate_cannot_fire() {
         assert_eq!(note.is_some(), !s.regression, "{n} pairs: {note:?}");
         assert_eq!(note.is_some(), n < 6, "{n} pairs: {note:?}");
         if let Some(note) = note {
-            assert!(note.starts_with(&format!("the gate cannot fire on {n} pairs")), "{note}");
+            assert!(
+                note.starts_with(&format!("the gate cannot fire on {n} pairs")),
+                "{note}"
+            );
         }
     }
 }

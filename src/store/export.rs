@@ -331,7 +331,13 @@ fn action_item(w: &mut dyn Write, a: &ActionRow) -> io::Result<()> {
         .as_deref()
         .map(|r| format!(" by {r}"))
         .unwrap_or_default();
-    writeln!(w, "- {}{by} ({}): {}", a.kind, a.created_at, parts.join(" · "))
+    writeln!(
+        w,
+        "- {}{by} ({}): {}",
+        a.kind,
+        a.created_at,
+        parts.join(" · ")
+    )
 }
 
 fn quote(text: &str) -> String {

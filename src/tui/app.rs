@@ -18,8 +18,6 @@ use crate::store::ActionKind;
 use crate::text::analyzer::fallback::FallbackAnalyzer;
 use crate::text::{AnalysisCache, Analyzer};
 
-/// What p, s and i say when no run is in progress.
-
 /// Feedback categories (duo-talk's issue_type set).
 pub const CATEGORIES: [&str; 5] = [
     "tone_drift",
@@ -424,12 +422,10 @@ impl App {
             Conn::Down(why) | Conn::Answered(why) => Some(format!(
                 "cannot start a live run: {why} — R probes again, d plays the demo"
             )),
-            Conn::Demo => {
-                Some(format!(
-                    "probing the endpoint before a live run — press {} again once connected",
-                    self.key_name(Action::NewRun)
-                ))
-            }
+            Conn::Demo => Some(format!(
+                "probing the endpoint before a live run — press {} again once connected",
+                self.key_name(Action::NewRun)
+            )),
         }
     }
 

@@ -104,7 +104,10 @@ mod tests {
         assert_eq!(settled("ｶﾞｷﾞ", 5), ["ｶ", "ﾞ", "ｷ", "ﾞ", " "]);
         assert_eq!(settled("🇯🇵x", 3), ["🇯", "🇵", "x"]);
         // A ZWJ family: its first emoji, still two columns (the second cell is covered).
-        assert_eq!(settled("👩\u{200d}👩\u{200d}👧。", 4), ["👩", " ", "。", " "]);
+        assert_eq!(
+            settled("👩\u{200d}👩\u{200d}👧。", 4),
+            ["👩", " ", "。", " "]
+        );
         // VS16 heart: the text heart and a blank in the column the layout gave it.
         assert_eq!(settled("❤\u{fe0f}x", 3), ["❤", " ", "x"]);
         assert_eq!(settled("👍\u{1f3fd}x", 3), ["👍", " ", "x"]);

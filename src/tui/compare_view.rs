@@ -3,13 +3,13 @@
 //! badge in red) and the character diff. ↑/↓ (j/k) move between turns, PgUp/PgDn jump five,
 //! Home/End. Opened from the runs browser or `kakeai --compare ID` via [`CompareView::open`].
 
+use crate::text::width::width as text_width;
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
-use crate::text::width::width as text_width;
 
 use super::theme::Theme;
 use super::wrap::wrap;

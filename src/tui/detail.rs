@@ -82,7 +82,7 @@ pub fn detail(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
         lines.push(Line::raw(""));
         lines.extend(super::request_view::lines(app, hidden, width, t));
         let scroll = super::side::scroll_for(app, lines.len(), inner.height);
-    f.render_widget(Paragraph::new(lines).scroll((scroll, 0)), inner);
+        f.render_widget(Paragraph::new(lines).scroll((scroll, 0)), inner);
         return;
     }
     let Some(a) = turn.attempts.get(idx) else {

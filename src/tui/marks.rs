@@ -146,7 +146,12 @@ mod tests {
                 "  fix: もっと砕けて"
             ]
         );
-        let same = e(2, ActionKind::Override, json!({"from": "PASS", "to": "PASS"}), "taro");
+        let same = e(
+            2,
+            ActionKind::Override,
+            json!({"from": "PASS", "to": "PASS"}),
+            "taro",
+        );
         assert_eq!(
             describe(&same),
             ["taro 2026-08-01 19:03 confirmed PASS (no reason given)"]
@@ -158,7 +163,12 @@ mod tests {
         let up = json!({"up": true});
         let log = vec![
             e(1, ActionKind::Thumb, up.clone(), "taro"),
-            e(1, ActionKind::Feedback, json!({"issue_type": "tone"}), "taro"),
+            e(
+                1,
+                ActionKind::Feedback,
+                json!({"issue_type": "tone"}),
+                "taro",
+            ),
             e(1, ActionKind::Undo, json!({"undo": "thumb"}), "taro"),
             e(2, ActionKind::Thumb, up, "taro"),
         ];

@@ -13,8 +13,8 @@ pub mod compare_view;
 mod detail;
 pub mod keymap;
 mod keymap_check;
-pub mod marks;
 pub mod kinsoku;
+pub mod marks;
 mod modal;
 mod multiline;
 mod overlay;
@@ -225,8 +225,11 @@ impl Runtime {
                     let _ = ctl.send(ev);
                 }
                 None => {
-                    self.app.status =
-                        "no run to control — start one with n, or d for the demo".into()
+                    self.app.status = format!(
+                        "no run to control — start one with {}, or {} for the demo",
+                        self.app.key_name(crate::tui::keymap::Action::NewRun),
+                        self.app.key_name(crate::tui::keymap::Action::Demo)
+                    )
                 }
             },
             Command::Save {

@@ -156,7 +156,10 @@ impl App {
                     None => Vec::new(),
                 }
             }
-            Modal::Override { status, reason: area } => {
+            Modal::Override {
+                status,
+                reason: area,
+            } => {
                 let reason = area.lines().join("\n").trim().to_string();
                 let blind = self.blind;
                 let Some(t) = self.run.turns.get_mut(self.selected) else {

@@ -344,7 +344,9 @@ impl App {
             .map(|e| match kind {
                 ActionKind::Thumb if e.2["up"] == true => "👍".to_string(),
                 ActionKind::Thumb => "👎".to_string(),
-                ActionKind::Override => format!("the override → {}", e.2["to"].as_str().unwrap_or("?")),
+                ActionKind::Override => {
+                    format!("the override → {}", e.2["to"].as_str().unwrap_or("?"))
+                }
                 _ => "the feedback note".to_string(),
             })
             .unwrap_or_else(|| format!("the {}", kind.as_str()));

@@ -93,7 +93,11 @@ mod tests {
         std::fs::write(d.path().join("entities/x.md"), "秘密！").unwrap();
         let h2 = hash_dir(d.path());
         assert_ne!(h1, h2);
-        std::fs::rename(d.path().join("entities/x.md"), d.path().join("entities/y.md")).unwrap();
+        std::fs::rename(
+            d.path().join("entities/x.md"),
+            d.path().join("entities/y.md"),
+        )
+        .unwrap();
         assert_ne!(h2, hash_dir(d.path()));
     }
 
