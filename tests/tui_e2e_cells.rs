@@ -111,9 +111,19 @@ fn add_run(s: &mut Store, topic: &str, seed: u64) {
         .unwrap();
 }
 
+/// The screen once it has settled: two captures 200 ms apart agree (at most ~5 s, so a busy
+/// machine does not catch a frame half drawn).
 fn capture(session: &str) -> String {
-    std::thread::sleep(Duration::from_millis(350));
-    tmux(&["capture-pane", "-p", "-t", session])
+    let mut last = tmux(&["capture-pane", "-p", "-t", session]);
+    for _ in 0..25 {
+        std::thread::sleep(Duration::from_millis(200));
+        let now = tmux(&["capture-pane", "-p", "-t", session]);
+        if now == last {
+            return now;
+        }
+        last = now;
+    }
+    last
 }
 
 /// What must never be on screen: a voicing mark after anything but a half-width kana, an odd

@@ -70,7 +70,8 @@ pub fn without_open_cluster(s: &str) -> &str {
     let open = last == '\u{200D}'
         || (regional(last) && g.chars().filter(|c| regional(*c)).count() % 2 == 1)
         || ('\u{FF66}'..='\u{FF9D}').contains(&last)
-        || matches!(last, '\u{2300}'..='\u{27BF}' | '\u{2B00}'..='\u{2BFF}' | '\u{1F000}'..='\u{1FAFF}');
+        || (!regional(last)
+            && matches!(last, '\u{2300}'..='\u{27BF}' | '\u{2B00}'..='\u{2BFF}' | '\u{1F000}'..='\u{1FAFF}'));
     if open { &s[..i] } else { s }
 }
 
