@@ -53,6 +53,10 @@ fn blind_hides_every_verdict_until_the_reviewer_judges_the_turn() {
     };
     assert!(stats_before.contains("by turn  ??????"), "{stats_before}");
     a.on_key(key(KeyCode::Char('+')));
+    // The detail pane shows when the 👍 was given: a fixed clock for the snapshots.
+    for e in &mut a.review_log {
+        e.4 = "2026-08-01T19:30:00.000Z".into();
+    }
     assert_eq!(a.run.turns[1].review.thumb, Some(true));
     let shown = a.run.turns[1].status().unwrap();
     let sc = screen(&a, 140, 40);

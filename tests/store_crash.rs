@@ -77,6 +77,8 @@ struct Row {
 fn rows(screen: &str) -> Vec<Row> {
     let mut out = Vec::new();
     for line in screen.lines() {
+        // The conversation pane only (the detail pane beside it lists marks too).
+        let line = line.split("││").next().unwrap_or(line);
         for who in [" やな ", " あゆ "] {
             let Some(at) = line.find(who) else { continue };
             let digits: String = line[..at]

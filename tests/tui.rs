@@ -289,7 +289,7 @@ async fn keys_drive_a_demo_run_and_every_review_lands_in_the_store() {
         }
     }
     pump(&mut rt, &mut rx, &|a| {
-        a.run.turns.last().is_some_and(|t| t.review.saved()) && a.status == "saved ✓"
+        a.run.turns.last().is_some_and(|t| t.review.saved()) && a.status.ends_with("saved ✓")
     });
     let run_id = rt.app.run.run_id.unwrap();
     // Saved means committed: wait for all three acknowledgements.

@@ -269,3 +269,73 @@ fn the_workbench_opens_and_closes_the_compare_view() {
     assert!(a.compare.is_none());
     assert!(!draw(&a).contains("坂の上"));
 }
+
+/// Issue 23 item 6: A's column is padded with the shared width function, so the A│B separator
+/// stays in one column when A holds ｶﾞ (it shifted 2 columns and B lost a character), and a
+/// diff longer than its row ends with "…".
+#[test]
+fn half_width_voiced_kana_keep_the_separator_in_its_column() {
+    let mut s = stored();
+    let a_text = "ｶﾞｷﾞｸﾞｹﾞｺﾞ、ﾊﾟﾋﾟﾌﾟﾍﾟﾎﾟ！ｶﾞｯｺｳの坂の上から海が見えるじゃん、ﾀﾞﾝﾃﾞｨ";
+    let b_text = "ｷﾗｷﾗした海だよ、坂の上から見ると最高なんだから！ねえ聞いてる？";
+    s.turns[0].a.text = a_text.into();
+    s.turns[0].b[0].text = b_text.into();
+    s.turns[0].diff = diff(a_text, b_text);
+    let v = CompareView::new(s);
+    let themes = theme::load_all().0;
+    for (w, h) in [(80u16, 24u16), (100, 30), (140, 40)] {
+        let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+        term.draw(|f| render(f, f.area(), &v, &themes[0])).unwrap();
+        let buf = term.backend().buffer();
+        let col = (w as usize - 3) / 2;
+        let mut rows_b = String::new();
+        for y in 0..h {
+            let cells: Vec<&str> = (0..w).map(|x| buf[(x, y)].symbol()).collect();
+            let row: String = cells.concat();
+            let Some(x) = (1..w as usize - 1)
+                .find(|&x| cells[x] == "│" && cells[x - 1] == " " && cells[x + 1] == " ")
+            else {
+                continue;
+            };
+            assert_eq!(x, col + 1, "{w}×{h} row {y}: separator at {x}: {row}");
+            rows_b.push_str(cells[x + 2..].concat().trim_end());
+        }
+        // B is whole on its side (no character lost to a shifted separator).
+        let b_cells: String = rows_b.chars().filter(|c| *c != ' ').collect();
+        assert!(
+            b_cells.contains("ﾝだから！ねえ聞いてる？") || b_cells.contains("ねえ聞いてる？"),
+            "{w}×{h}: {rows_b}"
+        );
+        assert!(b_cells.contains("ｷﾗｷﾗした海だよ"), "{w}×{h}: {rows_b}");
+        // The diff row is cut with "…" within the width.
+        let diff_row = (0..h)
+            .map(|y| (0..w).map(|x| buf[(x, y)].symbol()).collect::<String>())
+            .find(|r| r.starts_with("  diff "))
+            .unwrap();
+        // (At 140 columns this diff fits whole.)
+        assert_eq!(
+            diff_row.trim_end().ends_with('…'),
+            w < 140,
+            "{w}×{h}: {diff_row}"
+        );
+    }
+}
+
+/// Issue 23 item 7: Esc closes the topmost thing — the endpoint error box drawn over the
+/// compare view goes first, then the view.
+#[test]
+fn esc_closes_the_error_box_over_the_compare_view_first() {
+    use kakeai::tui::app::UiMsg;
+    let mut a = workbench();
+    a.on_msg(UiMsg::Compare(Box::new(Ok(CompareView::new(stored())))));
+    a.errors
+        .push("connection refused (http://127.0.0.1:11434/api/tags)".into());
+    a.on_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
+    assert!(a.errors.is_empty(), "the error box stays open");
+    assert!(
+        a.compare.is_some(),
+        "Esc closed the compare view under the error box"
+    );
+    a.on_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
+    assert!(a.compare.is_none());
+}

@@ -115,8 +115,9 @@ pub fn run(args: AnalyzeArgs) -> i32 {
                 Ok(r) => r,
                 Err(e) => return fail(crate::store::write::EXIT_STORE, e.to_string()),
             };
+            // A missing interview is an error, as a missing run is everywhere.
             if r.interviews == 0 {
-                eprintln!("kakeai analyze: no finished interviews in {}", r.scope);
+                return fail(2, format!("no finished interviews in {}", r.scope));
             }
             for s in &r.not_analysed {
                 eprintln!(
@@ -138,6 +139,25 @@ pub fn run(args: AnalyzeArgs) -> i32 {
             (out, code)
         } else {
             let run = args.run;
+            if let Some(id) = run {
+                let found = store
+                    .call(move |s| {
+                        use rusqlite::OptionalExtension;
+                        let row = s
+                            .conn()
+                            .query_row("SELECT 1 FROM runs WHERE id = ?1", [id], |_| Ok(()))
+                            .optional()?;
+                        Ok(row.is_some())
+                    })
+                    .await;
+                match found {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        return fail(2, format!("no run with id {id} (see `kakeai runs`)"));
+                    }
+                    Err(e) => return fail(2, e.to_string()),
+                }
+            }
             let notes = match store.call(move |s| feedback::notes(s, run)).await {
                 Ok(n) => n,
                 Err(e) => return fail(2, e.to_string()),

@@ -61,6 +61,10 @@ pub struct CompareArgs {
     pub db: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "auto", env = "KAKEAI_ANALYZER")]
     pub analyzer: AnalyzerChoice,
+    /// The vault to compare under (as for `run`); default: the variant's, else the vault the
+    /// baseline run was made under (stored with it), else the writer's default.
+    #[command(flatten)]
+    pub vault: super::vault::VaultArgs,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
@@ -165,7 +169,7 @@ pub fn run(args: CompareArgs) -> i32 {
     applied.llm = applied
         .llm
         .with_flags(args.endpoint.clone(), args.model.clone(), None);
-    let vault = match open_vault(&variant) {
+    let vault = match paired_vault(&variant, &args.vault, run_id, &baseline.run.options) {
         Ok(v) => v,
         Err(e) => return fail(EXIT_BAD_INPUT, e),
     };
@@ -303,6 +307,75 @@ pub fn run(args: CompareArgs) -> i32 {
     })
 }
 
+/// Where the paired comparison's vault comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum VaultSource {
+    /// --vault/--work on the command line.
+    Flags,
+    /// The variant file's [vault] table.
+    Variant,
+    /// The folder stored with the baseline run.
+    Stored(PathBuf),
+    /// Nothing named one: the writer's default (or the bundled sample).
+    Default,
+}
+
+/// Which vault a paired comparison uses: the flags, else the variant's, else the baseline's.
+pub fn vault_source(
+    v: &Variant,
+    flags: &super::vault::VaultArgs,
+    options: &serde_json::Value,
+) -> VaultSource {
+    if flags.vault.is_some() || flags.work.is_some() {
+        VaultSource::Flags
+    } else if v.no_vault || v.vault_dir.is_some() || v.vault_work.is_some() {
+        VaultSource::Variant
+    } else if let Some((dir, _)) = crate::vault::stamp::stored_source(options) {
+        VaultSource::Stored(dir)
+    } else {
+        VaultSource::Default
+    }
+}
+
+/// The vault of a paired comparison (see `vault_source`); a stored vault folder that is gone is
+/// refused, and one whose files changed since the run is warned about loudly.
+fn paired_vault(
+    v: &Variant,
+    flags: &super::vault::VaultArgs,
+    run_id: i64,
+    options: &serde_json::Value,
+) -> Result<Option<std::sync::Arc<crate::vault::SharedVault>>, String> {
+    let w = match vault_source(v, flags, options) {
+        VaultSource::Variant | VaultSource::Default => {
+            return open_vault(v).map_err(|e| e.to_string());
+        }
+        VaultSource::Flags => crate::vault::open(flags.vault.as_deref(), flags.work.as_deref())
+            .map_err(|e| e.to_string())?,
+        VaultSource::Stored(dir) => {
+            if !dir.is_dir() {
+                return Err(format!(
+                    "run {run_id} was made under the vault at {}, which is gone; pass --vault DIR to compare under another",
+                    dir.display()
+                ));
+            }
+            let w = crate::vault::open(Some(&dir), None).map_err(|e| e.to_string())?;
+            eprintln!(
+                "kakeai compare: under run {run_id}'s vault: {} (work {})",
+                dir.display(),
+                w.name
+            );
+            w
+        }
+    };
+    if let Some(m) = crate::vault::stamp::changed(options, &w) {
+        eprintln!("kakeai compare: WARNING: {m}");
+    }
+    for m in &w.warnings {
+        eprintln!("kakeai compare: vault warning: {m}");
+    }
+    Ok(Some(crate::vault::SharedVault::new(w)))
+}
+
 /// The vault side B (and the re-judging of A) uses: the variant's, else the writer's default.
 pub fn open_vault(
     v: &Variant,
@@ -316,3 +389,7 @@ pub fn open_vault(
     }
     Ok(Some(crate::vault::SharedVault::new(w)))
 }
+
+#[cfg(test)]
+#[path = "compare_vault_tests.rs"]
+mod vault_tests;

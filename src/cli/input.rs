@@ -43,6 +43,16 @@ impl BadLine {
     }
 }
 
+/// serde_json's error column (1-based, counted in bytes) as a 1-based column in characters of
+/// `line`, as every error of kakeai counts columns.
+pub fn char_column(line: &str, byte_col: usize) -> usize {
+    let mut end = byte_col.saturating_sub(1).min(line.len());
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    line[..end].chars().count() + 1
+}
+
 /// Parses one input line. `Ok(None)` for a blank line.
 pub fn parse_line(line: &str, default_speaker: Option<&str>) -> Result<Option<Record>, BadLine> {
     let t = line.trim_end_matches(['\r', '\n']);
@@ -54,7 +64,7 @@ pub fn parse_line(line: &str, default_speaker: Option<&str>) -> Result<Option<Re
             let what = e.to_string();
             let what = what.split(" at line ").next().unwrap_or(&what).to_string();
             BadLine {
-                col: Some(e.column()),
+                col: Some(char_column(t, e.column())),
                 message: what,
             }
         })?;

@@ -153,6 +153,9 @@ pub fn main() -> i32 {
             return code;
         }
     };
+    if !matches!(cli.command, Some(Command::Serve(_))) {
+        quiet_on_closed_pipe();
+    }
     match cli.command {
         None => {
             use std::io::IsTerminal;
@@ -198,6 +201,18 @@ pub fn main() -> i32 {
         Some(Command::Analyze(args)) => analyze::run(args),
         Some(Command::Compare(args)) => compare::run(args),
         Some(Command::Doctor(args)) => doctor::run(args),
+    }
+}
+
+/// A closed pipe (`kakeai runs | head`) ends the process quietly, as it ends any Unix filter
+/// (SIGPIPE, exit 141), instead of a panic in `println!` (exit 101) or a "bad input" exit 2.
+/// Not for `serve`: a peer closing its socket must never stop the server.
+fn quiet_on_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: called once at start-up, before any thread is spawned; restoring the default
+    // disposition of SIGPIPE has no other effect on the process.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 

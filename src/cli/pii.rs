@@ -273,7 +273,7 @@ fn read_lines(
                 let what = e.to_string();
                 let what = what.split(" at line ").next().unwrap_or(&what).to_string();
                 err(&BadLine {
-                    col: Some(e.column()),
+                    col: Some(super::input::char_column(t, e.column())),
                     message: what,
                 }
                 .render(name, lineno));

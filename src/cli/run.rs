@@ -91,11 +91,14 @@ pub fn run(args: RunArgs) -> i32 {
         Ok(d) => d,
         Err(e) => return fail(2, e.to_string()),
     };
+    // Which vault the run is made under, stored with it so `compare` replays under the same.
+    let mut vault_stamp = serde_json::Value::Null;
     let vault = if args.no_vault {
         None
     } else {
         match crate::vault::open(args.vault.vault.as_deref(), args.vault.work.as_deref()) {
             Ok(w) => {
+                vault_stamp = crate::vault::stamp::stamp(&w);
                 for m in w
                     .warnings
                     .iter()
@@ -173,7 +176,7 @@ pub fn run(args: RunArgs) -> i32 {
                 info.api.to_string(),
             ),
             Some(&cfg),
-            json!({"analyzer": analyzer.kind()}),
+            json!({"analyzer": analyzer.kind(), "vault": vault_stamp}),
         );
         let run_id = match store.call(move |s| s.create_run(&new)).await {
             Ok(id) => id,

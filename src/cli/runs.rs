@@ -39,6 +39,13 @@ pub fn run(args: RunsArgs) -> i32 {
 
 fn list(args: &RunsArgs, out: &mut dyn Write) -> Result<(), String> {
     let path = Store::path_or_default(args.db.as_deref())?;
+    // A store named with --db that is not there is an error, as for `export`.
+    if args.db.is_some() && !path.exists() {
+        return Err(format!(
+            "no store at {} yet (run or import something first)",
+            path.display()
+        ));
+    }
     // Listing must not create a store as a side effect.
     let runs = if path.exists() {
         Store::open(&path)

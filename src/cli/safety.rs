@@ -334,14 +334,14 @@ fn read_records(
 fn parse_line(t: &str) -> Result<Line, BadLine> {
     if !t.trim_start().starts_with('{') {
         return Err(BadLine {
-            col: Some(t.len() - t.trim_start().len() + 1),
+            col: Some(t.chars().count() - t.trim_start().chars().count() + 1),
             message: "expected a JSON object like {\"id\": 1, \"text\": \"…\"}".into(),
         });
     }
     let l: Line = serde_json::from_str(t).map_err(|e| {
         let what = e.to_string();
         BadLine {
-            col: Some(e.column()),
+            col: Some(super::input::char_column(t, e.column())),
             message: what.split(" at line ").next().unwrap_or(&what).to_string(),
         }
     })?;

@@ -282,6 +282,22 @@ pub fn summarise(rows: &[TurnRow], significance: f64, must_not: &[RuleId]) -> Su
     }
 }
 
+/// Why the regression gate cannot fire on so few pairs, when it cannot: even with every
+/// paired turn worse, the two-sided sign test's p = 2·0.5ⁿ stays ≥ the significance level
+/// (n < 6 at 0.05). Only a `must_not_regress` rule can fail such a comparison.
+pub fn gate_note(s: &Summary) -> Option<String> {
+    if stats::sign_test(0, s.turns) < s.significance {
+        return None;
+    }
+    let needed = (1..=64)
+        .find(|&n| stats::sign_test(0, n) < s.significance)
+        .unwrap_or(64);
+    Some(format!(
+        "the gate cannot fire on {} pairs (the sign test needs ≥ {needed} to reach p < {}); add turns or name must_not_regress rules",
+        s.turns, s.significance
+    ))
+}
+
 /// The one-line summary shown on top of the compare view and under the table.
 pub fn headline(s: &Summary) -> String {
     let mut worst: Vec<(&String, usize)> = s

@@ -113,3 +113,31 @@ fn diff_reassembles_both_texts() {
         assert_eq!((left.as_str(), right.as_str()), (a, b));
     }
 }
+
+/// Issue 23 item 4: with fewer than 6 paired turns the sign test cannot reach p < 0.05 even
+/// when every turn is worse — the summary says so; from 6 pairs on it says nothing.
+#[test]
+fn the_summary_says_when_the_gate_cannot_fire() {
+    for n in 1..=8usize {
+        let rows: Vec<TurnRow> = (1..=n)
+            .map(|t| {
+                row(
+                    t,
+                    side(Status::Pass, false, None, &[]),
+                    side(Status::Retry, false, None, &[]),
+                )
+            })
+            .collect();
+        let s = summarise(&rows, 0.05, &[]);
+        assert_eq!(s.worse, n);
+        let note = gate_note(&s);
+        assert_eq!(note.is_some(), !s.regression, "{n} pairs: {note:?}");
+        assert_eq!(note.is_some(), n < 6, "{n} pairs: {note:?}");
+        if let Some(note) = note {
+            assert!(
+                note.starts_with(&format!("the gate cannot fire on {n} pairs")),
+                "{note}"
+            );
+        }
+    }
+}

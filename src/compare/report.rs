@@ -67,6 +67,9 @@ fn change_word(c: Change) -> &'static str {
 
 fn summary_lines(s: &Summary) -> Vec<String> {
     let mut out = vec![headline(s)];
+    if let Some(note) = super::outcome::gate_note(s) {
+        out.push(note);
+    }
     out.push(format!(
         "mean attempts A {:.2}  B {:.2}",
         s.mean_attempts[0], s.mean_attempts[1]

@@ -326,7 +326,18 @@ fn action_item(w: &mut dyn Write, a: &ActionRow) -> io::Result<()> {
             }
         }
     }
-    writeln!(w, "- {} ({}): {}", a.kind, a.created_at, parts.join(" · "))
+    let by = a
+        .reviewer
+        .as_deref()
+        .map(|r| format!(" by {r}"))
+        .unwrap_or_default();
+    writeln!(
+        w,
+        "- {}{by} ({}): {}",
+        a.kind,
+        a.created_at,
+        parts.join(" · ")
+    )
 }
 
 fn quote(text: &str) -> String {

@@ -119,7 +119,7 @@ impl Store {
             .collect::<Result<Vec<_>, _>>()?;
 
         let mut st = self.conn.prepare(
-            "SELECT id, turn, attempt_id, kind, payload, created_at, source
+            "SELECT id, turn, attempt_id, kind, payload, created_at, source, reviewer
              FROM actions WHERE run_id = ?1 ORDER BY id",
         )?;
         let actions = st
@@ -132,6 +132,7 @@ impl Store {
                     payload: json(r, 4)?.unwrap_or(serde_json::Value::Null),
                     created_at: r.get(5)?,
                     source: r.get(6)?,
+                    reviewer: r.get(7)?,
                 })
             })?
             .collect::<Result<Vec<_>, _>>()?;

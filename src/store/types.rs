@@ -247,6 +247,8 @@ pub struct ActionRow {
     pub payload: serde_json::Value,
     pub created_at: String,
     pub source: Option<String>,
+    /// Who made it (`--reviewer`); None when unnamed or imported.
+    pub reviewer: Option<String>,
 }
 
 /// A whole run: turns and attempts ordered by turn then attempt, actions in creation order.

@@ -57,6 +57,24 @@ pub fn truncate(s: &str, max: usize) -> &str {
     &s[..end]
 }
 
+/// `s` without its last cluster when that cluster may still grow. While a reply streams, a ZWJ
+/// sequence arrives in pieces, ﾞ follows its kana, 🇵 follows 🇯, a skin tone or VS16 follows
+/// its emoji: drawing the piece early would put something on screen that the next frame
+/// changes into a cluster of another width.
+pub fn without_open_cluster(s: &str) -> &str {
+    let Some((i, g)) = s.grapheme_indices(true).next_back() else {
+        return s;
+    };
+    let last = g.chars().next_back().unwrap_or(' ');
+    let regional = |c: char| ('\u{1F1E6}'..='\u{1F1FF}').contains(&c);
+    let open = last == '\u{200D}'
+        || (regional(last) && g.chars().filter(|c| regional(*c)).count() % 2 == 1)
+        || ('\u{FF66}'..='\u{FF9D}').contains(&last)
+        || (!regional(last)
+            && matches!(last, '\u{2300}'..='\u{27BF}' | '\u{2B00}'..='\u{2BFF}' | '\u{1F000}'..='\u{1FAFF}'));
+    if open { &s[..i] } else { s }
+}
+
 /// `s` padded with spaces to `cols` columns (unchanged when already as wide or wider).
 pub fn pad(s: &str, cols: usize) -> String {
     let w = width(s);
@@ -100,6 +118,26 @@ mod tests {
             assert_eq!(width(s), w, "{s:?}");
             assert_eq!(drawn(s), w, "ratatui places {s:?} differently");
         }
+    }
+
+    #[test]
+    fn a_streaming_text_is_drawn_up_to_its_last_complete_cluster() {
+        let family = "👩\u{200d}👩\u{200d}👧";
+        // Every prefix of a stream, cut at any char: what is drawn is a prefix of the final
+        // text's clusters, never a piece that later changes.
+        let full = format!("あ{family}ｶﾞ🇯🇵x");
+        let clusters: Vec<&str> = full.graphemes(true).collect();
+        for (i, _) in full.char_indices().skip(1) {
+            let shown = without_open_cluster(&full[..i]);
+            let n = shown.graphemes(true).count();
+            assert_eq!(shown, clusters[..n].concat(), "cut at byte {i}");
+        }
+        assert_eq!(without_open_cluster(""), "");
+        assert_eq!(without_open_cluster("👩\u{200d}"), "");
+        // A cluster that cannot grow is drawn at once.
+        assert_eq!(without_open_cluster("なんだ！"), "なんだ！");
+        assert_eq!(without_open_cluster("ｶﾞ🇯🇵"), "ｶﾞ🇯🇵");
+        assert_eq!(without_open_cluster("ｶﾞｷ"), "ｶﾞ");
     }
 
     #[test]

@@ -18,9 +18,6 @@ use crate::store::ActionKind;
 use crate::text::analyzer::fallback::FallbackAnalyzer;
 use crate::text::{AnalysisCache, Analyzer};
 
-/// What p, s and i say when no run is in progress.
-pub const NO_RUN: &str = "no run in progress — n starts one, d plays the demo";
-
 /// Feedback categories (duo-talk's issue_type set).
 pub const CATEGORIES: [&str; 5] = [
     "tone_drift",
@@ -345,6 +342,10 @@ pub struct App {
     /// The right pane has focus: j/k/PgUp/PgDn scroll it (l toggles).
     pub right_focus: bool,
     pub right_scroll: u16,
+    /// The furthest the right pane can scroll, as last drawn (scrolling stops at the last row).
+    pub right_max: std::cell::Cell<u16>,
+    /// What the last review action did ("👍 on turn 6"), said again when the store saved it.
+    pub said: Option<String>,
     /// Commands a service message led to (the runtime carries them out after `on_msg`).
     pub queued: Vec<Command>,
     pub status: String,
@@ -400,6 +401,8 @@ impl App {
             confirmed: None,
             right_focus: false,
             right_scroll: 0,
+            right_max: std::cell::Cell::new(u16::MAX),
+            said: None,
             status: String::new(),
             errors: Vec::new(),
             status_seen: String::new(),
@@ -427,10 +430,29 @@ impl App {
             Conn::Down(why) | Conn::Answered(why) => Some(format!(
                 "cannot start a live run: {why} — R probes again, d plays the demo"
             )),
-            Conn::Demo => {
-                Some("probing the endpoint before a live run — press n again once connected".into())
-            }
+            Conn::Demo => Some(format!(
+                "probing the endpoint before a live run — press {} again once connected",
+                self.key_name(Action::NewRun)
+            )),
         }
+    }
+
+    /// The key bound to `action` in the keymap (the first one; "?" when unbound), for hints.
+    pub fn key_name(&self, action: Action) -> String {
+        self.keymap
+            .keys_for("", action)
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| "?".into())
+    }
+
+    /// What a run control says when there is no run.
+    pub fn no_run(&self) -> String {
+        format!(
+            "no run in progress — {} starts one, {} plays the demo",
+            self.key_name(Action::NewRun),
+            self.key_name(Action::Demo)
+        )
     }
 
     pub fn running(&self) -> bool {
@@ -512,7 +534,10 @@ impl App {
                             Some(t) if ticket.is_some() && !t.review.saved() => {
                                 "saved; earlier marks of this turn still pending".into()
                             }
-                            _ => "saved ✓".into(),
+                            _ => match self.said.take() {
+                                Some(what) => format!("{what} · saved ✓"),
+                                None => "saved ✓".into(),
+                            },
                         }
                     }
                     Err(e) => format!("NOT saved: {e}"),
@@ -621,6 +646,16 @@ impl App {
 
     fn on_key_inner(&mut self, key: KeyEvent) -> Vec<Command> {
         self.dirty = true;
+        // Esc closes the topmost thing: the error box is drawn over the compare view
+        // (render.rs), below the runs browser, a confirmation, a dialog and help.
+        let over_compare = self.compare.is_some()
+            && self.modal.is_none()
+            && !self.help
+            && self.runs.is_none()
+            && self.confirm.is_none();
+        if key.code == crossterm::event::KeyCode::Esc && over_compare && self.acknowledge_error() {
+            return Vec::new();
+        }
         if self.compare_key(key) {
             return Vec::new();
         }
@@ -758,7 +793,7 @@ impl App {
                     RunState::Paused => (Event::Resume, ActionKind::Resume),
                     RunState::Running => (Event::Pause, ActionKind::Pause),
                     _ => {
-                        self.status = NO_RUN.into();
+                        self.status = self.no_run();
                         return Vec::new();
                     }
                 };
@@ -776,7 +811,7 @@ impl App {
                     "owner instruction for the next turn (Enter to send)",
                 )));
             }
-            Action::Stop | Action::Inject => self.status = NO_RUN.into(),
+            Action::Stop | Action::Inject => self.status = self.no_run(),
             Action::Regenerate => {
                 if let Some(turn) = sel_turn.filter(|_| self.run.run_id.is_some()) {
                     self.follow = true;
@@ -790,6 +825,9 @@ impl App {
                 if let Some(t) = self.run.turns.get_mut(self.selected) {
                     let up = action == Action::ThumbUp;
                     t.review.thumb = Some(up);
+                    let what = format!("{} on turn {}", if up { "👍" } else { "👎" }, t.turn);
+                    self.status = what.clone();
+                    self.said = Some(what);
                     return vec![review_save(
                         t.review.queue(),
                         Some(t.turn),

@@ -1,24 +1,58 @@
 //! Blind mode (`--blind`, `KAKEAI_BLIND=1`): the Director's verdict on a turn stays hidden —
 //! badge, counts, findings, judge scores, guidance, the stats strip cell — until the reviewer
-//! has given her own judgement on that turn (👍/👎 or an override). Pure functions over the view;
-//! the drawing code asks them what it may show.
+//! has given her own judgement on that turn (👍/👎 or an override). Blind is per reviewer: only
+//! marks by this session's reviewer (`--reviewer`) reveal a turn, and other reviewers' marks stay
+//! hidden too (κ between reviewers depends on it). Pure functions over the view and the review
+//! log; the drawing code asks them what it may show.
+
+use std::collections::BTreeSet;
 
 use super::app::App;
+use super::queue::LogEntry;
 use super::view::TurnView;
+use crate::store::review::{Mark, Marks, fold};
 
 /// The badge a hidden turn shows instead of its verdict.
 pub const HIDDEN_BADGE: &str = "[blind]";
 /// The word the attempts timeline shows for a judged attempt whose verdict is hidden.
 pub const HIDDEN_WORD: &str = "judged (hidden)";
 
-/// The reviewer has judged this turn herself (👍/👎 or an override).
-pub fn judged(turn: &TurnView) -> bool {
-    turn.review.thumb.is_some() || turn.review.override_to.is_some()
+/// This session's reviewer's own marks in force on `turn` (others' marks left out; an unnamed
+/// session owns the unnamed marks).
+pub fn own_marks(log: &[LogEntry], turn: usize, me: Option<&str>) -> Marks {
+    fold(
+        log.iter()
+            .filter(|e| e.0 as usize == turn && e.3.as_deref() == me)
+            .map(|(t, k, p, _, _)| Mark {
+                turn: *t,
+                kind: *k,
+                payload: p,
+                reviewer: None,
+            }),
+    )
+    .remove(&(turn as u32))
+    .unwrap_or_default()
+}
+
+/// The reviewer has judged this turn herself (her own 👍/👎 or override is in force).
+pub fn judged(app: &App, turn: &TurnView) -> bool {
+    let m = own_marks(&app.review_log, turn.turn, app.reviewer.as_deref());
+    m.thumb.is_some() || m.override_to.is_some()
+}
+
+/// The turns this session's reviewer has judged herself.
+pub fn judged_turns(app: &App) -> BTreeSet<usize> {
+    app.run
+        .turns
+        .iter()
+        .filter(|t| judged(app, t))
+        .map(|t| t.turn)
+        .collect()
 }
 
 /// The Director's verdict on `turn` is hidden from the screen.
 pub fn hides(app: &App, turn: &TurnView) -> bool {
-    app.blind && !judged(turn)
+    app.blind && !judged(app, turn)
 }
 
 /// A copy of the turn with everything the Director said about it removed (verdicts, judge
@@ -33,43 +67,54 @@ pub fn masked(turn: &TurnView) -> TurnView {
     t
 }
 
-/// The turn as the screen may show it: itself, or its masked copy while hidden.
+/// The turn as the screen may show it: itself; in blind mode a copy carrying only this
+/// reviewer's marks, masked while she has not judged it.
 pub fn shown_turn<'a>(app: &App, turn: &'a TurnView) -> std::borrow::Cow<'a, TurnView> {
-    if hides(app, turn) {
-        std::borrow::Cow::Owned(masked(turn))
-    } else {
-        std::borrow::Cow::Borrowed(turn)
+    if !app.blind {
+        return std::borrow::Cow::Borrowed(turn);
     }
+    let mut t = if hides(app, turn) {
+        masked(turn)
+    } else {
+        turn.clone()
+    };
+    let own = own_marks(&app.review_log, turn.turn, app.reviewer.as_deref());
+    t.review.thumb = own.thumb;
+    t.review.override_to = own.override_to;
+    t.review.notes = own.notes;
+    std::borrow::Cow::Owned(t)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tui::view::Review;
+    use crate::store::ActionKind;
+    use serde_json::json;
 
-    fn turn(thumb: Option<bool>) -> TurnView {
-        let mut review = Review::default();
-        review.thumb = thumb;
-        TurnView {
-            turn: 1,
-            speaker: "yana".into(),
-            attempts: Vec::new(),
-            committed: None,
-            flags: Default::default(),
-            hook: None,
-            depth: 0,
-            step: None,
-            review,
-        }
+    fn e(turn: u32, kind: ActionKind, p: serde_json::Value, who: Option<&str>) -> LogEntry {
+        (turn, kind, p, who.map(str::to_string), String::new())
     }
 
     #[test]
-    fn a_turn_is_judged_by_a_thumb_either_way() {
-        assert!(!judged(&turn(None)));
-        assert!(judged(&turn(Some(true))));
-        assert!(judged(&turn(Some(false))));
-        let mut o = turn(None);
-        o.review.override_to = Some(crate::director::Status::Warn);
-        assert!(judged(&o));
+    fn only_my_own_marks_count_as_mine() {
+        let up = json!({"up": true});
+        let over = json!({"to": "WARN"});
+        let log = vec![
+            e(1, ActionKind::Thumb, up.clone(), Some("hanako")),
+            e(2, ActionKind::Override, over, Some("taro")),
+            e(3, ActionKind::Thumb, up.clone(), None),
+            e(4, ActionKind::Thumb, up, Some("taro")),
+            e(4, ActionKind::Undo, json!({"undo": "thumb"}), Some("taro")),
+        ];
+        let judged = |t, me| {
+            let m = own_marks(&log, t, me);
+            m.thumb.is_some() || m.override_to.is_some()
+        };
+        assert!(!judged(1, Some("taro")));
+        assert!(judged(1, Some("hanako")));
+        assert!(judged(2, Some("taro")));
+        assert!(!judged(3, Some("taro")));
+        assert!(judged(3, None));
+        assert!(!judged(4, Some("taro")));
     }
 }

@@ -3,13 +3,13 @@
 //! badge in red) and the character diff. ↑/↓ (j/k) move between turns, PgUp/PgDn jump five,
 //! Home/End. Opened from the runs browser or `kakeai --compare ID` via [`CompareView::open`].
 
+use crate::text::width::width as text_width;
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
-use unicode_width::UnicodeWidthStr;
 
 use super::theme::Theme;
 use super::wrap::wrap;
@@ -213,18 +213,32 @@ fn tag(rules: &str) -> String {
 fn diff_line(r: &TurnRow, width: usize, t: &Theme) -> Line<'static> {
     let mut spans = vec![Span::styled("  diff ", Style::new().fg(t.dim))];
     let mut left = width.saturating_sub(7);
+    let total: usize = r
+        .diff
+        .iter()
+        .map(|p| text_width(&for_terminal(&p.text).replace('\n', "⏎")))
+        .sum();
+    // A diff longer than the row is cut with "…" (one column kept for it).
+    let cut = total > left;
+    if cut {
+        left = left.saturating_sub(1);
+    }
     for p in &r.diff {
         if left == 0 {
             break;
         }
-        let text = clip(&for_terminal(&p.text).replace('\n', "⏎"), left);
-        left = left.saturating_sub(text.width());
+        let text = crate::text::width::truncate(&for_terminal(&p.text).replace('\n', "⏎"), left)
+            .to_string();
+        left = left.saturating_sub(text_width(&text));
         let style = match p.op.as_str() {
             "delete" => Style::new().fg(t.retry).add_modifier(Modifier::CROSSED_OUT),
             "insert" => Style::new().fg(t.pass).add_modifier(Modifier::UNDERLINED),
             _ => Style::new().fg(t.dim),
         };
         spans.push(Span::styled(text, style));
+    }
+    if cut {
+        spans.push(Span::styled("…", Style::new().fg(t.dim)));
     }
     Line::from(spans)
 }
@@ -234,7 +248,7 @@ fn clip(s: &str, width: usize) -> String {
     wrap(s, width).into_iter().next().unwrap_or_default()
 }
 
+/// `s` padded to `width` columns, measured as drawn (ｶﾞ is two columns: text::width).
 fn pad(s: &str, width: usize) -> String {
-    let w = s.width();
-    format!("{s}{}", " ".repeat(width.saturating_sub(w)))
+    crate::text::width::pad(s, width)
 }

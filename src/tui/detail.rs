@@ -81,7 +81,8 @@ pub fn detail(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
     if app.request.shown {
         lines.push(Line::raw(""));
         lines.extend(super::request_view::lines(app, hidden, width, t));
-        f.render_widget(Paragraph::new(lines).scroll((app.right_scroll, 0)), inner);
+        let scroll = super::side::scroll_for(app, lines.len(), inner.height);
+        f.render_widget(Paragraph::new(lines).scroll((scroll, 0)), inner);
         return;
     }
     let Some(a) = turn.attempts.get(idx) else {
@@ -89,7 +90,22 @@ pub fn detail(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
         return;
     };
     lines.push(Line::raw(""));
-    lines.extend(highlighted(a, width, t));
+    // While streaming, the last cluster may still grow: it is drawn once complete.
+    let text = if a.phase == Phase::Generating {
+        crate::text::width::without_open_cluster(&a.text)
+    } else {
+        &a.text
+    };
+    lines.extend(highlighted(a, text, width, t));
+    // The marks in force, readable (blind: only this reviewer's own).
+    let mut marks = super::marks::in_force(&app.review_log, turn.turn as u32);
+    if app.blind {
+        marks.retain(|e| e.3.as_deref() == app.reviewer.as_deref());
+    }
+    if !marks.is_empty() {
+        lines.push(Line::raw(""));
+        lines.extend(super::marks::lines(&marks, width, t));
+    }
     let prev = idx.checked_sub(1).and_then(|i| turn.attempts.get(i));
     if let Some((prev, pv, cv)) =
         prev.and_then(|p| Some((p, p.verdict.as_ref()?, a.verdict.as_ref()?)))
@@ -99,7 +115,7 @@ pub fn detail(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
         for r in wrap(&delta, width) {
             lines.push(Line::styled(r, Style::new().fg(t.accent)));
         }
-        lines.extend(diff(&prev.text, &a.text, width, t));
+        lines.extend(diff(&prev.text, text, width, t));
     }
     if let Phase::Failed(e) = &a.phase {
         for r in wrap(e, width) {
@@ -147,7 +163,8 @@ pub fn detail(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
     if turn.committed == Some(idx) {
         lines.extend(carried(app, turn, a, width, dim));
     }
-    f.render_widget(Paragraph::new(lines).scroll((app.right_scroll, 0)), inner);
+    let scroll = super::side::scroll_for(app, lines.len(), inner.height);
+    f.render_widget(Paragraph::new(lines).scroll((scroll, 0)), inner);
 }
 
 /// What the committed line carries forward, by who it is for (seed 001 §1, §8): critiques of
@@ -193,7 +210,7 @@ fn carried(
 
 /// The attempt's text with every finding's span highlighted (and marked 【…】 when the theme
 /// asks for text markers).
-fn highlighted(a: &AttemptView, width: usize, t: &Theme) -> Vec<Line<'static>> {
+fn highlighted(a: &AttemptView, text: &str, width: usize, t: &Theme) -> Vec<Line<'static>> {
     let spans: Vec<[usize; 2]> = a
         .verdict
         .iter()
@@ -202,25 +219,30 @@ fn highlighted(a: &AttemptView, width: usize, t: &Theme) -> Vec<Line<'static>> {
     let hl = Style::new().fg(t.text).bg(t.highlight_bg);
     let normal = Style::new().fg(t.text);
     let mut runs: Vec<(String, Style, Mark)> = Vec::new();
-    for (i, c) in a.text.chars().enumerate() {
-        let on = spans.iter().any(|s| i >= s[0] && i < s[1]);
+    // Spans count chars; a cluster is highlighted whole when any of its chars is, so a span
+    // edge inside 👩‍👩‍👧 or ｶﾞ never splits it into pieces drawn apart.
+    let mut i = 0;
+    for g in unicode_segmentation::UnicodeSegmentation::graphemes(text, true) {
+        let n = g.chars().count();
+        let on = spans.iter().any(|s| i < s[1] && i + n > s[0]);
+        i += n;
         let (style, mark) = if on {
             (hl, Mark::Finding)
         } else {
             (normal, Mark::Plain)
         };
         match runs.last_mut() {
-            Some((text, _, m)) if *m == mark => text.push(c),
-            _ => runs.push((c.to_string(), style, mark)),
+            Some((text, _, m)) if *m == mark => text.push_str(g),
+            _ => runs.push((g.to_string(), style, mark)),
         }
     }
     wrap_styled(&runs, width, t.markers)
 }
 
-/// Character-level diff from the previous attempt: removed text struck through, added text
+/// Cluster-level diff from the previous attempt (a char-level diff cut 👩‍👩‍👧 into pieces): removed text struck through, added text
 /// underlined ([-…-] and {+…+} when the theme asks for text markers).
 fn diff(prev: &str, cur: &str, width: usize, t: &Theme) -> Vec<Line<'static>> {
-    let d = similar::TextDiff::from_chars(prev, cur);
+    let d = similar::TextDiff::from_graphemes(prev, cur);
     let mut runs: Vec<(String, Style, Mark)> = Vec::new();
     for change in d.iter_all_changes() {
         let (style, mark) = match change.tag() {

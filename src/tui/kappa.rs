@@ -65,7 +65,7 @@ pub fn reviewer_labels(log: &[LogEntry]) -> BTreeMap<String, BTreeMap<u32, bool>
     }
     by.into_iter()
         .map(|(who, list)| {
-            let marks = fold(list.into_iter().map(|(t, k, p, _)| Mark {
+            let marks = fold(list.into_iter().map(|(t, k, p, _, _)| Mark {
                 turn: *t,
                 kind: *k,
                 payload: p,

@@ -5,6 +5,7 @@
 mod ack;
 pub mod app;
 pub mod blind;
+pub mod cells;
 mod commands;
 mod compare_open;
 pub mod compare_view;
@@ -12,6 +13,7 @@ mod detail;
 pub mod keymap;
 mod keymap_check;
 pub mod kinsoku;
+pub mod marks;
 mod modal;
 mod multiline;
 mod overlay;
@@ -227,8 +229,11 @@ impl Runtime {
                     let _ = ctl.send(ev);
                 }
                 None => {
-                    self.app.status =
-                        "no run to control — start one with n, or d for the demo".into()
+                    self.app.status = format!(
+                        "no run to control — start one with {}, or {} for the demo",
+                        self.app.key_name(crate::tui::keymap::Action::NewRun),
+                        self.app.key_name(crate::tui::keymap::Action::Demo)
+                    )
                 }
             },
             Command::Save {
@@ -239,13 +244,17 @@ impl Runtime {
             } => {
                 let Some(run_id) = self.app.run.run_id else {
                     // Not written: the turn's mark must say so, not wait forever.
-                    let reason = "nothing to save yet — start a run (n) or play the demo (d)";
+                    let reason = format!(
+                        "nothing to save yet — start a run ({}) or play the demo ({})",
+                        self.app.key_name(crate::tui::keymap::Action::NewRun),
+                        self.app.key_name(crate::tui::keymap::Action::Demo)
+                    );
                     self.app.on_msg(UiMsg::Saved {
                         turn,
                         ticket,
-                        result: Err(reason.into()),
+                        result: Err(reason.clone()),
                     });
-                    self.app.status = reason.into();
+                    self.app.status = reason;
                     return;
                 };
                 let action = NewAction {

@@ -142,7 +142,8 @@ impl App {
                 if text.is_empty() {
                     return Vec::new();
                 }
-                self.status = "instruction queued for the next turn".into();
+                let next = self.run.turns.last().map(|t| t.turn + 1).unwrap_or(1);
+                self.status = format!("instruction queued for turn {next}");
                 vec![
                     Command::Control(Event::Inject(text.clone())),
                     save(None, ActionKind::Inject, json!({"instruction": text})),
@@ -155,13 +156,34 @@ impl App {
                     None => Vec::new(),
                 }
             }
-            Modal::Override { status, reason } => {
-                let reason = reason.lines().join("\n").trim().to_string();
+            Modal::Override {
+                status,
+                reason: area,
+            } => {
+                let reason = area.lines().join("\n").trim().to_string();
+                let blind = self.blind;
                 let Some(t) = self.run.turns.get_mut(self.selected) else {
                     return Vec::new();
                 };
                 let from = t.shown().and_then(|a| a.verdict.as_ref().map(|v| v.status));
+                // An override that changes nothing is refused (the dialog stays open); in blind
+                // mode the verdict is hidden, so it is kept and shown as "confirmed".
+                if from == Some(status) && !blind {
+                    self.status = format!(
+                        "turn {} is already {}: an override must change the verdict (+ agrees with it)",
+                        t.turn,
+                        status.as_str()
+                    );
+                    self.modal = Some(Modal::Override {
+                        status,
+                        reason: area,
+                    });
+                    return Vec::new();
+                }
                 t.review.override_to = Some(status);
+                let what = format!("override → {} on turn {}", status.as_str(), t.turn);
+                self.status = what.clone();
+                self.said = Some(what);
                 vec![review_save(
                     t.review.queue(),
                     turn,
@@ -177,6 +199,9 @@ impl App {
                     return Vec::new();
                 };
                 t.review.notes += 1;
+                let what = format!("feedback note on turn {}", t.turn);
+                self.status = what.clone();
+                self.said = Some(what);
                 vec![review_save(
                     t.review.queue(),
                     turn,

@@ -17,7 +17,8 @@ use crate::store::review::{Mark, fold, last_live};
 
 /// One review action of the open run (turn, kind, payload, reviewer), as the undo log and the
 /// agreement figures read it.
-pub type LogEntry = (u32, ActionKind, serde_json::Value, Option<String>);
+/// One review action: turn, kind, payload, reviewer, when (ISO 8601, UTC).
+pub type LogEntry = (u32, ActionKind, serde_json::Value, Option<String>, String);
 
 /// A stored run read back: its view, its review log, and the turn to select.
 #[derive(Debug, Clone)]
@@ -169,6 +170,8 @@ impl App {
                 Action::FirstTurn => *s = 0,
                 _ => {}
             }
+            // Scrolling stops at the last row (as the pane was last drawn).
+            *s = (*s).min(self.right_max.get());
             if matches!(
                 action,
                 Action::NextTurn
@@ -230,7 +233,8 @@ impl App {
                 } else {
                     "RETRY/WARN/UNSCORED"
                 };
-                self.jump(what, |t| (!blind || super::blind::judged(t)) && flagged(t))
+                let mine = super::blind::judged_turns(self);
+                self.jump(what, |t| (!blind || mine.contains(&t.turn)) && flagged(t))
             }
             Action::NextFlipped => {
                 let flipped: Vec<usize> = self
@@ -242,8 +246,9 @@ impl App {
                     self.status = "no verdict flipped in the last rule edit".into();
                 } else {
                     let blind = self.blind;
+                    let mine = super::blind::judged_turns(self);
                     self.jump("flipped", |t| {
-                        (!blind || super::blind::judged(t)) && flipped.contains(&t.turn)
+                        (!blind || mine.contains(&t.turn)) && flipped.contains(&t.turn)
                     });
                 }
             }
@@ -331,17 +336,32 @@ impl App {
             return Vec::new();
         };
         let payload = json!({"undo": kind.as_str()});
+        // What is taken back, in the words the screen uses ("undid 👍 on turn 6").
+        let what = super::marks::in_force(&self.review_log, turn)
+            .into_iter()
+            .rev()
+            .find(|e| e.1 == kind)
+            .map(|e| match kind {
+                ActionKind::Thumb if e.2["up"] == true => "👍".to_string(),
+                ActionKind::Thumb => "👎".to_string(),
+                ActionKind::Override => {
+                    format!("the override → {}", e.2["to"].as_str().unwrap_or("?"))
+                }
+                _ => "the feedback note".to_string(),
+            })
+            .unwrap_or_else(|| format!("the {}", kind.as_str()));
         self.review_log.push((
             turn,
             ActionKind::Undo,
             payload.clone(),
             self.reviewer.clone(),
+            crate::store::time::now_iso(),
         ));
         let marks = fold(
             self.review_log
                 .iter()
                 .filter(|e| e.0 == turn)
-                .map(|(t, k, p, _)| Mark {
+                .map(|(t, k, p, _, _)| Mark {
                     turn: *t,
                     kind: *k,
                     payload: p,
@@ -357,7 +377,8 @@ impl App {
             r.notes = marks.notes;
             let ticket = r.queue();
             self.select(i);
-            self.status = format!("undid the {} on turn {turn}", kind.as_str());
+            self.status = format!("undid {what} on turn {turn}");
+            self.said = Some(self.status.clone());
             return vec![super::app::review_save(
                 ticket,
                 Some(turn as usize),
@@ -365,7 +386,7 @@ impl App {
                 payload,
             )];
         }
-        self.status = format!("undid the {} on turn {turn}", kind.as_str());
+        self.status = format!("undid {what} on turn {turn}");
         vec![save(Some(turn as usize), ActionKind::Undo, payload)]
     }
 
@@ -380,8 +401,13 @@ impl App {
             } = c
             {
                 let who = self.reviewer.clone();
-                self.review_log
-                    .push((*turn as u32, *kind, payload.clone(), who));
+                self.review_log.push((
+                    *turn as u32,
+                    *kind,
+                    payload.clone(),
+                    who,
+                    crate::store::time::now_iso(),
+                ));
             }
         }
     }

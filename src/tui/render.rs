@@ -71,6 +71,8 @@ pub fn draw(f: &mut Frame, app: &App) {
     } else if app.help {
         overlay::help(f, app, t);
     }
+    // Last: every cluster in cells the terminal draws exactly as the buffer holds them.
+    super::cells::settle(f.buffer_mut());
 }
 
 pub(super) fn badge(s: Option<Status>, t: &Theme) -> Span<'static> {
@@ -182,8 +184,15 @@ fn turn_rows(app: &App, turn: &TurnView, width: usize, selected: bool) -> Vec<Li
             (s, _) => badge(s, t),
         },
     ];
-    if turn.review.override_to.is_some() {
-        head.push(Span::styled("✎", Style::new().fg(t.accent)));
+    // ✎ for an override that changed the verdict; = for one that confirmed it (blind mode).
+    if let Some(to) = turn.review.override_to {
+        let director = turn
+            .attempts
+            .get(turn.committed.unwrap_or(usize::MAX))
+            .or(shown)
+            .and_then(|a| a.verdict.as_ref().map(|v| v.status));
+        let sign = if director == Some(to) { "=" } else { "✎" };
+        head.push(Span::styled(sign, Style::new().fg(t.accent)));
     }
     // The badges after the counts stay visible in a narrow pane: the counts shorten first.
     let mut tail: Vec<Span<'static>> = Vec::new();
@@ -228,8 +237,14 @@ fn turn_rows(app: &App, turn: &TurnView, width: usize, selected: bool) -> Vec<Li
         Style::new()
     };
     let mut rows = vec![Line::from(head).style(bg)];
-    let text = shown.map(|a| a.text.as_str()).unwrap_or("");
     let cursor = shown.is_some_and(|a| a.phase == Phase::Generating);
+    let text = shown.map(|a| a.text.as_str()).unwrap_or("");
+    // While streaming, the last cluster may still grow: it is drawn once complete.
+    let text = if cursor {
+        crate::text::width::without_open_cluster(text)
+    } else {
+        text
+    };
     // A streaming reply is wrapped from its last row on only (stream_wrap.rs).
     let wrapped = match shown.filter(|a| a.phase == Phase::Generating) {
         Some(a) => app
@@ -327,11 +342,20 @@ fn conversation(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
                 ])
                 .collect(),
             _ => vec![Line::styled(
-                "No run yet. n: new run · d: demo · ?: help",
+                format!(
+                    "No run yet. {}: new run · {}: demo · {}: help",
+                    app.key_name(crate::tui::keymap::Action::NewRun),
+                    app.key_name(crate::tui::keymap::Action::Demo),
+                    app.key_name(crate::tui::keymap::Action::Help)
+                ),
                 Style::new().fg(t.dim),
             )],
         };
-        f.render_widget(Paragraph::new(msg), inner);
+        // Wrapped, so nothing is cut at 80 columns.
+        f.render_widget(
+            Paragraph::new(msg).wrap(ratatui::widgets::Wrap { trim: false }),
+            inner,
+        );
         return;
     }
     // Lay out from the selected turn: the turns before it until the pane is half full, then

@@ -212,7 +212,15 @@ pub fn open(
     let log = rec
         .actions
         .iter()
-        .filter_map(|a| Some((a.turn?, a.kind, a.payload.clone(), who.get(&a.id).cloned())))
+        .filter_map(|a| {
+            Some((
+                a.turn?,
+                a.kind,
+                a.payload.clone(),
+                who.get(&a.id).cloned(),
+                a.created_at.clone(),
+            ))
+        })
         .collect();
     // Branches: each turn with the attempt it committed (the regenerated turn's attempts are
     // all on the main line).

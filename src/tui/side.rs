@@ -55,16 +55,26 @@ pub fn rules(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
         } else {
             Style::new().fg(t.text)
         };
+        // The value being edited always shows; the label shortens first (with …).
+        let value = fd.show(data);
+        let w = area.width as usize;
+        let vw = crate::text::width::width(&value).max(10).min(w);
+        let col = w.saturating_sub(vw).min(28);
+        let label = if fd.key.len() <= col {
+            fd.key.to_string()
+        } else {
+            fit(fd.key, col.saturating_sub(1))
+        };
         lines.push(Line::from(vec![
-            Span::styled(format!("{:<28}", fd.key), st),
-            Span::styled(format!("{:>10}", fd.show(data)), st.fg(t.accent)),
+            Span::styled(crate::text::width::pad(&label, col), st),
+            Span::styled(format!("{value:>vw$}"), st.fg(t.accent)),
         ]));
     }
     for id in ["yana", "ayu"] {
         if let Some(c) = data.characters.get(id) {
             let w = area.width as usize;
             let text = format!("{} endings: {}", c.display_name, c.tone.endings.join(" "));
-            lines.push(Line::styled(text.chars().take(w).collect::<String>(), dim));
+            lines.push(Line::styled(fit(&text, w), dim));
         }
     }
     if let Some(rj) = &app.rejudge {
@@ -122,7 +132,8 @@ pub fn rules(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
         }
     }
     lines.extend(super::kappa::lines(app, t, area.width));
-    f.render_widget(Paragraph::new(lines).scroll((app.right_scroll, 0)), area);
+    let scroll = scroll_for(app, lines.len(), area.height);
+    f.render_widget(Paragraph::new(lines).scroll((scroll, 0)), area);
 }
 
 pub fn stats(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
@@ -204,4 +215,23 @@ pub fn stats(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
             .style(Style::new().fg(t.accent)),
         spark,
     );
+}
+
+/// The right pane's scroll for `rows` rows in `height`: never past the last row; the furthest
+/// is remembered for the scroll keys.
+pub(super) fn scroll_for(app: &App, rows: usize, height: u16) -> u16 {
+    let max = rows.saturating_sub(height as usize).min(u16::MAX as usize) as u16;
+    app.right_max.set(max);
+    app.right_scroll.min(max)
+}
+
+/// `s` in at most `cols` columns, ending in "…" when cut.
+fn fit(s: &str, cols: usize) -> String {
+    if crate::text::width::width(s) <= cols {
+        return s.to_string();
+    }
+    format!(
+        "{}…",
+        crate::text::width::truncate(s, cols.saturating_sub(1))
+    )
 }

@@ -284,6 +284,12 @@ async fn event_loop(
         let expiry = rt.app.status_deadline();
         tokio::select! {
             Some(ev) = keys.recv() => match ev {
+                // ctrl-l redraws everything, over any dialog (the terminal is cleared, so
+                // whatever another program or a terminal quirk left on it is gone).
+                TermEvent::Key(k) if k.kind != KeyEventKind::Release && is_redraw(&k) => {
+                    let _ = terminal.clear();
+                    rt.app.dirty = true;
+                }
                 TermEvent::Key(k) if k.kind != KeyEventKind::Release => {
                     for cmd in rt.app.on_key(k) {
                         rt.execute(cmd);
@@ -329,3 +335,9 @@ async fn event_loop(
 }
 
 use super::app;
+
+/// ctrl-l: redraw the whole screen.
+fn is_redraw(k: &crossterm::event::KeyEvent) -> bool {
+    k.code == crossterm::event::KeyCode::Char('l')
+        && k.modifiers == crossterm::event::KeyModifiers::CONTROL
+}

@@ -23,6 +23,7 @@ pub mod save;
 pub mod scorecard;
 pub mod shared;
 pub mod similarity;
+pub mod stamp;
 pub mod validate;
 pub mod yaml_edit;
 

@@ -1,0 +1,139 @@
+//! Issue 23 "a reviewer's second day", items 8, 11 and 13: hints name the key the keymap binds
+//! (ctrl-n starts a run; `n` searches), and further small promises of the workbench.
+
+#[path = "review_fixture/mod.rs"]
+mod review_fixture;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use kakeai::tui::app::{App, Conn, Header};
+use kakeai::tui::keymap::{Action, Keymap};
+use kakeai::tui::theme;
+
+fn app_with(keymap: Keymap) -> App {
+    let header = Header {
+        endpoint: "http://127.0.0.1:11434".into(),
+        model: "gemma2:27b".into(),
+        conn: Conn::Up {
+            api: "ollama".into(),
+        },
+        analyzer: "fallback".into(),
+        ruleset: "0123456789ab".into(),
+        db: "/tmp/kakeai.db".into(),
+    };
+    App::new(header, theme::load_all().0, keymap)
+}
+
+/// Item 8: the first hints name the key the keymap binds to a new run (ctrl-n by default, the
+/// user's own binding when she changed it), never `n`, which searches.
+#[test]
+fn the_first_hints_name_the_key_that_starts_a_run() {
+    let user = "[keys]\n\"ctrl-t\" = \"new_run\"\n\"ctrl-n\" = \"none\"\n";
+    let custom = Keymap::from_text(Some((std::path::Path::new("keymap.toml"), user))).unwrap();
+    for (keymap, want) in [(Keymap::builtin(), "ctrl-n"), (custom, "ctrl-t")] {
+        let mut a = app_with(keymap);
+        for (w, h) in [(80, 24), (100, 30)] {
+            let s = review_fixture::screen(&a, w, h);
+            assert!(s.contains(&format!("No run yet. {want}: new run")), "{s}");
+            assert!(!s.contains(" n: new run"), "{s}");
+        }
+        a.act(Action::Stop);
+        assert!(
+            a.status
+                .starts_with(&format!("no run in progress — {want} starts one")),
+            "{}",
+            a.status
+        );
+        a.act(Action::PauseResume);
+        assert!(!a.status.contains(" n starts"), "{}", a.status);
+    }
+    // `n` itself does not start a run.
+    let mut a = app_with(Keymap::builtin());
+    let cmds = a.on_key(KeyEvent::new(KeyCode::Char('n'), KeyModifiers::NONE));
+    assert!(a.modal.is_none() && cmds.is_empty(), "{}", a.status);
+}
+
+/// Item 11: scrolling the detail pane stops at its last row — one `k` after many `j`s moves
+/// the text back at once (it scrolled into blank space, so `k` showed nothing new).
+#[test]
+fn the_detail_pane_stops_scrolling_at_its_last_row() {
+    let (_d, mut s) = review_fixture::store();
+    let run = review_fixture::add_run(&mut s, "駅前のパン屋へ", 4, 1);
+    let mut a = review_fixture::opened(&s, run);
+    a.act(Action::FirstTurn);
+    a.act(Action::NextTurn); // turn 2: two attempts, findings, a diff — more than one screen
+    a.on_key(KeyEvent::new(KeyCode::Char('l'), KeyModifiers::NONE));
+    let right = |sc: &str| -> String {
+        sc.lines()
+            .map(|l| l.split("││").nth(1).unwrap_or("").to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let top = right(&review_fixture::screen(&a, 80, 16));
+    let mut last = String::new();
+    for _ in 0..60 {
+        last = right(&review_fixture::screen(&a, 80, 16));
+        a.on_key(KeyEvent::new(KeyCode::Char('j'), KeyModifiers::NONE));
+    }
+    let bottom = right(&review_fixture::screen(&a, 80, 16));
+    assert_ne!(top, bottom, "the pane holds more than a screen");
+    assert_eq!(bottom, last, "still scrolling after 60 rows");
+    assert!(
+        bottom
+            .chars()
+            .any(|c| !c.is_whitespace() && c != '│' && c != '"'),
+        "scrolled into blank space:\n{bottom}"
+    );
+    a.on_key(KeyEvent::new(KeyCode::Char('k'), KeyModifiers::NONE));
+    let up = right(&review_fixture::screen(&a, 80, 16));
+    assert_ne!(
+        up, bottom,
+        "k after the end did not move the text:\n{bottom}"
+    );
+}
+
+/// Item 13: status messages say what happened — "👍 on turn 2", then "· saved ✓" when the
+/// store answers; "undid 👍 on turn 2" (not "undid the thumb").
+#[test]
+fn status_messages_say_what_happened() {
+    use kakeai::tui::app::{Command, UiMsg};
+    let (_d, mut s) = review_fixture::store();
+    let run = review_fixture::add_run(&mut s, "駅前のパン屋へ", 3, 1);
+    let mut a = review_fixture::opened(&s, run);
+    a.act(Action::FirstTurn);
+    a.act(Action::NextTurn);
+    let cmds = a.on_key(KeyEvent::new(KeyCode::Char('+'), KeyModifiers::NONE));
+    assert_eq!(a.status, "👍 on turn 2");
+    let ticket = cmds.iter().find_map(|c| match c {
+        Command::Save { ticket, .. } => *ticket,
+        _ => None,
+    });
+    a.on_msg(UiMsg::Saved {
+        turn: Some(2),
+        ticket,
+        result: Ok(()),
+    });
+    assert_eq!(a.status, "👍 on turn 2 · saved ✓");
+    a.on_key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::NONE));
+    assert_eq!(a.status, "undid 👍 on turn 2");
+}
+
+/// Item 9: the rules pane at 80×24 shows every value being edited (the labels shorten first,
+/// with …), and nothing in it is cut without "…".
+#[test]
+fn the_rules_pane_at_80_columns_shows_the_values() {
+    use kakeai::tui::app::Pane;
+    let mut a = app_with(Keymap::builtin());
+    a.pane = Pane::Rules;
+    let fields = kakeai::tui::tuning::fields();
+    let sc = review_fixture::screen(&a, 80, 24);
+    for fd in fields.iter().take(10) {
+        let value = fd.show(&a.rules.data);
+        assert!(
+            sc.lines().any(|l| l.split("││").nth(1).is_some_and(|r| r
+                .trim_end_matches(['│', '"', ' '])
+                .ends_with(value.as_str()))),
+            "{}: value {value} not shown\n{sc}",
+            fd.key
+        );
+    }
+}
