@@ -347,3 +347,92 @@ async fn an_expired_cache_is_judged_again_and_updated() {
     assert_eq!(later[0].2, "e1");
     assert!(line.calls().is_empty());
 }
+
+/// Issue 27: a group prompt tells speakers apart — each user line carries its speaker's mark,
+/// the same person always the same mark, different people different marks; the marks never
+/// reach what she is judged against, and `serve forget` removes one person's group lines.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn group_prompts_mark_each_speaker_and_forget_takes_one_persons_lines() {
+    let line = FakeLine::ok().await;
+    let llm = llm(
+        LINE,
+        judgment(r#"{"should_respond": false, "reason": "様子見", "confidence": 0.5}"#),
+    )
+    .await;
+    let s = Serve::start(
+        Env::new(),
+        &line.url,
+        &llm.server.url,
+        &fast_config(0.2),
+        &[],
+    );
+    // Three people, in a generated order; each message names her so she answers at once.
+    let people: Vec<String> = (0..3).map(|i| format!("U7a7a{i:028}")).collect();
+    let order = [0usize, 1, 0, 2, 1, 2, 0];
+    for (n, &p) in order.iter().enumerate() {
+        let mut e = text(&event_id(), GROUP, &format!("g{n}"), &format!("やな、{n}番目の話"));
+        e["source"]["userId"] = serde_json::json!(people[p]);
+        assert_eq!(s.send(&body(&[e])).await, 200);
+        line.wait(20, |c| c.len() == n + 1).await;
+    }
+    // The last reply's prompt: every user line marked, by person.
+    let prompts: Vec<serde_json::Value> = llm
+        .server
+        .recorded()
+        .into_iter()
+        .filter(|r| r.path == "/v1/chat/completions" && r.json()["stream"] == true)
+        .map(|r| r.json())
+        .collect();
+    let last = prompts.last().expect("her replies were generated");
+    let users: Vec<String> = last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap_or("").to_string())
+        .collect();
+    let mut mark_of: std::collections::HashMap<usize, String> = Default::default();
+    for u in &users {
+        let n: usize = u
+            .split("やな、")
+            .nth(1)
+            .and_then(|t| t.split('番').next())
+            .and_then(|d| d.parse().ok())
+            .unwrap_or_else(|| panic!("not one of the sent lines: {u}"));
+        let mark = u.split('】').next().unwrap_or("").to_string() + "】";
+        assert!(mark.starts_with('【'), "unmarked: {u}");
+        let prev = mark_of.insert(order[n], mark.clone());
+        assert!(prev.is_none_or(|p| p == mark), "one person, two marks: {users:?}");
+    }
+    let distinct: std::collections::HashSet<&String> = mark_of.values().collect();
+    assert_eq!(distinct.len(), mark_of.len(), "two people, one mark: {users:?}");
+    assert_eq!(mark_of.len(), 3, "{users:?}");
+    // Stored lines stay as said (no marks), with their speaker.
+    let stored = query(
+        &s.db(),
+        "SELECT text_masked, speaker FROM line_messages WHERE role = 'user'",
+        |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)),
+    );
+    assert!(stored.iter().all(|(t, sp)| !t.contains('【') && people.contains(sp)));
+    // Forget person 0 (while serving: WAL): their 3 lines and her replies to them go, the
+    // others' stay.
+    let db = s.db();
+    let o = s
+        .env
+        .run(&["serve", "forget", &people[0], "--db", db.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let left = query(
+        &db,
+        "SELECT role, speaker, reply_to FROM line_messages ORDER BY id",
+        |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, Option<i64>>(2)?,
+            ))
+        },
+    );
+    let theirs = order.iter().filter(|&&p| p == 0).count();
+    assert_eq!(left.len(), 2 * (order.len() - theirs), "{left:?}");
+    assert!(left.iter().all(|(_, sp, _)| sp != &people[0]));
+}

@@ -97,9 +97,44 @@ pub fn speaker_mark(index: usize) -> String {
     }
 }
 
+/// The mark of each speaker in `speakers` (LINE user ids, oldest first), by order of first
+/// appearance; a speaker LINE did not name ('') is 【?】, never merged with a named one.
+pub fn speaker_marks(speakers: &[&str]) -> Vec<String> {
+    let mut seen: Vec<&str> = Vec::new();
+    speakers
+        .iter()
+        .map(|s| {
+            if s.is_empty() {
+                return "【?】".to_string();
+            }
+            let i = seen.iter().position(|x| x == s).unwrap_or_else(|| {
+                seen.push(s);
+                seen.len() - 1
+            });
+            speaker_mark(i)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_same_speaker_keeps_one_mark_and_others_differ() {
+        let ids: Vec<String> = (0..40).map(|i| format!("U{:032}", i % 7)).collect();
+        let mut order: Vec<&str> = ids.iter().map(String::as_str).collect();
+        order.push("");
+        let marks = speaker_marks(&order);
+        for (i, a) in order.iter().enumerate() {
+            for (j, b) in order.iter().enumerate() {
+                let same = !a.is_empty() && a == b;
+                assert_eq!(marks[i] == marks[j], same || (a.is_empty() && b.is_empty()));
+            }
+        }
+        assert_eq!(marks[0], "【A】");
+        assert_eq!(marks[40], "【?】");
+    }
 
     #[test]
     fn speakers_get_distinct_marks() {

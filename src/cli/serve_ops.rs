@@ -79,7 +79,14 @@ pub fn forget_in(
             "DELETE FROM conversations WHERE conversation_id = ?1",
             [&conv],
         )?;
-        let messages = tx.execute("DELETE FROM line_messages WHERE channel_id = ?1", [id])?;
+        // A person's lines inside groups and rooms (and her replies to them) go too.
+        let in_groups = tx.execute(
+            "DELETE FROM line_messages WHERE reply_to IN
+               (SELECT id FROM line_messages WHERE speaker = ?1)",
+            [id],
+        )? + tx.execute("DELETE FROM line_messages WHERE speaker = ?1", [id])?;
+        let messages =
+            tx.execute("DELETE FROM line_messages WHERE channel_id = ?1", [id])? + in_groups;
         let events = tx.execute("DELETE FROM line_events WHERE channel_id = ?1", [id])?;
         let caches = tx.execute("DELETE FROM judgment_caches WHERE channel_id = ?1", [id])?;
         Ok(vec![

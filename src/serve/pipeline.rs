@@ -100,7 +100,7 @@ fn se(e: impl std::fmt::Display) -> crate::store::StoreError {
 pub async fn answer(svc: &Services, user: &UserLine) -> Answer {
     let started = Instant::now();
     let mut a = Answer::default();
-    let ctx = context(svc, user).await;
+    let (ctx, group) = context(svc, user).await;
     let sister = Sister::parse(&svc.me.id).unwrap_or(Sister::Yana);
     let budget = Duration::from_secs_f64(svc.cfg.answer_budget_seconds);
     let judgment = safety(svc, &user.text_masked, sister, &ctx.user, budget).await;
@@ -133,7 +133,7 @@ pub async fn answer(svc: &Services, user: &UserLine) -> Answer {
             chat::verdict::blocking_rules(&v)
         ));
     }
-    let chosen = attempts(svc, user, &ctx.history, started, &mut a).await;
+    let chosen = attempts(svc, user, &ctx.history, group.as_ref(), started, &mut a).await;
     let (text, verdict, source) = match chosen {
         Some((t, v)) => {
             inc(&svc.metrics.model_replies);
@@ -213,6 +213,7 @@ async fn attempts(
     svc: &Services,
     user: &UserLine,
     history: &[(String, String)],
+    group: Option<&GroupView>,
     started: Instant,
     a: &mut Answer,
 ) -> Option<(String, Verdict)> {
@@ -229,7 +230,12 @@ async fn attempts(
         }
         a.attempts += 1;
         let n = a.attempts;
-        match tokio::time::timeout(left, generate(svc, &user.text_masked, history, setting)).await {
+        // A group's prompt tells speakers apart; the Director judges against the plain lines.
+        let (said, before) = match group {
+            Some(g) => (g.text.as_str(), g.history.as_slice()),
+            None => (user.text_masked.as_str(), history),
+        };
+        match tokio::time::timeout(left, generate(svc, said, before, setting)).await {
             Ok(Ok((text, _))) if text.trim().is_empty() => {
                 a.trace.push(format!("attempt {n}: empty reply"))
             }
@@ -270,35 +276,83 @@ pub fn checks(svc: &Services) -> chat::Checks<'_> {
     }
 }
 
+/// A group's lines for the prompt, each user line marked by its speaker (【A】【B】…).
+pub struct GroupView {
+    pub history: Vec<(String, String)>,
+    /// The message answered, marked.
+    pub text: String,
+}
+
 /// The scope's earlier lines as `chat::context` reads them (the message itself excluded):
-/// blocked messages are flags, undelivered lines of hers are not part of it.
-async fn context(svc: &Services, user: &UserLine) -> ChatContext {
+/// blocked messages are flags, undelivered lines of hers are not part of it. In a group or
+/// room, also the same lines marked by speaker for the prompt.
+async fn context(svc: &Services, user: &UserLine) -> (ChatContext, Option<GroupView>) {
     let (ch, th, id) = (user.channel_id.clone(), user.thread_ts.clone(), user.id);
     let limit = svc
         .cfg
         .response
         .message_limit
         .max(2 * chat::context::FLAG_WINDOW);
-    let rows = svc
+    type Row = (String, String, String, String);
+    let (rows, me) = svc
         .store
         .call(move |s| {
             let mut st = s.conn().prepare(
-                "SELECT role, text_masked, state FROM line_messages WHERE channel_id = ?1
+                "SELECT role, text_masked, state, speaker FROM line_messages WHERE channel_id = ?1
                    AND thread_ts IS ?2 AND id < ?3 ORDER BY id DESC LIMIT ?4",
             )?;
-            let mut v: Vec<(String, String, String)> = st
+            let mut v: Vec<Row> = st
                 .query_map(rusqlite::params![ch, th, id, limit as i64], |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
                 })?
                 .collect::<Result<_, _>>()?;
             v.reverse();
-            Ok(v)
+            let me: String = s
+                .conn()
+                .query_row("SELECT speaker FROM line_messages WHERE id = ?1", [id], |r| {
+                    r.get(0)
+                })
+                .unwrap_or_default();
+            Ok((v, me))
         })
         .await
         .unwrap_or_default();
-    let mut c = chat::context::context(&chat::context::turns_from_rows(&rows));
-    // The prompt keeps the last `message_limit` turns; the flags saw the longer window.
     let keep = svc.cfg.response.message_limit;
+    let plain: Vec<(String, String, String)> = rows
+        .iter()
+        .map(|(r, t, s, _)| (r.clone(), t.clone(), s.clone()))
+        .collect();
+    let c = trimmed(chat::context::context(&chat::context::turns_from_rows(&plain)), keep);
+    if user.source_type == "user" {
+        return (c, None);
+    }
+    let mut who: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.0 == "user")
+        .map(|r| r.3.as_str())
+        .collect();
+    who.push(me.as_str());
+    let mut marks = chat::prompt::speaker_marks(&who).into_iter();
+    let marked: Vec<(String, String, String)> = plain
+        .into_iter()
+        .map(|(r, t, s)| match r.as_str() {
+            "user" => {
+                let m = marks.next().unwrap_or_default();
+                (r, format!("{m}{t}"), s)
+            }
+            _ => (r, t, s),
+        })
+        .collect();
+    let g = trimmed(chat::context::context(&chat::context::turns_from_rows(&marked)), keep);
+    let view = GroupView {
+        history: g.history,
+        text: format!("{}{}", marks.next().unwrap_or_default(), user.text_masked),
+    };
+    (c, Some(view))
+}
+
+/// The prompt keeps the last `keep` turns; the flags saw the longer window.
+fn trimmed(mut c: ChatContext, keep: usize) -> ChatContext {
     if c.history.len() > keep {
         c.history.drain(..c.history.len() - keep);
     }

@@ -251,6 +251,7 @@ fn to_new_event(
             webhook_event_id: Some(e.webhook_event_id.clone()),
             role: "user",
             character: svc.me.id.clone(),
+            speaker: speaker_of(e),
             at_ms: if e.timestamp > 0 {
                 e.timestamp
             } else {
@@ -294,6 +295,15 @@ fn to_new_event(
             channel,
         ),
     )
+}
+
+/// The group or room member who sent `e` ('' in a 1:1 chat: the channel is the user).
+fn speaker_of(e: &events::Event) -> String {
+    e.source
+        .as_ref()
+        .filter(|s| s.kind != "user")
+        .and_then(|s| s.user_id.clone())
+        .unwrap_or_default()
 }
 
 fn source_type_is_group(t: &str) -> bool {

@@ -39,6 +39,8 @@ pub struct NewMessage {
     pub mention: bool,
     pub at_ms: Millis,
     pub state: &'static str,
+    /// Who said it in a group or room (LINE's userId); '' in a 1:1 chat.
+    pub speaker: String,
 }
 
 /// The bot's line, written once it was handed to LINE (or failed to be).
@@ -147,8 +149,8 @@ fn insert_message(
     let n = tx.execute(
         "INSERT OR IGNORE INTO line_messages (channel_id, source_type, thread_ts, message_id,
            webhook_event_id, role, character, text_masked, original_content_hash, pii_kinds,
-           mention, at_ms, state, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+           mention, at_ms, state, created_at, speaker)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
         params![
             m.channel_id,
             m.source_type,
@@ -163,7 +165,8 @@ fn insert_message(
             m.mention,
             m.at_ms,
             m.state,
-            now
+            now,
+            m.speaker
         ],
     )?;
     Ok((n > 0).then(|| tx.last_insert_rowid()))
