@@ -49,6 +49,33 @@ pub struct PraiseRule {
 #[serde(deny_unknown_fields)]
 pub struct SettingRule {
     pub phrases: Vec<String>,
+    #[serde(default)]
+    pub living: LivingRule,
+}
+
+/// `setting` by meaning: a verb of living with a cue of living apart in the same clause.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LivingRule {
+    /// Dictionary forms of the verbs (住む, 暮らす), matched on the analyzer's lemmas.
+    pub lemmas: Vec<String>,
+    /// For the fallback analyzer, which has no lemmas: stem + first kana of an inflection.
+    pub stems: Vec<VerbStem>,
+    pub apart_cues: Vec<String>,
+    /// Cues that break the setting only with the verb negated (一緒に住んでない).
+    pub together_cues: Vec<String>,
+    pub negations: Vec<String>,
+    pub clause_ends: Vec<String>,
+    pub max_gap: usize,
+    pub gap_breaks: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VerbStem {
+    pub stem: String,
+    /// The kana an inflection may start with right after the stem.
+    pub okurigana: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -87,6 +114,8 @@ pub struct EarlyShiftRule {
 #[serde(deny_unknown_fields)]
 pub struct ToneEndingsRule {
     pub followers: Vec<String>,
+    #[serde(default)]
+    pub question_marks: Vec<String>,
 }
 
 /// `language`: a line that is not mostly Japanese → RETRY.

@@ -51,18 +51,38 @@ fn is_run_noun(m: &Morpheme) -> bool {
     matches!(m.pos, Pos::Noun(_) | Pos::Prefix)
 }
 
-fn run_is_topical(run: &[Morpheme]) -> bool {
-    run.iter().any(|m| m.pos.is_content_noun())
+/// Time words that frame a sentence (今日は寒い, 最近は…) rather than open a topic.
+const FRAME_WORDS: [&str; 16] = [
+    "今",
+    "いま",
+    "今日",
+    "きょう",
+    "明日",
+    "あした",
+    "昨日",
+    "きのう",
+    "最近",
+    "今度",
+    "今年",
+    "毎日",
+    "今回",
+    "いつも",
+    "前",
+    "後",
+];
+
+/// A noun run that can be a topic or keyword. 副詞可能 nouns (お昼, 夕方, 今日) count only
+/// when `adverbial_ok`: topics allow them (お昼についてですが、), keywords do not.
+fn run_is_topical(run: &[Morpheme], adverbial_ok: bool) -> bool {
+    let counts = |m: &Morpheme| {
+        m.pos.is_content_noun() || (adverbial_ok && m.pos == Pos::Noun(NounKind::Adverbial))
+    };
+    run.iter().any(counts)
         && !run.iter().all(|m| {
             matches!(
                 m.pos,
-                Pos::Noun(
-                    NounKind::Pronoun
-                        | NounKind::Number
-                        | NounKind::Adverbial
-                        | NounKind::Dependent
-                ) | Pos::Prefix
-            )
+                Pos::Noun(NounKind::Pronoun | NounKind::Number | NounKind::Dependent) | Pos::Prefix
+            ) || (!adverbial_ok && m.pos == Pos::Noun(NounKind::Adverbial))
         })
 }
 
@@ -134,7 +154,11 @@ pub fn find_topics(a: &Analysis, analyzer: &dyn Analyzer) -> Vec<Topic> {
                 continue;
             }
             let run = &toks[r0..k];
-            if !run_is_topical(run) || a.norm.any_masked(ws + run[0].start, p) {
+            // 〜について and 〜の話 name a topic whatever the noun; before は a time word
+            // only frames the sentence.
+            let adverbial_ok =
+                marker != TopicMarker::Wa || !FRAME_WORDS.contains(&surface(run).as_str());
+            if !run_is_topical(run, adverbial_ok) || a.norm.any_masked(ws + run[0].start, p) {
                 continue;
             }
             let ok = match marker {
@@ -193,7 +217,7 @@ pub fn keyword_occurrences(a: &Analysis, analyzer: &dyn Analyzer) -> Vec<String>
             k += 1;
         }
         let run = &toks[a0..k];
-        if !run_is_topical(run) || a.norm.any_masked(run[0].start, run[run.len() - 1].end) {
+        if !run_is_topical(run, false) || a.norm.any_masked(run[0].start, run[run.len() - 1].end) {
             continue;
         }
         let w = surface(run);

@@ -7,6 +7,7 @@ pub mod forbidden_word;
 pub mod interview_question;
 pub mod language;
 pub mod lines;
+pub mod living;
 pub mod praise;
 pub mod prompt_echo;
 pub mod prompt_leak;
