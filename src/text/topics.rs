@@ -51,25 +51,11 @@ fn is_run_noun(m: &Morpheme) -> bool {
     matches!(m.pos, Pos::Noun(_) | Pos::Prefix)
 }
 
-/// Time words that frame a sentence (今日は寒い, 最近は…) rather than open a topic.
-const FRAME_WORDS: [&str; 16] = [
-    "今",
-    "いま",
-    "今日",
-    "きょう",
-    "明日",
-    "あした",
-    "昨日",
-    "きのう",
-    "最近",
-    "今度",
-    "今年",
-    "毎日",
-    "今回",
-    "いつも",
-    "前",
-    "後",
-];
+/// The run starts with the honorific prefix お/ご, alone or fused into the noun (お昼).
+fn honorific(run: &[Morpheme]) -> bool {
+    run.first()
+        .is_some_and(|m| m.surface.starts_with(['お', 'ご', '御']))
+}
 
 /// A noun run that can be a topic or keyword. 副詞可能 nouns (お昼, 夕方, 今日) count only
 /// when `adverbial_ok`: topics allow them (お昼についてですが、), keywords do not.
@@ -154,10 +140,10 @@ pub fn find_topics(a: &Analysis, analyzer: &dyn Analyzer) -> Vec<Topic> {
                 continue;
             }
             let run = &toks[r0..k];
-            // 〜について and 〜の話 name a topic whatever the noun; before は a time word
-            // only frames the sentence.
-            let adverbial_ok =
-                marker != TopicMarker::Wa || !FRAME_WORDS.contains(&surface(run).as_str());
+            // 〜について and 〜の話 name a topic whatever the noun (お昼についてですが、). Before
+            // は a time noun frames the sentence (昔は, 去年は, 午前中は) unless an honorific
+            // prefix makes it a thing (お昼は, IPADIC's one token).
+            let adverbial_ok = marker != TopicMarker::Wa || honorific(run);
             if !run_is_topical(run, adverbial_ok) || a.norm.any_masked(ws + run[0].start, p) {
                 continue;
             }
