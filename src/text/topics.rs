@@ -28,7 +28,10 @@ pub struct Topic {
 }
 
 /// Nouns too generic to be a topic or a loop keyword.
-const STOP_NOUNS: [&str; 16] = [
+const STOP_NOUNS: [&str; 18] = [
+    // 〜の話はもうしました: the talk itself is not another topic.
+    "話",
+    "お話",
     "こと",
     "もの",
     "ところ",
@@ -92,6 +95,7 @@ fn candidates(a: &Analysis, s: &Sentence) -> Vec<(TopicMarker, usize, usize)> {
     for (needle, marker) in [
         ("について", TopicMarker::About),
         ("の話", TopicMarker::Talk),
+        ("のお話", TopicMarker::Talk),
         ("は", TopicMarker::Wa),
     ] {
         for (b, _) in text.match_indices(needle) {
@@ -118,14 +122,14 @@ pub fn find_topics(a: &Analysis, analyzer: &dyn Analyzer) -> Vec<Topic> {
     let mut out = Vec::new();
     for s in &a.sentences {
         for (marker, p, mlen) in candidates(a, s) {
+            // Back over the noun (kanji/katakana, and kana inside it: お祭り, 朝ごはん) and a
+            // little more, so the analyzer sees the word whole.
             let mut ws = p;
-            while ws > s.start && p - ws < 10 && is_wordish(a.chars[ws - 1]) {
+            while ws > s.start
+                && p - ws < 12
+                && (is_wordish(a.chars[ws - 1]) || is_hiragana(a.chars[ws - 1]))
+            {
                 ws -= 1;
-            }
-            let mut extra = if ws == p { 4 } else { 2 };
-            while ws > s.start && extra > 0 && is_hiragana(a.chars[ws - 1]) {
-                ws -= 1;
-                extra -= 1;
             }
             let we = (p + mlen + 6).min(s.end);
             let toks = analyzer.tokenize(a.norm.slice(ws, we));
@@ -151,7 +155,12 @@ pub fn find_topics(a: &Analysis, analyzer: &dyn Analyzer) -> Vec<Topic> {
                 TopicMarker::About => true,
                 TopicMarker::Talk => {
                     toks[k].surface == "の"
-                        && toks.get(k + 1).is_some_and(|m| m.surface.starts_with('話'))
+                        && toks.get(k + 1).is_some_and(|m| {
+                            m.surface.starts_with('話')
+                                || m.surface.starts_with("お話")
+                                || (m.surface == "お"
+                                    && toks.get(k + 2).is_some_and(|n| n.surface.starts_with('話')))
+                        })
                 }
                 TopicMarker::Wa => {
                     toks[k].surface == "は"

@@ -110,7 +110,11 @@ fn cue_before(
         return None;
     }
     let predicate = ms.iter().any(|m| {
-        m.start >= ce && m.end <= vs && matches!(m.pos, Pos::Verb | Pos::Adjective | Pos::AuxVerb)
+        m.start >= ce
+            && m.end <= vs
+            && matches!(m.pos, Pos::Verb | Pos::Adjective | Pos::AuxVerb)
+            // The copula's で after a noun cue (別々で住む) works as a particle.
+            && m.surface != "で"
     });
     (!predicate).then_some(cs)
 }

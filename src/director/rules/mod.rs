@@ -105,6 +105,7 @@ pub(crate) fn is_soft_tail(c: char) -> bool {
         c,
         'ね' | 'よ'
             | 'な'
+            | 'あ'
             | 'ー'
             | '〜'
             | '～'
