@@ -95,7 +95,8 @@ impl ServeConfig {
             .expect("the embedded serve.toml parses");
         let mut merged = toml::Value::Table(base);
         if let Some(p) = file {
-            let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
+            let text =
+                crate::limits::read_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
             let over: toml::Table = toml::from_str(&text).map_err(|e| located(p, &text, &e))?;
             merge(&mut merged, toml::Value::Table(over));
         }
