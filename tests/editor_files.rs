@@ -21,7 +21,7 @@ fn write(dir: &Path, rel: &str, text: &str) {
 
 const VIS: &str = "version: \"1.0\"\ndefault_visibility: 0\nentities:\n  characters:\n    やな:\n      sections:\n        基本: 3\n        秘密: ０\n        予定: {level: ２, readers: {ayu: １}}\n      secrets:\n        - id: S1\n          content: 内緒\n          visibility: \"１\"\n          subtlety: ７\n";
 
-const MD: &str = "---\ntype: character\nname: やな\n---\n# やな\n\n## 基本\n姉。\n\n## 秘密\n内緒。\n\n## 予定\n来週。\n";
+const MD: &str = "---\ntype: character\nname: やな\nai_visibility:\n  default: ３\n---\n# やな\n\n## 基本\n姉。\n\n## 秘密\n内緒。\n\n## 予定\n来週。\n";
 
 /// Levels of やな's sections as the reader `ayu` gets them.
 fn levels(dir: &Path) -> Vec<(String, u8)> {

@@ -112,14 +112,14 @@ fn nfkc_int<'de, D: Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
     RawNum::deserialize(d)?.get().ok_or_else(not_a_number)
 }
 
-fn nfkc_opt_int<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+pub(crate) fn nfkc_opt_int<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
     match Option::<RawNum>::deserialize(d)? {
         Some(n) => n.get().map(Some).ok_or_else(not_a_number),
         None => Ok(None),
     }
 }
 
-fn nfkc_int_map<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, i64>, D::Error> {
+pub(crate) fn nfkc_int_map<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, i64>, D::Error> {
     let raw = BTreeMap::<String, RawNum>::deserialize(d)?;
     raw.into_iter()
         .map(|(k, v)| v.get().map(|v| (k, v)).ok_or_else(not_a_number))
