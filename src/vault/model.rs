@@ -119,7 +119,9 @@ pub(crate) fn nfkc_opt_int<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64
     }
 }
 
-pub(crate) fn nfkc_int_map<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, i64>, D::Error> {
+pub(crate) fn nfkc_int_map<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<BTreeMap<String, i64>, D::Error> {
     let raw = BTreeMap::<String, RawNum>::deserialize(d)?;
     raw.into_iter()
         .map(|(k, v)| v.get().map(|v| (k, v)).ok_or_else(not_a_number))
