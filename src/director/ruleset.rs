@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::lexicon::Lexicon;
+pub use super::rules::living::{LivingRule, VerbStem};
 use crate::config::{ConfigError, load_toml_table, merge_tables};
 
 const DIRECTOR_TOML: &str = include_str!("../../assets/rules/director.toml");
@@ -51,31 +52,6 @@ pub struct SettingRule {
     pub phrases: Vec<String>,
     #[serde(default)]
     pub living: LivingRule,
-}
-
-/// `setting` by meaning: a verb of living with a cue of living apart in the same clause.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LivingRule {
-    /// Dictionary forms of the verbs (住む, 暮らす), matched on the analyzer's lemmas.
-    pub lemmas: Vec<String>,
-    /// For the fallback analyzer, which has no lemmas: stem + first kana of an inflection.
-    pub stems: Vec<VerbStem>,
-    pub apart_cues: Vec<String>,
-    /// Cues that break the setting only with the verb negated (一緒に住んでない).
-    pub together_cues: Vec<String>,
-    pub negations: Vec<String>,
-    pub clause_ends: Vec<String>,
-    pub max_gap: usize,
-    pub gap_breaks: Vec<String>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct VerbStem {
-    pub stem: String,
-    /// The kana an inflection may start with right after the stem.
-    pub okurigana: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -175,11 +175,11 @@ fn every_request() -> Vec<(String, Prompt)> {
     let work = crate::vault::load::sample();
     let ids: Vec<&str> = rules.data.characters.keys().map(String::as_str).collect();
     let worlds = crate::vault::shared::worlds(&work, &cfg.world, &ids);
-    let history = vec![
+    let history = [
         line("yana", "わ！あの灯台、すっごい古そう！"),
         line("ayu", "明治時代に建てられたそうですよ。"),
     ];
-    let guidance = vec!["前の発言はやや長めでした。短くしてください。".to_string()];
+    let guidance = ["前の発言はやや長めでした。短くしてください。".to_string()];
     let mut out = Vec::new();
     for id in &ids {
         let me = rules.character(id).unwrap();

@@ -9,7 +9,8 @@
 //! only the `gap_breaks` strings end the clause — so it misses kana-only verbs (すんでる) and
 //! may fire across a relative clause the strings do not catch.
 
-use crate::director::ruleset::LivingRule;
+use serde::{Deserialize, Serialize};
+
 use crate::text::Analysis;
 use crate::text::analyzer::Morpheme;
 use crate::text::analyzer::{Analyzer, AnalyzerKind, Pos};
@@ -124,4 +125,29 @@ fn starts_with_any(chars: &[char], i: usize, list: &[String]) -> bool {
         let n = s.chars().count();
         n > 0 && chars.len() >= i + n && chars[i..i + n].iter().copied().eq(s.chars())
     })
+}
+
+/// `setting` by meaning: a verb of living with a cue of living apart in the same clause.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LivingRule {
+    /// Dictionary forms of the verbs (住む, 暮らす), matched on the analyzer's lemmas.
+    pub lemmas: Vec<String>,
+    /// For the fallback analyzer, which has no lemmas: stem + first kana of an inflection.
+    pub stems: Vec<VerbStem>,
+    pub apart_cues: Vec<String>,
+    /// Cues that break the setting only with the verb negated (一緒に住んでない).
+    pub together_cues: Vec<String>,
+    pub negations: Vec<String>,
+    pub clause_ends: Vec<String>,
+    pub max_gap: usize,
+    pub gap_breaks: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VerbStem {
+    pub stem: String,
+    /// The kana an inflection may start with right after the stem.
+    pub okurigana: String,
 }
