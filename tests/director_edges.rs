@@ -43,9 +43,9 @@ fn an_unmatched_opening_bracket_does_not_stop_sentence_splitting() {
     let v = judge("yana", "ねえ(笑 これ見て！すごい！きれい！やばい！");
     assert_eq!(v.sentences, 4);
     assert!(rule_status(&v, RuleId::Scatter) >= Warn, "{:?}", v.findings);
-    // Balanced brackets still hold their terminators.
+    // Seed §6.1 (issue 26 §2): a terminator ends a sentence inside balanced brackets too.
     let v = judge("yana", "「すごい！」って言ったよね。");
-    assert_eq!(v.sentences, 1);
+    assert_eq!(v.sentences, 2);
 }
 
 #[test]

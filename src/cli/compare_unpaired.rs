@@ -26,7 +26,7 @@ pub fn run(args: &CompareArgs, mut store: Store) -> i32 {
     let Some(path) = &args.topics else {
         return fail(EXIT_BAD_INPUT, "--topics FILE");
     };
-    let topics: Vec<String> = match std::fs::read_to_string(path) {
+    let topics: Vec<String> = match crate::limits::read_string(path) {
         Ok(t) => t
             .lines()
             .map(str::trim)

@@ -55,7 +55,7 @@ pub fn char_column(line: &str, byte_col: usize) -> usize {
 
 /// Parses one input line. `Ok(None)` for a blank line.
 pub fn parse_line(line: &str, default_speaker: Option<&str>) -> Result<Option<Record>, BadLine> {
-    let t = line.trim_end_matches(['\r', '\n']);
+    let t = crate::limits::strip_bom(line).trim_end_matches(['\r', '\n']);
     if t.trim().is_empty() {
         return Ok(None);
     }

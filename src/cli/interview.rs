@@ -44,7 +44,7 @@ pub struct InterviewArgs {
 
 fn load_answers(script: Option<&PathBuf>) -> Result<Vec<String>, String> {
     let text = match script {
-        Some(p) => std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?,
+        Some(p) => crate::limits::read_string(p).map_err(|e| format!("{}: {e}", p.display()))?,
         None => {
             let mut s = String::new();
             for l in std::io::stdin().lock().lines() {

@@ -249,7 +249,7 @@ fn read_lines(
         let lineno = n + 1;
         let line =
             line.map_err(|e| BadLine::msg(format!("cannot read: {e}")).render(name, lineno))?;
-        let t = line.trim_end_matches('\r');
+        let t = crate::limits::strip_bom(&line).trim_end_matches('\r');
         if t.trim().is_empty() {
             continue;
         }

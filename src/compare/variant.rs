@@ -57,7 +57,7 @@ pub struct Applied {
 
 impl Variant {
     pub fn load(path: &Path) -> Result<Variant, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Io {
+        let text = crate::limits::read_string(path).map_err(|e| ConfigError::Io {
             path: path.to_path_buf(),
             message: e.to_string(),
         })?;

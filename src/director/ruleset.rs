@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::lexicon::Lexicon;
+pub use super::rules::living::{LivingRule, VerbStem};
 use crate::config::{ConfigError, load_toml_table, merge_tables};
 
 const DIRECTOR_TOML: &str = include_str!("../../assets/rules/director.toml");
@@ -49,6 +50,8 @@ pub struct PraiseRule {
 #[serde(deny_unknown_fields)]
 pub struct SettingRule {
     pub phrases: Vec<String>,
+    #[serde(default)]
+    pub living: LivingRule,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -87,6 +90,8 @@ pub struct EarlyShiftRule {
 #[serde(deny_unknown_fields)]
 pub struct ToneEndingsRule {
     pub followers: Vec<String>,
+    #[serde(default)]
+    pub question_marks: Vec<String>,
 }
 
 /// `language`: a line that is not mostly Japanese → RETRY.

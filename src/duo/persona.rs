@@ -23,8 +23,7 @@ pub fn section(c: &Character, partner: &Character) -> String {
             partner.display_name, first
         ));
     }
-    let mut nots: Vec<&str> = c.must_not.iter().map(String::as_str).collect();
-    nots.extend(c.forbidden_words.iter().map(|w| w.reason.as_str()));
+    let nots = prohibitions(c);
     if !nots.is_empty() {
         s.push_str("してはいけないこと:\n");
         for n in nots {
@@ -38,6 +37,44 @@ pub fn section(c: &Character, partner: &Character) -> String {
         }
     }
     s
+}
+
+/// The lines under してはいけないこと: `must_not` as written, then one line per distinct reason
+/// naming every forbidden word that shares it — 「姉上」「お姉ちゃん」「やなちゃん」と言わない
+/// （あゆはやなを「姉様」と呼びます） — so a reason, a positive statement, is never listed as a
+/// prohibition of its own, and no line appears twice.
+pub fn prohibitions(c: &Character) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |line: String| {
+        if !line.trim().is_empty() && !out.contains(&line) {
+            out.push(line);
+        }
+    };
+    for n in &c.must_not {
+        push(n.trim().to_string());
+    }
+    let mut reasons: Vec<(&str, Vec<&str>)> = Vec::new();
+    for w in c
+        .forbidden_words
+        .iter()
+        .filter(|w| !w.word.trim().is_empty())
+    {
+        let reason = w.reason.trim().trim_end_matches('。');
+        match reasons.iter_mut().find(|(r, _)| *r == reason) {
+            Some((_, words)) if !words.contains(&w.word.as_str()) => words.push(&w.word),
+            Some(_) => {}
+            None => reasons.push((reason, vec![&w.word])),
+        }
+    }
+    for (reason, words) in reasons {
+        let named: String = words.iter().map(|w| format!("「{w}」")).collect();
+        push(if reason.is_empty() {
+            format!("{named}と言わない。")
+        } else {
+            format!("{named}と言わない（{reason}）。")
+        });
+    }
+    out
 }
 
 /// A short hash of everything persona-related the prompts use, stored with every run.

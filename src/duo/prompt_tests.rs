@@ -167,3 +167,113 @@ fn lighter_systems_swap_only_the_world() {
     assert!(super::lighter_systems(&m[1..], full, &["港町。".into()]).is_empty());
     assert!(super::lighter_systems(&m, "別の世界", &["港町。".into()]).is_empty());
 }
+
+/// Every request for every bundled persona, told the sample vault's world, at the start, mid
+/// conversation and with guidance and an owner instruction.
+fn every_request() -> Vec<(String, Prompt)> {
+    let (rules, cfg) = setup();
+    let work = crate::vault::load::sample();
+    let ids: Vec<&str> = rules.data.characters.keys().map(String::as_str).collect();
+    let worlds = crate::vault::shared::worlds(&work, &cfg.world, &ids);
+    let history = [
+        line("yana", "わ！あの灯台、すっごい古そう！"),
+        line("ayu", "明治時代に建てられたそうですよ。"),
+    ];
+    let guidance = ["前の発言はやや長めでした。短くしてください。".to_string()];
+    let mut out = Vec::new();
+    for id in &ids {
+        let me = rules.character(id).unwrap();
+        let partner = rules.character(&me.partner).unwrap();
+        let world = worlds.get(*id).map_or(cfg.world.as_str(), String::as_str);
+        for (h, g, o) in [
+            (&history[..0], &guidance[..0], None),
+            (&history[..], &guidance[..], Some("灯台の話を続けて")),
+        ] {
+            let p = build(&PromptInput {
+                speaker: me,
+                partner,
+                topic: "港の灯台",
+                cfg: &cfg,
+                world,
+                history: h,
+                guidance: g,
+                owner: o,
+            });
+            out.push((id.to_string(), p));
+        }
+    }
+    out
+}
+
+/// Issue 26 §5: あゆ's prompt listed 「あゆはやなを「姉様」と呼びます。」 three times.
+#[test]
+fn no_line_repeats_in_any_request() {
+    for (id, p) in every_request() {
+        let mut seen = std::collections::HashSet::new();
+        for m in &p.messages {
+            for l in m.content.lines().map(str::trim).filter(|l| !l.is_empty()) {
+                assert!(seen.insert(l.to_string()), "{id}: repeated line {l:?}");
+            }
+        }
+    }
+}
+
+/// Issue 26 §5: what is listed under してはいけないこと is a prohibition (a negative predicate),
+/// never a positive statement such as 「あゆはやなを「姉様」と呼びます。」.
+#[test]
+fn prohibitions_are_prohibitions() {
+    for (id, p) in every_request() {
+        let sys = &p.messages[0].content;
+        let list = sys
+            .split("してはいけないこと:\n")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{id}: no prohibitions"));
+        let bullets: Vec<&str> = list.lines().take_while(|l| l.starts_with("- ")).collect();
+        assert!(!bullets.is_empty(), "{id}");
+        for b in bullets {
+            // The first sentence is the prohibition; advice may follow it (…しない。発見は姉に
+            // 任せ…), a reason may close it in brackets: 「X」と言わない（…）。
+            let body = first_sentence(b.trim_start_matches("- "));
+            let head = match body.strip_suffix('）').and_then(|s| s.rfind('（')) {
+                Some(i) => &body[..i],
+                None => body,
+            };
+            assert!(
+                head.ends_with("ない") || head.ends_with("ません"),
+                "{id}: not a prohibition: {b}"
+            );
+        }
+    }
+}
+
+/// Up to the first 。 outside brackets, without it.
+fn first_sentence(s: &str) -> &str {
+    let mut depth = 0i32;
+    for (i, c) in s.char_indices() {
+        match c {
+            '「' | '（' | '『' => depth += 1,
+            '」' | '）' | '』' => depth -= 1,
+            '。' if depth == 0 => return &s[..i],
+            _ => {}
+        }
+    }
+    s
+}
+
+/// Each forbidden word is still named in its speaker's prompt, with its reason once.
+#[test]
+fn forbidden_words_are_named_once_with_their_reason() {
+    let (rules, _) = setup();
+    for (id, p) in every_request() {
+        let c = rules.character(&id).unwrap();
+        let sys = &p.messages[0].content;
+        for w in &c.forbidden_words {
+            assert!(sys.contains(&format!("「{}」", w.word)), "{id}: {}", w.word);
+            assert_eq!(
+                sys.matches(w.reason.trim_end_matches('。')).count(),
+                1,
+                "{id}"
+            );
+        }
+    }
+}

@@ -82,6 +82,7 @@ fn join_stem_nouns(ms: Vec<Morpheme>) -> Vec<Morpheme> {
                 end: c.end,
                 surface: format!("{}{}{}", a.surface, b.surface, c.surface),
                 pos: Pos::Noun(NounKind::General),
+                lemma: None,
             });
             i += 3;
             continue;

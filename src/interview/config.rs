@@ -143,7 +143,7 @@ pub fn load(name: &str) -> Result<InterviewConfig, ConfigError> {
         });
     }
     if let Some(p) = user_path(name).filter(|p| p.exists()) {
-        let text = std::fs::read_to_string(&p).map_err(|e| ConfigError::Io {
+        let text = crate::limits::read_string(&p).map_err(|e| ConfigError::Io {
             path: p.clone(),
             message: e.to_string(),
         })?;

@@ -67,8 +67,31 @@ pub fn read_text(path: &Path, limit: u64) -> Result<String, LimitError> {
     utf8(path, bytes)
 }
 
-/// `bytes` as text, or where the first invalid byte is (1-based line, column in chars).
-pub fn utf8(path: &Path, bytes: Vec<u8>) -> Result<String, LimitError> {
+/// The UTF-8 byte order mark some editors (Windows Notepad, Excel exports) write first.
+pub const BOM: char = '\u{feff}';
+
+/// `text` without a leading byte order mark: no parser sees it, so it is never "more than one
+/// document", an unknown key or a bad first value (issue 26 §3).
+pub fn strip_bom(text: &str) -> &str {
+    text.strip_prefix(BOM).unwrap_or(text)
+}
+
+/// `std::fs::read_to_string` without a leading byte order mark, for the files that are not
+/// held to a size limit here (themes, server and interview settings, safety data, variants).
+pub fn read_string(path: impl AsRef<Path>) -> std::io::Result<String> {
+    let mut text = std::fs::read_to_string(path)?;
+    if text.starts_with(BOM) {
+        text.drain(..BOM.len_utf8());
+    }
+    Ok(text)
+}
+
+/// `bytes` as text without a leading byte order mark, or where the first invalid byte is
+/// (1-based line, column in chars).
+pub fn utf8(path: &Path, mut bytes: Vec<u8>) -> Result<String, LimitError> {
+    if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
+        bytes.drain(..3);
+    }
     String::from_utf8(bytes).map_err(|e| {
         let (line, col) = utf8_position(e.as_bytes(), e.utf8_error().valid_up_to());
         LimitError::NotUtf8 {
@@ -110,10 +133,10 @@ pub fn read_toml(path: &Path) -> Result<String, LimitError> {
     Ok(text)
 }
 
-/// Reads one line (up to and without `\n`, `\r\n` trimmed) into `buf`; a line longer than
-/// [`MAX_LINE_BYTES`] is reported as `Err(true)` as soon as the limit is passed — the rest of
-/// it is not read (the input may never end: `/dev/zero`), so the caller stops there.
-/// `Ok(false)` at the end.
+/// Reads one line (up to and without `\n`, `\r\n` trimmed, a leading byte order mark dropped)
+/// into `buf`; a line longer than [`MAX_LINE_BYTES`] is reported as `Err(true)` as soon as the
+/// limit is passed — the rest of it is not read (the input may never end: `/dev/zero`), so the
+/// caller stops there. `Ok(false)` at the end.
 pub fn read_line(
     r: &mut impl std::io::BufRead,
     buf: &mut Vec<u8>,
@@ -122,6 +145,9 @@ pub fn read_line(
     loop {
         let chunk = r.fill_buf()?;
         if chunk.is_empty() {
+            if buf.starts_with(&[0xEF, 0xBB, 0xBF]) {
+                buf.drain(..3);
+            }
             return Ok(Ok(!buf.is_empty()));
         }
         let (take, done) = match memchr::memchr(b'\n', chunk) {
@@ -140,6 +166,9 @@ pub fn read_line(
             }
             if buf.last() == Some(&b'\r') {
                 buf.pop();
+            }
+            if buf.starts_with(&[0xEF, 0xBB, 0xBF]) {
+                buf.drain(..3);
             }
             return Ok(Ok(true));
         }

@@ -269,7 +269,7 @@ pub fn load_sources(user_dir: Option<&Path>) -> Result<Vec<Source>, ConfigError>
         .collect();
     files.sort();
     for path in files {
-        let text = std::fs::read_to_string(&path).map_err(|e| io(&path, e))?;
+        let text = crate::limits::read_string(&path).map_err(|e| io(&path, e))?;
         out.push(Source::parse(&path, &text)?);
     }
     Ok(out)

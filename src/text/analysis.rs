@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use super::analyzer::Analyzer;
+use super::analyzer::{Analyzer, Morpheme};
 use super::chars::closing_of;
 use super::normalize::{Normalized, normalize};
 use super::sentences::{Sentence, split};
@@ -26,6 +26,8 @@ pub struct Analysis {
     pub script_format: bool,
     topics: OnceLock<(Vec<Topic>, usize)>,
     keywords: OnceLock<Vec<String>>,
+    /// The whole normalised text tokenised, for rules that read lemmas or word boundaries.
+    morphemes: OnceLock<Vec<Morpheme>>,
     /// Derived data keyed by its producer's fingerprint (e.g. lexicon hits of one ruleset
     /// vocabulary), so a rule edit that keeps the vocabulary re-runs rules only.
     memo: Mutex<Vec<(u64, Arc<dyn Any + Send + Sync>)>>,
@@ -46,6 +48,7 @@ impl Analysis {
             script_format: !skip.is_empty(),
             topics: OnceLock::new(),
             keywords: OnceLock::new(),
+            morphemes: OnceLock::new(),
             memo: Mutex::new(Vec::new()),
         }
     }
@@ -99,6 +102,13 @@ impl Analysis {
         memo.retain(|(k, _)| *k != key);
         memo.push((key, v.clone() as Arc<dyn Any + Send + Sync>));
         v
+    }
+
+    /// The normalised text's morphemes (char offsets into it), tokenised on first use only:
+    /// rules ask for them after a cheap string test, so most lines are never tokenised whole.
+    pub fn morphemes(&self, analyzer: &dyn Analyzer) -> &[Morpheme] {
+        self.morphemes
+            .get_or_init(|| analyzer.tokenize(self.text()))
     }
 
     /// Content keywords (nouns of 2+ chars), computed on first use.

@@ -1,10 +1,10 @@
-//! Sentence and line counting per seed 001 §6.1: 。！？ end a sentence, a line break without a
-//! terminal mark also ends one, empty lines are neither lines nor sentences.
+//! Sentence and line counting per seed 001 §6.1: every 。！？ ends a sentence, a line break
+//! without a terminal mark also ends one, empty lines are neither lines nor sentences.
 //!
-//! Terminators inside brackets do not split (「すごい！」と言った。 is one sentence) unless the
-//! bracket closes right after them and nothing but a line end, a space or another bracket follows.
-//! A bracket without its partner on the same line is literal text (as it is for the quote mask):
-//! a stray 「 or ( never swallows the rest of the line.
+//! Quotes do not protect their terminators: §2.1 excludes quoted text from tone and praise
+//! only, so 「すごい！」と言った。 is two sentences. Closing brackets right after a terminator
+//! belong to its sentence. A bracket without its partner on the same line is literal text (as
+//! it is for the quote mask): a stray 」 never joins a sentence.
 
 use super::chars::{closing_of, is_closing, is_terminator};
 
@@ -28,16 +28,11 @@ pub fn split(chars: &[char]) -> (Vec<Sentence>, usize) {
         .filter(|l| l.iter().any(|c| !c.is_whitespace()))
         .count();
     let paired = paired_brackets(chars);
-    let mut depth = 0usize;
     let mut start = 0usize;
     let mut i = 0usize;
     let n = chars.len();
-    let push = |sentences: &mut Vec<Sentence>,
-                s: usize,
-                body_end: usize,
-                end: usize,
-                t: Option<char>| {
-        if chars[s..body_end].iter().any(|c| !c.is_whitespace()) || t.is_some() {
+    let push =
+        |sentences: &mut Vec<Sentence>, s: usize, body_end: usize, end: usize, t: Option<char>| {
             // A terminator or a bracket alone (e.g. "！", a stray "（") is not a sentence.
             if chars[s..end].iter().any(|&c| {
                 !c.is_whitespace() && !is_terminator(c) && closing_of(c).is_none() && !is_closing(c)
@@ -49,54 +44,27 @@ pub fn split(chars: &[char]) -> (Vec<Sentence>, usize) {
                     terminator: t,
                 });
             }
-        }
-    };
+        };
     while i < n {
         let c = chars[i];
         if c == '\n' {
             push(&mut sentences, start, i, i, None);
-            depth = 0;
             i += 1;
             start = i;
             continue;
         }
-        if paired[i] {
-            if closing_of(c).is_some() {
-                depth += 1;
-            } else if is_closing(c) {
-                depth = depth.saturating_sub(1);
-            }
-        }
         if is_terminator(c) {
             let body_end = i;
-            let mut j = i;
-            while j < n && is_terminator(chars[j]) {
-                j += 1;
-            }
-            let mut k = j;
-            let mut d = depth;
-            while k < n && d > 0 && is_closing(chars[k]) && paired[k] {
-                d -= 1;
+            let mut k = i;
+            while k < n && is_terminator(chars[k]) {
                 k += 1;
             }
-            let ends = if depth == 0 {
-                true
-            } else {
-                // Inside brackets: split only when they all close and the quote is finished.
-                d == 0
-                    && (k >= n
-                        || chars[k] == '\n'
-                        || chars[k].is_whitespace()
-                        || closing_of(chars[k]).is_some())
-            };
-            if ends {
-                push(&mut sentences, start, body_end, k, Some(c));
-                depth = d;
-                i = k;
-                start = k;
-                continue;
+            while k < n && is_closing(chars[k]) && paired[k] {
+                k += 1;
             }
-            i = j;
+            push(&mut sentences, start, body_end, k, Some(c));
+            i = k;
+            start = k;
             continue;
         }
         i += 1;
@@ -150,11 +118,20 @@ mod tests {
         assert_eq!(count("\n \n"), (0, 0));
     }
 
+    /// Seed §6.1: a terminator inside quotes ends a sentence too (issue 26 §2).
     #[test]
-    fn quotes_do_not_split_unless_closed_at_the_end() {
-        assert_eq!(count("「すごい！」と言った。"), (1, 1));
+    fn terminators_inside_quotes_end_sentences() {
+        assert_eq!(count("「すごい！」と言った。"), (2, 1));
         assert_eq!(count("「やっほー！」「元気？」"), (2, 1));
         assert_eq!(count("（頷いて）そうだね。"), (1, 1));
+        assert_eq!(count("あゆが「見て！あれ！」って。"), (3, 1));
+        let chars: Vec<char> = "「すごい！」と言った。".chars().collect();
+        let (s, _) = split(&chars);
+        assert_eq!(
+            (s[0].body_end, s[0].end),
+            (4, 6),
+            "the closer joins its sentence"
+        );
     }
 
     #[test]

@@ -28,7 +28,10 @@ pub struct Topic {
 }
 
 /// Nouns too generic to be a topic or a loop keyword.
-const STOP_NOUNS: [&str; 16] = [
+const STOP_NOUNS: [&str; 18] = [
+    // 〜の話はもうしました: the talk itself is not another topic.
+    "話",
+    "お話",
     "こと",
     "もの",
     "ところ",
@@ -51,18 +54,24 @@ fn is_run_noun(m: &Morpheme) -> bool {
     matches!(m.pos, Pos::Noun(_) | Pos::Prefix)
 }
 
-fn run_is_topical(run: &[Morpheme]) -> bool {
-    run.iter().any(|m| m.pos.is_content_noun())
+/// The run starts with the honorific prefix お/ご, alone or fused into the noun (お昼).
+fn honorific(run: &[Morpheme]) -> bool {
+    run.first()
+        .is_some_and(|m| m.surface.starts_with(['お', 'ご', '御']))
+}
+
+/// A noun run that can be a topic or keyword. 副詞可能 nouns (お昼, 夕方, 今日) count only
+/// when `adverbial_ok`: topics allow them (お昼についてですが、), keywords do not.
+fn run_is_topical(run: &[Morpheme], adverbial_ok: bool) -> bool {
+    let counts = |m: &Morpheme| {
+        m.pos.is_content_noun() || (adverbial_ok && m.pos == Pos::Noun(NounKind::Adverbial))
+    };
+    run.iter().any(counts)
         && !run.iter().all(|m| {
             matches!(
                 m.pos,
-                Pos::Noun(
-                    NounKind::Pronoun
-                        | NounKind::Number
-                        | NounKind::Adverbial
-                        | NounKind::Dependent
-                ) | Pos::Prefix
-            )
+                Pos::Noun(NounKind::Pronoun | NounKind::Number | NounKind::Dependent) | Pos::Prefix
+            ) || (!adverbial_ok && m.pos == Pos::Noun(NounKind::Adverbial))
         })
 }
 
@@ -86,6 +95,7 @@ fn candidates(a: &Analysis, s: &Sentence) -> Vec<(TopicMarker, usize, usize)> {
     for (needle, marker) in [
         ("について", TopicMarker::About),
         ("の話", TopicMarker::Talk),
+        ("のお話", TopicMarker::Talk),
         ("は", TopicMarker::Wa),
     ] {
         for (b, _) in text.match_indices(needle) {
@@ -112,14 +122,14 @@ pub fn find_topics(a: &Analysis, analyzer: &dyn Analyzer) -> Vec<Topic> {
     let mut out = Vec::new();
     for s in &a.sentences {
         for (marker, p, mlen) in candidates(a, s) {
+            // Back over the noun (kanji/katakana, and kana inside it: お祭り, 朝ごはん) and a
+            // little more, so the analyzer sees the word whole.
             let mut ws = p;
-            while ws > s.start && p - ws < 10 && is_wordish(a.chars[ws - 1]) {
+            while ws > s.start
+                && p - ws < 12
+                && (is_wordish(a.chars[ws - 1]) || is_hiragana(a.chars[ws - 1]))
+            {
                 ws -= 1;
-            }
-            let mut extra = if ws == p { 4 } else { 2 };
-            while ws > s.start && extra > 0 && is_hiragana(a.chars[ws - 1]) {
-                ws -= 1;
-                extra -= 1;
             }
             let we = (p + mlen + 6).min(s.end);
             let toks = analyzer.tokenize(a.norm.slice(ws, we));
@@ -134,14 +144,23 @@ pub fn find_topics(a: &Analysis, analyzer: &dyn Analyzer) -> Vec<Topic> {
                 continue;
             }
             let run = &toks[r0..k];
-            if !run_is_topical(run) || a.norm.any_masked(ws + run[0].start, p) {
+            // 〜について and 〜の話 name a topic whatever the noun (お昼についてですが、). Before
+            // は a time noun frames the sentence (昔は, 去年は, 午前中は) unless an honorific
+            // prefix makes it a thing (お昼は, IPADIC's one token).
+            let adverbial_ok = marker != TopicMarker::Wa || honorific(run);
+            if !run_is_topical(run, adverbial_ok) || a.norm.any_masked(ws + run[0].start, p) {
                 continue;
             }
             let ok = match marker {
                 TopicMarker::About => true,
                 TopicMarker::Talk => {
                     toks[k].surface == "の"
-                        && toks.get(k + 1).is_some_and(|m| m.surface.starts_with('話'))
+                        && toks.get(k + 1).is_some_and(|m| {
+                            m.surface.starts_with('話')
+                                || m.surface.starts_with("お話")
+                                || (m.surface == "お"
+                                    && toks.get(k + 2).is_some_and(|n| n.surface.starts_with('話')))
+                        })
                 }
                 TopicMarker::Wa => {
                     toks[k].surface == "は"
@@ -193,7 +212,7 @@ pub fn keyword_occurrences(a: &Analysis, analyzer: &dyn Analyzer) -> Vec<String>
             k += 1;
         }
         let run = &toks[a0..k];
-        if !run_is_topical(run) || a.norm.any_masked(run[0].start, run[run.len() - 1].end) {
+        if !run_is_topical(run, false) || a.norm.any_masked(run[0].start, run[run.len() - 1].end) {
             continue;
         }
         let w = surface(run);

@@ -137,7 +137,7 @@ pub fn load_all() -> (Vec<Theme>, Vec<ConfigError>) {
         .collect();
     files.sort();
     for p in files {
-        match std::fs::read_to_string(&p) {
+        match crate::limits::read_string(&p) {
             Ok(text) => match Theme::parse(&p, &text) {
                 Ok(t) => themes.push(t),
                 Err(e) => errors.push(e),

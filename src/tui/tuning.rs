@@ -288,7 +288,7 @@ fn judge_chunk(
 
 /// Writes the edited fields into the user's rules file, keeping whatever else it holds.
 pub fn save(rules: &RuleSet, path: &std::path::Path) -> Result<(), String> {
-    let mut table = match std::fs::read_to_string(path) {
+    let mut table = match crate::limits::read_string(path) {
         Ok(text) => crate::config::load_toml_table(path, &text).map_err(|e| e.to_string())?,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => toml::Table::new(),
         Err(e) => return Err(format!("{}: {e}", path.display())),

@@ -201,11 +201,26 @@ fn prompt_text(c: &FilteredContext, items: &[Item]) -> String {
             s.push_str(&format!("■ {label}\n{}\n", ci.text.trim()));
         }
     }
+    // Templates repeat their fixed lines in every notice (会話では、ここに書かれていることだけを…):
+    // a line already told is not told again, so no line of a prompt repeats (issue 26 §5).
+    let mut told: Vec<String> = s.lines().map(|l| l.trim().to_string()).collect();
     for h in &c.hints {
+        let mut lines = Vec::new();
+        for l in h.trim().lines() {
+            let t = l.trim();
+            if !t.is_empty() && told.iter().any(|x| x == t) {
+                continue;
+            }
+            told.push(t.to_string());
+            lines.push(l);
+        }
+        if lines.iter().all(|l| l.trim().is_empty()) {
+            continue;
+        }
         if !s.is_empty() {
             s.push('\n');
         }
-        s.push_str(h.trim());
+        s.push_str(&lines.join("\n"));
         s.push('\n');
     }
     s.trim_end().to_string()

@@ -22,14 +22,14 @@ pub struct FrontMatter {
     #[serde(default)]
     pub current_phase: Option<String>,
     /// `default` and optional per-section levels.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::model::nfkc_int_map")]
     pub ai_visibility: BTreeMap<String, i64>,
     /// Foreshadowing only.
     #[serde(default)]
     pub status: Option<FsStatus>,
     #[serde(default)]
     pub importance: Option<Importance>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::model::nfkc_opt_int")]
     pub subtlety: Option<i64>,
     #[serde(default)]
     pub forbidden_keywords: Vec<String>,

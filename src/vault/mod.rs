@@ -59,16 +59,34 @@ pub(crate) fn yaml_error(
     let message = excerpt(&message, 160);
     match e.location() {
         Some(l) => {
+            // A level error is located at the start of its mapping (serde reads the values of
+            // `sections:` before judging one): point at the line holding the bad value.
+            let mut message = message;
+            let (line, col) = if let Some(at) = tab_indent_near(text, l.line()) {
+                // A tab in the indentation makes the line part of its neighbour's value.
+                message = format!("{message} (a tab in the indentation; indent with spaces)");
+                at
+            } else if message.contains(model::LEVEL_EXPECTED) {
+                bad_level_line(text, l.line()).unwrap_or((l.line(), l.column()))
+            } else if message.contains(model::NUMBER_EXPECTED) {
+                bad_number_line(text, l.line()).unwrap_or((l.line(), l.column()))
+            } else if let Some(at) = full_width_colon_before(text, l.line()) {
+                // YAML stumbles a line later over `秘密：０` typed with the IME on.
+                message = format!("{message} (a full-width colon `：`; write `:` and a space)");
+                at
+            } else {
+                (l.line(), l.column())
+            };
             // Name what the bad value belongs to (`characters/やな/基本`), not just where it is.
-            let keys = yaml_path_at(text, l.line());
+            let keys = yaml_path_at(text, line);
             let message = match describe_path(&keys) {
                 Some(what) => format!("{}: {message}", excerpt(&what, 80)),
                 None => message,
             };
             ConfigError::Syntax {
                 path: path.to_path_buf(),
-                line: l.line() + line_offset,
-                col: l.column(),
+                line: line + line_offset,
+                col,
                 message,
             }
         }
@@ -87,6 +105,104 @@ pub(crate) fn excerpt(s: &str, max: usize) -> String {
         Some((at, _)) => format!("{}…", &s[..at]),
         None => s.to_string(),
     }
+}
+
+/// The first line from `from` (1-based) in the same block whose `key: value` holds no level:
+/// not 0–3 after NFKC (`０` is fine, `５` and `たかい` are not) and not a `{level: …}` map.
+/// Returns its line and the column (chars) of the value.
+fn bad_level_line(text: &str, from: usize) -> Option<(usize, usize)> {
+    use unicode_normalization::UnicodeNormalization;
+    let lines: Vec<&str> = text.lines().collect();
+    let first = lines.get(from.checked_sub(1)?)?;
+    let indent = first.len() - first.trim_start().len();
+    for (i, l) in lines.iter().enumerate().skip(from - 1) {
+        let t = l.trim_start();
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        if l.len() - t.len() < indent {
+            break;
+        }
+        let Some((key, value)) = t.split_once(':') else {
+            return Some((i + 1, l[..l.len() - t.len()].chars().count() + 1));
+        };
+        let v: String = value.nfkc().collect();
+        let v = v
+            .split(" #")
+            .next()
+            .unwrap_or("")
+            .trim()
+            .trim_matches(['"', '\'']);
+        if v.is_empty() || v.starts_with('{') {
+            continue;
+        }
+        if !v.parse::<i64>().is_ok_and(|n| (0..=3).contains(&n)) {
+            let col = l[..l.len() - t.len()].chars().count() + key.chars().count() + 2;
+            return Some((
+                i + 1,
+                col + (value.chars().count() - value.trim_start().chars().count()),
+            ));
+        }
+    }
+    None
+}
+
+/// The first line from `from` (1-based) whose `visibility:`/`subtlety:`/`default_visibility:`
+/// value is no whole number after NFKC: its line and the column of the value.
+fn bad_number_line(text: &str, from: usize) -> Option<(usize, usize)> {
+    use unicode_normalization::UnicodeNormalization;
+    const KEYS: [&str; 3] = ["visibility", "subtlety", "default_visibility"];
+    text.lines()
+        .enumerate()
+        .skip(from.saturating_sub(1))
+        .find_map(|(i, l)| {
+            let t = l.trim_start();
+            let t = t.strip_prefix("- ").unwrap_or(t);
+            let (key, value) = t.split_once(':')?;
+            if !KEYS.contains(&key.trim()) {
+                return None;
+            }
+            let v: String = value.nfkc().collect();
+            let v = v
+                .split(" #")
+                .next()
+                .unwrap_or("")
+                .trim()
+                .trim_matches(['"', '\'']);
+            if v.is_empty() || v.parse::<i64>().is_ok() {
+                return None;
+            }
+            let col = l.chars().count() - value.trim_start().chars().count() + 1;
+            Some((i + 1, col))
+        })
+}
+
+/// A line from `line` (1-based) to three after it whose indentation holds a tab: its line and
+/// the column of the tab.
+fn tab_indent_near(text: &str, line: usize) -> Option<(usize, usize)> {
+    text.lines()
+        .enumerate()
+        .skip(line.saturating_sub(1))
+        .take(4)
+        .find_map(|(i, l)| {
+            let lead = &l[..l.len() - l.trim_start().len()];
+            lead.chars().position(|c| c == '\t').map(|c| (i + 1, c + 1))
+        })
+}
+
+/// A line at or up to two before `line` (1-based) where a key is followed by a full-width
+/// colon and no ASCII colon: its line and the column of the `：`.
+fn full_width_colon_before(text: &str, line: usize) -> Option<(usize, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    (line.saturating_sub(2).max(1)..=line).rev().find_map(|n| {
+        let l = lines.get(n - 1)?;
+        let t = l.trim_start();
+        if t.starts_with('#') || t.starts_with('-') || l.contains(':') {
+            return None;
+        }
+        let c = l.chars().position(|c| c == '：')?;
+        Some((n, c + 1))
+    })
 }
 
 /// `entities/characters/やな/sections/基本` → `characters/やな/基本`; a secret's field →

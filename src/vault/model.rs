@@ -74,27 +74,89 @@ impl LevelSpec {
     }
 }
 
+/// The message of a value that is not a level; `yaml_error` finds its line by it.
+pub(crate) const LEVEL_EXPECTED: &str =
+    "expected a level 0–3, or {level: N, readers: {yana: N, ayu: N}}";
+
+/// A level number as typed: `2`, or text that reads as one after NFKC — `０` or `"２"` typed
+/// with the IME on (issue 26 §3).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawNum {
+    Num(i64),
+    Text(String),
+}
+
+impl RawNum {
+    fn get(self) -> Option<i64> {
+        match self {
+            RawNum::Num(n) => Some(n),
+            RawNum::Text(t) => {
+                use unicode_normalization::UnicodeNormalization;
+                let n: String = t.nfkc().collect();
+                n.trim().parse().ok()
+            }
+        }
+    }
+}
+
+/// The message of a number field that holds no number; `yaml_error` finds its line by it.
+pub(crate) const NUMBER_EXPECTED: &str = "expected a whole number (full-width digits are fine)";
+
+fn not_a_number<E: de::Error>() -> E {
+    E::custom(NUMBER_EXPECTED)
+}
+
+/// An integer field that also takes text reading as one after NFKC (`０`, `"３"`).
+fn nfkc_int<'de, D: Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
+    RawNum::deserialize(d)?.get().ok_or_else(not_a_number)
+}
+
+pub(crate) fn nfkc_opt_int<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+    match Option::<RawNum>::deserialize(d)? {
+        Some(n) => n.get().map(Some).ok_or_else(not_a_number),
+        None => Ok(None),
+    }
+}
+
+pub(crate) fn nfkc_int_map<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<BTreeMap<String, i64>, D::Error> {
+    let raw = BTreeMap::<String, RawNum>::deserialize(d)?;
+    raw.into_iter()
+        .map(|(k, v)| v.get().map(|v| (k, v)).ok_or_else(not_a_number))
+        .collect()
+}
+
 impl<'de> Deserialize<'de> for LevelSpec {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         #[derive(Deserialize)]
         #[serde(untagged)]
         enum Raw {
-            Num(i64),
+            Num(RawNum),
             Map {
-                level: i64,
+                level: RawNum,
                 #[serde(default)]
-                readers: BTreeMap<String, i64>,
+                readers: BTreeMap<String, RawNum>,
             },
         }
+        let bad = || de::Error::custom(LEVEL_EXPECTED);
         match Raw::deserialize(d) {
-            Ok(Raw::Num(level)) => Ok(LevelSpec {
-                level,
+            Ok(Raw::Num(n)) => Ok(LevelSpec {
+                level: n.get().ok_or_else(bad)?,
                 readers: BTreeMap::new(),
             }),
-            Ok(Raw::Map { level, readers }) => Ok(LevelSpec { level, readers }),
-            Err(_) => Err(de::Error::custom(
-                "expected a level 0–3, or {level: N, readers: {yana: N, ayu: N}}",
-            )),
+            Ok(Raw::Map { level, readers }) => {
+                let mut out = BTreeMap::new();
+                for (r, v) in readers {
+                    out.insert(r, v.get().ok_or_else(bad)?);
+                }
+                Ok(LevelSpec {
+                    level: level.get().ok_or_else(bad)?,
+                    readers: out,
+                })
+            }
+            Err(_) => Err(bad()),
         }
     }
 }
@@ -118,7 +180,7 @@ pub struct VisibilityFile {
     #[serde(default = "default_version")]
     pub version: String,
     /// Secure by default (seed §3.0): absent means 0.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nfkc_int")]
     pub default_visibility: i64,
     /// Entity type (`characters`, `world_settings`, `foreshadowing`) → entity name → settings.
     #[serde(default)]
@@ -158,10 +220,18 @@ pub struct SecretCfg {
     pub id: String,
     pub content: String,
     /// Absent: the work's default_visibility (secure by default).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "nfkc_opt_int"
+    )]
     pub visibility: Option<i64>,
     /// Per-reader levels, e.g. `{ayu: 2, yana: 0}`.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        deserialize_with = "nfkc_int_map"
+    )]
     pub readers: BTreeMap<String, i64>,
     #[serde(default)]
     pub importance: Importance,
@@ -170,7 +240,7 @@ pub struct SecretCfg {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub allowed_expressions: Vec<String>,
     /// 1 (plain hints) – 10 (barely perceptible). Seed: 微細度.
-    #[serde(default = "default_subtlety")]
+    #[serde(default = "default_subtlety", deserialize_with = "nfkc_int")]
     pub subtlety: i64,
     /// What the Level 1 notice calls this secret (its {section_name}); default 一部の設定.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -7,6 +7,7 @@ pub mod forbidden_word;
 pub mod interview_question;
 pub mod language;
 pub mod lines;
+pub mod living;
 pub mod praise;
 pub mod prompt_echo;
 pub mod prompt_leak;
@@ -104,6 +105,7 @@ pub(crate) fn is_soft_tail(c: char) -> bool {
         c,
         'ね' | 'よ'
             | 'な'
+            | 'あ'
             | 'ー'
             | '〜'
             | '～'
@@ -137,35 +139,73 @@ pub(crate) fn is_sentence_final(input: &Input, h: Hit, pattern: &str) -> bool {
     (h.end..s.body_end).all(|i| is_soft_tail(a.chars[i]) || a.norm.masked[i])
 }
 
-/// True when a tone ending counts (seed 001 §4.2): at its sentence's end, or followed (after
-/// optional softeners) by a quotative/conjunctive particle from `tone_endings.followers` that
-/// itself ends a word — 雨かなって思った counts, 静かなところ and じゃんけん do not.
+/// True when a tone ending counts (seed 001 §4.2: the normalised body contains it, anywhere,
+/// as an ending). With an analyzer that knows words, an ending that starts and ends on word
+/// boundaries counts wherever it is (よね、笑。 ; 静かな and かなり do not). Without one — and
+/// as well, with one — `counts_without_words` decides from the text around it.
 pub(crate) fn ends_phrase(input: &Input, h: Hit, pattern: &str) -> bool {
+    counts_without_words(input, h, pattern, 0) || on_word_boundaries(input, h)
+}
+
+fn on_word_boundaries(input: &Input, h: Hit) -> bool {
+    use crate::text::AnalyzerKind;
+    if input.analyzer.kind() == AnalyzerKind::Fallback {
+        return false;
+    }
+    let ms = input.a.morphemes(input.analyzer);
+    let starts = ms.binary_search_by_key(&h.start, |m| m.start).is_ok();
+    let ends = h.end >= input.a.chars.len() || ms.iter().any(|m| m.end == h.end);
+    starts && ends
+}
+
+/// The ending at its sentence's end, or followed (after optional softeners) by a
+/// `tone_endings` follower or question mark that ends a word, or by another ending that counts
+/// (ましたでしょうか). `depth` bounds the chain.
+fn counts_without_words(input: &Input, h: Hit, pattern: &str, depth: u8) -> bool {
+    use crate::text::chars::{is_hiragana, is_terminator};
     if is_sentence_final(input, h, pattern) {
         return true;
     }
-    let last = pattern.chars().last();
-    if last.is_some_and(crate::text::chars::is_terminator) {
+    if pattern.chars().last().is_some_and(is_terminator) {
         return false;
     }
     let chars = &input.a.chars;
-    let follows_at = |i: usize| {
-        let rest = &chars[i..];
-        input.rules.tone_endings.followers.iter().any(|f| {
+    let te = &input.rules.tone_endings;
+    // A word ends at `j` when only softeners stand before a non-hiragana char or the end.
+    let word_ends = |mut j: usize| {
+        while j < chars.len() && is_soft_tail(chars[j]) && chars[j] != ' ' {
+            j += 1;
+        }
+        chars.get(j).is_none_or(|&c| !is_hiragana(c))
+    };
+    let at = |i: usize, list: &[String]| {
+        list.iter().any(|f| {
             let n = f.chars().count();
             n > 0
-                && rest.len() >= n
-                && rest.iter().take(n).copied().eq(f.chars())
-                && rest
-                    .get(n)
-                    .is_none_or(|&c| !crate::text::chars::is_hiragana(c))
+                && chars.len() >= i + n
+                && chars[i..i + n].iter().copied().eq(f.chars())
+                // A comma ends the word by itself; a particle must (けど, not けどう…).
+                && (!f.chars().last().is_some_and(is_hiragana) || word_ends(i + n))
         })
     };
-    // The particle may come right after the ending or after softeners (かなーって); っ is
-    // both a softener and the start of って, so every position of the run is tried.
+    let endings = &input.character.tone.endings;
+    let chained = |i: usize| {
+        depth < 3
+            && visible_hits(input, Cat::ToneEnding)
+                .filter(|n| n.start == i)
+                .any(|n| {
+                    endings
+                        .get(n.idx as usize)
+                        .is_some_and(|p| counts_without_words(input, n, p, depth + 1))
+                })
+    };
+    let question_ok = !pattern.contains('か');
+    // っ is both a softener and the start of って: every position of the run is tried.
     let mut i = h.end;
     loop {
-        if i < chars.len() && follows_at(i) {
+        if i < chars.len()
+            && (at(i, &te.followers) || (question_ok && at(i, &te.question_marks)) || chained(i))
+        {
             return true;
         }
         if i < chars.len() && is_soft_tail(chars[i]) && chars[i] != ' ' {

@@ -74,7 +74,7 @@ fn read(path: &Path) -> Result<DigestKey, KeyError> {
             });
         }
     }
-    let text = std::fs::read_to_string(path).map_err(|e| io("read", e))?;
+    let text = crate::limits::read_string(path).map_err(|e| io("read", e))?;
     parse(&text)
         .map(|k| DigestKey::from_bytes(&k))
         .ok_or_else(|| KeyError::Malformed {
@@ -182,7 +182,7 @@ mod tests {
         }
         let e = load_or_create(&path).unwrap_err();
         assert!(matches!(e, KeyError::Malformed { .. }), "{e}");
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "not hex\n");
+        assert_eq!(crate::limits::read_string(&path).unwrap(), "not hex\n");
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;

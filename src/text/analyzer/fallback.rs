@@ -135,6 +135,7 @@ impl Analyzer for FallbackAnalyzer {
                 end: e,
                 surface: chars[s..e].iter().collect(),
                 pos,
+                lemma: None,
             });
         };
         for (k, &(s, e, cl)) in runs.iter().enumerate() {

@@ -381,11 +381,13 @@ impl LinderaAnalyzer {
             let start = char_at + gap.chars().count();
             char_at = start + surface.chars().count();
             byte_at = token.byte_end;
+            let pos = self.pos_of(token.word_id, surface);
             out.push(Morpheme {
                 start,
                 end: char_at,
                 surface: surface.to_owned(),
-                pos: self.pos_of(token.word_id, surface),
+                lemma: self.lemma_of(token.word_id, pos),
+                pos,
             });
         }
         out
@@ -470,6 +472,22 @@ impl LinderaAnalyzer {
             });
         }
         out
+    }
+
+    /// The base form of a known verb, adjective or auxiliary (details[6]); other words need
+    /// none, so most tokens allocate nothing here.
+    fn lemma_of(&self, word_id: WordId, pos: Pos) -> Option<String> {
+        if !matches!(pos, Pos::Verb | Pos::Adjective | Pos::AuxVerb)
+            || !word_id.is_system()
+            || word_id.is_unknown()
+        {
+            return None;
+        }
+        let dict = &self.segmenter.dictionary;
+        dict.word_details_iter(word_id.id() as usize)
+            .nth(6)
+            .filter(|b| *b != "*" && !b.is_empty())
+            .map(str::to_string)
     }
 
     /// Reads only the first two detail fields, borrowed: no per-token allocation.

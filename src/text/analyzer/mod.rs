@@ -105,6 +105,9 @@ pub struct Morpheme {
     pub end: usize,
     pub surface: String,
     pub pos: Pos,
+    /// The dictionary form (IPADIC base_form) of a verb, adjective or auxiliary — 住む for
+    /// 住んで. Only lindera knows it; the fallback leaves it `None`.
+    pub lemma: Option<String>,
 }
 
 /// A morphological analyzer. Implementations must be cheap to share across threads.
