@@ -120,6 +120,9 @@ pub fn run(args: ServeArgs) -> i32 {
         Ok(c) => c.with_flags(args.endpoint.clone(), args.model.clone(), args.api),
         Err(e) => return fail(2, e.to_string()),
     };
+    if let Some(v) = &vault {
+        crate::vault::semantic::configure(v, &llm, "kakeai serve");
+    }
     let analyzer = match analyzer::open(args.analyzer, &mut |m| eprintln!("{m}")) {
         Ok(a) => a,
         Err(e) => return fail(2, e.to_string()),

@@ -117,6 +117,10 @@ pub struct LlmConfig {
     pub tokens_per_char: f64,
     #[serde(default)]
     pub embed_model: Option<String>,
+    /// Where embeddings are asked for when not at `endpoint` (llama-server serves one model:
+    /// an embedding model runs as its own instance with `--embeddings`).
+    #[serde(default)]
+    pub embed_endpoint: Option<String>,
     #[serde(default)]
     pub models: BTreeMap<String, ModelOverride>,
 }

@@ -139,7 +139,10 @@ pub async fn answer(svc: &Services, user: &UserLine) -> Answer {
         a.attempts += 1;
         match tokio::time::timeout(left, generate(svc, &user.text_masked, &history)).await {
             Ok(Ok(text)) if !text.trim().is_empty() => {
-                let v = judge(svc, sister, &history, &text);
+                let mut v = judge(svc, sister, &history, &text);
+                if let Some(vault) = &svc.vault {
+                    crate::vault::semantic::amend(&mut v, vault, &svc.me.id, &text).await;
+                }
                 a.trace.push(format!(
                     "attempt {}: Director {}",
                     a.attempts,

@@ -60,7 +60,9 @@ pub fn run(opts: Options) -> i32 {
             for m in &w.warnings {
                 log(&format!("vault: {m}"));
             }
-            Some(crate::vault::SharedVault::new(w))
+            let v = crate::vault::SharedVault::new(w);
+            v.set_embedder(crate::vault::semantic::Embedder::from_config(&llm));
+            Some(v)
         }
         Err(e) => {
             // A broken vault must not put another world into the prompts: run without one.

@@ -59,14 +59,24 @@ pub struct Item {
     pub text: String,
     pub importance: Importance,
     pub forbidden_keywords: Vec<String>,
+    /// Kana readings the writer gave, by keyword.
+    pub keyword_readings: Vec<(String, Vec<String>)>,
     pub allowed_expressions: Vec<String>,
     pub subtlety: i64,
     pub hint: Option<String>,
     pub template_id: Option<String>,
     pub status: Option<FsStatus>,
-    /// Foreshadowing only: the texts of sections marked below its level, left out of `text`
-    /// (never sent; leak review still checks them as level 0).
-    pub cut: Vec<String>,
+    /// Foreshadowing only: (section path, text) of sections marked below its level, left out
+    /// of `text` (never sent; leak review still checks them as level 0).
+    pub cut: Vec<(String, String)>,
+}
+
+/// The writer-given readings of a keyword list.
+pub(crate) fn readings(list: &[super::model::Keyword]) -> Vec<(String, Vec<String>)> {
+    list.iter()
+        .filter(|k| !k.readings.is_empty())
+        .map(|k| (k.word.trim().to_string(), k.readings.clone()))
+        .collect()
 }
 
 fn lvl(v: i64) -> Level {
@@ -169,14 +179,14 @@ impl Work {
         cfg: Option<&EntityCfg>,
         reader: Option<&str>,
         level: Level,
-    ) -> (String, Vec<String>) {
+    ) -> (String, Vec<(String, String)>) {
         let mut parts = Vec::new();
         let mut cut = Vec::new();
         for (i, s) in e.sections.iter().enumerate() {
             let own = self.section_level(e, i, cfg, reader).0;
             if own < level {
                 if !s.text.is_empty() || s.marker.is_some() {
-                    cut.push(s.text.clone());
+                    cut.push((e.section_path(i), s.text.clone()));
                 }
                 continue;
             }
@@ -218,7 +228,8 @@ impl Work {
             source,
             text: s.content.clone(),
             importance: s.importance,
-            forbidden_keywords: s.forbidden_keywords.clone(),
+            forbidden_keywords: super::model::words(&s.forbidden_keywords),
+            keyword_readings: readings(&s.forbidden_keywords),
             allowed_expressions: s.allowed_expressions.clone(),
             subtlety: s.subtlety,
             hint: s.hint.clone(),
@@ -253,7 +264,8 @@ impl Work {
                     source,
                     text,
                     importance: e.front.importance.unwrap_or_default(),
-                    forbidden_keywords: e.front.forbidden_keywords.clone(),
+                    forbidden_keywords: super::model::words(&e.front.forbidden_keywords),
+                    keyword_readings: readings(&e.front.forbidden_keywords),
                     allowed_expressions: e.front.allowed_expressions.clone(),
                     subtlety: e.front.subtlety.unwrap_or_else(default_subtlety),
                     hint: None,
@@ -277,6 +289,7 @@ impl Work {
                     text: s.text.clone(),
                     importance: Importance::Medium,
                     forbidden_keywords: Vec::new(),
+                    keyword_readings: Vec::new(),
                     allowed_expressions: Vec::new(),
                     subtlety: default_subtlety(),
                     hint: None,
