@@ -328,8 +328,9 @@ pub struct KeywordSet {
     /// Per entry: trailing okurigana a skeleton hit may extend over.
     trailing: Vec<usize>,
     dict: Dict,
-    /// Reading forms, computed on first use (once per list).
-    readings: Arc<OnceLock<Automaton>>,
+    /// Reading forms (all kana; on token boundaries) and mixed forms (kanji and kana: 北のしま,
+    /// no boundary needed), computed on first use (once per list).
+    readings: Arc<OnceLock<(Automaton, Automaton)>>,
 }
 
 impl KeywordSet {
@@ -377,10 +378,12 @@ impl KeywordSet {
         self.dict.has_readings()
     }
 
-    fn reading_automaton(&self) -> &Automaton {
+    fn reading_automaton(&self) -> &(Automaton, Automaton) {
         self.readings.get_or_init(|| {
-            let a = self.dict.analyzer()?;
-            let mut list = Vec::new();
+            let Some(a) = self.dict.analyzer() else {
+                return (None, None);
+            };
+            let (mut list, mut mixed) = (Vec::new(), Vec::new());
             for (i, form) in self.forms.iter().enumerate() {
                 if !form.chars().any(is_kanji) {
                     continue;
@@ -394,12 +397,20 @@ impl KeywordSet {
                 readings.sort();
                 readings.dedup();
                 for r in readings {
-                    if r.chars().count() >= 2 && r != *form {
+                    if r.chars().count() < 2 || r == *form {
+                        continue;
+                    }
+                    if r.chars().any(is_kanji) {
+                        mixed.push((r, i));
+                    } else {
                         list.push((r, i));
                     }
                 }
             }
-            automaton(&list).ok().flatten()
+            (
+                automaton(&list).ok().flatten(),
+                automaton(&mixed).ok().flatten(),
+            )
         })
     }
 
@@ -448,7 +459,9 @@ impl KeywordSet {
         run(&self.spelling, &t.loose, Via::Spelling);
         run(&self.okurigana, &t.skeleton, Via::Okurigana);
         if self.dict.has_readings() {
-            run(self.reading_automaton(), &t.loose, Via::Reading);
+            let (reading, mixed) = self.reading_automaton();
+            run(reading, &t.loose, Via::Reading);
+            run(mixed, &t.loose, Via::Spelling);
         }
         out.sort_by_key(|h| (h.start, h.end, h.entry, h.via as u8));
         out.dedup_by_key(|h| (h.start, h.end, h.entry));

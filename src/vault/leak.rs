@@ -424,7 +424,7 @@ impl Reviewer {
             },
             readings: if self.compiled.readings_checked() {
                 ReadingsStatus::Checked
-            } else if self.compiled.readings_needed() {
+            } else if self.compiled.readings_needed() && text.chars().any(char::is_alphanumeric) {
                 ReadingsStatus::NotChecked
             } else {
                 ReadingsStatus::NotNeeded

@@ -300,29 +300,46 @@ impl Compiled {
                 .is_some_and(|a| on_token_boundaries(a, &t.original, os, oe))
         };
         let accept = |_: usize, _: &View, _: usize, _: usize| true;
+        // One issue per occurrence: overlapping hits for one secret (母の形見 and its 形見, or
+        // one keyword found by spelling and by reading) are one span, named by the longest.
+        let mut spans: Vec<(usize, usize, usize, usize)> = Vec::new();
         for hit in self.keywords.find(t.loose(), &accept, &boundaries) {
-            let (p, s, e) = (hit.entry, hit.start, hit.end);
-            for &(si, k) in &self.keyword_owners[p] {
-                if allowed.covers(si, s, e) {
-                    continue;
+            for &(si, k) in &self.keyword_owners[hit.entry] {
+                if !allowed.covers(si, hit.start, hit.end) {
+                    spans.push((si, hit.start, hit.end, k));
                 }
-                let secret = &input.secrets[si];
-                let keyword = secret.forbidden_keywords[k].trim();
-                let msg = messages::forbidden_keyword(keyword, &secret.id, secret);
-                let mut issue = Self::issue(
-                    t,
-                    IssueKind::ForbiddenKeyword,
-                    (s, e),
-                    Some(&secret.id),
-                    msg,
-                );
-                let [os, oe] = issue.span;
-                let n = cfg.keyword_context_chars;
-                issue.context = Some(t.original_text(os.saturating_sub(n), oe + n));
-                issues.push(issue);
-                if let Some(sent) = t.sentence_of(s) {
-                    seen.strong.insert((sent, si));
+            }
+        }
+        spans.sort_unstable_by_key(|&(si, s, e, k)| (si, s, std::cmp::Reverse(e), k));
+        let mut merged: Vec<(usize, usize, usize, usize)> = Vec::new();
+        for (si, s, e, k) in spans {
+            match merged.last_mut() {
+                Some(m) if m.0 == si && s < m.2 => {
+                    if e - s > m.2 - m.1 {
+                        m.3 = k;
+                    }
+                    m.2 = m.2.max(e);
                 }
+                _ => merged.push((si, s, e, k)),
+            }
+        }
+        for (si, s, e, k) in merged {
+            let secret = &input.secrets[si];
+            let keyword = secret.forbidden_keywords[k].trim();
+            let msg = messages::forbidden_keyword(keyword, &secret.id, secret);
+            let mut issue = Self::issue(
+                t,
+                IssueKind::ForbiddenKeyword,
+                (s, e),
+                Some(&secret.id),
+                msg,
+            );
+            let [os, oe] = issue.span;
+            let n = cfg.keyword_context_chars;
+            issue.context = Some(t.original_text(os.saturating_sub(n), oe + n));
+            issues.push(issue);
+            if let Some(sent) = t.sentence_of(s) {
+                seen.strong.insert((sent, si));
             }
         }
     }

@@ -254,3 +254,7 @@ pub fn status_of(result: ReviewResult) -> Status {
         ReviewResult::Approved | ReviewResult::ApprovedWithoutSemantic => Status::Pass,
     }
 }
+
+#[cfg(test)]
+#[path = "coverage_tests.rs"]
+mod coverage_tests;

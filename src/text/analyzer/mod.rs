@@ -142,8 +142,8 @@ pub fn open(
 ) -> Result<std::sync::Arc<dyn Analyzer>, lindera::DictError> {
     use std::sync::Arc;
     if choice == AnalyzerChoice::Fallback {
-        // The writer chose no dictionary: readings go unchecked (and reviews say so).
-        let _ = OPENED.set(None);
+        // Keyword readings still use the dictionary when there is one (`dictionary()`
+        // honours KAKEAI_ANALYZER=fallback): the text rules' analyzer is a separate choice.
         return Ok(Arc::new(fallback::FallbackAnalyzer));
     }
     if let Some(Some(a)) = OPENED.get() {
