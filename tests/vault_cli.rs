@@ -409,7 +409,13 @@ fn review_prints_result_and_issues_and_exits_by_result() {
     );
     assert_eq!(ok.status.code(), Some(0));
     let v: serde_json::Value = serde_json::from_slice(&ok.stdout).unwrap();
-    assert_eq!(v["result"], "approved");
+    // No embeddings: never plain "approved" (issue 27). The sample's keywords carry readings,
+    // so the fallback analyzer (no dictionary) leaves nothing unchecked there.
+    assert_eq!(v["result"], "approved_without_semantic_check");
+    assert_eq!(v["unchecked"], serde_json::json!(["semantic_similarity"]));
+    assert_eq!(v["readings"]["status"], "not_needed");
+    let says = String::from_utf8_lossy(&ok.stderr);
+    assert!(says.contains("approved without the semantic check"), "{says}");
 
     // Embeddings asked for but no endpoint answers: said so, never pretended.
     let down = env.run_in(
@@ -529,6 +535,10 @@ async fn a_leaking_attempt_is_retried_by_the_leak_rule() {
             .as_array()
             .unwrap()
             .iter()
+            .filter(|f| !f["evidence"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("coverage "))
             .all(|f| f["rule"] != "leak")
     );
     let commit = ev.iter().find(|e| e["event"] == "turn_commit").unwrap();

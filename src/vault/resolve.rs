@@ -71,6 +71,24 @@ pub struct Item {
     pub cut: Vec<(String, String)>,
 }
 
+/// Foreshadowing sections that hold the payoff plan (how it is revealed): withheld from every
+/// prompt unless the section has its own level (a marker or a `sections:` entry), since a model
+/// that knows the payoff tends to say it, and planting the hint needs only the content.
+pub const PAYOFF: [&str; 4] = ["回収予定", "回収", "回収方法", "回収計画"];
+
+/// A foreshadowing's content section; its text goes to the model without a label.
+const CONTENT: &str = "内容";
+
+/// Is section `i` of foreshadowing `e` a payoff plan with no level of its own?
+fn is_unmarked_payoff(e: &Entity, i: usize, cfg: Option<&EntityCfg>) -> bool {
+    let s = &e.sections[i];
+    let name = norm_name(&s.name);
+    PAYOFF.iter().any(|p| norm_name(p) == name)
+        && s.marker.is_none()
+        && section_spec(cfg, &s.name).is_none()
+        && e.front_level(&s.name).is_none()
+}
+
 /// The writer-given readings of a keyword list.
 pub(crate) fn readings(list: &[super::model::Keyword]) -> Vec<(String, Vec<String>)> {
     list.iter()
@@ -183,7 +201,12 @@ impl Work {
         let mut parts = Vec::new();
         let mut cut = Vec::new();
         for (i, s) in e.sections.iter().enumerate() {
-            let own = self.section_level(e, i, cfg, reader).0;
+            let own = if is_unmarked_payoff(e, i, cfg) {
+                // The payoff plan is withheld unless the writer marked it (see `PAYOFF`).
+                Level::HIDDEN
+            } else {
+                self.section_level(e, i, cfg, reader).0
+            };
             if own < level {
                 if !s.text.is_empty() || s.marker.is_some() {
                     cut.push((e.section_path(i), s.text.clone()));
@@ -193,7 +216,8 @@ impl Work {
             if s.text.is_empty() {
                 continue;
             }
-            parts.push(if s.name == PREAMBLE {
+            // The content section is the content: no 「内容:」 label for templates that add one.
+            parts.push(if s.name == PREAMBLE || norm_name(&s.name) == norm_name(CONTENT) {
                 s.text.clone()
             } else {
                 format!("{}: {}", e.section_path(i), s.text)
@@ -314,9 +338,22 @@ impl Work {
         out
     }
 
-    /// Foreshadowing whose level disagrees with its status (seed §7.1), as writer warnings.
+    /// Foreshadowing whose level disagrees with its status (seed §7.1), and payoff plans
+    /// withheld by default, as writer warnings.
     pub fn foreshadowing_warnings(&self, reader: Option<&str>) -> Vec<String> {
-        self.items(reader)
+        let mut out = Vec::new();
+        for e in self.entities.iter().filter(|e| e.entity_type == "foreshadowing") {
+            let cfg = self.cfg(&e.entity_type, e);
+            for (i, s) in e.sections.iter().enumerate() {
+                if is_unmarked_payoff(e, i, cfg) && !s.text.trim().is_empty() {
+                    out.push(format!(
+                        "foreshadowing/{}: `## {}` (the payoff plan) is not sent to the model; mark it `<!-- ai_visibility: 2 -->` to send it",
+                        e.stem, s.name
+                    ));
+                }
+            }
+        }
+        out.extend(self.items(reader)
             .iter()
             .filter_map(|i| {
                 let st = i.status?;
@@ -334,7 +371,7 @@ impl Work {
                         st.as_str()
                     )
                 })
-            })
-            .collect()
+            }));
+        out
     }
 }

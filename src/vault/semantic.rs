@@ -113,3 +113,21 @@ pub fn configure(vault: &SharedVault, cfg: &LlmConfig, who: &str) {
     }
     vault.set_embedder(e);
 }
+
+/// What the workbench header says about checks every review of this vault will lack:
+/// `no semantic check` (no embedding model), `readings unchecked` (a kanji keyword without a
+/// reading and no dictionary); None when nothing is missing.
+pub fn missing_checks(vault: &SharedVault) -> Option<String> {
+    let mut out = Vec::new();
+    if vault.embedder().client().is_none() {
+        out.push("no semantic check");
+    }
+    let probe = "あ";
+    let readings = ["yana", "ayu"].iter().any(|r| {
+        vault.reviewer(r).review(probe).readings == super::leak::ReadingsStatus::NotChecked
+    });
+    if readings {
+        out.push("readings unchecked");
+    }
+    (!out.is_empty()).then(|| out.join(", "))
+}
