@@ -218,3 +218,79 @@ fn level_0_labels_do_not_renumber_and_the_owner_can_map_them_back() {
     assert!(owner.starts_with("characters/リナ/"), "{owner}");
     assert_eq!(w.hidden_owner("非公開の設定#000000"), None);
 }
+
+const FS: &str = "---\nname: 風鈴\nstatus: planted\nforbidden_keywords: [形見]\n---\n## 内容\n風鈴は母の形見。\n\n## 回収予定\n最終回で、あゆが風鈴を直して鳴らす。\n";
+const FS_VIS: &str = "default_visibility: 0\nentities:\n  foreshadowing:\n    FS-001:\n      visibility: 2\n";
+
+fn fs_work(fs: &str, builtin_template: bool) -> Work {
+    let mut files = vec![
+        ("_ai_control/visibility.yaml".to_string(), FS_VIS.to_string()),
+        ("_foreshadowing/FS-001.md".to_string(), fs.to_string()),
+    ];
+    if !builtin_template {
+        files.push((
+            "_ai_control/templates/level2_x.yaml".to_string(),
+            "template_id: x\nversion: \"1\"\ndescription: x\nlevel: 2\nprompt_template: |\n  {secret_content}\n".to_string(),
+        ));
+    }
+    from_files("w", Path::new("vault/w"), true, files).unwrap()
+}
+
+#[test]
+fn the_payoff_plan_is_withheld_unless_marked_and_the_writer_is_told() {
+    let w = fs_work(FS, true);
+    let prompt = w.context(Some("yana")).prompt;
+    assert!(prompt.contains("風鈴は母の形見。"), "{prompt}");
+    assert!(!prompt.contains("最終回"), "{prompt}");
+    assert!(!prompt.contains("内容: 内容:"), "{prompt}");
+    let warned = w.foreshadowing_warnings(None);
+    assert!(warned.iter().any(|m| m.contains("回収予定")), "{warned:?}");
+    // Still checked by the leak review, as a level-0 text.
+    let review = Reviewer::with_dict(
+        &w.review_input(Some("yana")),
+        &ReviewConfig::default(),
+        Dict::none(),
+    )
+    .review("最終回で、あゆが風鈴を直して鳴らすんだよね。");
+    assert_eq!(review.result, ReviewResult::Rejected, "{review:?}");
+    // Marked by the writer: sent, and no warning.
+    let marked = FS.replace("## 回収予定\n", "## 回収予定\n<!-- ai_visibility: 2 -->\n");
+    let w = fs_work(&marked, true);
+    assert!(w.context(Some("yana")).prompt.contains("最終回"));
+    assert!(w.foreshadowing_warnings(None).iter().all(|m| !m.contains("回収予定")));
+}
+
+#[test]
+fn no_label_is_doubled_in_any_prompt() {
+    for builtin in [true, false] {
+        let w = fs_work(FS, builtin);
+        for reader in ["yana", "ayu"] {
+            let prompt = w.context(Some(reader)).prompt;
+            for label in ["内容", "回収予定", "参考情報"] {
+                let twice = format!("{label}: {label}:");
+                assert!(!prompt.contains(&twice), "{twice} in {prompt}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_secret_section_naming_a_heading_is_refused_at_its_line() {
+    let vis = "default_visibility: 0\nentities:\n  characters:\n    リナ:\n      secrets:\n        - id: S1\n          content: 秘密の内容\n          visibility: 1\n          section: 隠し設定\n";
+    let files = vec![
+        ("_ai_control/visibility.yaml".to_string(), vis.to_string()),
+        (
+            "characters/リナ.md".to_string(),
+            "---\nname: リナ\n---\n## 隠し設定\n実は王家。\n".to_string(),
+        ),
+    ];
+    let e = from_files("w", Path::new("vault/w"), true, files)
+        .err()
+        .expect("refused");
+    let m = e.to_string();
+    assert!(m.contains(":9:"), "{m}");
+    assert!(m.contains("section: 隠し設定"), "{m}");
+    let blank = vis.replace("section: 隠し設定", "section: \" \"");
+    let files = vec![("_ai_control/visibility.yaml".to_string(), blank)];
+    assert!(from_files("w", Path::new("vault/w"), true, files).is_err());
+}
