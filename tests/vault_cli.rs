@@ -415,7 +415,10 @@ fn review_prints_result_and_issues_and_exits_by_result() {
     assert_eq!(v["unchecked"], serde_json::json!(["semantic_similarity"]));
     assert_eq!(v["readings"]["status"], "not_needed");
     let says = String::from_utf8_lossy(&ok.stderr);
-    assert!(says.contains("approved without the semantic check"), "{says}");
+    assert!(
+        says.contains("approved without the semantic check"),
+        "{says}"
+    );
 
     // Embeddings asked for but no endpoint answers: said so, never pretended.
     let down = env.run_in(

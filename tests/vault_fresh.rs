@@ -9,7 +9,12 @@ use std::process::{Command, Stdio};
 
 use cli_env::Env;
 
-const KANA: [&str; 4] = ["おうけの話", "オウケの話", "ｲｷﾉｺﾘだって", "いきのこりだって"];
+const KANA: [&str; 4] = [
+    "おうけの話",
+    "オウケの話",
+    "ｲｷﾉｺﾘだって",
+    "いきのこりだって",
+];
 
 fn vault(env: &Env, keywords: &str) -> String {
     let root = env.dir.path().join("vault");
@@ -58,7 +63,10 @@ fn a_fresh_install_builds_the_dictionary_on_first_use_and_rejects_kana() {
     let env = Env::new();
     let v = vault(&env, "[王家, 生き残り]");
     let (first, stderr) = review(&env, &v, KANA[0], "auto");
-    assert!(stderr.contains("building the IPADIC dictionary"), "{stderr}");
+    assert!(
+        stderr.contains("building the IPADIC dictionary"),
+        "{stderr}"
+    );
     assert_eq!(first["result"], "rejected", "{first}");
     assert_eq!(first["readings"]["status"], "checked");
     for text in &KANA[1..] {

@@ -75,7 +75,10 @@ fn embeddings_reply(req: &Recorded, embeddings_on: bool) -> Reply {
     let body: Value = serde_json::from_str(&req.body).unwrap_or(Value::Null);
     let inputs: Vec<String> = match &body["input"] {
         Value::String(s) => vec![s.clone()],
-        Value::Array(a) => a.iter().map(|x| x.as_str().unwrap_or("").to_string()).collect(),
+        Value::Array(a) => a
+            .iter()
+            .map(|x| x.as_str().unwrap_or("").to_string())
+            .collect(),
         _ => {
             return error(
                 400,
@@ -88,7 +91,11 @@ fn embeddings_reply(req: &Recorded, embeddings_on: bool) -> Reply {
         return error(400, "invalid_request_error", "\"input\" must not be empty");
     }
     if inputs.iter().any(|s| s.is_empty()) {
-        return error(400, "invalid_request_error", "Input content cannot be empty");
+        return error(
+            400,
+            "invalid_request_error",
+            "Input content cannot be empty",
+        );
     }
     let tokens: usize = inputs.iter().map(|s| s.chars().count()).sum();
     let data: Vec<Value> = inputs
@@ -160,8 +167,21 @@ async fn live_run(env: &Env, url: &str) -> (Vec<Value>, String) {
     let out = run(
         env,
         &[
-            "run", "--headless", "--topic", "旅の話", "--turns", "1", "--attempts", "1",
-            "--no-judge", "--endpoint", url, "--model", "tiny-ja", "--vault", &v,
+            "run",
+            "--headless",
+            "--topic",
+            "旅の話",
+            "--turns",
+            "1",
+            "--attempts",
+            "1",
+            "--no-judge",
+            "--endpoint",
+            url,
+            "--model",
+            "tiny-ja",
+            "--vault",
+            &v,
         ],
     )
     .await;
@@ -201,7 +221,10 @@ async fn a_live_run_finds_the_paraphrase_when_an_embedding_model_is_configured()
         .find(|f| f["evidence"] == "semantic_similarity SEC-HEIR")
         .unwrap_or_else(|| panic!("no semantic finding: {leaks:?}"));
     assert_eq!(semantic["status"], "RETRY");
-    let done = events.iter().find(|e| e["event"] == "attempt_done").unwrap();
+    let done = events
+        .iter()
+        .find(|e| e["event"] == "attempt_done")
+        .unwrap();
     assert_eq!(done["verdict"], "RETRY");
     // The embedding call carried the secret and the sentence, with the configured model.
     let calls: Vec<Recorded> = s
@@ -216,9 +239,17 @@ async fn a_live_run_finds_the_paraphrase_when_an_embedding_model_is_configured()
     // The coverage finding says every check ran.
     let cov = leaks
         .iter()
-        .find(|f| f["evidence"].as_str().unwrap_or("").starts_with("coverage "))
+        .find(|f| {
+            f["evidence"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("coverage ")
+        })
         .unwrap();
-    assert!(cov["evidence"].as_str().unwrap().ends_with("unchecked:-"), "{cov}");
+    assert!(
+        cov["evidence"].as_str().unwrap().ends_with("unchecked:-"),
+        "{cov}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -235,14 +266,24 @@ async fn without_an_embedding_model_the_run_says_approved_without_the_semantic_c
     let leaks = leak_findings(&events);
     let cov = leaks
         .iter()
-        .find(|f| f["evidence"].as_str().unwrap_or("").starts_with("coverage "))
+        .find(|f| {
+            f["evidence"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("coverage ")
+        })
         .unwrap_or_else(|| panic!("no coverage finding: {leaks:?}"));
     let message = cov["message"].as_str().unwrap();
     assert!(
         message.contains("approved without the semantic check"),
         "{message}"
     );
-    assert!(cov["evidence"].as_str().unwrap().contains("semantic_similarity"));
+    assert!(
+        cov["evidence"]
+            .as_str()
+            .unwrap()
+            .contains("semantic_similarity")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -254,10 +295,18 @@ async fn a_server_without_embeddings_is_named_in_the_result() {
     let leaks = leak_findings(&events);
     let cov = leaks
         .iter()
-        .find(|f| f["evidence"].as_str().unwrap_or("").starts_with("coverage "))
+        .find(|f| {
+            f["evidence"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("coverage ")
+        })
         .unwrap();
     let message = cov["message"].as_str().unwrap();
-    assert!(message.contains("approved without the semantic check"), "{message}");
+    assert!(
+        message.contains("approved without the semantic check"),
+        "{message}"
+    );
     assert!(message.contains("--embeddings"), "{message}");
 }
 

@@ -77,7 +77,12 @@ pub fn scorecard(a: ScorecardArgs) -> i32 {
         Err(e) => return fail(2, e),
     };
     let mut out = std::io::stdout().lock();
-    match write_rows(&mut out, &rows, &work, a.format == super::compare::OutFormat::Json) {
+    match write_rows(
+        &mut out,
+        &rows,
+        &work,
+        a.format == super::compare::OutFormat::Json,
+    ) {
         Ok(()) => 0,
         // `vault scorecard | head`: the reader left; nothing more to say.
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
@@ -145,9 +150,16 @@ pub(crate) fn write_rows(
         )?;
     }
     if !owners.is_empty() {
-        writeln!(out, "\nlevel-0 labels (for you only; the model never sees these names):")?;
+        writeln!(
+            out,
+            "\nlevel-0 labels (for you only; the model never sees these names):"
+        )?;
         for (label, key) in &owners {
-            writeln!(out, "  {label} = {}", crate::text::sanitize::for_terminal(key))?;
+            writeln!(
+                out,
+                "  {label} = {}",
+                crate::text::sanitize::for_terminal(key)
+            )?;
         }
     }
     writeln!(

@@ -78,15 +78,11 @@ pub struct Intervention {
 pub fn intervention(v: &Verdict, turn: usize, name: &str) -> Intervention {
     let mut out = Intervention::default();
     let in_state = v.status < Status::Retry;
-    for f in v
-        .findings
-        .iter()
-        .filter(|f| {
-            f.status >= Status::Warn
-                && f.status != Status::Unscored
-                && !crate::vault::review::is_coverage(f)
-        })
-    {
+    for f in v.findings.iter().filter(|f| {
+        f.status >= Status::Warn
+            && f.status != Status::Unscored
+            && !crate::vault::review::is_coverage(f)
+    }) {
         if for_next_speaker(f.rule) {
             if !in_state {
                 continue;

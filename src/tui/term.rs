@@ -108,7 +108,9 @@ pub fn run(opts: Options) -> i32 {
     let mut app = App::new(header, themes, keymap);
     app.reviewer = opts.reviewer.clone().filter(|r| !r.trim().is_empty());
     app.blind = opts.blind;
-    app.leak_note = vault.as_ref().and_then(|v| crate::vault::semantic::missing_checks(v));
+    app.leak_note = vault
+        .as_ref()
+        .and_then(|v| crate::vault::semantic::missing_checks(v));
     app.rules = rules.clone();
     app.vis = vault.as_ref().map(|v| {
         let work = (*v.get().1).clone();

@@ -328,7 +328,10 @@ pub fn render(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
             // On a narrow pane the badge gets its own line rather than being cut.
             Some(l) if used + 2 + crate::text::width::width(l) > tree_area.width as usize => {
                 lines.push(line);
-                lines.push(Line::styled(format!("    {l}"), Style::new().fg(t.dim)));
+                let room = (tree_area.width as usize).saturating_sub(4).max(8);
+                for part in wrap_words(l, room) {
+                    lines.push(Line::styled(format!("    {part}"), Style::new().fg(t.dim)));
+                }
             }
             Some(l) => {
                 line.spans
@@ -413,6 +416,27 @@ fn item_line(it: &Item, selected: bool, t: &Theme) -> Line<'static> {
 }
 
 /// Pads to a display width (Japanese is two columns a char).
+/// `s` wrapped at spaces into lines of at most `cols` display columns (a longer word alone).
+fn wrap_words(s: &str, cols: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    for word in s.split(' ').filter(|w| !w.is_empty()) {
+        let w = crate::text::width::width(word);
+        let used = crate::text::width::width(&cur);
+        if !cur.is_empty() && used + 1 + w > cols {
+            out.push(std::mem::take(&mut cur));
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(word);
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
 fn pad(s: &str, width: usize) -> String {
     let w = unicode_width::UnicodeWidthStr::width(s);
     if w >= width {

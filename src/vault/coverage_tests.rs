@@ -4,12 +4,12 @@
 
 use std::path::Path;
 
+use crate::safety::variants::Dict;
 use crate::vault::leak::{
     IssueKind, READINGS_CHECK, ReadingsStatus, Review, ReviewConfig, ReviewResult, Reviewer,
     SEMANTIC_CHECK,
 };
 use crate::vault::load::{Work, from_files};
-use crate::safety::variants::Dict;
 
 const SECRET: &str = "リナは滅びた王家の生き残りで、北の島で名前を変えて生きている";
 
@@ -31,11 +31,16 @@ fn work_with(keywords: &str) -> Work {
 }
 
 const PLAIN: &str = "[王家, 生き残り, 生きている, 北の島]";
-const READ: &str = "[{word: 王家, reading: おうけ}, {word: 生き残り, reading: いきのこり}, 生きている, 北の島]";
+const READ: &str =
+    "[{word: 王家, reading: おうけ}, {word: 生き残り, reading: いきのこり}, 生きている, 北の島]";
 
 fn reviewer(keywords: &str, dict: Dict) -> Reviewer {
     let w = work_with(keywords);
-    Reviewer::with_dict(&w.review_input(Some("yana")), &ReviewConfig::default(), dict)
+    Reviewer::with_dict(
+        &w.review_input(Some("yana")),
+        &ReviewConfig::default(),
+        dict,
+    )
 }
 
 fn ipadic() -> Option<Dict> {
@@ -66,7 +71,14 @@ fn frames(word: &str) -> Vec<String> {
 fn kana_spellings_are_rejected_with_the_dictionary() {
     let Some(dict) = ipadic() else { return };
     let r = reviewer(PLAIN, dict);
-    for spelled in ["おうけ", "オウケ", "ｵｳｹ", "ｲｷﾉｺﾘ", "いきのこり", "イキノコリ"] {
+    for spelled in [
+        "おうけ",
+        "オウケ",
+        "ｵｳｹ",
+        "ｲｷﾉｺﾘ",
+        "いきのこり",
+        "イキノコリ",
+    ] {
         for text in frames(spelled) {
             let review = r.review(&text);
             assert_eq!(review.result, ReviewResult::Rejected, "{text}");
@@ -82,7 +94,13 @@ fn without_a_dictionary_a_line_is_never_approved_and_says_why() {
         let review = r.review(text);
         assert_eq!(review.readings, ReadingsStatus::NotChecked, "{text}");
         assert!(review.unchecked.contains(&READINGS_CHECK.to_string()));
-        assert!(matches!(review.result, ReviewResult::Warning | ReviewResult::Rejected), "{text}");
+        assert!(
+            matches!(
+                review.result,
+                ReviewResult::Warning | ReviewResult::Rejected
+            ),
+            "{text}"
+        );
         let f = crate::vault::review::coverage(&review);
         assert_eq!(f.status, crate::director::Status::Warn);
         assert!(f.message.contains("かな読み"), "{}", f.message);
@@ -183,9 +201,14 @@ fn hidden_work(extra_section: bool) -> Work {
     if extra_section {
         file.push_str("## 最初の秘密\n新しく書き足した秘密。\n");
     }
-    file.push_str("## 基本情報\n少女。\n## 隠し設定\n実は王家の生き残り。\n## 過去\n北の島で育った。\n");
+    file.push_str(
+        "## 基本情報\n少女。\n## 隠し設定\n実は王家の生き残り。\n## 過去\n北の島で育った。\n",
+    );
     let files = vec![
-        ("_ai_control/visibility.yaml".to_string(), HIDDEN.to_string()),
+        (
+            "_ai_control/visibility.yaml".to_string(),
+            HIDDEN.to_string(),
+        ),
         ("characters/リナ.md".to_string(), file),
     ];
     from_files("w", Path::new("vault/w"), true, files).unwrap()
@@ -220,11 +243,15 @@ fn level_0_labels_do_not_renumber_and_the_owner_can_map_them_back() {
 }
 
 const FS: &str = "---\nname: 風鈴\nstatus: planted\nforbidden_keywords: [形見]\n---\n## 内容\n風鈴は母の形見。\n\n## 回収予定\n最終回で、あゆが風鈴を直して鳴らす。\n";
-const FS_VIS: &str = "default_visibility: 0\nentities:\n  foreshadowing:\n    FS-001:\n      visibility: 2\n";
+const FS_VIS: &str =
+    "default_visibility: 0\nentities:\n  foreshadowing:\n    FS-001:\n      visibility: 2\n";
 
 fn fs_work(fs: &str, builtin_template: bool) -> Work {
     let mut files = vec![
-        ("_ai_control/visibility.yaml".to_string(), FS_VIS.to_string()),
+        (
+            "_ai_control/visibility.yaml".to_string(),
+            FS_VIS.to_string(),
+        ),
         ("_foreshadowing/FS-001.md".to_string(), fs.to_string()),
     ];
     if !builtin_template {
@@ -257,7 +284,11 @@ fn the_payoff_plan_is_withheld_unless_marked_and_the_writer_is_told() {
     let marked = FS.replace("## 回収予定\n", "## 回収予定\n<!-- ai_visibility: 2 -->\n");
     let w = fs_work(&marked, true);
     assert!(w.context(Some("yana")).prompt.contains("最終回"));
-    assert!(w.foreshadowing_warnings(None).iter().all(|m| !m.contains("回収予定")));
+    assert!(
+        w.foreshadowing_warnings(None)
+            .iter()
+            .all(|m| !m.contains("回収予定"))
+    );
 }
 
 #[test]

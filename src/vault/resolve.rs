@@ -217,11 +217,13 @@ impl Work {
                 continue;
             }
             // The content section is the content: no 「内容:」 label for templates that add one.
-            parts.push(if s.name == PREAMBLE || norm_name(&s.name) == norm_name(CONTENT) {
-                s.text.clone()
-            } else {
-                format!("{}: {}", e.section_path(i), s.text)
-            });
+            parts.push(
+                if s.name == PREAMBLE || norm_name(&s.name) == norm_name(CONTENT) {
+                    s.text.clone()
+                } else {
+                    format!("{}: {}", e.section_path(i), s.text)
+                },
+            );
         }
         (parts.join("\n"), cut)
     }
@@ -342,7 +344,11 @@ impl Work {
     /// withheld by default, as writer warnings.
     pub fn foreshadowing_warnings(&self, reader: Option<&str>) -> Vec<String> {
         let mut out = Vec::new();
-        for e in self.entities.iter().filter(|e| e.entity_type == "foreshadowing") {
+        for e in self
+            .entities
+            .iter()
+            .filter(|e| e.entity_type == "foreshadowing")
+        {
             let cfg = self.cfg(&e.entity_type, e);
             for (i, s) in e.sections.iter().enumerate() {
                 if is_unmarked_payoff(e, i, cfg) && !s.text.trim().is_empty() {
@@ -353,25 +359,23 @@ impl Work {
                 }
             }
         }
-        out.extend(self.items(reader)
-            .iter()
-            .filter_map(|i| {
-                let st = i.status?;
-                let (lo, hi) = st.recommended()?;
-                let l = i.level.get();
-                (l < lo || l > hi).then(|| {
-                    let rec = if lo == hi {
-                        format!("{lo}")
-                    } else {
-                        format!("{lo}–{hi}")
-                    };
-                    format!(
-                        "{}: status {} recommends level {rec}, but it is set to {l}",
-                        i.key,
-                        st.as_str()
-                    )
-                })
-            }));
+        out.extend(self.items(reader).iter().filter_map(|i| {
+            let st = i.status?;
+            let (lo, hi) = st.recommended()?;
+            let l = i.level.get();
+            (l < lo || l > hi).then(|| {
+                let rec = if lo == hi {
+                    format!("{lo}")
+                } else {
+                    format!("{lo}–{hi}")
+                };
+                format!(
+                    "{}: status {} recommends level {rec}, but it is set to {l}",
+                    i.key,
+                    st.as_str()
+                )
+            })
+        }));
         out
     }
 }

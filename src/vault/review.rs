@@ -72,7 +72,10 @@ impl Work {
         }
         let mut keyword_readings = std::collections::BTreeMap::<String, Vec<String>>::new();
         let global = &self.visibility.forbidden_keywords_global;
-        for (word, rs) in readings_in.into_iter().chain(super::resolve::readings(global)) {
+        for (word, rs) in readings_in
+            .into_iter()
+            .chain(super::resolve::readings(global))
+        {
             let e = keyword_readings.entry(word).or_default();
             for r in rs {
                 if !e.contains(&r) {

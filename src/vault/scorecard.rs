@@ -81,7 +81,8 @@ pub fn secrets(work: &Work) -> Vec<(String, String, u8)> {
 
 /// The coverage part of a verdict: (vault version, semantic check missing) from its
 /// `coverage` evidence; `-` and unknown when it has none.
-const COVERAGE_SQL: &str = "(SELECT json_extract(f.value, '$.evidence') FROM json_each(v, '$.findings') f
+const COVERAGE_SQL: &str =
+    "(SELECT json_extract(f.value, '$.evidence') FROM json_each(v, '$.findings') f
      WHERE json_extract(f.value, '$.evidence') LIKE 'coverage %' LIMIT 1)";
 
 fn coverage(evidence: Option<String>) -> (String, bool) {
@@ -94,7 +95,9 @@ fn coverage(evidence: Option<String>) -> (String, bool) {
         .next()
         .and_then(|u| u.strip_prefix("unchecked:"))
         .unwrap_or("");
-    let semantic = unchecked.split(',').any(|c| c == super::leak::SEMANTIC_CHECK);
+    let semantic = unchecked
+        .split(',')
+        .any(|c| c == super::leak::SEMANTIC_CHECK);
     (version, semantic)
 }
 
@@ -103,9 +106,7 @@ pub fn read(conn: &Connection) -> rusqlite::Result<(BTreeMap<Group, Lines>, Vec<
     let mut groups: BTreeMap<Group, Lines> = BTreeMap::new();
     let mut add = |g: Group, cov: Option<String>, n: usize| {
         let (vault_version, semantic_missing) = coverage(cov);
-        let e = groups
-            .entry(Group { vault_version, ..g })
-            .or_default();
+        let e = groups.entry(Group { vault_version, ..g }).or_default();
         e.reviewed += n;
         if semantic_missing {
             e.without_semantic += n;
@@ -168,7 +169,10 @@ pub fn read(conn: &Connection) -> rusqlite::Result<(BTreeMap<Group, Lines>, Vec<
          FROM attempts a JOIN runs r ON r.id = a.run_id, json_each(a.verdict, '$.findings') f
          WHERE instr(a.verdict, '\"leak\"') > 0 AND json_valid(a.verdict)
            AND json_extract(f.value, '$.rule') = 'leak'",
-        COVERAGE_SQL.replace("json_each(v", "json_each(a.verdict").replace(" f\n", " g\n").replace("f.value", "g.value")
+        COVERAGE_SQL
+            .replace("json_each(v", "json_each(a.verdict")
+            .replace(" f\n", " g\n")
+            .replace("f.value", "g.value")
     );
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map([], |r| {
@@ -195,7 +199,10 @@ pub fn read(conn: &Connection) -> rusqlite::Result<(BTreeMap<Group, Lines>, Vec<
          FROM chat_exchanges c, json_each(c.verdict, '$.findings') f
          WHERE c.verdict LIKE '%\"leak\"%' AND json_valid(c.verdict)
            AND json_extract(f.value, '$.rule') = 'leak'",
-        COVERAGE_SQL.replace("json_each(v", "json_each(c.verdict").replace(" f\n", " g\n").replace("f.value", "g.value")
+        COVERAGE_SQL
+            .replace("json_each(v", "json_each(c.verdict")
+            .replace(" f\n", " g\n")
+            .replace("f.value", "g.value")
     );
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map([], |r| {

@@ -90,12 +90,20 @@ fn rows_are_kept_apart_by_vault_version() {
     assert_eq!(rows.len(), 2);
     assert!(rows[0].current, "today's version is listed first");
     assert_eq!(
-        (rows[0].vault_version.as_str(), rows[0].reviewed, rows[0].leaked),
+        (
+            rows[0].vault_version.as_str(),
+            rows[0].reviewed,
+            rows[0].leaked
+        ),
         ("new2", 10, 1)
     );
     assert_eq!(rows[0].without_semantic, 4);
     assert_eq!(
-        (rows[1].vault_version.as_str(), rows[1].reviewed, rows[1].leaked),
+        (
+            rows[1].vault_version.as_str(),
+            rows[1].reviewed,
+            rows[1].leaked
+        ),
         ("old1", 30, 2)
     );
     let l = labels(&rows, Some("ayu"));
@@ -125,7 +133,9 @@ fn unreadable_severity_counts_as_worst_and_no_evidence_is_skipped() {
 #[test]
 fn coverage_evidence_gives_version_and_semantic() {
     assert_eq!(
-        coverage(Some("coverage ab12 unchecked:semantic_similarity,readings".into())),
+        coverage(Some(
+            "coverage ab12 unchecked:semantic_similarity,readings".into()
+        )),
         ("ab12".to_string(), true)
     );
     assert_eq!(

@@ -208,12 +208,18 @@ impl Work {
                     if let Some(sec) = &s.section {
                         let sat = find_key(vis_text, "section", at.map_or(ent_line, |a| a.0));
                         if sec.trim().is_empty() {
-                            return Err(bad(sat, key, format!("secret {}: `section:` is empty", s.id)));
+                            return Err(bad(
+                                sat,
+                                key,
+                                format!("secret {}: `section:` is empty", s.id),
+                            ));
                         }
                         // A Level 1 notice names `section:`; naming a heading would reveal it
                         // (and its level is set under `sections:`, not here).
                         if let Some(f) = file
-                            && f.sections.iter().any(|h| norm_name(&h.name) == norm_name(sec))
+                            && f.sections
+                                .iter()
+                                .any(|h| norm_name(&h.name) == norm_name(sec))
                         {
                             return Err(bad(
                                 sat,
