@@ -22,7 +22,6 @@
 //! secret's words lands near it and an unrelated line does not.
 
 #[path = "llm_fake/mod.rs"]
-#[allow(dead_code)]
 mod llm_fake;
 
 mod cli_env;

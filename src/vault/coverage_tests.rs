@@ -315,9 +315,9 @@ fn a_secret_section_naming_a_heading_is_refused_at_its_line() {
             "---\nname: リナ\n---\n## 隠し設定\n実は王家。\n".to_string(),
         ),
     ];
-    let e = from_files("w", Path::new("vault/w"), true, files)
-        .err()
-        .expect("refused");
+    let Err(e) = from_files("w", Path::new("vault/w"), true, files) else {
+        panic!("refused")
+    };
     let m = e.to_string();
     assert!(m.contains(":9:"), "{m}");
     assert!(m.contains("section: 隠し設定"), "{m}");

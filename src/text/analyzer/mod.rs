@@ -209,9 +209,8 @@ pub fn dictionary() -> Option<std::sync::Arc<dyn Analyzer>> {
         Some("lindera") => AnalyzerChoice::Lindera,
         _ => AnalyzerChoice::Auto,
     };
-    if choice == AnalyzerChoice::Fallback {
-        let _ = OPENED.set(None);
-    } else if open(choice, &mut |m| eprintln!("{m}")).is_err() {
+    // A failed (or declined) open leaves nothing to read from: remember that.
+    if choice == AnalyzerChoice::Fallback || open(choice, &mut |m| eprintln!("{m}")).is_err() {
         let _ = OPENED.set(None);
     }
     OPENED.get().cloned().flatten()
