@@ -49,7 +49,8 @@ fn context_prints_the_contract_for_each_sister_of_the_bundled_sample() {
         let total: u64 = wh.values().map(|n| n.as_u64().unwrap()).sum();
         assert_eq!(
             // 15 items plus FS-001's payoff plan, withheld at level 0.
-            total, 16,
+            total,
+            16,
             "every item of the sample is counted once: {wh:?}"
         );
         assert!(
