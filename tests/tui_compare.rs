@@ -208,7 +208,10 @@ fn the_visibility_pane_shows_the_scorecard_beside_a_secret() {
         level: 2,
         model: "gemma2:27b".into(),
         prompt_version: "p".into(),
+        vault_version: "v".into(),
+        current: true,
         reviewed: 40,
+        without_semantic: 0,
         leaked: 3,
         warn: 1,
         retry: 2,
@@ -222,11 +225,9 @@ fn the_visibility_pane_shows_the_scorecard_beside_a_secret() {
     t.draw(|f| kakeai::tui::render::draw(f, &a)).unwrap();
     let s = t.backend().to_string();
     let flat: String = s.chars().filter(|c| *c != ' ' && *c != '"').collect();
-    // Clipped by the pane width at 140 columns; the label starts right after the ◆ row.
-    assert!(
-        flat.contains("◆SEC-AYU-011認識のみsecretあゆL2·leaked3/"),
-        "{s}"
-    );
+    // Issue 27: the badge is never clipped by the pane width — it moves to its own line.
+    assert!(flat.contains("◆SEC-AYU-011認識のみsecret"), "{s}");
+    assert!(flat.contains("あゆL2·leaked3/40ongemma2:27b"), "{s}");
 }
 
 fn workbench() -> kakeai::tui::app::App {

@@ -279,3 +279,47 @@ async fn the_tree_lists_the_vaults_works_and_w_opens_the_next_for_the_run() {
             .contains("料理帳の箱")
     );
 }
+
+/// Issue 27: the scorecard badge beside a secret is never cut on a narrow pane, and the header
+/// names the leak checks every review will lack.
+#[test]
+fn the_scorecard_badge_is_whole_at_40_columns_and_the_header_names_missing_checks() {
+    let mut a = app();
+    let mut pane = VisPane::new(vault::sample());
+    pane.scorecard = vec![kakeai::vault::scorecard::Row {
+        secret: "SEC-AYU-01".into(),
+        reader: "ayu".into(),
+        level: 2,
+        model: "gemma2:27b".into(),
+        prompt_version: "p".into(),
+        vault_version: "v".into(),
+        current: true,
+        reviewed: 40,
+        without_semantic: 0,
+        leaked: 3,
+        warn: 1,
+        retry: 2,
+        info: 0,
+    }];
+    a.vis = Some(pane);
+    a.leak_note = Some("no semantic check".into());
+    to_pane(&mut a);
+    select(&mut a, "characters/あゆ/SEC-AYU-01");
+    // Every word of the badge appears whole, however narrow the pane (wrapped, never cut).
+    for w in [40u16, 60, 80, 100, 140] {
+        let s = screen(&a, w, 40);
+        for word in ["あゆ", "L2", "leaked", "3/40", "gemma2:27b"] {
+            let spaced: String = word
+                .chars()
+                .map(|c| c.to_string())
+                .collect::<Vec<_>>()
+                .join("");
+            assert!(
+                s.contains(&spaced) || s.replace(' ', "").contains(word),
+                "`{word}` cut at {w} columns:\n{s}"
+            );
+        }
+    }
+    let s = screen(&a, 160, 30);
+    assert!(s.contains("leak: no semantic check"), "{s}");
+}

@@ -48,7 +48,9 @@ fn context_prints_the_contract_for_each_sister_of_the_bundled_sample() {
         let wh = v["withheld"].as_object().unwrap();
         let total: u64 = wh.values().map(|n| n.as_u64().unwrap()).sum();
         assert_eq!(
-            total, 15,
+            // 15 items plus FS-001's payoff plan, withheld at level 0.
+            total,
+            16,
             "every item of the sample is counted once: {wh:?}"
         );
         assert!(
@@ -409,7 +411,16 @@ fn review_prints_result_and_issues_and_exits_by_result() {
     );
     assert_eq!(ok.status.code(), Some(0));
     let v: serde_json::Value = serde_json::from_slice(&ok.stdout).unwrap();
-    assert_eq!(v["result"], "approved");
+    // No embeddings: never plain "approved" (issue 27). The sample's keywords carry readings,
+    // so the fallback analyzer (no dictionary) leaves nothing unchecked there.
+    assert_eq!(v["result"], "approved_without_semantic_check");
+    assert_eq!(v["unchecked"], serde_json::json!(["semantic_similarity"]));
+    assert_eq!(v["readings"]["status"], "not_needed");
+    let says = String::from_utf8_lossy(&ok.stderr);
+    assert!(
+        says.contains("approved without the semantic check"),
+        "{says}"
+    );
 
     // Embeddings asked for but no endpoint answers: said so, never pretended.
     let down = env.run_in(
@@ -529,6 +540,10 @@ async fn a_leaking_attempt_is_retried_by_the_leak_rule() {
             .as_array()
             .unwrap()
             .iter()
+            .filter(|f| !f["evidence"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("coverage "))
             .all(|f| f["rule"] != "leak")
     );
     let commit = ev.iter().find(|e| e["event"] == "turn_commit").unwrap();

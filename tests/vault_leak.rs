@@ -115,7 +115,9 @@ async fn a_server_without_embeddings_is_reported_as_skipped() {
         EmbedStatus::Skipped { reason } => assert!(reason.contains("--embeddings"), "{reason}"),
         other => panic!("{other:?}"),
     }
-    assert_eq!(r.result, ReviewResult::Approved);
+    // Issue 27: a review whose semantic check did not run is never plain "approved".
+    assert_ne!(r.result, ReviewResult::Approved);
+    assert!(r.unchecked.iter().any(|c| c == "semantic_similarity"));
     let json = serde_json::to_value(&r).unwrap();
     assert_eq!(json["embeddings"]["status"], "skipped");
 }

@@ -387,7 +387,11 @@ pub fn open_vault(
     for m in &w.warnings {
         eprintln!("kakeai compare: vault warning: {m}");
     }
-    Ok(Some(crate::vault::SharedVault::new(w)))
+    let shared = crate::vault::SharedVault::new(w);
+    // Embeddings from the user's llm.toml (a variant's llm table changes the chat model only).
+    let llm = crate::llm::LlmConfig::load()?;
+    crate::vault::semantic::configure(&shared, &llm, "kakeai compare");
+    Ok(Some(shared))
 }
 
 #[cfg(test)]

@@ -115,6 +115,9 @@ pub fn run(args: RunArgs) -> i32 {
         Ok(c) => c.with_flags(args.endpoint.clone(), args.model.clone(), args.api),
         Err(e) => return fail(2, e.to_string()),
     };
+    if let Some(v) = &vault {
+        crate::vault::semantic::configure(v, &llm, "kakeai run");
+    }
     let spec = RunSpec {
         topic: args.topic.trim().to_string(),
         max_turns: args.turns.unwrap_or(duo.max_turns),

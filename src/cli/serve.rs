@@ -147,6 +147,9 @@ pub fn run(args: ServeArgs) -> i32 {
         ),
         Err(e) => return fail(2, e.to_string()),
     };
+    if let Some(v) = &vault {
+        crate::vault::semantic::configure(v, &llm, "kakeai serve");
+    }
     let analyzer = match analyzer::open(args.analyzer, &mut |m| eprintln!("{m}")) {
         Ok(a) => a,
         Err(e) => return fail(2, e.to_string()),

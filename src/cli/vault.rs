@@ -40,6 +40,9 @@ pub struct ReviewArgs {
     /// Embedding model (default: llm.toml `embed_model`, else its `model`)
     #[arg(long)]
     pub embed_model: Option<String>,
+    /// The analyzer whose dictionary gives keyword readings (built on first use, as `check`)
+    #[arg(long, value_enum, default_value = "auto", env = "KAKEAI_ANALYZER")]
+    pub analyzer: crate::text::analyzer::AnalyzerChoice,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -126,6 +129,12 @@ fn review(a: ReviewArgs) -> i32 {
         eprintln!("kakeai vault: {e}");
         return 2;
     }
+    // The same path as `check`: builds the IPADIC dictionary from MeCab sources on first use,
+    // and keyword readings come from it.
+    if let Err(e) = crate::text::analyzer::open(a.analyzer, &mut |m| eprintln!("{m}")) {
+        eprintln!("kakeai vault: {e}");
+        return 2;
+    }
     let reviewer = w.reviewer(a.reader.as_deref());
     let review = if a.no_embed {
         reviewer.review(&text)
@@ -148,9 +157,12 @@ fn review(a: ReviewArgs) -> i32 {
             Err(e) => {
                 // Asked for embeddings but no client: say it was skipped and why.
                 let mut r = reviewer.review(&text);
-                r.embeddings = crate::vault::leak::EmbedStatus::Skipped {
-                    reason: format!("no embeddings client: {e}"),
-                };
+                if r.embeddings.missing() {
+                    r.embeddings = crate::vault::leak::EmbedStatus::Skipped {
+                        reason: format!("no embeddings client: {e}"),
+                    };
+                    r.settle();
+                }
                 return print_review(&r);
             }
         };
@@ -167,6 +179,9 @@ fn review(a: ReviewArgs) -> i32 {
 
 /// The review as JSON on stdout; exit 1 when rejected, 0 for approved or warning.
 fn print_review(review: &crate::vault::leak::Review) -> i32 {
+    // One line for the writer: the result as it stands, and every check that did not run.
+    let f = crate::vault::review::coverage(review);
+    eprintln!("kakeai vault: {}", f.message);
     match serde_json::to_string_pretty(review) {
         Ok(s) => println!("{s}"),
         Err(e) => {

@@ -76,35 +76,97 @@ pub fn scorecard(a: ScorecardArgs) -> i32 {
         Ok(r) => r,
         Err(e) => return fail(2, e),
     };
-    print_rows(&rows, a.format == super::compare::OutFormat::Json);
-    0
+    let mut out = std::io::stdout().lock();
+    match write_rows(
+        &mut out,
+        &rows,
+        &work,
+        a.format == super::compare::OutFormat::Json,
+    ) {
+        Ok(()) => 0,
+        // `vault scorecard | head`: the reader left; nothing more to say.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
+        Err(e) => fail(2, format!("cannot write the scorecard: {e}")),
+    }
 }
 
-fn print_rows(rows: &[sc::Row], as_json: bool) {
+/// The scorecard as a table padded by display width (a level-0 label is followed, for the
+/// owner only, by the item it stands for), or as JSON with `owner_key`.
+pub(crate) fn write_rows(
+    out: &mut dyn std::io::Write,
+    rows: &[sc::Row],
+    work: &crate::vault::Work,
+    as_json: bool,
+) -> std::io::Result<()> {
+    use crate::text::width::{pad, truncate};
+    let owners: std::collections::BTreeMap<&str, String> = rows
+        .iter()
+        .filter_map(|r| Some((r.secret.as_str(), work.hidden_owner(&r.secret)?)))
+        .collect();
     if as_json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&json!({ "rows": rows })).unwrap_or_default()
-        );
-        return;
+        let rows: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|r| {
+                let mut v = serde_json::to_value(r).unwrap_or_default();
+                if let Some(k) = owners.get(r.secret.as_str()) {
+                    v["owner_key"] = json!(k);
+                }
+                v
+            })
+            .collect();
+        let text = serde_json::to_string_pretty(&json!({ "rows": rows })).unwrap_or_default();
+        return writeln!(out, "{text}");
     }
-    println!(
-        "secret                reader  level  model               prompt  reviewed  leaked  warn  retry"
-    );
+    let cell = |s: &str, w: usize| pad(truncate(&crate::text::sanitize::for_terminal(s), w), w);
+    writeln!(
+        out,
+        "{}  {}  level  {}  {}  {}  reviewed  no-sem  leaked  warn  retry",
+        pad("secret", 24),
+        pad("reader", 6),
+        pad("model", 18),
+        pad("prompt", 6),
+        pad("vault", 9),
+    )?;
     for r in rows {
-        println!(
-            "{:<20}  {:<6}  L{:<4}  {:<18}  {:<6}  {:>8}  {:>6}  {:>4}  {:>5}",
-            crate::text::sanitize::for_terminal(&r.secret),
-            r.reader,
+        let version = if r.current {
+            format!("{}*", r.vault_version)
+        } else {
+            r.vault_version.clone()
+        };
+        writeln!(
+            out,
+            "{}  {}  L{:<4}  {}  {}  {}  {:>8}  {:>6}  {:>6}  {:>4}  {:>5}",
+            cell(&r.secret, 24),
+            cell(&r.reader, 6),
             r.level,
-            crate::text::sanitize::for_terminal(&r.model),
-            r.prompt_version.chars().take(6).collect::<String>(),
+            cell(&r.model, 18),
+            cell(&r.prompt_version, 6),
+            cell(&version, 9),
             r.reviewed,
+            r.without_semantic,
             r.leaked,
             r.warn,
             r.retry
-        );
+        )?;
     }
+    if !owners.is_empty() {
+        writeln!(
+            out,
+            "\nlevel-0 labels (for you only; the model never sees these names):"
+        )?;
+        for (label, key) in &owners {
+            writeln!(
+                out,
+                "  {label} = {}",
+                crate::text::sanitize::for_terminal(key)
+            )?;
+        }
+    }
+    writeln!(
+        out,
+        "\nvault: the version each line was reviewed against (* = the vault as it is now; - = not recorded). \
+         no-sem: lines reviewed without the semantic check."
+    )
 }
 
 pub fn probe(a: ProbeArgs) -> i32 {
@@ -139,6 +201,7 @@ pub fn probe(a: ProbeArgs) -> i32 {
         Err(e) => return fail(2, e),
     };
     let vault = crate::vault::SharedVault::new(work.clone());
+    crate::vault::semantic::configure(&vault, &llm, "kakeai vault probe");
     let rt = match crate::duo::driver::runtime() {
         Ok(rt) => rt,
         Err(e) => return fail(2, e),

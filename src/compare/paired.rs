@@ -90,6 +90,9 @@ impl Paired {
             &a.text,
         )
         .ok_or_else(|| PairedError::Other(format!("unknown speaker `{}`", a.speaker)))?;
+        if let Some(v) = &self.vault {
+            crate::vault::semantic::amend(&mut verdict, v, &a.speaker, &a.text).await;
+        }
         let mut judge = None;
         if self.spec.judge && verdict.status != Status::Retry {
             let partner_last = prior

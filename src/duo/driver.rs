@@ -308,9 +308,13 @@ impl Driver {
                     scaffold: &scaffold,
                     length_cut: current.and_then(|c| c.stats().length_cut.as_ref()),
                 };
-                let Some((verdict, keywords)) = super::judging::static_verdict(&input) else {
+                let Some((mut verdict, keywords)) = super::judging::static_verdict(&input) else {
                     return Ok(Vec::new());
                 };
+                // The semantic check (seed 004 §5.3) when an embedding model is configured.
+                if let Some(v) = &self.vault {
+                    crate::vault::semantic::amend(&mut verdict, v, speaker, text).await;
+                }
                 return Ok(session.handle(Event::StaticJudged {
                     turn: *turn,
                     attempt: *attempt,

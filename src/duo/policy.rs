@@ -53,7 +53,7 @@ pub fn retry_guidance(v: &Verdict, turn: usize, attempt: usize) -> Vec<String> {
     let mut fs: Vec<&Finding> = v
         .findings
         .iter()
-        .filter(|f| f.status >= Status::Warn)
+        .filter(|f| f.status >= Status::Warn && !crate::vault::review::is_coverage(f))
         .collect();
     fs.sort_by_key(|f| std::cmp::Reverse(f.status));
     let mut out = vec![format!(
@@ -78,11 +78,11 @@ pub struct Intervention {
 pub fn intervention(v: &Verdict, turn: usize, name: &str) -> Intervention {
     let mut out = Intervention::default();
     let in_state = v.status < Status::Retry;
-    for f in v
-        .findings
-        .iter()
-        .filter(|f| f.status >= Status::Warn && f.status != Status::Unscored)
-    {
+    for f in v.findings.iter().filter(|f| {
+        f.status >= Status::Warn
+            && f.status != Status::Unscored
+            && !crate::vault::review::is_coverage(f)
+    }) {
         if for_next_speaker(f.rule) {
             if !in_state {
                 continue;

@@ -136,6 +136,10 @@ pub struct LlmConfig {
     /// Ollama call, and with the preload before the first turn).
     #[serde(default = "default_keep_alive_s")]
     pub keep_alive_s: u64,
+    /// Where embeddings are asked for when not at `endpoint` (llama-server serves one model:
+    /// an embedding model runs as its own instance with `--embeddings`).
+    #[serde(default)]
+    pub embed_endpoint: Option<String>,
     #[serde(default)]
     pub models: BTreeMap<String, ModelOverride>,
 }

@@ -39,19 +39,10 @@ impl Dict {
         Dict((analyzer.kind() == AnalyzerKind::LinderaIpadic).then_some(analyzer))
     }
 
-    /// The installed IPADIC dictionary (loaded once per process, never built here), if any.
+    /// The IPADIC dictionary through the one path every command uses
+    /// ([`crate::text::analyzer::dictionary`]): built from MeCab sources on first use.
     pub fn installed() -> Dict {
-        static CELL: OnceLock<Option<Arc<dyn Analyzer>>> = OnceLock::new();
-        let a = CELL.get_or_init(|| {
-            use crate::text::analyzer::lindera;
-            let dir = lindera::default_dict_dir()?;
-            if !lindera::is_installed(&dir) {
-                return None;
-            }
-            let a = lindera::LinderaAnalyzer::load(&dir).ok()?;
-            Some(Arc::new(a) as Arc<dyn Analyzer>)
-        });
-        Dict(a.clone())
+        Dict(crate::text::analyzer::dictionary())
     }
 
     /// Are readings checked at all?
@@ -216,6 +207,61 @@ fn trailing_kana(v: &View) -> usize {
     if ok { n } else { 0 }
 }
 
+/// Casual spellings of a loose form: the い of ている/でいる dropped as people type it
+/// (生きている → 生きてる, 住んでいた → 住んでた). The form itself is not included.
+pub fn casual_forms(form: &str) -> Vec<String> {
+    let chars: Vec<char> = form.chars().collect();
+    let mut out = String::with_capacity(form.len());
+    let mut changed = false;
+    for (i, &c) in chars.iter().enumerate() {
+        let dropped = c == 'い'
+            && i > 0
+            && matches!(chars[i - 1], 'て' | 'で')
+            && chars
+                .get(i + 1)
+                .is_some_and(|n| matches!(n, 'る' | 'た' | 'て' | 'ま' | 'な'));
+        if dropped {
+            changed = true;
+        } else {
+            out.push(c);
+        }
+    }
+    if changed { vec![out] } else { Vec::new() }
+}
+
+/// Spellings of a keyword with kanji that mix kanji and kana, word by word (北の島 →
+/// きたの島, 北のしま, きたのしま), from the dictionary's reading of each word; at most 32.
+fn mixed_forms(analyzer: &dyn Analyzer, word: &str) -> Vec<String> {
+    let tokens = analyzer.tokenize(word);
+    let parts: Vec<(String, Option<String>)> = tokens
+        .iter()
+        .map(|t| {
+            let reading = t
+                .surface
+                .chars()
+                .any(is_kanji)
+                .then(|| analyzer.reading(&t.surface))
+                .flatten()
+                .map(|r| loose_str(&r));
+            (loose_str(&t.surface), reading)
+        })
+        .collect();
+    let mut forms = vec![String::new()];
+    for (surface, reading) in &parts {
+        let mut next = Vec::new();
+        for f in &forms {
+            next.push(format!("{f}{surface}"));
+            if let Some(r) = reading
+                && next.len() < 32
+            {
+                next.push(format!("{f}{r}"));
+            }
+        }
+        forms = next;
+    }
+    forms
+}
+
 /// The loose form of a keyword (or a reading).
 pub fn loose_str(s: &str) -> String {
     loose_view(Folded::new(s.trim()).plain.chars()).string
@@ -282,8 +328,9 @@ pub struct KeywordSet {
     /// Per entry: trailing okurigana a skeleton hit may extend over.
     trailing: Vec<usize>,
     dict: Dict,
-    /// Reading forms, computed on first use (once per list).
-    readings: Arc<OnceLock<Automaton>>,
+    /// Reading forms (all kana; on token boundaries) and mixed forms (kanji and kana: 北のしま,
+    /// no boundary needed), computed on first use (once per list).
+    readings: Arc<OnceLock<(Automaton, Automaton)>>,
 }
 
 impl KeywordSet {
@@ -308,6 +355,9 @@ impl KeywordSet {
                 skel.push((s, i));
             }
             spelled.push((form.clone(), i));
+            for c in casual_forms(&form) {
+                spelled.push((c, i));
+            }
             trailing.push(trailing_kana(&loose_view(
                 Folded::new(w.trim()).plain.chars(),
             )));
@@ -328,21 +378,39 @@ impl KeywordSet {
         self.dict.has_readings()
     }
 
-    fn reading_automaton(&self) -> &Automaton {
+    fn reading_automaton(&self) -> &(Automaton, Automaton) {
         self.readings.get_or_init(|| {
-            let a = self.dict.analyzer()?;
-            let mut list = Vec::new();
+            let Some(a) = self.dict.analyzer() else {
+                return (None, None);
+            };
+            let (mut list, mut mixed) = (Vec::new(), Vec::new());
             for (i, form) in self.forms.iter().enumerate() {
                 if !form.chars().any(is_kanji) {
                     continue;
                 }
-                let Some(r) = a.reading(form) else { continue };
-                let r = loose_str(&r);
-                if r.chars().count() >= 2 && r != *form {
-                    list.push((r, i));
+                let mut readings: Vec<String> = mixed_forms(a, form);
+                if let Some(r) = a.reading(form) {
+                    readings.push(loose_str(&r));
+                }
+                let casual: Vec<String> = readings.iter().flat_map(|r| casual_forms(r)).collect();
+                readings.extend(casual);
+                readings.sort();
+                readings.dedup();
+                for r in readings {
+                    if r.chars().count() < 2 || r == *form {
+                        continue;
+                    }
+                    if r.chars().any(is_kanji) {
+                        mixed.push((r, i));
+                    } else {
+                        list.push((r, i));
+                    }
                 }
             }
-            automaton(&list).ok().flatten()
+            (
+                automaton(&list).ok().flatten(),
+                automaton(&mixed).ok().flatten(),
+            )
         })
     }
 
@@ -391,7 +459,9 @@ impl KeywordSet {
         run(&self.spelling, &t.loose, Via::Spelling);
         run(&self.okurigana, &t.skeleton, Via::Okurigana);
         if self.dict.has_readings() {
-            run(self.reading_automaton(), &t.loose, Via::Reading);
+            let (reading, mixed) = self.reading_automaton();
+            run(reading, &t.loose, Via::Reading);
+            run(mixed, &t.loose, Via::Spelling);
         }
         out.sort_by_key(|h| (h.start, h.end, h.entry, h.via as u8));
         out.dedup_by_key(|h| (h.start, h.end, h.entry));

@@ -120,7 +120,7 @@ pub async fn answer(svc: &Services, user: &UserLine) -> Answer {
     if judgment.context_type == Some(ContextType::Banter)
         && let Some(p) = best_pattern(svc, &user.text_masked, &mut a.trace).await
     {
-        let (v, _) = checks(svc).judge(&svc.me, &ctx.history, &p.bot_response, &[]);
+        let v = judged(svc, &ctx.history, &p.bot_response, &[]).await;
         if chat::usable(&v) {
             return said_pattern(svc, user, p, v, a).await;
         }
@@ -142,7 +142,7 @@ pub async fn answer(svc: &Services, user: &UserLine) -> Answer {
         None => {
             a.review = true;
             let t = svc.cfg.lines().fallback.clone();
-            let (v, _) = checks(svc).judge(&svc.me, &ctx.history, &t, &[]);
+            let v = judged(svc, &ctx.history, &t, &[]).await;
             if !chat::usable(&v) {
                 inc(&svc.metrics.withheld);
                 inc(&svc.metrics.reviews);
@@ -240,7 +240,7 @@ async fn attempts(
                 a.trace.push(format!("attempt {n}: empty reply"))
             }
             Ok(Ok((text, scaffold))) => {
-                let (v, _) = checks(svc).judge(&svc.me, history, &text, &scaffold);
+                let v = judged(svc, history, &text, &scaffold).await;
                 if chat::usable(&v) {
                     a.trace
                         .push(format!("attempt {n}: Director {}", v.status.as_str()));
@@ -264,6 +264,22 @@ async fn attempts(
         }
     }
     None
+}
+
+/// Every line she might say — pattern, model attempt, fallback — judged the same way: the
+/// shared checks, then the vault's semantic check (seed 004 §5.3) when an embedding model is
+/// configured (the verdict names it as not run otherwise).
+async fn judged(
+    svc: &Services,
+    history: &[(String, String)],
+    text: &str,
+    scaffold: &[String],
+) -> Verdict {
+    let (mut v, _) = checks(svc).judge(&svc.me, history, text, scaffold);
+    if let Some(vault) = &svc.vault {
+        crate::vault::semantic::amend(&mut v, vault, &svc.me.id, text).await;
+    }
+    v
 }
 
 /// The shared judgement with this server's rules, analyzer, safety rules and vault.

@@ -330,6 +330,8 @@ pub struct App {
     pub reviewer: Option<String>,
     /// Blind mode: the Director's verdict on a turn stays hidden until the reviewer judged it.
     pub blind: bool,
+    /// The leak review's missing checks for the header (`leak: no semantic check`), if any.
+    pub leak_note: Option<String>,
     /// The detail pane shows the selected attempt's request instead of its findings.
     pub request: super::request_view::RequestPane,
     /// Lines a regeneration set aside, and which of them is on screen (None: the main line).
@@ -393,6 +395,7 @@ impl App {
             review_log: Vec::new(),
             reviewer: None,
             blind: false,
+            leak_note: None,
             request: Default::default(),
             queued: Vec::new(),
             branches: Vec::new(),

@@ -241,7 +241,11 @@ async fn answer(
             (reply, scaffold)
         }
     };
-    let (verdict, l5) = judge(deps, me, history, &reply, &scaffold);
+    let (mut verdict, l5) = judge(deps, me, history, &reply, &scaffold);
+    // The semantic check (seed 004 §5.3) when an embedding model is configured.
+    if let Some(v) = &deps.vault {
+        crate::vault::semantic::amend(&mut verdict, v, &me.id, &reply).await;
+    }
     if let Some(l5) = l5 {
         emit.trace(l5);
     }

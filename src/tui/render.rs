@@ -131,9 +131,14 @@ fn header(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
     } else {
         who
     };
+    let leak = app
+        .leak_note
+        .as_deref()
+        .map(|n| format!(" · leak: {n}"))
+        .unwrap_or_default();
     let l2 = Line::from(vec![Span::styled(
         format!(
-            "{who}{run} · analyzer {} · rules {} · db {}",
+            "{who}{run} · analyzer {} · rules {} · db {}{leak}",
             h.analyzer, h.ruleset, h.db
         ),
         dim,

@@ -60,7 +60,9 @@ pub fn run(opts: Options) -> i32 {
             for m in &w.warnings {
                 log(&format!("vault: {m}"));
             }
-            Some(crate::vault::SharedVault::new(w))
+            let v = crate::vault::SharedVault::new(w);
+            v.set_embedder(crate::vault::semantic::Embedder::from_config(&llm));
+            Some(v)
         }
         Err(e) => {
             // A broken vault must not put another world into the prompts: run without one.
@@ -106,6 +108,9 @@ pub fn run(opts: Options) -> i32 {
     let mut app = App::new(header, themes, keymap);
     app.reviewer = opts.reviewer.clone().filter(|r| !r.trim().is_empty());
     app.blind = opts.blind;
+    app.leak_note = vault
+        .as_ref()
+        .and_then(|v| crate::vault::semantic::missing_checks(v));
     app.rules = rules.clone();
     app.vis = vault.as_ref().map(|v| {
         let work = (*v.get().1).clone();

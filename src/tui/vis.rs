@@ -312,11 +312,34 @@ pub fn render(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
             sel_line = lines.len();
         }
         let mut line = item_line(it, i == vis.row, t);
-        if let Some(l) = it.secret_id.as_ref().and_then(|id| scores.get(id)) {
-            line.spans
-                .push(Span::styled(format!("  {l}"), Style::new().fg(t.dim)));
+        // The scorecard names a level-0 item by its neutral label, anything else by its id.
+        let review_id = if it.level.get() == 0 {
+            crate::vault::review::hidden_label(&it.key)
+        } else {
+            it.secret_id.clone().unwrap_or_else(|| it.key.clone())
+        };
+        let badge = scores.get(&review_id);
+        let used: usize = line
+            .spans
+            .iter()
+            .map(|sp| crate::text::width::width(&sp.content))
+            .sum();
+        match badge {
+            // On a narrow pane the badge gets its own line rather than being cut.
+            Some(l) if used + 2 + crate::text::width::width(l) > tree_area.width as usize => {
+                lines.push(line);
+                let room = (tree_area.width as usize).saturating_sub(4).max(8);
+                for part in wrap_words(l, room) {
+                    lines.push(Line::styled(format!("    {part}"), Style::new().fg(t.dim)));
+                }
+            }
+            Some(l) => {
+                line.spans
+                    .push(Span::styled(format!("  {l}"), Style::new().fg(t.dim)));
+                lines.push(line);
+            }
+            None => lines.push(line),
         }
-        lines.push(line);
     }
     let h = tree_area.height as usize;
     let skip = sel_line.saturating_sub(h.saturating_sub(2));
@@ -393,6 +416,27 @@ fn item_line(it: &Item, selected: bool, t: &Theme) -> Line<'static> {
 }
 
 /// Pads to a display width (Japanese is two columns a char).
+/// `s` wrapped at spaces into lines of at most `cols` display columns (a longer word alone).
+fn wrap_words(s: &str, cols: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    for word in s.split(' ').filter(|w| !w.is_empty()) {
+        let w = crate::text::width::width(word);
+        let used = crate::text::width::width(&cur);
+        if !cur.is_empty() && used + 1 + w > cols {
+            out.push(std::mem::take(&mut cur));
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(word);
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
 fn pad(s: &str, width: usize) -> String {
     let w = unicode_width::UnicodeWidthStr::width(s);
     if w >= width {

@@ -32,7 +32,7 @@ pub struct FrontMatter {
     #[serde(default, deserialize_with = "super::model::nfkc_opt_int")]
     pub subtlety: Option<i64>,
     #[serde(default)]
-    pub forbidden_keywords: Vec<String>,
+    pub forbidden_keywords: Vec<super::model::Keyword>,
     #[serde(default)]
     pub allowed_expressions: Vec<String>,
 }

@@ -79,6 +79,10 @@ pub struct ReviewInput {
     /// Words no text may use, whatever the secret (seed 004 §6.2).
     #[serde(default)]
     pub forbidden_keywords_global: Vec<String>,
+    /// Kana readings the writer gave for keywords (`{word: 王家, reading: おうけ}`), by word:
+    /// matched like spellings, so they work without a dictionary.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub keyword_readings: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 /// String-similarity thresholds by importance (seed 004 §5.2): more important, more sensitive.
@@ -208,12 +212,34 @@ pub struct LeakIssue {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum ReviewResult {
+    /// Nothing found, and every check that had something to compare ran.
     Approved,
+    /// Nothing found by the checks that ran, but the semantic check (seed 004 §5.3) did not
+    /// run: a paraphrase with no forbidden word may have gone unseen.
+    #[serde(rename = "approved_without_semantic_check")]
+    ApprovedWithoutSemantic,
     Warning,
     Rejected,
 }
+
+impl ReviewResult {
+    /// What the writer reads (CLI, detail pane, scorecard, run header).
+    pub fn label(self) -> &'static str {
+        match self {
+            ReviewResult::Approved => "approved",
+            ReviewResult::ApprovedWithoutSemantic => "approved without the semantic check",
+            ReviewResult::Warning => "warning",
+            ReviewResult::Rejected => "rejected",
+        }
+    }
+}
+
+/// The names of checks in [`Review::unchecked`].
+pub const SEMANTIC_CHECK: &str = "semantic_similarity";
+/// Kana readings of forbidden keywords (おうけ for 王家).
+pub const READINGS_CHECK: &str = "readings";
 
 /// Whether the semantic check ran. It never claims to have run when it did not.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -226,6 +252,27 @@ pub enum EmbedStatus {
     },
     /// Not asked for (no client, `--no-embed`).
     Disabled,
+    /// Nothing to compare (no secret of level 2 or lower, or a text without words): the check
+    /// had no work, so it is not missing either.
+    NotNeeded {
+        reason: String,
+    },
+}
+
+impl EmbedStatus {
+    /// Did the review lack a semantic check it needed?
+    pub fn missing(&self) -> bool {
+        !matches!(self, EmbedStatus::Ran | EmbedStatus::NotNeeded { .. })
+    }
+
+    /// Why it did not run (for the writer), if it did not.
+    pub fn reason(&self) -> Option<&str> {
+        match self {
+            EmbedStatus::Skipped { reason } => Some(reason),
+            EmbedStatus::Disabled => Some("no embedding model configured (llm.toml `embed_model`)"),
+            _ => None,
+        }
+    }
 }
 
 /// Whether forbidden keywords written in kanji were also looked for by their kana reading.
@@ -233,9 +280,13 @@ pub enum EmbedStatus {
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum ReadingsStatus {
     Checked,
-    /// No dictionary (the fallback analyzer): ころす is not found for 殺す.
+    /// No dictionary (the fallback analyzer): ころす is not found for 殺す. The keywords whose
+    /// kana spellings went unchecked are named (they have kanji and no writer-given reading).
     #[default]
     NotChecked,
+    /// Every keyword with kanji has a reading from the writer (visibility.yaml), or none has
+    /// kanji: nothing needed the dictionary.
+    NotNeeded,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -246,6 +297,39 @@ pub struct Review {
     /// Keyword readings (needs the IPADIC dictionary).
     #[serde(default)]
     pub readings: ReadingsStatus,
+    /// Checks that had something to compare but did not run ([`SEMANTIC_CHECK`],
+    /// [`READINGS_CHECK`]); empty when every needed check ran.
+    #[serde(default)]
+    pub unchecked: Vec<String>,
+    /// The [`Reviewer::version`] of the vault this review was made against.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub vault_version: String,
+}
+
+impl Review {
+    /// Applies what a missing check means: readings not checked make the result at least a
+    /// warning (おうけ would have passed for 王家); a missing semantic check turns "approved"
+    /// into "approved without the semantic check". Idempotent.
+    pub fn settle(&mut self) {
+        self.unchecked.clear();
+        if self.readings == ReadingsStatus::NotChecked {
+            self.unchecked.push(READINGS_CHECK.into());
+            if matches!(
+                self.result,
+                ReviewResult::Approved | ReviewResult::ApprovedWithoutSemantic
+            ) {
+                self.result = ReviewResult::Warning;
+            }
+        }
+        if self.embeddings.missing() {
+            self.unchecked.push(SEMANTIC_CHECK.into());
+            if self.result == ReviewResult::Approved {
+                self.result = ReviewResult::ApprovedWithoutSemantic;
+            }
+        } else if self.result == ReviewResult::ApprovedWithoutSemantic {
+            self.result = ReviewResult::Approved;
+        }
+    }
 }
 
 /// Maps issues to a result: rejected if any is at least `reject_at`, a warning if any is at
@@ -282,6 +366,19 @@ pub struct Reviewer {
     input: ReviewInput,
     cfg: ReviewConfig,
     compiled: checks::Compiled,
+    version: String,
+}
+
+/// First 8 hex digits of the SHA-256 of the input and config as JSON.
+fn version_of(input: &ReviewInput, cfg: &ReviewConfig) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(serde_json::to_vec(&(input, cfg)).unwrap_or_default());
+    h.finalize()
+        .iter()
+        .take(4)
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 impl Reviewer {
@@ -300,6 +397,7 @@ impl Reviewer {
             compiled: checks::Compiled::new(input, cfg, dict),
             input: input.clone(),
             cfg: cfg.clone(),
+            version: version_of(input, cfg),
         }
     }
 
@@ -311,21 +409,52 @@ impl Reviewer {
         &self.cfg
     }
 
-    /// The static checks.
+    /// The static checks. The semantic check did not run: `embeddings` is `Disabled` (or
+    /// `NotNeeded`), and an empty result is "approved without the semantic check".
     pub fn review(&self, text: &str) -> Review {
         let prepared = text::Prepared::new(text);
         let mut issues = self.compiled.run(&prepared, &self.input, &self.cfg);
         sort_issues(&mut issues);
-        Review {
+        let mut review = Review {
             result: decide(&issues, &self.cfg),
             issues,
-            embeddings: EmbedStatus::Disabled,
+            embeddings: match self.semantic_work(text) {
+                Some(reason) => EmbedStatus::NotNeeded { reason },
+                None => EmbedStatus::Disabled,
+            },
             readings: if self.compiled.readings_checked() {
                 ReadingsStatus::Checked
-            } else {
+            } else if self.compiled.readings_needed() && text.chars().any(char::is_alphanumeric) {
                 ReadingsStatus::NotChecked
+            } else {
+                ReadingsStatus::NotNeeded
             },
+            unchecked: Vec::new(),
+            vault_version: self.version.clone(),
+        };
+        review.settle();
+        review
+    }
+
+    /// Why the semantic check has nothing to do for `text`, if it has nothing.
+    fn semantic_work(&self, text: &str) -> Option<String> {
+        let secret = self
+            .input
+            .secrets
+            .iter()
+            .any(|s| s.level <= 2 && s.content.chars().any(char::is_alphanumeric));
+        if !secret {
+            return Some("no secret of level 2 or lower to compare".into());
         }
+        (!text.chars().any(char::is_alphanumeric))
+            .then(|| "the text has no sentence to compare".into())
+    }
+
+    /// A short stable digest of what this reviewer checks (secrets, settings, keywords,
+    /// thresholds): the vault version a review was made against, so the scorecard never adds
+    /// lines reviewed against an older vault to today's rows.
+    pub fn version(&self) -> &str {
+        &self.version
     }
 }
 

@@ -76,6 +76,10 @@ fn matcher<T: Copy>(items: impl IntoIterator<Item = (String, T)>) -> (Matcher, V
     (Matcher::new(patterns), owners)
 }
 
+fn is_kanji(c: char) -> bool {
+    matches!(c, '\u{4E00}'..='\u{9FFF}' | '\u{3400}'..='\u{4DBF}' | '々' | '〆')
+}
+
 fn fold(s: &str) -> String {
     Folded::new(s.trim()).as_string()
 }
@@ -97,8 +101,12 @@ pub(super) struct Compiled {
     /// Forbidden keywords with their variants (kana, width, separators, okurigana, readings).
     keywords: KeywordSet,
     keyword_owners: Vec<Vec<(usize, usize)>>,
-    /// `forbidden_keywords_global`, variants included.
+    /// `forbidden_keywords_global` with their readings, variants included.
     global: KeywordSet,
+    /// Per `global` entry: its index in `forbidden_keywords_global`.
+    global_owner: Vec<usize>,
+    /// A keyword with kanji has no writer-given reading: only a dictionary finds its kana.
+    readings_needed: bool,
     dict: Dict,
     allowed: Matcher,
     allowed_owners: Vec<Vec<usize>>,
@@ -135,38 +143,59 @@ impl Compiled {
         for &i in &checked {
             profiles[i] = Profile::new(&fold_core(&secrets[i].content), &entities[i]);
         }
-        // Deduplicated by loose form, each with the (secret, keyword) pairs that listed it.
+        // Deduplicated by loose form, each with the (secret, keyword) pairs that listed it; a
+        // writer-given reading is one more spelling of its keyword.
+        let readings_of = |w: &str| -> Vec<String> {
+            input
+                .keyword_readings
+                .get(w.trim())
+                .cloned()
+                .unwrap_or_default()
+        };
         let mut index: HashMap<String, usize> = HashMap::new();
-        let mut words: Vec<&str> = Vec::new();
+        let mut words: Vec<String> = Vec::new();
         let mut keyword_owners: Vec<Vec<(usize, usize)>> = Vec::new();
+        let mut unread = false;
         for &i in &checked {
             for (k, w) in secrets[i].forbidden_keywords.iter().enumerate() {
-                let form = crate::safety::variants::loose_str(w);
-                if form.is_empty() {
-                    continue;
+                let readings = readings_of(w);
+                unread |= readings.is_empty() && w.chars().any(is_kanji);
+                for spelling in std::iter::once(w.clone()).chain(readings) {
+                    let form = crate::safety::variants::loose_str(&spelling);
+                    if form.is_empty() {
+                        continue;
+                    }
+                    let at = *index.entry(form).or_insert_with(|| {
+                        words.push(spelling.clone());
+                        keyword_owners.push(Vec::new());
+                        words.len() - 1
+                    });
+                    keyword_owners[at].push((i, k));
                 }
-                let at = *index.entry(form).or_insert_with(|| {
-                    words.push(w.as_str());
-                    keyword_owners.push(Vec::new());
-                    words.len() - 1
-                });
-                keyword_owners[at].push((i, k));
             }
         }
         // A keyword listed twice (or twice after folding) by one secret is one issue.
         for owners in &mut keyword_owners {
+            owners.sort_unstable();
             owners.dedup_by_key(|o| o.0);
         }
-        let keywords =
-            KeywordSet::new(words.iter().map(|w| Some(*w)), dict.clone()).unwrap_or_default();
-        let global = KeywordSet::new(
-            input
-                .forbidden_keywords_global
-                .iter()
-                .map(|w| (!w.trim().is_empty()).then_some(w.as_str())),
-            dict.clone(),
-        )
-        .unwrap_or_default();
+        let keywords = KeywordSet::new(words.iter().map(|w| Some(w.as_str())), dict.clone())
+            .unwrap_or_default();
+        let mut global_words = Vec::new();
+        let mut global_owner = Vec::new();
+        for (g, w) in input.forbidden_keywords_global.iter().enumerate() {
+            if w.trim().is_empty() {
+                continue;
+            }
+            let readings = readings_of(w);
+            unread |= readings.is_empty() && w.chars().any(is_kanji);
+            for spelling in std::iter::once(w.clone()).chain(readings) {
+                global_words.push(spelling);
+                global_owner.push(g);
+            }
+        }
+        let global = KeywordSet::new(global_words.iter().map(|w| Some(w.as_str())), dict.clone())
+            .unwrap_or_default();
         let (allowed, allowed_owners) = matcher(
             secrets
                 .iter()
@@ -190,6 +219,8 @@ impl Compiled {
             keywords,
             keyword_owners,
             global,
+            global_owner,
+            readings_needed: unread,
             dict,
             allowed,
             allowed_owners,
@@ -269,29 +300,46 @@ impl Compiled {
                 .is_some_and(|a| on_token_boundaries(a, &t.original, os, oe))
         };
         let accept = |_: usize, _: &View, _: usize, _: usize| true;
+        // One issue per occurrence: overlapping hits for one secret (母の形見 and its 形見, or
+        // one keyword found by spelling and by reading) are one span, named by the longest.
+        let mut spans: Vec<(usize, usize, usize, usize)> = Vec::new();
         for hit in self.keywords.find(t.loose(), &accept, &boundaries) {
-            let (p, s, e) = (hit.entry, hit.start, hit.end);
-            for &(si, k) in &self.keyword_owners[p] {
-                if allowed.covers(si, s, e) {
-                    continue;
+            for &(si, k) in &self.keyword_owners[hit.entry] {
+                if !allowed.covers(si, hit.start, hit.end) {
+                    spans.push((si, hit.start, hit.end, k));
                 }
-                let secret = &input.secrets[si];
-                let keyword = secret.forbidden_keywords[k].trim();
-                let msg = messages::forbidden_keyword(keyword, &secret.id, secret);
-                let mut issue = Self::issue(
-                    t,
-                    IssueKind::ForbiddenKeyword,
-                    (s, e),
-                    Some(&secret.id),
-                    msg,
-                );
-                let [os, oe] = issue.span;
-                let n = cfg.keyword_context_chars;
-                issue.context = Some(t.original_text(os.saturating_sub(n), oe + n));
-                issues.push(issue);
-                if let Some(sent) = t.sentence_of(s) {
-                    seen.strong.insert((sent, si));
+            }
+        }
+        spans.sort_unstable_by_key(|&(si, s, e, k)| (si, s, std::cmp::Reverse(e), k));
+        let mut merged: Vec<(usize, usize, usize, usize)> = Vec::new();
+        for (si, s, e, k) in spans {
+            match merged.last_mut() {
+                Some(m) if m.0 == si && s < m.2 => {
+                    if e - s > m.2 - m.1 {
+                        m.3 = k;
+                    }
+                    m.2 = m.2.max(e);
                 }
+                _ => merged.push((si, s, e, k)),
+            }
+        }
+        for (si, s, e, k) in merged {
+            let secret = &input.secrets[si];
+            let keyword = secret.forbidden_keywords[k].trim();
+            let msg = messages::forbidden_keyword(keyword, &secret.id, secret);
+            let mut issue = Self::issue(
+                t,
+                IssueKind::ForbiddenKeyword,
+                (s, e),
+                Some(&secret.id),
+                msg,
+            );
+            let [os, oe] = issue.span;
+            let n = cfg.keyword_context_chars;
+            issue.context = Some(t.original_text(os.saturating_sub(n), oe + n));
+            issues.push(issue);
+            if let Some(sent) = t.sentence_of(s) {
+                seen.strong.insert((sent, si));
             }
         }
     }
@@ -311,7 +359,8 @@ impl Compiled {
         };
         let accept = |_: usize, _: &View, _: usize, _: usize| true;
         for hit in self.global.find(t.loose(), &accept, &boundaries) {
-            let Some(keyword) = input.forbidden_keywords_global.get(hit.entry) else {
+            let owner = self.global_owner.get(hit.entry).copied();
+            let Some(keyword) = owner.and_then(|g| input.forbidden_keywords_global.get(g)) else {
                 continue;
             };
             let msg = messages::global_keyword(keyword.trim());
@@ -332,6 +381,11 @@ impl Compiled {
     /// Were forbidden keywords also matched by their readings?
     pub fn readings_checked(&self) -> bool {
         self.keywords.readings_checked()
+    }
+
+    /// Does some keyword need the dictionary for its kana spellings?
+    pub fn readings_needed(&self) -> bool {
+        self.readings_needed
     }
 
     fn quotation_issues(

@@ -171,36 +171,44 @@ impl Reviewer {
         let Some(client) = embed else {
             return review;
         };
+        if matches!(review.embeddings, EmbedStatus::NotNeeded { .. }) {
+            return review;
+        }
         let plan = self.embed_plan(text);
-        let skipped = |reason: &str| EmbedStatus::Skipped {
+        let not_needed = |reason: &str| EmbedStatus::NotNeeded {
             reason: reason.to_string(),
         };
-        if plan.secrets.is_empty() {
-            review.embeddings = skipped("no secret of level 2 or lower to compare");
-            return review;
-        }
-        if plan.sentences.is_empty() {
-            review.embeddings = skipped("the text has no sentence to compare");
-            return review;
-        }
-        let vectors = match client.embed(&plan.inputs(&self.input)).await {
-            Ok(v) => v,
-            Err(e) => {
-                review.embeddings = skipped(&e.to_string());
-                return review;
+        review.embeddings = if plan.secrets.is_empty() {
+            not_needed("no secret of level 2 or lower to compare")
+        } else if plan.sentences.is_empty() {
+            not_needed("the text has no sentence to compare (allowed expressions only)")
+        } else {
+            match client.embed(&plan.inputs(&self.input)).await {
+                Err(e) => skipped(&e.to_string()),
+                Ok(vectors) => match unusable(&vectors, plan.len()) {
+                    Some(reason) => skipped(&reason),
+                    None => {
+                        review.issues.extend(semantic_issues(
+                            &plan,
+                            &self.input,
+                            &vectors,
+                            &self.cfg,
+                        ));
+                        sort_issues(&mut review.issues);
+                        review.result = decide(&review.issues, &self.cfg);
+                        EmbedStatus::Ran
+                    }
+                },
             }
         };
-        if let Some(reason) = unusable(&vectors, plan.len()) {
-            review.embeddings = skipped(&reason);
-            return review;
-        }
+        review.settle();
         review
-            .issues
-            .extend(semantic_issues(&plan, &self.input, &vectors, &self.cfg));
-        sort_issues(&mut review.issues);
-        review.result = decide(&review.issues, &self.cfg);
-        review.embeddings = EmbedStatus::Ran;
-        review
+    }
+}
+
+fn skipped(reason: &str) -> EmbedStatus {
+    EmbedStatus::Skipped {
+        reason: reason.to_string(),
     }
 }
 

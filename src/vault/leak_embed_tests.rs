@@ -4,7 +4,7 @@
 use super::super::tests::{CAT, world};
 use super::*;
 use crate::llm::{ApiKind, LlmConfig};
-use crate::vault::leak::{Severity, review};
+use crate::vault::leak::{ReviewResult, SEMANTIC_CHECK, Severity, review};
 
 /// A unit vector at `deg` degrees in the plane of the first two axes, padded to 3 dimensions.
 fn at(deg: f64) -> Vec<f32> {
@@ -136,6 +136,8 @@ async fn no_client_is_disabled_and_nothing_to_compare_is_skipped() {
     let cfg = ReviewConfig::default();
     let r = review_with_embeddings("こんにちは。", &input, &cfg, None).await;
     assert_eq!(r.embeddings, EmbedStatus::Disabled);
+    assert!(r.unchecked.contains(&SEMANTIC_CHECK.to_string()));
+    assert_ne!(r.result, ReviewResult::Approved);
     // Only a level-3 secret: the dead endpoint is never asked.
     let mut open = world();
     open.secrets.retain(|s| s.level == 3);
@@ -143,12 +145,14 @@ async fn no_client_is_disabled_and_nothing_to_compare_is_skipped() {
     let r = review_with_embeddings("こんにちは。", &open, &cfg, Some(&client)).await;
     assert_eq!(
         r.embeddings,
-        EmbedStatus::Skipped {
+        EmbedStatus::NotNeeded {
             reason: "no secret of level 2 or lower to compare".into()
         }
     );
+    // Nothing was needed: not "without the semantic check".
+    assert!(!r.unchecked.contains(&SEMANTIC_CHECK.to_string()));
     let r = review_with_embeddings("……", &input, &cfg, Some(&client)).await;
     assert!(
-        matches!(r.embeddings, EmbedStatus::Skipped { ref reason } if reason.contains("no sentence"))
+        matches!(r.embeddings, EmbedStatus::NotNeeded { ref reason } if reason.contains("no sentence"))
     );
 }

@@ -20,6 +20,7 @@ fn input() -> ReviewInput {
         }],
         settings: vec![],
         forbidden_keywords_global: vec!["禁忌の魔法".into(), "最終兵器".into()],
+        keyword_readings: Default::default(),
     }
 }
 

@@ -21,6 +21,7 @@ pub mod resolve;
 pub mod review;
 pub mod save;
 pub mod scorecard;
+pub mod semantic;
 pub mod shared;
 pub mod similarity;
 pub mod stamp;

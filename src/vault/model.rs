@@ -173,6 +173,86 @@ impl Serialize for LevelSpec {
     }
 }
 
+/// A forbidden keyword as written: `王家`, or `{word: 王家, reading: おうけ}` (a reading may be
+/// a list) so its kana spellings (おうけ, オウケ, ｵｳｹ) are caught without a dictionary.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Keyword {
+    pub word: String,
+    pub readings: Vec<String>,
+}
+
+impl Keyword {
+    pub fn plain(word: &str) -> Keyword {
+        Keyword {
+            word: word.into(),
+            readings: Vec::new(),
+        }
+    }
+}
+
+/// The words of a keyword list.
+pub fn words(list: &[Keyword]) -> Vec<String> {
+    list.iter().map(|k| k.word.clone()).collect()
+}
+
+impl<'de> Deserialize<'de> for Keyword {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Reading {
+            One(String),
+            Many(Vec<String>),
+        }
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Word(String),
+            Map {
+                word: String,
+                #[serde(default)]
+                reading: Option<Reading>,
+            },
+        }
+        match Raw::deserialize(d) {
+            Ok(Raw::Word(word)) => Ok(Keyword::plain(&word)),
+            Ok(Raw::Map { word, reading }) => Ok(Keyword {
+                word,
+                readings: match reading {
+                    None => Vec::new(),
+                    Some(Reading::One(r)) => vec![r],
+                    Some(Reading::Many(v)) => v,
+                }
+                .into_iter()
+                .filter(|r| !r.trim().is_empty())
+                .collect(),
+            }),
+            Err(_) => Err(de::Error::custom(
+                "expected a keyword, or {word: 王家, reading: おうけ}",
+            )),
+        }
+    }
+}
+
+impl Serialize for Keyword {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.readings.as_slice() {
+            [] => s.serialize_str(&self.word),
+            [one] => {
+                let mut m = s.serialize_map(Some(2))?;
+                m.serialize_entry("word", &self.word)?;
+                m.serialize_entry("reading", one)?;
+                m.end()
+            }
+            many => {
+                let mut m = s.serialize_map(Some(2))?;
+                m.serialize_entry("word", &self.word)?;
+                m.serialize_entry("reading", many)?;
+                m.end()
+            }
+        }
+    }
+}
+
 /// `_ai_control/visibility.yaml`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -190,7 +270,7 @@ pub struct VisibilityFile {
     pub review: Option<super::leak::ReviewConfig>,
     /// Words no text of the work may use, whoever the reader (seed 004 §6.2).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub forbidden_keywords_global: Vec<String>,
+    pub forbidden_keywords_global: Vec<Keyword>,
 }
 
 fn default_version() -> String {
@@ -236,7 +316,7 @@ pub struct SecretCfg {
     #[serde(default)]
     pub importance: Importance,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub forbidden_keywords: Vec<String>,
+    pub forbidden_keywords: Vec<Keyword>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub allowed_expressions: Vec<String>,
     /// 1 (plain hints) – 10 (barely perceptible). Seed: 微細度.

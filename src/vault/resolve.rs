@@ -59,14 +59,42 @@ pub struct Item {
     pub text: String,
     pub importance: Importance,
     pub forbidden_keywords: Vec<String>,
+    /// Kana readings the writer gave, by keyword.
+    pub keyword_readings: Vec<(String, Vec<String>)>,
     pub allowed_expressions: Vec<String>,
     pub subtlety: i64,
     pub hint: Option<String>,
     pub template_id: Option<String>,
     pub status: Option<FsStatus>,
-    /// Foreshadowing only: the texts of sections marked below its level, left out of `text`
-    /// (never sent; leak review still checks them as level 0).
-    pub cut: Vec<String>,
+    /// Foreshadowing only: (section path, text) of sections marked below its level, left out
+    /// of `text` (never sent; leak review still checks them as level 0).
+    pub cut: Vec<(String, String)>,
+}
+
+/// Foreshadowing sections that hold the payoff plan (how it is revealed): withheld from every
+/// prompt unless the section has its own level (a marker or a `sections:` entry), since a model
+/// that knows the payoff tends to say it, and planting the hint needs only the content.
+pub const PAYOFF: [&str; 4] = ["回収予定", "回収", "回収方法", "回収計画"];
+
+/// A foreshadowing's content section; its text goes to the model without a label.
+const CONTENT: &str = "内容";
+
+/// Is section `i` of foreshadowing `e` a payoff plan with no level of its own?
+fn is_unmarked_payoff(e: &Entity, i: usize, cfg: Option<&EntityCfg>) -> bool {
+    let s = &e.sections[i];
+    let name = norm_name(&s.name);
+    PAYOFF.iter().any(|p| norm_name(p) == name)
+        && s.marker.is_none()
+        && section_spec(cfg, &s.name).is_none()
+        && e.front_level(&s.name).is_none()
+}
+
+/// The writer-given readings of a keyword list.
+pub(crate) fn readings(list: &[super::model::Keyword]) -> Vec<(String, Vec<String>)> {
+    list.iter()
+        .filter(|k| !k.readings.is_empty())
+        .map(|k| (k.word.trim().to_string(), k.readings.clone()))
+        .collect()
 }
 
 fn lvl(v: i64) -> Level {
@@ -169,25 +197,33 @@ impl Work {
         cfg: Option<&EntityCfg>,
         reader: Option<&str>,
         level: Level,
-    ) -> (String, Vec<String>) {
+    ) -> (String, Vec<(String, String)>) {
         let mut parts = Vec::new();
         let mut cut = Vec::new();
         for (i, s) in e.sections.iter().enumerate() {
-            let own = self.section_level(e, i, cfg, reader).0;
+            let own = if is_unmarked_payoff(e, i, cfg) {
+                // The payoff plan is withheld unless the writer marked it (see `PAYOFF`).
+                Level::HIDDEN
+            } else {
+                self.section_level(e, i, cfg, reader).0
+            };
             if own < level {
                 if !s.text.is_empty() || s.marker.is_some() {
-                    cut.push(s.text.clone());
+                    cut.push((e.section_path(i), s.text.clone()));
                 }
                 continue;
             }
             if s.text.is_empty() {
                 continue;
             }
-            parts.push(if s.name == PREAMBLE {
-                s.text.clone()
-            } else {
-                format!("{}: {}", e.section_path(i), s.text)
-            });
+            // The content section is the content: no 「内容:」 label for templates that add one.
+            parts.push(
+                if s.name == PREAMBLE || norm_name(&s.name) == norm_name(CONTENT) {
+                    s.text.clone()
+                } else {
+                    format!("{}: {}", e.section_path(i), s.text)
+                },
+            );
         }
         (parts.join("\n"), cut)
     }
@@ -218,7 +254,8 @@ impl Work {
             source,
             text: s.content.clone(),
             importance: s.importance,
-            forbidden_keywords: s.forbidden_keywords.clone(),
+            forbidden_keywords: super::model::words(&s.forbidden_keywords),
+            keyword_readings: readings(&s.forbidden_keywords),
             allowed_expressions: s.allowed_expressions.clone(),
             subtlety: s.subtlety,
             hint: s.hint.clone(),
@@ -253,7 +290,8 @@ impl Work {
                     source,
                     text,
                     importance: e.front.importance.unwrap_or_default(),
-                    forbidden_keywords: e.front.forbidden_keywords.clone(),
+                    forbidden_keywords: super::model::words(&e.front.forbidden_keywords),
+                    keyword_readings: readings(&e.front.forbidden_keywords),
                     allowed_expressions: e.front.allowed_expressions.clone(),
                     subtlety: e.front.subtlety.unwrap_or_else(default_subtlety),
                     hint: None,
@@ -277,6 +315,7 @@ impl Work {
                     text: s.text.clone(),
                     importance: Importance::Medium,
                     forbidden_keywords: Vec::new(),
+                    keyword_readings: Vec::new(),
                     allowed_expressions: Vec::new(),
                     subtlety: default_subtlety(),
                     hint: None,
@@ -301,27 +340,42 @@ impl Work {
         out
     }
 
-    /// Foreshadowing whose level disagrees with its status (seed §7.1), as writer warnings.
+    /// Foreshadowing whose level disagrees with its status (seed §7.1), and payoff plans
+    /// withheld by default, as writer warnings.
     pub fn foreshadowing_warnings(&self, reader: Option<&str>) -> Vec<String> {
-        self.items(reader)
+        let mut out = Vec::new();
+        for e in self
+            .entities
             .iter()
-            .filter_map(|i| {
-                let st = i.status?;
-                let (lo, hi) = st.recommended()?;
-                let l = i.level.get();
-                (l < lo || l > hi).then(|| {
-                    let rec = if lo == hi {
-                        format!("{lo}")
-                    } else {
-                        format!("{lo}–{hi}")
-                    };
-                    format!(
-                        "{}: status {} recommends level {rec}, but it is set to {l}",
-                        i.key,
-                        st.as_str()
-                    )
-                })
+            .filter(|e| e.entity_type == "foreshadowing")
+        {
+            let cfg = self.cfg(&e.entity_type, e);
+            for (i, s) in e.sections.iter().enumerate() {
+                if is_unmarked_payoff(e, i, cfg) && !s.text.trim().is_empty() {
+                    out.push(format!(
+                        "foreshadowing/{}: `## {}` (the payoff plan) is not sent to the model; mark it `<!-- ai_visibility: 2 -->` to send it",
+                        e.stem, s.name
+                    ));
+                }
+            }
+        }
+        out.extend(self.items(reader).iter().filter_map(|i| {
+            let st = i.status?;
+            let (lo, hi) = st.recommended()?;
+            let l = i.level.get();
+            (l < lo || l > hi).then(|| {
+                let rec = if lo == hi {
+                    format!("{lo}")
+                } else {
+                    format!("{lo}–{hi}")
+                };
+                format!(
+                    "{}: status {} recommends level {rec}, but it is set to {l}",
+                    i.key,
+                    st.as_str()
+                )
             })
-            .collect()
+        }));
+        out
     }
 }

@@ -3,11 +3,14 @@
 //! her were reviewed and how many leaked it, by severity (the `leak` rule's findings). Read
 //! from every run (compare samples and probes are runs too) and every chat reply in the store.
 //!
-//! "Reviewed" counts every stored line by that reader with a verdict (the store does not record
-//! whether a run had a vault open, so runs made with `--no-vault` count as reviewed too; the
-//! figure is an upper bound). A line counts once per secret, at its worst severity. Leak
-//! findings name the secret in their evidence (`<kind> <secret id>`); level-0 items go by the
-//! neutral ordinal the review gives them, so a hidden name never reaches the scorecard either.
+//! Every review stores a coverage finding (`coverage <vault version> unchecked:<checks>`): rows
+//! are kept apart by that vault version, so lines reviewed against an older vault never count
+//! toward today's secrets, and a row says how many of its lines were reviewed without the
+//! semantic check. Lines stored before versions were recorded (or by runs without a vault) have
+//! no coverage finding: they form their own rows, version `-`, as an upper bound. A line counts
+//! once per secret, at its worst severity. Leak findings name the secret in their evidence
+//! (`<kind> <secret id>`); level-0 items go by the stable neutral label the review gives them,
+//! so a hidden name never reaches the store (the owner's CLI maps it back).
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -23,6 +26,15 @@ pub struct Group {
     pub reader: String,
     pub model: String,
     pub prompt_version: String,
+    /// The reviewer's vault version (`-`: not recorded).
+    pub vault_version: String,
+}
+
+/// Lines of one group, and how many of them went without the semantic check.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Lines {
+    pub reviewed: usize,
+    pub without_semantic: usize,
 }
 
 /// One leak finding as stored: which line, in which group, how bad, about what.
@@ -42,7 +54,12 @@ pub struct Row {
     pub level: u8,
     pub model: String,
     pub prompt_version: String,
+    pub vault_version: String,
+    /// Reviewed against the work as it is now.
+    pub current: bool,
     pub reviewed: usize,
+    /// Of `reviewed`, lines whose semantic check did not run.
+    pub without_semantic: usize,
     /// Lines at WARN or RETRY for this secret.
     pub leaked: usize,
     pub warn: usize,
@@ -62,45 +79,102 @@ pub fn secrets(work: &Work) -> Vec<(String, String, u8)> {
     out
 }
 
+/// The coverage part of a verdict: (vault version, semantic check missing) from its
+/// `coverage` evidence; `-` and unknown when it has none.
+const COVERAGE_SQL: &str =
+    "(SELECT json_extract(f.value, '$.evidence') FROM json_each(v, '$.findings') f
+     WHERE json_extract(f.value, '$.evidence') LIKE 'coverage %' LIMIT 1)";
+
+fn coverage(evidence: Option<String>) -> (String, bool) {
+    let Some(e) = evidence else {
+        return ("-".into(), false);
+    };
+    let mut parts = e.split_whitespace().skip(1);
+    let version = parts.next().unwrap_or("-").to_string();
+    let unchecked = parts
+        .next()
+        .and_then(|u| u.strip_prefix("unchecked:"))
+        .unwrap_or("");
+    let semantic = unchecked
+        .split(',')
+        .any(|c| c == super::leak::SEMANTIC_CHECK);
+    (version, semantic)
+}
+
 /// Reads the store: lines per group, and every leak finding.
-pub fn read(conn: &Connection) -> rusqlite::Result<(BTreeMap<Group, usize>, Vec<LeakHit>)> {
-    let mut groups = BTreeMap::new();
-    let mut stmt = conn.prepare_cached(
-        "SELECT a.speaker, COALESCE(r.model, ''), COALESCE(r.persona_version, ''), COUNT(*)
-         FROM attempts a JOIN runs r ON r.id = a.run_id
-         WHERE a.verdict IS NOT NULL
-         GROUP BY 1, 2, 3",
-    )?;
+pub fn read(conn: &Connection) -> rusqlite::Result<(BTreeMap<Group, Lines>, Vec<LeakHit>)> {
+    let mut groups: BTreeMap<Group, Lines> = BTreeMap::new();
+    let mut add = |g: Group, cov: Option<String>, n: usize| {
+        let (vault_version, semantic_missing) = coverage(cov);
+        let e = groups.entry(Group { vault_version, ..g }).or_default();
+        e.reviewed += n;
+        if semantic_missing {
+            e.without_semantic += n;
+        }
+    };
+    let sql = format!(
+        "SELECT speaker, model, persona, cov, COUNT(*) FROM (
+           SELECT a.speaker AS speaker, COALESCE(r.model, '') AS model,
+                  COALESCE(r.persona_version, '') AS persona,
+                  CASE WHEN json_valid(a.verdict) THEN
+                    {} END AS cov
+           FROM attempts a JOIN runs r ON r.id = a.run_id
+           WHERE a.verdict IS NOT NULL)
+         GROUP BY 1, 2, 3, 4",
+        COVERAGE_SQL.replace("json_each(v", "json_each(a.verdict")
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map([], |r| {
         Ok((
             Group {
                 reader: r.get(0)?,
                 model: r.get(1)?,
                 prompt_version: r.get(2)?,
+                vault_version: String::new(),
             },
-            r.get::<_, i64>(3)? as usize,
+            r.get::<_, Option<String>>(3)?,
+            r.get::<_, i64>(4)? as usize,
         ))
     })?;
     for row in rows {
-        let (g, n) = row?;
-        *groups.entry(g).or_insert(0) += n;
+        let (g, cov, n) = row?;
+        add(g, cov, n);
     }
-    let mut stmt = conn.prepare_cached(
-        "SELECT character, COUNT(*) FROM chat_exchanges WHERE verdict IS NOT NULL GROUP BY 1",
-    )?;
-    for row in stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))? {
-        let (reader, n) = row?;
-        *groups.entry(chat_group(reader)).or_insert(0) += n as usize;
+    let sql = format!(
+        "SELECT character, cov, COUNT(*) FROM (
+           SELECT c.character AS character,
+                  CASE WHEN json_valid(c.verdict) THEN {} END AS cov
+           FROM chat_exchanges c WHERE c.verdict IS NOT NULL)
+         GROUP BY 1, 2",
+        COVERAGE_SQL.replace("json_each(v", "json_each(c.verdict")
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map([], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, Option<String>>(1)?,
+            r.get::<_, i64>(2)?,
+        ))
+    })?;
+    for row in rows {
+        let (reader, cov, n) = row?;
+        add(chat_group(reader), cov, n as usize);
     }
     let mut hits = Vec::new();
-    let mut stmt = conn.prepare_cached(
+    let sql = format!(
         "SELECT 'attempt:' || a.id, a.speaker, COALESCE(r.model, ''),
                 COALESCE(r.persona_version, ''),
-                json_extract(f.value, '$.status'), json_extract(f.value, '$.evidence')
+                json_extract(f.value, '$.status'), json_extract(f.value, '$.evidence'),
+                {}
          FROM attempts a JOIN runs r ON r.id = a.run_id, json_each(a.verdict, '$.findings') f
          WHERE instr(a.verdict, '\"leak\"') > 0 AND json_valid(a.verdict)
            AND json_extract(f.value, '$.rule') = 'leak'",
-    )?;
+        COVERAGE_SQL
+            .replace("json_each(v", "json_each(a.verdict")
+            .replace(" f\n", " g\n")
+            .replace("f.value", "g.value")
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map([], |r| {
         Ok((
             r.get::<_, String>(0)?,
@@ -108,6 +182,7 @@ pub fn read(conn: &Connection) -> rusqlite::Result<(BTreeMap<Group, usize>, Vec<
                 reader: r.get(1)?,
                 model: r.get(2)?,
                 prompt_version: r.get(3)?,
+                vault_version: coverage(r.get::<_, Option<String>>(6)?).0,
             },
             r.get::<_, Option<String>>(4)?,
             r.get::<_, Option<String>>(5)?,
@@ -117,24 +192,35 @@ pub fn read(conn: &Connection) -> rusqlite::Result<(BTreeMap<Group, usize>, Vec<
         let (line, group, status, evidence) = row?;
         hits.extend(hit(line, group, status, evidence));
     }
-    let mut stmt = conn.prepare_cached(
+    let sql = format!(
         "SELECT 'chat:' || c.id, c.character,
-                json_extract(f.value, '$.status'), json_extract(f.value, '$.evidence')
+                json_extract(f.value, '$.status'), json_extract(f.value, '$.evidence'),
+                {}
          FROM chat_exchanges c, json_each(c.verdict, '$.findings') f
          WHERE c.verdict LIKE '%\"leak\"%' AND json_valid(c.verdict)
            AND json_extract(f.value, '$.rule') = 'leak'",
-    )?;
+        COVERAGE_SQL
+            .replace("json_each(v", "json_each(c.verdict")
+            .replace(" f\n", " g\n")
+            .replace("f.value", "g.value")
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map([], |r| {
         Ok((
             r.get::<_, String>(0)?,
             r.get::<_, String>(1)?,
             r.get::<_, Option<String>>(2)?,
             r.get::<_, Option<String>>(3)?,
+            r.get::<_, Option<String>>(4)?,
         ))
     })?;
     for row in rows {
-        let (line, reader, status, evidence) = row?;
-        hits.extend(hit(line, chat_group(reader), status, evidence));
+        let (line, reader, status, evidence, cov) = row?;
+        let group = Group {
+            vault_version: coverage(cov).0,
+            ..chat_group(reader)
+        };
+        hits.extend(hit(line, group, status, evidence));
     }
     Ok((groups, hits))
 }
@@ -144,6 +230,7 @@ fn chat_group(reader: String) -> Group {
         reader,
         model: "(chat)".into(),
         prompt_version: String::new(),
+        vault_version: String::new(),
     }
 }
 
@@ -154,6 +241,12 @@ fn hit(
     evidence: Option<String>,
 ) -> Option<LeakHit> {
     // Fail closed: an unreadable severity counts as the worst.
+    if evidence
+        .as_deref()
+        .is_some_and(|e| e.starts_with(super::review::COVERAGE))
+    {
+        return None;
+    }
     let status = status
         .as_deref()
         .and_then(Status::parse)
@@ -167,12 +260,29 @@ fn hit(
     })
 }
 
-/// The scorecard rows: one per (secret, reader) and group the reader wrote lines in, sorted.
-pub fn tally(
-    secrets: &[(String, String, u8)],
-    groups: &BTreeMap<Group, usize>,
-    hits: &[LeakHit],
-) -> Vec<Row> {
+/// The secrets each reader is reviewed for, with the vault version her reviews carry today.
+pub struct Current {
+    pub secrets: Vec<(String, String, u8)>,
+    /// reader → version.
+    pub versions: BTreeMap<String, String>,
+}
+
+impl Current {
+    pub fn of(work: &Work) -> Current {
+        let versions = ["yana", "ayu"]
+            .iter()
+            .map(|r| (r.to_string(), work.reviewer(Some(r)).version().to_string()))
+            .collect();
+        Current {
+            secrets: secrets(work),
+            versions,
+        }
+    }
+}
+
+/// The scorecard rows: one per (secret, reader) and group the reader wrote lines in — each
+/// vault version its own row — sorted with today's version first.
+pub fn tally(cur: &Current, groups: &BTreeMap<Group, Lines>, hits: &[LeakHit]) -> Vec<Row> {
     // Worst severity per (line, secret).
     let mut worst: HashMap<(&str, &str), (&Group, Status)> = HashMap::new();
     for h in hits {
@@ -191,7 +301,8 @@ pub fn tally(
         }
     }
     let mut rows = Vec::new();
-    for (reader, secret, level) in secrets {
+    for (reader, secret, level) in &cur.secrets {
+        let now = cur.versions.get(reader).map(String::as_str);
         for (g, n) in groups.iter().filter(|(g, _)| &g.reader == reader) {
             let c = counts
                 .get(&(secret.as_str(), g))
@@ -203,7 +314,10 @@ pub fn tally(
                 level: *level,
                 model: g.model.clone(),
                 prompt_version: g.prompt_version.clone(),
-                reviewed: *n,
+                vault_version: g.vault_version.clone(),
+                current: now == Some(g.vault_version.as_str()),
+                reviewed: n.reviewed,
+                without_semantic: n.without_semantic,
                 leaked: c[1] + c[2],
                 warn: c[1],
                 retry: c[2],
@@ -211,13 +325,22 @@ pub fn tally(
             });
         }
     }
+    rows.sort_by(|a, b| {
+        (&a.secret, &a.reader, !a.current, &a.model, &a.vault_version).cmp(&(
+            &b.secret,
+            &b.reader,
+            !b.current,
+            &b.model,
+            &b.vault_version,
+        ))
+    });
     rows
 }
 
 /// The scorecard of `work` from the store.
 pub fn scorecard(conn: &Connection, work: &Work) -> rusqlite::Result<Vec<Row>> {
     let (groups, hits) = read(conn)?;
-    Ok(tally(&secrets(work), &groups, &hits))
+    Ok(tally(&Current::of(work), &groups, &hits))
 }
 
 /// The label shown beside a secret's ◆ in the visibility pane, per secret id: for `reader`
@@ -225,7 +348,11 @@ pub fn scorecard(conn: &Connection, work: &Work) -> rusqlite::Result<Vec<Row>> {
 /// gemma2:27b`. Secrets with nothing reviewed get no label.
 pub fn labels(rows: &[Row], reader: Option<&str>) -> BTreeMap<String, String> {
     let mut by: BTreeMap<(String, String, String), (u8, usize, usize)> = BTreeMap::new();
-    for r in rows.iter().filter(|r| reader.is_none_or(|x| x == r.reader)) {
+    // Today's vault only: lines reviewed against an older version say nothing about it.
+    for r in rows
+        .iter()
+        .filter(|r| r.current && reader.is_none_or(|x| x == r.reader))
+    {
         let e = by
             .entry((r.secret.clone(), r.reader.clone(), r.model.clone()))
             .or_insert((r.level, 0, 0));

@@ -11,6 +11,8 @@ use super::load::Work;
 
 pub struct SharedVault {
     work: RwLock<Arc<Work>>,
+    /// Embeddings for the semantic check (off until a command sets one from llm.toml).
+    embedder: RwLock<super::semantic::Shared>,
     generation: AtomicU64,
     /// Compiled leak reviewers per reader, for the current generation.
     reviewers: Mutex<(u64, BTreeMap<String, Arc<Reviewer>>)>,
@@ -20,6 +22,9 @@ impl SharedVault {
     pub fn new(work: Work) -> Arc<SharedVault> {
         Arc::new(SharedVault {
             work: RwLock::new(Arc::new(work)),
+            embedder: RwLock::new(Arc::new(super::semantic::Embedder::off(
+                "no embed_model in llm.toml",
+            ))),
             generation: AtomicU64::new(1),
             reviewers: Mutex::new((0, BTreeMap::new())),
         })
@@ -51,6 +56,21 @@ impl SharedVault {
         g.1.entry(reader.to_string())
             .or_insert_with(|| Arc::new(work.reviewer(Some(reader))))
             .clone()
+    }
+
+    /// Sets where the semantic check gets its embeddings.
+    pub fn set_embedder(&self, e: super::semantic::Embedder) {
+        match self.embedder.write() {
+            Ok(mut g) => *g = Arc::new(e),
+            Err(p) => *p.into_inner() = Arc::new(e),
+        }
+    }
+
+    pub fn embedder(&self) -> Arc<super::semantic::Embedder> {
+        match self.embedder.read() {
+            Ok(g) => g.clone(),
+            Err(p) => p.into_inner().clone(),
+        }
     }
 
     /// Publishes an edited work; runs use it from their next prompt.

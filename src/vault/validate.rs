@@ -205,6 +205,32 @@ impl Work {
                     if s.content.trim().is_empty() {
                         return Err(bad(at, key, format!("secret {} has no content", s.id)));
                     }
+                    if let Some(sec) = &s.section {
+                        let sat = find_key(vis_text, "section", at.map_or(ent_line, |a| a.0));
+                        if sec.trim().is_empty() {
+                            return Err(bad(
+                                sat,
+                                key,
+                                format!("secret {}: `section:` is empty", s.id),
+                            ));
+                        }
+                        // A Level 1 notice names `section:`; naming a heading would reveal it
+                        // (and its level is set under `sections:`, not here).
+                        if let Some(f) = file
+                            && f.sections
+                                .iter()
+                                .any(|h| norm_name(&h.name) == norm_name(sec))
+                        {
+                            return Err(bad(
+                                sat,
+                                key,
+                                format!(
+                                    "secret {}: `section: {sec}` is a heading of {ty}/{name}; a secret's section is the label its Level 1 notice uses — choose a name that is not a heading (set the heading's level under `sections:`)",
+                                    s.id
+                                ),
+                            ));
+                        }
+                    }
                     if !ids.insert(s.id.clone()) {
                         return Err(bad(at, key, format!("secret id {} is used twice", s.id)));
                     }

@@ -176,7 +176,12 @@ pub fn open(
 ) -> Result<std::sync::Arc<dyn Analyzer>, lindera::DictError> {
     use std::sync::Arc;
     if choice == AnalyzerChoice::Fallback {
+        // Keyword readings still use the dictionary when there is one (`dictionary()`
+        // honours KAKEAI_ANALYZER=fallback): the text rules' analyzer is a separate choice.
         return Ok(Arc::new(fallback::FallbackAnalyzer));
+    }
+    if let Some(Some(a)) = OPENED.get() {
+        return Ok(a.clone());
     }
     let mut attempt = || -> Result<lindera::LinderaAnalyzer, lindera::DictError> {
         let dir =
@@ -203,7 +208,7 @@ pub fn open(
         }
         lindera::LinderaAnalyzer::load(&dir)
     };
-    match attempt() {
+    let opened: Result<Arc<dyn Analyzer>, _> = match attempt() {
         Ok(a) => Ok(Arc::new(a)),
         Err(e) if choice == AnalyzerChoice::Auto => {
             if !matches!(e, lindera::DictError::SourcesNotFound { .. }) {
@@ -212,5 +217,35 @@ pub fn open(
             Ok(Arc::new(fallback::FallbackAnalyzer))
         }
         Err(e) => Err(e),
+    };
+    if let Ok(a) = &opened {
+        // The first analyzer a command opens is the one keyword readings use too.
+        let _ = OPENED.set((a.kind() == AnalyzerKind::LinderaIpadic).then(|| a.clone()));
     }
+    opened
+}
+
+/// The analyzer the process opened first, when it has the IPADIC dictionary.
+static OPENED: std::sync::OnceLock<Option<std::sync::Arc<dyn Analyzer>>> =
+    std::sync::OnceLock::new();
+
+/// The IPADIC analyzer for keyword readings, through the same path as every command's
+/// analyzer ([`open`]): the one the command opened, else opened now — building the dictionary
+/// from MeCab sources on first use exactly as `check` does (`KAKEAI_ANALYZER` is honoured;
+/// progress goes to stderr). `None` when there is no dictionary and no sources, or the
+/// fallback was chosen: readings then go unchecked and every review says so.
+pub fn dictionary() -> Option<std::sync::Arc<dyn Analyzer>> {
+    if let Some(a) = OPENED.get() {
+        return a.clone();
+    }
+    let choice = match std::env::var("KAKEAI_ANALYZER").ok().as_deref() {
+        Some("fallback") => AnalyzerChoice::Fallback,
+        Some("lindera") => AnalyzerChoice::Lindera,
+        _ => AnalyzerChoice::Auto,
+    };
+    // A failed (or declined) open leaves nothing to read from: remember that.
+    if choice == AnalyzerChoice::Fallback || open(choice, &mut |m| eprintln!("{m}")).is_err() {
+        let _ = OPENED.set(None);
+    }
+    OPENED.get().cloned().flatten()
 }

@@ -1,0 +1,133 @@
+//! The semantic check (seed 004 §5.3) wherever a line is judged: live runs, compare, chat and
+//! the bot. The static review runs inside the synchronous Director verdict; [`amend`] then
+//! asks the embedding model (when one is configured) and replaces the verdict's leak findings
+//! with the full review's, so every verdict's coverage finding says whether it ran and why not.
+
+use std::sync::Arc;
+
+use crate::director::{RuleId, Verdict};
+use crate::llm::{Client, LlmConfig};
+
+use super::SharedVault;
+use super::leak::{EmbedStatus, Review};
+
+/// Where embeddings come from, or why there are none.
+#[derive(Clone)]
+pub struct Embedder {
+    client: Option<Client>,
+    off: String,
+}
+
+impl Embedder {
+    /// No semantic check; `why` is what every review says.
+    pub fn off(why: impl Into<String>) -> Embedder {
+        Embedder {
+            client: None,
+            off: why.into(),
+        }
+    }
+
+    /// From llm.toml: on only when `embed_model` is set (a chat model is not an embedding
+    /// model), at `embed_endpoint` when given, else `endpoint`.
+    pub fn from_config(cfg: &LlmConfig) -> Embedder {
+        let Some(model) = cfg.embed_model.clone().filter(|m| !m.trim().is_empty()) else {
+            return Embedder::off("no embed_model in llm.toml");
+        };
+        let mut c = cfg.clone();
+        c.embed_model = Some(model);
+        if let Some(e) = cfg.embed_endpoint.clone().filter(|e| !e.trim().is_empty()) {
+            c.endpoint = e;
+            // The chat endpoint's API kind says nothing about another server's.
+            c.api = None;
+        }
+        match Client::new(c) {
+            Ok(client) => Embedder {
+                client: Some(client),
+                off: String::new(),
+            },
+            Err(e) => Embedder::off(format!("embedding endpoint unusable: {e}")),
+        }
+    }
+
+    pub fn client(&self) -> Option<&Client> {
+        self.client.as_ref()
+    }
+
+    /// Why there is no semantic check ("" when there is one).
+    pub fn why_off(&self) -> &str {
+        &self.off
+    }
+}
+
+/// The full leak review of `text` by `reader`: the static checks, then the semantic check
+/// with the vault's embedder. Without one the review says why it did not run.
+pub async fn review(vault: &SharedVault, reader: &str, text: &str) -> Review {
+    let reviewer = vault.reviewer(reader);
+    let embedder = vault.embedder();
+    let mut review = reviewer
+        .review_with_embeddings(text, embedder.client())
+        .await;
+    if embedder.client().is_none() && review.embeddings == EmbedStatus::Disabled {
+        review.embeddings = EmbedStatus::Skipped {
+            reason: embedder.why_off().to_string(),
+        };
+        review.settle();
+    }
+    review
+}
+
+/// Replaces the `leak` findings of `verdict` (from the static review) with those of the full
+/// review, and recomputes its status. The bot's judge, the run driver and compare call this
+/// after the static verdict.
+pub async fn amend(verdict: &mut Verdict, vault: &SharedVault, reader: &str, text: &str) {
+    if vault.embedder().client().is_none() {
+        // The static review already says the semantic check did not run, and why.
+        return;
+    }
+    let r = review(vault, reader, text).await;
+    let reviewer = vault.reviewer(reader);
+    let findings = super::review::findings(&r, reviewer.input(), reviewer.config());
+    verdict.findings.retain(|f| f.rule != RuleId::Leak);
+    verdict.findings.extend(findings);
+    verdict.status = Verdict::status_of(&verdict.findings);
+}
+
+/// The embedder shared by everything that judges with this vault.
+pub(super) type Shared = Arc<Embedder>;
+
+/// Sets the vault's embedder from `cfg` and says on stderr (as `who`) whether the semantic
+/// check will run, so nobody reads an "approved" as more than it is.
+pub fn configure(vault: &SharedVault, cfg: &LlmConfig, who: &str) {
+    let e = Embedder::from_config(cfg);
+    match e.client() {
+        Some(_) => eprintln!(
+            "{who}: leak review: semantic check on ({} at {})",
+            cfg.embed_model.as_deref().unwrap_or_default(),
+            cfg.embed_endpoint.as_deref().unwrap_or(&cfg.endpoint)
+        ),
+        None => eprintln!(
+            "{who}: leak review: semantic check OFF ({}); set embed_model in llm.toml. \
+             Reviews say \"approved without the semantic check\"",
+            e.why_off()
+        ),
+    }
+    vault.set_embedder(e);
+}
+
+/// What the workbench header says about checks every review of this vault will lack:
+/// `no semantic check` (no embedding model), `readings unchecked` (a kanji keyword without a
+/// reading and no dictionary); None when nothing is missing.
+pub fn missing_checks(vault: &SharedVault) -> Option<String> {
+    let mut out = Vec::new();
+    if vault.embedder().client().is_none() {
+        out.push("no semantic check");
+    }
+    let probe = "あ";
+    let readings = ["yana", "ayu"].iter().any(|r| {
+        vault.reviewer(r).review(probe).readings == super::leak::ReadingsStatus::NotChecked
+    });
+    if readings {
+        out.push("readings unchecked");
+    }
+    (!out.is_empty()).then(|| out.join(", "))
+}
