@@ -370,7 +370,12 @@ async fn group_prompts_mark_each_speaker_and_forget_takes_one_persons_lines() {
     let people: Vec<String> = (0..3).map(|i| format!("U7a7a{i:028}")).collect();
     let order = [0usize, 1, 0, 2, 1, 2, 0];
     for (n, &p) in order.iter().enumerate() {
-        let mut e = text(&event_id(), GROUP, &format!("g{n}"), &format!("やな、{n}番目の話"));
+        let mut e = text(
+            &event_id(),
+            GROUP,
+            &format!("g{n}"),
+            &format!("やな、{n}番目の話"),
+        );
         e["source"]["userId"] = serde_json::json!(people[p]);
         assert_eq!(s.send(&body(&[e])).await, 200);
         line.wait(20, |c| c.len() == n + 1).await;
@@ -402,10 +407,17 @@ async fn group_prompts_mark_each_speaker_and_forget_takes_one_persons_lines() {
         let mark = u.split('】').next().unwrap_or("").to_string() + "】";
         assert!(mark.starts_with('【'), "unmarked: {u}");
         let prev = mark_of.insert(order[n], mark.clone());
-        assert!(prev.is_none_or(|p| p == mark), "one person, two marks: {users:?}");
+        assert!(
+            prev.is_none_or(|p| p == mark),
+            "one person, two marks: {users:?}"
+        );
     }
     let distinct: std::collections::HashSet<&String> = mark_of.values().collect();
-    assert_eq!(distinct.len(), mark_of.len(), "two people, one mark: {users:?}");
+    assert_eq!(
+        distinct.len(),
+        mark_of.len(),
+        "two people, one mark: {users:?}"
+    );
     assert_eq!(mark_of.len(), 3, "{users:?}");
     // Stored lines stay as said (no marks), with their speaker.
     let stored = query(
@@ -413,7 +425,11 @@ async fn group_prompts_mark_each_speaker_and_forget_takes_one_persons_lines() {
         "SELECT text_masked, speaker FROM line_messages WHERE role = 'user'",
         |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)),
     );
-    assert!(stored.iter().all(|(t, sp)| !t.contains('【') && people.contains(sp)));
+    assert!(
+        stored
+            .iter()
+            .all(|(t, sp)| !t.contains('【') && people.contains(sp))
+    );
     // Forget person 0 (while serving: WAL): their 3 lines and her replies to them go, the
     // others' stay.
     let db = s.db();

@@ -24,7 +24,9 @@ fn judgment() -> Arc<Mutex<String>> {
 }
 
 async fn ready(s: &Serve) -> (u16, serde_json::Value) {
-    let r = reqwest::get(format!("{}/readyz", s.metrics_url)).await.unwrap();
+    let r = reqwest::get(format!("{}/readyz", s.metrics_url))
+        .await
+        .unwrap();
     let code = r.status().as_u16();
     (code, r.json().await.unwrap())
 }
@@ -171,13 +173,14 @@ async fn sighup_reloads_the_vault_and_an_unusable_fallback_means_nothing_is_sent
     // The writer adds a word of her fallback line to a secret's forbidden keywords.
     let yaml = vault.join("_ai_control/visibility.yaml");
     let text = std::fs::read_to_string(&yaml).unwrap();
-    std::fs::write(
-        &yaml,
-        text.replace(
-            "[工房, 海沿い, 引っ越し, 春から]",
-            "[工房, 海沿い, 引っ越し, 春から, 考え]",
-        ),
-    )
+    std::fs::write(&yaml, {
+        let to = text.replace(
+            "            - {word: 春から, reading: はるから}\n",
+            "            - {word: 春から, reading: はるから}\n            - 考え\n",
+        );
+        assert_ne!(to, text, "the sample's keyword list changed shape");
+        to
+    })
     .unwrap();
     let _ = std::process::Command::new("kill")
         .args(["-HUP", &s.child.id().to_string()])

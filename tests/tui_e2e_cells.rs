@@ -164,6 +164,21 @@ fn body(screen: &str) -> Vec<&str> {
     rows[..rows.len().saturating_sub(1)].to_vec()
 }
 
+/// The screen once it stopped changing (two captures 150 ms apart agree; at most ~6 s): on a
+/// loaded machine a key may still be in flight after the fixed pause.
+fn settled(session: &str) -> String {
+    let mut last = capture(session);
+    for _ in 0..40 {
+        std::thread::sleep(Duration::from_millis(150));
+        let now = capture(session);
+        if body(&now) == body(&last) {
+            return now;
+        }
+        last = now;
+    }
+    last
+}
+
 fn step(session: &str, keys: &[&str], literal: bool, what: &str) {
     for k in keys {
         if literal {
@@ -173,12 +188,13 @@ fn step(session: &str, keys: &[&str], literal: bool, what: &str) {
         }
         std::thread::sleep(Duration::from_millis(120));
     }
-    let before = capture(session);
+    let before = settled(session);
     if let Some(bad) = stray(&before) {
         panic!("after {what}: {bad}\n{before}");
     }
     tmux(&["send-keys", "-t", session, "C-l"]);
-    let after = capture(session);
+    std::thread::sleep(Duration::from_millis(120));
+    let after = settled(session);
     assert_eq!(
         body(&before),
         body(&after),

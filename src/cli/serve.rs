@@ -337,7 +337,10 @@ fn status(url: Option<&str>, config: Option<&std::path::Path>) -> i32 {
         (Some(u), _) => u.to_string(),
         (None, Some(p)) => match ServeConfig::load(Some(p)) {
             Ok(c) if c.http.metrics_listen.trim().is_empty() => {
-                eprintln!("kakeai serve status: metrics_listen is off in {}", p.display());
+                eprintln!(
+                    "kakeai serve status: metrics_listen is off in {}",
+                    p.display()
+                );
                 return 2;
             }
             Ok(c) => format!("http://{}", c.http.metrics_listen),

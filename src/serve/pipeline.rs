@@ -325,9 +325,11 @@ async fn context(svc: &Services, user: &UserLine) -> (ChatContext, Option<GroupV
             v.reverse();
             let me: String = s
                 .conn()
-                .query_row("SELECT speaker FROM line_messages WHERE id = ?1", [id], |r| {
-                    r.get(0)
-                })
+                .query_row(
+                    "SELECT speaker FROM line_messages WHERE id = ?1",
+                    [id],
+                    |r| r.get(0),
+                )
                 .unwrap_or_default();
             Ok((v, me))
         })
@@ -338,7 +340,10 @@ async fn context(svc: &Services, user: &UserLine) -> (ChatContext, Option<GroupV
         .iter()
         .map(|(r, t, s, _)| (r.clone(), t.clone(), s.clone()))
         .collect();
-    let c = trimmed(chat::context::context(&chat::context::turns_from_rows(&plain)), keep);
+    let c = trimmed(
+        chat::context::context(&chat::context::turns_from_rows(&plain)),
+        keep,
+    );
     if user.source_type == "user" {
         return (c, None);
     }
@@ -359,7 +364,10 @@ async fn context(svc: &Services, user: &UserLine) -> (ChatContext, Option<GroupV
             _ => (r, t, s),
         })
         .collect();
-    let g = trimmed(chat::context::context(&chat::context::turns_from_rows(&marked)), keep);
+    let g = trimmed(
+        chat::context::context(&chat::context::turns_from_rows(&marked)),
+        keep,
+    );
     let view = GroupView {
         history: g.history,
         text: format!("{}{}", marks.next().unwrap_or_default(), user.text_masked),
