@@ -164,15 +164,22 @@ fn body(screen: &str) -> Vec<&str> {
     rows[..rows.len().saturating_sub(1)].to_vec()
 }
 
-/// The screen once it stopped changing (two captures 150 ms apart agree; at most ~6 s): on a
-/// loaded machine a key may still be in flight after the fixed pause.
+/// The screen once it stopped changing (four captures 200 ms apart agree; at most ~10 s): on a
+/// loaded machine a key may still be in flight after the fixed pause, and a busy app shows an
+/// unchanged screen for a while before it handles it.
 fn settled(session: &str) -> String {
     let mut last = capture(session);
-    for _ in 0..40 {
-        std::thread::sleep(Duration::from_millis(150));
+    let mut same = 0;
+    for _ in 0..50 {
+        std::thread::sleep(Duration::from_millis(200));
         let now = capture(session);
         if body(&now) == body(&last) {
-            return now;
+            same += 1;
+            if same == 3 {
+                return now;
+            }
+        } else {
+            same = 0;
         }
         last = now;
     }
