@@ -214,13 +214,18 @@ pub fn set_state(store: &mut Store, id: i64, state: &'static str) -> Result<(), 
             "UPDATE line_messages SET state = ?1 WHERE id = ?2",
             params![state, id],
         )?;
-        tx.execute(
-            "UPDATE line_events SET state = 'done' WHERE webhook_event_id =
-               (SELECT webhook_event_id FROM line_messages WHERE id = ?1)",
-            [id],
-        )?;
-        Ok(())
+        Ok(event_done(tx, id)?)
     })
+}
+
+/// The webhook event that carried message `id` is done.
+fn event_done(tx: &rusqlite::Transaction, id: i64) -> rusqlite::Result<()> {
+    tx.execute(
+        "UPDATE line_events SET state = 'done' WHERE webhook_event_id =
+           (SELECT webhook_event_id FROM line_messages WHERE id = ?1)",
+        [id],
+    )?;
+    Ok(())
 }
 
 /// A user message the safety layers blocked: its state, and the judgment (layer, reason) that
@@ -236,12 +241,7 @@ pub fn set_blocked(
             "UPDATE line_messages SET state = 'blocked', safety = ?1 WHERE id = ?2",
             params![json, id],
         )?;
-        tx.execute(
-            "UPDATE line_events SET state = 'done' WHERE webhook_event_id =
-               (SELECT webhook_event_id FROM line_messages WHERE id = ?1)",
-            [id],
-        )?;
-        Ok(())
+        Ok(event_done(tx, id)?)
     })
 }
 

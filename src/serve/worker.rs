@@ -174,19 +174,21 @@ pub async fn resume(svc: &Services, jobs: &Dispatcher) {
     }
 }
 
+/// The stored user message `id` (an error when it is gone).
+async fn stored_user_line(svc: &Services, id: i64) -> Result<UserLine, String> {
+    svc.store
+        .call(move |s| store::user_line_by_id(s, id))
+        .await
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("message {id} is not in the store"))
+}
+
 async fn process(svc: &Services, job: Job) -> Result<(), String> {
     if let Some(r) = job.resend {
         return redeliver(svc, r).await;
     }
     let id = job.id;
-    let Some(user) = svc
-        .store
-        .call(move |s| store::user_line_by_id(s, id))
-        .await
-        .map_err(|e| e.to_string())?
-    else {
-        return Err(format!("message {id} is not in the store"));
-    };
+    let user = stored_user_line(svc, id).await?;
     if user.state == "queued-nontext" {
         let line = BotLine {
             reply_to: user.id,
@@ -344,14 +346,7 @@ async fn settle(
 /// by push with its message's retry key (LINE answers 409 to a push it already took).
 async fn redeliver(svc: &Services, r: Sending) -> Result<(), String> {
     let id = r.reply_to;
-    let Some(user) = svc
-        .store
-        .call(move |s| store::user_line_by_id(s, id))
-        .await
-        .map_err(|e| e.to_string())?
-    else {
-        return Err(format!("message {id} is not in the store"));
-    };
+    let user = stored_user_line(svc, id).await?;
     let bot_id = r.bot_id;
     let user_state = svc
         .store

@@ -108,11 +108,23 @@ pub(crate) fn excerpt(s: &str, max: usize) -> String {
     }
 }
 
+/// A YAML scalar as typed after `key:`: NFKC (`０` → `0`), a trailing ` #` comment and quotes
+/// dropped.
+fn scalar(value: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    let v: String = value.nfkc().collect();
+    v.split(" #")
+        .next()
+        .unwrap_or("")
+        .trim()
+        .trim_matches(['"', '\''])
+        .to_string()
+}
+
 /// The first line from `from` (1-based) in the same block whose `key: value` holds no level:
 /// not 0–3 after NFKC (`０` is fine, `５` and `たかい` are not) and not a `{level: …}` map.
 /// Returns its line and the column (chars) of the value.
 fn bad_level_line(text: &str, from: usize) -> Option<(usize, usize)> {
-    use unicode_normalization::UnicodeNormalization;
     let lines: Vec<&str> = text.lines().collect();
     let first = lines.get(from.checked_sub(1)?)?;
     let indent = first.len() - first.trim_start().len();
@@ -127,13 +139,8 @@ fn bad_level_line(text: &str, from: usize) -> Option<(usize, usize)> {
         let Some((key, value)) = t.split_once(':') else {
             return Some((i + 1, l[..l.len() - t.len()].chars().count() + 1));
         };
-        let v: String = value.nfkc().collect();
-        let v = v
-            .split(" #")
-            .next()
-            .unwrap_or("")
-            .trim()
-            .trim_matches(['"', '\'']);
+        let v = scalar(value);
+        let v = v.as_str();
         if v.is_empty() || v.starts_with('{') {
             continue;
         }
@@ -151,7 +158,6 @@ fn bad_level_line(text: &str, from: usize) -> Option<(usize, usize)> {
 /// The first line from `from` (1-based) whose `visibility:`/`subtlety:`/`default_visibility:`
 /// value is no whole number after NFKC: its line and the column of the value.
 fn bad_number_line(text: &str, from: usize) -> Option<(usize, usize)> {
-    use unicode_normalization::UnicodeNormalization;
     const KEYS: [&str; 3] = ["visibility", "subtlety", "default_visibility"];
     text.lines()
         .enumerate()
@@ -163,13 +169,7 @@ fn bad_number_line(text: &str, from: usize) -> Option<(usize, usize)> {
             if !KEYS.contains(&key.trim()) {
                 return None;
             }
-            let v: String = value.nfkc().collect();
-            let v = v
-                .split(" #")
-                .next()
-                .unwrap_or("")
-                .trim()
-                .trim_matches(['"', '\'']);
+            let v = scalar(value);
             if v.is_empty() || v.parse::<i64>().is_ok() {
                 return None;
             }

@@ -3,7 +3,8 @@
 use super::PiiKind::{self, *};
 use super::shared;
 
-fn found(text: &str) -> Vec<(PiiKind, String)> {
+/// What was masked in `text`: each item's kind and the characters it covered.
+pub(super) fn found(text: &str) -> Vec<(PiiKind, String)> {
     shared()
         .mask(text)
         .items
@@ -19,8 +20,9 @@ fn found(text: &str) -> Vec<(PiiKind, String)> {
         .collect()
 }
 
+/// `text` masks to exactly `want`.
 #[track_caller]
-fn masks(text: &str, want: &str) {
+pub(super) fn masks(text: &str, want: &str) {
     assert_eq!(
         shared().mask(text).masked_text,
         want,

@@ -2,35 +2,9 @@
 //! database through the LINE bot, issue 22), and every company and school form of
 //! assets/safety/org_forms.toml. Each of these failed on the rules before issue 26.
 
-use super::PiiKind::{self, *};
+use super::PiiKind::*;
 use super::org_forms::{Forms, OrgKind, Side};
-use super::shared;
-
-fn found(text: &str) -> Vec<(PiiKind, String)> {
-    shared()
-        .mask(text)
-        .items
-        .iter()
-        .map(|i| {
-            let s: String = text
-                .chars()
-                .skip(i.span[0])
-                .take(i.span[1] - i.span[0])
-                .collect();
-            (i.kind, s)
-        })
-        .collect()
-}
-
-#[track_caller]
-fn masks(text: &str, want: &str) {
-    assert_eq!(
-        shared().mask(text).masked_text,
-        want,
-        "{text}: {:?}",
-        found(text)
-    );
-}
+use super::tests_issue16::{found, masks};
 
 #[test]
 fn the_five_forms_that_reached_the_database() {
