@@ -456,3 +456,78 @@ async fn unpaired_mode_compares_distributions_with_intervals() {
     );
     assert!(pass_a["rate"].as_f64().unwrap() > 0.5, "{v}");
 }
+
+/// `kakeai compare …` under a pseudo-terminal (util-linux `script`), stderr to the terminal or
+/// to `err_file`; returns what the terminal showed.
+async fn on_terminal(env: &Env, args: &[&str], err_file: Option<&std::path::Path>) -> String {
+    let q = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
+    let mut line = format!(
+        "KAKEAI_CONFIG_DIR={} KAKEAI_DATA_DIR={} KAKEAI_ANALYZER=fallback {}",
+        q(&env.dir.path().join("config").display().to_string()),
+        q(&env.dir.path().join("data").display().to_string()),
+        q(env!("CARGO_BIN_EXE_kakeai"))
+    );
+    for a in args {
+        line.push(' ');
+        line.push_str(&q(a));
+    }
+    if let Some(f) = err_file {
+        line.push_str(&format!(" 2>{}", q(&f.display().to_string())));
+    }
+    let mut c = std::process::Command::new("script");
+    c.args(["-qfec", &line, "/dev/null"])
+        .env_remove("KAKEAI_DB")
+        .env_remove("CI")
+        .env("TERM", "xterm-256color")
+        .env("COLUMNS", "120");
+    let out = tokio::task::spawn_blocking(move || c.output())
+        .await
+        .unwrap();
+    match out {
+        Ok(o) => String::from_utf8_lossy(&o.stdout).into_owned(),
+        Err(e) => panic!("util-linux `script` is needed for the terminal test: {e}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_a_terminal_each_turn_is_named_and_off_it_nothing_extra() {
+    let env = Env::new();
+    let start = baseline(&env, "4").await;
+    let run_id = start["run_id"].to_string();
+    let variant = env.file("terse.toml", PERSONA);
+    let b = server(same).await;
+    let args = [
+        "compare",
+        "--run",
+        &run_id,
+        "--variant",
+        &variant,
+        "--endpoint",
+        &b.url,
+        "--model",
+        "tiny-ja",
+    ];
+    let shown = on_terminal(&env, &args, None).await;
+    for t in 1..=4 {
+        let speaker = if t % 2 == 1 { "yana" } else { "ayu" };
+        let want = format!("turn {t} {speaker}  A ");
+        assert!(shown.contains(&want), "no line for turn {t}:\n{shown}");
+    }
+    assert!(shown.contains("turns"), "the bar names its unit:\n{shown}");
+    // --quiet: the table only.
+    let mut quiet = args.to_vec();
+    quiet.push("--quiet");
+    let shown = on_terminal(&env, &quiet, None).await;
+    assert!(!shown.contains("turn 1 yana  A "), "{shown}");
+    assert!(
+        shown.contains("B better on"),
+        "the table still comes: {shown}"
+    );
+    // stderr to a file: nothing of the progress lands there.
+    let err = env.dir.path().join("err.txt");
+    let shown = on_terminal(&env, &args, Some(&err)).await;
+    let logged = std::fs::read_to_string(&err).unwrap();
+    assert!(!logged.contains("turn 1 yana"), "{logged}");
+    assert!(!logged.contains("ETA"), "{logged}");
+    assert!(!shown.contains("turn 1 yana  A "), "{shown}");
+}

@@ -8,7 +8,7 @@ mod table;
 mod tests;
 
 use std::hash::{Hash, Hasher};
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -16,6 +16,7 @@ use clap::{Args, ValueEnum};
 use serde::Serialize;
 
 use super::input::{BadLine, Record, parse_line};
+use super::progress::{Progress, Unit};
 use crate::director::{
     self, Character, ContextTurn, Finding, RuleSet, Status, ToneMode, ToneScore,
 };
@@ -64,6 +65,9 @@ pub struct CheckArgs {
     /// Judging threads (default: the machine's cores); output keeps the input's order.
     #[arg(long)]
     pub threads: Option<usize>,
+    /// (A bar is shown only while the output goes to a file or pipe, and the input is a file.)
+    #[command(flatten)]
+    pub progress: super::progress::ProgressArgs,
 }
 
 /// One output line of `check --format jsonl`.
@@ -116,7 +120,20 @@ pub fn run_inner(
         ));
     }
     let analyzer = analyzer::open(args.analyzer, &mut |m| err(m)).map_err(|e| e.to_string())?;
-    let (name, mut reader) = super::input::open(args.file.as_deref())?;
+    let (name, reader) = super::input::open(args.file.as_deref())?;
+    // The bar shares the terminal with the verdicts only when they go elsewhere.
+    let size = args
+        .file
+        .as_deref()
+        .filter(|p| p.as_os_str() != "-")
+        .and_then(|p| p.metadata().ok());
+    let shown = match size {
+        Some(m) if !std::io::stdout().is_terminal() => {
+            Progress::start("check", Some(m.len()), Unit::Bytes, args.progress)
+        }
+        _ => Progress::hidden(),
+    };
+    let mut reader = shown.wrap_read(reader);
     let cache = SharedCache::new(CACHE_CAPACITY);
     let judge = Judge {
         rules: &rules,
@@ -144,6 +161,7 @@ pub fn run_inner(
         err,
     )
     .map_err(|e| e.to_string())?;
+    shown.finish();
     if args.format == Format::Table {
         table::summary(out, &tally, &rules.version, analyzer.kind()).map_err(|e| e.to_string())?;
     }

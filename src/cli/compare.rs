@@ -8,7 +8,9 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use serde_json::json;
 
+use super::progress::{Progress, ProgressArgs, Unit};
 use crate::compare::db::{self, Header, Stored};
+use crate::compare::outcome::TurnRow;
 use crate::compare::paired::{Paired, PairedError};
 use crate::compare::{EXIT_BAD_INPUT, EXIT_ENDPOINT, EXIT_OK, EXIT_REGRESSION, Variant, report};
 use crate::director::RuleSet;
@@ -65,6 +67,8 @@ pub struct CompareArgs {
     /// baseline run was made under (stored with it), else the writer's default.
     #[command(flatten)]
     pub vault: super::vault::VaultArgs,
+    #[command(flatten)]
+    pub progress: ProgressArgs,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
@@ -273,13 +277,19 @@ pub fn run(args: CompareArgs) -> i32 {
             to,
             sample_runs,
         };
-        // Each finished turn is queued to the store at once (in order, before the summary).
+        // Each finished turn is queued to the store at once (in order, before the summary),
+        // and named on the terminal above the progress bar.
+        let total = (to.min(last) + 1).saturating_sub(from) as u64;
+        let shown = Progress::start("compare", Some(total), Unit::Items("turns"), args.progress);
         let rows = paired
             .run(&mut |row| {
+                shown.line(&turn_line(row));
+                shown.inc(1);
                 let row = row.clone();
                 drop(handle.call(move |s| db::add_turn(s, id, &row)));
             })
             .await;
+        shown.finish();
         let rows = match rows {
             Ok(r) => r,
             Err(PairedError::Endpoint(e)) => return fail(EXIT_ENDPOINT, format!("comparison {id}: {e}")),
@@ -305,6 +315,30 @@ pub fn run(args: CompareArgs) -> i32 {
         }
         EXIT_OK
     })
+}
+
+/// One finished turn for the terminal: `turn 3 yana  A PASS → B RETRY  worse` (every sample).
+pub fn turn_line(row: &TurnRow) -> String {
+    let b: Vec<String> = row
+        .b
+        .iter()
+        .map(|s| {
+            let ex = if s.exhausted { " (exhausted)" } else { "" };
+            format!("{}{ex}", s.status)
+        })
+        .collect();
+    let change = match row.change {
+        crate::compare::outcome::Change::Better => "better",
+        crate::compare::outcome::Change::Same => "same",
+        crate::compare::outcome::Change::Worse => "worse",
+    };
+    format!(
+        "turn {} {}  A {} → B {}  {change}",
+        row.turn,
+        row.speaker,
+        row.a.status,
+        b.join(" / ")
+    )
 }
 
 /// Where the paired comparison's vault comes from.

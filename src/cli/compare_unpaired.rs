@@ -8,11 +8,12 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::compare::{CompareArgs, OutFormat, fail, open_vault};
+use super::progress::{Progress, Unit};
 use crate::compare::db::{self, Header};
 use crate::compare::outcome::Side;
 use crate::compare::unpaired::{Dist, Unpaired, dist};
 use crate::compare::{EXIT_BAD_INPUT, EXIT_ENDPOINT, EXIT_OK, Variant};
-use crate::director::RuleSet;
+use crate::director::{RuleSet, Status};
 use crate::duo::backend::Backend;
 use crate::duo::driver::{Driver, Notice, run_record};
 use crate::duo::{
@@ -92,6 +93,8 @@ pub fn run(args: &CompareArgs, mut store: Store) -> i32 {
         Ok(rt) => rt,
         Err(e) => return fail(EXIT_BAD_INPUT, e),
     };
+    let total = (2 * topics.len() * args.runs) as u64;
+    let shown = Progress::start("compare", Some(total), Unit::Items("runs"), args.progress);
     rt.block_on(async {
         let mut dists: Vec<Dist> = Vec::new();
         let mut all_runs = Vec::new();
@@ -161,6 +164,14 @@ pub fn run(args: &CompareArgs, mut store: Store) -> i32 {
                         return fail(EXIT_ENDPOINT, error.unwrap_or_else(|| "run failed".into()));
                     }
                     runs += 1;
+                    shown.inc(1);
+                    shown.line(&format!(
+                        "{label} run {run_id}: 「{topic}」 #{k}: {} turns, {} RETRY",
+                        turns.len(),
+                        done.iter()
+                            .filter(|a| a.verdict.status == Status::Retry)
+                            .count()
+                    ));
                     for t in &turns {
                         let of_turn: Vec<&AttemptRecord> =
                             done.iter().filter(|a| a.turn == t.turn).collect();
@@ -180,6 +191,7 @@ pub fn run(args: &CompareArgs, mut store: Store) -> i32 {
             }
             dists.push(dist(&lines, runs));
         }
+        shown.finish();
         let b = dists.pop().expect("two sides");
         let a = dists.pop().expect("two sides");
         let result = Unpaired {

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand, ValueEnum};
 
+use super::progress::{Progress, ProgressArgs, Unit};
 use crate::store::Store;
 use crate::store::duotalk::{self, ImportCounts, ImportReport};
 
@@ -35,6 +36,8 @@ pub struct DuoTalkArgs {
     pub db: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "text")]
     pub format: SummaryFormat,
+    #[command(flatten)]
+    pub progress: ProgressArgs,
 }
 
 pub fn run(cmd: ImportCommand) -> i32 {
@@ -60,14 +63,24 @@ fn import(args: &DuoTalkArgs) -> Result<(), (i32, String)> {
     };
     let mut store = Store::open(&path).map_err(store_fail)?;
     let mut reports = Vec::new();
+    let size: u64 = args
+        .files
+        .iter()
+        .filter_map(|f| f.metadata().ok())
+        .map(|m| m.len())
+        .sum();
+    let shown = Progress::start("import", Some(size), Unit::Bytes, args.progress);
     for f in &args.files {
         // Read line by line and written in batches of runs; a re-run adds only what is missing.
-        let r = duotalk::import_file(&mut store, f).map_err(|e| match e {
-            duotalk::ImportError::Store(e) => store_fail(e),
-            e => (2, e.to_string()),
-        })?;
+        let file = std::fs::File::open(f).map_err(|e| (2, format!("{}: {e}", f.display())))?;
+        let r =
+            duotalk::import_reader(&mut store, f, shown.wrap_read(file)).map_err(|e| match e {
+                duotalk::ImportError::Store(e) => store_fail(e),
+                e => (2, e.to_string()),
+            })?;
         reports.push(r);
     }
+    shown.finish();
     list_problems(&reports);
     let mut total = ImportCounts::default();
     for r in &reports {

@@ -10,6 +10,7 @@ use clap::Args;
 
 use super::input;
 use super::patterns::{Common, Fail, Format, WindowArgs, open, print_json};
+use super::progress::{Progress, ProgressArgs, Unit};
 use crate::patterns::ingest::{self, IngestError, IngestOptions};
 
 #[derive(Args, Debug)]
@@ -21,6 +22,8 @@ pub struct IngestArgs {
     pub common: Common,
     #[command(flatten)]
     pub window: WindowArgs,
+    #[command(flatten)]
+    pub progress: ProgressArgs,
 }
 
 pub fn run(args: IngestArgs) -> i32 {
@@ -95,7 +98,15 @@ fn ingest_file(
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| name.clone()),
     };
-    let report = ingest::ingest(store.conn(), &messages, &opts).map_err(|e| match e {
+    let shown = Progress::start(
+        "ingest",
+        Some(messages.len() as u64),
+        Unit::Items("messages"),
+        args.progress,
+    );
+    let report = ingest::ingest_with(store.conn(), &messages, &opts, &mut |n| shown.inc(n as u64));
+    shown.finish();
+    let report = report.map_err(|e| match e {
         IngestError::Line { line, message } => {
             Fail(2, format!("{name}:{line}: {message}; nothing ingested"))
         }

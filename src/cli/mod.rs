@@ -14,6 +14,7 @@ pub mod input;
 pub mod interview;
 pub mod patterns;
 pub mod pii;
+pub mod progress;
 pub mod run;
 pub mod runs;
 pub mod safety;

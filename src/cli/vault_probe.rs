@@ -52,6 +52,8 @@ pub struct ProbeArgs {
     pub db: Option<std::path::PathBuf>,
     #[arg(long, value_enum, default_value = "auto", env = "KAKEAI_ANALYZER")]
     pub analyzer: AnalyzerChoice,
+    #[command(flatten)]
+    pub progress: super::progress::ProgressArgs,
 }
 
 /// What a probe conversation is about, as far as the sisters are told.
@@ -218,6 +220,12 @@ pub fn probe(a: ProbeArgs) -> i32 {
         let cfg = client.config().clone();
         let mut lines = Vec::new();
         let mut leaked = 0;
+        let shown = super::progress::Progress::start(
+            "probe",
+            Some(a.runs as u64),
+            super::progress::Unit::Items("runs"),
+            a.progress,
+        );
         for n in 0..a.runs {
             let q = p::question(&target, n);
             let spec = RunSpec {
@@ -268,6 +276,7 @@ pub fn probe(a: ProbeArgs) -> i32 {
             if end == RunEnd::Failed {
                 return fail(3, error.unwrap_or_else(|| "the endpoint failed".into()));
             }
+            shown.inc(1);
             for r in done {
                 let worst = r
                     .verdict
@@ -284,12 +293,18 @@ pub fn probe(a: ProbeArgs) -> i32 {
                     .max();
                 let leak = worst.filter(|s| *s >= Status::Warn);
                 leaked += usize::from(leak.is_some());
+                shown.line(&format!(
+                    "run {run_id}: {} {}",
+                    r.verdict.status,
+                    if leak.is_some() { "leaked" } else { "kept" }
+                ));
                 lines.push(json!({
                     "run_id": run_id, "question": q, "text": r.text,
                     "status": r.verdict.status, "leak": leak,
                 }));
             }
         }
+        shown.finish();
         let rows = store
             .call(move |s| sc::scorecard(s.conn(), &work).map_err(crate::store::StoreError::from))
             .await;

@@ -74,6 +74,16 @@ pub fn ingest(
     messages: &[LogMessage],
     opts: &IngestOptions,
 ) -> Result<IngestReport, IngestError> {
+    ingest_with(conn, messages, opts, &mut |_| {})
+}
+
+/// [`ingest`], telling `written` how many messages each committed batch held (for progress).
+pub fn ingest_with(
+    conn: &Connection,
+    messages: &[LogMessage],
+    opts: &IngestOptions,
+    written: &mut dyn FnMut(usize),
+) -> Result<IngestReport, IngestError> {
     if opts.window_secs <= 0 {
         return Err(PatternError::invalid("window", "must be at least one second").into());
     }
@@ -127,6 +137,7 @@ pub fn ingest(
             }
             Ok(())
         })?;
+        written(chunk.len());
     }
     log_uses(conn, first_new, &mut touched, &mut report)?;
     report.conversations = touched.len();

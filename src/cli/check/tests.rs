@@ -94,6 +94,7 @@ fn args(format: Format, speaker: Option<&str>, threads: usize) -> CheckArgs {
         tone_mode: None,
         analyzer: AnalyzerChoice::Fallback,
         threads: Some(threads),
+        progress: Default::default(),
     }
 }
 

@@ -77,7 +77,21 @@ pub fn import_file(store: &mut Store, path: &Path) -> Result<ImportReport, Impor
         source,
     };
     let file = std::fs::File::open(path).map_err(read)?;
-    let log = parse::Log::parse_reader(std::io::BufReader::new(file)).map_err(|e| match e {
+    import_reader(store, path, file)
+}
+
+/// Imports what `reader` yields (a file, or a file wrapped to count progress); `path` labels
+/// the report and the errors.
+pub fn import_reader(
+    store: &mut Store,
+    path: &Path,
+    reader: impl std::io::Read,
+) -> Result<ImportReport, ImportError> {
+    let read = |source| ImportError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let log = parse::Log::parse_reader(std::io::BufReader::new(reader)).map_err(|e| match e {
         Ok(line) => ImportError::LineTooLong {
             path: path.to_path_buf(),
             line,
