@@ -2,6 +2,7 @@
 //!
 //! The library holds everything; `main.rs` only wires the command line to it.
 
+pub mod annotate;
 pub mod chat;
 pub mod cli;
 pub mod compare;

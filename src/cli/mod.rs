@@ -15,6 +15,7 @@ pub mod interview;
 pub mod patterns;
 pub mod pii;
 pub mod progress;
+pub mod queue;
 pub mod run;
 pub mod runs;
 pub mod safety;
@@ -136,6 +137,9 @@ pub enum Command {
     /// Check the LLM endpoint: reachable, model, context, system role, load, tokens per
     /// character, embeddings, judge JSON — each ✓/✗ with the fix; exit 0 only when a run would work.
     Doctor(doctor::DoctorArgs),
+    /// Shared review queues: several reviewers, k per item, leases (create, next, show, watch).
+    #[command(subcommand)]
+    Queue(queue::QueueCommand),
 }
 
 #[derive(clap::Args, Debug)]
@@ -202,6 +206,7 @@ pub fn main() -> i32 {
         Some(Command::Analyze(args)) => analyze::run(args),
         Some(Command::Compare(args)) => compare::run(args),
         Some(Command::Doctor(args)) => doctor::run(args),
+        Some(Command::Queue(cmd)) => queue::run(cmd),
     }
 }
 

@@ -1,0 +1,328 @@
+//! The queues in the store (migration 013): create, list, claim the next item under a lease,
+//! release it, progress per reviewer. Every claim runs in one `BEGIN IMMEDIATE` transaction, so
+//! two reviewers in two processes never take the last open place of the same item.
+
+use std::collections::BTreeMap;
+
+use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
+
+use super::{Filter, ItemState, Queue, QueueError, QueueSpec, pick};
+use crate::store::review::{Mark, fold};
+use crate::store::{ActionKind, Store};
+
+/// (run id, turn)
+pub type Item = (i64, u32);
+
+/// An item handed to a reviewer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Claim {
+    pub run_id: i64,
+    pub turn: u32,
+    pub speaker: String,
+    pub until_ms: i64,
+}
+
+/// A queue's progress at one moment.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Progress {
+    pub items: usize,
+    /// Items k reviewers judged.
+    pub done: usize,
+    /// Items someone holds a live lease on.
+    pub held: usize,
+    /// Reviewer → items she judged.
+    pub per_reviewer: BTreeMap<String, usize>,
+}
+
+/// Creates a queue; refused when the spec is invalid or the name is taken.
+pub fn create(store: &mut Store, spec: &QueueSpec, by: Option<&str>) -> Result<i64, QueueError> {
+    spec.validate()?;
+    let filter = serde_json::to_string(&spec.filter)
+        .map_err(|e| QueueError::Invalid(format!("filter: {e}")))?;
+    crate::store::write::immediate(store.connection(), |tx| {
+        if find(tx, &spec.name)?.is_some() {
+            return Err(QueueError::Exists(spec.name.clone()));
+        }
+        tx.execute(
+            "INSERT INTO review_queues (name, filter, k, lease_ms, overlap, created_at, created_by)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![
+                spec.name,
+                filter,
+                spec.k,
+                spec.lease_ms,
+                spec.overlap,
+                crate::store::time::now_iso(),
+                by
+            ],
+        )?;
+        Ok(tx.last_insert_rowid())
+    })
+}
+
+fn find(conn: &Connection, name: &str) -> Result<Option<Queue>, QueueError> {
+    let row = conn
+        .query_row(
+            "SELECT id, name, filter, k, lease_ms, overlap, created_at, created_by
+             FROM review_queues WHERE name = ?1",
+            [name],
+            read_queue,
+        )
+        .optional()?;
+    row.map(finish).transpose()
+}
+
+type Raw = (i64, String, String, u32, i64, bool, String, Option<String>);
+
+fn read_queue(r: &rusqlite::Row<'_>) -> rusqlite::Result<Raw> {
+    Ok((
+        r.get(0)?,
+        r.get(1)?,
+        r.get(2)?,
+        r.get(3)?,
+        r.get(4)?,
+        r.get(5)?,
+        r.get(6)?,
+        r.get(7)?,
+    ))
+}
+
+/// A stored filter that no longer reads is an error naming the queue, never "match all".
+fn finish(
+    (id, name, filter, k, lease_ms, overlap, created_at, created_by): Raw,
+) -> Result<Queue, QueueError> {
+    let filter: Filter = serde_json::from_str(&filter).map_err(|e| {
+        QueueError::Invalid(format!(
+            "queue `{name}`: its stored filter is unreadable: {e}"
+        ))
+    })?;
+    Ok(Queue {
+        id,
+        spec: QueueSpec {
+            name,
+            filter,
+            k,
+            lease_ms,
+            overlap,
+        },
+        created_at,
+        created_by,
+    })
+}
+
+/// The queue named `name`.
+pub fn get(conn: &Connection, name: &str) -> Result<Queue, QueueError> {
+    find(conn, name)?.ok_or_else(|| QueueError::NoSuchQueue(name.to_string()))
+}
+
+/// Every queue, oldest first.
+pub fn list(conn: &Connection) -> Result<Vec<Queue>, QueueError> {
+    let mut st = conn.prepare(
+        "SELECT id, name, filter, k, lease_ms, overlap, created_at, created_by
+         FROM review_queues ORDER BY id",
+    )?;
+    let raw = st
+        .query_map([], read_queue)?
+        .collect::<Result<Vec<_>, _>>()?;
+    raw.into_iter().map(finish).collect()
+}
+
+/// Adds the committed turns that match the filter now; returns how many were new.
+pub fn refresh(conn: &Connection, q: &Queue) -> Result<usize, QueueError> {
+    let f = &q.spec.filter;
+    let mut sql = String::from(
+        "INSERT OR IGNORE INTO queue_items (queue_id, run_id, turn, added_at)
+         SELECT ?1, t.run_id, t.turn, ?2 FROM turns t JOIN runs r ON r.id = t.run_id WHERE 1 = 1",
+    );
+    let mut args: Vec<rusqlite::types::Value> =
+        vec![q.id.into(), crate::store::time::now_iso().into()];
+    let mut bind = |sql: &mut String, clause: &str, v: rusqlite::types::Value| {
+        args.push(v);
+        sql.push_str(&clause.replace('?', &format!("?{}", args.len())));
+    };
+    if !f.statuses.is_empty() {
+        let list: Vec<String> = f
+            .statuses
+            .iter()
+            .map(|s| format!("'{}'", s.as_str()))
+            .collect();
+        sql.push_str(&format!(" AND t.status IN ({})", list.join(", ")));
+    }
+    if let Some(s) = &f.sister {
+        bind(&mut sql, " AND t.speaker = ?", s.clone().into());
+    }
+    if let Some(s) = &f.since {
+        bind(&mut sql, " AND r.started_at >= ?", s.clone().into());
+    }
+    if let Some(s) = &f.until {
+        bind(&mut sql, " AND r.started_at < ?", s.clone().into());
+    }
+    if !f.runs.is_empty() {
+        let ids: Vec<String> = f.runs.iter().map(i64::to_string).collect();
+        sql.push_str(&format!(" AND t.run_id IN ({})", ids.join(", ")));
+    }
+    Ok(conn.execute(&sql, params_from_iter(args))?)
+}
+
+/// Every item of the queue in order, with who judged it and who holds it.
+pub fn states(conn: &Connection, q: &Queue) -> Result<Vec<(Item, ItemState)>, QueueError> {
+    let mut items: BTreeMap<Item, ItemState> = BTreeMap::new();
+    let mut st = conn.prepare("SELECT run_id, turn FROM queue_items WHERE queue_id = ?1")?;
+    for row in st.query_map([q.id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, u32>(1)?)))? {
+        items.insert(row?, ItemState::default());
+    }
+    let mut st = conn
+        .prepare("SELECT run_id, turn, reviewer, until_ms FROM queue_leases WHERE queue_id = ?1")?;
+    let leases = st.query_map([q.id], |r| {
+        Ok((
+            (r.get::<_, i64>(0)?, r.get::<_, u32>(1)?),
+            r.get::<_, String>(2)?,
+            r.get::<_, i64>(3)?,
+        ))
+    })?;
+    for l in leases {
+        let (item, who, until) = l?;
+        if let Some(s) = items.get_mut(&item) {
+            s.held_by.insert(who, until);
+        }
+    }
+    for (item, who) in judged(conn, q.id)? {
+        if let Some(s) = items.get_mut(&item) {
+            s.judged_by.insert(who);
+        }
+    }
+    Ok(items.into_iter().collect())
+}
+
+/// One review action of a turn: (turn, kind, payload).
+type Logged = (u32, ActionKind, serde_json::Value);
+
+/// (item, reviewer) for every named reviewer whose 👍/👎 or override is in force on an item.
+fn judged(conn: &Connection, queue_id: i64) -> Result<Vec<(Item, String)>, QueueError> {
+    let mut st = conn.prepare(
+        "SELECT a.run_id, a.turn, a.kind, a.payload, a.reviewer FROM actions a
+         JOIN queue_items qi ON qi.run_id = a.run_id AND qi.turn = a.turn
+         WHERE qi.queue_id = ?1 AND a.reviewer IS NOT NULL
+           AND a.kind IN ('thumb', 'override', 'undo')
+         ORDER BY a.id",
+    )?;
+    type Row = (i64, u32, String, String, String);
+    let rows: Vec<Row> = st
+        .query_map([queue_id], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })?
+        .collect::<Result<_, _>>()?;
+    let mut per: BTreeMap<(i64, String), Vec<Logged>> = BTreeMap::new();
+    for (run, turn, kind, payload, who) in rows {
+        // An unreadable action is not a judgement (fail closed: the item stays open).
+        let (Some(kind), Ok(payload)) = (ActionKind::parse(&kind), serde_json::from_str(&payload))
+        else {
+            continue;
+        };
+        per.entry((run, who))
+            .or_default()
+            .push((turn, kind, payload));
+    }
+    let mut out = Vec::new();
+    for ((run, who), list) in per {
+        let marks = fold(list.iter().map(|(turn, kind, payload)| Mark {
+            turn: *turn,
+            kind: *kind,
+            payload,
+            reviewer: Some(who.as_str()),
+        }));
+        for (turn, m) in marks {
+            if m.thumb.is_some() || m.override_to.is_some() {
+                out.push(((run, turn), who.clone()));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Hands `reviewer` her next item under a fresh lease (her own live lease first); None when
+/// nothing is left for her. Refreshes the items and drops expired leases on the way.
+pub fn claim(
+    store: &mut Store,
+    name: &str,
+    reviewer: &str,
+    now_ms: i64,
+) -> Result<Option<Claim>, QueueError> {
+    if reviewer.trim().is_empty() {
+        return Err(QueueError::Invalid(
+            "a queue needs your name: --reviewer NAME (or KAKEAI_REVIEWER)".into(),
+        ));
+    }
+    crate::store::write::immediate(store.connection(), |tx| {
+        let q = get(tx, name)?;
+        refresh(tx, &q)?;
+        tx.execute(
+            "DELETE FROM queue_leases WHERE queue_id = ?1 AND until_ms <= ?2",
+            params![q.id, now_ms],
+        )?;
+        let all = states(tx, &q)?;
+        let Some((run_id, turn)) = pick(&q.spec, &all, reviewer, now_ms) else {
+            return Ok(None);
+        };
+        let until_ms = now_ms + q.spec.lease_ms;
+        tx.execute(
+            "INSERT INTO queue_leases (queue_id, run_id, turn, reviewer, until_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT (queue_id, run_id, turn, reviewer) DO UPDATE SET until_ms = excluded.until_ms",
+            params![q.id, run_id, turn, reviewer, until_ms],
+        )?;
+        let speaker: String = tx.query_row(
+            "SELECT speaker FROM turns WHERE run_id = ?1 AND turn = ?2",
+            params![run_id, turn],
+            |r| r.get(0),
+        )?;
+        Ok(Some(Claim {
+            run_id,
+            turn,
+            speaker,
+            until_ms,
+        }))
+    })
+}
+
+/// Gives an item back before its lease ends (skip); true when she held it.
+pub fn release(
+    store: &mut Store,
+    name: &str,
+    reviewer: &str,
+    item: Item,
+) -> Result<bool, QueueError> {
+    crate::store::write::immediate(store.connection(), |tx| {
+        let q = get(tx, name)?;
+        let n = tx.execute(
+            "DELETE FROM queue_leases WHERE queue_id = ?1 AND run_id = ?2 AND turn = ?3 AND reviewer = ?4",
+            params![q.id, item.0, item.1, reviewer],
+        )?;
+        Ok(n > 0)
+    })
+}
+
+/// Where the queue stands (items refreshed first).
+pub fn progress(store: &mut Store, name: &str, now_ms: i64) -> Result<Progress, QueueError> {
+    crate::store::write::immediate(store.connection(), |tx| {
+        let q = get(tx, name)?;
+        refresh(tx, &q)?;
+        let all = states(tx, &q)?;
+        let mut p = Progress {
+            items: all.len(),
+            ..Progress::default()
+        };
+        for (_, s) in &all {
+            p.done += usize::from(s.judged_by.len() >= q.spec.k as usize);
+            p.held += usize::from(
+                s.held_by
+                    .iter()
+                    .any(|(who, until)| *until > now_ms && !s.judged_by.contains(who)),
+            );
+            for who in &s.judged_by {
+                *p.per_reviewer.entry(who.clone()).or_default() += 1;
+            }
+        }
+        Ok(p)
+    })
+}

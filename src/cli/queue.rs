@@ -1,0 +1,343 @@
+//! `kakeai queue`: shared review queues (issue 24 §2) — `create`, `list`, `next` (claim the
+//! next item under a lease), `release`, `show` (progress per reviewer) and `watch` (the same,
+//! redrawn as reviewers work). Exit 0 ok, 1 nothing left for you (`next`), 2 bad input.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+use serde_json::json;
+
+use crate::annotate::{self, Filter, QueueSpec, db};
+use crate::director::Status;
+use crate::store::Store;
+
+#[derive(Subcommand, Debug)]
+pub enum QueueCommand {
+    /// A named queue over committed turns: which verdicts, which sister, which runs.
+    Create(CreateArgs),
+    /// Every queue with its filter, k, lease and progress.
+    List(StoreArgs),
+    /// Claim your next item (the run and turn to open); exit 1 when nothing is left for you.
+    Next(ClaimArgs),
+    /// Give an item back before the lease ends (skip it).
+    Release(ReleaseArgs),
+    /// Progress: items, done (k reviewers judged), held now, judged per reviewer.
+    Show(ShowArgs),
+    /// `show`, redrawn every second until ctrl-c (or N times with --times).
+    Watch(WatchArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct StoreArgs {
+    /// The run store (default: kakeai.db in the data dir)
+    #[arg(long, env = "KAKEAI_DB")]
+    pub db: Option<PathBuf>,
+    /// JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct CreateArgs {
+    pub name: String,
+    /// Verdicts of the committed turn, comma-separated (e.g. RETRY,UNSCORED); default any
+    #[arg(long, value_delimiter = ',')]
+    pub status: Vec<String>,
+    /// yana or ayu (やな, あゆ)
+    #[arg(long)]
+    pub sister: Option<String>,
+    /// Runs started on or after (2026-11-23 or an ISO 8601 time, UTC)
+    #[arg(long)]
+    pub since: Option<String>,
+    #[arg(long)]
+    pub until: Option<String>,
+    /// Only these runs (comma-separated ids)
+    #[arg(long, value_delimiter = ',')]
+    pub run: Vec<i64>,
+    /// Reviewers per item
+    #[arg(long, default_value_t = 1)]
+    pub k: u32,
+    /// How long a claim holds an item (90s, 10m, 2h)
+    #[arg(long, default_value = "10m")]
+    pub lease: String,
+    /// Every reviewer judges every item (k says when an item counts as done)
+    #[arg(long)]
+    pub overlap: bool,
+    #[arg(long, env = "KAKEAI_REVIEWER")]
+    pub reviewer: Option<String>,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct ClaimArgs {
+    pub name: String,
+    #[arg(long, env = "KAKEAI_REVIEWER")]
+    pub reviewer: Option<String>,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct ReleaseArgs {
+    pub name: String,
+    #[arg(long)]
+    pub run: i64,
+    #[arg(long)]
+    pub turn: u32,
+    #[arg(long, env = "KAKEAI_REVIEWER")]
+    pub reviewer: Option<String>,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct ShowArgs {
+    pub name: String,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct WatchArgs {
+    pub name: String,
+    /// Redraw this many times, then exit (default: until interrupted)
+    #[arg(long)]
+    pub times: Option<u32>,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+pub fn run(cmd: QueueCommand) -> i32 {
+    let out = match cmd {
+        QueueCommand::Create(a) => create(&a),
+        QueueCommand::List(a) => list(&a),
+        QueueCommand::Next(a) => next(&a),
+        QueueCommand::Release(a) => release(&a),
+        QueueCommand::Show(a) => show(&a.name, &a.store).map(|t| {
+            println!("{t}");
+            0
+        }),
+        QueueCommand::Watch(a) => watch(&a),
+    };
+    out.unwrap_or_else(|e| {
+        eprintln!("kakeai queue: {}", crate::text::sanitize::for_terminal(&e));
+        2
+    })
+}
+
+fn open(a: &StoreArgs, create: bool) -> Result<Store, String> {
+    let path = Store::path_or_default(a.db.as_deref())?;
+    if !create && !path.exists() {
+        return Err(format!(
+            "no store at {} yet (run or import something first)",
+            path.display()
+        ));
+    }
+    Store::open(&path).map_err(|e| e.to_string())
+}
+
+fn now_ms() -> i64 {
+    crate::patterns::stamp::now_ms()
+}
+
+fn create(a: &CreateArgs) -> Result<i32, String> {
+    let statuses = a
+        .status
+        .iter()
+        .map(|s| {
+            Status::parse(&s.trim().to_uppercase())
+                .ok_or_else(|| format!("--status {s}: one of PASS, WARN, RETRY, MODIFY, UNSCORED"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let sister = a.sister.as_deref().map(|s| match s {
+        "やな" => "yana".to_string(),
+        "あゆ" => "ayu".to_string(),
+        s => s.to_string(),
+    });
+    let when = |flag: &str, v: &Option<String>| {
+        v.as_deref()
+            .map(|s| annotate::parse_when(flag, s))
+            .transpose()
+            .map_err(|e| e.to_string())
+    };
+    let spec = QueueSpec {
+        name: a.name.clone(),
+        filter: Filter {
+            statuses,
+            sister,
+            since: when("--since", &a.since)?,
+            until: when("--until", &a.until)?,
+            runs: a.run.clone(),
+        },
+        k: a.k,
+        lease_ms: annotate::parse_lease(&a.lease).map_err(|e| e.to_string())?,
+        overlap: a.overlap,
+    };
+    spec.validate().map_err(|e| e.to_string())?;
+    let mut store = open(&a.store, true)?;
+    let id = db::create(&mut store, &spec, a.reviewer.as_deref()).map_err(|e| e.to_string())?;
+    let p = db::progress(&mut store, &spec.name, now_ms()).map_err(|e| e.to_string())?;
+    if a.store.json {
+        println!("{}", json!({"id": id, "name": spec.name, "items": p.items}));
+    } else {
+        println!("queue {} created: {} item(s) now", spec.name, p.items);
+    }
+    Ok(0)
+}
+
+fn list(a: &StoreArgs) -> Result<i32, String> {
+    let mut store = open(a, false)?;
+    let queues = db::list(store.conn()).map_err(|e| e.to_string())?;
+    let mut rows = Vec::new();
+    for q in &queues {
+        let p = db::progress(&mut store, &q.spec.name, now_ms()).map_err(|e| e.to_string())?;
+        rows.push((q, p));
+    }
+    if a.json {
+        let v: Vec<_> = rows
+            .iter()
+            .map(|(q, p)| {
+                json!({"name": q.spec.name, "filter": q.spec.filter, "k": q.spec.k,
+                       "lease_s": q.spec.lease_ms / 1000, "overlap": q.spec.overlap,
+                       "items": p.items, "done": p.done, "held": p.held,
+                       "per_reviewer": p.per_reviewer})
+            })
+            .collect();
+        println!("{}", serde_json::Value::Array(v));
+        return Ok(0);
+    }
+    if rows.is_empty() {
+        println!("no queues yet (kakeai queue create NAME --status RETRY,UNSCORED …)");
+    }
+    for (q, p) in rows {
+        println!(
+            "{}  {}  k={}{}  lease {} s  {}/{} done",
+            q.spec.name,
+            describe(&q.spec.filter),
+            q.spec.k,
+            if q.spec.overlap { " overlap" } else { "" },
+            q.spec.lease_ms / 1000,
+            p.done,
+            p.items
+        );
+    }
+    Ok(0)
+}
+
+/// The filter in words: `RETRY|UNSCORED · ayu · since 2026-11-23`.
+pub fn describe(f: &Filter) -> String {
+    let mut parts = Vec::new();
+    if !f.statuses.is_empty() {
+        let s: Vec<&str> = f.statuses.iter().map(|s| s.as_str()).collect();
+        parts.push(s.join("|"));
+    }
+    if let Some(s) = &f.sister {
+        parts.push(s.clone());
+    }
+    if let Some(s) = &f.since {
+        parts.push(format!("since {}", &s[..s.len().min(10)]));
+    }
+    if let Some(s) = &f.until {
+        parts.push(format!("until {}", &s[..s.len().min(10)]));
+    }
+    if !f.runs.is_empty() {
+        let ids: Vec<String> = f.runs.iter().map(i64::to_string).collect();
+        parts.push(format!("runs {}", ids.join(",")));
+    }
+    if parts.is_empty() {
+        "every committed turn".into()
+    } else {
+        parts.join(" · ")
+    }
+}
+
+fn reviewer(r: &Option<String>) -> Result<String, String> {
+    match r.as_deref().map(str::trim) {
+        Some(r) if !r.is_empty() => Ok(r.to_string()),
+        _ => Err("a queue needs your name: --reviewer NAME (or KAKEAI_REVIEWER)".into()),
+    }
+}
+
+fn next(a: &ClaimArgs) -> Result<i32, String> {
+    let me = reviewer(&a.reviewer)?;
+    let mut store = open(&a.store, false)?;
+    let claim = db::claim(&mut store, &a.name, &me, now_ms()).map_err(|e| e.to_string())?;
+    let Some(c) = claim else {
+        if a.store.json {
+            println!("{}", json!({"item": null}));
+        } else {
+            println!("nothing left for {me} in {}", a.name);
+        }
+        return Ok(1);
+    };
+    let secs = (c.until_ms - now_ms()).max(0) / 1000;
+    if a.store.json {
+        println!(
+            "{}",
+            json!({"item": {"run_id": c.run_id, "turn": c.turn, "speaker": c.speaker,
+                            "lease_until_ms": c.until_ms}})
+        );
+    } else {
+        println!(
+            "run {} turn {} ({}) — yours for {} s: kakeai --replay {} , or `kakeai queue release {} --run {} --turn {}`",
+            c.run_id, c.turn, c.speaker, secs, c.run_id, a.name, c.run_id, c.turn
+        );
+    }
+    Ok(0)
+}
+
+fn release(a: &ReleaseArgs) -> Result<i32, String> {
+    let me = reviewer(&a.reviewer)?;
+    let mut store = open(&a.store, false)?;
+    let held = db::release(&mut store, &a.name, &me, (a.run, a.turn)).map_err(|e| e.to_string())?;
+    if held {
+        println!("released run {} turn {}", a.run, a.turn);
+        Ok(0)
+    } else {
+        Err(format!(
+            "{me} holds no lease on run {} turn {} in {}",
+            a.run, a.turn, a.name
+        ))
+    }
+}
+
+fn show(name: &str, a: &StoreArgs) -> Result<String, String> {
+    let mut store = open(a, false)?;
+    let q = db::get(store.conn(), name).map_err(|e| e.to_string())?;
+    let p = db::progress(&mut store, name, now_ms()).map_err(|e| e.to_string())?;
+    if a.json {
+        return Ok(
+            json!({"name": name, "items": p.items, "done": p.done, "held": p.held,
+                         "k": q.spec.k, "per_reviewer": p.per_reviewer})
+            .to_string(),
+        );
+    }
+    let mut t = format!(
+        "{name}: {}\n{} item(s) · {} done (k = {}) · {} held now",
+        describe(&q.spec.filter),
+        p.items,
+        p.done,
+        q.spec.k,
+        p.held
+    );
+    for (who, n) in &p.per_reviewer {
+        t.push_str(&format!("\n  {who}: {n} judged"));
+    }
+    Ok(t)
+}
+
+fn watch(a: &WatchArgs) -> Result<i32, String> {
+    let mut shown = 0;
+    loop {
+        let t = show(&a.name, &a.store)?;
+        println!("{}\n", crate::store::time::now_iso());
+        println!("{t}\n");
+        shown += 1;
+        if a.times.is_some_and(|n| shown >= n) {
+            return Ok(0);
+        }
+        std::thread::sleep(Duration::from_secs(1));
+    }
+}

@@ -1,0 +1,349 @@
+//! Shared review queues on generated stores: the filter picks exactly the matching turns, k
+//! reviewers working at once in separate connections (as separate processes would) never judge
+//! an item more than k times and leave none short, leases expire, overlap hands everyone every
+//! item, an undone 👍 frees the place again; and the `kakeai queue` command end to end.
+
+use std::collections::BTreeMap;
+
+use kakeai::annotate::db::{self, Item};
+use kakeai::annotate::{Filter, QueueSpec};
+use kakeai::director::Status;
+use kakeai::duo::TurnFlags;
+use kakeai::store::{ActionKind, NewAction, NewRun, Store, TurnCommit};
+use serde_json::json;
+
+mod cli_env;
+use cli_env::Env;
+
+const STATUSES: [Status; 5] = [
+    Status::Pass,
+    Status::Warn,
+    Status::Retry,
+    Status::Modify,
+    Status::Unscored,
+];
+
+/// A deterministic generator (xorshift64*).
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) % n
+    }
+}
+
+/// `runs` runs of `turns` committed turns with random verdicts; returns every (item, speaker,
+/// status).
+fn seed(store: &mut Store, seed: u64, runs: usize, turns: u32) -> Vec<(Item, String, Status)> {
+    let mut r = Rng(seed);
+    let mut out = Vec::new();
+    for n in 0..runs {
+        let run_id = store
+            .create_run(&NewRun {
+                topic: format!("話題{n}"),
+                model: Some("tiny".into()),
+                endpoint: None,
+                api: None,
+                options: json!({}),
+                persona_version: None,
+                ruleset_version: Some("r-1".into()),
+            })
+            .unwrap();
+        for t in 1..=turns {
+            let speaker = if t % 2 == 1 { "yana" } else { "ayu" };
+            let status = STATUSES[r.next(5) as usize];
+            store
+                .commit_turn(&TurnCommit {
+                    run_id,
+                    turn: t,
+                    speaker: speaker.into(),
+                    attempt_id: None,
+                    text: format!("{speaker}の{t}番目の台詞"),
+                    status,
+                    flags: TurnFlags::default(),
+                    hook: None,
+                    hook_depth: None,
+                })
+                .unwrap();
+            out.push(((run_id, t), speaker.to_string(), status));
+        }
+    }
+    out
+}
+
+fn spec(name: &str, filter: Filter, k: u32, overlap: bool) -> QueueSpec {
+    QueueSpec {
+        name: name.into(),
+        filter,
+        k,
+        lease_ms: 60_000,
+        overlap,
+    }
+}
+
+fn thumb(store: &mut Store, item: Item, who: &str, up: bool) {
+    store
+        .add_action_by(
+            &NewAction {
+                run_id: item.0,
+                turn: Some(item.1),
+                attempt_id: None,
+                kind: ActionKind::Thumb,
+                payload: json!({"up": up}),
+            },
+            Some(who),
+        )
+        .unwrap();
+}
+
+fn judged_by(store: &mut Store, name: &str) -> BTreeMap<Item, Vec<String>> {
+    let q = db::get(store.conn(), name).unwrap();
+    db::states(store.conn(), &q)
+        .unwrap()
+        .into_iter()
+        .map(|(i, s)| (i, s.judged_by.into_iter().collect()))
+        .collect()
+}
+
+#[test]
+fn the_filter_holds_exactly_the_matching_turns() {
+    for s in 1..=5u64 {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("k.db")).unwrap();
+        let all = seed(&mut store, s * 7919, 4, 8);
+        let mut r = Rng(s);
+        let statuses: Vec<Status> = STATUSES
+            .iter()
+            .copied()
+            .filter(|_| r.next(2) == 0)
+            .collect();
+        let sister = ["yana", "ayu"][r.next(2) as usize].to_string();
+        let filter = Filter {
+            statuses: statuses.clone(),
+            sister: Some(sister.clone()),
+            ..Filter::default()
+        };
+        db::create(&mut store, &spec("q", filter, 1, false), Some("lead")).unwrap();
+        let want: Vec<Item> = all
+            .iter()
+            .filter(|(_, sp, st)| *sp == sister && (statuses.is_empty() || statuses.contains(st)))
+            .map(|(i, _, _)| *i)
+            .collect();
+        let p = db::progress(&mut store, "q", 0).unwrap();
+        assert_eq!(p.items, want.len(), "seed {s}");
+        let got: Vec<Item> = judged_by(&mut store, "q").into_keys().collect();
+        assert_eq!(got, want, "seed {s}");
+    }
+}
+
+#[test]
+fn k_reviewers_at_once_judge_every_item_exactly_k_times() {
+    for (k, reviewers) in [(1, 3), (2, 3), (3, 4)] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("k.db");
+        let mut store = Store::open(&path).unwrap();
+        seed(&mut store, 99 + k as u64, 3, 10);
+        db::create(&mut store, &spec("all", Filter::default(), k, false), None).unwrap();
+        drop(store);
+        let workers: Vec<_> = (0..reviewers)
+            .map(|n| {
+                let path = path.clone();
+                std::thread::spawn(move || {
+                    let who = format!("reviewer{n}");
+                    let mut store = Store::open(&path).unwrap();
+                    let mut judged = 0;
+                    let now = kakeai::patterns::stamp::now_ms();
+                    while let Some(c) = db::claim(&mut store, "all", &who, now).unwrap() {
+                        thumb(&mut store, (c.run_id, c.turn), &who, judged % 3 != 0);
+                        judged += 1;
+                    }
+                    judged
+                })
+            })
+            .collect();
+        let total: usize = workers.into_iter().map(|w| w.join().unwrap()).sum();
+        let mut store = Store::open(&path).unwrap();
+        let by = judged_by(&mut store, "all");
+        assert_eq!(by.len(), 30);
+        for (item, who) in &by {
+            assert_eq!(who.len(), k as usize, "k={k}: {item:?} judged by {who:?}");
+        }
+        assert_eq!(total, 30 * k as usize);
+        let p = db::progress(&mut store, "all", 0).unwrap();
+        assert_eq!((p.done, p.items), (30, 30));
+        assert_eq!(p.per_reviewer.values().sum::<usize>(), 30 * k as usize);
+    }
+}
+
+#[test]
+fn a_lease_holds_the_item_until_it_expires_and_release_frees_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("k.db")).unwrap();
+    seed(&mut store, 5, 1, 2);
+    db::create(&mut store, &spec("one", Filter::default(), 1, false), None).unwrap();
+    let t0 = 1_000_000;
+    let a = db::claim(&mut store, "one", "taro", t0).unwrap().unwrap();
+    // taro asks again: the same item (his lease), not the next one.
+    let again = db::claim(&mut store, "one", "taro", t0 + 5)
+        .unwrap()
+        .unwrap();
+    assert_eq!((again.run_id, again.turn), (a.run_id, a.turn));
+    let b = db::claim(&mut store, "one", "花子", t0 + 10)
+        .unwrap()
+        .unwrap();
+    assert_ne!((b.run_id, b.turn), (a.run_id, a.turn), "held by taro");
+    assert!(
+        db::claim(&mut store, "one", "jiro", t0 + 20)
+            .unwrap()
+            .is_none(),
+        "both held"
+    );
+    // Asking again renewed taro's lease; once it ran out, jiro gets his item.
+    assert!(again.until_ms > a.until_ms);
+    assert!(db::claim(&mut store, "one", "jiro", a.until_ms + 1).unwrap().is_none());
+    let c = db::claim(&mut store, "one", "jiro", again.until_ms + 1)
+        .unwrap()
+        .unwrap();
+    assert_eq!((c.run_id, c.turn), (a.run_id, a.turn));
+    // 花子 gives hers back: taro may take it at once.
+    assert!(db::release(&mut store, "one", "花子", (b.run_id, b.turn)).unwrap());
+    assert!(!db::release(&mut store, "one", "花子", (b.run_id, b.turn)).unwrap());
+    let d = db::claim(&mut store, "one", "taro", again.until_ms + 2)
+        .unwrap()
+        .unwrap();
+    assert_eq!((d.run_id, d.turn), (b.run_id, b.turn));
+}
+
+#[test]
+fn overlap_gives_everyone_every_item_and_an_undo_reopens_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("k.db")).unwrap();
+    seed(&mut store, 11, 2, 3);
+    db::create(&mut store, &spec("all", Filter::default(), 2, true), None).unwrap();
+    for who in ["taro", "花子", "jiro"] {
+        let mut n = 0;
+        while let Some(c) = db::claim(&mut store, "all", who, 0).unwrap() {
+            thumb(&mut store, (c.run_id, c.turn), who, true);
+            n += 1;
+        }
+        assert_eq!(n, 6, "{who} judges every item");
+    }
+    let p = db::progress(&mut store, "all", 0).unwrap();
+    assert_eq!(p.done, 6);
+    assert_eq!(p.per_reviewer["花子"], 6);
+    // 花子 undoes her 👍 on one turn: that item is hers to judge again.
+    let first = *judged_by(&mut store, "all").keys().next().unwrap();
+    store
+        .add_action_by(
+            &NewAction {
+                run_id: first.0,
+                turn: Some(first.1),
+                attempt_id: None,
+                kind: ActionKind::Undo,
+                payload: json!({"undo": "thumb"}),
+            },
+            Some("花子"),
+        )
+        .unwrap();
+    let c = db::claim(&mut store, "all", "花子", 0).unwrap().unwrap();
+    assert_eq!((c.run_id, c.turn), first);
+    assert!(db::claim(&mut store, "all", "taro", 0).unwrap().is_none());
+}
+
+#[test]
+fn the_queue_command_end_to_end() {
+    let env = Env::new();
+    let mut store = Store::open(&env.data_db()).unwrap();
+    let all = seed(&mut store, 3, 2, 6);
+    drop(store);
+    let want = all
+        .iter()
+        .filter(|(_, sp, st)| sp == "ayu" && matches!(st, Status::Retry | Status::Unscored))
+        .count();
+    let out = env.run(&[
+        "queue",
+        "create",
+        "retry-ayu",
+        "--status",
+        "retry,UNSCORED",
+        "--sister",
+        "あゆ",
+        "--since",
+        "2020-01-01",
+        "--k",
+        "2",
+        "--lease",
+        "5m",
+        "--json",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["items"], want);
+    // The same name again, a bad verdict, a bad lease, no name: each exit 2 with the reason.
+    for (args, why) in [
+        (vec!["queue", "create", "retry-ayu"], "already exists"),
+        (
+            vec!["queue", "create", "x", "--status", "FINE"],
+            "--status FINE",
+        ),
+        (vec!["queue", "create", "x", "--lease", "3d"], "--lease 3d"),
+        (
+            vec!["queue", "next", "nosuch", "--reviewer", "taro"],
+            "no queue named `nosuch`",
+        ),
+    ] {
+        let out = env.run(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(why),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let out = env
+        .cmd(&["queue", "next", "retry-ayu"])
+        .env_remove("KAKEAI_REVIEWER")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--reviewer"));
+    // taro works through the queue: every item once, then exit 1.
+    let mut seen = Vec::new();
+    loop {
+        let out = env.run(&["queue", "next", "retry-ayu", "--reviewer", "taro", "--json"]);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        if out.status.code() == Some(1) {
+            assert!(v["item"].is_null());
+            break;
+        }
+        assert_eq!(out.status.code(), Some(0));
+        let item = (
+            v["item"]["run_id"].as_i64().unwrap(),
+            v["item"]["turn"].as_u64().unwrap() as u32,
+        );
+        assert_eq!(v["item"]["speaker"], "ayu");
+        assert!(!seen.contains(&item), "{item:?} handed twice");
+        seen.push(item);
+        let mut store = Store::open(&env.data_db()).unwrap();
+        thumb(&mut store, item, "taro", false);
+    }
+    assert_eq!(seen.len(), want);
+    let out = env.run(&["queue", "show", "retry-ayu", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["items"], want);
+    assert_eq!(v["done"], 0, "k = 2: one reviewer is not enough");
+    assert_eq!(v["per_reviewer"]["taro"], want);
+    let out = env.run(&["queue", "list"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("retry-ayu  RETRY|UNSCORED · ayu · since 2020-01-01  k=2"),
+        "{text}"
+    );
+}
