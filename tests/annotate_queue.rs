@@ -80,6 +80,7 @@ fn spec(name: &str, filter: Filter, k: u32, overlap: bool) -> QueueSpec {
         k,
         lease_ms: 60_000,
         overlap,
+        comparison: None,
     }
 }
 
@@ -156,7 +157,7 @@ fn k_reviewers_at_once_judge_every_item_exactly_k_times() {
                     let mut judged = 0;
                     let now = kakeai::patterns::stamp::now_ms();
                     while let Some(c) = db::claim(&mut store, "all", &who, now).unwrap() {
-                        thumb(&mut store, (c.run_id, c.turn), &who, judged % 3 != 0);
+                        thumb(&mut store, (c.subject, c.turn), &who, judged % 3 != 0);
                         judged += 1;
                     }
                     judged
@@ -189,11 +190,11 @@ fn a_lease_holds_the_item_until_it_expires_and_release_frees_it() {
     let again = db::claim(&mut store, "one", "taro", t0 + 5)
         .unwrap()
         .unwrap();
-    assert_eq!((again.run_id, again.turn), (a.run_id, a.turn));
+    assert_eq!((again.subject, again.turn), (a.subject, a.turn));
     let b = db::claim(&mut store, "one", "花子", t0 + 10)
         .unwrap()
         .unwrap();
-    assert_ne!((b.run_id, b.turn), (a.run_id, a.turn), "held by taro");
+    assert_ne!((b.subject, b.turn), (a.subject, a.turn), "held by taro");
     assert!(
         db::claim(&mut store, "one", "jiro", t0 + 20)
             .unwrap()
@@ -202,18 +203,22 @@ fn a_lease_holds_the_item_until_it_expires_and_release_frees_it() {
     );
     // Asking again renewed taro's lease; once it ran out, jiro gets his item.
     assert!(again.until_ms > a.until_ms);
-    assert!(db::claim(&mut store, "one", "jiro", a.until_ms + 1).unwrap().is_none());
+    assert!(
+        db::claim(&mut store, "one", "jiro", a.until_ms + 1)
+            .unwrap()
+            .is_none()
+    );
     let c = db::claim(&mut store, "one", "jiro", again.until_ms + 1)
         .unwrap()
         .unwrap();
-    assert_eq!((c.run_id, c.turn), (a.run_id, a.turn));
+    assert_eq!((c.subject, c.turn), (a.subject, a.turn));
     // 花子 gives hers back: taro may take it at once.
-    assert!(db::release(&mut store, "one", "花子", (b.run_id, b.turn)).unwrap());
-    assert!(!db::release(&mut store, "one", "花子", (b.run_id, b.turn)).unwrap());
+    assert!(db::release(&mut store, "one", "花子", (b.subject, b.turn)).unwrap());
+    assert!(!db::release(&mut store, "one", "花子", (b.subject, b.turn)).unwrap());
     let d = db::claim(&mut store, "one", "taro", again.until_ms + 2)
         .unwrap()
         .unwrap();
-    assert_eq!((d.run_id, d.turn), (b.run_id, b.turn));
+    assert_eq!((d.subject, d.turn), (b.subject, b.turn));
 }
 
 #[test]
@@ -225,7 +230,7 @@ fn overlap_gives_everyone_every_item_and_an_undo_reopens_it() {
     for who in ["taro", "花子", "jiro"] {
         let mut n = 0;
         while let Some(c) = db::claim(&mut store, "all", who, 0).unwrap() {
-            thumb(&mut store, (c.run_id, c.turn), who, true);
+            thumb(&mut store, (c.subject, c.turn), who, true);
             n += 1;
         }
         assert_eq!(n, 6, "{who} judges every item");
@@ -248,7 +253,7 @@ fn overlap_gives_everyone_every_item_and_an_undo_reopens_it() {
         )
         .unwrap();
     let c = db::claim(&mut store, "all", "花子", 0).unwrap().unwrap();
-    assert_eq!((c.run_id, c.turn), first);
+    assert_eq!((c.subject, c.turn), first);
     assert!(db::claim(&mut store, "all", "taro", 0).unwrap().is_none());
 }
 
@@ -331,9 +336,48 @@ fn the_queue_command_end_to_end() {
         assert_eq!(v["item"]["speaker"], "ayu");
         assert!(!seen.contains(&item), "{item:?} handed twice");
         seen.push(item);
-        let mut store = Store::open(&env.data_db()).unwrap();
-        thumb(&mut store, item, "taro", false);
+        if seen.len() % 2 == 0 {
+            let mut store = Store::open(&env.data_db()).unwrap();
+            thumb(&mut store, item, "taro", false);
+        } else {
+            let (run, turn) = (item.0.to_string(), item.1.to_string());
+            let out = env.run(&[
+                "queue",
+                "judge",
+                "retry-ayu",
+                "--run",
+                &run,
+                "--turn",
+                &turn,
+                "--thumb",
+                "down",
+                "--reviewer",
+                "taro",
+            ]);
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
     }
+    // A turn outside the queue cannot be judged through it.
+    let out = env.run(&[
+        "queue",
+        "judge",
+        "retry-ayu",
+        "--run",
+        "999",
+        "--turn",
+        "1",
+        "--thumb",
+        "up",
+        "--reviewer",
+        "taro",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not in queue retry-ayu"));
     assert_eq!(seen.len(), want);
     let out = env.run(&["queue", "show", "retry-ayu", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -346,4 +390,206 @@ fn the_queue_command_end_to_end() {
         text.contains("retry-ayu  RETRY|UNSCORED · ayu · since 2020-01-01  k=2"),
         "{text}"
     );
+}
+
+/// A stored paired comparison of `turns` turns over a fresh baseline run.
+fn comparison(store: &mut Store, turns: usize) -> i64 {
+    use kakeai::compare::db as cdb;
+    use kakeai::compare::outcome::{Change, Side, TurnRow};
+    let run = store
+        .create_run(&NewRun {
+            topic: "比較".into(),
+            model: None,
+            endpoint: None,
+            api: None,
+            options: json!({}),
+            persona_version: None,
+            ruleset_version: None,
+        })
+        .unwrap();
+    let id = cdb::create(
+        store,
+        &cdb::Header {
+            kind: "paired".into(),
+            baseline_run: Some(run),
+            variant_name: "terse".into(),
+            variant_path: None,
+            variant_text: String::new(),
+            variant_hash: "h".into(),
+            model: None,
+            endpoint: None,
+            options: json!({}),
+            sample_runs: vec![],
+        },
+    )
+    .unwrap();
+    let side = |t: &str| Side {
+        text: t.into(),
+        status: Status::Pass,
+        exhausted: false,
+        tone: 0,
+        findings: vec![],
+        judge: None,
+        judge_mean: None,
+        attempts: 1,
+    };
+    for t in 1..=turns {
+        let row = TurnRow {
+            turn: t,
+            speaker: if t % 2 == 1 { "yana" } else { "ayu" }.into(),
+            a: side(&format!("Aの{t}")),
+            b: vec![side(&format!("Bの{t}"))],
+            change: Change::Same,
+            diff: vec![],
+        };
+        cdb::add_turn(store, id, &row).unwrap();
+    }
+    id
+}
+
+#[test]
+fn a_pairwise_queue_collects_choices_with_reasons_and_the_summary_shows_them() {
+    let env = Env::new();
+    let mut store = Store::open(&env.data_db()).unwrap();
+    let id = comparison(&mut store, 4);
+    drop(store);
+    let cid = id.to_string();
+    let out = env.run(&[
+        "queue",
+        "create",
+        "pair",
+        "--compare",
+        &cid,
+        "--k",
+        "2",
+        "--json",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()["items"],
+        4
+    );
+    // A filter other than --sister makes no sense on a comparison; a missing one is refused.
+    let out = env.run(&[
+        "queue",
+        "create",
+        "p2",
+        "--compare",
+        &cid,
+        "--status",
+        "RETRY",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = env.run(&["queue", "create", "p3", "--compare", "999"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no comparison with id 999"));
+    let choices = [("taro", "A"), ("花子", "B")];
+    for (who, choice) in choices {
+        loop {
+            let out = env.run(&["queue", "next", "pair", "--reviewer", who]);
+            if out.status.code() == Some(1) {
+                break;
+            }
+            let text = String::from_utf8_lossy(&out.stdout).to_string();
+            assert!(
+                text.contains("  A: Aの") && text.contains("  B: Bの"),
+                "{text}"
+            );
+            let turn = text.split_whitespace().nth(3).unwrap().to_string();
+            // No reason: refused, nothing stored.
+            let out = env.run(&[
+                "queue",
+                "judge",
+                "pair",
+                "--turn",
+                &turn,
+                "--choice",
+                choice,
+                "--reviewer",
+                who,
+            ]);
+            assert_eq!(out.status.code(), Some(2));
+            let out = env.run(&[
+                "queue",
+                "judge",
+                "pair",
+                "--turn",
+                &turn,
+                "--choice",
+                choice,
+                "--reason",
+                "語尾が自然",
+                "--reviewer",
+                who,
+            ]);
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+    // A third reviewer finds nothing: k = 2 reached on every turn.
+    let out = env.run(&["queue", "next", "pair", "--reviewer", "jiro"]);
+    assert_eq!(out.status.code(), Some(1));
+    let out = env.run(&["compare", "--show", &cid, "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["reviewers"]["a"], 4);
+    assert_eq!(v["reviewers"]["b"], 4);
+    assert_eq!(v["reviewers"]["reviewers"], 2);
+    // taro changes his mind on one turn: the latest mark counts.
+    let out = env.run(&[
+        "queue",
+        "judge",
+        "pair",
+        "--turn",
+        "1",
+        "--choice",
+        "tie",
+        "--reason",
+        "どちらも良い",
+        "--reviewer",
+        "taro",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let out = env.run(&["compare", "--show", &cid]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("reviewers: A better 3 · B better 4 · tie 1 (2 reviewers, 4 turns)"),
+        "{text}"
+    );
+    // A turn the comparison does not have, a bad choice: refused.
+    let out = env.run(&[
+        "queue",
+        "judge",
+        "pair",
+        "--turn",
+        "9",
+        "--choice",
+        "A",
+        "--reason",
+        "x",
+        "--reviewer",
+        "taro",
+    ]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("has no turn 9"));
+    let out = env.run(&[
+        "queue",
+        "judge",
+        "pair",
+        "--turn",
+        "1",
+        "--choice",
+        "C",
+        "--reason",
+        "x",
+        "--reviewer",
+        "taro",
+    ]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--choice C"));
 }

@@ -10,13 +10,15 @@ use super::{Filter, ItemState, Queue, QueueError, QueueSpec, pick};
 use crate::store::review::{Mark, fold};
 use crate::store::{ActionKind, Store};
 
-/// (run id, turn)
+/// (subject, turn): the subject is the run id, or the comparison id in a pairwise queue.
 pub type Item = (i64, u32);
 
 /// An item handed to a reviewer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Claim {
-    pub run_id: i64,
+    /// The run (turn queues) or the comparison (pairwise queues).
+    pub subject: i64,
+    pub pairwise: bool,
     pub turn: u32,
     pub speaker: String,
     pub until_ms: i64,
@@ -40,12 +42,16 @@ pub fn create(store: &mut Store, spec: &QueueSpec, by: Option<&str>) -> Result<i
     let filter = serde_json::to_string(&spec.filter)
         .map_err(|e| QueueError::Invalid(format!("filter: {e}")))?;
     crate::store::write::immediate(store.connection(), |tx| {
+        if let Some(c) = spec.comparison {
+            super::pairwise::require_paired(tx, c)?;
+        }
         if find(tx, &spec.name)?.is_some() {
             return Err(QueueError::Exists(spec.name.clone()));
         }
         tx.execute(
-            "INSERT INTO review_queues (name, filter, k, lease_ms, overlap, created_at, created_by)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            "INSERT INTO review_queues (name, filter, k, lease_ms, overlap, created_at, created_by,
+                                        comparison_id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             params![
                 spec.name,
                 filter,
@@ -53,7 +59,8 @@ pub fn create(store: &mut Store, spec: &QueueSpec, by: Option<&str>) -> Result<i
                 spec.lease_ms,
                 spec.overlap,
                 crate::store::time::now_iso(),
-                by
+                by,
+                spec.comparison
             ],
         )?;
         Ok(tx.last_insert_rowid())
@@ -63,7 +70,7 @@ pub fn create(store: &mut Store, spec: &QueueSpec, by: Option<&str>) -> Result<i
 fn find(conn: &Connection, name: &str) -> Result<Option<Queue>, QueueError> {
     let row = conn
         .query_row(
-            "SELECT id, name, filter, k, lease_ms, overlap, created_at, created_by
+            "SELECT id, name, filter, k, lease_ms, overlap, created_at, created_by, comparison_id
              FROM review_queues WHERE name = ?1",
             [name],
             read_queue,
@@ -72,7 +79,17 @@ fn find(conn: &Connection, name: &str) -> Result<Option<Queue>, QueueError> {
     row.map(finish).transpose()
 }
 
-type Raw = (i64, String, String, u32, i64, bool, String, Option<String>);
+type Raw = (
+    i64,
+    String,
+    String,
+    u32,
+    i64,
+    bool,
+    String,
+    Option<String>,
+    Option<i64>,
+);
 
 fn read_queue(r: &rusqlite::Row<'_>) -> rusqlite::Result<Raw> {
     Ok((
@@ -84,12 +101,13 @@ fn read_queue(r: &rusqlite::Row<'_>) -> rusqlite::Result<Raw> {
         r.get(5)?,
         r.get(6)?,
         r.get(7)?,
+        r.get(8)?,
     ))
 }
 
 /// A stored filter that no longer reads is an error naming the queue, never "match all".
 fn finish(
-    (id, name, filter, k, lease_ms, overlap, created_at, created_by): Raw,
+    (id, name, filter, k, lease_ms, overlap, created_at, created_by, comparison): Raw,
 ) -> Result<Queue, QueueError> {
     let filter: Filter = serde_json::from_str(&filter).map_err(|e| {
         QueueError::Invalid(format!(
@@ -104,6 +122,7 @@ fn finish(
             k,
             lease_ms,
             overlap,
+            comparison,
         },
         created_at,
         created_by,
@@ -118,7 +137,7 @@ pub fn get(conn: &Connection, name: &str) -> Result<Queue, QueueError> {
 /// Every queue, oldest first.
 pub fn list(conn: &Connection) -> Result<Vec<Queue>, QueueError> {
     let mut st = conn.prepare(
-        "SELECT id, name, filter, k, lease_ms, overlap, created_at, created_by
+        "SELECT id, name, filter, k, lease_ms, overlap, created_at, created_by, comparison_id
          FROM review_queues ORDER BY id",
     )?;
     let raw = st
@@ -129,9 +148,12 @@ pub fn list(conn: &Connection) -> Result<Vec<Queue>, QueueError> {
 
 /// Adds the committed turns that match the filter now; returns how many were new.
 pub fn refresh(conn: &Connection, q: &Queue) -> Result<usize, QueueError> {
+    if let Some(c) = q.spec.comparison {
+        return super::pairwise::refresh(conn, q, c);
+    }
     let f = &q.spec.filter;
     let mut sql = String::from(
-        "INSERT OR IGNORE INTO queue_items (queue_id, run_id, turn, added_at)
+        "INSERT OR IGNORE INTO queue_items (queue_id, subject, turn, added_at)
          SELECT ?1, t.run_id, t.turn, ?2 FROM turns t JOIN runs r ON r.id = t.run_id WHERE 1 = 1",
     );
     let mut args: Vec<rusqlite::types::Value> =
@@ -164,15 +186,30 @@ pub fn refresh(conn: &Connection, q: &Queue) -> Result<usize, QueueError> {
     Ok(conn.execute(&sql, params_from_iter(args))?)
 }
 
+/// Whether `item` is (now) in the queue; items are refreshed first.
+pub fn has_item(store: &mut Store, name: &str, item: Item) -> Result<bool, QueueError> {
+    crate::store::write::immediate(store.connection(), |tx| {
+        let q = get(tx, name)?;
+        refresh(tx, &q)?;
+        let n: i64 = tx.query_row(
+            "SELECT COUNT(*) FROM queue_items WHERE queue_id = ?1 AND subject = ?2 AND turn = ?3",
+            params![q.id, item.0, item.1],
+            |r| r.get(0),
+        )?;
+        Ok(n > 0)
+    })
+}
+
 /// Every item of the queue in order, with who judged it and who holds it.
 pub fn states(conn: &Connection, q: &Queue) -> Result<Vec<(Item, ItemState)>, QueueError> {
     let mut items: BTreeMap<Item, ItemState> = BTreeMap::new();
-    let mut st = conn.prepare("SELECT run_id, turn FROM queue_items WHERE queue_id = ?1")?;
+    let mut st = conn.prepare("SELECT subject, turn FROM queue_items WHERE queue_id = ?1")?;
     for row in st.query_map([q.id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, u32>(1)?)))? {
         items.insert(row?, ItemState::default());
     }
-    let mut st = conn
-        .prepare("SELECT run_id, turn, reviewer, until_ms FROM queue_leases WHERE queue_id = ?1")?;
+    let mut st = conn.prepare(
+        "SELECT subject, turn, reviewer, until_ms FROM queue_leases WHERE queue_id = ?1",
+    )?;
     let leases = st.query_map([q.id], |r| {
         Ok((
             (r.get::<_, i64>(0)?, r.get::<_, u32>(1)?),
@@ -186,7 +223,11 @@ pub fn states(conn: &Connection, q: &Queue) -> Result<Vec<(Item, ItemState)>, Qu
             s.held_by.insert(who, until);
         }
     }
-    for (item, who) in judged(conn, q.id)? {
+    let judged = match q.spec.comparison {
+        Some(c) => super::pairwise::judged(conn, c)?,
+        None => judged(conn, q.id)?,
+    };
+    for (item, who) in judged {
         if let Some(s) = items.get_mut(&item) {
             s.judged_by.insert(who);
         }
@@ -201,7 +242,7 @@ type Logged = (u32, ActionKind, serde_json::Value);
 fn judged(conn: &Connection, queue_id: i64) -> Result<Vec<(Item, String)>, QueueError> {
     let mut st = conn.prepare(
         "SELECT a.run_id, a.turn, a.kind, a.payload, a.reviewer FROM actions a
-         JOIN queue_items qi ON qi.run_id = a.run_id AND qi.turn = a.turn
+         JOIN queue_items qi ON qi.subject = a.run_id AND qi.turn = a.turn
          WHERE qi.queue_id = ?1 AND a.reviewer IS NOT NULL
            AND a.kind IN ('thumb', 'override', 'undo')
          ORDER BY a.id",
@@ -261,23 +302,25 @@ pub fn claim(
             params![q.id, now_ms],
         )?;
         let all = states(tx, &q)?;
-        let Some((run_id, turn)) = pick(&q.spec, &all, reviewer, now_ms) else {
+        let Some((subject, turn)) = pick(&q.spec, &all, reviewer, now_ms) else {
             return Ok(None);
         };
         let until_ms = now_ms + q.spec.lease_ms;
         tx.execute(
-            "INSERT INTO queue_leases (queue_id, run_id, turn, reviewer, until_ms)
+            "INSERT INTO queue_leases (queue_id, subject, turn, reviewer, until_ms)
              VALUES (?1, ?2, ?3, ?4, ?5)
-             ON CONFLICT (queue_id, run_id, turn, reviewer) DO UPDATE SET until_ms = excluded.until_ms",
-            params![q.id, run_id, turn, reviewer, until_ms],
+             ON CONFLICT (queue_id, subject, turn, reviewer) DO UPDATE SET until_ms = excluded.until_ms",
+            params![q.id, subject, turn, reviewer, until_ms],
         )?;
-        let speaker: String = tx.query_row(
-            "SELECT speaker FROM turns WHERE run_id = ?1 AND turn = ?2",
-            params![run_id, turn],
-            |r| r.get(0),
-        )?;
+        let from = if q.spec.comparison.is_some() {
+            "SELECT speaker FROM comparison_turns WHERE comparison_id = ?1 AND turn = ?2"
+        } else {
+            "SELECT speaker FROM turns WHERE run_id = ?1 AND turn = ?2"
+        };
+        let speaker: String = tx.query_row(from, params![subject, turn], |r| r.get(0))?;
         Ok(Some(Claim {
-            run_id,
+            subject,
+            pairwise: q.spec.comparison.is_some(),
             turn,
             speaker,
             until_ms,
@@ -295,7 +338,7 @@ pub fn release(
     crate::store::write::immediate(store.connection(), |tx| {
         let q = get(tx, name)?;
         let n = tx.execute(
-            "DELETE FROM queue_leases WHERE queue_id = ?1 AND run_id = ?2 AND turn = ?3 AND reviewer = ?4",
+            "DELETE FROM queue_leases WHERE queue_id = ?1 AND subject = ?2 AND turn = ?3 AND reviewer = ?4",
             params![q.id, item.0, item.1, reviewer],
         )?;
         Ok(n > 0)

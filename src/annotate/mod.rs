@@ -9,6 +9,7 @@
 //! Pure parts here (the spec, its validation, the choice of the next item); SQL in [`db`].
 
 pub mod db;
+pub mod pairwise;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -47,6 +48,8 @@ pub struct QueueSpec {
     pub lease_ms: i64,
     /// Every reviewer judges every item (k only decides when the item counts as done).
     pub overlap: bool,
+    /// A pairwise queue over this paired comparison's turns (A better / B better / tie).
+    pub comparison: Option<i64>,
 }
 
 /// A queue read back.
@@ -121,6 +124,17 @@ impl QueueSpec {
             && s != "ayu"
         {
             return bad(format!("--sister {s}: yana or ayu (やな, あゆ)"));
+        }
+        if self.comparison.is_some()
+            && (!self.filter.statuses.is_empty()
+                || self.filter.since.is_some()
+                || self.filter.until.is_some()
+                || !self.filter.runs.is_empty())
+        {
+            return bad(
+                "a pairwise queue holds every turn of its comparison: only --sister narrows it"
+                    .into(),
+            );
         }
         if let (Some(a), Some(b)) = (&self.filter.since, &self.filter.until)
             && a >= b

@@ -9,6 +9,7 @@ fn spec(k: u32, overlap: bool) -> QueueSpec {
         k,
         lease_ms: 600_000,
         overlap,
+        comparison: None,
     }
 }
 

@@ -94,6 +94,27 @@ pub fn print(s: &Stored, f: OutFormat) {
     }
 }
 
+/// [`print`], with the reviewers' pairwise preferences beside the Director's when there are any
+/// (JSON: always, as `"reviewers"`).
+fn print_with_reviewers(s: &Stored, f: OutFormat, t: &crate::annotate::pairwise::Tally) {
+    match f {
+        OutFormat::Json => {
+            let mut v: serde_json::Value =
+                serde_json::from_str(&report::json(s)).unwrap_or(serde_json::Value::Null);
+            if let Some(o) = v.as_object_mut() {
+                o.insert("reviewers".into(), json!(t));
+            }
+            println!("{v}");
+        }
+        _ => {
+            print(s, f);
+            if t.reviewers > 0 {
+                println!("{}", t.line());
+            }
+        }
+    }
+}
+
 pub fn run(args: CompareArgs) -> i32 {
     let db_path = match Store::path_or_default(args.db.as_deref()) {
         Ok(p) => p,
@@ -106,7 +127,11 @@ pub fn run(args: CompareArgs) -> i32 {
     if let Some(id) = args.show {
         return match db::load(&store, id) {
             Ok(Some(s)) => {
-                print(&s, args.format);
+                let tally = match crate::annotate::pairwise::tally(store.conn(), id) {
+                    Ok(t) => t,
+                    Err(e) => return fail(EXIT_BAD_INPUT, e),
+                };
+                print_with_reviewers(&s, args.format, &tally);
                 EXIT_OK
             }
             Ok(None) => fail(EXIT_BAD_INPUT, format!("no comparison {id}")),

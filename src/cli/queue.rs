@@ -22,6 +22,9 @@ pub enum QueueCommand {
     Next(ClaimArgs),
     /// Give an item back before the lease ends (skip it).
     Release(ReleaseArgs),
+    /// Judge an item from the command line: `--thumb up|down` (turn queues) or
+    /// `--choice A|B|tie --reason …` (pairwise queues).
+    Judge(JudgeArgs),
     /// Progress: items, done (k reviewers judged), held now, judged per reviewer.
     Show(ShowArgs),
     /// `show`, redrawn every second until ctrl-c (or N times with --times).
@@ -64,6 +67,9 @@ pub struct CreateArgs {
     /// Every reviewer judges every item (k says when an item counts as done)
     #[arg(long)]
     pub overlap: bool,
+    /// A pairwise queue over this paired comparison's turns (A better / B better / tie)
+    #[arg(long, value_name = "ID")]
+    pub compare: Option<i64>,
     #[arg(long, env = "KAKEAI_REVIEWER")]
     pub reviewer: Option<String>,
     #[command(flatten)]
@@ -80,8 +86,32 @@ pub struct ClaimArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct JudgeArgs {
+    pub name: String,
+    /// The run (the comparison, in a pairwise queue: may be left out)
+    #[arg(long)]
+    pub run: Option<i64>,
+    #[arg(long)]
+    pub turn: u32,
+    /// 👍 or 👎 (turn queues)
+    #[arg(long, value_parser = ["up", "down"])]
+    pub thumb: Option<String>,
+    /// A, B or tie (pairwise queues)
+    #[arg(long)]
+    pub choice: Option<String>,
+    /// Why (required for a pairwise choice)
+    #[arg(long, default_value = "")]
+    pub reason: String,
+    #[arg(long, env = "KAKEAI_REVIEWER")]
+    pub reviewer: Option<String>,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Args, Debug)]
 pub struct ReleaseArgs {
     pub name: String,
+    /// The run (the comparison, in a pairwise queue)
     #[arg(long)]
     pub run: i64,
     #[arg(long)]
@@ -115,6 +145,7 @@ pub fn run(cmd: QueueCommand) -> i32 {
         QueueCommand::List(a) => list(&a),
         QueueCommand::Next(a) => next(&a),
         QueueCommand::Release(a) => release(&a),
+        QueueCommand::Judge(a) => judge(&a),
         QueueCommand::Show(a) => show(&a.name, &a.store).map(|t| {
             println!("{t}");
             0
@@ -174,6 +205,7 @@ fn create(a: &CreateArgs) -> Result<i32, String> {
         k: a.k,
         lease_ms: annotate::parse_lease(&a.lease).map_err(|e| e.to_string())?,
         overlap: a.overlap,
+        comparison: a.compare,
     };
     spec.validate().map_err(|e| e.to_string())?;
     let mut store = open(&a.store, true)?;
@@ -274,16 +306,104 @@ fn next(a: &ClaimArgs) -> Result<i32, String> {
     };
     let secs = (c.until_ms - now_ms()).max(0) / 1000;
     if a.store.json {
+        let key = if c.pairwise { "comparison" } else { "run_id" };
         println!(
             "{}",
-            json!({"item": {"run_id": c.run_id, "turn": c.turn, "speaker": c.speaker,
+            json!({"item": {key: c.subject, "turn": c.turn, "speaker": c.speaker,
                             "lease_until_ms": c.until_ms}})
+        );
+    } else if c.pairwise {
+        println!(
+            "comparison {} turn {} ({}) — yours for {secs} s",
+            c.subject, c.turn, c.speaker
+        );
+        print_pair(&store, c.subject, c.turn);
+        println!(
+            "judge: kakeai queue judge {} --turn {} --choice A|B|tie --reason …",
+            a.name, c.turn
         );
     } else {
         println!(
-            "run {} turn {} ({}) — yours for {} s: kakeai --replay {} , or `kakeai queue release {} --run {} --turn {}`",
-            c.run_id, c.turn, c.speaker, secs, c.run_id, a.name, c.run_id, c.turn
+            "run {} turn {} ({}) — yours for {secs} s: kakeai --replay {} , or `kakeai queue release {} --run {} --turn {}`",
+            c.subject, c.turn, c.speaker, c.subject, a.name, c.subject, c.turn
         );
+    }
+    Ok(0)
+}
+
+/// A's and B's lines of one compared turn, for a reviewer at a terminal.
+fn print_pair(store: &Store, comparison: i64, turn: u32) {
+    let Ok(Some(s)) = crate::compare::db::load(store, comparison) else {
+        return;
+    };
+    if let Some(row) = s.turns.iter().find(|r| r.turn == turn as usize) {
+        let clean = |t: &str| crate::text::sanitize::for_terminal(t).into_owned();
+        println!("  A: {}", clean(&row.a.text));
+        for (i, b) in row.b.iter().enumerate() {
+            println!(
+                "  B{}: {}",
+                if row.b.len() > 1 {
+                    (i + 1).to_string()
+                } else {
+                    String::new()
+                },
+                clean(&b.text)
+            );
+        }
+    }
+}
+
+fn judge(a: &JudgeArgs) -> Result<i32, String> {
+    let me = reviewer(&a.reviewer)?;
+    let mut store = open(&a.store, false)?;
+    let q = db::get(store.conn(), &a.name).map_err(|e| e.to_string())?;
+    match (q.spec.comparison, &a.choice, &a.thumb) {
+        (Some(c), Some(choice), None) => {
+            let choice = annotate::pairwise::Choice::parse(choice)
+                .ok_or_else(|| format!("--choice {choice}: A, B or tie"))?;
+            if a.reason.trim().is_empty() {
+                return Err("a pairwise choice needs --reason (what made it better)".into());
+            }
+            if a.run.is_some_and(|r| r != c) {
+                return Err(format!("queue {} is over comparison {c}", a.name));
+            }
+            annotate::pairwise::judge(&mut store, c, a.turn, &me, choice, &a.reason)
+                .map_err(|e| e.to_string())?;
+            println!(
+                "{me}: {} on comparison {c} turn {} · saved ✓",
+                choice.as_str(),
+                a.turn
+            );
+        }
+        (None, None, Some(thumb)) => {
+            let run = a.run.ok_or("--run is needed in a turn queue")?;
+            if !db::has_item(&mut store, &a.name, (run, a.turn)).map_err(|e| e.to_string())? {
+                return Err(format!(
+                    "run {run} turn {} is not in queue {}",
+                    a.turn, a.name
+                ));
+            }
+            let up = thumb == "up";
+            store
+                .add_action_by(
+                    &crate::store::NewAction {
+                        run_id: run,
+                        turn: Some(a.turn),
+                        attempt_id: None,
+                        kind: crate::store::ActionKind::Thumb,
+                        payload: json!({"up": up}),
+                    },
+                    Some(&me),
+                )
+                .map_err(|e| e.to_string())?;
+            println!(
+                "{me}: {} on run {run} turn {} · saved ✓",
+                if up { "👍" } else { "👎" },
+                a.turn
+            );
+        }
+        (Some(_), _, _) => return Err("a pairwise queue takes --choice A|B|tie --reason …".into()),
+        (None, _, _) => return Err("a turn queue takes --thumb up|down (--run R --turn T)".into()),
     }
     Ok(0)
 }

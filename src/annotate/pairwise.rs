@@ -1,0 +1,206 @@
+//! Pairwise review of a paired comparison (issue 24 §2): for each compared turn a reviewer says
+//! A better, B better or tie, with a reason. Marks are append-only; the latest per reviewer and
+//! turn is in force. The tally sits beside the Director's better/same/worse in the compare
+//! summary.
+
+use std::collections::BTreeMap;
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+
+use super::db::Item;
+use super::{Queue, QueueError};
+use crate::store::Store;
+
+/// A reviewer's preference on one compared turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Choice {
+    A,
+    B,
+    #[serde(rename = "tie")]
+    Tie,
+}
+
+impl Choice {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Choice::A => "A",
+            Choice::B => "B",
+            Choice::Tie => "tie",
+        }
+    }
+
+    /// `A`, `B` or `tie` (any case); None otherwise — never a guess.
+    pub fn parse(s: &str) -> Option<Choice> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "a" => Some(Choice::A),
+            "b" => Some(Choice::B),
+            "tie" | "=" => Some(Choice::Tie),
+            _ => None,
+        }
+    }
+}
+
+/// Reviewers' preferences over a comparison (the marks in force).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Tally {
+    pub a: usize,
+    pub b: usize,
+    pub tie: usize,
+    /// Distinct reviewers with a mark in force.
+    pub reviewers: usize,
+    /// Turns with at least one mark.
+    pub turns: usize,
+}
+
+impl Tally {
+    /// `reviewers: A better 3 · B better 5 · tie 1 (2 reviewers, 6 turns)`.
+    pub fn line(&self) -> String {
+        format!(
+            "reviewers: A better {} · B better {} · tie {} ({} reviewer{}, {} turn{})",
+            self.a,
+            self.b,
+            self.tie,
+            self.reviewers,
+            if self.reviewers == 1 { "" } else { "s" },
+            self.turns,
+            if self.turns == 1 { "" } else { "s" }
+        )
+    }
+}
+
+/// Refuses anything but a stored paired comparison.
+pub fn require_paired(conn: &Connection, comparison: i64) -> Result<(), QueueError> {
+    let kind: Option<String> = conn
+        .query_row(
+            "SELECT kind FROM comparisons WHERE id = ?1",
+            [comparison],
+            |r| r.get(0),
+        )
+        .optional()?;
+    match kind.as_deref() {
+        Some("paired") => Ok(()),
+        Some(k) => Err(QueueError::Invalid(format!(
+            "comparison {comparison} is {k}: pairwise review needs a paired comparison"
+        ))),
+        None => Err(QueueError::Invalid(format!(
+            "no comparison with id {comparison} (see `kakeai compare --show`)"
+        ))),
+    }
+}
+
+/// The comparison's turns (one sister with --sister) become the queue's items.
+pub(super) fn refresh(conn: &Connection, q: &Queue, comparison: i64) -> Result<usize, QueueError> {
+    Ok(conn.execute(
+        "INSERT OR IGNORE INTO queue_items (queue_id, subject, turn, added_at)
+         SELECT ?1, comparison_id, turn, ?2 FROM comparison_turns
+         WHERE comparison_id = ?3 AND (?4 IS NULL OR speaker = ?4)",
+        params![
+            q.id,
+            crate::store::time::now_iso(),
+            comparison,
+            q.spec.filter.sister
+        ],
+    )?)
+}
+
+/// (item, reviewer) for every pairwise mark in force.
+pub(super) fn judged(
+    conn: &Connection,
+    comparison: i64,
+) -> Result<Vec<(Item, String)>, QueueError> {
+    Ok(in_force(conn, comparison)?
+        .into_keys()
+        .map(|(turn, who)| ((comparison, turn), who))
+        .collect())
+}
+
+/// (turn, reviewer) → the latest choice.
+fn in_force(
+    conn: &Connection,
+    comparison: i64,
+) -> Result<BTreeMap<(u32, String), Choice>, QueueError> {
+    let mut st = conn.prepare(
+        "SELECT turn, reviewer, choice FROM pairwise_marks WHERE comparison_id = ?1 ORDER BY id",
+    )?;
+    let rows = st.query_map([comparison], |r| {
+        Ok((
+            r.get::<_, u32>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, String>(2)?,
+        ))
+    })?;
+    let mut out = BTreeMap::new();
+    for row in rows {
+        let (turn, who, choice) = row?;
+        // The CHECK keeps other values out; one that got in anyway counts as nothing.
+        if let Some(c) = Choice::parse(&choice) {
+            out.insert((turn, who), c);
+        }
+    }
+    Ok(out)
+}
+
+/// Stores a reviewer's choice on one compared turn (acknowledged only after commit).
+pub fn judge(
+    store: &mut Store,
+    comparison: i64,
+    turn: u32,
+    reviewer: &str,
+    choice: Choice,
+    reason: &str,
+) -> Result<(), QueueError> {
+    if reviewer.trim().is_empty() {
+        return Err(QueueError::Invalid(
+            "a pairwise mark needs your name: --reviewer NAME (or KAKEAI_REVIEWER)".into(),
+        ));
+    }
+    crate::store::write::immediate(store.connection(), |tx| {
+        require_paired(tx, comparison)?;
+        let known: Option<u32> = tx
+            .query_row(
+                "SELECT turn FROM comparison_turns WHERE comparison_id = ?1 AND turn = ?2",
+                params![comparison, turn],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if known.is_none() {
+            return Err(QueueError::Invalid(format!(
+                "comparison {comparison} has no turn {turn}"
+            )));
+        }
+        tx.execute(
+            "INSERT INTO pairwise_marks (comparison_id, turn, reviewer, choice, reason, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![
+                comparison,
+                turn,
+                reviewer.trim(),
+                choice.as_str(),
+                reason.trim(),
+                crate::store::time::now_iso()
+            ],
+        )?;
+        Ok(())
+    })
+}
+
+/// The reviewers' preferences in force over a comparison.
+pub fn tally(conn: &Connection, comparison: i64) -> Result<Tally, QueueError> {
+    let marks = in_force(conn, comparison)?;
+    let mut t = Tally::default();
+    let mut who = std::collections::BTreeSet::new();
+    let mut turns = std::collections::BTreeSet::new();
+    for ((turn, reviewer), c) in marks {
+        match c {
+            Choice::A => t.a += 1,
+            Choice::B => t.b += 1,
+            Choice::Tie => t.tie += 1,
+        }
+        who.insert(reviewer);
+        turns.insert(turn);
+    }
+    t.reviewers = who.len();
+    t.turns = turns.len();
+    Ok(t)
+}
