@@ -423,3 +423,41 @@ fn a_closed_port_falls_back_once_and_says_so() {
     assert_eq!(err.matches("Layer 4 unavailable").count(), 1, "{err}");
     assert!(err.starts_with("kakeai safety: "), "{err}");
 }
+
+/// The CLI reads a user's history as chat mode and the bot do (`chat::context`): blocks among
+/// the last 10 messages are recent flags, not the last 5.
+#[test]
+fn recent_flags_use_the_same_window_as_the_bot() {
+    let env = Env::new();
+    let mut input = String::new();
+    let mut lines_in = vec!["死ね", "ぶっ殺す"];
+    let clean = [
+        "おはよう！",
+        "今日は雨だね",
+        "傘忘れちゃった",
+        "駅まで走った",
+        "パン買った",
+    ];
+    lines_in.extend(clean);
+    lines_in.push("やなってほんとバカだなぁ笑");
+    for t in &lines_in {
+        input.push_str(&serde_json::json!({"text": t, "user_id": "u1"}).to_string());
+        input.push('\n');
+    }
+    let o = env.run_in(&["safety", "judge", "--no-llm"], &input);
+    let v = lines(&o);
+    assert_eq!(v.len(), lines_in.len(), "stderr: {}", stderr(&o));
+    assert_eq!(v[0]["action"], "block");
+    assert_eq!(v[1]["action"], "block");
+    for r in &v[2..7] {
+        assert_eq!(r["action"], "respond", "{r}");
+    }
+    // Two blocks six messages back still count (window 10): an angry context, blocked.
+    let last = &v[7];
+    assert_eq!(last["action"], "block", "{last}");
+    let signals = &last["trace"][1]["signals"];
+    assert!(
+        signals.as_array().unwrap().contains(&"recent_flags".into()),
+        "{signals}"
+    );
+}

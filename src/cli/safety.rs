@@ -1,7 +1,7 @@
 //! `kakeai safety judge` (Layers 1–4 on user messages) and `kakeai safety check-reply`
 //! (Layer 5 on the sisters' replies), both JSON Lines in and out.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
 
@@ -20,7 +20,8 @@ pub enum SafetyCommand {
     ///
     /// Input: one JSON object per line, {"id": …, "text": "…"}, optionally with "character"
     /// ("yana"|"ayu"), "user_id" (earlier lines of the same user build their history: answered
-    /// messages count as previous_messages, blocks among their last 5 as recent_flags), and
+    /// messages count as previous_messages, blocks among their last 10 as recent_flags, three
+    /// answered ones make them returning — as in chat mode and the bot), and
     /// "returning", "previous_messages", "recent_flags" to set that history outright.
     /// Every text is PII-masked first (as in chat mode): the layers and the model see only
     /// `[氏名]`-style tokens.
@@ -216,34 +217,32 @@ pub fn judge(
     Ok(i32::from(blocked_any))
 }
 
-/// What earlier lines of one user say about them.
+/// What earlier lines of one user say about them: their turns, read by the same context
+/// builder as chat mode and the bot (`chat::context`), so `recent_flags` counts blocks among the
+/// last [`crate::chat::context::FLAG_WINDOW`] messages and three answered ones make a returning
+/// user, exactly as there.
 #[derive(Default)]
 struct History {
-    answered: usize,
-    recent: VecDeque<bool>,
+    turns: Vec<crate::chat::context::Turn>,
 }
 
 impl History {
     fn record(&mut self, blocked: bool) {
-        if !blocked {
-            self.answered += 1;
-        }
-        self.recent.push_back(blocked);
-        if self.recent.len() > 5 {
-            self.recent.pop_front();
-        }
+        self.turns.push(crate::chat::context::Turn {
+            blocked,
+            ..Default::default()
+        });
     }
 }
 
 fn context_of(line: &Line, h: Option<&History>) -> UserContext {
+    let seen = h
+        .map(|h| crate::chat::context::context(&h.turns).user)
+        .unwrap_or_default();
     UserContext {
-        returning: line.returning.unwrap_or(false),
-        previous_messages: line
-            .previous_messages
-            .unwrap_or_else(|| h.map_or(0, |h| h.answered)),
-        recent_flags: line
-            .recent_flags
-            .unwrap_or_else(|| h.map_or(0, |h| h.recent.iter().filter(|b| **b).count())),
+        returning: line.returning.unwrap_or(seen.returning),
+        previous_messages: line.previous_messages.unwrap_or(seen.previous_messages),
+        recent_flags: line.recent_flags.unwrap_or(seen.recent_flags),
     }
 }
 
