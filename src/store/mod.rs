@@ -32,6 +32,7 @@ mod recover;
 mod rekey;
 pub mod review;
 pub mod time;
+pub mod watch;
 mod types;
 pub mod write;
 

@@ -1,0 +1,93 @@
+//! Seeing other processes' writes (issue 24 §2, "live marks" on SQLite): a read-only connection
+//! of its own whose `PRAGMA data_version` moves whenever another connection — another
+//! reviewer's workbench, `kakeai queue judge`, an import — commits to the same file. Polling it
+//! costs one pragma (no table is read), so a workbench can ask every few hundred milliseconds and
+//! reload its marks only when something changed.
+
+use std::path::Path;
+
+use rusqlite::{Connection, OpenFlags};
+
+use super::StoreError;
+
+/// Watches one store file for commits made through other connections.
+pub struct Watch {
+    conn: Connection,
+    last: i64,
+}
+
+impl Watch {
+    /// Opens a read-only watcher on an existing store.
+    pub fn open(path: &Path) -> Result<Watch, StoreError> {
+        let open_err = |source| StoreError::Open {
+            path: path.to_path_buf(),
+            source,
+        };
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(open_err)?;
+        conn.busy_timeout(super::write::BUSY_TIMEOUT)
+            .map_err(open_err)?;
+        let last = version(&conn)?;
+        Ok(Watch { conn, last })
+    }
+
+    /// True once per batch of commits made elsewhere since the last call.
+    pub fn changed(&mut self) -> Result<bool, StoreError> {
+        let now = version(&self.conn)?;
+        let moved = now != self.last;
+        self.last = now;
+        Ok(moved)
+    }
+}
+
+fn version(conn: &Connection) -> Result<i64, StoreError> {
+    Ok(conn.query_row("PRAGMA data_version", [], |r| r.get(0))?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{NewRun, Store};
+
+    fn run(topic: &str) -> NewRun {
+        NewRun {
+            topic: topic.into(),
+            model: None,
+            endpoint: None,
+            api: None,
+            options: serde_json::json!({}),
+            persona_version: None,
+            ruleset_version: None,
+        }
+    }
+
+    #[test]
+    fn a_commit_from_another_connection_is_seen_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("k.db");
+        let mut writer = Store::open(&path).unwrap();
+        let mut w = Watch::open(&path).unwrap();
+        assert!(!w.changed().unwrap(), "nothing happened yet");
+        writer.create_run(&run("一")).unwrap();
+        assert!(w.changed().unwrap());
+        assert!(!w.changed().unwrap(), "seen once");
+        // Another process's store (another connection) is seen too.
+        let mut other = Store::open(&path).unwrap();
+        other.create_run(&run("二")).unwrap();
+        assert!(w.changed().unwrap());
+        // Reads change nothing.
+        let _ = other.runs(10).unwrap();
+        assert!(!w.changed().unwrap());
+    }
+
+    #[test]
+    fn a_missing_store_is_an_error_not_a_new_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("none.db");
+        assert!(Watch::open(&path).is_err());
+        assert!(!path.exists());
+    }
+}
