@@ -129,3 +129,86 @@ async fn a_hanging_layer_4_stays_inside_the_budget_and_other_chats_never_wait() 
         "the insult was not settled within 15 s (budget 2 s)"
     );
 }
+
+/// The vault's semantic check (an embedding call) shares the answer budget: an embedding server
+/// that hangs for a minute makes the check "not run" — named in the stored verdict — and the
+/// reply still goes out near the budget, not after the embedding request's own timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hanging_embedding_server_costs_the_check_not_the_budget() {
+    let embeds = Arc::new(AtomicUsize::new(0));
+    let count = embeds.clone();
+    let llm = FakeServer::with(move |req: &Recorded, _| match req.path.as_str() {
+        "/v1/models" => Reply::json(
+            200,
+            r#"{"object":"list","data":[{"id":"tiny-ja","object":"model","owned_by":"llamacpp"}]}"#,
+        ),
+        "/v1/chat/completions" if req.json()["stream"] == true => Reply::sse(parts(&sse_events(
+            "tiny-ja",
+            &["そっか、", "雨なんだね！"],
+            "stop",
+            2,
+        ))),
+        "/v1/embeddings" => {
+            count.fetch_add(1, Ordering::SeqCst);
+            Reply::json(200, r#"{"object":"list","data":[]}"#).delay(Duration::from_secs(60))
+        }
+        _ => Reply::json(
+            200,
+            &openai_reply(
+                "tiny-ja",
+                r#"{"context_type":"雑談","confidence":0.9,"reason":"x"}"#,
+                5,
+            ),
+        ),
+    })
+    .await;
+    let line = FakeLine::ok().await;
+    let env = Env::new();
+    std::fs::create_dir_all(env.dir.path().join("config")).unwrap();
+    env.file("config/llm.toml", "embed_model = \"e\"\n");
+    let cfg = fast_config(60.0).replace(
+        "answer_budget_seconds = 20\n",
+        "answer_budget_seconds = 2\n",
+    );
+    let vault = sample_vault();
+    let s = Serve::start(env, &line.url, &llm.url, &cfg, &["--vault", &vault]);
+    let t = Instant::now();
+    let user = "Uembed00000000000000000000000000";
+    assert_eq!(
+        s.send(&body(&[text(
+            &event_id(),
+            ("user", user),
+            "e1",
+            "今日は雨だね"
+        )]))
+        .await,
+        200
+    );
+    let calls = line.wait(20, |c| !c.is_empty()).await;
+    let waited = t.elapsed();
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert!(
+        embeds.load(Ordering::SeqCst) >= 1,
+        "the semantic check was never asked"
+    );
+    eprintln!("with the embedding server hanging: replied after {waited:?} (budget 2 s)");
+    assert!(
+        waited < Duration::from_secs(12),
+        "the reply waited for the embedding server: {waited:?}"
+    );
+    let verdicts = until(10, || {
+        let r = query(
+            &s.db(),
+            "SELECT verdict FROM line_messages WHERE role = 'bot' AND state = 'sent'",
+            |r| r.get::<_, String>(0),
+        );
+        (!r.is_empty()).then_some(r)
+    })
+    .await
+    .expect("the reply is stored");
+    assert!(
+        verdicts[0].contains("no answer within the answer budget"),
+        "the verdict must say the semantic check did not run: {}",
+        verdicts[0]
+    );
+}

@@ -120,7 +120,7 @@ pub async fn answer(svc: &Services, user: &UserLine) -> Answer {
     if judgment.context_type == Some(ContextType::Banter)
         && let Some(p) = best_pattern(svc, &user.text_masked, &mut a.trace).await
     {
-        let v = judged(svc, &ctx.history, &p.bot_response, &[]).await;
+        let v = judged(svc, &ctx.history, &p.bot_response, &[], started + budget).await;
         if chat::usable(&v) {
             return said_pattern(svc, user, p, v, a).await;
         }
@@ -142,7 +142,8 @@ pub async fn answer(svc: &Services, user: &UserLine) -> Answer {
         None => {
             a.review = true;
             let t = svc.cfg.lines().fallback.clone();
-            let v = judged(svc, &ctx.history, &t, &[]).await;
+            let deadline = (started + budget).max(Instant::now() + FALLBACK_GRACE);
+            let v = judged(svc, &ctx.history, &t, &[], deadline).await;
             if !chat::usable(&v) {
                 inc(&svc.metrics.withheld);
                 inc(&svc.metrics.reviews);
@@ -240,7 +241,7 @@ async fn attempts(
                 a.trace.push(format!("attempt {n}: empty reply"))
             }
             Ok(Ok((text, scaffold))) => {
-                let v = judged(svc, history, &text, &scaffold).await;
+                let v = judged(svc, history, &text, &scaffold, started + budget).await;
                 if chat::usable(&v) {
                     a.trace
                         .push(format!("attempt {n}: Director {}", v.status.as_str()));
@@ -269,18 +270,28 @@ async fn attempts(
 /// Every line she might say — pattern, model attempt, fallback — judged the same way: the
 /// shared checks, then the vault's semantic check (seed 004 §5.3) when an embedding model is
 /// configured (the verdict names it as not run otherwise).
+///
+/// The embedding call gets until `deadline` (the answer budget; a little more for her fallback,
+/// [`FALLBACK_GRACE`]): a slow embedding server makes the check "not run", named in the verdict,
+/// never an answer later than the budget.
 async fn judged(
     svc: &Services,
     history: &[(String, String)],
     text: &str,
     scaffold: &[String],
+    deadline: Instant,
 ) -> Verdict {
     let (mut v, _) = checks(svc).judge(&svc.me, history, text, scaffold);
     if let Some(vault) = &svc.vault {
-        crate::vault::semantic::amend(&mut v, vault, &svc.me.id, text).await;
+        let deadline = tokio::time::Instant::from_std(deadline);
+        crate::vault::semantic::amend_until(&mut v, vault, &svc.me.id, text, deadline).await;
     }
     v
 }
+
+/// How long her fallback's semantic check may take once the budget is spent (its text passed
+/// the static checks when the server started).
+pub const FALLBACK_GRACE: Duration = Duration::from_secs(2);
 
 /// The shared judgement with this server's rules, analyzer, safety rules and vault.
 pub fn checks(svc: &Services) -> chat::Checks<'_> {

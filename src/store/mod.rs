@@ -32,8 +32,8 @@ mod recover;
 mod rekey;
 pub mod review;
 pub mod time;
-pub mod watch;
 mod types;
+pub mod watch;
 pub mod write;
 
 use std::path::{Path, PathBuf};

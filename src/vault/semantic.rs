@@ -85,8 +85,39 @@ pub async fn amend(verdict: &mut Verdict, vault: &SharedVault, reader: &str, tex
         return;
     }
     let r = review(vault, reader, text).await;
+    apply(verdict, vault, reader, &r);
+}
+
+/// [`amend`] that gives the embedding model until `deadline` (the bot's answer budget): past
+/// it, the semantic check counts as not run — "approved without the semantic check", named in
+/// the coverage finding — exactly as when the embedding endpoint fails.
+pub async fn amend_until(
+    verdict: &mut Verdict,
+    vault: &SharedVault,
+    reader: &str,
+    text: &str,
+    deadline: tokio::time::Instant,
+) {
+    if vault.embedder().client().is_none() {
+        return;
+    }
+    let r = match tokio::time::timeout_at(deadline, review(vault, reader, text)).await {
+        Ok(r) => r,
+        Err(_) => {
+            let mut r = vault.reviewer(reader).review(text);
+            r.embeddings = EmbedStatus::Skipped {
+                reason: "no answer within the answer budget".into(),
+            };
+            r.settle();
+            r
+        }
+    };
+    apply(verdict, vault, reader, &r);
+}
+
+fn apply(verdict: &mut Verdict, vault: &SharedVault, reader: &str, r: &Review) {
     let reviewer = vault.reviewer(reader);
-    let findings = super::review::findings(&r, reviewer.input(), reviewer.config());
+    let findings = super::review::findings(r, reviewer.input(), reviewer.config());
     verdict.findings.retain(|f| f.rule != RuleId::Leak);
     verdict.findings.extend(findings);
     verdict.status = Verdict::status_of(&verdict.findings);
