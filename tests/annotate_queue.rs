@@ -384,6 +384,9 @@ fn the_queue_command_end_to_end() {
     assert_eq!(v["items"], want);
     assert_eq!(v["done"], 0, "k = 2: one reviewer is not enough");
     assert_eq!(v["per_reviewer"]["taro"], want);
+    // One reviewer: no item two reviewers judged, so no α (never a made-up 1.0).
+    assert!(v["alpha"].is_null());
+    assert_eq!(v["alpha_items"], 0);
     let out = env.run(&["queue", "list"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -542,6 +545,13 @@ fn a_pairwise_queue_collects_choices_with_reasons_and_the_summary_shows_them() {
     assert_eq!(v["reviewers"]["a"], 4);
     assert_eq!(v["reviewers"]["b"], 4);
     assert_eq!(v["reviewers"]["reviewers"], 2);
+    // Always opposite choices: agreement below chance.
+    let out = env.run(&["queue", "show", "pair", "--json"]);
+    let q: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(q["alpha_items"], 4);
+    assert!(q["alpha"].as_f64().unwrap() < 0.0, "{q}");
+    let out = env.run(&["queue", "show", "pair"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("agreement across reviewers: α -"));
     // taro changes his mind on one turn: the latest mark counts.
     let out = env.run(&[
         "queue",

@@ -223,11 +223,7 @@ pub fn states(conn: &Connection, q: &Queue) -> Result<Vec<(Item, ItemState)>, Qu
             s.held_by.insert(who, until);
         }
     }
-    let judged = match q.spec.comparison {
-        Some(c) => super::pairwise::judged(conn, c)?,
-        None => judged(conn, q.id)?,
-    };
-    for (item, who) in judged {
+    for (item, who, _) in labels_of(conn, q)? {
         if let Some(s) = items.get_mut(&item) {
             s.judged_by.insert(who);
         }
@@ -235,11 +231,38 @@ pub fn states(conn: &Connection, q: &Queue) -> Result<Vec<(Item, ItemState)>, Qu
     Ok(items.into_iter().collect())
 }
 
+/// Every judgement in force on the queue's items: (item, reviewer, label).
+fn labels_of(conn: &Connection, q: &Queue) -> Result<Vec<(Item, String, String)>, QueueError> {
+    match q.spec.comparison {
+        Some(c) => super::pairwise::judged(conn, c),
+        None => judged(conn, q.id),
+    }
+}
+
+/// Krippendorff's α across every reviewer over the queue's items (labels: fine/not, or
+/// A/B/tie in a pairwise queue).
+pub fn agreement(conn: &Connection, q: &Queue) -> Result<Option<super::alpha::Alpha>, QueueError> {
+    let items: std::collections::BTreeSet<Item> = conn
+        .prepare("SELECT subject, turn FROM queue_items WHERE queue_id = ?1")?
+        .query_map([q.id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, u32>(1)?)))?
+        .collect::<Result<_, _>>()?;
+    let mut units: BTreeMap<Item, Vec<String>> = BTreeMap::new();
+    for (item, _, label) in labels_of(conn, q)? {
+        if items.contains(&item) {
+            units.entry(item).or_default().push(label);
+        }
+    }
+    let units: Vec<Vec<String>> = units.into_values().collect();
+    Ok(super::alpha::nominal(&units))
+}
+
 /// One review action of a turn: (turn, kind, payload).
 type Logged = (u32, ActionKind, serde_json::Value);
 
 /// (item, reviewer) for every named reviewer whose 👍/👎 or override is in force on an item.
-fn judged(conn: &Connection, queue_id: i64) -> Result<Vec<(Item, String)>, QueueError> {
+/// Each with the reviewer's label as agreement reads it: `fine` (👍, or an override to PASS) or
+/// `not` (👎, or an override to anything else); an override outranks her 👍/👎, as in κ.
+fn judged(conn: &Connection, queue_id: i64) -> Result<Vec<(Item, String, String)>, QueueError> {
     let mut st = conn.prepare(
         "SELECT a.run_id, a.turn, a.kind, a.payload, a.reviewer FROM actions a
          JOIN queue_items qi ON qi.subject = a.run_id AND qi.turn = a.turn
@@ -273,9 +296,13 @@ fn judged(conn: &Connection, queue_id: i64) -> Result<Vec<(Item, String)>, Queue
             reviewer: Some(who.as_str()),
         }));
         for (turn, m) in marks {
-            if m.thumb.is_some() || m.override_to.is_some() {
-                out.push(((run, turn), who.clone()));
-            }
+            let fine = match (m.override_to, m.thumb) {
+                (Some(s), _) => s == crate::director::Status::Pass,
+                (None, Some(up)) => up,
+                (None, None) => continue,
+            };
+            let label = if fine { "fine" } else { "not" };
+            out.push(((run, turn), who.clone(), label.to_string()));
         }
     }
     Ok(out)

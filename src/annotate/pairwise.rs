@@ -104,14 +104,14 @@ pub(super) fn refresh(conn: &Connection, q: &Queue, comparison: i64) -> Result<u
     )?)
 }
 
-/// (item, reviewer) for every pairwise mark in force.
+/// (item, reviewer, A|B|tie) for every pairwise mark in force.
 pub(super) fn judged(
     conn: &Connection,
     comparison: i64,
-) -> Result<Vec<(Item, String)>, QueueError> {
+) -> Result<Vec<(Item, String, String)>, QueueError> {
     Ok(in_force(conn, comparison)?
-        .into_keys()
-        .map(|(turn, who)| ((comparison, turn), who))
+        .into_iter()
+        .map(|((turn, who), c)| ((comparison, turn), who, c.as_str().to_string()))
         .collect())
 }
 

@@ -427,10 +427,13 @@ fn show(name: &str, a: &StoreArgs) -> Result<String, String> {
     let mut store = open(a, false)?;
     let q = db::get(store.conn(), name).map_err(|e| e.to_string())?;
     let p = db::progress(&mut store, name, now_ms()).map_err(|e| e.to_string())?;
+    let alpha = db::agreement(store.conn(), &q).map_err(|e| e.to_string())?;
     if a.json {
         return Ok(
             json!({"name": name, "items": p.items, "done": p.done, "held": p.held,
-                         "k": q.spec.k, "per_reviewer": p.per_reviewer})
+                   "k": q.spec.k, "per_reviewer": p.per_reviewer,
+                   "alpha": alpha.and_then(|x| x.alpha),
+                   "alpha_items": alpha.map_or(0, |x| x.units)})
             .to_string(),
         );
     }
@@ -445,6 +448,10 @@ fn show(name: &str, a: &StoreArgs) -> Result<String, String> {
     for (who, n) in &p.per_reviewer {
         t.push_str(&format!("\n  {who}: {n} judged"));
     }
+    t.push_str(&format!(
+        "\nagreement across reviewers: {}",
+        annotate::alpha::describe(alpha)
+    ));
     Ok(t)
 }
 
