@@ -31,6 +31,7 @@ mod read;
 mod recover;
 mod rekey;
 pub mod review;
+pub mod target;
 pub mod time;
 mod types;
 pub mod watch;
@@ -75,6 +76,9 @@ pub enum StoreError {
     NotWal { path: PathBuf, mode: String },
     #[error("database error: {0}")]
     Sql(#[from] rusqlite::Error),
+    /// `--db` named a URL this kakeai cannot use (never taken as a file name).
+    #[error("{0}")]
+    Url(String),
     #[error("no run with id {0}")]
     NoSuchRun(i64),
     #[error("no attempt with id {0}")]
@@ -99,6 +103,7 @@ impl Store {
     /// Opens (creating the file and its parent dirs if needed) and migrates the store. It
     /// holds conversations: dirs it creates are 0700, the file and its WAL 0600 (see `private`).
     pub fn open(path: &Path) -> Result<Store, StoreError> {
+        file_only(path).map_err(StoreError::Url)?;
         private::prepare(path)?;
         let open_err = |source| StoreError::Open {
             path: path.to_path_buf(),
@@ -136,9 +141,12 @@ impl Store {
     /// `$KAKEAI_DB`, else `<data_dir>/kakeai.db`.
     /// `--db`, else `$KAKEAI_DB`, else the data dir's kakeai.db.
     pub fn path_or_default(db: Option<&Path>) -> Result<PathBuf, String> {
-        db.map(Path::to_path_buf)
+        let p = db
+            .map(Path::to_path_buf)
             .or_else(Store::default_path)
-            .ok_or_else(|| "no data directory found; pass --db PATH or set KAKEAI_DATA_DIR".into())
+            .ok_or_else(|| "no data directory found; pass --db PATH or set KAKEAI_DATA_DIR")?;
+        file_only(&p)?;
+        Ok(p)
     }
 
     /// Opens `db`, or the default store, with an error that names the file.
@@ -404,6 +412,17 @@ impl Store {
         f: impl FnMut(&Transaction<'_>) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         write::immediate(&mut self.conn, f)
+    }
+}
+
+/// Refuses a URL before anything touches the file system (see [`target`]).
+fn file_only(p: &Path) -> Result<(), String> {
+    match target::classify(p)? {
+        target::Target::File(_) => Ok(()),
+        target::Target::Postgres(u) => Err(format!(
+            "--db {}: this kakeai keeps its store in an SQLite file; PostgreSQL stores are not built yet, and a URL is never taken as a file name. Pass a file path with --db (or unset KAKEAI_DB)",
+            u.shown()
+        )),
     }
 }
 

@@ -1,0 +1,60 @@
+//! A URL is never a file name (issue 24): every command that takes `--db` (or `KAKEAI_DB`)
+//! refuses a `postgresql://` URL with one clear line — its password shown as `***` — and
+//! creates nothing in the current directory.
+
+mod cli_env;
+use cli_env::Env;
+
+const URLS: [&str; 3] = [
+    "postgresql://kakeai:hunter2@localhost/kakeai?host=/run/postgresql&port=5433",
+    "postgres://kakeai@db.example:5432/kakeai?password=hunter2&sslmode=require",
+    "mysql://root:hunter2@db/kakeai",
+];
+
+fn commands(url: &str) -> Vec<Vec<String>> {
+    let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    vec![
+        v(&["run", "--headless", "--topic", "海", "--db", url]),
+        v(&["runs", "--db", url]),
+        v(&["export", "--run", "1", "--db", url]),
+        v(&["compare", "--show", "1", "--db", url]),
+        v(&["queue", "list", "--db", url]),
+        v(&["patterns", "list", "--db", url]),
+        v(&["import", "duo-talk", "/dev/null", "--db", url]),
+    ]
+}
+
+#[test]
+fn a_database_url_is_refused_by_every_command_and_never_becomes_a_file() {
+    let env = Env::new();
+    let cwd = tempfile::tempdir().unwrap();
+    for url in URLS {
+        for args in commands(url) {
+            let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+            let out = env
+                .cmd(&refs)
+                .current_dir(cwd.path())
+                .stdin(std::process::Stdio::null())
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+            assert!(!err.contains("hunter2"), "{args:?} printed the password: {err}");
+            assert!(err.contains("***"), "{args:?}: {err}");
+            assert!(
+                err.contains("never taken as a file name") || err.contains("is not a store"),
+                "{args:?}: {err}"
+            );
+        }
+        // Through the environment too.
+        let out = env
+            .cmd(&["runs"])
+            .env("KAKEAI_DB", url)
+            .current_dir(cwd.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+    }
+    let left: Vec<_> = std::fs::read_dir(cwd.path()).unwrap().collect();
+    assert!(left.is_empty(), "created in the current directory: {left:?}");
+}
