@@ -39,7 +39,10 @@ fn a_database_url_is_refused_by_every_command_and_never_becomes_a_file() {
                 .unwrap();
             let err = String::from_utf8_lossy(&out.stderr);
             assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-            assert!(!err.contains("hunter2"), "{args:?} printed the password: {err}");
+            assert!(
+                !err.contains("hunter2"),
+                "{args:?} printed the password: {err}"
+            );
             assert!(err.contains("***"), "{args:?}: {err}");
             assert!(
                 err.contains("never taken as a file name") || err.contains("is not a store"),
@@ -56,5 +59,8 @@ fn a_database_url_is_refused_by_every_command_and_never_becomes_a_file() {
         assert_eq!(out.status.code(), Some(2));
     }
     let left: Vec<_> = std::fs::read_dir(cwd.path()).unwrap().collect();
-    assert!(left.is_empty(), "created in the current directory: {left:?}");
+    assert!(
+        left.is_empty(),
+        "created in the current directory: {left:?}"
+    );
 }

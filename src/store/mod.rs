@@ -144,7 +144,7 @@ impl Store {
         let p = db
             .map(Path::to_path_buf)
             .or_else(Store::default_path)
-            .ok_or_else(|| "no data directory found; pass --db PATH or set KAKEAI_DATA_DIR")?;
+            .ok_or("no data directory found; pass --db PATH or set KAKEAI_DATA_DIR")?;
         file_only(&p)?;
         Ok(p)
     }
