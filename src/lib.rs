@@ -7,6 +7,7 @@ pub mod chat;
 pub mod cli;
 pub mod compare;
 pub mod config;
+pub mod dataset;
 pub mod director;
 pub mod doctor;
 pub mod duo;

@@ -1,4 +1,5 @@
-//! `kakeai export`: one stored run as JSON Lines or a markdown transcript.
+//! `kakeai export`: one stored run as JSON Lines or a markdown transcript, or preference
+//! datasets for fine-tuning (`--format dpo|kto|sft`, see [`crate::dataset`]) over any runs.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -11,15 +12,23 @@ use crate::store::{Store, StoreError, export};
 pub enum ExportFormat {
     Jsonl,
     Md,
+    /// Preference pairs (TRL's conversational format)
+    Dpo,
+    /// Single judgements with a label
+    Kto,
+    /// Accepted lines as chat messages
+    Sft,
 }
 
 #[derive(Args, Debug)]
 pub struct ExportArgs {
-    /// The run id (see `kakeai runs`).
-    #[arg(long = "run")]
-    pub run: i64,
+    /// The run id (see `kakeai runs`); for dpo/kto/sft any number of runs (default: all)
+    #[arg(long = "run", value_delimiter = ',')]
+    pub run: Vec<i64>,
     #[arg(long, value_enum, default_value = "jsonl")]
     pub format: ExportFormat,
+    #[command(flatten)]
+    pub dataset: DatasetArgs,
     /// The store file (default: <data dir>/kakeai.db).
     #[arg(long, env = "KAKEAI_DB")]
     pub db: Option<PathBuf>,
@@ -28,7 +37,54 @@ pub struct ExportArgs {
     pub out: Option<PathBuf>,
 }
 
+/// Filters of the dataset formats (dpo, kto, sft).
+#[derive(Args, Debug, Default)]
+pub struct DatasetArgs {
+    /// Runs started on or after (2026-11-23 or an ISO 8601 time, UTC)
+    #[arg(long)]
+    pub since: Option<String>,
+    #[arg(long)]
+    pub until: Option<String>,
+    /// yana or ayu (やな, あゆ)
+    #[arg(long)]
+    pub sister: Option<String>,
+    /// Only this reviewer's marks
+    #[arg(long)]
+    pub reviewer: Option<String>,
+    /// Only items at least N reviewers judged
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub min_reviewers: usize,
+    /// Only items where at least this share of their reviewers agreed (0–1)
+    #[arg(long, value_name = "A")]
+    pub agreement_min: Option<f64>,
+    /// Leave out items where one of these rules fired (e.g. leak,prompt_echo)
+    #[arg(long, value_delimiter = ',')]
+    pub exclude_rules: Vec<String>,
+    #[arg(long)]
+    pub director_only: bool,
+    #[arg(long)]
+    pub reviewers_only: bool,
+    /// Replace the world section (the vault's part) of every prompt by a notice
+    #[arg(long)]
+    pub redact_vault: bool,
+}
+
 pub fn run(args: ExportArgs) -> i32 {
+    let dataset = match args.format {
+        ExportFormat::Dpo => Some(crate::dataset::Format::Dpo),
+        ExportFormat::Kto => Some(crate::dataset::Format::Kto),
+        ExportFormat::Sft => Some(crate::dataset::Format::Sft),
+        _ => None,
+    };
+    if let Some(f) = dataset {
+        return match export_dataset(&args, f) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("kakeai export: {e}");
+                2
+            }
+        };
+    }
     match export_run(&args) {
         Ok(()) => 0,
         Err(e) => {
@@ -47,7 +103,10 @@ fn export_run(args: &ExportArgs) -> Result<(), String> {
         ));
     }
     let store = Store::open(&path).map_err(|e| e.to_string())?;
-    let rec = store.load_run(args.run).map_err(|e| match e {
+    let [run] = args.run[..] else {
+        return Err("--run N: one run for jsonl and md (see `kakeai runs`)".into());
+    };
+    let rec = store.load_run(run).map_err(|e| match e {
         StoreError::NoSuchRun(id) => format!("no run with id {id} (see `kakeai runs`)"),
         other => other.to_string(),
     })?;
@@ -55,6 +114,7 @@ fn export_run(args: &ExportArgs) -> Result<(), String> {
     match args.format {
         ExportFormat::Jsonl => export::jsonl(&rec, &mut buf),
         ExportFormat::Md => export::markdown(&rec, &mut buf),
+        _ => unreachable!("dataset formats are written by export_dataset"),
     }
     .map_err(|e| e.to_string())?;
     match &args.out {
@@ -64,4 +124,77 @@ fn export_run(args: &ExportArgs) -> Result<(), String> {
             .write_all(&buf)
             .map_err(|e| e.to_string()),
     }
+}
+
+/// `--format dpo|kto|sft`: the records to `--out`, the dataset card beside them.
+fn export_dataset(args: &ExportArgs, format: crate::dataset::Format) -> Result<(), String> {
+    let Some(out) = &args.out else {
+        return Err(format!(
+            "--format {}: name the file with --out (a dataset card is written beside it)",
+            format.as_str()
+        ));
+    };
+    let d = &args.dataset;
+    let when = |flag: &str, v: &Option<String>| {
+        v.as_deref()
+            .map(|s| crate::annotate::parse_when(flag, s).map_err(|e| e.to_string()))
+            .transpose()
+    };
+    let sister = d.sister.as_deref().map(|s| match s {
+        "やな" | "yana" => Ok("yana".to_string()),
+        "あゆ" | "ayu" => Ok("ayu".to_string()),
+        s => Err(format!("--sister {s}: yana or ayu (やな, あゆ)")),
+    });
+    let opts = crate::dataset::Options {
+        since: when("--since", &d.since)?,
+        until: when("--until", &d.until)?,
+        runs: args.run.clone(),
+        sister: sister.transpose()?,
+        reviewer: d.reviewer.clone(),
+        min_reviewers: d.min_reviewers,
+        agreement_min: d.agreement_min,
+        exclude_rules: d.exclude_rules.clone(),
+        director_only: d.director_only,
+        reviewers_only: d.reviewers_only,
+        redact_vault: d.redact_vault,
+    };
+    let path = Store::path_or_default(args.db.as_deref())?;
+    if !path.exists() {
+        return Err(format!(
+            "no store at {} yet (run or import something first)",
+            path.display()
+        ));
+    }
+    let store = Store::open(&path).map_err(|e| e.to_string())?;
+    // Written to a temporary file first: a failed export never leaves half a dataset behind.
+    let tmp = out.with_extension("partial");
+    let file = std::fs::File::create(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
+    let mut w = std::io::BufWriter::new(file);
+    let tally = match crate::dataset::export(&store, format, &opts, &mut w) {
+        Ok(t) => t,
+        Err(e) => {
+            drop(w);
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e.to_string());
+        }
+    };
+    drop(w);
+    std::fs::rename(&tmp, out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let card = crate::dataset::card::path_for(out);
+    let name = out
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let text =
+        crate::dataset::card::render(format, &name, &opts, &tally, &crate::store::time::now_iso());
+    std::fs::write(&card, text).map_err(|e| format!("{}: {e}", card.display()))?;
+    eprintln!(
+        "kakeai export: {} {} records from {} runs → {} (card: {})",
+        tally.total(),
+        format.as_str(),
+        tally.runs,
+        out.display(),
+        card.display()
+    );
+    Ok(())
 }

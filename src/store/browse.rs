@@ -266,11 +266,8 @@ impl Store {
     pub fn request_of(&self, attempt_id: i64) -> Result<Option<serde_json::Value>, StoreError> {
         let s: Option<String> = self
             .conn
-            .query_row(
-                "SELECT request FROM requests WHERE attempt_id = ?1",
-                [attempt_id],
-                |r| r.get(0),
-            )
+            .prepare_cached("SELECT request FROM requests WHERE attempt_id = ?1")?
+            .query_row([attempt_id], |r| r.get(0))
             .optional()?;
         s.map(|s| {
             serde_json::from_str(&s)

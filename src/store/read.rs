@@ -11,7 +11,7 @@ use crate::director::Status;
 impl Store {
     /// The newest runs first (by start time, then id).
     pub fn runs(&self, limit: usize) -> Result<Vec<RunSummary>, StoreError> {
-        let mut st = self.conn.prepare(
+        let mut st = self.conn.prepare_cached(
             "SELECT r.id, r.started_at, r.topic, r.model, r.status, r.source,
                     (SELECT COUNT(*) FROM turns t WHERE t.run_id = r.id)
              FROM runs r ORDER BY r.started_at DESC, r.id DESC LIMIT ?1",
@@ -61,7 +61,7 @@ impl Store {
             .optional()?
             .ok_or(StoreError::NoSuchRun(run_id))?;
 
-        let mut st = self.conn.prepare(
+        let mut st = self.conn.prepare_cached(
             "SELECT turn, speaker, attempt_id, text, status, exhausted, futile, held, hook,
                     hook_depth, committed_at
              FROM turns WHERE run_id = ?1 ORDER BY turn",
@@ -86,7 +86,7 @@ impl Store {
             })?
             .collect::<Result<Vec<_>, _>>()?;
 
-        let mut st = self.conn.prepare(
+        let mut st = self.conn.prepare_cached(
             "SELECT id, turn, speaker, attempt, state, text, status, verdict, judge, judge_raw,
                     guidance, prompt_hash, started_at, first_token_ms, latency_ms, tokens, error,
                     origin, fallback
@@ -118,7 +118,7 @@ impl Store {
             })?
             .collect::<Result<Vec<_>, _>>()?;
 
-        let mut st = self.conn.prepare(
+        let mut st = self.conn.prepare_cached(
             "SELECT id, turn, attempt_id, kind, payload, created_at, source, reviewer
              FROM actions WHERE run_id = ?1 ORDER BY id",
         )?;

@@ -1,0 +1,258 @@
+//! Preference datasets from a day of review (issue 25 §1): `kakeai export --format dpo|kto|sft`
+//! writes JSON Lines that TRL and Hugging Face `datasets` read as they are, one run at a time
+//! (constant memory), and a dataset card beside the file.
+//!
+//! - **DPO** (`prompt`, `chosen`, `rejected`, conversational): a Director RETRY attempt and the
+//!   line accepted after it on the same turn (`director`); a line reviewers rejected and another
+//!   version of the same turn they accepted (`reviewers`: an override to RETRY vs a pass, 👎 vs
+//!   👍 on alternatives). The prompt is the rejected attempt's stored request — the exact
+//!   messages the model saw when it went wrong; the accepted line was written after the
+//!   Director's guidance was added, which is what the pair teaches the model to do unasked.
+//! - **KTO** (`prompt`, `completion`, `label`): single judgements; reviewers outrank the
+//!   Director; ties between reviewers are dropped.
+//! - **SFT** (`messages`): committed PASS lines no reviewer rejected.
+//!
+//! Every record has `metadata` (run, turn, attempt ids, ruleset version, model, who judged).
+
+pub mod card;
+pub mod lines;
+pub mod records;
+
+use std::io::Write;
+
+use serde_json::{Value, json};
+
+use crate::store::{Store, StoreError};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Dpo,
+    Kto,
+    Sft,
+}
+
+impl Format {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Dpo => "dpo",
+            Format::Kto => "kto",
+            Format::Sft => "sft",
+        }
+    }
+}
+
+/// What goes in.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Runs started at or after / before (ISO 8601 UTC text, as stored).
+    pub since: Option<String>,
+    pub until: Option<String>,
+    pub runs: Vec<i64>,
+    /// `yana` or `ayu`.
+    pub sister: Option<String>,
+    /// Only this reviewer's marks count.
+    pub reviewer: Option<String>,
+    /// Only items at least this many reviewers judged.
+    pub min_reviewers: usize,
+    /// Only items where at least this share of their reviewers agreed (0–1).
+    pub agreement_min: Option<f64>,
+    /// Drop items where one of these rules fired (WARN or worse) on a line involved.
+    pub exclude_rules: Vec<String>,
+    pub director_only: bool,
+    pub reviewers_only: bool,
+    /// Replace the 【世界設定】 part of every prompt by a notice.
+    pub redact_vault: bool,
+}
+
+/// What came out, and what was left out and why (for the card).
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Tally {
+    /// (source, sister) → records.
+    pub records: std::collections::BTreeMap<String, usize>,
+    /// reason → items left out.
+    pub skipped: std::collections::BTreeMap<String, usize>,
+    pub runs: usize,
+    pub ruleset_versions: std::collections::BTreeSet<String>,
+    pub models: std::collections::BTreeSet<String>,
+}
+
+impl Tally {
+    pub fn total(&self) -> usize {
+        self.records.values().sum()
+    }
+
+    pub(crate) fn skip(&mut self, why: &str) {
+        *self.skipped.entry(why.to_string()).or_default() += 1;
+    }
+
+    pub(crate) fn count(&mut self, source: &str, sister: &str) {
+        *self
+            .records
+            .entry(format!("{source} · {sister}"))
+            .or_default() += 1;
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DatasetError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("writing the dataset: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl From<rusqlite::Error> for DatasetError {
+    fn from(e: rusqlite::Error) -> Self {
+        DatasetError::Store(e.into())
+    }
+}
+
+/// The runs the options select, oldest first.
+fn run_ids(store: &Store, o: &Options) -> Result<Vec<i64>, DatasetError> {
+    let mut st = store.conn().prepare(
+        "SELECT id FROM runs WHERE (?1 IS NULL OR started_at >= ?1)
+           AND (?2 IS NULL OR started_at < ?2) ORDER BY id",
+    )?;
+    let ids: Vec<i64> = st
+        .query_map(rusqlite::params![o.since, o.until], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    if o.runs.is_empty() {
+        return Ok(ids);
+    }
+    for r in &o.runs {
+        if !ids.contains(r) && store.load_run(*r).is_err() {
+            return Err(DatasetError::Invalid(format!(
+                "no run with id {r} (see `kakeai runs`)"
+            )));
+        }
+    }
+    Ok(ids.into_iter().filter(|i| o.runs.contains(i)).collect())
+}
+
+/// Writes every record of `format` to `out`, run by run; returns the tally for the card.
+pub fn export(
+    store: &Store,
+    format: Format,
+    o: &Options,
+    out: &mut dyn Write,
+) -> Result<Tally, DatasetError> {
+    if o.director_only && o.reviewers_only {
+        return Err(DatasetError::Invalid(
+            "--director-only and --reviewers-only exclude each other".into(),
+        ));
+    }
+    if let Some(a) = o.agreement_min
+        && !(0.0..=1.0).contains(&a)
+    {
+        return Err(DatasetError::Invalid(format!(
+            "--agreement-min {a}: a share between 0 and 1"
+        )));
+    }
+    let mut tally = Tally::default();
+    for id in run_ids(store, o)? {
+        let rec = store.load_run(id)?;
+        let branches = store.branches(id)?;
+        tally.runs += 1;
+        if let Some(v) = &rec.run.ruleset_version {
+            tally.ruleset_versions.insert(v.clone());
+        }
+        if let Some(m) = &rec.run.model {
+            tally.models.insert(m.clone());
+        }
+        let (turns, ambiguous) = lines::read(&rec, &branches);
+        if ambiguous {
+            tally.skip("run whose regenerates and branches disagree: reviewer marks not used");
+        }
+        let mut ctx = records::Ctx {
+            store,
+            rec: &rec,
+            o,
+            tally: &mut tally,
+            out,
+        };
+        for t in &turns {
+            if o.sister.as_deref().is_some_and(|s| s != t.speaker) {
+                continue;
+            }
+            match format {
+                Format::Dpo => records::dpo(&mut ctx, t)?,
+                Format::Kto => records::kto(&mut ctx, t)?,
+                Format::Sft => records::sft(&mut ctx, t)?,
+            }
+        }
+    }
+    out.flush()?;
+    Ok(tally)
+}
+
+/// The notice that replaces the world section with `--redact-vault`.
+pub const REDACTED: &str = "（この部分の世界設定は、データを外部に出すために伏せています）";
+
+/// The stored request's messages, redacted when asked; None (and a reason) when there is no
+/// usable request.
+pub(crate) fn prompt_of(
+    store: &Store,
+    attempt_id: Option<i64>,
+    redact: bool,
+) -> Result<Result<Vec<Value>, &'static str>, DatasetError> {
+    let Some(id) = attempt_id else {
+        return Ok(Err("line without a stored attempt"));
+    };
+    let Some(req) = store.request_of(id)? else {
+        return Ok(Err("attempt without a stored request"));
+    };
+    let Some(msgs) = req.get("messages").and_then(Value::as_array) else {
+        return Ok(Err("stored request without messages"));
+    };
+    let mut msgs: Vec<Value> = msgs
+        .iter()
+        .map(|m| json!({"role": m["role"], "content": m["content"]}))
+        .collect();
+    if msgs.is_empty() || msgs.iter().any(|m| !m["content"].is_string()) {
+        return Ok(Err("stored request without messages"));
+    }
+    if redact && !redact_world(&mut msgs) {
+        return Ok(Err(
+            "--redact-vault: the world section could not be located",
+        ));
+    }
+    Ok(Ok(msgs))
+}
+
+/// Replaces what lies between 【世界設定】 and 【話題】 in the one message that holds them;
+/// false (fail closed) unless exactly one message holds exactly one such section.
+fn redact_world(msgs: &mut [Value]) -> bool {
+    const OPEN: &str = "【世界設定】\n";
+    const CLOSE: &str = "\n\n【話題】";
+    let holders: Vec<usize> = msgs
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| {
+            m["content"]
+                .as_str()
+                .is_some_and(|c| c.contains("【世界設定】"))
+        })
+        .map(|(i, _)| i)
+        .collect();
+    let [i] = holders[..] else {
+        return false;
+    };
+    let c = msgs[i]["content"].as_str().unwrap_or_default().to_string();
+    if c.matches("【世界設定】").count() != 1 || c.matches(CLOSE).count() != 1 {
+        return false;
+    }
+    let (Some(a), Some(b)) = (c.find(OPEN), c.find(CLOSE)) else {
+        return false;
+    };
+    if b < a + OPEN.len() {
+        return false;
+    }
+    let redacted = format!("{}{REDACTED}{}", &c[..a + OPEN.len()], &c[b..]);
+    msgs[i]["content"] = Value::String(redacted);
+    true
+}
+
+#[cfg(test)]
+mod tests;

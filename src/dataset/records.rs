@@ -1,0 +1,304 @@
+//! The records of one turn, in each format, with their provenance; every item left out is
+//! counted with its reason.
+
+use std::io::Write;
+
+use serde_json::{Value, json};
+
+use super::lines::{TurnLines, Version};
+use super::{DatasetError, Options, Tally, prompt_of};
+use crate::director::Status;
+use crate::store::{RunRecord, Store};
+
+pub(crate) struct Ctx<'a> {
+    pub store: &'a Store,
+    pub rec: &'a RunRecord,
+    pub o: &'a Options,
+    pub tally: &'a mut Tally,
+    pub out: &'a mut dyn Write,
+}
+
+/// Who decided a line, and how.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Judged {
+    Director(Status),
+    Reviewers(Vec<String>),
+}
+
+impl Judged {
+    fn json(&self) -> Value {
+        match self {
+            Judged::Director(s) => json!({"director": s.as_str()}),
+            Judged::Reviewers(r) => json!({"reviewers": r}),
+        }
+    }
+
+    fn source(&self) -> &'static str {
+        match self {
+            Judged::Director(_) => "director",
+            Judged::Reviewers(_) => "reviewers",
+        }
+    }
+}
+
+/// Fine or not, and by whom; None when undecided (a tie, too few reviewers, low agreement, a
+/// verdict that is neither PASS nor RETRY, or the filters exclude the judge).
+pub fn decide(v: &Version, o: &Options) -> Option<(bool, Judged)> {
+    let labels: Vec<(&String, bool)> = v
+        .labels
+        .iter()
+        .filter(|(who, _)| o.reviewer.as_ref().is_none_or(|r| r == *who))
+        .map(|(w, f)| (w, *f))
+        .collect();
+    if !o.director_only && !labels.is_empty() {
+        if labels.len() < o.min_reviewers.max(1) {
+            return None;
+        }
+        let fine = labels.iter().filter(|(_, f)| *f).count();
+        let not = labels.len() - fine;
+        if fine == not {
+            return None;
+        }
+        let share = fine.max(not) as f64 / labels.len() as f64;
+        if o.agreement_min.is_some_and(|a| share < a) {
+            return None;
+        }
+        let names = labels.iter().map(|(w, _)| (*w).clone()).collect();
+        return Some((fine > not, Judged::Reviewers(names)));
+    }
+    if o.reviewers_only || o.min_reviewers > 0 || o.reviewer.is_some() {
+        return None;
+    }
+    match v.status {
+        Status::Pass => Some((true, Judged::Director(Status::Pass))),
+        Status::Retry => Some((false, Judged::Director(Status::Retry))),
+        _ => None,
+    }
+}
+
+impl Ctx<'_> {
+    fn attempt_text(&self, id: i64) -> Option<&str> {
+        self.rec
+            .attempts
+            .iter()
+            .find(|a| a.id == id)
+            .and_then(|a| a.text.as_deref())
+    }
+
+    /// Did an excluded rule fire (WARN or worse) on any of these attempts?
+    fn excluded(&self, ids: &[Option<i64>]) -> bool {
+        if self.o.exclude_rules.is_empty() {
+            return false;
+        }
+        ids.iter().flatten().any(|id| {
+            let Some(a) = self.rec.attempts.iter().find(|a| a.id == *id) else {
+                return false;
+            };
+            let findings = a
+                .verdict
+                .as_ref()
+                .and_then(|v| v.get("findings"))
+                .and_then(Value::as_array);
+            findings.is_some_and(|fs| {
+                fs.iter().any(|f| {
+                    let rule = f["rule"].as_str().unwrap_or_default();
+                    let bad = matches!(f["status"].as_str(), Some("WARN" | "RETRY" | "MODIFY"));
+                    bad && self.o.exclude_rules.iter().any(|r| r == rule)
+                })
+            })
+        })
+    }
+
+    fn meta(&self, t: &TurnLines, extra: Value) -> Value {
+        let mut m = json!({
+            "run": self.rec.run.id,
+            "turn": t.turn,
+            "speaker": t.speaker,
+            "ruleset_version": self.rec.run.ruleset_version,
+            "model": self.rec.run.model,
+        });
+        if let (Some(o), Some(e)) = (m.as_object_mut(), extra.as_object()) {
+            o.extend(e.clone());
+        }
+        m
+    }
+
+    fn emit(&mut self, record: Value, source: &str, sister: &str) -> Result<(), DatasetError> {
+        serde_json::to_writer(&mut *self.out, &record).map_err(std::io::Error::from)?;
+        self.out.write_all(b"\n")?;
+        self.tally.count(source, sister);
+        Ok(())
+    }
+
+    /// The prompt for `attempt`, or the item counted as skipped.
+    fn prompt(&mut self, attempt: Option<i64>) -> Result<Option<Vec<Value>>, DatasetError> {
+        match prompt_of(self.store, attempt, self.o.redact_vault)? {
+            Ok(p) => Ok(Some(p)),
+            Err(why) => {
+                self.tally.skip(why);
+                Ok(None)
+            }
+        }
+    }
+}
+
+fn assistant(text: &str) -> Value {
+    json!([{"role": "assistant", "content": text}])
+}
+
+/// DPO pairs of one turn.
+pub(crate) fn dpo(c: &mut Ctx<'_>, t: &TurnLines) -> Result<(), DatasetError> {
+    if !c.o.reviewers_only && c.o.min_reviewers == 0 && c.o.reviewer.is_none() {
+        for v in &t.versions {
+            let usable = matches!(v.status, Status::Pass | Status::Warn);
+            let reviewers_reject = !c.o.director_only && decide(v, c.o).is_some_and(|d| !d.0);
+            if !usable || reviewers_reject || v.rejected.is_empty() {
+                continue;
+            }
+            for r in &v.rejected {
+                let judged = Judged::Director(v.status);
+                let text = c.attempt_text(*r).unwrap_or_default().to_string();
+                pair(c, t, (*r, text), v, &judged)?;
+            }
+        }
+    }
+    if c.o.director_only {
+        return Ok(());
+    }
+    let decided: Vec<(&Version, bool, Judged)> = t
+        .versions
+        .iter()
+        .filter_map(|v| decide(v, c.o).map(|(f, j)| (v, f, j)))
+        .filter(|(_, _, j)| matches!(j, Judged::Reviewers(_)))
+        .collect();
+    for (bad, _, _) in decided.iter().filter(|d| !d.1) {
+        for (good, _, judged) in decided.iter().filter(|d| d.1) {
+            let Some(bad_id) = bad.attempt_id else {
+                c.tally.skip("line without a stored attempt");
+                continue;
+            };
+            pair(c, t, (bad_id, bad.text.clone()), good, judged)?;
+        }
+    }
+    Ok(())
+}
+
+/// One pair: the prompt is the rejected attempt's stored request.
+fn pair(
+    c: &mut Ctx<'_>,
+    t: &TurnLines,
+    (rejected_id, rejected): (i64, String),
+    chosen: &Version,
+    judged: &Judged,
+) -> Result<(), DatasetError> {
+    if rejected.trim().is_empty() || rejected.trim() == chosen.text.trim() {
+        c.tally.skip("pair whose lines are the same or empty");
+        return Ok(());
+    }
+    if c.excluded(&[Some(rejected_id), chosen.attempt_id]) {
+        c.tally.skip("--exclude-rules");
+        return Ok(());
+    }
+    let Some(prompt) = c.prompt(Some(rejected_id))? else {
+        return Ok(());
+    };
+    let meta = c.meta(
+        t,
+        json!({"source": judged.source(), "chosen_attempt": chosen.attempt_id,
+               "rejected_attempt": rejected_id, "judged_by": judged.json()}),
+    );
+    let record = json!({
+        "prompt": prompt,
+        "chosen": assistant(&chosen.text),
+        "rejected": assistant(&rejected),
+        "metadata": meta,
+    });
+    c.emit(record, judged.source(), &t.speaker)
+}
+
+/// KTO records of one turn: every decided version, and the Director's RETRY attempts.
+pub(crate) fn kto(c: &mut Ctx<'_>, t: &TurnLines) -> Result<(), DatasetError> {
+    for v in &t.versions {
+        if let Some((label, judged)) = decide(v, c.o) {
+            single(c, t, v.attempt_id, &v.text, label, &judged)?;
+        }
+        if c.o.reviewers_only || c.o.min_reviewers > 0 || c.o.reviewer.is_some() {
+            continue;
+        }
+        for r in &v.rejected {
+            let text = c.attempt_text(*r).unwrap_or_default().to_string();
+            single(
+                c,
+                t,
+                Some(*r),
+                &text,
+                false,
+                &Judged::Director(Status::Retry),
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn single(
+    c: &mut Ctx<'_>,
+    t: &TurnLines,
+    attempt: Option<i64>,
+    text: &str,
+    label: bool,
+    judged: &Judged,
+) -> Result<(), DatasetError> {
+    if text.trim().is_empty() {
+        c.tally.skip("empty line");
+        return Ok(());
+    }
+    if c.excluded(&[attempt]) {
+        c.tally.skip("--exclude-rules");
+        return Ok(());
+    }
+    let Some(prompt) = c.prompt(attempt)? else {
+        return Ok(());
+    };
+    let meta = c.meta(
+        t,
+        json!({"source": judged.source(), "attempt": attempt, "judged_by": judged.json()}),
+    );
+    let record = json!({
+        "prompt": prompt,
+        "completion": assistant(text),
+        "label": label,
+        "metadata": meta,
+    });
+    c.emit(record, judged.source(), &t.speaker)
+}
+
+/// SFT: the committed line when it passed and no reviewer rejected it.
+pub(crate) fn sft(c: &mut Ctx<'_>, t: &TurnLines) -> Result<(), DatasetError> {
+    let Some(v) = t.versions.iter().find(|v| v.current) else {
+        return Ok(());
+    };
+    if v.status != Status::Pass || v.labels.values().any(|fine| !fine) {
+        return Ok(());
+    }
+    let judged = match decide(v, c.o) {
+        Some((true, j)) => j,
+        _ => return Ok(()),
+    };
+    if c.excluded(&[v.attempt_id]) {
+        c.tally.skip("--exclude-rules");
+        return Ok(());
+    }
+    let Some(mut messages) = c.prompt(v.attempt_id)? else {
+        return Ok(());
+    };
+    messages.push(json!({"role": "assistant", "content": v.text}));
+    let meta = c.meta(
+        t,
+        json!({"source": judged.source(), "attempt": v.attempt_id, "judged_by": judged.json()}),
+    );
+    c.emit(
+        json!({"messages": messages, "metadata": meta}),
+        judged.source(),
+        &t.speaker,
+    )
+}
