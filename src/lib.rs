@@ -16,6 +16,7 @@ pub mod interview;
 pub mod limits;
 pub mod llm;
 pub mod patterns;
+pub mod report;
 pub mod safety;
 pub mod serve;
 pub mod store;

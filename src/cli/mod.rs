@@ -16,6 +16,7 @@ pub mod patterns;
 pub mod pii;
 pub mod progress;
 pub mod queue;
+pub mod report;
 pub mod run;
 pub mod runs;
 pub mod safety;
@@ -140,6 +141,8 @@ pub enum Command {
     /// Shared review queues: several reviewers, k per item, leases (create, next, show, watch).
     #[command(subcommand)]
     Queue(queue::QueueCommand),
+    /// A self-contained HTML page for a run or a comparison, to open and share.
+    Report(report::ReportArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -207,6 +210,7 @@ pub fn main() -> i32 {
         Some(Command::Compare(args)) => compare::run(args),
         Some(Command::Doctor(args)) => doctor::run(args),
         Some(Command::Queue(cmd)) => queue::run(cmd),
+        Some(Command::Report(args)) => report::run(args),
     }
 }
 

@@ -1,0 +1,76 @@
+//! The page: escaping, the shell (inline CSS only, a Japanese font stack every OS has, a layout
+//! that wraps at phone width and prints), and small pieces (verdict badges, tables).
+
+/// Text for HTML: `& < > " '` escaped; control characters (other than newline and tab)
+/// dropped. Everything from a model, a user or a file goes through this.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c if c.is_control() && c != '\n' && c != '\t' => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+const CSS: &str = r#"
+:root { --pass:#2e7d32; --warn:#b26a00; --retry:#c62828; --other:#6a1b9a; --ink:#1d1d1f; --mute:#666; }
+* { box-sizing: border-box; }
+body { margin: 0 auto; max-width: 1100px; padding: 16px; color: var(--ink);
+  font-family: "Hiragino Sans", "Hiragino Kaku Gothic ProN", "Noto Sans CJK JP", "Noto Sans JP",
+    "Yu Gothic", "YuGothic", "Meiryo", system-ui, sans-serif; line-height: 1.6;
+  overflow-wrap: anywhere; word-break: normal; line-break: strict; }
+h1 { font-size: 1.4rem; margin: 0 0 4px; } h2 { font-size: 1.1rem; margin: 28px 0 8px;
+  border-bottom: 1px solid #ddd; padding-bottom: 4px; }
+.meta { color: var(--mute); font-size: .9rem; }
+.grid2 { display: grid; grid-template-columns: repeat(auto-fit, minmax(300px, 1fr)); gap: 12px; }
+figure { margin: 0; } figcaption { font-size: .9rem; color: var(--mute); }
+svg.chart { display: block; max-width: 100%; height: auto; }
+svg .lbl, svg .num { font-size: 12px; fill: var(--ink); }
+.bar.PASS { fill: var(--pass); } .bar.WARN { fill: var(--warn); } .bar.RETRY { fill: var(--retry); }
+.bar.other, .bar.MODIFY, .bar.UNSCORED { fill: var(--other); } .bar.plain { fill: #1565c0; }
+.grid { stroke: #e0e0e0; } .trend { fill: none; stroke: #1565c0; stroke-width: 2; } .pt { fill: #1565c0; }
+table { border-collapse: collapse; width: 100%; font-size: .92rem; table-layout: fixed; }
+th, td { border-bottom: 1px solid #eee; padding: 4px 6px; text-align: left; vertical-align: top; }
+th.n, td.n { width: 3.5em; } th.who, td.who { width: 4.5em; } th.v, td.v { width: 6.5em; }
+td.text { white-space: pre-wrap; }
+.badge { display: inline-block; padding: 0 6px; border-radius: 4px; color: #fff; font-size: .8rem; }
+.badge.PASS { background: var(--pass); } .badge.WARN { background: var(--warn); }
+.badge.RETRY { background: var(--retry); } .badge.MODIFY, .badge.UNSCORED { background: var(--other); }
+.note { color: var(--mute); font-style: italic; }
+.ab { display: grid; grid-template-columns: 1fr 1fr; gap: 8px; }
+.ab > div { border: 1px solid #eee; padding: 6px; border-radius: 4px; white-space: pre-wrap; }
+del { background: #ffebee; text-decoration: line-through; } ins { background: #e8f5e9; text-decoration: none; }
+@media (max-width: 600px) {
+  body { padding: 8px; } .ab { grid-template-columns: 1fr; }
+  th.who, td.who { width: 3.5em; } th.v, td.v { width: 5.2em; } table { font-size: .85rem; }
+}
+@media print { body { max-width: none; } h2 { break-after: avoid; } figure, tr { break-inside: avoid; } }
+"#;
+
+/// A whole page around `body`.
+pub fn page(title: &str, body: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"ja\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>{}</title><style>{CSS}</style></head><body>\n{body}\n</body></html>\n",
+        esc(title)
+    )
+}
+
+/// `PASS` as a coloured badge.
+pub fn badge(status: &str) -> String {
+    let s = esc(status);
+    format!("<span class=\"badge {s}\">{s}</span>")
+}
+
+/// A figure that could not be computed, saying why (never a blank or a 0 as if measured).
+pub fn missing(what: &str, why: &str) -> String {
+    format!("<p class=\"note\">{}: {}</p>", esc(what), esc(why))
+}

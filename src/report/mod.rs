@@ -1,0 +1,460 @@
+//! `kakeai report` (issue 25 §2): one self-contained HTML page — inline CSS and SVG, no script,
+//! no network — for a run or a comparison, that writers and the operator can open and share.
+//!
+//! What is shown is what the store holds, made safe first: every line goes through the PII
+//! masker, and the span of every leak finding (WARN or worse) is blacked out, so a line that
+//! leaked a secret never carries it into the page; prompts (where the vault's text lives) are
+//! never included. Everything from a model, a user or a file is escaped. A figure that cannot be
+//! computed says so.
+
+pub mod html;
+pub mod svg;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use crate::annotate::alpha;
+use crate::store::review::{Mark, fold};
+use crate::store::{ActionKind, AttemptRow, RunRecord, Store, StoreError};
+use html::{badge, esc, missing};
+use svg::Bar;
+
+/// The five judge aspects, in the judge's order.
+pub const ASPECTS: [&str; 5] = ["frame", "roleplay", "connection", "density", "naturalness"];
+
+/// What replaces a leaked span.
+pub const BLACKED: &str = "■■";
+
+/// A line as the page may show it: leak spans blacked out, then PII masked.
+pub fn safe_text(text: &str, verdict: Option<&Value>) -> String {
+    let mut chars: Vec<char> = text.chars().collect();
+    let mut spans: Vec<(usize, usize)> = verdict
+        .and_then(|v| v.get("findings"))
+        .and_then(Value::as_array)
+        .map(|fs| {
+            fs.iter()
+                .filter(|f| f["rule"] == "leak")
+                .filter(|f| matches!(f["status"].as_str(), Some("WARN" | "RETRY" | "MODIFY")))
+                .filter_map(|f| {
+                    let s = f["span"].as_array()?;
+                    Some((s.first()?.as_u64()? as usize, s.get(1)?.as_u64()? as usize))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let leaked_without_span = verdict
+        .and_then(|v| v.get("findings"))
+        .and_then(Value::as_array)
+        .is_some_and(|fs| {
+            fs.iter().any(|f| {
+                f["rule"] == "leak"
+                    && matches!(f["status"].as_str(), Some("WARN" | "RETRY" | "MODIFY"))
+                    && !f["span"].is_array()
+            })
+        });
+    // A leak whose place is unknown, or a span outside the text: the whole line is withheld.
+    if leaked_without_span || spans.iter().any(|(a, b)| a >= b || *b > chars.len()) {
+        return "（秘密に触れたため、この行は表示しません）".into();
+    }
+    spans.sort_unstable();
+    for (a, b) in spans.into_iter().rev() {
+        chars.splice(a..b, BLACKED.chars());
+    }
+    let blacked: String = chars.into_iter().collect();
+    crate::safety::pii::shared().mask(&blacked).masked_text
+}
+
+/// One committed turn, read for the page.
+struct Turn {
+    turn: u32,
+    speaker: String,
+    status: String,
+    text: String,
+    tone: Option<f64>,
+    judge: Option<[f64; 5]>,
+    rules: BTreeSet<String>,
+    /// Reviewer → fine.
+    labels: BTreeMap<String, bool>,
+    attempts: usize,
+}
+
+fn committed_attempt(rec: &RunRecord, id: Option<i64>) -> Option<&AttemptRow> {
+    id.and_then(|id| rec.attempts.iter().find(|a| a.id == id))
+}
+
+fn judge_scores(a: &AttemptRow) -> Option<[f64; 5]> {
+    let j = a.judge.as_ref()?;
+    let s = j.get("scores").filter(|s| s.is_object()).unwrap_or(j);
+    let mut out = [0.0; 5];
+    for (i, k) in ASPECTS.iter().enumerate() {
+        out[i] = s.get(*k)?.as_f64()?;
+    }
+    Some(out)
+}
+
+fn labels(rec: &RunRecord) -> BTreeMap<u32, BTreeMap<String, bool>> {
+    let mut per: BTreeMap<&str, Vec<Mark<'_>>> = BTreeMap::new();
+    for a in &rec.actions {
+        let (Some(turn), Some(who)) = (a.turn, a.reviewer.as_deref()) else {
+            continue;
+        };
+        per.entry(who).or_default().push(Mark {
+            turn,
+            kind: a.kind,
+            payload: &a.payload,
+            reviewer: Some(who),
+        });
+    }
+    let mut out: BTreeMap<u32, BTreeMap<String, bool>> = BTreeMap::new();
+    for (who, marks) in per {
+        for (turn, m) in fold(marks) {
+            let fine = match (m.override_to, m.thumb) {
+                (Some(s), _) => Some(s == crate::director::Status::Pass),
+                (None, t) => t,
+            };
+            if let Some(f) = fine {
+                out.entry(turn).or_default().insert(who.to_string(), f);
+            }
+        }
+    }
+    out
+}
+
+fn turns(rec: &RunRecord) -> Vec<Turn> {
+    let marks = labels(rec);
+    rec.turns
+        .iter()
+        .map(|t| {
+            let a = committed_attempt(rec, t.attempt_id);
+            let verdict = a.and_then(|a| a.verdict.as_ref());
+            let rules = verdict
+                .and_then(|v| v["findings"].as_array())
+                .map(|fs| {
+                    fs.iter()
+                        .filter(|f| {
+                            matches!(f["status"].as_str(), Some("WARN" | "RETRY" | "MODIFY"))
+                        })
+                        .filter_map(|f| f["rule"].as_str().map(String::from))
+                        .collect()
+                })
+                .unwrap_or_default();
+            Turn {
+                turn: t.turn,
+                speaker: t.speaker.clone(),
+                status: t.status.as_str().to_string(),
+                text: safe_text(&t.text, verdict),
+                tone: verdict.and_then(|v| v["tone"]["score"].as_f64()),
+                judge: a.and_then(judge_scores),
+                rules,
+                labels: marks.get(&t.turn).cloned().unwrap_or_default(),
+                attempts: rec.attempts_of(t.turn).count(),
+            }
+        })
+        .collect()
+}
+
+fn sister(id: &str) -> &str {
+    crate::store::export::speaker_name(id)
+}
+
+/// The page for one stored run.
+pub fn run_report(store: &Store, run_id: i64) -> Result<String, StoreError> {
+    let rec = store.load_run(run_id)?;
+    let ts = turns(&rec);
+    let r = &rec.run;
+    let mut b = String::new();
+    let _ = write!(
+        b,
+        "<h1>{}</h1><p class=\"meta\">run {} · {} · {} · ruleset {} · {} · {} turns</p>",
+        esc(&r.topic),
+        r.id,
+        esc(r.model.as_deref().unwrap_or("(model unknown)")),
+        esc(&r.started_at),
+        esc(r.ruleset_version.as_deref().unwrap_or("?")),
+        esc(r.status.as_str()),
+        ts.len()
+    );
+    b.push_str("<h2>判定（Director）</h2><div class=\"grid2\">");
+    b.push_str(&verdict_chart(&ts));
+    b.push_str(&rule_chart(&ts));
+    b.push_str("</div><h2>口調と審査員の評価</h2><div class=\"grid2\">");
+    let tone: Vec<(u32, f64)> = ts
+        .iter()
+        .filter_map(|t| t.tone.map(|v| (t.turn, v)))
+        .collect();
+    if tone.is_empty() {
+        b.push_str(&missing("口調スコア", "no turn carries a tone score"));
+    } else {
+        b.push_str(&svg::line("tone", "口調スコア（0–3）の推移", &tone, 3.0));
+    }
+    b.push_str(&aspect_chart(&ts));
+    b.push_str("</div><h2>レビュアーの一致度</h2>");
+    b.push_str(&agreement(&ts));
+    b.push_str("<h2>会話</h2>");
+    b.push_str(&turn_table(&ts));
+    Ok(html::page(&format!("kakeai report · {}", r.topic), &b))
+}
+
+fn verdict_chart(ts: &[Turn]) -> String {
+    let rows: Vec<Bar> = ["yana", "ayu"]
+        .iter()
+        .map(|sp| {
+            let count = |s: &str| {
+                ts.iter()
+                    .filter(|t| t.speaker == *sp && t.status == s)
+                    .count() as f64
+            };
+            let other = ts
+                .iter()
+                .filter(|t| {
+                    t.speaker == *sp && !matches!(t.status.as_str(), "PASS" | "WARN" | "RETRY")
+                })
+                .count() as f64;
+            Bar {
+                label: sister(sp).to_string(),
+                parts: vec![
+                    (count("PASS"), "PASS"),
+                    (count("WARN"), "WARN"),
+                    (count("RETRY"), "RETRY"),
+                    (other, "other"),
+                ],
+            }
+        })
+        .collect();
+    svg::bars(
+        "verdicts",
+        "姉妹ごとの判定（PASS / WARN / RETRY / その他）",
+        &rows,
+        None,
+    )
+}
+
+fn rule_chart(ts: &[Turn]) -> String {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for t in ts {
+        for r in &t.rules {
+            *counts.entry(r.as_str()).or_default() += 1;
+        }
+    }
+    if counts.is_empty() {
+        return missing(
+            "ルール",
+            "no rule fired at WARN or worse on a committed line",
+        );
+    }
+    let rows: Vec<Bar> = counts
+        .iter()
+        .map(|(r, n)| Bar {
+            label: r.to_string(),
+            parts: vec![(*n as f64, "plain")],
+        })
+        .collect();
+    svg::bars("rules", "ルールごとの件数（WARN 以上）", &rows, None)
+}
+
+fn aspect_chart(ts: &[Turn]) -> String {
+    let scored: Vec<[f64; 5]> = ts.iter().filter_map(|t| t.judge).collect();
+    if scored.is_empty() {
+        return missing("審査員の観点", "no committed line was scored by the judge");
+    }
+    let rows: Vec<Bar> = ASPECTS
+        .iter()
+        .enumerate()
+        .map(|(i, a)| Bar {
+            label: a.to_string(),
+            parts: vec![(
+                scored.iter().map(|s| s[i]).sum::<f64>() / scored.len() as f64,
+                "plain",
+            )],
+        })
+        .collect();
+    svg::bars(
+        "aspects",
+        &format!("審査員の観点（平均、{} 行、1–5）", scored.len()),
+        &rows,
+        Some(5.0),
+    )
+}
+
+/// α among reviewers (overall, per sister) and, per rule, α with the Director as one more
+/// coder ("this rule fired" = not fine).
+fn agreement(ts: &[Turn]) -> String {
+    let units = |pick: &dyn Fn(&Turn) -> bool| -> Vec<Vec<bool>> {
+        ts.iter()
+            .filter(|t| pick(t))
+            .map(|t| t.labels.values().copied().collect())
+            .collect()
+    };
+    let mut s = String::from("<table><tr><th>範囲</th><th>Krippendorff α</th></tr>");
+    let _ = write!(
+        s,
+        "<tr><td>レビュアー全員</td><td>{}</td></tr>",
+        esc(&alpha::describe(alpha::nominal(&units(&|_| true))))
+    );
+    for sp in ["yana", "ayu"] {
+        let a = alpha::nominal(&units(&|t: &Turn| t.speaker == sp));
+        let _ = write!(
+            s,
+            "<tr><td>{}</td><td>{}</td></tr>",
+            sister(sp),
+            esc(&alpha::describe(a))
+        );
+    }
+    let rules: BTreeSet<&str> = ts
+        .iter()
+        .flat_map(|t| t.rules.iter().map(String::as_str))
+        .collect();
+    for r in rules {
+        let u: Vec<Vec<bool>> = ts
+            .iter()
+            .filter(|t| !t.labels.is_empty())
+            .map(|t| {
+                let mut v: Vec<bool> = t.labels.values().copied().collect();
+                v.push(!t.rules.contains(r));
+                v
+            })
+            .collect();
+        let _ = write!(
+            s,
+            "<tr><td>ルール {} と Director</td><td>{}</td></tr>",
+            esc(r),
+            esc(&alpha::describe(alpha::nominal(&u)))
+        );
+    }
+    s.push_str("</table>");
+    s
+}
+
+fn turn_table(ts: &[Turn]) -> String {
+    let mut s = String::from(
+        "<table id=\"turns\"><tr><th class=\"n\">#</th><th class=\"who\">姉妹</th>\
+         <th class=\"v\">判定</th><th>発言</th></tr>",
+    );
+    for t in ts {
+        let marks: Vec<String> = t
+            .labels
+            .iter()
+            .map(|(w, f)| format!("{}{}", if *f { "👍" } else { "👎" }, w))
+            .collect();
+        let extra = if marks.is_empty() && t.attempts <= 1 {
+            String::new()
+        } else {
+            format!(
+                "<div class=\"meta\">{} attempt(s) {}</div>",
+                t.attempts,
+                esc(&marks.join(" "))
+            )
+        };
+        let _ = write!(
+            s,
+            "<tr><td class=\"n\">{}</td><td class=\"who\">{}</td><td class=\"v\">{}</td>\
+             <td class=\"text\">{}{extra}</td></tr>",
+            t.turn,
+            sister(&t.speaker),
+            badge(&t.status),
+            esc(&t.text)
+        );
+    }
+    s.push_str("</table>");
+    s
+}
+
+/// The page for one stored comparison: the summary, reviewers' pairwise tally, and A/B side by
+/// side with the diff.
+pub fn compare_report(store: &Store, id: i64) -> Result<String, StoreError> {
+    let Some(c) = crate::compare::db::load(store, id)? else {
+        return Err(StoreError::Invalid(format!("no comparison {id}")));
+    };
+    let mut b = String::new();
+    let _ = write!(
+        b,
+        "<h1>比較 {} · {}</h1><p class=\"meta\">{} · baseline run {} · {}</p>",
+        c.id,
+        esc(&c.header.variant_name),
+        esc(&c.header.kind),
+        c.header.baseline_run.map_or("—".into(), |r| r.to_string()),
+        esc(&c.created_at)
+    );
+    match &c.summary {
+        Some(s) => {
+            let rows = vec![Bar {
+                label: "B vs A".into(),
+                parts: vec![
+                    (s.better as f64, "PASS"),
+                    (s.same as f64, "other"),
+                    (s.worse as f64, "RETRY"),
+                ],
+            }];
+            b.push_str(&svg::bars(
+                "change",
+                "B の変化（良くなった / 同じ / 悪くなった）",
+                &rows,
+                None,
+            ));
+            let _ = write!(b, "<p>{}</p>", esc(&crate::compare::outcome::headline(s)));
+        }
+        None => b.push_str(&missing("summary", "the comparison did not finish")),
+    }
+    if let Ok(t) = crate::annotate::pairwise::tally(store.conn(), id)
+        && t.reviewers > 0
+    {
+        let _ = write!(b, "<p>{}</p>", esc(&t.line()));
+    }
+    b.push_str("<h2>ターンごとの A / B</h2>");
+    for row in &c.turns {
+        let leaked = |s: &crate::compare::outcome::Side| {
+            s.findings.iter().any(|f| {
+                f.rule == crate::director::RuleId::Leak && f.status >= crate::director::Status::Warn
+            })
+        };
+        const WITHHELD: &str = "（秘密に触れたため、この行は表示しません）";
+        let a_leak = leaked(&row.a);
+        let b_leak = row.b.first().is_some_and(leaked);
+        let a = if a_leak {
+            WITHHELD.to_string()
+        } else {
+            safe_text(&row.a.text, None)
+        };
+        let bt = match row.b.first() {
+            Some(_) if b_leak => WITHHELD.to_string(),
+            Some(s) => safe_text(&s.text, None),
+            None => String::new(),
+        };
+        let diff: String = if a_leak || b_leak {
+            String::new()
+        } else {
+            row.diff
+                .iter()
+                .map(|p| match p.op.as_str() {
+                    "delete" | "del" | "-" => {
+                        format!("<del>{}</del>", esc(&safe_text(&p.text, None)))
+                    }
+                    "insert" | "ins" | "+" => {
+                        format!("<ins>{}</ins>", esc(&safe_text(&p.text, None)))
+                    }
+                    _ => esc(&safe_text(&p.text, None)),
+                })
+                .collect()
+        };
+        let _ = write!(
+            b,
+            "<h3>turn {} · {}</h3><div class=\"ab\"><div>A {}<br>{}</div><div>B {}<br>{}</div></div>\
+             <p class=\"meta\">diff: {diff}</p>",
+            row.turn,
+            sister(&row.speaker),
+            badge(row.a.status.as_str()),
+            esc(&a),
+            row.b
+                .first()
+                .map(|s| badge(s.status.as_str()))
+                .unwrap_or_default(),
+            esc(&bt)
+        );
+    }
+    Ok(html::page(&format!("kakeai compare report {id}"), &b))
+}
+
+/// Kinds of actions the report reads (for documentation and tests).
+pub const READ: [ActionKind; 3] = [ActionKind::Thumb, ActionKind::Override, ActionKind::Undo];

@@ -1,0 +1,336 @@
+//! `kakeai report` on generated runs: hostile text stays text, a leaked secret and a user's
+//! name never reach the page, every chart has the bars its data asks for; and in a real
+//! browser (headless Chromium; skipped with a message where it is absent, required under
+//! CI=true): screenshots at 1280 and 390 px, and no text sticking out of its box.
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use kakeai::director::Status;
+use kakeai::duo::TurnFlags;
+use kakeai::store::{ActionKind, AttemptOutcome, NewAction, NewAttempt, NewRun, Store, TurnCommit};
+use serde_json::json;
+
+mod cli_env;
+use cli_env::Env;
+
+const SECRET: &str = "地下の王家の墓";
+const HOSTILE: [&str; 5] = [
+    "<script>alert(1)</script>",
+    "</svg><img src=x onerror=alert(2)>",
+    "\"quoted\" & 'single' ]]> <!-- c -->",
+    "ｶﾞｷﾞ🇯🇵👩‍👩‍👧 とても長い長い長い長い長い長い長い長い長い長い長い長い長い長い長い長い長い長い長い長い長い長い行",
+    "https://example.com/a/very/long/url/that/has/no/spaces/at/all/and/keeps/going/and/going/forever",
+];
+
+struct Gen(u64);
+impl Gen {
+    fn next(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) % n
+    }
+}
+
+/// A run of `turns` turns; returns (run id, [(speaker, status)] per turn, rules fired).
+fn build(store: &mut Store, seed: u64, turns: u32) -> (i64, Vec<(String, Status)>, usize) {
+    let mut g = Gen(seed);
+    let run = store
+        .create_run(&NewRun {
+            topic: "<b>海辺</b>の坂道".into(),
+            model: Some("gemma2:27b".into()),
+            endpoint: None,
+            api: None,
+            options: json!({}),
+            persona_version: None,
+            ruleset_version: Some("r-1".into()),
+        })
+        .unwrap();
+    let mut out = Vec::new();
+    let mut fired = 0;
+    for t in 1..=turns {
+        let sp = if t % 2 == 1 { "yana" } else { "ayu" };
+        let status = [Status::Pass, Status::Pass, Status::Warn, Status::Retry][g.next(4) as usize];
+        let mut text = format!("{}の{}番目。{}", sp, t, HOSTILE[g.next(5) as usize]);
+        let mut findings = vec![];
+        if status != Status::Pass {
+            findings.push(json!({"rule": "lines", "status": status.as_str(), "message": "m", "suggestion": "s", "span": null}));
+            fired += 1;
+        }
+        if t % 5 == 0 {
+            // She leaked the level-0 secret; the finding knows where.
+            let start = text.chars().count();
+            text.push_str(SECRET);
+            let end = text.chars().count();
+            findings.push(json!({"rule": "leak", "status": "WARN", "message": "m", "suggestion": "s", "span": [start, end]}));
+        }
+        if t % 7 == 0 {
+            text.push_str("　山田太郎さんにも会ったよ");
+        }
+        let id = store
+            .start_attempt(&NewAttempt {
+                run_id: run,
+                turn: t,
+                speaker: sp.into(),
+                attempt: 1,
+                text: text.clone(),
+                tokens: 1,
+                guidance: None,
+                prompt_hash: None,
+                started_at: SystemTime::now(),
+                first_token_ms: Some(1),
+            })
+            .unwrap();
+        let judge = json!({"status": "PASS", "scores": {"frame": 4.0, "roleplay": 3.0 + (t % 2) as f64, "connection": 4.0, "density": 3.0, "naturalness": 5.0, "mean": 3.8}});
+        store
+            .finish_attempt(
+                id,
+                &AttemptOutcome {
+                    status: Some(status),
+                    verdict: Some(json!({"status": status.as_str(), "findings": findings, "tone": {"marker": 1, "vocab": 1, "style": 0, "score": g.next(4)}})),
+                    judge: Some(judge),
+                    ..AttemptOutcome::done(text.clone())
+                },
+            )
+            .unwrap();
+        store
+            .commit_turn(&TurnCommit {
+                run_id: run,
+                turn: t,
+                speaker: sp.into(),
+                attempt_id: Some(id),
+                text,
+                status,
+                flags: TurnFlags::default(),
+                hook: None,
+                hook_depth: None,
+            })
+            .unwrap();
+        for who in ["花子", "taro"] {
+            if g.next(2) == 0 {
+                store
+                    .add_action_by(
+                        &NewAction {
+                            run_id: run,
+                            turn: Some(t),
+                            attempt_id: None,
+                            kind: ActionKind::Thumb,
+                            payload: json!({"up": g.next(3) != 0}),
+                        },
+                        Some(who),
+                    )
+                    .unwrap();
+            }
+        }
+        out.push((sp.to_string(), status));
+    }
+    (run, out, fired)
+}
+
+fn report(env: &Env, run: i64, name: &str) -> (PathBuf, String) {
+    let out = env.dir.path().join(name);
+    let o = env.run(&[
+        "report",
+        "--run",
+        &run.to_string(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let html = std::fs::read_to_string(&out).unwrap();
+    (out, html)
+}
+
+#[test]
+fn hostile_text_is_text_and_secrets_and_names_never_reach_the_page() {
+    for seed in 1..=6u64 {
+        let env = Env::new();
+        let mut store = Store::open(&env.data_db()).unwrap();
+        let (run, turns, _) = build(&mut store, seed, 24);
+        drop(store);
+        let (_, html) = report(&env, run, "r.html");
+        assert!(!html.contains("<script"), "seed {seed}");
+        assert!(!html.contains("<img"), "seed {seed}");
+        assert!(
+            html.contains("&lt;script&gt;") || html.contains("&lt;/svg&gt;"),
+            "seed {seed}"
+        );
+        assert!(
+            !html.contains(SECRET),
+            "seed {seed}: the leaked secret is on the page"
+        );
+        assert!(html.contains(kakeai::report::BLACKED));
+        assert!(
+            !html.contains("山田太郎"),
+            "seed {seed}: a name is on the page"
+        );
+        assert!(
+            !html.contains("http://") && !html.contains("src=\"http"),
+            "no network"
+        );
+        // Every turn is listed; the verdict chart has one segment per non-empty (sister, verdict).
+        assert_eq!(html.matches("<tr><td class=\"n\">").count(), turns.len());
+        let mut want = std::collections::BTreeSet::new();
+        for (sp, st) in &turns {
+            want.insert((sp.clone(), st.as_str()));
+        }
+        let verdicts = section(&html, "verdicts");
+        assert_eq!(verdicts.matches("<rect").count(), want.len(), "seed {seed}");
+        assert_eq!(
+            section(&html, "tone").matches("<circle").count(),
+            turns.len()
+        );
+        assert_eq!(section(&html, "aspects").matches("<rect").count(), 5);
+    }
+}
+
+/// The `<figure id=ID>` … `</figure>` part of the page.
+fn section<'a>(html: &'a str, id: &str) -> &'a str {
+    let start = html
+        .find(&format!("<figure id=\"{id}\""))
+        .unwrap_or_else(|| panic!("no figure {id}"));
+    let end = html[start..].find("</figure>").unwrap() + start;
+    &html[start..end]
+}
+
+#[test]
+fn a_missing_run_is_an_error_and_an_empty_figure_says_why() {
+    let env = Env::new();
+    let mut store = Store::open(&env.data_db()).unwrap();
+    let run = store
+        .create_run(&NewRun {
+            topic: "空".into(),
+            model: None,
+            endpoint: None,
+            api: None,
+            options: json!({}),
+            persona_version: None,
+            ruleset_version: None,
+        })
+        .unwrap();
+    drop(store);
+    let o = env.run(&[
+        "report",
+        "--run",
+        "999",
+        "--out",
+        env.dir.path().join("x.html").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no run with id 999"));
+    let (_, html) = report(&env, run, "empty.html");
+    assert!(html.contains("no committed line was scored by the judge"));
+    assert!(html.contains("α — (no item judged by two reviewers yet)"));
+}
+
+fn chromium() -> Option<String> {
+    for c in ["chromium", "chromium-browser", "google-chrome"] {
+        if std::process::Command::new(c)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+        {
+            return Some(c.to_string());
+        }
+    }
+    None
+}
+
+/// Headless Chromium: a screenshot at `width`, and the DOM after a measuring script (added to
+/// a copy — the report itself has none) that lists elements whose text sticks out.
+fn in_browser(browser: &str, page: &Path, width: u32, shot: &Path) -> String {
+    let base = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--hide-scrollbars",
+        "--no-first-run",
+    ];
+    let size = format!("--window-size={width},2400");
+    let o = std::process::Command::new(browser)
+        .args(base)
+        .arg(&size)
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    assert!(
+        shot.exists(),
+        "no screenshot: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let probe = page.with_extension("probe.html");
+    let check = r#"<script>
+var bad = [];
+var vw = document.documentElement.clientWidth;
+document.querySelectorAll('body *').forEach(function (e) {
+  if (e.closest('svg') && e.tagName.toLowerCase() !== 'svg') return;
+  var r = e.getBoundingClientRect();
+  if (r.width === 0 && r.height === 0) return;
+  var over = e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX === 'visible' && e.clientWidth > 0;
+  if (r.right > vw + 1 || over) bad.push(e.tagName + '.' + e.className + ' right=' + Math.round(r.right) + ' sw=' + e.scrollWidth + ' cw=' + e.clientWidth);
+});
+var pre = document.createElement('pre'); pre.id = 'kakeai-probe';
+pre.textContent = JSON.stringify({vw: vw, bad: bad, svgs: document.querySelectorAll('svg').length});
+document.body.appendChild(pre);
+</script></body>"#;
+    let html = std::fs::read_to_string(page)
+        .unwrap()
+        .replace("</body>", check);
+    std::fs::write(&probe, html).unwrap();
+    let o = std::process::Command::new(browser)
+        .args(base)
+        .arg(&size)
+        .arg("--dump-dom")
+        .arg(format!("file://{}", probe.display()))
+        .output()
+        .unwrap();
+    let dom = String::from_utf8_lossy(&o.stdout).to_string();
+    let start = dom
+        .find("<pre id=\"kakeai-probe\">")
+        .expect("the probe ran")
+        + "<pre id=\"kakeai-probe\">".len();
+    let end = dom[start..].find("</pre>").unwrap() + start;
+    dom[start..end]
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+}
+
+#[test]
+fn in_a_real_browser_the_charts_are_drawn_and_nothing_sticks_out() {
+    let Some(browser) = chromium() else {
+        if std::env::var("CI").is_ok_and(|v| v == "true") {
+            panic!("Chromium is required under CI=true (apt install chromium)");
+        }
+        eprintln!("SKIPPED the browser check: no chromium on this machine");
+        return;
+    };
+    let env = Env::new();
+    let mut store = Store::open(&env.data_db()).unwrap();
+    let (run, _, _) = build(&mut store, 3, 30);
+    drop(store);
+    let (page, _) = report(&env, run, "report.html");
+    let shots = std::env::var("KAKEAI_REPORT_SHOTS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| env.dir.path().to_path_buf());
+    for width in [1280u32, 390] {
+        let shot = shots.join(format!("report-{width}.png"));
+        let probe = in_browser(&browser, &page, width, &shot);
+        let v: serde_json::Value =
+            serde_json::from_str(&probe).unwrap_or_else(|e| panic!("{e}: {probe}"));
+        assert!(v["svgs"].as_u64().unwrap() >= 4, "{v}");
+        assert_eq!(v["bad"], json!([]), "at {width} px text sticks out: {v}");
+        assert!(
+            std::fs::metadata(&shot).unwrap().len() > 10_000,
+            "an empty screenshot"
+        );
+    }
+}
