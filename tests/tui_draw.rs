@@ -344,7 +344,7 @@ fn help_is_grouped_scrolls_and_lists_dialog_keys() {
 fn errors_are_shown_whole_until_acknowledged() {
     let mut a = wide_run();
     let cause = "secret not applied: /home/writer/vault/_ai_control/visibility.yaml: in `characters/あゆ/SEC-AYU-01`: entity あゆ, secret SEC-AYU-01: level 7 is not 0–3 (完全秘匿 · 認識のみ · 内容認識 · 使用可能)";
-    a.status = cause.into();
+    a.fail(cause);
     a.settle_status(std::time::Instant::now());
     a.status = "theme: light".into();
     a.settle_status(std::time::Instant::now());

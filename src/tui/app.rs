@@ -247,7 +247,8 @@ pub enum UiMsg {
         ticket: Option<super::view::SaveTicket>,
         result: Result<(), String>,
     },
-    Error(String),
+    /// A notice from a background task, with its level (never guessed from its words).
+    Notice(super::status::Level, String),
     /// visibility.yaml written (the path and the work as saved), or why not.
     VaultSaved(Result<Box<VaultSaved>, String>),
     VaultOpened(Result<Box<crate::vault::Work>, String>),
@@ -360,6 +361,16 @@ pub struct App {
     pub stream: super::stream_wrap::StreamCache,
     pub quit: bool,
     pub dirty: bool,
+}
+
+impl UiMsg {
+    /// A background task's result: `Ok` an info notice, `Err` an error that stays until Esc.
+    pub fn outcome(r: Result<String, String>) -> UiMsg {
+        match r {
+            Ok(t) => UiMsg::Notice(super::status::Level::Info, t),
+            Err(e) => UiMsg::Notice(super::status::Level::Error, e),
+        }
+    }
 }
 
 impl App {
@@ -481,16 +492,14 @@ impl App {
                 self.run.apply(&e);
                 match &*e {
                     Effect::Held { turn, .. } => {
-                        self.status = format!(
+                        self.fail(format!(
                             "turn {turn}: every attempt failed — pick one with tab and c, or regenerate with r"
-                        );
+                        ));
                     }
-                    Effect::RunDone { status, error } => {
-                        self.status = match error {
-                            Some(e) => format!("run {}: {e}", status.as_str()),
-                            None => format!("run {}", status.as_str()),
-                        };
-                    }
+                    Effect::RunDone { status, error } => match error {
+                        Some(e) => self.fail(format!("run {}: {e}", status.as_str())),
+                        None => self.status = format!("run {}", status.as_str()),
+                    },
                     _ => {}
                 }
                 if self.follow && !self.run.turns.is_empty() {
@@ -512,8 +521,15 @@ impl App {
                 self.status = format!("run {run_id} started");
             }
             UiMsg::Connection(c) => {
-                if let Conn::Down(why) | Conn::Answered(why) = &c {
-                    self.status = format!("{why} — R probes again, d plays the bundled demo");
+                match &c {
+                    Conn::Down(why) => {
+                        self.fail(format!("{why} — R probes again, d plays the bundled demo"))
+                    }
+                    Conn::Answered(why) => self.notify(
+                        super::status::Level::Warn,
+                        format!("{why} — R probes again, d plays the bundled demo"),
+                    ),
+                    _ => {}
                 }
                 self.header.conn = c;
             }
@@ -531,9 +547,11 @@ impl App {
                         .iter_mut()
                         .any(|t| t.review.settle(tk, &result));
                 }
-                self.status = match result {
+                match result {
                     Ok(()) => {
-                        match turn.and_then(|n| self.run.turns.iter().rev().find(|t| t.turn == n)) {
+                        self.status = match turn
+                            .and_then(|n| self.run.turns.iter().rev().find(|t| t.turn == n))
+                        {
                             Some(t) if ticket.is_some() && !t.review.saved() => {
                                 "saved; earlier marks of this turn still pending".into()
                             }
@@ -543,10 +561,10 @@ impl App {
                             },
                         }
                     }
-                    Err(e) => format!("NOT saved: {e}"),
-                };
+                    Err(e) => self.fail(format!("NOT saved: {e}")),
+                }
             }
-            UiMsg::Error(e) => self.status = crate::text::sanitize::for_terminal(&e).into_owned(),
+            UiMsg::Notice(level, e) => self.notify(level, e),
             UiMsg::VaultSaved(r) => match r {
                 Ok(saved) => {
                     let VaultSaved {
@@ -575,7 +593,7 @@ impl App {
                         format!("saved {path} (previous kept as .bak); the next turn uses it")
                     };
                 }
-                Err(e) => self.status = format!("visibility NOT saved: {e}"),
+                Err(e) => self.fail(format!("visibility NOT saved: {e}")),
             },
             UiMsg::VaultOpened(r) => match r {
                 Ok(work) => {
@@ -596,7 +614,7 @@ impl App {
                         }
                     );
                 }
-                Err(e) => self.status = format!("work NOT opened: {e}"),
+                Err(e) => self.fail(format!("work NOT opened: {e}")),
             },
             UiMsg::Chat(m) => self.on_chat(m),
             UiMsg::Interview(m) => self.interview_msg(m),

@@ -28,9 +28,6 @@ pub struct StatusData {
     /// Seconds an ordinary status message stays.
     #[serde(default)]
     pub seconds: f64,
-    /// Case-sensitive fragments that make a message an error (kept until acknowledged).
-    #[serde(default)]
-    pub error_markers: Vec<String>,
 }
 
 pub fn data() -> &'static Commands {
@@ -199,7 +196,7 @@ mod tests {
         ] {
             assert!(d.dialogs.contains_key(m), "{m}");
         }
-        assert!(d.status.seconds > 0.0 && !d.status.error_markers.is_empty());
+        assert!(d.status.seconds > 0.0);
     }
 
     /// Every `Action` variant, read from keymap.rs itself (so a new one cannot be missed).

@@ -119,13 +119,13 @@ impl Runtime {
                 let call = store.call(move |s| review::thumb(s, id, up));
                 tokio::spawn(async move {
                     let r = call.await;
-                    let _ = tx.send(UiMsg::Error(match r {
-                        Ok(Some(_)) => format!(
+                    let _ = tx.send(UiMsg::outcome(match r {
+                        Ok(Some(_)) => Ok(format!(
                             "{} saved ✓ (the pattern's like_rate too)",
                             if up { "👍" } else { "👎" }
-                        ),
-                        Ok(None) => format!("{} saved ✓", if up { "👍" } else { "👎" }),
-                        Err(e) => format!("👍/👎 NOT saved: {e}"),
+                        )),
+                        Ok(None) => Ok(format!("{} saved ✓", if up { "👍" } else { "👎" })),
+                        Err(e) => Err(format!("👍/👎 NOT saved: {e}")),
                     }));
                 });
                 reload();
@@ -137,9 +137,9 @@ impl Runtime {
                 });
                 tokio::spawn(async move {
                     let r = call.await;
-                    let _ = tx.send(UiMsg::Error(match r {
-                        Ok(()) => format!("override → {} saved ✓", status.as_str()),
-                        Err(e) => format!("override NOT saved: {e}"),
+                    let _ = tx.send(UiMsg::outcome(match r {
+                        Ok(()) => Ok(format!("override → {} saved ✓", status.as_str())),
+                        Err(e) => Err(format!("override NOT saved: {e}")),
                     }));
                 });
                 reload();

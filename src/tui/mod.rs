@@ -171,7 +171,7 @@ impl Runtime {
             Command::Probe => self.probe(),
             Command::StartDemo => match Replay::demo() {
                 Ok(r) => self.start_demo(r),
-                Err(e) => self.app.status = e,
+                Err(e) => self.app.fail(e),
             },
             Command::StartLive(topic) => match Client::new(self.services.llm.clone()) {
                 Ok(c) => {
@@ -179,7 +179,7 @@ impl Runtime {
                     let vault = self.services.vault.clone();
                     self.start(Backend::Live(c), topic, turns, "live", true, vault);
                 }
-                Err(e) => self.app.status = e.to_string(),
+                Err(e) => self.app.fail(e.to_string()),
             },
             Command::SaveVault { work, edits } => self.save_vault(*work, edits),
             Command::OpenWork { root, name } => self.open_work(root, name),
@@ -197,9 +197,9 @@ impl Runtime {
                 let (store, tx) = (self.services.store.clone(), self.tx.clone());
                 tokio::spawn(async move {
                     let r = store.call(move |s| s.set_chat_thumb(id, up)).await;
-                    let _ = tx.send(UiMsg::Error(match r {
-                        Ok(()) => format!("{} saved ✓", if up { "👍" } else { "👎" }),
-                        Err(e) => format!("👍/👎 NOT saved: {e}"),
+                    let _ = tx.send(UiMsg::outcome(match r {
+                        Ok(()) => Ok(format!("{} saved ✓", if up { "👍" } else { "👎" })),
+                        Err(e) => Err(format!("👍/👎 NOT saved: {e}")),
                     }));
                 });
             }
@@ -367,7 +367,10 @@ impl Runtime {
             let run_id = match store.call(move |st| st.create_run(&new)).await {
                 Ok(id) => id,
                 Err(e) => {
-                    let _ = tx.send(UiMsg::Error(format!("could not create the run: {e}")));
+                    let _ = tx.send(UiMsg::Notice(
+                        status::Level::Error,
+                        format!("could not create the run: {e}"),
+                    ));
                     return;
                 }
             };
@@ -393,7 +396,9 @@ impl Runtime {
                         delta: delta.to_string(),
                     },
                     Notice::Effect(e) => UiMsg::Effect(Box::new(e.clone())),
-                    Notice::StoreError(e) => UiMsg::Error(format!("store: {e}")),
+                    Notice::StoreError(e) => {
+                        UiMsg::Notice(status::Level::Error, format!("store: {e}"))
+                    }
                 };
                 let _ = sink_tx.send(msg);
             };

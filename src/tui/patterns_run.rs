@@ -94,10 +94,13 @@ impl Runtime {
                 })
                 .await;
             let msg = match r {
-                Ok(()) => format!("pattern feedback {} saved ✓", if up { "👍" } else { "👎" }),
-                Err(e) => format!("pattern feedback NOT saved: {e}"),
+                Ok(()) => Ok(format!(
+                    "pattern feedback {} saved ✓",
+                    if up { "👍" } else { "👎" }
+                )),
+                Err(e) => Err(format!("pattern feedback NOT saved: {e}")),
             };
-            let _ = tx.send(UiMsg::Error(msg));
+            let _ = tx.send(UiMsg::outcome(msg));
             let r = store.call(rows).await.map_err(|e| e.to_string());
             let _ = tx.send(UiMsg::Patterns(r));
         });
@@ -136,10 +139,13 @@ impl Runtime {
                         })
                         .await;
                     let msg = match r {
-                        Ok(p) => format!("pattern #{} added (counterfactual) ✓", p.pattern_id),
-                        Err(e) => format!("not accepted: {e}"),
+                        Ok(p) => Ok(format!(
+                            "pattern #{} added (counterfactual) ✓",
+                            p.pattern_id
+                        )),
+                        Err(e) => Err(format!("not accepted: {e}")),
                     };
-                    let _ = tx.send(UiMsg::Error(msg));
+                    let _ = tx.send(UiMsg::outcome(msg));
                     let r = store.call(rows).await.map_err(|e| e.to_string());
                     let _ = tx.send(UiMsg::Patterns(r));
                     let r = store.call(dropouts).await.map_err(|e| e.to_string());
@@ -224,10 +230,10 @@ impl Runtime {
                 })
                 .await;
             let msg = match r {
-                Ok(p) => format!("pattern #{} added ✓", p.pattern_id),
-                Err(e) => format!("not promoted: {e}"),
+                Ok(p) => Ok(format!("pattern #{} added ✓", p.pattern_id)),
+                Err(e) => Err(format!("not promoted: {e}")),
             };
-            let _ = tx.send(UiMsg::Error(msg));
+            let _ = tx.send(UiMsg::outcome(msg));
             let r = store.call(rows).await.map_err(|e| e.to_string());
             let _ = tx.send(UiMsg::Patterns(r));
         });

@@ -453,7 +453,7 @@ impl App {
                         "run {id}: {n} turns, {done} reviewed · b: runs · m: next unreviewed"
                     );
                 }
-                Err(e) => self.status = format!("run NOT opened: {e}"),
+                Err(e) => self.fail(format!("run NOT opened: {e}")),
             },
             UiMsg::Found(r) => match r {
                 Ok(hits) if hits.is_empty() => {
@@ -464,7 +464,7 @@ impl App {
                     self.search.hit = 0;
                     return self.goto_hit();
                 }
-                Err(e) => self.status = format!("search failed: {e}"),
+                Err(e) => self.fail(format!("search failed: {e}")),
             },
             _ => {}
         }

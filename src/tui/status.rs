@@ -1,21 +1,24 @@
-//! Status messages that expire and errors that stay. Every part of the app writes
-//! `app.status`; after each key or message the loop calls `settle_status`, which sorts the new
-//! text: an error (it contains a marker from assets/tui/commands.toml) moves to `app.errors`,
-//! shown whole until Esc acknowledges it, so the next message cannot overwrite it; anything else
-//! stays `status` for a few seconds. The loop sleeps until `status_deadline` only while a
-//! message is shown — an idle screen has no timer.
+//! Notices with a level (issue 23): `app.status` is an **info** message that expires after a few
+//! seconds; an **error** is raised with [`App::fail`] (or a `UiMsg::Notice` of level `Error`) and
+//! stays, whole, until Esc acknowledges it, so the next message cannot overwrite it. Nothing is
+//! guessed from the words of a message: searching for 失敗 or "failed" is not an error, and a
+//! success is never sent as one. The loop sleeps until `status_deadline` only while a message is
+//! shown — an idle screen has no timer.
 
 use std::time::{Duration, Instant};
 
 use super::app::App;
 use super::commands::status_data;
 
-/// Whether a status message reports a failure.
-pub fn is_error(msg: &str) -> bool {
-    status_data()
-        .error_markers
-        .iter()
-        .any(|m| msg.contains(m.as_str()))
+/// How much a notice matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    /// Shown for a few seconds.
+    Info,
+    /// Shown for a few seconds, marked ⚠.
+    Warn,
+    /// Stays until Esc.
+    Error,
 }
 
 fn lifetime() -> Duration {
@@ -23,21 +26,31 @@ fn lifetime() -> Duration {
 }
 
 impl App {
-    /// Sorts a new status message into `errors` or a timed status.
+    /// An error: kept until Esc (the same error twice in a row is one).
+    pub fn fail(&mut self, text: impl Into<String>) {
+        let e = crate::text::sanitize::for_terminal(&text.into()).into_owned();
+        if self.errors.last() != Some(&e) {
+            self.errors.push(e);
+        }
+        self.dirty = true;
+    }
+
+    /// A notice of any level.
+    pub fn notify(&mut self, level: Level, text: impl Into<String>) {
+        let text = crate::text::sanitize::for_terminal(&text.into()).into_owned();
+        match level {
+            Level::Error => self.fail(text),
+            Level::Warn => self.status = format!("⚠ {text}"),
+            Level::Info => self.status = text,
+        }
+    }
+
+    /// Starts the timer of a new info message.
     pub fn settle_status(&mut self, now: Instant) {
         if self.status == self.status_seen {
             return;
         }
-        if is_error(&self.status) {
-            let e = std::mem::take(&mut self.status);
-            // The same error twice in a row is one error.
-            if self.errors.last() != Some(&e) {
-                self.errors.push(e);
-            }
-            self.status_since = None;
-        } else {
-            self.status_since = (!self.status.is_empty()).then_some(now);
-        }
+        self.status_since = (!self.status.is_empty()).then_some(now);
         self.status_seen = self.status.clone();
         self.dirty = true;
     }
@@ -103,7 +116,7 @@ mod tests {
         assert!(a.expire_status(t0 + Duration::from_secs(10)));
         assert!(a.status.is_empty() && a.status_deadline().is_none());
         // "👍/👎 NOT saved" is not overwritten by the next message.
-        a.status = "👍/👎 NOT saved: database is locked".into();
+        a.fail("👍/👎 NOT saved: database is locked");
         a.settle_status(t0);
         a.status = "theme: light".into();
         a.settle_status(t0);
@@ -114,5 +127,27 @@ mod tests {
         assert!(a.errors.is_empty() && !a.acknowledge_error());
         // Nothing shown: no timer.
         assert!(a.status_deadline().is_none());
+    }
+
+    #[test]
+    fn words_in_a_message_never_make_it_an_error() {
+        let mut a = app();
+        let t0 = Instant::now();
+        for text in [
+            "“失敗” is not in this run (/ then Tab: all runs)",
+            "“failed” is not in this run (/ then Tab: all runs)",
+            "👍 saved ✓ (the pattern's like_rate too)",
+            "store: NOT a problem, cannot could not error refused",
+        ] {
+            a.notify(Level::Info, text);
+            a.settle_status(t0);
+            assert!(a.errors.is_empty(), "{text} opened the error box");
+            assert_eq!(a.status, text);
+        }
+        a.notify(Level::Warn, "no endpoint answers");
+        assert!(a.errors.is_empty() && a.status.starts_with('⚠'));
+        a.notify(Level::Error, "override NOT saved: locked");
+        a.notify(Level::Error, "override NOT saved: locked");
+        assert_eq!(a.errors, ["override NOT saved: locked"]);
     }
 }

@@ -134,7 +134,7 @@ pub fn run(opts: Options) -> i32 {
         }
     }
     if let Some(p) = problems.first() {
-        app.status = format!("config: {p} (using defaults)");
+        app.fail(format!("config: {p} (using defaults)"));
     }
     for p in &problems {
         log(&format!("config: {p}"));
@@ -200,7 +200,10 @@ fn warm_up(rt: &Runtime) {
     tokio::task::spawn_blocking(move || {
         rules.warm();
         if let Some(e) = safety.load_error() {
-            let _ = tx.send(app::UiMsg::Error(format!("config: {e} (using defaults)")));
+            let _ = tx.send(app::UiMsg::Notice(
+                super::status::Level::Error,
+                format!("config: {e} (using defaults)"),
+            ));
         }
     });
 }
@@ -315,7 +318,7 @@ async fn event_loop(
                 _ => {}
             },
             Some(msg) = rx.recv() => {
-                if let app::UiMsg::Error(e) = &msg {
+                if let app::UiMsg::Notice(super::status::Level::Error, e) = &msg {
                     log(e);
                 }
                 rt.app.on_msg(msg);

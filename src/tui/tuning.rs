@@ -372,7 +372,7 @@ impl App {
                         self.header.ruleset = self.rules.version.clone();
                         self.rejudge = Some(rj);
                     }
-                    Err(e) => self.status = e.to_string(),
+                    Err(e) => self.fail(e.to_string()),
                 }
             }
             Action::SaveRules if self.pane == Pane::Rules => {

@@ -217,7 +217,7 @@ impl App {
             let item_key = item_key.clone();
             match self.apply_secret(&item_key, &yaml) {
                 Ok(()) => self.modal = None,
-                Err(e) => self.status = format!("secret not applied: {e}"),
+                Err(e) => self.fail(format!("secret not applied: {e}")),
             }
         } else if key.code == KeyCode::Esc {
             self.modal = None;
