@@ -136,7 +136,12 @@ fn a_secret_edit_is_validated_before_it_applies() {
     });
     a.on_key(ctrl_s);
     assert!(a.modal.is_some());
-    assert!(a.status.contains("subtlety 12"), "{}", a.status);
+    // Refused is an error: it stays until Esc.
+    assert!(
+        a.errors.last().is_some_and(|e| e.contains("subtlety 12")),
+        "{:?}",
+        a.errors
+    );
     a.modal = Some(Modal::Secret {
         key: "characters/あゆ/SEC-AYU-01".into(),
         text: edited(3),
