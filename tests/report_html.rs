@@ -334,3 +334,72 @@ fn in_a_real_browser_the_charts_are_drawn_and_nothing_sticks_out() {
         );
     }
 }
+
+#[test]
+fn a_period_report_covers_its_runs_and_the_scorecard_shows_ids_never_secrets() {
+    let env = Env::new();
+    let mut store = Store::open(&env.data_db()).unwrap();
+    let mut total = 0;
+    for seed in 1..=3u64 {
+        let (_, turns, _) = build(&mut store, seed, 8);
+        total += turns.len();
+    }
+    drop(store);
+    let out = env.dir.path().join("period.html");
+    let vault = format!("{}/assets/vault/sisters", env!("CARGO_MANIFEST_DIR"));
+    let o = env.run(&[
+        "report",
+        "--since",
+        "2020-01-01",
+        "--out",
+        out.to_str().unwrap(),
+        "--vault",
+        &vault,
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains(&format!("3 runs · {total} turns")), "{html}");
+    assert_eq!(section_table(&html, "runs").matches("<tr><td").count(), 3);
+    assert!(html.contains("id=\"scorecard\""));
+    // The vault's hidden texts (level 0) never reach the page.
+    for hidden in [
+        "駅のベンチで長いこと迷っていた",
+        "海沿いの町の工房で働くことが決まっていて",
+        "子猫を物置で一週間",
+    ] {
+        assert!(!html.contains(hidden), "{hidden}");
+    }
+    // A period with nothing in it says so.
+    let o = env.run(&[
+        "report",
+        "--since",
+        "2001-01-01",
+        "--until",
+        "2001-02-01",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains("no run with a committed turn started in this period"));
+    // Bad dates are refused.
+    let o = env.run(&[
+        "report",
+        "--since",
+        "Monday",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+fn section_table<'a>(html: &'a str, id: &str) -> &'a str {
+    let start = html.find(&format!("<table id=\"{id}\"")).unwrap();
+    let end = html[start..].find("</table>").unwrap() + start;
+    &html[start..end]
+}

@@ -10,11 +10,19 @@ use crate::store::{Store, StoreError};
 #[derive(Args, Debug)]
 pub struct ReportArgs {
     /// The run (see `kakeai runs`)
-    #[arg(long, conflicts_with = "compare", required_unless_present = "compare")]
+    #[arg(long, conflicts_with_all = ["compare", "since", "until"])]
     pub run: Option<i64>,
     /// A stored comparison (see `kakeai compare --show`)
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["since", "until"])]
     pub compare: Option<i64>,
+    /// A period: runs started on or after (2026-11-23 or an ISO 8601 time, UTC)
+    #[arg(long)]
+    pub since: Option<String>,
+    #[arg(long)]
+    pub until: Option<String>,
+    /// Add the secret scorecard of this vault (per secret and reader; ids and counts only)
+    #[command(flatten)]
+    pub vault: super::vault::VaultArgs,
     /// The HTML file to write
     #[arg(long)]
     pub out: PathBuf,
@@ -42,14 +50,32 @@ fn write(a: &ReportArgs) -> Result<(), String> {
         ));
     }
     let store = Store::open(&path).map_err(|e| e.to_string())?;
-    let page = match (a.run, a.compare) {
+    let when = |flag: &str, v: &Option<String>| {
+        v.as_deref()
+            .map(|s| crate::annotate::parse_when(flag, s).map_err(|e| e.to_string()))
+            .transpose()
+    };
+    let mut page = match (a.run, a.compare) {
         (Some(r), _) => crate::report::run_report(&store, r).map_err(|e| match e {
             StoreError::NoSuchRun(id) => format!("no run with id {id} (see `kakeai runs`)"),
             e => e.to_string(),
         })?,
         (None, Some(c)) => crate::report::compare_report(&store, c).map_err(|e| e.to_string())?,
-        (None, None) => return Err("--run N or --compare ID".into()),
+        (None, None) if a.since.is_some() || a.until.is_some() => {
+            let (since, until) = (when("--since", &a.since)?, when("--until", &a.until)?);
+            crate::report::period_report(&store, since.as_deref(), until.as_deref())
+                .map_err(|e| e.to_string())?
+        }
+        (None, None) => return Err("--run N, --compare ID or --since/--until".into()),
     };
+    if a.vault.vault.is_some() || a.vault.work.is_some() {
+        let work = crate::vault::load::open(a.vault.vault.as_deref(), a.vault.work.as_deref())
+            .map_err(|e| e.to_string())?;
+        let rows =
+            crate::vault::scorecard::scorecard(store.conn(), &work).map_err(|e| e.to_string())?;
+        let section = crate::report::scorecard_section(&rows, &work.name);
+        page = page.replacen("\n</body>", &format!("{section}\n</body>"), 1);
+    }
     std::fs::write(&a.out, page).map_err(|e| format!("{}: {e}", a.out.display()))?;
     eprintln!("kakeai report: {}", a.out.display());
     Ok(())

@@ -456,5 +456,104 @@ pub fn compare_report(store: &Store, id: i64) -> Result<String, StoreError> {
     Ok(html::page(&format!("kakeai compare report {id}"), &b))
 }
 
+/// The page for every run started in [since, until): verdicts, rules, judge aspects and
+/// agreement over all of them, and one row per run.
+pub fn period_report(
+    store: &Store,
+    since: Option<&str>,
+    until: Option<&str>,
+) -> Result<String, StoreError> {
+    let ids: Vec<i64> = store
+        .conn()
+        .prepare(
+            "SELECT id FROM runs WHERE (?1 IS NULL OR started_at >= ?1)
+               AND (?2 IS NULL OR started_at < ?2) ORDER BY id",
+        )?
+        .query_map(rusqlite::params![since, until], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    let mut all = Vec::new();
+    let mut rows = String::from(
+        "<table id=\"runs\"><tr><th class=\"n\">run</th><th>話題</th><th class=\"v\">PASS</th></tr>",
+    );
+    for id in &ids {
+        let rec = store.load_run(*id)?;
+        let ts = turns(&rec);
+        let pass = ts.iter().filter(|t| t.status == "PASS").count();
+        let _ = write!(
+            rows,
+            "<tr><td class=\"n\">{id}</td><td>{}</td><td class=\"v\">{pass}/{}</td></tr>",
+            esc(&safe_text(&rec.run.topic, None)),
+            ts.len()
+        );
+        all.extend(ts);
+    }
+    rows.push_str("</table>");
+    let span = format!("{} – {}", since.unwrap_or("…"), until.unwrap_or("…"));
+    let mut b = format!(
+        "<h1>期間 {}</h1><p class=\"meta\">{} runs · {} turns</p>",
+        esc(&span),
+        ids.len(),
+        all.len()
+    );
+    if all.is_empty() {
+        b.push_str(&missing(
+            "runs",
+            "no run with a committed turn started in this period",
+        ));
+    }
+    b.push_str("<h2>判定（Director）</h2><div class=\"grid2\">");
+    b.push_str(&verdict_chart(&all));
+    b.push_str(&rule_chart(&all));
+    b.push_str("</div><h2>審査員の評価</h2>");
+    b.push_str(&aspect_chart(&all));
+    b.push_str("<h2>レビュアーの一致度</h2>");
+    b.push_str(&agreement(&all));
+    b.push_str("<h2>ラン</h2>");
+    b.push_str(&rows);
+    Ok(html::page(&format!("kakeai report {span}"), &b))
+}
+
+/// The secret-keeping scorecard (per secret and reader) as a section: ids and counts only —
+/// never a secret's text.
+pub fn scorecard_section(rows: &[crate::vault::scorecard::Row], work: &str) -> String {
+    let mut s = format!(
+        "<h2>秘密の守られ方（{}）</h2><table id=\"scorecard\"><tr><th>secret</th><th class=\"who\">reader</th>\
+         <th class=\"n\">L</th><th>model</th><th class=\"v\">leaked</th><th class=\"v\">warn</th>\
+         <th class=\"v\">reviewed</th></tr>",
+        esc(work)
+    );
+    let current: Vec<_> = rows.iter().filter(|r| r.current).collect();
+    if current.is_empty() {
+        return format!(
+            "{s}</table>{}",
+            missing(
+                "scorecard",
+                "no line was reviewed against this vault as it is now"
+            )
+        );
+    }
+    for r in current {
+        let _ = write!(
+            s,
+            "<tr><td>{}</td><td class=\"who\">{}</td><td class=\"n\">{}</td><td>{}</td>\
+             <td class=\"v\">{}</td><td class=\"v\">{}</td><td class=\"v\">{}{}</td></tr>",
+            esc(&r.secret),
+            sister(&r.reader),
+            r.level,
+            esc(&r.model),
+            r.leaked,
+            r.warn,
+            r.reviewed,
+            if r.without_semantic > 0 {
+                format!(" ({} without the semantic check)", r.without_semantic)
+            } else {
+                String::new()
+            }
+        );
+    }
+    s.push_str("</table>");
+    s
+}
+
 /// Kinds of actions the report reads (for documentation and tests).
 pub const READ: [ActionKind; 3] = [ActionKind::Thumb, ActionKind::Override, ActionKind::Undo];
