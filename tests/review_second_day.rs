@@ -137,3 +137,57 @@ fn the_rules_pane_at_80_columns_shows_the_values() {
         );
     }
 }
+
+/// Issue 24 §2, live marks: another reviewer's 👎 (another connection, as another process
+/// would) makes the store change; the workbench asks to read the run again and shows the mark,
+/// keeping the selection and saying who marked.
+#[test]
+fn another_reviewers_mark_appears_in_the_open_run() {
+    use kakeai::store::ActionKind;
+    use kakeai::tui::app::{Command, UiMsg};
+    let (d, mut s) = review_fixture::store();
+    let run = review_fixture::add_run(&mut s, "駅前のパン屋へ", 4, 1);
+    let mut a = review_fixture::opened(&s, run);
+    a.reviewer = Some("taro".into());
+    a.selected = 1;
+    let mut watch = kakeai::store::watch::Watch::open(&d.path().join("kakeai.db"))
+        .or_else(|_| kakeai::store::watch::Watch::open(s.path()))
+        .unwrap();
+    let mut other = kakeai::store::Store::open(s.path()).unwrap();
+    review_fixture::act(
+        &mut other,
+        run,
+        3,
+        ActionKind::Thumb,
+        serde_json::json!({"up": false}),
+        "花子",
+    );
+    assert!(
+        watch.changed().unwrap(),
+        "the watcher sees the other connection's commit"
+    );
+    a.on_msg(UiMsg::StoreChanged);
+    let asked = std::mem::take(&mut a.queued);
+    assert!(
+        asked
+            .iter()
+            .any(|c| matches!(c, Command::RefreshMarks { id } if *id == run)),
+        "{asked:?}"
+    );
+    let o = kakeai::tui::reopen::open(&s, run, None).unwrap();
+    a.on_msg(UiMsg::MarksRefreshed(Ok(Box::new(o))));
+    assert!(
+        a.review_log
+            .iter()
+            .any(|e| e.0 == 3 && e.3.as_deref() == Some("花子"))
+    );
+    assert_eq!(a.selected, 1, "the selection stays");
+    assert!(a.status.contains("花子"), "{}", a.status);
+    // A refresh for another run (the reviewer opened another meanwhile) is dropped.
+    let other_run = review_fixture::add_run(&mut s, "別の話題", 2, 2);
+    let o = kakeai::tui::reopen::open(&s, other_run, None).unwrap();
+    let before = a.review_log.len();
+    a.on_msg(UiMsg::MarksRefreshed(Ok(Box::new(o))));
+    assert_eq!(a.run.run_id, Some(run));
+    assert_eq!(a.review_log.len(), before);
+}

@@ -174,6 +174,10 @@ pub enum Command {
     },
     /// At start-up: open the newest stored run, if any.
     OpenLatest,
+    /// Read the open run's marks again (another process committed to the store).
+    RefreshMarks {
+        id: i64,
+    },
     /// Open the compare view (a comparison, or a run's newest one).
     OpenCompare(super::compare_open::CompareAsk),
     /// `/` over every stored run.
@@ -264,6 +268,10 @@ pub enum UiMsg {
     },
     Runs(Result<crate::store::browse::BrowsePage, String>),
     RunOpened(Result<Box<super::queue::Opened>, String>),
+    /// Another connection committed to the store (another reviewer, a CLI, an import).
+    StoreChanged,
+    /// The open run read again after [`UiMsg::StoreChanged`].
+    MarksRefreshed(Result<Box<super::queue::Opened>, String>),
     Found(Result<Vec<crate::store::browse::TextHit>, String>),
     Compare(Box<Result<super::compare_view::CompareView, String>>),
     /// The stored request of an attempt (None: not kept), for the detail pane.
@@ -469,6 +477,16 @@ impl App {
         )
     }
 
+    /// No mark of ours is being saved or failed to save (a reload would hide either).
+    pub fn nothing_pending(&self) -> bool {
+        self.run.turns.iter().all(|t| {
+            !matches!(
+                t.review.mark(),
+                super::ack::SaveMark::Pending | super::ack::SaveMark::Failed(_)
+            )
+        })
+    }
+
     pub fn running(&self) -> bool {
         matches!(self.run.state, RunState::Running | RunState::Paused)
     }
@@ -565,6 +583,15 @@ impl App {
                 }
             }
             UiMsg::Notice(level, e) => self.notify(level, e),
+            UiMsg::StoreChanged => {
+                if let Some(id) = self.run.run_id
+                    && !self.running()
+                    && self.nothing_pending()
+                {
+                    self.queued.push(Command::RefreshMarks { id });
+                }
+            }
+            UiMsg::MarksRefreshed(r) => self.marks_refreshed(r),
             UiMsg::VaultSaved(r) => match r {
                 Ok(saved) => {
                     let VaultSaved {

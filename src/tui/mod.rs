@@ -222,6 +222,7 @@ impl Runtime {
             Command::BrowseRuns { .. }
             | Command::OpenRun { .. }
             | Command::OpenLatest
+            | Command::RefreshMarks { .. }
             | Command::SearchAll(_) => self.runs_command(cmd),
             Command::LoadRequest(key) => self.load_request(key),
             Command::Control(ev) => match &self.ctl {

@@ -474,3 +474,50 @@ impl App {
 
 /// Rows the runs browser reads at a time (re-exported for the runtime).
 pub const BROWSE_PAGE: usize = PAGE;
+
+impl App {
+    /// Marks made elsewhere (another reviewer's workbench, `kakeai queue judge`) appear in the
+    /// open run: the run is read again and replaces the view, keeping the selection — unless a
+    /// run went live, another run was opened meanwhile, or a mark of ours is still being saved.
+    pub fn marks_refreshed(&mut self, r: Result<Box<Opened>, String>) {
+        let o = match r {
+            Ok(o) => o,
+            Err(e) => {
+                self.notify(
+                    super::status::Level::Warn,
+                    format!("marks not refreshed: {e}"),
+                );
+                return;
+            }
+        };
+        let pending = !self.nothing_pending();
+        if self.running() || pending || o.view.run_id != self.run.run_id {
+            return;
+        }
+        let Opened {
+            view,
+            log,
+            branches,
+            ..
+        } = *o;
+        let me = self.reviewer.clone();
+        let new: Vec<String> = log
+            .iter()
+            .skip(self.review_log.len())
+            .filter(|e| e.3.is_some() && e.3 != me)
+            .filter_map(|e| e.3.clone())
+            .collect();
+        let mut who = new.clone();
+        who.sort();
+        who.dedup();
+        let keep = self.selected;
+        self.run = view;
+        self.review_log = log;
+        self.branches = branches;
+        self.selected = keep.min(self.run.turns.len().saturating_sub(1));
+        if !who.is_empty() {
+            self.status = format!("{} new mark(s) from {}", new.len(), who.join(", "));
+        }
+        self.dirty = true;
+    }
+}

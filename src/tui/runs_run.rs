@@ -27,6 +27,13 @@ impl Runtime {
                     let _ = tx.send(UiMsg::RunOpened(r.map(Box::new).map_err(|e| e.to_string())));
                 });
             }
+            Command::RefreshMarks { id } => {
+                tokio::spawn(async move {
+                    let r = store.call(move |s| super::reopen::open(s, id, None)).await;
+                    let r = r.map(Box::new).map_err(|e| e.to_string());
+                    let _ = tx.send(UiMsg::MarksRefreshed(r));
+                });
+            }
             Command::OpenLatest => {
                 tokio::spawn(async move {
                     let r = store

@@ -188,6 +188,32 @@ pub fn run(opts: Options) -> i32 {
     code
 }
 
+/// Live marks (issue 24 §2): a thread polls the store's `data_version` every 300 ms on a
+/// read-only connection of its own; a commit from any other connection — another reviewer's
+/// workbench, `kakeai queue judge`, an import — sends `StoreChanged`, and the open run's marks
+/// are read again.
+fn watch_store(rt: &Runtime) {
+    let path = std::path::PathBuf::from(&rt.app.header.db);
+    let tx = rt.tx.clone();
+    std::thread::spawn(move || {
+        let Ok(mut w) = crate::store::watch::Watch::open(&path) else {
+            return;
+        };
+        loop {
+            std::thread::sleep(Duration::from_millis(300));
+            match w.changed() {
+                Ok(true) => {
+                    if tx.send(app::UiMsg::StoreChanged).is_err() {
+                        return;
+                    }
+                }
+                Ok(false) => {}
+                Err(_) => return,
+            }
+        }
+    });
+}
+
 /// After the first frame: loads the safety rules and compiles the Director's matchers on a
 /// blocking thread, so neither delays the screen; a safety file that does not load is reported
 /// like any config error (the defaults are used).
@@ -236,6 +262,7 @@ async fn event_loop(
     } else {
         rt.probe();
         rt.execute(Command::OpenLatest);
+        watch_store(&rt);
     }
     if let Some(id) = compare {
         rt.execute(Command::OpenCompare(super::compare_open::CompareAsk::Id(
