@@ -220,6 +220,20 @@ async fn a_persona_variant_gives_paired_rows_for_every_turn() {
             .count()
             >= 3
     );
+    // …and they are marked as the comparison's samples (issue 23 item 10): `runs` says so, and
+    // the workbench opens the newest run to review — the baseline — not a sample.
+    let listed: serde_json::Value = serde_json::from_slice(&runs.stdout).unwrap();
+    let samples = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["sample"] == format!("compare {id} sample").as_str())
+        .count();
+    assert_eq!(samples, 2, "{listed}");
+    let table = run(&env, &["runs"]).await;
+    assert!(String::from_utf8_lossy(&table.stdout).contains(&format!("compare {id} sample")));
+    let store = kakeai::store::Store::open(&env.data_db()).unwrap();
+    assert_eq!(store.latest_run_id().unwrap(), Some(run_num));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -97,7 +97,11 @@ fn table(runs: &[RunSummary], out: &mut dyn Write) -> std::io::Result<()> {
             pad(&clip(r.model.as_deref().unwrap_or("-"), 20), 20),
             r.turns,
             r.status.as_str(),
-            r.source.as_deref().unwrap_or("-")
+            match (&r.sample, &r.source) {
+                (Some(s), _) => s.as_str(),
+                (None, Some(s)) => s.as_str(),
+                (None, None) => "-",
+            }
         )?;
     }
     Ok(())

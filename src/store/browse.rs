@@ -23,6 +23,8 @@ pub struct BrowseRow {
     pub strip: Vec<Status>,
     /// Turns carrying a 👍/👎, an override or a note in force.
     pub reviewed: usize,
+    /// `compare 3 sample` / `probe`: made by a comparison or a probe, not for review.
+    pub sample: Option<String>,
 }
 
 /// A page of the browser and how many runs match in all.
@@ -73,8 +75,10 @@ impl Store {
             |r| r.get(0),
         )?;
         let mut st = self.conn.prepare_cached(&format!(
-            "SELECT r.id, r.started_at, r.topic, r.model, r.status, r.source FROM runs r
-             WHERE {cond} ORDER BY r.started_at DESC, r.id DESC LIMIT ?3 OFFSET ?4"
+            "SELECT r.id, r.started_at, r.topic, r.model, r.status, r.source,
+                    {} FROM runs r
+             WHERE {cond} ORDER BY r.started_at DESC, r.id DESC LIMIT ?3 OFFSET ?4",
+            super::SAMPLE_SQL
         ))?;
         let mut rows = st
             .query_map(
@@ -91,6 +95,7 @@ impl Store {
                             source: r.get(5)?,
                             strip: Vec::new(),
                             reviewed: 0,
+                            sample: r.get(6)?,
                         },
                         status,
                     ))
@@ -147,12 +152,17 @@ impl Store {
         })
     }
 
-    /// The newest run (by start time, then id), if any.
+    /// The newest run to review (by start time, then id): comparison and probe samples are
+    /// passed over (issue 23 item 10).
     pub fn latest_run_id(&self) -> Result<Option<i64>, StoreError> {
         Ok(self
             .conn
             .query_row(
-                "SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1",
+                &format!(
+                    "SELECT r.id FROM runs r WHERE ({}) IS NULL
+                     ORDER BY r.started_at DESC, r.id DESC LIMIT 1",
+                    super::SAMPLE_SQL
+                ),
                 [],
                 |r| r.get(0),
             )

@@ -11,11 +11,12 @@ use crate::director::Status;
 impl Store {
     /// The newest runs first (by start time, then id).
     pub fn runs(&self, limit: usize) -> Result<Vec<RunSummary>, StoreError> {
-        let mut st = self.conn.prepare_cached(
+        let mut st = self.conn.prepare_cached(&format!(
             "SELECT r.id, r.started_at, r.topic, r.model, r.status, r.source,
-                    (SELECT COUNT(*) FROM turns t WHERE t.run_id = r.id)
+                    (SELECT COUNT(*) FROM turns t WHERE t.run_id = r.id), {}
              FROM runs r ORDER BY r.started_at DESC, r.id DESC LIMIT ?1",
-        )?;
+            super::SAMPLE_SQL
+        ))?;
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let rows = st.query_map([limit], |r| {
             Ok(RunSummary {
@@ -26,6 +27,7 @@ impl Store {
                 status: run_status(r, 4)?,
                 source: r.get(5)?,
                 turns: r.get(6)?,
+                sample: r.get(7)?,
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)

@@ -181,7 +181,17 @@ pub struct RunSummary {
     pub turns: u32,
     pub status: RunStatus,
     pub source: Option<String>,
+    /// `compare 3 sample` or `probe`: a run made by a comparison or a vault probe, not a
+    /// conversation to review (issue 23 item 10).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sample: Option<String>,
 }
+
+/// What makes a stored run a sample (SQL over `runs r`), for listings.
+pub const SAMPLE_SQL: &str = "CASE WHEN json_valid(r.options) AND json_extract(r.options, '$.compare') IS NOT NULL \
+     THEN 'compare ' || json_extract(r.options, '$.compare') || ' sample' \
+     WHEN json_valid(r.options) AND json_extract(r.options, '$.probe') IS NOT NULL \
+     THEN 'probe' ELSE NULL END";
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunRow {

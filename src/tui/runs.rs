@@ -193,6 +193,10 @@ fn row_line(r: &BrowseRow, width: usize, t: &Theme, selected: bool) -> Line<'sta
         base,
     ));
     spans.push(Span::styled(progress, base.fg(t.accent)));
+    // A comparison's or a probe's sample says so before its topic (not a run to review).
+    if let Some(sample) = &r.sample {
+        spans.push(Span::styled(format!(" [{sample}]"), base.fg(t.dim)));
+    }
     let used: usize = spans.iter().map(|s| s.content.width()).sum();
     spans.push(Span::styled(
         format!(" {}", pad(&r.topic, width.saturating_sub(used + 1))),
