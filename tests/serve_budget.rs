@@ -33,6 +33,7 @@ async fn a_hanging_layer_4_stays_inside_the_budget_and_other_chats_never_wait() 
     let l4_calls = Arc::new(AtomicUsize::new(0));
     let count = l4_calls.clone();
     let llm = FakeServer::with(move |req: &Recorded, _| match req.path.as_str() {
+        _ if serve_common::is_pii_pass(req) => serve_common::pii_nothing(req),
         "/v1/models" => Reply::json(
             200,
             r#"{"object":"list","data":[{"id":"tiny-ja","object":"model","owned_by":"llamacpp"}]}"#,
@@ -138,6 +139,7 @@ async fn a_hanging_embedding_server_costs_the_check_not_the_budget() {
     let embeds = Arc::new(AtomicUsize::new(0));
     let count = embeds.clone();
     let llm = FakeServer::with(move |req: &Recorded, _| match req.path.as_str() {
+        _ if serve_common::is_pii_pass(req) => serve_common::pii_nothing(req),
         "/v1/models" => Reply::json(
             200,
             r#"{"object":"list","data":[{"id":"tiny-ja","object":"model","owned_by":"llamacpp"}]}"#,

@@ -170,7 +170,10 @@ async fn sigterm_finishes_in_flight_events_and_status_prints_the_numbers() {
     use llm_fake::{FakeServer, Reply, parts, sse_events};
     let line = FakeLine::ok().await;
     // The model takes a second: the answer is still being written when SIGTERM arrives.
-    let slow = FakeServer::with(|_, _| {
+    let slow = FakeServer::with(|req, _| {
+        if is_pii_pass(req) {
+            return pii_nothing(req);
+        }
         Reply::sse(parts(&sse_events("tiny-ja", &["またね", "！"], "stop", 2)))
             .delay(Duration::from_millis(1000))
     })

@@ -59,6 +59,7 @@ fn system_of(req: &Recorded) -> String {
 /// answers じゃれ合い.
 async fn model() -> FakeServer {
     FakeServer::with(move |req: &Recorded, _| match req.path.as_str() {
+        _ if serve_common::is_pii_pass(req) => serve_common::pii_nothing(req),
         "/v1/models" => Reply::json(
             200,
             r#"{"object":"list","data":[{"id":"tiny-ja","object":"model","owned_by":"llamacpp"}]}"#,

@@ -85,26 +85,13 @@ impl ModelPass {
     }
 
     fn apply(&self, masked: Masked) -> (Masked, Option<String>) {
-        use crate::llm::{ChatRequest, Message, ResponseFormat};
-        use crate::safety::pii::{LLM_SYSTEM_PROMPT, llm_user_prompt, merge_llm};
-        let req = ChatRequest {
-            messages: vec![
-                Message::system(LLM_SYSTEM_PROMPT),
-                Message::user(llm_user_prompt(&masked.masked_text)),
-            ],
-            temperature: Some(0.0),
-            max_tokens: None,
-            format: ResponseFormat::Text,
-            stop: Some(Vec::new()),
-            seed: None,
-            cap: false,
-        };
-        let reply = self
-            .rt
-            .block_on(self.client.chat(&req))
-            .map(|r| r.text)
-            .map_err(|e| e.to_string());
-        merge_llm(masked, reply.as_deref().map_err(Clone::clone), self.mode)
+        let limit = self.client.config().timeouts.request();
+        self.rt.block_on(crate::safety::pii::second::second_opinion(
+            &self.client,
+            masked,
+            self.mode,
+            limit,
+        ))
     }
 }
 

@@ -46,6 +46,7 @@ mod org_forms;
 mod orgs;
 mod proper;
 mod resolve;
+pub mod second;
 mod view;
 
 #[cfg(test)]
@@ -71,7 +72,7 @@ use serde::{Deserialize, Serialize};
 pub use digest::{DigestKey, sha256_hex};
 pub use keyfile::{KeyError, installation_key};
 pub use kind::PiiKind;
-pub use llm::{LLM_SYSTEM_PROMPT, PiiLlmMode, llm_user_prompt, merge_llm};
+pub use llm::{LLM_SYSTEM_PROMPT, PiiLlmMode, already_masked, llm_user_prompt, merge_llm};
 pub use resolve::apply;
 use resolve::{apply_tokens, resolve};
 

@@ -46,6 +46,11 @@ pub async fn check(svc: &Services, now: i64) {
         return;
     };
     for sc in scopes {
+        if sc.latest.pii_check.is_empty() && svc.cfg.pii.llm != crate::safety::pii::PiiLlmMode::Off
+        {
+            // Its worker is still asking the PII second opinion: judged next round.
+            continue;
+        }
         scope(svc, sc, now).await;
     }
 }
@@ -84,7 +89,14 @@ async fn scope(svc: &Services, sc: PendingScope, now: i64) {
         result.confidence, result.reason
     )];
     // A late answer: the reply token is gone, so it goes by push.
-    if let Err(e) = super::worker::respond(svc, &sc.latest, None, None, Instant::now(), trace).await
+    if let Err(e) = super::worker::respond(
+        svc,
+        &sc.latest,
+        (None, None),
+        (Instant::now(), Duration::ZERO),
+        trace,
+    )
+    .await
     {
         inc(&svc.metrics.pipeline_errors);
         eprintln!("kakeai serve: late answer failed: {e}");

@@ -88,6 +88,17 @@ pub struct ModelSettings {
     pub api: Option<crate::llm::ApiKind>,
 }
 
+/// The PII second opinion on the bot's path (seed 003 §6): `llm` is `fail-closed` (a message
+/// the model could not check is not sent to a model: her fallback line, marked for review),
+/// `fail-open` (the rules' result is used silently) or `off`; `llm_seconds` is the share of the
+/// answer budget the check may take (at most half of it, whatever is set).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PiiSettings {
+    pub llm: crate::safety::pii::PiiLlmMode,
+    pub llm_seconds: f64,
+}
+
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ServeConfig {
@@ -102,6 +113,7 @@ pub struct ServeConfig {
     pub http: HttpConfig,
     pub line_api: LineApiConfig,
     pub response: ResponseConfig,
+    pub pii: PiiSettings,
     pub lines: BTreeMap<String, Lines>,
     #[serde(default)]
     pub line: LineSecrets,
@@ -142,7 +154,7 @@ impl ServeConfig {
         Ok(cfg)
     }
 
-    fn check(&self) -> Result<(), String> {
+    pub(crate) fn check(&self) -> Result<(), String> {
         if !["yana", "ayu"].contains(&self.character.as_str()) {
             return Err(format!(
                 "character must be yana or ayu, not {:?}",
@@ -181,6 +193,10 @@ impl ServeConfig {
             || h.max_connections == 0
         {
             return Err("answer_budget_seconds, drain_seconds and every [http] limit must be positive (seconds at most a day)".into());
+        }
+        let p = self.pii.llm_seconds;
+        if !p.is_finite() || p <= 0.0 || p > 86_400.0 {
+            return Err("[pii] llm_seconds must be positive (seconds at most a day)".into());
         }
         Ok(())
     }

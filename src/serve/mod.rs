@@ -15,6 +15,7 @@ pub mod listen;
 pub mod metrics;
 pub mod oplog;
 pub mod outbox;
+pub mod pii_pass;
 pub mod pipeline;
 pub mod ready;
 pub mod review;

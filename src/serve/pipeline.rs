@@ -97,12 +97,24 @@ fn se(e: impl std::fmt::Display) -> crate::store::StoreError {
 }
 
 /// The whole pipeline for `user` (its line is in the conversation log already).
-pub async fn answer(svc: &Services, user: &UserLine) -> Answer {
+pub async fn answer(svc: &Services, user: &UserLine, spent: Duration) -> Answer {
     let started = Instant::now();
     let mut a = Answer::default();
     let (ctx, group) = context(svc, user).await;
+    let budget = Duration::from_secs_f64(svc.cfg.answer_budget_seconds).saturating_sub(spent);
+    if user.pii_check == super::pii_pass::FAILED {
+        // Fail closed: a message the PII second opinion could not check goes to no model.
+        a.review = true;
+        a.trace.push(
+            "PII not checked by the model: her text is not sent to a model — her fallback line, marked for review"
+                .into(),
+        );
+        return match fallback(svc, &ctx.history, started + budget, &mut a).await {
+            Some((text, v)) => said(svc, user, a, text, v, "fallback").await,
+            None => a,
+        };
+    }
     let sister = Sister::parse(&svc.me.id).unwrap_or(Sister::Yana);
-    let budget = Duration::from_secs_f64(svc.cfg.answer_budget_seconds);
     let judgment = safety(svc, &user.text_masked, sister, &ctx.user, budget).await;
     a.safety = serde_json::to_value(&judgment).ok();
     if judgment.is_blocked() {
@@ -133,37 +145,70 @@ pub async fn answer(svc: &Services, user: &UserLine) -> Answer {
             chat::verdict::blocking_rules(&v)
         ));
     }
-    let chosen = attempts(svc, user, &ctx.history, group.as_ref(), started, &mut a).await;
-    let (text, verdict, source) = match chosen {
+    let chosen = attempts(
+        svc,
+        user,
+        &ctx.history,
+        group.as_ref(),
+        (started, budget),
+        &mut a,
+    )
+    .await;
+    match chosen {
         Some((t, v)) => {
             inc(&svc.metrics.model_replies);
-            (t, v, "llm")
+            said(svc, user, a, t, v, "llm").await
         }
         None => {
             a.review = true;
-            let t = svc.cfg.lines().fallback.clone();
-            let deadline = (started + budget).max(Instant::now() + FALLBACK_GRACE);
-            let v = judged(svc, &ctx.history, &t, &[], deadline).await;
-            if !chat::usable(&v) {
-                inc(&svc.metrics.withheld);
-                inc(&svc.metrics.reviews);
-                a.trace.push(format!(
-                    "her fallback line is {} too ({}): NOTHING is sent, marked for review",
-                    v.status.as_str(),
-                    chat::verdict::blocking_rules(&v)
-                ));
-                a.source = "withheld".into();
-                a.withheld = Some(t);
-                a.verdict = Some(v);
-                return a;
-            }
-            inc(&svc.metrics.fallbacks);
             a.trace.push(
                 "no usable attempt within the budget: her fallback line, marked for review".into(),
             );
-            (t, v, "fallback")
+            match fallback(svc, &ctx.history, started + budget, &mut a).await {
+                Some((t, v)) => said(svc, user, a, t, v, "fallback").await,
+                None => a,
+            }
         }
-    };
+    }
+}
+
+/// Her fallback line, judged (with a little grace past `deadline`); None when it is not
+/// usable either: then nothing is sent and `a` says so (withheld).
+async fn fallback(
+    svc: &Services,
+    history: &[(String, String)],
+    deadline: Instant,
+    a: &mut Answer,
+) -> Option<(String, Verdict)> {
+    let t = svc.cfg.lines().fallback.clone();
+    let deadline = deadline.max(Instant::now() + FALLBACK_GRACE);
+    let v = judged(svc, history, &t, &[], deadline).await;
+    if !chat::usable(&v) {
+        inc(&svc.metrics.withheld);
+        inc(&svc.metrics.reviews);
+        a.trace.push(format!(
+            "her fallback line is {} too ({}): NOTHING is sent, marked for review",
+            v.status.as_str(),
+            chat::verdict::blocking_rules(&v)
+        ));
+        a.source = "withheld".into();
+        a.withheld = Some(t);
+        a.verdict = Some(v);
+        return None;
+    }
+    inc(&svc.metrics.fallbacks);
+    Some((t, v))
+}
+
+/// The line she says: logged for pattern learning and returned as the answer.
+async fn said(
+    svc: &Services,
+    user: &UserLine,
+    mut a: Answer,
+    text: String,
+    verdict: Verdict,
+    source: &str,
+) -> Answer {
     if a.review {
         inc(&svc.metrics.reviews);
     }
@@ -215,10 +260,9 @@ async fn attempts(
     user: &UserLine,
     history: &[(String, String)],
     group: Option<&GroupView>,
-    started: Instant,
+    (started, budget): (Instant, Duration),
     a: &mut Answer,
 ) -> Option<(String, Verdict)> {
-    let budget = Duration::from_secs_f64(svc.cfg.answer_budget_seconds);
     let setting = if user.source_type == "user" {
         Setting::OneToOne
     } else {
@@ -324,10 +368,11 @@ async fn context(svc: &Services, user: &UserLine) -> (ChatContext, Option<GroupV
     let (rows, me) = svc
         .store
         .call(move |s| {
-            let mut st = s.conn().prepare(
-                "SELECT role, text_masked, state, speaker FROM line_messages WHERE channel_id = ?1
+            let mut st = s.conn().prepare(&format!(
+                "SELECT role, {}, state, speaker FROM line_messages WHERE channel_id = ?1
                    AND thread_ts IS ?2 AND id < ?3 ORDER BY id DESC LIMIT ?4",
-            )?;
+                super::store::MODEL_TEXT
+            ))?;
             let mut v: Vec<Row> = st
                 .query_map(rusqlite::params![ch, th, id, limit as i64], |r| {
                     Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))

@@ -74,6 +74,8 @@ pub struct UserLine {
     pub text_masked: String,
     pub at_ms: Millis,
     pub state: String,
+    /// The PII second opinion: '' not run, 'llm' merged, 'failed' (see migration 014).
+    pub pii_check: String,
 }
 
 /// Writes the new events (and their messages) in one transaction; returns, per event, the id
@@ -173,7 +175,8 @@ fn insert_message(
 }
 
 const USER_COLS: &str =
-    "id, channel_id, source_type, thread_ts, message_id, character, text_masked, at_ms, state";
+    "id, channel_id, source_type, thread_ts, message_id, character, text_masked, at_ms, state,
+     pii_check";
 
 fn user_line(r: &Row) -> rusqlite::Result<UserLine> {
     Ok(UserLine {
@@ -186,6 +189,7 @@ fn user_line(r: &Row) -> rusqlite::Result<UserLine> {
         text_masked: r.get(6)?,
         at_ms: r.get(7)?,
         state: r.get(8)?,
+        pii_check: r.get(9)?,
     })
 }
 
@@ -198,6 +202,35 @@ pub fn user_line_by_id(store: &Store, id: i64) -> Result<Option<UserLine>, Store
             user_line,
         )
         .optional()?)
+}
+
+/// Stores the PII second opinion's outcome for user message `id`: its new masked text and
+/// kinds when the model found more, and `check` ('llm' | 'failed').
+pub fn set_pii_check(
+    store: &mut Store,
+    id: i64,
+    masked: Option<(&str, &[String])>,
+    check: &str,
+) -> Result<(), StoreError> {
+    store.write(|tx| {
+        match masked {
+            Some((text, kinds)) => tx.execute(
+                "UPDATE line_messages SET text_masked = ?1, pii_kinds = ?2, pii_check = ?3
+                  WHERE id = ?4",
+                params![
+                    text,
+                    serde_json::to_string(kinds).unwrap_or_default(),
+                    check,
+                    id
+                ],
+            )?,
+            None => tx.execute(
+                "UPDATE line_messages SET pii_check = ?1 WHERE id = ?2",
+                params![check, id],
+            )?,
+        };
+        Ok(())
+    })
 }
 
 /// User messages acknowledged but not yet answered (a restart resumes them, by push).
@@ -335,6 +368,11 @@ pub fn pending_scopes(
         .collect())
 }
 
+/// A message's text as a model may see it: one the PII second opinion could not check is a
+/// placeholder (`pii_pass`, fail closed).
+pub const MODEL_TEXT: &str =
+    "CASE WHEN pii_check = 'failed' THEN '［確認できなかったメッセージ］' ELSE text_masked END";
+
 /// The scope's last `limit` lines (both sides), oldest first: (role, masked text, at).
 pub fn scope_lines(
     store: &Store,
@@ -342,10 +380,10 @@ pub fn scope_lines(
     thread: Option<&str>,
     limit: usize,
 ) -> Result<Vec<(String, String, Millis)>, StoreError> {
-    let mut st = store.conn().prepare(
-        "SELECT role, text_masked, at_ms FROM line_messages WHERE channel_id = ?1 AND thread_ts IS ?2
-         ORDER BY id DESC LIMIT ?3",
-    )?;
+    let mut st = store.conn().prepare(&format!(
+        "SELECT role, {MODEL_TEXT}, at_ms FROM line_messages WHERE channel_id = ?1 AND thread_ts IS ?2
+         ORDER BY id DESC LIMIT ?3"
+    ))?;
     let mut v: Vec<(String, String, Millis)> = st
         .query_map(params![channel, thread, limit as i64], |r| {
             Ok((r.get(0)?, r.get(1)?, r.get(2)?))

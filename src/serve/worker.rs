@@ -200,40 +200,40 @@ async fn process(svc: &Services, job: Job) -> Result<(), String> {
         return send_line(svc, &user, tokens, line, "unsupported").await;
     }
     let mut trace = Vec::new();
-    pipeline::log_line(
-        svc,
-        &user.channel_id,
-        pat::ingest::Role::User,
-        &user.text_masked,
-        None,
-        &mut trace,
-    )
-    .await;
+    let checking = Instant::now();
+    let user = super::pii_pass::check(svc, user, &mut trace).await?;
+    let spent = checking.elapsed();
+    if user.pii_check != super::pii_pass::FAILED {
+        // Pattern learning keeps the text: only a checked one.
+        pipeline::log_line(
+            svc,
+            &user.channel_id,
+            pat::ingest::Role::User,
+            &user.text_masked,
+            None,
+            &mut trace,
+        )
+        .await;
+    }
     if user.state != "queued" {
         // A group message that does not mention her: the checker decides (seed 002).
         return Ok(());
     }
-    respond(
-        svc,
-        &user,
-        job.reply_token.as_deref(),
-        job.quote_token.as_deref(),
-        job.received,
-        trace,
-    )
-    .await
+    let tokens = (job.reply_token.as_deref(), job.quote_token.as_deref());
+    respond(svc, &user, tokens, (job.received, spent), trace).await
 }
 
 /// Answers `user` and delivers it; used by the workers and by the checker's late answers.
+/// `(reply_token, quote)`; `(received, spent)`: when the message came and how much of the
+/// answer budget its PII check already used.
 pub async fn respond(
     svc: &Services,
     user: &UserLine,
-    reply_token: Option<&str>,
-    quote: Option<&str>,
-    received: Instant,
+    (reply_token, quote): (Option<&str>, Option<&str>),
+    (received, spent): (Instant, Duration),
     mut trace: Vec<String>,
 ) -> Result<(), String> {
-    let a = pipeline::answer(svc, user).await;
+    let a = pipeline::answer(svc, user, spent).await;
     svc.log.turn(user.id, &user.channel_id, &a.source, &a.trace);
     trace.extend(a.trace.iter().cloned());
     let Some(text) = a.text.clone() else {

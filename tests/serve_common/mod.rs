@@ -231,6 +231,7 @@ pub async fn llm(line: &'static [&'static str], judgment: Arc<Mutex<String>>) ->
             200,
             r#"{"object":"list","data":[{"id":"tiny-ja","object":"model","owned_by":"llamacpp"}]}"#,
         ),
+        _ if is_pii_pass(req) => pii_nothing(req),
         "/v1/chat/completions" if req.json()["stream"] == true => Reply::sse(parts(&sse_events(
             "tiny-ja",
             line,
@@ -256,6 +257,33 @@ pub async fn llm(line: &'static [&'static str], judgment: Arc<Mutex<String>>) ->
     })
     .await;
     Llm { server, judgments }
+}
+
+/// Whether `req` is the bot's PII second opinion (its system prompt is kakeai's).
+pub fn is_pii_pass(req: &Recorded) -> bool {
+    req.path == "/v1/chat/completions"
+        && req.json()["messages"][0]["content"] == kakeai::safety::pii::LLM_SYSTEM_PROMPT
+}
+
+/// The text the PII second opinion showed the model.
+pub fn pii_pass_text(req: &Recorded) -> String {
+    let user = req.json()["messages"][1]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    user.split_once('\n')
+        .map(|(_, t)| t.to_string())
+        .unwrap_or_default()
+}
+
+/// The model's answer to the PII second opinion when it finds nothing more: the seed's three
+/// lines, the text as it was.
+pub fn pii_nothing(req: &Recorded) -> Reply {
+    let reply = format!(
+        "PII_DETECTED: false\nMASKED_TEXT: {}\nDETECTED_ITEMS: なし",
+        pii_pass_text(req)
+    );
+    Reply::json(200, &openai_reply("tiny-ja", &reply, 12))
 }
 
 /// A config for tests: a fast checker, no waiting for others.

@@ -186,6 +186,44 @@ pub fn merge_llm(
     (add_ranges(masked, &ranges), None)
 }
 
+/// A text stored already masked (the bot keeps only that), read back as a [`Masked`] whose
+/// items are its tokens, so [`merge_llm`] can add to it. Its original is the text itself.
+pub fn already_masked(text: &str) -> Masked {
+    let chars: Vec<char> = text.chars().collect();
+    let mut items = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        match PiiKind::from_token(&token_at(&chars[i..])) {
+            Some(kind) => {
+                let n = kind.token().chars().count();
+                items.push(PiiItem {
+                    kind,
+                    span: [i, i + n],
+                });
+                i += n;
+            }
+            None => i += 1,
+        }
+    }
+    Masked {
+        pii_detected: !items.is_empty(),
+        masked_text: text.to_string(),
+        items,
+        original_sha256: String::new(),
+    }
+}
+
+/// The `[...]` starting `s`, or "".
+fn token_at(s: &[char]) -> String {
+    if s.first() != Some(&'[') {
+        return String::new();
+    }
+    s.iter()
+        .position(|&c| c == ']')
+        .map(|close| s[..=close].iter().collect())
+        .unwrap_or_default()
+}
+
 /// A token the model may write, with the aliases models tend to use.
 fn token_kind(s: &[char]) -> Option<(PiiKind, usize)> {
     const ALIASES: [(&str, PiiKind); 6] = [
