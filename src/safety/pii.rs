@@ -129,6 +129,10 @@ enum Marker {
     NameIs,
     /// 俺、/僕、/私、: a name may follow (俺、伊藤大輔。).
     FirstPerson,
+    /// I'm / I am: a name of any script may follow, up to a comma or the end.
+    English,
+    /// 妹の / 友達の: a full name or a romanised one may follow, then a particle.
+    Relation,
     Token,
 }
 
@@ -162,7 +166,51 @@ const MARKERS: &[(&str, Marker)] = &[
     ("という子", Marker::StrongIntro),
     ("って呼んで", Marker::StrongIntro),
     ("です", Marker::WeakIntro),
+    ("って誰", Marker::StrongIntro),
+    ("ってだれ", Marker::StrongIntro),
+    ("って名字", Marker::StrongIntro),
+    ("という名字", Marker::StrongIntro),
+    ("って苗字", Marker::StrongIntro),
+    ("という苗字", Marker::StrongIntro),
+    ("って名前", Marker::StrongIntro),
+    ("という名前", Marker::StrongIntro),
     ("名前は", Marker::NameIs),
+    ("名前、", Marker::NameIs),
+    ("名前:", Marker::NameIs),
+    ("名前が", Marker::NameIs),
+    ("名字は", Marker::NameIs),
+    ("苗字は", Marker::NameIs),
+    ("氏名:", Marker::NameIs),
+    ("氏名は", Marker::NameIs),
+    ("連絡先:", Marker::NameIs),
+    ("担当:", Marker::NameIs),
+    ("宛名:", Marker::NameIs),
+    ("I'm ", Marker::English),
+    ("I am ", Marker::English),
+    ("妹の", Marker::Relation),
+    ("弟の", Marker::Relation),
+    ("姉の", Marker::Relation),
+    ("兄の", Marker::Relation),
+    ("娘の", Marker::Relation),
+    ("息子の", Marker::Relation),
+    ("友達の", Marker::Relation),
+    ("友だちの", Marker::Relation),
+    ("友人の", Marker::Relation),
+    ("親友の", Marker::Relation),
+    ("彼氏の", Marker::Relation),
+    ("彼女の", Marker::Relation),
+    ("同僚の", Marker::Relation),
+    ("上司の", Marker::Relation),
+    ("先輩の", Marker::Relation),
+    ("後輩の", Marker::Relation),
+    ("夫の", Marker::Relation),
+    ("妻の", Marker::Relation),
+    ("旦那の", Marker::Relation),
+    ("嫁の", Marker::Relation),
+    ("いとこの", Marker::Relation),
+    ("同級生の", Marker::Relation),
+    ("幼なじみの", Marker::Relation),
+    ("クラスの", Marker::Relation),
     ("俺、", Marker::FirstPerson),
     ("僕、", Marker::FirstPerson),
     ("私、", Marker::FirstPerson),
@@ -332,7 +380,22 @@ impl PiiMasker {
         for m in self.markers.find_iter(&v.norm) {
             let (p, q) = (v.char_at(m.start()), v.char_at(m.end()));
             let name = |r: Option<(usize, usize)>| r.map(|(s, e)| Cand::new(PiiKind::Name, s, e));
-            let found = match MARKERS[m.pattern().as_usize()].1 {
+            let marker = MARKERS[m.pattern().as_usize()].1;
+            // 鮫島いおり（刑部）です / 「イッシキ」って名字: a reading in brackets or quotes
+            // between a name and its cue is a name too, and the name stands before it.
+            let p = match marker {
+                Marker::Honorific | Marker::StrongIntro | Marker::WeakIntro => {
+                    match names_cue::bracketed_before(&v, p) {
+                        Some((open, inner)) => {
+                            cands.extend(name(Some(inner)));
+                            open
+                        }
+                        None => p,
+                    }
+                }
+                _ => p,
+            };
+            let found = match marker {
                 Marker::Honorific => name(self.names.honorific(&v, p, q).or_else(|| {
                     let glued_kanji = v.at(q).is_some_and(crate::text::chars::is_kanji);
                     let word = matches!(v.slice(p, q), "様" | "君" | "氏" | "殿") && glued_kanji;
@@ -355,6 +418,8 @@ impl PiiMasker {
                         .or_else(|| names_cue::after_lead(&v, q)),
                 ),
                 Marker::FirstPerson => name(names_cue::after_lead(&v, q)),
+                Marker::English => name(names_cue::after_english(&v, q)),
+                Marker::Relation => name(names_cue::after_relation(&v, q)),
                 Marker::Token => {
                     tokens.push((p, q));
                     None
@@ -362,6 +427,7 @@ impl PiiMasker {
             };
             cands.extend(found);
         }
+        cands.extend(names_cue::vocative(&v).map(|(s, e)| Cand::new(PiiKind::Name, s, e)));
         self.forms.find(&v, &mut cands);
         if let Some(an) = &self.analyzer {
             proper::find(&v, &an.proper_nouns(text), &mut cands);

@@ -10,7 +10,7 @@ use super::view::{View, is_edge};
 
 /// Hiragana words that stand before さん/ちゃん/くん without being a name (みなさん,
 /// ねえさん, あかちゃん) or that end a phrase (もうちゃんと).
-const NOT_KANA_NAMES: [&str; 58] = [
+const NOT_KANA_NAMES: [&str; 65] = [
     // kakeai's own characters (seed 000): やな and あゆ are not people.
     "やな",
     "あゆ",
@@ -71,6 +71,13 @@ const NOT_KANA_NAMES: [&str; 58] = [
     "あの",
     "この",
     "その",
+    "それ",
+    "これ",
+    "あれ",
+    "どれ",
+    "あいつ",
+    "こいつ",
+    "そいつ",
 ];
 
 /// Katakana words used with さん that are roles, not names (コックさん, サンタさん).
@@ -173,7 +180,12 @@ fn hira_word_ok(w: &str) -> bool {
 /// A hiragana name ending at `p`, with an optional hiragana surname one space before it.
 fn hiragana(v: &View, p: usize) -> Option<usize> {
     let s = hira_start(v, p, 9);
-    if !hira_word_ok(v.slice(s, p)) || v.at(s.wrapping_sub(1)).is_some_and(is_hiragana) {
+    // Glued to hiragana before it, it is the end of a word — unless that is the particle の
+    // after kanji (隣の席の|ゆづきさん).
+    let after_no = s >= 2 && v.at(s - 1) == Some('の') && v.at(s - 2).is_some_and(is_kanji);
+    if !hira_word_ok(v.slice(s, p))
+        || (v.at(s.wrapping_sub(1)).is_some_and(is_hiragana) && !after_no)
+    {
         return None;
     }
     if s >= 3 && v.at(s - 1) == Some(' ') {
@@ -232,7 +244,10 @@ fn kanji(v: &View, p: usize) -> Option<usize> {
         // Only time words before a kana name (昨日はっとりさん): the kana name alone.
         return (given < p).then_some(given);
     }
-    let last = v.at(given - 1)?;
+    // With a given name one space after it (染谷 拓人, 中村 かのん) it has a name's shape:
+    // no role ending to check (拓人 is a given name, not 友人).
+    let spaced = end < p && v.at(end) == Some(' ');
+    let last = if spaced { '　' } else { v.at(given - 1)? };
     let word = v.slice(s, given);
     let polite_prefix = v
         .at(s.wrapping_sub(1))
@@ -276,13 +291,183 @@ pub(super) fn before_desu(v: &View, p: usize) -> Option<(usize, usize)> {
         romaji(v, p)
     } else if is_hiragana(c) {
         // Hiragana only as a full name with a space (たかはし けんとです): a single word
-        // before です is too often a word (そうです).
-        hiragana(v, p).filter(|&s| v.slice(s, p).contains(' '))
+        // before です is too often a word (そうです) — unless the message introduces its
+        // writer (…です。よろしくお願いします) and the word is no common one.
+        let intro = self_introduction(v);
+        kanji(v, p).filter(|_| intro).or_else(|| {
+            hiragana(v, p).filter(|&s| {
+                let w = v.slice(s, p);
+                w.contains(' ')
+                    || (intro && w.chars().count() >= 3 && !NOT_INTRO_WORDS.contains(&w))
+            })
+        })
+    } else if is_kanji(c) && self_introduction(v) {
+        kanji(v, p)
     } else {
         None
     }?;
     let lead_ok = s == 0 || v.at(s - 1).is_some_and(is_edge) || first_person_before(v, s);
     lead_ok.then_some((s, p))
+}
+
+/// Hiragana words that stand before です in a self-introduction without being a name.
+const NOT_INTRO_WORDS: [&str; 14] = [
+    "わたし",
+    "あたし",
+    "こちら",
+    "そちら",
+    "はじめて",
+    "ひさしぶり",
+    "おひさしぶり",
+    "よろしく",
+    "ありがとう",
+    "だいじょうぶ",
+    "ほんとう",
+    "しんじん",
+    "はじめまして",
+    "おねがい",
+];
+
+/// The message introduces its writer: よろしく / はじめまして / 初めまして / 申します.
+fn self_introduction(v: &View) -> bool {
+    [
+        "よろしく",
+        "はじめまして",
+        "初めまして",
+        "申します",
+        "宜しく",
+    ]
+    .iter()
+    .any(|w| v.norm.contains(w))
+}
+
+/// Readings and asides that stand in brackets without being a name ((笑), (仮)).
+const NOT_BRACKETED: [&str; 14] = [
+    "笑",
+    "汗",
+    "泣",
+    "涙",
+    "爆",
+    "怒",
+    "謎",
+    "仮",
+    "仮名",
+    "本名",
+    "旧姓",
+    "偽名",
+    "敬称略",
+    "匿名",
+];
+
+/// A name-like run in brackets or quotes ending right before `p` (鮫島いおり（刑部）です,
+/// 「イッシキ」って名字): `(position of the opening bracket, the inner span)`.
+pub(super) fn bracketed_before(v: &View, p: usize) -> Option<(usize, (usize, usize))> {
+    let close = p.checked_sub(1)?;
+    let open_of = match v.at(close)? {
+        ')' | '）' => ['(', '（'],
+        '」' => ['「', '「'],
+        '』' => ['『', '『'],
+        _ => return None,
+    };
+    let open = (close.saturating_sub(16)..close)
+        .rev()
+        .find(|&i| v.at(i).is_some_and(|c| open_of.contains(&c)))?;
+    let inner = v.slice(open + 1, close);
+    let n = close - open - 1;
+    let one_class = [is_kata_or_space, is_latin_or_space, is_kanji_or_kana]
+        .iter()
+        .any(|f| inner.chars().all(f));
+    let ok = (1..=14).contains(&n)
+        && one_class
+        && !inner.starts_with(' ')
+        && !NOT_BRACKETED.contains(&inner)
+        && !NOT_KANA_NAMES.contains(&inner);
+    ok.then_some((open, (open + 1, close)))
+}
+
+fn is_kata_or_space(c: char) -> bool {
+    is_katakana(c) || c == ' '
+}
+
+fn is_latin_or_space(c: char) -> bool {
+    is_latin(c) || c == ' '
+}
+
+fn is_kanji_or_kana(c: char) -> bool {
+    is_kanji(c) || is_hiragana(c) || c == ' '
+}
+
+/// After I'm / I am / This is at `q`: a name of any script up to a comma, a full stop or the
+/// end; a romanised one must start upper case and not be a common English word.
+pub(super) fn after_english(v: &View, q: usize) -> Option<(usize, usize)> {
+    let c = v.at(q)?;
+    if is_latin(c) {
+        let e = v.run_after(q, 30, |c| is_latin(c) || c == ' ');
+        let name = v.slice(q, e).trim_end();
+        let e = q + name.chars().count();
+        let words: Vec<&str> = name.split(' ').collect();
+        let ok = (1..=3).contains(&words.len())
+            && words.iter().all(|w| {
+                w.len() >= 2
+                    && w.starts_with(|c: char| c.is_ascii_uppercase())
+                    && !NOT_ENGLISH_NAMES.contains(&w.to_ascii_lowercase().as_str())
+            })
+            && v.at(e)
+                .is_none_or(|c| matches!(c, ',' | '.' | '!' | '、' | '。' | '\n'));
+        return ok.then_some((q, e));
+    }
+    after_lead(v, q)
+}
+
+/// Capitalised English words that follow I'm / This is without being a name.
+const NOT_ENGLISH_NAMES: [&str; 16] = [
+    "japanese", "japan", "from", "not", "so", "very", "sorry", "happy", "fine", "ok", "okay",
+    "here", "back", "home", "the", "tired",
+];
+
+/// After 妹の / 友達の at `q`: a full name (two words apart by a space or ・, any script) or a
+/// romanised one, then a particle. A single word is left to the lists and the dictionary —
+/// 妹の部屋が, 友達のスマホが are no names.
+pub(super) fn after_relation(v: &View, q: usize) -> Option<(usize, usize)> {
+    let c = v.at(q)?;
+    let class: fn(char) -> bool = if is_kata(c) {
+        is_kata
+    } else if is_latin(c) {
+        is_latin
+    } else if is_kanji(c) || is_hiragana(c) {
+        |c| is_kanji(c) || is_hiragana(c)
+    } else {
+        return None;
+    };
+    let first = v.run_after(q, 8, class);
+    let gap = matches!(v.at(first), Some(' ' | '・')) && v.at(first + 1).is_some_and(class);
+    let mut e = if gap {
+        v.run_after(first + 1, 8, class)
+    } else {
+        first
+    };
+    // A kanji/kana run reads on into the sentence (たくとが遊びに): the name ends at the
+    // first particle that a kanji or a pause follows.
+    if is_kanji(c) || is_hiragana(c) {
+        let from = if gap { first + 2 } else { q + 1 };
+        if let Some(i) = (from..e).find(|&i| {
+            v.at(i).is_some_and(|c| "がはとにをもの".contains(c))
+                && v.at(i + 1).is_some_and(|n| is_kanji(n) || is_kata(n))
+        }) {
+            e = i;
+        }
+    }
+    let latin_ok = is_latin(c)
+        && v.slice(q, e)
+            .split(' ')
+            .all(|w| w.len() >= 2 && w.starts_with(|c: char| c.is_ascii_uppercase()));
+    let after = v.slice(e, (e + 2).min(v.len()));
+    let particle = [
+        "が", "は", "と", "に", "を", "も", "か", "っ", "、", "。", "の",
+    ]
+    .iter()
+    .any(|w| after.starts_with(w));
+    ((gap || latin_ok) && particle && e > first + 1).then_some((q, e))
 }
 
 /// 僕、/俺、/私、/私は/わたし、right before `s`.
@@ -317,12 +502,12 @@ pub(super) fn after_lead(v: &View, q: usize) -> Option<(usize, usize)> {
         return None;
     };
     let mut e = v.run_after(start, 10, class);
-    if v.at(e) == Some(' ') && v.at(e + 1).is_some_and(class) {
+    if matches!(v.at(e), Some(' ' | '・')) && v.at(e + 1).is_some_and(class) {
         e = v.run_after(e + 1, 10, class);
     }
     // A kana run may carry the predicate (佐々木です): cut it there.
-    const ENDS: [&str; 8] = [
-        "です", "って", "と申", "とい", "と言", "だよ", "だ。", "っす",
+    const ENDS: [&str; 10] = [
+        "です", "って", "と申", "とい", "と言", "だよ", "だ。", "っす", "なん", "じゃ",
     ];
     if let Some(cut) =
         (start + 1..e).find(|&i| ENDS.iter().any(|w| v.slice(i, (i + 2).min(v.len())) == *w))
@@ -331,17 +516,51 @@ pub(super) fn after_lead(v: &View, q: usize) -> Option<(usize, usize)> {
     }
     // The phrase must end right there.
     let rest = v.slice(e, (e + 2).min(v.len()));
+    // …or a phone number, a reading in brackets or a comma follows (連絡先：X 090…).
+    let then_number = v.at(e) == Some(' ')
+        && v.at(e + 1)
+            .is_some_and(|c| c.is_ascii_digit() || matches!(c, '+' | '〇' | '('));
     let ends = e == v.len()
-        || v.at(e)
-            .is_some_and(|c| matches!(c, '。' | '、' | '！' | '？' | '!' | '?' | '」' | '.'))
+        || v.at(e).is_some_and(|c| {
+            matches!(
+                c,
+                '。' | '、' | '！' | '？' | '!' | '?' | '」' | '.' | ',' | '（' | '(' | '\n'
+            )
+        })
+        || then_number
         || ENDS.iter().any(|w| rest.starts_with(w));
     // In a kanji+kana run, the kana after the name are its given name only if they end there.
     let name = v.slice(start, e);
     let ok = ends
-        && (2..=12).contains(&(e - start))
+        && (2..=16).contains(&(e - start))
         && !["学生", "会社員", "社会人", "主婦", "秘密", "内緒"]
             .iter()
             .any(|w| name.starts_with(w))
         && !name.ends_with(['い', 'た', 'だ', 'る', 'ね', 'よ']);
     ok.then_some((start, e))
+}
+
+/// A full or romanised name opening the message, a comma and a greeting (サメジマ リツ、元気に
+/// してる？): a name called out.
+pub(super) fn vocative(v: &View) -> Option<(usize, usize)> {
+    let (s, e) = after_relation(v, 0)?;
+    let rest = v.slice(e, (e + 6).min(v.len()));
+    const GREETINGS: [&str; 12] = [
+        "、元気",
+        "、久しぶり",
+        "、おひさ",
+        "、おはよう",
+        "、こんにちは",
+        "、こんばんは",
+        "、ありがとう",
+        "、おめでとう",
+        "、お疲れ",
+        "、おつかれ",
+        "、聞いて",
+        "、今",
+    ];
+    GREETINGS
+        .iter()
+        .any(|g| rest.starts_with(g))
+        .then_some((s, e))
 }
