@@ -281,16 +281,8 @@ pub enum UiMsg {
     ),
 }
 
-/// What the right-hand pane shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Pane {
-    Detail,
-    Rules,
-    Stats,
-    Visibility,
-    Patterns,
-    Conversations,
-}
+/// What the right-hand pane shows (listed once, in focus.rs).
+pub use super::focus::Pane;
 
 pub struct App {
     pub header: Header,
@@ -505,83 +497,14 @@ impl App {
                 attempt,
                 delta,
             } => self.run.on_token(turn, attempt, &delta),
-            UiMsg::Effect(e) => {
-                self.keep_branch(&e);
-                self.run.apply(&e);
-                match &*e {
-                    Effect::Held { turn, .. } => {
-                        self.fail(format!(
-                            "turn {turn}: every attempt failed — pick one with tab and c, or regenerate with r"
-                        ));
-                    }
-                    Effect::RunDone { status, error } => match error {
-                        Some(e) => self.fail(format!("run {}: {e}", status.as_str())),
-                        None => self.status = format!("run {}", status.as_str()),
-                    },
-                    _ => {}
-                }
-                if self.follow && !self.run.turns.is_empty() {
-                    self.selected = self.run.turns.len() - 1;
-                    self.attempt = None;
-                }
-            }
-            UiMsg::RunStarted { run_id, topic } => {
-                self.run = RunView {
-                    run_id: Some(run_id),
-                    topic,
-                    ..RunView::default()
-                };
-                self.selected = 0;
-                self.follow = true;
-                self.review_log.clear();
-                self.branches.clear();
-                self.on_branch = None;
-                self.status = format!("run {run_id} started");
-            }
-            UiMsg::Connection(c) => {
-                match &c {
-                    Conn::Down(why) => {
-                        self.fail(format!("{why} — R probes again, d plays the bundled demo"))
-                    }
-                    Conn::Answered(why) => self.notify(
-                        super::status::Level::Warn,
-                        format!("{why} — R probes again, d plays the bundled demo"),
-                    ),
-                    _ => {}
-                }
-                self.header.conn = c;
-            }
+            UiMsg::Effect(e) => self.on_effect(e),
+            UiMsg::RunStarted { run_id, topic } => self.on_run_started(run_id, topic),
+            UiMsg::Connection(c) => self.on_connection(c),
             UiMsg::Saved {
                 turn,
                 ticket,
                 result,
-            } => {
-                if let Some(tk) = ticket {
-                    // Settles the ticket on whichever turn queued it (turn numbers can repeat
-                    // after a truncation; tickets cannot).
-                    let _ = self
-                        .run
-                        .turns
-                        .iter_mut()
-                        .any(|t| t.review.settle(tk, &result));
-                }
-                match result {
-                    Ok(()) => {
-                        self.status = match turn
-                            .and_then(|n| self.run.turns.iter().rev().find(|t| t.turn == n))
-                        {
-                            Some(t) if ticket.is_some() && !t.review.saved() => {
-                                "saved; earlier marks of this turn still pending".into()
-                            }
-                            _ => match self.said.take() {
-                                Some(what) => format!("{what} · saved ✓"),
-                                None => "saved ✓".into(),
-                            },
-                        }
-                    }
-                    Err(e) => self.fail(format!("NOT saved: {e}")),
-                }
-            }
+            } => self.on_saved(turn, ticket, result),
             UiMsg::Notice(level, e) => self.notify(level, e),
             UiMsg::StoreChanged => {
                 if let Some(id) = self.run.run_id
@@ -592,59 +515,157 @@ impl App {
                 }
             }
             UiMsg::MarksRefreshed(r) => self.marks_refreshed(r),
-            UiMsg::VaultSaved(r) => match r {
-                Ok(saved) => {
-                    let VaultSaved {
-                        path,
-                        work,
-                        edits,
-                        works,
-                    } = *saved;
-                    let mut later = false;
-                    if let Some(v) = self.vis.as_mut() {
-                        if v.edits == edits {
-                            v.work = work;
-                            v.unsaved = false;
-                        } else {
-                            // Edited while the file was written: keep those edits (unsaved),
-                            // but follow the work to where it now lives.
-                            v.work.root = work.root;
-                            v.work.on_disk = work.on_disk;
-                            later = true;
-                        }
-                        v.works = works;
-                    }
-                    self.status = if later {
-                        format!("saved {path}; edits made since are not saved yet (w)")
-                    } else {
-                        format!("saved {path} (previous kept as .bak); the next turn uses it")
-                    };
-                }
-                Err(e) => self.fail(format!("visibility NOT saved: {e}")),
-            },
-            UiMsg::VaultOpened(r) => match r {
-                Ok(work) => {
-                    let name = work.name.clone();
-                    let warnings = work.warnings.len();
-                    let works = self
-                        .vis
-                        .as_ref()
-                        .map(|v| v.works.clone())
-                        .unwrap_or_default();
-                    self.vis = Some(super::vis::VisPane::with_works(*work, works));
-                    self.status = format!(
-                        "opened {name}{}; the next turn uses it",
-                        if warnings > 0 {
-                            format!(" ({warnings} warnings in the log)")
-                        } else {
-                            String::new()
-                        }
-                    );
-                }
-                Err(e) => self.fail(format!("work NOT opened: {e}")),
-            },
+            UiMsg::VaultSaved(r) => self.on_vault_saved(r),
+            UiMsg::VaultOpened(r) => self.on_vault_opened(r),
             UiMsg::Chat(m) => self.on_chat(m),
             UiMsg::Interview(m) => self.interview_msg(m),
+            m => self.on_pane_data(m),
+        }
+        let load = self.request_sync();
+        self.queued.extend(load);
+    }
+
+    fn on_effect(&mut self, e: Box<Effect>) {
+        self.keep_branch(&e);
+        self.run.apply(&e);
+        match &*e {
+            Effect::Held { turn, .. } => {
+                self.fail(format!(
+                    "turn {turn}: every attempt failed — pick one with tab and c, or regenerate with r"
+                ));
+            }
+            Effect::RunDone { status, error } => match error {
+                Some(e) => self.fail(format!("run {}: {e}", status.as_str())),
+                None => self.status = format!("run {}", status.as_str()),
+            },
+            _ => {}
+        }
+        if self.follow && !self.run.turns.is_empty() {
+            self.selected = self.run.turns.len() - 1;
+            self.attempt = None;
+        }
+    }
+
+    fn on_run_started(&mut self, run_id: i64, topic: String) {
+        self.run = RunView {
+            run_id: Some(run_id),
+            topic,
+            ..RunView::default()
+        };
+        self.selected = 0;
+        self.follow = true;
+        self.review_log.clear();
+        self.branches.clear();
+        self.on_branch = None;
+        self.status = format!("run {run_id} started");
+    }
+
+    fn on_connection(&mut self, c: Conn) {
+        match &c {
+            Conn::Down(why) => {
+                self.fail(format!("{why} — R probes again, d plays the bundled demo"))
+            }
+            Conn::Answered(why) => self.notify(
+                super::status::Level::Warn,
+                format!("{why} — R probes again, d plays the bundled demo"),
+            ),
+            _ => {}
+        }
+        self.header.conn = c;
+    }
+
+    fn on_saved(
+        &mut self,
+        turn: Option<usize>,
+        ticket: Option<super::view::SaveTicket>,
+        result: Result<(), String>,
+    ) {
+        if let Some(tk) = ticket {
+            // Settles the ticket on whichever turn queued it (turn numbers can repeat
+            // after a truncation; tickets cannot).
+            let _ = self
+                .run
+                .turns
+                .iter_mut()
+                .any(|t| t.review.settle(tk, &result));
+        }
+        match result {
+            Ok(()) => {
+                self.status =
+                    match turn.and_then(|n| self.run.turns.iter().rev().find(|t| t.turn == n)) {
+                        Some(t) if ticket.is_some() && !t.review.saved() => {
+                            "saved; earlier marks of this turn still pending".into()
+                        }
+                        _ => match self.said.take() {
+                            Some(what) => format!("{what} · saved ✓"),
+                            None => "saved ✓".into(),
+                        },
+                    }
+            }
+            Err(e) => self.fail(format!("NOT saved: {e}")),
+        }
+    }
+
+    fn on_vault_saved(&mut self, r: Result<Box<VaultSaved>, String>) {
+        match r {
+            Ok(saved) => {
+                let VaultSaved {
+                    path,
+                    work,
+                    edits,
+                    works,
+                } = *saved;
+                let mut later = false;
+                if let Some(v) = self.vis.as_mut() {
+                    if v.edits == edits {
+                        v.work = work;
+                        v.unsaved = false;
+                    } else {
+                        // Edited while the file was written: keep those edits (unsaved),
+                        // but follow the work to where it now lives.
+                        v.work.root = work.root;
+                        v.work.on_disk = work.on_disk;
+                        later = true;
+                    }
+                    v.works = works;
+                }
+                self.status = if later {
+                    format!("saved {path}; edits made since are not saved yet (w)")
+                } else {
+                    format!("saved {path} (previous kept as .bak); the next turn uses it")
+                };
+            }
+            Err(e) => self.fail(format!("visibility NOT saved: {e}")),
+        }
+    }
+
+    fn on_vault_opened(&mut self, r: Result<Box<crate::vault::Work>, String>) {
+        match r {
+            Ok(work) => {
+                let name = work.name.clone();
+                let warnings = work.warnings.len();
+                let works = self
+                    .vis
+                    .as_ref()
+                    .map(|v| v.works.clone())
+                    .unwrap_or_default();
+                self.vis = Some(super::vis::VisPane::with_works(*work, works));
+                self.status = format!(
+                    "opened {name}{}; the next turn uses it",
+                    if warnings > 0 {
+                        format!(" ({warnings} warnings in the log)")
+                    } else {
+                        String::new()
+                    }
+                );
+            }
+            Err(e) => self.fail(format!("work NOT opened: {e}")),
+        }
+    }
+
+    /// What a pane asked the store for (patterns, dropouts, conversations, drafts).
+    fn on_pane_data(&mut self, msg: UiMsg) {
+        match msg {
             UiMsg::Patterns(r) => match r {
                 Ok(rows) => {
                     self.patterns.rows = rows;
@@ -680,9 +701,8 @@ impl App {
                 }
                 Err(e) => self.status = format!("no drafts: {e}"),
             },
+            _ => {}
         }
-        let load = self.request_sync();
-        self.queued.extend(load);
     }
 
     pub fn on_key(&mut self, key: KeyEvent) -> Vec<Command> {
@@ -736,8 +756,6 @@ impl App {
     }
 
     pub fn act(&mut self, action: Action) -> Vec<Command> {
-        let n = self.run.turns.len();
-        let sel_turn = self.run.turns.get(self.selected).map(|t| t.turn);
         if self.pane == Pane::Visibility
             && let Some(cmds) = self.vis_action(action)
         {
@@ -762,12 +780,45 @@ impl App {
         if action == Action::ShowRequest {
             return self.toggle_request();
         }
+        let handlers: [Handler; 3] = [App::nav_action, App::run_action, App::review_action];
+        for h in handlers {
+            if let Some(cmds) = h(self, action) {
+                return cmds;
+            }
+        }
         match action {
             Action::Quit => self.quit = true,
             Action::Help => {
                 self.help = true;
                 self.help_scroll = 0;
             }
+            Action::NextPane
+            | Action::NextField
+            | Action::PrevField
+            | Action::Increase
+            | Action::Decrease
+            | Action::SaveRules => {
+                self.rules_action(action);
+                if action == Action::NextPane && self.pane == Pane::Patterns {
+                    return vec![Command::LoadPatterns];
+                }
+                if action == Action::NextPane && self.pane == Pane::Conversations {
+                    return vec![Command::LoadConversations];
+                }
+            }
+            Action::NextTheme => {
+                self.theme = (self.theme + 1) % self.themes.len().max(1);
+                self.status = format!("theme: {}", self.theme().name);
+            }
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    /// Moving over turns and attempts; None: not one of them.
+    fn nav_action(&mut self, action: Action) -> Option<Vec<Command>> {
+        let n = self.run.turns.len();
+        match action {
             Action::NextTurn => {
                 self.selected = (self.selected + 1).min(n.saturating_sub(1));
                 self.follow = self.selected + 1 >= n;
@@ -808,6 +859,15 @@ impl App {
                     });
                 }
             }
+            _ => return None,
+        }
+        Some(Vec::new())
+    }
+
+    /// Starting, steering and stopping a run; None: not one of them.
+    fn run_action(&mut self, action: Action) -> Option<Vec<Command>> {
+        let sel_turn = self.run.turns.get(self.selected).map(|t| t.turn);
+        match action {
             Action::NewRun => {
                 if self.running() {
                     self.status = "a run is in progress — stop it first (s)".into();
@@ -816,7 +876,7 @@ impl App {
                     self.status = why;
                     if self.header.conn == Conn::Demo {
                         self.header.conn = Conn::Probing;
-                        return vec![Command::Probe];
+                        return Some(vec![Command::Probe]);
                     }
                 } else {
                     self.modal = Some(Modal::Topic(textarea(
@@ -827,13 +887,13 @@ impl App {
             Action::Probe => {
                 self.header.conn = Conn::Probing;
                 self.status = format!("probing {} …", self.header.endpoint);
-                return vec![Command::Probe];
+                return Some(vec![Command::Probe]);
             }
             Action::Demo => {
                 if self.running() {
                     self.status = "a run is in progress — stop it first (s)".into();
                 } else {
-                    return vec![Command::StartDemo];
+                    return Some(vec![Command::StartDemo]);
                 }
             }
             Action::PauseResume => {
@@ -842,17 +902,17 @@ impl App {
                     RunState::Running => (Event::Pause, ActionKind::Pause),
                     _ => {
                         self.status = self.no_run();
-                        return Vec::new();
+                        return Some(Vec::new());
                     }
                 };
                 self.status = format!("{} requested", kind.as_str());
-                return vec![Command::Control(ev), save(None, kind, json!({}))];
+                return Some(vec![Command::Control(ev), save(None, kind, json!({}))]);
             }
             Action::Stop if self.running() => {
-                return vec![
+                return Some(vec![
                     Command::Control(Event::Stop),
                     save(None, ActionKind::Stop, json!({})),
-                ];
+                ]);
             }
             Action::Inject if self.running() => {
                 self.modal = Some(Modal::Inject(textarea(
@@ -863,12 +923,21 @@ impl App {
             Action::Regenerate => {
                 if let Some(turn) = sel_turn.filter(|_| self.run.run_id.is_some()) {
                     self.follow = true;
-                    return vec![
+                    return Some(vec![
                         Command::Control(Event::Regenerate { turn }),
                         save(Some(turn), ActionKind::Regenerate, json!({})),
-                    ];
+                    ]);
                 }
             }
+            _ => return None,
+        }
+        Some(Vec::new())
+    }
+
+    /// A reviewer's marks and dialogs on the selected turn; None: not one of them.
+    fn review_action(&mut self, action: Action) -> Option<Vec<Command>> {
+        let sel_turn = self.run.turns.get(self.selected).map(|t| t.turn);
+        match action {
             Action::ThumbUp | Action::ThumbDown => {
                 if let Some(t) = self.run.turns.get_mut(self.selected) {
                     let up = action == Action::ThumbUp;
@@ -876,12 +945,12 @@ impl App {
                     let what = format!("{} on turn {}", if up { "👍" } else { "👎" }, t.turn);
                     self.status = what.clone();
                     self.said = Some(what);
-                    return vec![review_save(
+                    return Some(vec![review_save(
                         t.review.queue(),
                         Some(t.turn),
                         ActionKind::Thumb,
                         json!({"up": up, "speaker": t.speaker}),
-                    )];
+                    )]);
                 }
             }
             Action::Override if sel_turn.is_some() => {
@@ -908,7 +977,7 @@ impl App {
                 let Some(p) = self.promotion() else {
                     self.status =
                         "select a reviewed line with the line before it to promote".into();
-                    return Vec::new();
+                    return Some(Vec::new());
                 };
                 let mut t = textarea(
                     "promote: ←/→ reply type · type the message type (e.g. からかい) · Enter",
@@ -925,32 +994,17 @@ impl App {
                     t.attempts
                         .get(self.attempt.unwrap_or(t.attempts.len().saturating_sub(1)))
                 }) {
-                    return vec![Command::Control(Event::Choose { attempt: a.attempt })];
+                    return Some(vec![Command::Control(Event::Choose { attempt: a.attempt })]);
                 }
             }
-            Action::NextPane
-            | Action::NextField
-            | Action::PrevField
-            | Action::Increase
-            | Action::Decrease
-            | Action::SaveRules => {
-                self.rules_action(action);
-                if action == Action::NextPane && self.pane == Pane::Patterns {
-                    return vec![Command::LoadPatterns];
-                }
-                if action == Action::NextPane && self.pane == Pane::Conversations {
-                    return vec![Command::LoadConversations];
-                }
-            }
-            Action::NextTheme => {
-                self.theme = (self.theme + 1) % self.themes.len().max(1);
-                self.status = format!("theme: {}", self.theme().name);
-            }
-            _ => {}
+            _ => return None,
         }
-        Vec::new()
+        Some(Vec::new())
     }
 }
+
+/// A handler of one group of actions: `None` when the action is not in its group.
+type Handler = fn(&mut App, Action) -> Option<Vec<Command>>;
 
 pub(super) fn save(turn: Option<usize>, kind: ActionKind, payload: serde_json::Value) -> Command {
     Command::Save {

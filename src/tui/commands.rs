@@ -7,7 +7,8 @@ use std::sync::OnceLock;
 
 use serde::Deserialize;
 
-use super::app::{App, Modal, Pane};
+use super::app::{App, Modal};
+use super::focus::Focus;
 use super::keymap::Action;
 use crate::text::width::width;
 
@@ -16,7 +17,7 @@ const DATA: &str = include_str!("../../assets/tui/commands.toml");
 #[derive(Deserialize, Default)]
 pub struct Commands {
     labels: BTreeMap<Action, String>,
-    footer: BTreeMap<String, Vec<Action>>,
+    pub(super) footer: BTreeMap<String, Vec<Action>>,
     help: BTreeMap<String, Vec<Action>>,
     pub dialogs: BTreeMap<String, Vec<(String, String)>>,
     #[serde(default)]
@@ -40,32 +41,15 @@ pub fn status_data() -> &'static StatusData {
     &data().status
 }
 
-/// The keymap section that applies to what has focus.
+/// The keymap section that applies beneath whatever overlay is open: chat mode's, or the
+/// pane's.
 pub fn focus(app: &App) -> &'static str {
-    if app.chat.is_some() && app.pane == Pane::Detail {
-        return "chat";
-    }
-    match app.pane {
-        Pane::Detail => "detail",
-        Pane::Rules => "rules",
-        Pane::Stats => "stats",
-        Pane::Visibility => "visibility",
-        Pane::Patterns => "patterns",
-        Pane::Conversations => "conversations",
-    }
-}
-
-/// The dialog's name in commands.toml.
-pub fn dialog_name(m: &Modal) -> &'static str {
-    match m {
-        Modal::Topic(_) => "topic",
-        Modal::Inject(_) => "inject",
-        Modal::Override { .. } => "override",
-        Modal::Feedback { .. } => "feedback",
-        Modal::Promote { .. } => "promote",
-        Modal::Draft { .. } => "draft",
-        Modal::Secret { .. } => "secret",
-    }
+    let beneath = if app.chat.is_some() && app.pane == super::focus::Pane::Detail {
+        Focus::Chat
+    } else {
+        Focus::Pane(app.pane)
+    };
+    beneath.keymap_section(app.pane)
 }
 
 /// A key name as shown ("ctrl-c" stays, single characters stay, "pagedown" → "PgDn" …).
@@ -80,6 +64,11 @@ fn show_key(k: &str) -> String {
         "backtab" => "shift-tab".into(),
         _ => k.to_string(),
     }
+}
+
+/// The dialog's name in commands.toml.
+pub fn dialog_name(m: &Modal) -> &'static str {
+    super::focus::Dialog::of(m).name()
 }
 
 /// (keys, label) for the footer, in the data's order; an action with no key is left out.
@@ -145,10 +134,8 @@ pub fn help_rows(app: &App) -> Vec<(String, String)> {
         .collect();
     sections.insert(0, ("global", global));
     for (name, list) in sections {
-        let pane = match name {
-            "rules" | "visibility" | "patterns" => name,
-            _ => "detail",
-        };
+        // A pane's group shows that pane's keys; the others (conversation, run) the detail's.
+        let pane = super::focus::Pane::from_name(name).map_or("detail", |p| p.name());
         let mut body = Vec::new();
         for a in list {
             let keys: Vec<String> = app
@@ -188,7 +175,7 @@ mod tests {
     #[test]
     fn the_data_parses_and_every_pane_has_a_footer() {
         let d: Commands = toml::from_str(DATA).unwrap();
-        for p in super::super::keymap_check::PANES {
+        for p in super::super::focus::Focus::keymap_sections() {
             assert!(d.footer.get(p).is_some_and(|l| !l.is_empty()), "{p}");
         }
         for m in [

@@ -17,7 +17,7 @@ use super::wrap::wrap;
 use crate::director::Status;
 
 pub fn detail(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
-    let inner = side::framed(f, area, 0, t);
+    let inner = side::framed(f, area, super::focus::Pane::Detail, t);
     let Some(turn) = app.run.turns.get(app.selected) else {
         return;
     };

@@ -97,7 +97,9 @@ impl Action {
             Action::Feedback => "feedback note with a category and a suggested fix",
             Action::ChooseAttempt => "while held: commit the shown attempt",
             Action::NextTheme => "switch theme",
-            Action::NextPane => "right pane: detail → rules → stats → visibility → patterns",
+            Action::NextPane => {
+                "right pane: the next tab (detail → rules → stats → visibility → patterns → conversations)"
+            }
             Action::NextField => "rules pane: next value",
             Action::PrevField => "rules pane: previous value",
             Action::Increase => "rules pane: raise the value, re-judge every turn",

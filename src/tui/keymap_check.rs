@@ -26,17 +26,6 @@ pub const NAMED: [&str; 14] = [
     "delete",
 ];
 
-/// Panes a `[pane.NAME]` section may name.
-pub const PANES: [&str; 7] = [
-    "detail",
-    "rules",
-    "stats",
-    "visibility",
-    "patterns",
-    "conversations",
-    "chat",
-];
-
 /// Whether `name` is a key the workbench can receive ("q", "ctrl-c", "f5", "pageup" …).
 pub fn known_key(name: &str) -> bool {
     let base = name.strip_prefix("ctrl-").unwrap_or(name);
@@ -78,12 +67,13 @@ pub fn check(
         }
     }
     for (pane, map) in panes {
-        if !PANES.contains(&pane.as_str()) {
+        let panes = super::focus::Focus::keymap_sections();
+        if !panes.contains(&pane.as_str()) {
             return Err(invalid(
                 path,
                 text,
                 format!("pane.{pane}"),
-                format!("unknown pane `{pane}` (one of {})", PANES.join(", ")),
+                format!("unknown pane `{pane}` (one of {})", panes.join(", ")),
             ));
         }
         for k in map.keys() {

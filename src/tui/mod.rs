@@ -10,6 +10,7 @@ mod commands;
 mod compare_open;
 pub mod compare_view;
 mod detail;
+pub mod focus;
 pub mod keymap;
 mod keymap_check;
 pub mod kinsoku;

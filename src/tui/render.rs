@@ -39,23 +39,23 @@ pub fn draw(f: &mut Frame, app: &App) {
         Pane::Detail if app.chat.is_some() => chat::detail(f, detail_area, app, t),
         Pane::Detail => detail::detail(f, detail_area, app, t),
         Pane::Rules => {
-            let inner = side::framed(f, detail_area, 1, t);
+            let inner = side::framed(f, detail_area, Pane::Rules, t);
             side::rules(f, inner, app, t);
         }
         Pane::Stats => {
-            let inner = side::framed(f, detail_area, 2, t);
+            let inner = side::framed(f, detail_area, Pane::Stats, t);
             side::stats(f, inner, app, t);
         }
         Pane::Visibility => {
-            let inner = side::framed(f, detail_area, 3, t);
+            let inner = side::framed(f, detail_area, Pane::Visibility, t);
             vis::render(f, inner, app, t);
         }
         Pane::Patterns => {
-            let inner = side::framed(f, detail_area, 4, t);
+            let inner = side::framed(f, detail_area, Pane::Patterns, t);
             patterns::render(f, inner, app, t);
         }
         Pane::Conversations => {
-            let inner = side::framed(f, detail_area, 5, t);
+            let inner = side::framed(f, detail_area, Pane::Conversations, t);
             super::conversations::render(f, inner, app, t);
         }
     }

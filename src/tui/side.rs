@@ -7,25 +7,56 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Sparkline};
 
 use super::app::App;
+use super::focus::Pane;
 use super::theme::Theme;
 use super::tuning;
 use crate::director::Status;
 
-/// The pane's frame with its tab strip as the title.
-pub fn framed(f: &mut Frame, area: Rect, active: usize, t: &Theme) -> Rect {
+/// The pane's frame with its tab strip (every pane, from `Pane::ALL`) as the title. When the
+/// strip does not fit, the other tabs shorten to three letters, and below that the title says
+/// which tab of how many is open — never a tab silently cut off.
+pub fn framed(f: &mut Frame, area: Rect, active: Pane, t: &Theme) -> Rect {
+    let room = usize::from(area.width.saturating_sub(4));
+    let strip = |short: bool| -> Vec<(String, bool)> {
+        Pane::ALL
+            .iter()
+            .map(|p| {
+                let name = if short && *p != active {
+                    p.name().chars().take(3).collect()
+                } else {
+                    p.name().to_string()
+                };
+                (name, *p == active)
+            })
+            .collect()
+    };
+    let width = |tabs: &[(String, bool)]| {
+        tabs.iter()
+            .map(|(n, _)| n.chars().count() + 1)
+            .sum::<usize>()
+            + " (v)".len()
+    };
     let mut title = vec![Span::raw(" ")];
-    const TABS: [&str; 5] = ["detail", "rules", "stats", "visibility", "patterns"];
-    for (i, name) in TABS.iter().enumerate() {
-        let st = if i == active {
-            Style::new().fg(t.accent).add_modifier(Modifier::BOLD)
-        } else {
-            Style::new().fg(t.dim)
-        };
-        title.push(Span::styled(*name, st));
-        title.push(Span::styled(
-            if i + 1 < TABS.len() { "│" } else { " (v) " },
-            Style::new().fg(t.dim),
-        ));
+    let on = Style::new().fg(t.accent).add_modifier(Modifier::BOLD);
+    let off = Style::new().fg(t.dim);
+    match [strip(false), strip(true)]
+        .into_iter()
+        .find(|s| width(s) <= room)
+    {
+        Some(tabs) => {
+            for (i, (name, is_on)) in tabs.iter().enumerate() {
+                title.push(Span::styled(name.clone(), if *is_on { on } else { off }));
+                let sep = if i + 1 < tabs.len() { "│" } else { " (v) " };
+                title.push(Span::styled(sep, off));
+            }
+        }
+        None => {
+            title.push(Span::styled(active.name(), on));
+            title.push(Span::styled(
+                format!(" {}/{} (v) ", active.index() + 1, Pane::ALL.len()),
+                off,
+            ));
+        }
     }
     let block = Block::bordered()
         .title(Line::from(title))

@@ -326,16 +326,7 @@ impl App {
     /// The rules pane's keys: switch pane, pick a value, change it (re-judging), save.
     pub(super) fn rules_action(&mut self, action: Action) {
         match action {
-            Action::NextPane => {
-                self.pane = match self.pane {
-                    Pane::Detail => Pane::Rules,
-                    Pane::Rules => Pane::Stats,
-                    Pane::Stats => Pane::Visibility,
-                    Pane::Visibility => Pane::Patterns,
-                    Pane::Patterns => Pane::Conversations,
-                    Pane::Conversations => Pane::Detail,
-                };
-            }
+            Action::NextPane => self.pane = self.pane.next(),
             Action::NextField | Action::PrevField if self.pane == Pane::Rules => {
                 let n = fields().len();
                 self.field = if action == Action::NextField {

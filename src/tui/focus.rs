@@ -1,0 +1,217 @@
+//! What has the keyboard (issue 23): one list of the right-hand panes and one `Focus` that
+//! names every pane, overlay and dialog. The tab strip, `next_pane`/`prev_pane`, the keymap's
+//! `[pane.NAME]` sections, the footer and help groups and the dialogs' key bars all derive
+//! from these enums — adding a pane is a variant here, its room, and its drawing call.
+
+use super::app::{App, Modal};
+
+/// The right-hand panes, in tab order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Pane {
+    Detail,
+    Rules,
+    Stats,
+    Visibility,
+    Patterns,
+    Conversations,
+}
+
+impl Pane {
+    /// Every pane, in the tab strip's order (the only place they are listed).
+    pub const ALL: [Pane; 6] = [
+        Pane::Detail,
+        Pane::Rules,
+        Pane::Stats,
+        Pane::Visibility,
+        Pane::Patterns,
+        Pane::Conversations,
+    ];
+
+    /// Its name: the tab's label, its `[pane.NAME]` keymap section and its footer/help group.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pane::Detail => "detail",
+            Pane::Rules => "rules",
+            Pane::Stats => "stats",
+            Pane::Visibility => "visibility",
+            Pane::Patterns => "patterns",
+            Pane::Conversations => "conversations",
+        }
+    }
+
+    pub fn index(self) -> usize {
+        Pane::ALL.iter().position(|p| *p == self).unwrap_or(0)
+    }
+
+    /// The next tab (after the last: the first).
+    pub fn next(self) -> Pane {
+        Pane::ALL[(self.index() + 1) % Pane::ALL.len()]
+    }
+
+    /// The previous tab (before the first: the last).
+    pub fn prev(self) -> Pane {
+        Pane::ALL[(self.index() + Pane::ALL.len() - 1) % Pane::ALL.len()]
+    }
+
+    pub fn from_name(name: &str) -> Option<Pane> {
+        Pane::ALL.into_iter().find(|p| p.name() == name)
+    }
+}
+
+/// The dialogs (each carries its own target in [`Modal`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Dialog {
+    Topic,
+    Inject,
+    Override,
+    Feedback,
+    Promote,
+    Draft,
+    Secret,
+}
+
+impl Dialog {
+    pub const ALL: [Dialog; 7] = [
+        Dialog::Topic,
+        Dialog::Inject,
+        Dialog::Override,
+        Dialog::Feedback,
+        Dialog::Promote,
+        Dialog::Draft,
+        Dialog::Secret,
+    ];
+
+    /// Its name in commands.toml's `[dialogs]`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Dialog::Topic => "topic",
+            Dialog::Inject => "inject",
+            Dialog::Override => "override",
+            Dialog::Feedback => "feedback",
+            Dialog::Promote => "promote",
+            Dialog::Draft => "draft",
+            Dialog::Secret => "secret",
+        }
+    }
+
+    pub fn of(m: &Modal) -> Dialog {
+        match m {
+            Modal::Topic(_) => Dialog::Topic,
+            Modal::Inject(_) => Dialog::Inject,
+            Modal::Override { .. } => Dialog::Override,
+            Modal::Feedback { .. } => Dialog::Feedback,
+            Modal::Promote { .. } => Dialog::Promote,
+            Modal::Draft { .. } => Dialog::Draft,
+            Modal::Secret { .. } => Dialog::Secret,
+        }
+    }
+}
+
+/// Everything that can have the keyboard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Focus {
+    Pane(Pane),
+    /// Chat mode's conversation (the detail pane's place while chatting).
+    Chat,
+    Dialog(Dialog),
+    Help,
+    /// Errors wait for Esc.
+    Errors,
+    Runs,
+    Compare,
+    /// A destructive key waiting for its confirmation.
+    Confirm,
+}
+
+impl Focus {
+    /// The keymap section whose `[pane.NAME]` bindings apply: a pane's own, or chat's; the
+    /// others use the panes' (they take their fixed keys before the keymap is asked).
+    pub fn keymap_section(self, pane: Pane) -> &'static str {
+        match self {
+            Focus::Pane(p) => p.name(),
+            Focus::Chat => "chat",
+            _ => pane.name(),
+        }
+    }
+
+    /// The `[pane.NAME]` sections a keymap may hold: every pane and chat.
+    pub fn keymap_sections() -> Vec<&'static str> {
+        let mut v: Vec<&'static str> = Pane::ALL.iter().map(|p| p.name()).collect();
+        v.push("chat");
+        v
+    }
+
+    /// What has the keyboard in `app`: the topmost open thing.
+    pub fn of(app: &App) -> Focus {
+        if let Some(m) = &app.modal {
+            return Focus::Dialog(Dialog::of(m));
+        }
+        if app.help {
+            return Focus::Help;
+        }
+        if !app.errors.is_empty() {
+            return Focus::Errors;
+        }
+        if app.confirm.is_some() {
+            return Focus::Confirm;
+        }
+        if app.compare.is_some() {
+            return Focus::Compare;
+        }
+        if app.runs.is_some() {
+            return Focus::Runs;
+        }
+        if app.chat.is_some() && app.pane == Pane::Detail {
+            return Focus::Chat;
+        }
+        Focus::Pane(app.pane)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn next_and_prev_visit_every_pane_once_and_come_back() {
+        for start in Pane::ALL {
+            let mut seen = vec![start];
+            let mut p = start.next();
+            while p != start {
+                seen.push(p);
+                p = p.next();
+            }
+            assert_eq!(seen.len(), Pane::ALL.len());
+            assert_eq!(start.next().prev(), start);
+        }
+    }
+
+    #[test]
+    fn names_are_distinct_and_round_trip() {
+        for p in Pane::ALL {
+            assert_eq!(Pane::from_name(p.name()), Some(p));
+        }
+        let mut names: Vec<&str> = Focus::keymap_sections();
+        names.extend(Dialog::ALL.iter().map(|d| d.name()));
+        let n = names.len();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), n);
+    }
+
+    /// Every pane has a footer and every dialog a key bar in commands.toml.
+    #[test]
+    fn every_pane_and_dialog_has_its_commands() {
+        let d = super::super::commands::data();
+        for s in Focus::keymap_sections() {
+            assert!(d.footer.contains_key(s), "no [footer] {s}");
+        }
+        for dl in Dialog::ALL {
+            assert!(
+                d.dialogs.contains_key(dl.name()),
+                "no [dialogs] {}",
+                dl.name()
+            );
+        }
+    }
+}
