@@ -543,24 +543,30 @@ pub(super) fn after_lead(v: &View, q: usize) -> Option<(usize, usize)> {
 /// A full or romanised name opening the message, a comma and a greeting (サメジマ リツ、元気に
 /// してる？): a name called out.
 pub(super) fn vocative(v: &View) -> Option<(usize, usize)> {
+    // Cheap first: most messages hold no greeting after a comma.
+    if !v.has_comma || !GREETINGS.iter().any(|g| v.norm.contains(g)) {
+        return None;
+    }
     let (s, e) = after_relation(v, 0)?;
     let rest = v.slice(e, (e + 6).min(v.len()));
-    const GREETINGS: [&str; 12] = [
-        "、元気",
-        "、久しぶり",
-        "、おひさ",
-        "、おはよう",
-        "、こんにちは",
-        "、こんばんは",
-        "、ありがとう",
-        "、おめでとう",
-        "、お疲れ",
-        "、おつかれ",
-        "、聞いて",
-        "、今",
-    ];
     GREETINGS
         .iter()
         .any(|g| rest.starts_with(g))
         .then_some((s, e))
 }
+
+/// A greeting after a name called out (サメジマ リツ、元気？).
+const GREETINGS: [&str; 12] = [
+    "、元気",
+    "、久しぶり",
+    "、おひさ",
+    "、おはよう",
+    "、こんにちは",
+    "、こんばんは",
+    "、ありがとう",
+    "、おめでとう",
+    "、お疲れ",
+    "、おつかれ",
+    "、聞いて",
+    "、今",
+];

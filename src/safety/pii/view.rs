@@ -18,6 +18,10 @@ pub(super) struct View {
     pub has_upper: bool,
     /// 市区町村郡 or 〒: without one there is no address to find.
     pub has_address_marker: bool,
+    /// A 、 (a name called out needs one after it).
+    pub has_comma: bool,
+    /// Whether the message introduces its writer (よろしく, 申します …), asked at most once.
+    pub intro: std::cell::OnceCell<bool>,
 }
 
 /// Full-width ASCII → ASCII, ideographic space → space, dash look-alikes → `-`. The long-vowel
@@ -47,6 +51,8 @@ impl View {
             has_at: false,
             has_upper: false,
             has_address_marker: false,
+            has_comma: false,
+            intro: std::cell::OnceCell::new(),
         };
         let mut prev_digit = false;
         let mut it = text.chars().peekable();
@@ -60,6 +66,8 @@ impl View {
                 v.has_at = true;
             } else if c.is_ascii_uppercase() {
                 v.has_upper = true;
+            } else if c == '、' {
+                v.has_comma = true;
             } else if matches!(
                 c,
                 '市' | '区' | '町' | '村' | '郡' | '〒' | '丁' | '条' | '-'
