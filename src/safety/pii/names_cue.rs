@@ -330,15 +330,17 @@ const NOT_INTRO_WORDS: [&str; 14] = [
 
 /// The message introduces its writer: よろしく / はじめまして / 初めまして / 申します.
 fn self_introduction(v: &View) -> bool {
-    [
-        "よろしく",
-        "はじめまして",
-        "初めまして",
-        "申します",
-        "宜しく",
-    ]
-    .iter()
-    .any(|w| v.norm.contains(w))
+    *v.intro.get_or_init(|| {
+        [
+            "よろしく",
+            "はじめまして",
+            "初めまして",
+            "申します",
+            "宜しく",
+        ]
+        .iter()
+        .any(|w| v.norm.contains(w))
+    })
 }
 
 /// Readings and asides that stand in brackets without being a name ((笑), (仮)).
