@@ -5,6 +5,7 @@
 //! only a *usable* line — PASS or WARN — is ever shown or sent).
 
 pub mod context;
+pub mod engine;
 pub mod prompt;
 pub mod verdict;
 

@@ -14,11 +14,11 @@ use std::time::{Duration, Instant};
 use super::Services;
 use super::metrics::inc;
 use super::store::UserLine;
+use crate::chat::engine::Engine;
 use crate::chat::{self, ChatContext, prompt::Setting};
 use crate::director::Verdict;
-use crate::llm::Client;
 use crate::patterns as pat;
-use crate::safety::{ClientLlm, ContextType, Judgment, Sister, UserContext};
+use crate::safety::{ContextType, Judgment, Sister, UserContext};
 
 /// What she will say (or that she was blocked), with everything the store keeps about it.
 #[derive(Debug, Clone, Default)]
@@ -339,11 +339,18 @@ pub const FALLBACK_GRACE: Duration = Duration::from_secs(2);
 
 /// The shared judgement with this server's rules, analyzer, safety rules and vault.
 pub fn checks(svc: &Services) -> chat::Checks<'_> {
-    chat::Checks {
+    engine(svc).checks()
+}
+
+/// The shared pipeline steps over the bot's services.
+fn engine(svc: &Services) -> Engine<'_> {
+    Engine {
         rules: &svc.rules,
-        analyzer: svc.analyzer.as_ref(),
         safety: &svc.safety,
+        analyzer: svc.analyzer.as_ref(),
+        llm: &svc.llm,
         vault: svc.vault.as_deref(),
+        scene: &svc.scene,
     }
 }
 
@@ -440,8 +447,7 @@ fn trimmed(mut c: ChatContext, keep: usize) -> ChatContext {
 }
 
 /// Layers 1–4 within `budget` (the answer's, which L4 shares with generation and judging):
-/// a Layer 4 that has not answered in time counts as failed, and the static result of
-/// Layers 1–3 stands (the safety pipeline's rule for a failed L4) — never an open pass.
+/// a Layer 4 that has not answered in time counts as failed (`chat::engine`).
 async fn safety(
     svc: &Services,
     text: &str,
@@ -449,44 +455,16 @@ async fn safety(
     ctx: &UserContext,
     budget: Duration,
 ) -> Judgment {
-    let judge = &svc.safety.judge;
-    let Ok(client) = Client::new(svc.llm.clone()) else {
-        return judge.judge(text, sister, ctx);
-    };
-    let staged = judge.stage(text, sister, ctx);
-    let Some(messages) = judge.l4_messages(&staged) else {
-        return judge.finish_skipped(staged, crate::safety::L4Skip::NoLlm);
-    };
-    let llm = ClientLlm { client };
-    let ask = crate::safety::ContextLlm::ask(&llm, messages, judge.policy().temperature);
-    let reply = match tokio::time::timeout(budget, ask).await {
-        Ok(r) => r,
-        Err(_) => Err(crate::safety::L4CallError {
-            message: format!(
-                "no answer within the {:.0} s answer budget",
-                budget.as_secs_f64()
-            ),
-            endpoint_down: false,
-        }),
-    };
-    judge.finish_with(staged, reply)
+    engine(svc).safety(text, sister, ctx, Some(budget)).await
 }
 
-/// The pattern for banter: one on trial (cold start), else seed 000 §6.3's best match.
+/// The pattern for banter (`chat::engine::best_pattern`).
 async fn best_pattern(svc: &Services, text: &str, trace: &mut Vec<String>) -> Option<pat::Pattern> {
     let who = pat::Character::parse(&svc.me.id)?;
-    let message = text.to_string();
-    let found = svc
-        .store
-        .call(move |s| {
-            let q = pat::best::BestQuery::new(who, &message);
-            pat::cold::choose(s.connection(), &q).map_err(se)
-        })
-        .await;
-    match found {
+    match chat::engine::best_pattern(&svc.store, who, text).await {
         Ok(Some(c)) => {
-            trace.push(pattern_trace(&c));
-            Some(c.found.pattern)
+            trace.push(c.trace);
+            Some(c.pattern)
         }
         Ok(None) => {
             trace.push(
@@ -502,28 +480,7 @@ async fn best_pattern(svc: &Services, text: &str, trace: &mut Vec<String>) -> Op
     }
 }
 
-/// One trace line for a chosen pattern (shared with chat mode).
-pub fn pattern_trace(c: &pat::cold::Choice) -> String {
-    let p = &c.found.pattern;
-    if c.trial {
-        format!(
-            "pattern #{} on trial (cold start): used {} · {}/{} successes · bound {:.2} ≥ 0.70",
-            p.pattern_id,
-            p.used_count,
-            p.success_count,
-            p.success_count + p.failure_count,
-            pat::cold::upper_bound(p.success_count, p.failure_count)
-        )
-    } else {
-        format!(
-            "pattern #{} (success {:.0}%)",
-            p.pattern_id,
-            p.success_rate * 100.0
-        )
-    }
-}
-
-/// She answers in character, with her vault view of the world (`chat::prompt`, as the
+/// She answers in character, with her vault view of the world (`chat::engine`, as the
 /// workbench). Returns the reply and the prompt's instruction parts (for `prompt_echo`).
 async fn generate(
     svc: &Services,
@@ -531,25 +488,8 @@ async fn generate(
     history: &[(String, String)],
     setting: Setting,
 ) -> Result<(String, Vec<String>), String> {
-    let me = &svc.me;
-    let partner = svc
-        .rules
-        .character(&me.partner)
-        .cloned()
-        .unwrap_or_else(|| me.clone());
-    let world = chat::prompt::world(me, svc.vault.as_deref(), &svc.scene);
-    let (system, scaffold) = chat::prompt::system(me, &partner, &world, setting);
-    let lighter = match &svc.vault {
-        Some(v) => chat::prompt::lighter(me, &partner, &v.get().1, &svc.scene, setting),
-        None => Vec::new(),
-    };
-    let messages = chat::prompt::messages(system, history, text);
-    let client = Client::new(svc.llm.clone()).map_err(|e| e.to_string())?;
-    let done =
-        crate::duo::backend::fitted_stream_with(&client, messages, &lighter, &mut |_| {}).await?;
-    let mut out = done.text;
-    if done.finish == crate::llm::Finish::Length {
-        out = crate::duo::cut::to_last_sentence(&out, &svc.llm.trim_chars).0;
-    }
-    Ok((out.trim().to_string(), scaffold))
+    let g = engine(svc)
+        .generate(&svc.me, text, history, setting, &mut |_| {})
+        .await?;
+    Ok((g.text, g.scaffold))
 }

@@ -10,8 +10,8 @@ use super::Runtime;
 use super::app::{ChatMsg, UiMsg};
 use super::chat::Source;
 use crate::director::{Character, RuleSet, Verdict};
-use crate::llm::{Client, LlmConfig};
-use crate::safety::{ClientLlm, Judgment, Sister, UserContext, pii};
+use crate::llm::LlmConfig;
+use crate::safety::{Judgment, Sister, UserContext, pii};
 use crate::store::chat::NewChat;
 use crate::text::Analyzer;
 use crate::vault::SharedVault;
@@ -256,47 +256,19 @@ async fn answer(
     Ok(())
 }
 
-/// Seed 000 §6.3: the best pattern of this sister with success ≥ 0.7, and its rank.
+/// Seed 000 §6.3: the best pattern of this sister with success ≥ 0.7, and its rank
+/// (`chat::engine::best_pattern`, as the bot).
 async fn best_pattern(
     deps: &Deps,
     me: &Character,
     text: &str,
     emit: &Emit,
 ) -> Option<(crate::patterns::Pattern, String)> {
-    use crate::patterns as pat;
-    let who = pat::Character::parse(&me.id)?;
-    let message = text.to_string();
-    let found = deps
-        .store
-        .call(move |s| {
-            let q = pat::best::BestQuery::new(who, &message);
-            let Some(c) = pat::cold::choose(s.connection(), &q).map_err(se)? else {
-                return Ok(None);
-            };
-            let rank = pat::db::scored(s.connection(), c.found.pattern.pattern_id)
-                .map(|sp| sp.rank.as_str().to_string())
-                .map_err(se)?;
-            Ok(Some((c, rank)))
-        })
-        .await;
-    match found {
-        Ok(Some((c, rank))) if c.trial => {
-            emit.trace(crate::serve::pipeline::pattern_trace(&c));
-            Some((c.found.pattern, rank))
-        }
-        Ok(Some((c, rank))) => {
-            let m = c.found;
-            emit.trace(format!(
-                "pattern #{} ({} → {}): success {:.0}% · likes {:.0}% · used {} · relevance {:.2}",
-                m.pattern.pattern_id,
-                m.pattern.user_message_type,
-                m.pattern.bot_response_type.as_str(),
-                m.pattern.success_rate * 100.0,
-                m.pattern.like_rate * 100.0,
-                m.pattern.used_count + 1,
-                m.relevance
-            ));
-            Some((m.pattern, rank))
+    let who = crate::patterns::Character::parse(&me.id)?;
+    match crate::chat::engine::best_pattern(&deps.store, who, text).await {
+        Ok(Some(c)) => {
+            emit.trace(c.trace);
+            Some((c.pattern, c.rank))
         }
         Ok(None) => {
             emit.trace(
@@ -393,7 +365,7 @@ fn se(e: impl std::fmt::Display) -> crate::store::StoreError {
     crate::store::StoreError::Invalid(e.to_string())
 }
 
-/// The sister answers in character, streamed.
+/// The sister answers in character, streamed (`chat::engine`, as the bot).
 async fn generate(
     deps: &Deps,
     me: &Character,
@@ -401,20 +373,6 @@ async fn generate(
     history: &[(String, String)],
     emit: &Emit,
 ) -> Result<(String, Vec<String>), String> {
-    let partner = deps
-        .rules
-        .character(&me.partner)
-        .cloned()
-        .unwrap_or_else(|| me.clone());
-    use crate::chat::prompt::{self, Setting};
-    let world = prompt::world(me, deps.vault.as_deref(), &deps.scene);
-    let (system, scaffold) = prompt::system(me, &partner, &world, Setting::OneToOne);
-    let lighter = match &deps.vault {
-        Some(v) => prompt::lighter(me, &partner, &v.get().1, &deps.scene, Setting::OneToOne),
-        None => Vec::new(),
-    };
-    let messages = prompt::messages(system, history, text);
-    let client = Client::new(deps.llm.clone()).map_err(|e| e.to_string())?;
     emit.trace(format!(
         "model: {} at {}",
         deps.llm.model, deps.llm.endpoint
@@ -423,42 +381,42 @@ async fn generate(
     let mut on_token = move |d: &str| {
         let _ = tx.send(UiMsg::Chat(ChatMsg::Token(d.to_string())));
     };
-    // The same token budget as duo runs: her oldest exchanges go first.
-    let done =
-        crate::duo::backend::fitted_stream_with(&client, messages, &lighter, &mut on_token).await?;
-    if let Some(why) = &done.fallback_reason {
-        emit.trace(format!(
-            "streaming gave up, one non-stream call answered: {why}"
-        ));
-    }
-    let mut text = done.text;
-    if done.finish == crate::llm::Finish::Length {
-        let (kept, dropped) = crate::duo::cut::to_last_sentence(&text, &deps.llm.trim_chars);
-        emit.trace(format!(
-            "token limit: the reply was cut; kept up to its last finished sentence, dropped 「{dropped}」"
-        ));
-        text = kept;
+    let g = engine(deps)
+        .generate(
+            me,
+            text,
+            history,
+            crate::chat::prompt::Setting::OneToOne,
+            &mut on_token,
+        )
+        .await?;
+    for n in g.notes {
+        emit.trace(n);
     }
     emit.send(ChatMsg::Reply {
-        text: text.clone(),
+        text: g.text.clone(),
         source: Source::Llm,
     });
-    Ok((text, scaffold))
+    Ok((g.text, g.scaffold))
+}
+
+/// The shared pipeline steps over the chat's services.
+fn engine(deps: &Deps) -> crate::chat::engine::Engine<'_> {
+    crate::chat::engine::Engine {
+        rules: &deps.rules,
+        safety: &deps.safety,
+        analyzer: deps.analyzer.as_ref(),
+        llm: &deps.llm,
+        vault: deps.vault.as_deref(),
+        scene: &deps.scene,
+    }
 }
 
 /// Layers 1–4 on the masked message; L4 asks the model when L1–L3 raised something.
 async fn safety(deps: &Deps, text: &str, sister: Sister, emit: &Emit) -> Judgment {
-    let ctx = deps.user_context;
-    let judgment = match Client::new(deps.llm.clone()) {
-        Ok(client) => {
-            let llm = ClientLlm { client };
-            deps.safety
-                .judge
-                .judge_async(text, sister, &ctx, &llm)
-                .await
-        }
-        Err(_) => deps.safety.judge.judge(text, sister, &ctx),
-    };
+    let judgment = engine(deps)
+        .safety(text, sister, &deps.user_context, None)
+        .await;
     for step in &judgment.trace {
         let hits: Vec<String> = step
             .hits
@@ -503,11 +461,5 @@ fn judge(
     reply: &str,
     scaffold: &[String],
 ) -> (Verdict, Option<String>) {
-    crate::chat::Checks {
-        rules: &deps.rules,
-        analyzer: deps.analyzer.as_ref(),
-        safety: &deps.safety,
-        vault: deps.vault.as_deref(),
-    }
-    .judge(me, history, reply, scaffold)
+    engine(deps).checks().judge(me, history, reply, scaffold)
 }
