@@ -427,20 +427,26 @@ const NOT_ENGLISH_NAMES: [&str; 16] = [
     "here", "back", "home", "the", "tired",
 ];
 
+/// The script class a name starting with `c` is read in: katakana, latin, or kanji and
+/// hiragana together; None for anything else.
+fn name_class(c: char) -> Option<fn(char) -> bool> {
+    if is_kata(c) {
+        Some(is_kata)
+    } else if is_latin(c) {
+        Some(is_latin)
+    } else if is_kanji(c) || is_hiragana(c) {
+        Some(|c| is_kanji(c) || is_hiragana(c))
+    } else {
+        None
+    }
+}
+
 /// After 妹の / 友達の at `q`: a full name (two words apart by a space or ・, any script) or a
 /// romanised one, then a particle. A single word is left to the lists and the dictionary —
 /// 妹の部屋が, 友達のスマホが are no names.
 pub(super) fn after_relation(v: &View, q: usize) -> Option<(usize, usize)> {
     let c = v.at(q)?;
-    let class: fn(char) -> bool = if is_kata(c) {
-        is_kata
-    } else if is_latin(c) {
-        is_latin
-    } else if is_kanji(c) || is_hiragana(c) {
-        |c| is_kanji(c) || is_hiragana(c)
-    } else {
-        return None;
-    };
+    let class = name_class(c)?;
     let first = v.run_after(q, 8, class);
     let gap = matches!(v.at(first), Some(' ' | '・')) && v.at(first + 1).is_some_and(class);
     let mut e = if gap {
@@ -494,15 +500,7 @@ fn first_person_before(v: &View, s: usize) -> bool {
 pub(super) fn after_lead(v: &View, q: usize) -> Option<(usize, usize)> {
     let start = v.run_after(q, 2, |c| c == ' ' || c == '「');
     let c = v.at(start)?;
-    let class: fn(char) -> bool = if is_kata(c) {
-        is_kata
-    } else if is_latin(c) {
-        is_latin
-    } else if is_kanji(c) || is_hiragana(c) {
-        |c| is_kanji(c) || is_hiragana(c)
-    } else {
-        return None;
-    };
+    let class = name_class(c)?;
     let mut e = v.run_after(start, 10, class);
     if matches!(v.at(e), Some(' ' | '・')) && v.at(e + 1).is_some_and(class) {
         e = v.run_after(e + 1, 10, class);
