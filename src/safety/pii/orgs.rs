@@ -193,7 +193,7 @@ pub(super) fn company(v: &View, ms: usize, me: usize, out: &mut Vec<Cand>) {
     }
     // みどり物産有限会社: kana join only a specific name between them and the legal form.
     if bs == ms || specific_start(v, bs, ms).is_some() {
-        bs = kana_lead(v, bs);
+        bs = kana_lead(v, bs, bs < ms);
     }
     let before = if bs < ms {
         specific_start(v, bs, ms)
@@ -247,9 +247,16 @@ pub(super) fn named_before(v: &View, ms: usize, me: usize, kind: PiiKind, out: &
     let mut bs = v.run_before(ms, 16, is_org_char);
     // みなと小学校, 市立みなみ小学校: a kana name, and what stands before it.
     let k = if bs == ms || specific_start(v, bs, ms).is_some() {
-        kana_lead(v, bs)
+        kana_lead(v, bs, bs < ms)
     } else {
-        bs
+        // Only generic words before the suffix (ひばり|女子|高校): a kana name may stand before
+        // them — not a phrase ending in の (ふつうの女子高校).
+        let k = kana_lead(v, bs, false);
+        if k < bs && v.at(bs - 1) != Some('の') {
+            k
+        } else {
+            bs
+        }
     };
     if k < bs {
         bs = v.run_before(k, 16, is_org_char);
@@ -350,7 +357,7 @@ fn is_name_kana(c: char) -> bool {
 
 /// The start of a whole kana name ending at `at`, or `at`: two to six kana that follow a
 /// non-kana char or a particle, and do not end like an adjective, a verb or `◯◯と`.
-fn kana_lead(v: &View, at: usize) -> usize {
+fn kana_lead(v: &View, at: usize, before_core: bool) -> usize {
     let k = kana_run_start(v, at, 6);
     // Cut by the length limit inside a longer kana run: a phrase, not a name.
     let cut_short = at - k == 6 && v.at(k.wrapping_sub(1)).is_some_and(is_hiragana);
@@ -387,9 +394,21 @@ fn kana_lead(v: &View, at: usize) -> usize {
             ]
             .contains(&r)
     });
+    // A name may end in い (みらい電設) when a specific name core follows it (`before_core`:
+    // すごい大学 has none), it opens the message or follows a particle, and it is no adjective
+    // or verb form (新しい, 行きたい, 少ない, 〜っぽい).
+    let opens = k == 0 || v.at(k - 1).is_some_and(|c| "がはをにもでと、。 ".contains(c));
+    let name_in_i = before_core
+        && run.ends_with('い')
+        && run.chars().count() >= 3
+        && opens
+        && !["しい", "ない", "たい", "ぽい", "らしい", "くない", "ほしい"]
+            .iter()
+            .any(|w| run.ends_with(w));
     let bad_end = possessive
+        || (run.ends_with('い') && !name_in_i)
         || run.ends_with([
-            'い', 'な', 'く', 'た', 'だ', 'る', 'う', 'ず', 'で', 'に', 'を',
+            'な', 'く', 'た', 'だ', 'る', 'う', 'ず', 'で', 'に', 'を',
         ])
         || run
             .strip_suffix('と')

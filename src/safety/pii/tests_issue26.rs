@@ -232,3 +232,46 @@ fn look_alikes_of_the_new_cues_stay() {
         assert!(found(text).is_empty(), "{text}: {:?}", found(text));
     }
 }
+
+/// A hiragana school name before generic words (ひばり女子高校, みなと市立…) is a name; a
+/// phrase before them is not.
+#[test]
+fn kana_school_names_before_generic_words() {
+    for core in ["ひばり", "みなと", "さくら"] {
+        for suffix in ["女子高校", "女子中学校", "女子大学"] {
+            let text = format!("娘は{core}{suffix}に通ってる");
+            masks(&text, "娘は[学校名]に通ってる");
+        }
+    }
+    for text in [
+        "ふつうの女子高校に通ってる",
+        "近くの女子高校",
+        "かわいい女子高校生",
+        "すごい県立高校だね",
+        "あの女子大学",
+    ] {
+        assert!(found(text).is_empty(), "{text}: {:?}", found(text));
+    }
+}
+
+/// A hiragana company name ending in い (みらい電設) before every form; adjectives and verb
+/// forms before an organisation word stay.
+#[test]
+fn kana_company_names_ending_in_i() {
+    for (text, want) in [
+        ("兄がみらい電設出版社をやめた", "兄が[会社名]をやめた"),
+        ("みらい電設(株)から内定もらった", "[会社名]から内定もらった"),
+        ("みらい電設ＫＫの面接", "[会社名]の面接"),
+    ] {
+        masks(text, want);
+    }
+    for text in [
+        "行きたい大学がある",
+        "新しい電気工事の会社で働いてる",
+        "おいしい食品会社",
+        "大きい病院で働いてる",
+        "すごい大学だね",
+    ] {
+        assert!(found(text).is_empty(), "{text}: {:?}", found(text));
+    }
+}
