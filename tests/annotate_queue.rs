@@ -3,6 +3,8 @@
 //! an item more than k times and leave none short, leases expire, overlap hands everyone every
 //! item, an undone 👍 frees the place again; and the `kakeai queue` command end to end.
 
+mod common;
+
 use std::collections::BTreeMap;
 
 use kakeai::annotate::db::{self, Item};
@@ -23,21 +25,12 @@ const STATUSES: [Status; 5] = [
     Status::Unscored,
 ];
 
-/// A deterministic generator (xorshift64*).
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) % n
-    }
-}
+use common::seeded::Gen as Rng;
 
 /// `runs` runs of `turns` committed turns with random verdicts; returns every (item, speaker,
 /// status).
 fn seed(store: &mut Store, seed: u64, runs: usize, turns: u32) -> Vec<(Item, String, Status)> {
-    let mut r = Rng(seed);
+    let mut r = Rng::new(seed);
     let mut out = Vec::new();
     for n in 0..runs {
         let run_id = store
@@ -114,7 +107,7 @@ fn the_filter_holds_exactly_the_matching_turns() {
         let dir = tempfile::tempdir().unwrap();
         let mut store = Store::open(&dir.path().join("k.db")).unwrap();
         let all = seed(&mut store, s * 7919, 4, 8);
-        let mut r = Rng(s);
+        let mut r = Rng::new(s);
         let statuses: Vec<Status> = STATUSES
             .iter()
             .copied()

@@ -6,6 +6,8 @@
 //! - SIGTERM with a backlog during a LINE outage exits within the drain limit; the rest stays
 //!   queued; each failed delivery keeps LINE's error.
 
+mod common;
+
 mod cli_env;
 mod line_fake;
 #[path = "llm_fake/mod.rs"]
@@ -25,19 +27,7 @@ fn judgment() -> Arc<Mutex<String>> {
 }
 
 /// A small deterministic generator (the seed is printed, so a failure can be replayed).
-struct Lcg(u64);
-impl Lcg {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        self.0 >> 33
-    }
-    fn between(&mut self, lo_ms: u64, hi_ms: u64) -> Duration {
-        Duration::from_millis(lo_ms + self.next() % (hi_ms - lo_ms))
-    }
-}
+use common::seeded::Gen;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_9_at_random_moments_under_load_loses_nothing_and_says_nothing_twice() {
@@ -49,7 +39,7 @@ async fn kill_9_at_random_moments_under_load_loses_nothing_and_says_nothing_twic
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(7, |d| d.as_nanos() as u64)
         });
-    let mut rng = Lcg(seed);
+    let mut rng = Gen::new(seed);
     let (rate, secs) = (200u64, 5u64);
     let total = rate * secs;
     let line = FakeLine::ok().await;
@@ -64,7 +54,7 @@ async fn kill_9_at_random_moments_under_load_loses_nothing_and_says_nothing_twic
         .build()
         .unwrap();
     let t0 = Instant::now();
-    let kills = [rng.between(800, 2200), rng.between(2800, 4400)];
+    let kills = [rng.between_ms(800, 2200), rng.between_ms(2800, 4400)];
     let mut tasks = Vec::new();
     let mut next_kill = 0;
     for i in 0..total {

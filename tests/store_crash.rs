@@ -8,6 +8,8 @@
 //! Skipped with a note where tmux is missing (not a pass: the note says nothing was tested),
 //! except under CI=true, where .ci/run installs tmux and a missing tmux is a failure.
 
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -55,13 +57,8 @@ fn tmux_missing() -> bool {
 }
 
 fn rng(seed: u64) -> impl FnMut(u64) -> u64 {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    move |n| {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        s % n.max(1)
-    }
+    let mut g = common::seeded::Gen::new(seed);
+    move |n| g.next(n.max(1))
 }
 
 /// What one turn row on screen shows: its number and marks.

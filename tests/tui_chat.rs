@@ -2,6 +2,8 @@
 //! PII masking → safety → model reply streamed → Director verdict, each step in the trace; the
 //! raw personal data never reaches the model, the app state or the database.
 
+mod common;
+
 #[path = "llm_fake/mod.rs"]
 mod llm_fake;
 
@@ -14,10 +16,9 @@ use kakeai::duo::DuoConfig;
 use kakeai::llm::ApiKind;
 use kakeai::store::{Store, StoreHandle};
 use kakeai::text::analyzer::fallback::FallbackAnalyzer;
-use kakeai::tui::app::{App, Conn, Header, UiMsg};
+use kakeai::tui::app::{App, Conn, UiMsg};
 use kakeai::tui::chat::Source;
-use kakeai::tui::keymap::Keymap;
-use kakeai::tui::{Runtime, Services, theme};
+use kakeai::tui::{Runtime, Services};
 use llm_fake::{FakeServer, Recorded, Reply, openai_reply, parts, sse_events};
 
 /// A known installation secret for this test binary, so no test touches the user's data dir
@@ -29,15 +30,13 @@ fn test_key() -> &'static kakeai::safety::pii::DigestKey {
 
 fn app() -> App {
     test_key();
-    let header = Header {
-        endpoint: "fake".into(),
-        model: "tiny-ja".into(),
-        conn: Conn::Probing,
-        analyzer: "fallback".into(),
-        ruleset: "0".into(),
-        db: "k.db".into(),
-    };
-    App::new(header, theme::load_all().0, Keymap::builtin())
+    common::tui::app(common::tui::header(
+        "fake",
+        "tiny-ja",
+        Conn::Probing,
+        "0",
+        "k.db",
+    ))
 }
 
 async fn server() -> FakeServer {

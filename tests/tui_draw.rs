@@ -2,6 +2,8 @@
 //! of a dialog over wide text, half-width katakana, a 禁則 case, the footer in two panes and the
 //! help screen scrolled, and one test per reported bug.
 
+mod common;
+
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use kakeai::director::{self, RuleSet};
 use kakeai::duo::prompt::Prompt;
@@ -10,22 +12,21 @@ use kakeai::duo::topic::DepthStep;
 use kakeai::duo::{Effect, RunEnd};
 use kakeai::text::Analysis;
 use kakeai::text::analyzer::fallback::FallbackAnalyzer;
-use kakeai::tui::app::{App, Conn, Header, UiMsg};
+use kakeai::tui::app::{App, Conn, UiMsg};
 use kakeai::tui::keymap::{Action, Keymap};
-use kakeai::tui::{render, theme};
+use kakeai::tui::render;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 fn app_with(conn: Conn, keymap: Keymap) -> App {
-    let header = Header {
-        endpoint: "http://127.0.0.1:11434".into(),
-        model: "gemma2:27b".into(),
+    let header = common::tui::header(
+        "http://127.0.0.1:11434",
+        "gemma2:27b",
         conn,
-        analyzer: "fallback".into(),
-        ruleset: "0123456789ab".into(),
-        db: "/tmp/kakeai.db".into(),
-    };
-    App::new(header, theme::load_all().0, keymap)
+        "0123456789ab",
+        "/tmp/kakeai.db",
+    );
+    App::new(header, kakeai::tui::theme::load_all().0, keymap)
 }
 
 fn app() -> App {

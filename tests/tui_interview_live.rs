@@ -3,6 +3,8 @@
 //! the turn count and the deepening count as answers go in, Tab skips, and `/insights` opens
 //! the insights view.
 
+mod common;
+
 #[path = "llm_fake/mod.rs"]
 mod llm_fake;
 
@@ -16,22 +18,19 @@ use kakeai::interview::State;
 use kakeai::llm::ApiKind;
 use kakeai::store::{Store, StoreHandle};
 use kakeai::text::analyzer::fallback::FallbackAnalyzer;
-use kakeai::tui::app::{App, Conn, Header, UiMsg};
-use kakeai::tui::keymap::Keymap;
-use kakeai::tui::{Runtime, Services, theme};
+use kakeai::tui::app::{App, Conn, UiMsg};
+use kakeai::tui::{Runtime, Services};
 use llm_fake::{FakeServer, Recorded, Reply, openai_reply, parts, sse_events};
 
 fn app() -> App {
     kakeai::safety::pii::keyfile::install_key(kakeai::safety::pii::DigestKey::from_bytes(&[7; 32]));
-    let header = Header {
-        endpoint: "fake".into(),
-        model: "tiny-ja".into(),
-        conn: Conn::Probing,
-        analyzer: "fallback".into(),
-        ruleset: "0".into(),
-        db: "k.db".into(),
-    };
-    App::new(header, theme::load_all().0, Keymap::builtin())
+    common::tui::app(common::tui::header(
+        "fake",
+        "tiny-ja",
+        Conn::Probing,
+        "0",
+        "k.db",
+    ))
 }
 
 async fn server() -> FakeServer {

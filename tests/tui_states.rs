@@ -1,6 +1,8 @@
 //! Workbench states on a TestBackend: a context overflow is shown as a state with its message
 //! (not "failed"); a turn's ✓ waits for every queued save, and a failed save shows NOT saved.
 
+mod common;
+
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use kakeai::director::{self, RuleSet};
 use kakeai::duo::prompt::Prompt;
@@ -9,24 +11,18 @@ use kakeai::duo::topic::DepthStep;
 use kakeai::duo::{Effect, RunEnd};
 use kakeai::text::Analysis;
 use kakeai::text::analyzer::fallback::FallbackAnalyzer;
-use kakeai::tui::app::{App, Command, Conn, Header, UiMsg};
-use kakeai::tui::keymap::Keymap;
-use kakeai::tui::{render, theme};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
+use kakeai::tui::app::{App, Command, Conn, UiMsg};
 
 fn app() -> App {
-    let header = Header {
-        endpoint: "http://127.0.0.1:8080".into(),
-        model: "smollm2".into(),
-        conn: Conn::Up {
+    let mut a = common::tui::app(common::tui::header(
+        "http://127.0.0.1:8080",
+        "smollm2",
+        Conn::Up {
             api: "openai".into(),
         },
-        analyzer: "fallback".into(),
-        ruleset: "0123456789ab".into(),
-        db: "/tmp/kakeai.db".into(),
-    };
-    let mut a = App::new(header, theme::load_all().0, Keymap::builtin());
+        "0123456789ab",
+        "/tmp/kakeai.db",
+    ));
     a.on_msg(UiMsg::RunStarted {
         run_id: 1,
         topic: "坂の上の景色".into(),
@@ -35,9 +31,7 @@ fn app() -> App {
 }
 
 fn screen(app: &App) -> String {
-    let mut t = Terminal::new(TestBackend::new(140, 40)).unwrap();
-    t.draw(|f| render::draw(f, app)).unwrap();
-    t.backend().to_string()
+    common::tui::screen(app, 140, 40)
 }
 
 fn fx(app: &mut App, e: Effect) {

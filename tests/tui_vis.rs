@@ -2,6 +2,8 @@
 //! set levels (for everyone and for one sister), edit a secret and save visibility.yaml, which
 //! the live run's shared vault then carries.
 
+mod common;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,31 +13,25 @@ use kakeai::duo::DuoConfig;
 use kakeai::llm::LlmConfig;
 use kakeai::store::{Store, StoreHandle};
 use kakeai::text::analyzer::fallback::FallbackAnalyzer;
-use kakeai::tui::app::{App, Conn, Header, Modal};
-use kakeai::tui::keymap::{Action, Keymap};
+use kakeai::tui::app::{App, Conn, Modal};
+use kakeai::tui::keymap::Action;
 use kakeai::tui::vis::VisPane;
-use kakeai::tui::{Runtime, Services, render, theme};
+use kakeai::tui::{Runtime, Services};
 use kakeai::vault::{self, SharedVault};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 use ratatui_textarea::TextArea;
 
 fn app() -> App {
-    let header = Header {
-        endpoint: "http://127.0.0.1:11434".into(),
-        model: "gemma2:27b".into(),
-        conn: Conn::Down("no endpoint".into()),
-        analyzer: "fallback".into(),
-        ruleset: "0123456789ab".into(),
-        db: "/tmp/kakeai.db".into(),
-    };
-    App::new(header, theme::load_all().0, Keymap::builtin())
+    common::tui::app(common::tui::header(
+        "http://127.0.0.1:11434",
+        "gemma2:27b",
+        Conn::Down("no endpoint".into()),
+        "0123456789ab",
+        "/tmp/kakeai.db",
+    ))
 }
 
 fn screen(app: &App, w: u16, h: u16) -> String {
-    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
-    t.draw(|f| render::draw(f, app)).unwrap();
-    t.backend().to_string()
+    common::tui::screen(app, w, h)
 }
 
 /// The workbench's services over a fresh store, with `shared` as the run's vault.

@@ -2,6 +2,8 @@
 //! YAML as file:line:col, a property-style check that level-0 text never leaves the vault, and
 //! a live run against a fake endpoint that records every request body.
 
+mod common;
+
 #[path = "llm_fake/mod.rs"]
 mod llm_fake;
 
@@ -130,21 +132,12 @@ fn malformed_yaml_and_bad_levels_exit_2_with_a_location() {
 }
 
 /// A tiny deterministic generator (no dependency needed for a property-style loop).
-struct Lcg(u64);
-impl Lcg {
-    fn next(&mut self, n: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 33) % n
-    }
-}
+use common::seeded::Gen as Lcg;
 
 /// A random vault whose every text carries a unique marker `秘<n>文`; returns the markers that
 /// are level 0 for everyone (they must never be printed), by reader.
 fn random_vault(root: &Path, seed: u64) -> Vec<(Option<&'static str>, String)> {
-    let mut r = Lcg(seed);
+    let mut r = Lcg::new(seed);
     let mut hidden = Vec::new();
     let mut n = 0;
     let mut mark = || {

@@ -3,6 +3,8 @@
 //! leaks, replies that never touch it are not; and, over generated vaults, no probe question
 //! ever carries anything a reader must not see (level-0 places, secret ids and words).
 
+mod common;
+
 mod cli_env;
 #[path = "llm_fake/mod.rs"]
 mod llm_fake;

@@ -4,6 +4,8 @@
 //! a live run against a fake endpoint; every malformed variant fails with file:line:col (or
 //! loads with everything still hidden).
 
+mod common;
+
 #[path = "llm_fake/mod.rs"]
 mod llm_fake;
 
@@ -13,9 +15,7 @@ mod vault_gen;
 use std::path::Path;
 
 use cli_env::Env;
-use kakeai::tui::app::{App, Conn, Header};
-use kakeai::tui::keymap::Keymap;
-use kakeai::tui::theme;
+use kakeai::tui::app::{App, Conn};
 use kakeai::tui::vis::VisPane;
 use kakeai::vault::Work;
 use kakeai::vault::load::from_files;
@@ -48,15 +48,13 @@ fn has_location(err: &str, file: &str) -> bool {
 }
 
 fn app() -> App {
-    let header = Header {
-        endpoint: "http://127.0.0.1:1".into(),
-        model: "m".into(),
-        conn: Conn::Down("none".into()),
-        analyzer: "fallback".into(),
-        ruleset: "0".into(),
-        db: "/tmp/x.db".into(),
-    };
-    App::new(header, theme::load_all().0, Keymap::builtin())
+    common::tui::app(common::tui::header(
+        "http://127.0.0.1:1",
+        "m",
+        Conn::Down("none".into()),
+        "0",
+        "/tmp/x.db",
+    ))
 }
 
 /// The preview part of the pane (from its `next turn` heading down), joined without

@@ -1,6 +1,9 @@
 //! Shared helpers for the integration tests.
 #![allow(dead_code)]
 
+pub mod seeded;
+pub mod tui;
+
 use std::sync::{Arc, OnceLock};
 
 use kakeai::director::{self, ContextTurn, RuleId, RuleSet, Status, ToneMode, Verdict};

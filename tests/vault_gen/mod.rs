@@ -11,22 +11,7 @@ mod oracle;
 /// Readers as the vault sees them: the common levels, then each sister.
 pub const READERS: [Option<&str>; 3] = [None, Some("yana"), Some("ayu")];
 
-pub struct Lcg(pub u64);
-impl Lcg {
-    pub fn next(&mut self, n: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 33) % n
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.next(100) < percent
-    }
-    fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
-        &v[self.next(v.len() as u64) as usize]
-    }
-}
+pub use crate::common::seeded::Gen as Lcg;
 
 /// Accepted spellings; `{}` is the level.
 const SPELLINGS: [&str; 9] = [
@@ -138,7 +123,7 @@ impl Vault {
 }
 
 pub fn generate(seed: u64, mutation: Mutation) -> Vault {
-    let mut r = Lcg(seed.wrapping_mul(2654435761).wrapping_add(17));
+    let mut r = Lcg::new(seed.wrapping_mul(2654435761).wrapping_add(17));
     let mut id = 0;
     let mut tok = |kind: &str| {
         id += 1;

@@ -397,7 +397,9 @@ fn kana_lead(v: &View, at: usize, before_core: bool) -> usize {
     // A name may end in い (みらい電設) when a specific name core follows it (`before_core`:
     // すごい大学 has none), it opens the message or follows a particle, and it is no adjective
     // or verb form (新しい, 行きたい, 少ない, 〜っぽい).
-    let opens = k == 0 || v.at(k - 1).is_some_and(|c| "がはをにもでと、。 ".contains(c));
+    let opens = k == 0
+        || v.at(k - 1)
+            .is_some_and(|c| "がはをにもでと、。 ".contains(c));
     let name_in_i = before_core
         && run.ends_with('い')
         && run.chars().count() >= 3
@@ -407,9 +409,7 @@ fn kana_lead(v: &View, at: usize, before_core: bool) -> usize {
             .any(|w| run.ends_with(w));
     let bad_end = possessive
         || (run.ends_with('い') && !name_in_i)
-        || run.ends_with([
-            'な', 'く', 'た', 'だ', 'る', 'う', 'ず', 'で', 'に', 'を',
-        ])
+        || run.ends_with(['な', 'く', 'た', 'だ', 'る', 'う', 'ず', 'で', 'に', 'を'])
         || run
             .strip_suffix('と')
             .is_some_and(|r| r.chars().count() < 2 || NOT_A_KANA_LEAD.contains(&r));
