@@ -70,11 +70,11 @@ mod tests {
             "風が強いな!",
         ];
         let tails = ["", "それで", "あのね、この前", "x"];
-        let mut seed = 7u64;
+        // Seeded (fastrand): the same cases on every run.
+        let mut rng = fastrand::Rng::with_seed(7u64);
+        let mut seed: u64;
         for _ in 0..300 {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
+            seed = rng.u64(..);
             let n = (seed >> 33) as usize % 4;
             let mut whole = String::new();
             for i in 0..n {

@@ -3,15 +3,11 @@
 use super::config::InterviewConfig;
 use super::state::*;
 
-/// A small deterministic generator (no dependency needed for this).
-struct Lcg(u64);
+/// The seeded generator (fastrand): `next(n)` in `0..n`.
+struct Lcg(fastrand::Rng);
 impl Lcg {
     fn next(&mut self, n: usize) -> usize {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((self.0 >> 33) as usize) % n
+        self.0.usize(..n)
     }
 }
 
@@ -46,7 +42,7 @@ fn every_conversation_ends_by_the_turn_limit_and_states_only_move_forward() {
         State::Fallback => 6,
         State::Done => 7,
     };
-    let mut g = Lcg(7);
+    let mut g = Lcg(fastrand::Rng::with_seed(7));
     for case in 0..2000 {
         let (max_turns, max_deep) = (1 + g.next(14), g.next(4));
         let c = cfg(max_turns, max_deep);
