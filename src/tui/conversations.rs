@@ -188,72 +188,89 @@ pub fn render(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
                 selected_line = lines.len();
             }
             flat += 1;
-            let colour = match r.verdict.as_str() {
-                "PASS" => t.pass,
-                "WARN" => t.warn,
-                "RETRY" => t.retry,
-                _ => t.unscored,
-            };
-            let base = if sel {
-                Style::new().bg(t.selected_bg)
-            } else {
-                Style::new()
-            };
-            let thumb = match r.thumb {
-                Some(1) => " 👍",
-                Some(_) => " 👎",
-                None => "",
-            };
-            let source = match r.pattern_id {
-                Some(id) => format!("pattern #{id}"),
-                None => r.source.clone(),
-            };
-            lines.push(Line::from(vec![
-                Span::styled(
-                    format!("  [{}{}] ", r.verdict, if r.overridden { "*" } else { "" }),
-                    base.fg(colour),
-                ),
-                Span::styled(
-                    format!(
-                        "{source} · {}{}{}",
-                        r.outcome.as_str(),
-                        thumb,
-                        if r.review { " · review" } else { "" }
-                    ),
-                    base.fg(t.dim),
-                ),
-            ]));
-            let width = usize::from(area.width).max(20);
-            let mut text = |label: &str, body: &str, style: Style| {
-                for (i, part) in wrap(body, width.saturating_sub(10)).into_iter().enumerate() {
-                    let head = if i == 0 { label } else { "          " };
-                    lines.push(Line::from(vec![
-                        Span::styled(head.to_string(), dim),
-                        Span::styled(part, style),
-                    ]));
-                }
-            };
-            text("    user: ", &r.user_text, base.fg(t.text));
-            match r.state.as_str() {
-                "blocked" => {}
-                "sent" => text("    her:  ", &r.text, base.fg(t.accent)),
-                other => text(
-                    &format!("    {other:<6}"),
-                    &format!("NOT SENT — {}", r.text),
-                    base.fg(t.retry),
-                ),
-            }
-            if let Some(e) = &r.error {
-                text("    why:  ", e, base.fg(t.retry));
-            }
-            for finding in &r.findings {
-                text("    ·     ", finding, base.fg(t.dim));
-            }
-            if let Some(n) = &r.note {
-                text("    note: ", n, dim);
-            }
+            lines.extend(reply_lines(r, sel, area.width, t));
         }
     }
+    lines.extend(cache_lines(p, t));
+    show(f, area, lines, selected_line);
+}
+
+/// One reply: its verdict, source and outcome, then the user's line, hers (or why it was not
+/// sent), the findings and the note, wrapped under their labels.
+fn reply_lines(r: &review::Reply, sel: bool, area_width: u16, t: &Theme) -> Vec<Line<'static>> {
+    let dim = Style::new().fg(t.dim);
+    let mut lines: Vec<Line> = Vec::new();
+    let colour = match r.verdict.as_str() {
+        "PASS" => t.pass,
+        "WARN" => t.warn,
+        "RETRY" => t.retry,
+        _ => t.unscored,
+    };
+    let base = if sel {
+        Style::new().bg(t.selected_bg)
+    } else {
+        Style::new()
+    };
+    let thumb = match r.thumb {
+        Some(1) => " 👍",
+        Some(_) => " 👎",
+        None => "",
+    };
+    let source = match r.pattern_id {
+        Some(id) => format!("pattern #{id}"),
+        None => r.source.clone(),
+    };
+    lines.push(Line::from(vec![
+        Span::styled(
+            format!("  [{}{}] ", r.verdict, if r.overridden { "*" } else { "" }),
+            base.fg(colour),
+        ),
+        Span::styled(
+            format!(
+                "{source} · {}{}{}",
+                r.outcome.as_str(),
+                thumb,
+                if r.review { " · review" } else { "" }
+            ),
+            base.fg(t.dim),
+        ),
+    ]));
+    let width = usize::from(area_width).max(20);
+    let mut text = |label: &str, body: &str, style: Style| {
+        for (i, part) in wrap(body, width.saturating_sub(10)).into_iter().enumerate() {
+            let head = if i == 0 { label } else { "          " };
+            lines.push(Line::from(vec![
+                Span::styled(head.to_string(), dim),
+                Span::styled(part, style),
+            ]));
+        }
+    };
+    text("    user: ", &r.user_text, base.fg(t.text));
+    match r.state.as_str() {
+        "blocked" => {}
+        "sent" => text("    her:  ", &r.text, base.fg(t.accent)),
+        other => text(
+            &format!("    {other:<6}"),
+            &format!("NOT SENT — {}", r.text),
+            base.fg(t.retry),
+        ),
+    }
+    if let Some(e) = &r.error {
+        text("    why:  ", e, base.fg(t.retry));
+    }
+    for finding in &r.findings {
+        text("    ·     ", finding, base.fg(t.dim));
+    }
+    if let Some(n) = &r.note {
+        text("    note: ", n, dim);
+    }
+    lines
+}
+
+/// Seed 002's judgment cache per scope, and the pane's keys.
+fn cache_lines(p: &ConversationsPane, t: &Theme) -> Vec<Line<'static>> {
+    let dim = Style::new().fg(t.dim);
+    let mut lines: Vec<Line> = Vec::new();
     lines.push(Line::styled(
         "judgment cache (seed 002) — scope · next check · confidence · respond · reason",
         Style::new().fg(t.accent),
@@ -278,6 +295,11 @@ pub fn render(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
         "j/k select · +/- 👍/👎 · o override + note · R reload",
         dim,
     ));
+    lines
+}
+
+/// Draws `lines` pre-wrapped to the width, scrolled so the selected reply stays on screen.
+fn show(f: &mut Frame, area: Rect, lines: Vec<Line<'static>>, selected_line: usize) {
     // Every line is pre-wrapped to the width (no Paragraph wrap), so line indices are screen
     // rows and the selected reply stays on screen.
     let mut rows: Vec<Line> = Vec::with_capacity(lines.len());

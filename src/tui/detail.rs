@@ -27,6 +27,53 @@ pub fn detail(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
         .attempt
         .or(turn.committed)
         .unwrap_or(turn.attempts.len().saturating_sub(1));
+    let dim = Style::new().fg(t.dim);
+    let mut lines = timeline(turn, idx, hidden, t);
+    let width = inner.width as usize;
+    if hidden {
+        let why = "Director's verdict hidden (blind): give yours first (👍/👎 or override)";
+        lines.extend(wrap(why, width).into_iter().map(|r| Line::styled(r, dim)));
+    }
+    if app.request.shown {
+        lines.push(Line::raw(""));
+        lines.extend(super::request_view::lines(app, hidden, width, t));
+        let scroll = super::side::scroll_for(app, lines.len(), inner.height);
+        f.render_widget(Paragraph::new(lines).scroll((scroll, 0)), inner);
+        return;
+    }
+    let Some(a) = turn.attempts.get(idx) else {
+        f.render_widget(Paragraph::new(lines), inner);
+        return;
+    };
+    lines.push(Line::raw(""));
+    // While streaming, the last cluster may still grow: it is drawn once complete.
+    let text = if a.phase == Phase::Generating {
+        crate::text::width::without_open_cluster(&a.text)
+    } else {
+        &a.text
+    };
+    lines.extend(highlighted(a, text, width, t));
+    // The marks in force, readable (blind: only this reviewer's own).
+    let mut marks = super::marks::in_force(&app.review_log, turn.turn as u32);
+    if app.blind {
+        marks.retain(|e| e.3.as_deref() == app.reviewer.as_deref());
+    }
+    if !marks.is_empty() {
+        lines.push(Line::raw(""));
+        lines.extend(super::marks::lines(&marks, width, t));
+    }
+    let prev = idx.checked_sub(1).and_then(|i| turn.attempts.get(i));
+    lines.extend(against_previous(prev, a, text, width, t));
+    lines.extend(findings(a, width, t));
+    if turn.committed == Some(idx) {
+        lines.extend(carried(app, turn, a, width, dim));
+    }
+    let scroll = super::side::scroll_for(app, lines.len(), inner.height);
+    f.render_widget(Paragraph::new(lines).scroll((scroll, 0)), inner);
+}
+
+/// The attempts timeline (the one on screen reversed, ★ the committed) and the hook line.
+fn timeline(turn: &TurnView, idx: usize, hidden: bool, t: &Theme) -> Vec<Line<'static>> {
     let mut lines: Vec<Line> = Vec::new();
     let dim = Style::new().fg(t.dim);
     // Attempts timeline.
@@ -73,40 +120,18 @@ pub fn detail(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
             dim,
         ));
     }
-    let width = inner.width as usize;
-    if hidden {
-        let why = "Director's verdict hidden (blind): give yours first (👍/👎 or override)";
-        lines.extend(wrap(why, width).into_iter().map(|r| Line::styled(r, dim)));
-    }
-    if app.request.shown {
-        lines.push(Line::raw(""));
-        lines.extend(super::request_view::lines(app, hidden, width, t));
-        let scroll = super::side::scroll_for(app, lines.len(), inner.height);
-        f.render_widget(Paragraph::new(lines).scroll((scroll, 0)), inner);
-        return;
-    }
-    let Some(a) = turn.attempts.get(idx) else {
-        f.render_widget(Paragraph::new(lines), inner);
-        return;
-    };
-    lines.push(Line::raw(""));
-    // While streaming, the last cluster may still grow: it is drawn once complete.
-    let text = if a.phase == Phase::Generating {
-        crate::text::width::without_open_cluster(&a.text)
-    } else {
-        &a.text
-    };
-    lines.extend(highlighted(a, text, width, t));
-    // The marks in force, readable (blind: only this reviewer's own).
-    let mut marks = super::marks::in_force(&app.review_log, turn.turn as u32);
-    if app.blind {
-        marks.retain(|e| e.3.as_deref() == app.reviewer.as_deref());
-    }
-    if !marks.is_empty() {
-        lines.push(Line::raw(""));
-        lines.extend(super::marks::lines(&marks, width, t));
-    }
-    let prev = idx.checked_sub(1).and_then(|i| turn.attempts.get(i));
+    lines
+}
+
+/// The delta and diff against the previous attempt, a failure, a stream that fell back.
+fn against_previous(
+    prev: Option<&AttemptView>,
+    a: &AttemptView,
+    text: &str,
+    width: usize,
+    t: &Theme,
+) -> Vec<Line<'static>> {
+    let mut lines: Vec<Line> = Vec::new();
     if let Some((prev, pv, cv)) =
         prev.and_then(|p| Some((p, p.verdict.as_ref()?, a.verdict.as_ref()?)))
     {
@@ -128,6 +153,13 @@ pub fn detail(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
             lines.push(Line::styled(r, Style::new().fg(t.warn)));
         }
     }
+    lines
+}
+
+/// The attempt's findings with their suggestions, the judge's scores and the guidance sent.
+fn findings(a: &AttemptView, width: usize, t: &Theme) -> Vec<Line<'static>> {
+    let mut lines: Vec<Line> = Vec::new();
+    let dim = Style::new().fg(t.dim);
     if let Some(v) = &a.verdict {
         lines.push(Line::raw(""));
         for fd in v.reported_findings() {
@@ -160,11 +192,7 @@ pub fn detail(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
             }
         }
     }
-    if turn.committed == Some(idx) {
-        lines.extend(carried(app, turn, a, width, dim));
-    }
-    let scroll = super::side::scroll_for(app, lines.len(), inner.height);
-    f.render_widget(Paragraph::new(lines).scroll((scroll, 0)), inner);
+    lines
 }
 
 /// What the committed line carries forward, by who it is for (seed 001 §1, §8): critiques of

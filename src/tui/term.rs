@@ -36,6 +36,77 @@ pub fn log(line: &str) {
 
 pub fn run(opts: Options) -> i32 {
     let mut problems: Vec<String> = Vec::new();
+    let Configured {
+        rules,
+        duo,
+        llm,
+        keymap,
+        vault,
+    } = configured(&opts, &mut problems);
+    // Loaded after the first frame (`warm_up`); a load error reaches the status line then.
+    let safety = crate::safety::SharedSafety::pending();
+    let (themes, theme_errors) = theme::load_all();
+    problems.extend(theme_errors.iter().map(|e| e.to_string()));
+    let (analyzer, db, store) = match opened(&opts) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("kakeai: {e}");
+            return 2;
+        }
+    };
+    let header = Header {
+        endpoint: llm.endpoint.clone(),
+        model: llm.model.clone(),
+        conn: Conn::Probing,
+        analyzer: analyzer.kind().to_string(),
+        ruleset: rules.version.clone(),
+        db: db.display().to_string(),
+    };
+    let mut app = App::new(header, themes, keymap);
+    app.reviewer = opts.reviewer.clone().filter(|r| !r.trim().is_empty());
+    app.blind = opts.blind;
+    app.leak_note = vault
+        .as_ref()
+        .and_then(|v| crate::vault::semantic::missing_checks(v));
+    app.rules = rules.clone();
+    app.vis = vault.as_ref().map(|v| visibility_pane(v, &store));
+    app.analyzer = analyzer.clone();
+    pick_theme(&mut app, opts.theme.as_deref(), &mut problems);
+    if let Some(p) = problems.first() {
+        app.fail(format!("config: {p} (using defaults)"));
+    }
+    for p in &problems {
+        log(&format!("config: {p}"));
+    }
+    let services = Services {
+        store,
+        rules,
+        duo,
+        llm,
+        analyzer,
+        vault,
+        safety,
+        replay_speed: if opts.replay_speed > 0.0 {
+            opts.replay_speed
+        } else {
+            1.0
+        },
+    };
+    drive(app, services, &opts)
+}
+
+/// The configuration files, each falling back to the built-in one with the problem noted.
+struct Configured {
+    rules: RuleSet,
+    duo: DuoConfig,
+    llm: LlmConfig,
+    keymap: Keymap,
+    vault: Option<std::sync::Arc<crate::vault::SharedVault>>,
+}
+
+/// Loads rules, duo, model and keymap settings and the story vault; what cannot be read is
+/// noted in `problems` and the built-in stands in (a broken vault: none at all).
+fn configured(opts: &Options, problems: &mut Vec<String>) -> Configured {
     let mut note = |e: &dyn std::fmt::Display| problems.push(e.to_string());
     let rules = RuleSet::load(None).unwrap_or_else(|e| {
         note(&e);
@@ -70,89 +141,63 @@ pub fn run(opts: Options) -> i32 {
             None
         }
     };
-    // Loaded after the first frame (`warm_up`); a load error reaches the status line then.
-    let safety = crate::safety::SharedSafety::pending();
-    let (themes, theme_errors) = theme::load_all();
-    for e in &theme_errors {
-        note(e);
+    Configured {
+        rules,
+        duo,
+        llm,
+        keymap,
+        vault,
     }
-    let analyzer = match analyzer::open(opts.analyzer, &mut |m| eprintln!("{m}")) {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("kakeai: {e}");
-            return 2;
-        }
-    };
-    let db = match Store::path_or_default(opts.db.as_deref()) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("kakeai: {e}");
-            return 2;
-        }
-    };
-    let store = match Store::open(&db) {
-        Ok(s) => StoreHandle::spawn(s),
-        Err(e) => {
-            eprintln!("kakeai: {}: {e}", db.display());
-            return 2;
-        }
-    };
-    let header = Header {
-        endpoint: llm.endpoint.clone(),
-        model: llm.model.clone(),
-        conn: Conn::Probing,
-        analyzer: analyzer.kind().to_string(),
-        ruleset: rules.version.clone(),
-        db: db.display().to_string(),
-    };
-    let mut app = App::new(header, themes, keymap);
-    app.reviewer = opts.reviewer.clone().filter(|r| !r.trim().is_empty());
-    app.blind = opts.blind;
-    app.leak_note = vault
-        .as_ref()
-        .and_then(|v| crate::vault::semantic::missing_checks(v));
-    app.rules = rules.clone();
-    app.vis = vault.as_ref().map(|v| {
-        let work = (*v.get().1).clone();
-        let works = crate::vault::sibling_works(&work);
-        let mut pane = vis::VisPane::with_works(work, works);
-        // The secret-keeping scorecard beside each ◆ (empty when the store cannot be read).
-        let w = pane.work.clone();
-        pane.scorecard = store
-            .call_blocking(move |s| Ok(crate::vault::scorecard::scorecard(s.conn(), &w).ok()))
-            .ok()
-            .flatten()
-            .unwrap_or_default();
-        pane
-    });
-    app.analyzer = analyzer.clone();
+}
+
+/// The analyzer, the store's path and the store (errors end the start with exit 2).
+fn opened(
+    opts: &Options,
+) -> Result<
+    (
+        std::sync::Arc<dyn crate::text::Analyzer>,
+        std::path::PathBuf,
+        StoreHandle,
+    ),
+    String,
+> {
+    let analyzer =
+        analyzer::open(opts.analyzer, &mut |m| eprintln!("{m}")).map_err(|e| e.to_string())?;
+    let db = Store::path_or_default(opts.db.as_deref()).map_err(|e| e.to_string())?;
+    let store = Store::open(&db)
+        .map(StoreHandle::spawn)
+        .map_err(|e| format!("{}: {e}", db.display()))?;
+    Ok((analyzer, db, store))
+}
+
+/// The writer's visibility pane over the vault, with the secret-keeping scorecard beside each
+/// ◆ (empty when the store cannot be read).
+fn visibility_pane(v: &crate::vault::SharedVault, store: &StoreHandle) -> vis::VisPane {
+    let work = (*v.get().1).clone();
+    let works = crate::vault::sibling_works(&work);
+    let mut pane = vis::VisPane::with_works(work, works);
+    let w = pane.work.clone();
+    pane.scorecard = store
+        .call_blocking(move |s| Ok(crate::vault::scorecard::scorecard(s.conn(), &w).ok()))
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    pane
+}
+
+/// The theme: NO_COLOR's, or the one named (an unknown name is a noted problem).
+fn pick_theme(app: &mut App, name: Option<&str>, problems: &mut Vec<String>) {
     app.theme = theme::default_index(&app.themes, std::env::var("NO_COLOR").ok().as_deref());
-    if let Some(name) = &opts.theme {
-        match app.themes.iter().position(|t| &t.name == name) {
+    if let Some(name) = name {
+        match app.themes.iter().position(|t| t.name == name) {
             Some(i) => app.theme = i,
             None => problems.push(format!("no theme named `{name}`")),
         }
     }
-    if let Some(p) = problems.first() {
-        app.fail(format!("config: {p} (using defaults)"));
-    }
-    for p in &problems {
-        log(&format!("config: {p}"));
-    }
-    let services = Services {
-        store,
-        rules,
-        duo,
-        llm,
-        analyzer,
-        vault,
-        safety,
-        replay_speed: if opts.replay_speed > 0.0 {
-            opts.replay_speed
-        } else {
-            1.0
-        },
-    };
+}
+
+/// Runs the event loop on its own runtime (a replay loaded first) and shuts it down.
+fn drive(app: App, services: Services, opts: &Options) -> i32 {
     let rt = match crate::duo::driver::runtime() {
         Ok(rt) => rt,
         Err(e) => {
