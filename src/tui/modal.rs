@@ -1,6 +1,7 @@
 //! The input overlays' keys: topic, owner instruction, verdict override and feedback.
 
 use crossterm::event::{KeyCode, KeyEvent};
+use ratatui_textarea::TextArea;
 use serde_json::json;
 
 use super::app::{App, CATEGORIES, Command, Modal, review_save, save};
@@ -100,36 +101,7 @@ impl App {
                 dropout,
                 kind,
                 text,
-            } => {
-                let lines = text.lines();
-                let message_type = lines
-                    .first()
-                    .map(|l| l.trim().to_string())
-                    .unwrap_or_default();
-                let reply = lines
-                    .get(1..)
-                    .unwrap_or_default()
-                    .join("")
-                    .trim()
-                    .to_string();
-                if message_type.is_empty() || reply.is_empty() {
-                    self.status =
-                        "line 1 needs the message type (e.g. からかい), line 2 the reply".into();
-                    // Keep the reviewer's text: reopen the editor as it was.
-                    self.modal = Some(Modal::Draft {
-                        dropout,
-                        kind,
-                        text,
-                    });
-                    return Vec::new();
-                }
-                vec![Command::AcceptCounterfactual {
-                    dropout,
-                    kind,
-                    message_type,
-                    text: reply,
-                }]
-            }
+            } => self.submit_draft(dropout, kind, text),
             Modal::Topic(t) => {
                 let topic = t.lines().join(" ").trim().to_string();
                 if topic.is_empty() {
@@ -159,56 +131,108 @@ impl App {
             Modal::Override {
                 status,
                 reason: area,
-            } => {
-                let reason = area.lines().join("\n").trim().to_string();
-                let blind = self.blind;
-                let Some(t) = self.run.turns.get_mut(self.selected) else {
-                    return Vec::new();
-                };
-                let from = t.shown().and_then(|a| a.verdict.as_ref().map(|v| v.status));
-                // An override that changes nothing is refused (the dialog stays open); in blind
-                // mode the verdict is hidden, so it is kept and shown as "confirmed".
-                if from == Some(status) && !blind {
-                    self.status = format!(
-                        "turn {} is already {}: an override must change the verdict (+ agrees with it)",
-                        t.turn,
-                        status.as_str()
-                    );
-                    self.modal = Some(Modal::Override {
-                        status,
-                        reason: area,
-                    });
-                    return Vec::new();
-                }
-                t.review.override_to = Some(status);
-                let what = format!("override → {} on turn {}", status.as_str(), t.turn);
-                self.status = what.clone();
-                self.said = Some(what);
-                vec![review_save(
-                    t.review.queue(),
-                    turn,
-                    ActionKind::Override,
-                    json!({"from": from, "to": status, "reason": reason, "speaker": t.speaker}),
-                )]
-            }
-            Modal::Feedback { category, text } => {
-                let lines = text.lines();
-                let description = lines.first().cloned().unwrap_or_default();
-                let fix = lines.get(1..).map(|l| l.join("\n")).unwrap_or_default();
-                let Some(t) = self.run.turns.get_mut(self.selected) else {
-                    return Vec::new();
-                };
-                t.review.notes += 1;
-                let what = format!("feedback note on turn {}", t.turn);
-                self.status = what.clone();
-                self.said = Some(what);
-                vec![review_save(
-                    t.review.queue(),
-                    turn,
-                    ActionKind::Feedback,
-                    json!({"issue_type": CATEGORIES[category], "description": description, "suggested_fix": fix, "speaker": t.speaker}),
-                )]
-            }
+            } => self.submit_override(status, area, turn),
+            Modal::Feedback { category, text } => self.submit_feedback(category, text, turn),
         }
+    }
+
+    /// A counterfactual draft accepted as a pattern: line 1 the message type, line 2 the reply.
+    fn submit_draft(
+        &mut self,
+        dropout: i64,
+        kind: String,
+        text: TextArea<'static>,
+    ) -> Vec<Command> {
+        let lines = text.lines();
+        let message_type = lines
+            .first()
+            .map(|l| l.trim().to_string())
+            .unwrap_or_default();
+        let reply = lines
+            .get(1..)
+            .unwrap_or_default()
+            .join("")
+            .trim()
+            .to_string();
+        if message_type.is_empty() || reply.is_empty() {
+            self.status = "line 1 needs the message type (e.g. からかい), line 2 the reply".into();
+            // Keep the reviewer's text: reopen the editor as it was.
+            self.modal = Some(Modal::Draft {
+                dropout,
+                kind,
+                text,
+            });
+            return Vec::new();
+        }
+        vec![Command::AcceptCounterfactual {
+            dropout,
+            kind,
+            message_type,
+            text: reply,
+        }]
+    }
+
+    /// A reviewer's override of the selected turn's verdict (one that changes nothing is refused).
+    fn submit_override(
+        &mut self,
+        status: Status,
+        area: TextArea<'static>,
+        turn: Option<usize>,
+    ) -> Vec<Command> {
+        let reason = area.lines().join("\n").trim().to_string();
+        let blind = self.blind;
+        let Some(t) = self.run.turns.get_mut(self.selected) else {
+            return Vec::new();
+        };
+        let from = t.shown().and_then(|a| a.verdict.as_ref().map(|v| v.status));
+        // An override that changes nothing is refused (the dialog stays open); in blind
+        // mode the verdict is hidden, so it is kept and shown as "confirmed".
+        if from == Some(status) && !blind {
+            self.status = format!(
+                "turn {} is already {}: an override must change the verdict (+ agrees with it)",
+                t.turn,
+                status.as_str()
+            );
+            self.modal = Some(Modal::Override {
+                status,
+                reason: area,
+            });
+            return Vec::new();
+        }
+        t.review.override_to = Some(status);
+        let what = format!("override → {} on turn {}", status.as_str(), t.turn);
+        self.status = what.clone();
+        self.said = Some(what);
+        vec![review_save(
+            t.review.queue(),
+            turn,
+            ActionKind::Override,
+            json!({"from": from, "to": status, "reason": reason, "speaker": t.speaker}),
+        )]
+    }
+
+    /// A feedback note on the selected turn: line 1 what is wrong, the rest the fix.
+    fn submit_feedback(
+        &mut self,
+        category: usize,
+        text: TextArea<'static>,
+        turn: Option<usize>,
+    ) -> Vec<Command> {
+        let lines = text.lines();
+        let description = lines.first().cloned().unwrap_or_default();
+        let fix = lines.get(1..).map(|l| l.join("\n")).unwrap_or_default();
+        let Some(t) = self.run.turns.get_mut(self.selected) else {
+            return Vec::new();
+        };
+        t.review.notes += 1;
+        let what = format!("feedback note on turn {}", t.turn);
+        self.status = what.clone();
+        self.said = Some(what);
+        vec![review_save(
+            t.review.queue(),
+            turn,
+            ActionKind::Feedback,
+            json!({"issue_type": CATEGORIES[category], "description": description, "suggested_fix": fix, "speaker": t.speaker}),
+        )]
     }
 }

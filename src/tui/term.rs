@@ -300,41 +300,11 @@ async fn event_loop(
     compare: Option<i64>,
 ) -> i32 {
     let (mut rt, mut rx) = Runtime::new(app, services);
-    if let Some(r) = replay {
-        rt.start_replay(r);
-    } else if demo {
-        rt.execute(Command::StartDemo);
-    } else {
-        rt.probe();
-        rt.execute(Command::OpenLatest);
-        watch_store(&rt);
-    }
-    if let Some(id) = compare {
-        rt.execute(Command::OpenCompare(super::compare_open::CompareAsk::Id(
-            id,
-        )));
-    }
-    // A panic goes to the log file; ratatui's hook (installed on top) restores the terminal
-    // first, then this one leaves a single pointer to the log.
-    std::panic::set_hook(Box::new(|info| {
-        log(&format!("panic: {info}"));
-        let at = crate::config::data_dir().map(|d| d.join("kakeai.log"));
-        eprintln!(
-            "kakeai stopped on an internal error; details in {}",
-            at.map(|p| p.display().to_string())
-                .unwrap_or_else(|| "the log".into())
-        );
-    }));
+    begin(&mut rt, demo, replay, compare);
+    install_panic_hook();
     let mut terminal = ratatui::init();
     let _ = crossterm::execute!(std::io::stdout(), crossterm::event::EnableMouseCapture);
-    let (key_tx, mut keys) = mpsc::unbounded_channel();
-    std::thread::spawn(move || {
-        while let Ok(ev) = event::read() {
-            if key_tx.send(ev).is_err() {
-                break;
-            }
-        }
-    });
+    let mut keys = terminal_events();
     let mut last_frame = Instant::now() - FRAME;
     let mut last_count = Instant::now();
     let mut warmed = false;
@@ -363,32 +333,7 @@ async fn event_loop(
         // One timer, only while a status message is shown (it expires after a few seconds).
         let expiry = rt.app.status_deadline();
         tokio::select! {
-            Some(ev) = keys.recv() => match ev {
-                // ctrl-l redraws everything, over any dialog (the terminal is cleared, so
-                // whatever another program or a terminal quirk left on it is gone).
-                TermEvent::Key(k) if k.kind != KeyEventKind::Release && is_redraw(&k) => {
-                    let _ = terminal.clear();
-                    rt.app.dirty = true;
-                }
-                TermEvent::Key(k) if k.kind != KeyEventKind::Release => {
-                    for cmd in rt.app.on_key(k) {
-                        rt.execute(cmd);
-                    }
-                }
-                TermEvent::Mouse(m) => {
-                    let a = match m.kind {
-                        MouseEventKind::ScrollDown => Some(Action::NextTurn),
-                        MouseEventKind::ScrollUp => Some(Action::PrevTurn),
-                        _ => None,
-                    };
-                    if let Some(a) = a {
-                        rt.app.act(a);
-                        rt.app.dirty = true;
-                    }
-                }
-                TermEvent::Resize(..) => rt.app.dirty = true,
-                _ => {}
-            },
+            Some(ev) = keys.recv() => on_terminal_event(&mut rt, &mut terminal, ev),
             Some(msg) = rx.recv() => {
                 if let app::UiMsg::Notice(super::status::Level::Error, e) = &msg {
                     log(e);
@@ -412,6 +357,82 @@ async fn event_loop(
     let _ = crossterm::execute!(std::io::stdout(), crossterm::event::DisableMouseCapture);
     ratatui::restore();
     0
+}
+
+/// Opens what the start asked for: a replay, the demo, or the newest run (then the endpoint is
+/// probed and other processes' marks are watched); and a comparison when one was named.
+fn begin(rt: &mut Runtime, demo: bool, replay: Option<Replay>, compare: Option<i64>) {
+    if let Some(r) = replay {
+        rt.start_replay(r);
+    } else if demo {
+        rt.execute(Command::StartDemo);
+    } else {
+        rt.probe();
+        rt.execute(Command::OpenLatest);
+        watch_store(rt);
+    }
+    if let Some(id) = compare {
+        rt.execute(Command::OpenCompare(super::compare_open::CompareAsk::Id(
+            id,
+        )));
+    }
+}
+
+/// A panic goes to the log file; ratatui's hook (installed on top) restores the terminal
+/// first, then this one leaves a single pointer to the log.
+fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        log(&format!("panic: {info}"));
+        let at = crate::config::data_dir().map(|d| d.join("kakeai.log"));
+        eprintln!(
+            "kakeai stopped on an internal error; details in {}",
+            at.map(|p| p.display().to_string())
+                .unwrap_or_else(|| "the log".into())
+        );
+    }));
+}
+
+/// The terminal's events, read on a thread of their own.
+fn terminal_events() -> mpsc::UnboundedReceiver<TermEvent> {
+    let (key_tx, keys) = mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        while let Ok(ev) = event::read() {
+            if key_tx.send(ev).is_err() {
+                break;
+            }
+        }
+    });
+    keys
+}
+
+/// A key, a mouse wheel or a resize.
+fn on_terminal_event(rt: &mut Runtime, terminal: &mut ratatui::DefaultTerminal, ev: TermEvent) {
+    match ev {
+        // ctrl-l redraws everything, over any dialog (the terminal is cleared, so
+        // whatever another program or a terminal quirk left on it is gone).
+        TermEvent::Key(k) if k.kind != KeyEventKind::Release && is_redraw(&k) => {
+            let _ = terminal.clear();
+            rt.app.dirty = true;
+        }
+        TermEvent::Key(k) if k.kind != KeyEventKind::Release => {
+            for cmd in rt.app.on_key(k) {
+                rt.execute(cmd);
+            }
+        }
+        TermEvent::Mouse(m) => {
+            let a = match m.kind {
+                MouseEventKind::ScrollDown => Some(Action::NextTurn),
+                MouseEventKind::ScrollUp => Some(Action::PrevTurn),
+                _ => None,
+            };
+            if let Some(a) = a {
+                rt.app.act(a);
+                rt.app.dirty = true;
+            }
+        }
+        TermEvent::Resize(..) => rt.app.dirty = true,
+        _ => {}
+    }
 }
 
 use super::app;
