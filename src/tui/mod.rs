@@ -194,16 +194,7 @@ impl Runtime {
             Command::InterviewAnswer(text) => self.interview_answer(text),
             Command::InterviewLeave => self.interview_tx = None,
             Command::InsightsOpen => self.insights_open(),
-            Command::ChatThumb { id, up } => {
-                let (store, tx) = (self.services.store.clone(), self.tx.clone());
-                tokio::spawn(async move {
-                    let r = store.call(move |s| s.set_chat_thumb(id, up)).await;
-                    let _ = tx.send(UiMsg::outcome(match r {
-                        Ok(()) => Ok(format!("{} saved ✓", if up { "👍" } else { "👎" })),
-                        Err(e) => Err(format!("👍/👎 NOT saved: {e}")),
-                    }));
-                });
-            }
+            Command::ChatThumb { id, up } => self.chat_thumb(id, up),
             Command::LoadPatterns
             | Command::LoadDropouts
             | Command::DraftCounterfactuals { .. }
@@ -226,64 +217,91 @@ impl Runtime {
             | Command::RefreshMarks { .. }
             | Command::SearchAll(_) => self.runs_command(cmd),
             Command::LoadRequest(key) => self.load_request(key),
-            Command::Control(ev) => match &self.ctl {
-                Some(ctl) => {
-                    let _ = ctl.send(ev);
-                }
-                None => {
-                    self.app.status = format!(
-                        "no run to control — start one with {}, or {} for the demo",
-                        self.app.key_name(crate::tui::keymap::Action::NewRun),
-                        self.app.key_name(crate::tui::keymap::Action::Demo)
-                    )
-                }
-            },
+            Command::Control(ev) => self.control(ev),
             Command::Save {
                 turn,
                 kind,
                 payload,
                 ticket,
-            } => {
-                let Some(run_id) = self.app.run.run_id else {
-                    // Not written: the turn's mark must say so, not wait forever.
-                    let reason = format!(
-                        "nothing to save yet — start a run ({}) or play the demo ({})",
-                        self.app.key_name(crate::tui::keymap::Action::NewRun),
-                        self.app.key_name(crate::tui::keymap::Action::Demo)
-                    );
-                    self.app.on_msg(UiMsg::Saved {
-                        turn,
-                        ticket,
-                        result: Err(reason.clone()),
-                    });
-                    self.app.status = reason;
-                    return;
-                };
-                let action = NewAction {
-                    run_id,
-                    turn: turn.map(|t| t as u32),
-                    attempt_id: None,
-                    kind,
-                    payload,
-                };
-                // Queued now, so actions reach the database in the order they were taken;
-                // only the wait for the commit runs in the background.
-                let reviewer = self.app.reviewer.clone();
-                let queued = self
-                    .services
-                    .store
-                    .call(move |s| s.add_action_by(&action, reviewer.as_deref()));
-                let tx = self.tx.clone();
-                tokio::spawn(async move {
-                    let result = queued.await.map(drop).map_err(|e| e.to_string());
-                    let _ = tx.send(UiMsg::Saved {
-                        turn,
-                        ticket,
-                        result,
-                    });
-                });
+            } => self.save_action(turn, kind, payload, ticket),
+        }
+    }
+
+    /// 👍/👎 on a chat reply, stored in the background.
+    fn chat_thumb(&mut self, id: i64, up: bool) {
+        let (store, tx) = (self.services.store.clone(), self.tx.clone());
+        tokio::spawn(async move {
+            let r = store.call(move |s| s.set_chat_thumb(id, up)).await;
+            let _ = tx.send(UiMsg::outcome(match r {
+                Ok(()) => Ok(format!("{} saved ✓", if up { "👍" } else { "👎" })),
+                Err(e) => Err(format!("👍/👎 NOT saved: {e}")),
+            }));
+        });
+    }
+
+    /// An event for the running session (pause, inject, regenerate …), or why there is none.
+    fn control(&mut self, ev: crate::duo::Event) {
+        match &self.ctl {
+            Some(ctl) => {
+                let _ = ctl.send(ev);
+            }
+            None => {
+                self.app.status = format!(
+                    "no run to control — start one with {}, or {} for the demo",
+                    self.app.key_name(crate::tui::keymap::Action::NewRun),
+                    self.app.key_name(crate::tui::keymap::Action::Demo)
+                )
             }
         }
+    }
+
+    /// A reviewer's action, queued to the store now (so actions keep their order) and its
+    /// commit awaited in the background; without a run it is refused on the turn's mark.
+    fn save_action(
+        &mut self,
+        turn: Option<usize>,
+        kind: crate::store::ActionKind,
+        payload: serde_json::Value,
+        ticket: Option<view::SaveTicket>,
+    ) {
+        let Some(run_id) = self.app.run.run_id else {
+            // Not written: the turn's mark must say so, not wait forever.
+            let reason = format!(
+                "nothing to save yet — start a run ({}) or play the demo ({})",
+                self.app.key_name(crate::tui::keymap::Action::NewRun),
+                self.app.key_name(crate::tui::keymap::Action::Demo)
+            );
+            self.app.on_msg(UiMsg::Saved {
+                turn,
+                ticket,
+                result: Err(reason.clone()),
+            });
+            self.app.status = reason;
+            return;
+        };
+        let action = NewAction {
+            run_id,
+            turn: turn.map(|t| t as u32),
+            attempt_id: None,
+            kind,
+            payload,
+        };
+        // Queued now, so actions reach the database in the order they were taken;
+        // only the wait for the commit runs in the background.
+        let reviewer = self.app.reviewer.clone();
+        let queued = self
+            .services
+            .store
+            .call(move |s| s.add_action_by(&action, reviewer.as_deref()));
+        let tx = self.tx.clone();
+        tokio::spawn(async move {
+            let result = queued.await.map(drop).map_err(|e| e.to_string());
+            let _ = tx.send(UiMsg::Saved {
+                turn,
+                ticket,
+                result,
+            });
+        });
     }
 
     /// Replays a recording (the demo, a stored run or a file) through the live pipeline.

@@ -234,83 +234,11 @@ pub fn render(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
     };
     f.render_widget(Paragraph::new(Line::styled(head, dim)), top);
     let width = list.width.max(1) as usize;
-    let mut lines: Vec<Line> = Vec::new();
-    let mut detail: Vec<String> = Vec::new();
-    if p.review {
-        for (i, d) in p.dropouts.iter().enumerate() {
-            let st = sel(i == p.row, t);
-            lines.push(Line::styled(
-                cut(
-                    &format!("#{} {} 「{}」", d.id, d.character, d.bot_line),
-                    width,
-                ),
-                st,
-            ));
-            if i == p.row {
-                detail.push(format!("user: {}", d.user_line));
-                detail.push(format!("bot:  {} (then silence)", d.bot_line));
-                for (k, (kind, text)) in d.drafts.iter().enumerate() {
-                    let mark = if k == p.draft { "▶" } else { " " };
-                    detail.push(format!("{mark} {kind}: {text}"));
-                }
-            }
-        }
-        if p.dropouts.is_empty() {
-            lines.push(Line::styled(
-                "no dropouts — ingest conversation logs with kakeai ingest FILE.jsonl",
-                dim,
-            ));
-        }
+    let (lines, detail) = if p.review {
+        dropout_lines(p, width, t)
     } else {
-        for (i, r) in p.shown().iter().enumerate() {
-            let st = sel(i == p.row, t);
-            let cf = if r.counterfactual { "✎" } else { " " };
-            lines.push(Line::from(vec![
-                Span::styled(
-                    format!("{} ", r.rank),
-                    st.fg(rank_color(&r.rank, t)).add_modifier(Modifier::BOLD),
-                ),
-                Span::styled(
-                    format!(
-                        "{:.2} {:>3.0}% {:>3.0}%{cf}",
-                        r.score,
-                        r.success_rate * 100.0,
-                        r.like_rate * 100.0
-                    ),
-                    st.fg(t.dim),
-                ),
-                Span::styled(
-                    cut(
-                        &format!(
-                            " {} {}",
-                            if r.character == "ayu" {
-                                "あゆ"
-                            } else {
-                                "やな"
-                            },
-                            r.bot_response
-                        ),
-                        width.saturating_sub(20),
-                    ),
-                    st,
-                ),
-            ]));
-            if i == p.row {
-                detail.push(format!(
-                    "#{} {} → {} · used {}",
-                    r.id, r.user_message_type, r.bot_response_type, r.used
-                ));
-                detail.push(format!("user: {}", r.user_message_example));
-                detail.push(format!("bot:  {}", r.bot_response));
-            }
-        }
-        if p.rows.is_empty() {
-            lines.push(Line::styled(
-                if p.loaded { "no patterns yet — kakeai patterns import assets/patterns/starter.jsonl, or P on a reviewed line" } else { "loading…" },
-                dim,
-            ));
-        }
-    }
+        pattern_lines(p, width, t)
+    };
     let h = list.height as usize;
     let skip = p.row.saturating_sub(h.saturating_sub(1));
     f.render_widget(
@@ -324,6 +252,94 @@ pub fn render(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
         .map(|l| Line::styled(l, Style::new().fg(t.text)))
         .collect();
     f.render_widget(Paragraph::new(dl), foot);
+}
+
+/// The dropouts under review (one line each) and the selected one's exchange and drafts.
+fn dropout_lines(p: &PatternsPane, width: usize, t: &Theme) -> (Vec<Line<'static>>, Vec<String>) {
+    let dim = Style::new().fg(t.dim);
+    let mut lines: Vec<Line> = Vec::new();
+    let mut detail: Vec<String> = Vec::new();
+    for (i, d) in p.dropouts.iter().enumerate() {
+        let st = sel(i == p.row, t);
+        lines.push(Line::styled(
+            cut(
+                &format!("#{} {} 「{}」", d.id, d.character, d.bot_line),
+                width,
+            ),
+            st,
+        ));
+        if i == p.row {
+            detail.push(format!("user: {}", d.user_line));
+            detail.push(format!("bot:  {} (then silence)", d.bot_line));
+            for (k, (kind, text)) in d.drafts.iter().enumerate() {
+                let mark = if k == p.draft { "▶" } else { " " };
+                detail.push(format!("{mark} {kind}: {text}"));
+            }
+        }
+    }
+    if p.dropouts.is_empty() {
+        lines.push(Line::styled(
+            "no dropouts — ingest conversation logs with kakeai ingest FILE.jsonl",
+            dim,
+        ));
+    }
+    (lines, detail)
+}
+
+/// The patterns (rank, score, success, likes, her line) and the selected one's details.
+fn pattern_lines(p: &PatternsPane, width: usize, t: &Theme) -> (Vec<Line<'static>>, Vec<String>) {
+    let dim = Style::new().fg(t.dim);
+    let mut lines: Vec<Line> = Vec::new();
+    let mut detail: Vec<String> = Vec::new();
+    for (i, r) in p.shown().iter().enumerate() {
+        let st = sel(i == p.row, t);
+        let cf = if r.counterfactual { "✎" } else { " " };
+        lines.push(Line::from(vec![
+            Span::styled(
+                format!("{} ", r.rank),
+                st.fg(rank_color(&r.rank, t)).add_modifier(Modifier::BOLD),
+            ),
+            Span::styled(
+                format!(
+                    "{:.2} {:>3.0}% {:>3.0}%{cf}",
+                    r.score,
+                    r.success_rate * 100.0,
+                    r.like_rate * 100.0
+                ),
+                st.fg(t.dim),
+            ),
+            Span::styled(
+                cut(
+                    &format!(
+                        " {} {}",
+                        if r.character == "ayu" {
+                            "あゆ"
+                        } else {
+                            "やな"
+                        },
+                        r.bot_response
+                    ),
+                    width.saturating_sub(20),
+                ),
+                st,
+            ),
+        ]));
+        if i == p.row {
+            detail.push(format!(
+                "#{} {} → {} · used {}",
+                r.id, r.user_message_type, r.bot_response_type, r.used
+            ));
+            detail.push(format!("user: {}", r.user_message_example));
+            detail.push(format!("bot:  {}", r.bot_response));
+        }
+    }
+    if p.rows.is_empty() {
+        lines.push(Line::styled(
+            if p.loaded { "no patterns yet — kakeai patterns import assets/patterns/starter.jsonl, or P on a reviewed line" } else { "loading…" },
+            dim,
+        ));
+    }
+    (lines, detail)
 }
 
 fn sel(selected: bool, t: &Theme) -> Style {

@@ -169,57 +169,10 @@ fn turn_rows(app: &App, turn: &TurnView, width: usize, selected: bool) -> Vec<Li
         "やな"
     };
     let shown = turn.shown();
-    let mut head = vec![
-        Span::styled(
-            format!("{:>2} {name} ", turn.turn),
-            Style::new()
-                .fg(t.speaker(&turn.speaker))
-                .add_modifier(Modifier::BOLD),
-        ),
-        match (turn.status(), shown.map(|a| &a.phase)) {
-            (None, Some(Phase::Cancelled)) => Span::styled("[stopped]", Style::new().fg(t.dim)),
-            // A prompt the context cannot hold is a state of the run, not a failure.
-            (None, Some(Phase::Failed(e))) if e.starts_with("context overflow") => {
-                Span::styled("[context overflow]", Style::new().fg(t.warn))
-            }
-            (None, Some(Phase::Failed(_))) => Span::styled("[failed]", Style::new().fg(t.retry)),
-            (None, Some(Phase::Reviewed)) if hidden => {
-                Span::styled(super::blind::HIDDEN_BADGE, Style::new().fg(t.dim))
-            }
-            (s, _) => badge(s, t),
-        },
-    ];
-    // ✎ for an override that changed the verdict; = for one that confirmed it (blind mode).
-    if let Some(to) = turn.review.override_to {
-        let director = turn
-            .attempts
-            .get(turn.committed.unwrap_or(usize::MAX))
-            .or(shown)
-            .and_then(|a| a.verdict.as_ref().map(|v| v.status));
-        let sign = if director == Some(to) { "=" } else { "✎" };
-        head.push(Span::styled(sign, Style::new().fg(t.accent)));
-    }
+    let mut head = turn_head(turn, name, hidden, t);
     // The badges after the counts stay visible in a narrow pane: the counts shorten first.
-    let mut tail: Vec<Span<'static>> = Vec::new();
+    let tail = turn_tail(turn, t);
     let tries = turn.attempts.len();
-    match turn.review.thumb {
-        Some(true) => tail.push(Span::raw(" 👍")),
-        Some(false) => tail.push(Span::raw(" 👎")),
-        None => {}
-    }
-    if turn.review.notes > 0 {
-        tail.push(Span::raw(" 📝"));
-    }
-    // ✓ only once every queued write of this turn committed (see `view::Review`).
-    let (mark, c) = match turn.review.mark() {
-        SaveMark::Nothing => ("", t.dim),
-        SaveMark::Pending => (" …", t.dim),
-        SaveMark::Saved => (" ✓", t.pass),
-        SaveMark::Failed(_) => (" ✗ NOT saved", t.retry),
-    };
-    if !mark.is_empty() {
-        tail.push(Span::styled(mark, Style::new().fg(c)));
-    }
     let used = |spans: &[Span]| spans.iter().map(|s| text_width(&s.content)).sum::<usize>();
     let room = width.saturating_sub(used(&head) + used(&tail));
     // Blind: no counts either (the tone score is the Director's).
@@ -270,6 +223,71 @@ fn turn_rows(app: &App, turn: &TurnView, width: usize, selected: bool) -> Vec<Li
         last.push_span(Span::styled("▌", Style::new().fg(t.accent)));
     }
     rows
+}
+
+/// A turn's first spans: number and speaker, its badge, and ✎/= for an override.
+fn turn_head(
+    turn: &TurnView,
+    name: &str,
+    hidden: bool,
+    t: &super::theme::Theme,
+) -> Vec<Span<'static>> {
+    let shown = turn.shown();
+    let mut head = vec![
+        Span::styled(
+            format!("{:>2} {name} ", turn.turn),
+            Style::new()
+                .fg(t.speaker(&turn.speaker))
+                .add_modifier(Modifier::BOLD),
+        ),
+        match (turn.status(), shown.map(|a| &a.phase)) {
+            (None, Some(Phase::Cancelled)) => Span::styled("[stopped]", Style::new().fg(t.dim)),
+            // A prompt the context cannot hold is a state of the run, not a failure.
+            (None, Some(Phase::Failed(e))) if e.starts_with("context overflow") => {
+                Span::styled("[context overflow]", Style::new().fg(t.warn))
+            }
+            (None, Some(Phase::Failed(_))) => Span::styled("[failed]", Style::new().fg(t.retry)),
+            (None, Some(Phase::Reviewed)) if hidden => {
+                Span::styled(super::blind::HIDDEN_BADGE, Style::new().fg(t.dim))
+            }
+            (s, _) => badge(s, t),
+        },
+    ];
+    // ✎ for an override that changed the verdict; = for one that confirmed it (blind mode).
+    if let Some(to) = turn.review.override_to {
+        let director = turn
+            .attempts
+            .get(turn.committed.unwrap_or(usize::MAX))
+            .or(shown)
+            .and_then(|a| a.verdict.as_ref().map(|v| v.status));
+        let sign = if director == Some(to) { "=" } else { "✎" };
+        head.push(Span::styled(sign, Style::new().fg(t.accent)));
+    }
+    head
+}
+
+/// A turn's last spans: 👍/👎, 📝 and its save mark (✓ only once every write committed).
+fn turn_tail(turn: &TurnView, t: &super::theme::Theme) -> Vec<Span<'static>> {
+    let mut tail: Vec<Span<'static>> = Vec::new();
+    match turn.review.thumb {
+        Some(true) => tail.push(Span::raw(" 👍")),
+        Some(false) => tail.push(Span::raw(" 👎")),
+        None => {}
+    }
+    if turn.review.notes > 0 {
+        tail.push(Span::raw(" 📝"));
+    }
+    // ✓ only once every queued write of this turn committed (see `view::Review`).
+    let (mark, c) = match turn.review.mark() {
+        SaveMark::Nothing => ("", t.dim),
+        SaveMark::Pending => (" …", t.dim),
+        SaveMark::Saved => (" ✓", t.pass),
+        SaveMark::Failed(_) => (" ✗ NOT saved", t.retry),
+    };
+    if !mark.is_empty() {
+        tail.push(Span::styled(mark, Style::new().fg(c)));
+    }
+    tail
 }
 
 /// The counts and the attempt count in the columns left: in full, shorter, or left out.

@@ -276,6 +276,19 @@ pub fn render(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
         ])),
         top,
     );
+    let (lines, sel_line) = tree_lines(vis, tree_area.width, t);
+    let h = tree_area.height as usize;
+    let skip = sel_line.saturating_sub(h.saturating_sub(2));
+    let visible: Vec<Line> = lines.into_iter().skip(skip).take(h).collect();
+    f.render_widget(Paragraph::new(visible), tree_area);
+
+    preview(f, preview_area, vis, reader, t);
+}
+
+/// The tree: the vault's works, then every item under its group with its scorecard badge;
+/// and the line the selected item is on.
+fn tree_lines(vis: &VisPane, width: u16, t: &Theme) -> (Vec<Line<'static>>, usize) {
+    let dim = Style::new().fg(t.dim);
     let items = vis.items();
     let mut lines: Vec<Line> = Vec::new();
     // The tree's top level: the vault's works, the open one expanded below.
@@ -326,9 +339,9 @@ pub fn render(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
             .sum();
         match badge {
             // On a narrow pane the badge gets its own line rather than being cut.
-            Some(l) if used + 2 + crate::text::width::width(l) > tree_area.width as usize => {
+            Some(l) if used + 2 + crate::text::width::width(l) > width as usize => {
                 lines.push(line);
-                let room = (tree_area.width as usize).saturating_sub(4).max(8);
+                let room = (width as usize).saturating_sub(4).max(8);
                 for part in wrap_words(l, room) {
                     lines.push(Line::styled(format!("    {part}"), Style::new().fg(t.dim)));
                 }
@@ -341,12 +354,12 @@ pub fn render(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
             None => lines.push(line),
         }
     }
-    let h = tree_area.height as usize;
-    let skip = sel_line.saturating_sub(h.saturating_sub(2));
-    let visible: Vec<Line> = lines.into_iter().skip(skip).take(h).collect();
-    f.render_widget(Paragraph::new(visible), tree_area);
+    (lines, sel_line)
+}
 
-    // The preview is the exact text the next prompt carries for that sister.
+/// The preview: the exact text the next prompt carries for that sister, and what is withheld.
+fn preview(f: &mut Frame, preview_area: Rect, vis: &VisPane, reader: Option<&str>, t: &Theme) {
+    let dim = Style::new().fg(t.dim);
     let who = reader.unwrap_or("yana");
     let ctx = vis.work.context(Some(who));
     let head = format!(
