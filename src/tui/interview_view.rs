@@ -96,6 +96,36 @@ pub fn render(f: &mut Frame, area: Rect, v: &InterviewView, t: &Theme) {
         Constraint::Length(3),
     ])
     .areas(area);
+    f.render_widget(Paragraph::new(status_line(v, t)), status);
+    let block = Block::bordered()
+        .title(format!(" {}のインタビュー ", sister_name(&v.sister)))
+        .border_style(Style::new().fg(t.border));
+    let inner = block.inner(convo);
+    f.render_widget(block, convo);
+    let width = inner.width.max(1) as usize;
+    let lines = conversation_lines(v, width, t);
+    let skip = lines.len().saturating_sub(inner.height as usize);
+    f.render_widget(
+        Paragraph::new(lines.into_iter().skip(skip).collect::<Vec<_>>()),
+        inner,
+    );
+    let hint = if v.state == State::Done {
+        " 終了しました（分析待ち） "
+    } else {
+        " 答えを入力して Enter ・ [スキップ] は Tab "
+    };
+    f.render_widget(
+        Paragraph::new(v.input.as_str()).block(
+            Block::bordered()
+                .title(hint)
+                .border_style(Style::new().fg(t.border)),
+        ),
+        input,
+    );
+}
+
+/// The status line: the interview's name, state, turns, depth and mode.
+fn status_line(v: &InterviewView, t: &Theme) -> Line<'static> {
     let mode = if v.fallback {
         Span::styled(
             "  固定質問モード",
@@ -104,35 +134,30 @@ pub fn render(f: &mut Frame, area: Rect, v: &InterviewView, t: &Theme) {
     } else {
         Span::styled("  model", Style::new().fg(t.pass))
     };
-    f.render_widget(
-        Paragraph::new(Line::from(vec![
-            Span::styled(
-                format!(" interview {} ", v.name),
-                Style::new().fg(t.accent).add_modifier(Modifier::BOLD),
-            ),
-            Span::styled("state ", Style::new().fg(t.dim)),
-            Span::styled(
-                v.state.as_str(),
-                Style::new().fg(t.text).add_modifier(Modifier::BOLD),
-            ),
-            Span::styled(
-                format!("  turn {}/{}", v.user_turns, v.max_turns),
-                Style::new().fg(t.text),
-            ),
-            Span::styled(
-                format!("  deep {}/{}", v.deep, v.max_deep),
-                Style::new().fg(t.text),
-            ),
-            mode,
-        ])),
-        status,
-    );
-    let block = Block::bordered()
-        .title(format!(" {}のインタビュー ", sister_name(&v.sister)))
-        .border_style(Style::new().fg(t.border));
-    let inner = block.inner(convo);
-    f.render_widget(block, convo);
-    let width = inner.width.max(1) as usize;
+    Line::from(vec![
+        Span::styled(
+            format!(" interview {} ", v.name),
+            Style::new().fg(t.accent).add_modifier(Modifier::BOLD),
+        ),
+        Span::styled("state ", Style::new().fg(t.dim)),
+        Span::styled(
+            v.state.as_str(),
+            Style::new().fg(t.text).add_modifier(Modifier::BOLD),
+        ),
+        Span::styled(
+            format!("  turn {}/{}", v.user_turns, v.max_turns),
+            Style::new().fg(t.text),
+        ),
+        Span::styled(
+            format!("  deep {}/{}", v.deep, v.max_deep),
+            Style::new().fg(t.text),
+        ),
+        mode,
+    ])
+}
+
+/// The interview so far: her lines (with the Director's badge or their source) and yours.
+fn conversation_lines(v: &InterviewView, width: usize, t: &Theme) -> Vec<Line<'static>> {
     let mut lines: Vec<Line> = Vec::new();
     if let Some(n) = &v.notice {
         lines.push(Line::styled(
@@ -166,24 +191,7 @@ pub fn render(f: &mut Frame, area: Rect, v: &InterviewView, t: &Theme) {
             lines.push(Line::styled(format!("  {w}"), Style::new().fg(t.text)));
         }
     }
-    let skip = lines.len().saturating_sub(inner.height as usize);
-    f.render_widget(
-        Paragraph::new(lines.into_iter().skip(skip).collect::<Vec<_>>()),
-        inner,
-    );
-    let hint = if v.state == State::Done {
-        " 終了しました（分析待ち） "
-    } else {
-        " 答えを入力して Enter ・ [スキップ] は Tab "
-    };
-    f.render_widget(
-        Paragraph::new(v.input.as_str()).block(
-            Block::bordered()
-                .title(hint)
-                .border_style(Style::new().fg(t.border)),
-        ),
-        input,
-    );
+    lines
 }
 
 /// What the interview runtime tells the app.

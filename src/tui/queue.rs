@@ -160,28 +160,11 @@ impl App {
     /// The navigation and review actions of this module; None: not one of them.
     pub(super) fn queue_action(&mut self, action: Action) -> Option<Vec<Command>> {
         let back = action == Action::SearchPrev;
-        if self.right_focus && matches!(self.pane, Pane::Detail | Pane::Rules | Pane::Stats) {
-            let s = &mut self.right_scroll;
-            match action {
-                Action::NextTurn => *s = s.saturating_add(1),
-                Action::PrevTurn => *s = s.saturating_sub(1),
-                Action::PageDown => *s = s.saturating_add(10),
-                Action::PageUp => *s = s.saturating_sub(10),
-                Action::FirstTurn => *s = 0,
-                _ => {}
-            }
-            // Scrolling stops at the last row (as the pane was last drawn).
-            *s = (*s).min(self.right_max.get());
-            if matches!(
-                action,
-                Action::NextTurn
-                    | Action::PrevTurn
-                    | Action::PageDown
-                    | Action::PageUp
-                    | Action::FirstTurn
-            ) {
-                return Some(Vec::new());
-            }
+        if self.right_focus
+            && matches!(self.pane, Pane::Detail | Pane::Rules | Pane::Stats)
+            && self.scroll_right(action)
+        {
+            return Some(Vec::new());
         }
         let needs_confirm = match action {
             Action::Regenerate => self.run.run_id.is_some() && self.running(),
@@ -226,6 +209,40 @@ impl App {
             }
             Action::NextUnreviewed => self.jump("unreviewed", unreviewed),
             // Blind: the verdict queues only know the turns she judged (they would tell).
+            Action::NextFlagged | Action::NextFlipped => self.jump_verdict(action),
+            Action::Undo => return Some(self.undo()),
+            Action::ReplayToEnd => return Some(vec![Command::ReplayToEnd]),
+            _ => return None,
+        }
+        Some(Vec::new())
+    }
+
+    /// j/k/PgUp/PgDn/g scroll the focused right pane (up to its last row); true when taken.
+    fn scroll_right(&mut self, action: Action) -> bool {
+        let s = &mut self.right_scroll;
+        match action {
+            Action::NextTurn => *s = s.saturating_add(1),
+            Action::PrevTurn => *s = s.saturating_sub(1),
+            Action::PageDown => *s = s.saturating_add(10),
+            Action::PageUp => *s = s.saturating_sub(10),
+            Action::FirstTurn => *s = 0,
+            _ => {}
+        }
+        // Scrolling stops at the last row (as the pane was last drawn).
+        *s = (*s).min(self.right_max.get());
+        matches!(
+            action,
+            Action::NextTurn
+                | Action::PrevTurn
+                | Action::PageDown
+                | Action::PageUp
+                | Action::FirstTurn
+        )
+    }
+
+    /// The next flagged (RETRY/WARN/UNSCORED) or flipped turn; blind: only turns she judged.
+    fn jump_verdict(&mut self, action: Action) {
+        match action {
             Action::NextFlagged => {
                 let blind = self.blind;
                 let what = if blind {
@@ -252,11 +269,8 @@ impl App {
                     });
                 }
             }
-            Action::Undo => return Some(self.undo()),
-            Action::ReplayToEnd => return Some(vec![Command::ReplayToEnd]),
-            _ => return None,
+            _ => {}
         }
-        Some(Vec::new())
     }
 
     fn select(&mut self, i: usize) {

@@ -109,62 +109,71 @@ pub fn rules(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
         }
     }
     if let Some(rj) = &app.rejudge {
-        lines.push(Line::raw(""));
-        lines.push(Line::styled(
-            format!(
-                "re-judged {} turns: {} flipped",
-                rj.judged,
-                rj.flipped.len()
-            ),
-            Style::new().fg(t.accent),
-        ));
-        // Blind: a hidden turn's flip would tell its verdict.
-        let hidden = |turn: &usize| {
-            app.run
-                .turns
-                .iter()
-                .any(|x| x.turn == *turn && super::blind::hides(app, x))
-        };
-        let n_hidden = rj
-            .flipped
-            .iter()
-            .filter(|(turn, _, _)| hidden(turn))
-            .count();
-        if n_hidden > 0 {
-            let why = format!("  {n_hidden} flipped turns hidden (blind) until you judge them");
-            lines.push(Line::styled(why, dim));
-        }
-        for (turn, a, b) in rj.flipped.iter().filter(|(t, _, _)| !hidden(t)).take(6) {
-            lines.push(Line::from(vec![
-                Span::styled(format!("  turn {turn:>2} "), dim),
-                Span::styled(a.as_str(), Style::new().fg(t.status(*a))),
-                Span::styled(" → ", dim),
-                Span::styled(b.as_str(), Style::new().fg(t.status(*b))),
-            ]));
-        }
-        let n = rj.overrides();
-        if n > 0 {
-            lines.push(Line::styled(
-                format!(
-                    "agreement with {n} overrides: {} ({:.0}%)",
-                    rj.agreed(),
-                    100.0 * rj.agreed() as f64 / n as f64
-                ),
-                Style::new().fg(t.text),
-            ));
-            lines.push(Line::styled("reviewer ↓ / rules →  PASS  WARN RETRY", dim));
-            for (i, name) in ["PASS", "WARN", "RETRY"].iter().enumerate() {
-                let r = rj.confusion[i];
-                lines.push(Line::styled(
-                    format!("{name:>20} {:>5} {:>5} {:>5}", r[0], r[1], r[2]),
-                    Style::new().fg(t.text),
-                ));
-            }
-        }
+        lines.extend(flips(app, rj, t));
     }
     lines.extend(super::kappa::lines(app, t, area.width));
     let scroll = scroll_for(app, lines.len(), area.height);
     f.render_widget(Paragraph::new(lines).scroll((scroll, 0)), area);
+}
+
+/// What re-judging with the edited rules did: flipped turns (hidden ones only counted in blind
+/// mode) and the agreement with the reviewers' overrides.
+fn flips(app: &App, rj: &tuning::Rejudge, t: &Theme) -> Vec<Line<'static>> {
+    let dim = Style::new().fg(t.dim);
+    let mut lines: Vec<Line> = Vec::new();
+    lines.push(Line::raw(""));
+    lines.push(Line::styled(
+        format!(
+            "re-judged {} turns: {} flipped",
+            rj.judged,
+            rj.flipped.len()
+        ),
+        Style::new().fg(t.accent),
+    ));
+    // Blind: a hidden turn's flip would tell its verdict.
+    let hidden = |turn: &usize| {
+        app.run
+            .turns
+            .iter()
+            .any(|x| x.turn == *turn && super::blind::hides(app, x))
+    };
+    let n_hidden = rj
+        .flipped
+        .iter()
+        .filter(|(turn, _, _)| hidden(turn))
+        .count();
+    if n_hidden > 0 {
+        let why = format!("  {n_hidden} flipped turns hidden (blind) until you judge them");
+        lines.push(Line::styled(why, dim));
+    }
+    for (turn, a, b) in rj.flipped.iter().filter(|(t, _, _)| !hidden(t)).take(6) {
+        lines.push(Line::from(vec![
+            Span::styled(format!("  turn {turn:>2} "), dim),
+            Span::styled(a.as_str(), Style::new().fg(t.status(*a))),
+            Span::styled(" → ", dim),
+            Span::styled(b.as_str(), Style::new().fg(t.status(*b))),
+        ]));
+    }
+    let n = rj.overrides();
+    if n > 0 {
+        lines.push(Line::styled(
+            format!(
+                "agreement with {n} overrides: {} ({:.0}%)",
+                rj.agreed(),
+                100.0 * rj.agreed() as f64 / n as f64
+            ),
+            Style::new().fg(t.text),
+        ));
+        lines.push(Line::styled("reviewer ↓ / rules →  PASS  WARN RETRY", dim));
+        for (i, name) in ["PASS", "WARN", "RETRY"].iter().enumerate() {
+            let r = rj.confusion[i];
+            lines.push(Line::styled(
+                format!("{name:>20} {:>5} {:>5} {:>5}", r[0], r[1], r[2]),
+                Style::new().fg(t.text),
+            ));
+        }
+    }
+    lines
 }
 
 pub fn stats(f: &mut Frame, area: Rect, app: &App, t: &Theme) {

@@ -135,6 +135,41 @@ impl RunView {
                 step: None,
                 review: Review::default(),
             }),
+            Effect::Generate { .. }
+            | Effect::StaticJudge { .. }
+            | Effect::AttemptDone(_)
+            | Effect::AttemptFailed { .. }
+            | Effect::AttemptCancelled { .. } => self.apply_attempt(e),
+            Effect::TurnCommitted(r) => {
+                if let Some(t) = self.turn_mut(r.turn) {
+                    t.committed = t.attempts.iter().position(|a| a.attempt == r.attempt);
+                    t.flags = r.flags;
+                    t.hook = r.hook.clone();
+                    t.depth = r.depth;
+                    t.step = Some(r.step);
+                }
+                self.held = false;
+            }
+            Effect::Held { .. } => self.held = true,
+            Effect::Paused => self.state = RunState::Paused,
+            Effect::Resumed => self.state = RunState::Running,
+            Effect::Truncated { from_turn } => self.turns.retain(|t| t.turn < *from_turn),
+            Effect::RunDone { status, error } => {
+                self.state = RunState::Done(*status, error.clone());
+                // Nothing is in progress once the run is over: a turn cut short says so.
+                for a in self.turns.iter_mut().flat_map(|t| t.attempts.iter_mut()) {
+                    if matches!(a.phase, Phase::Generating | Phase::Reviewing) {
+                        a.phase = Phase::Cancelled;
+                    }
+                }
+            }
+            Effect::Cancel | Effect::AttemptStarted { .. } | Effect::LlmJudge { .. } => {}
+        }
+    }
+
+    /// What happens to one attempt: generating, reviewed statically, done, failed, cancelled.
+    fn apply_attempt(&mut self, e: &Effect) {
+        match e {
             Effect::Generate {
                 turn,
                 attempt,
@@ -194,30 +229,7 @@ impl RunView {
                     a.phase = Phase::Cancelled;
                 }
             }
-            Effect::TurnCommitted(r) => {
-                if let Some(t) = self.turn_mut(r.turn) {
-                    t.committed = t.attempts.iter().position(|a| a.attempt == r.attempt);
-                    t.flags = r.flags;
-                    t.hook = r.hook.clone();
-                    t.depth = r.depth;
-                    t.step = Some(r.step);
-                }
-                self.held = false;
-            }
-            Effect::Held { .. } => self.held = true,
-            Effect::Paused => self.state = RunState::Paused,
-            Effect::Resumed => self.state = RunState::Running,
-            Effect::Truncated { from_turn } => self.turns.retain(|t| t.turn < *from_turn),
-            Effect::RunDone { status, error } => {
-                self.state = RunState::Done(*status, error.clone());
-                // Nothing is in progress once the run is over: a turn cut short says so.
-                for a in self.turns.iter_mut().flat_map(|t| t.attempts.iter_mut()) {
-                    if matches!(a.phase, Phase::Generating | Phase::Reviewing) {
-                        a.phase = Phase::Cancelled;
-                    }
-                }
-            }
-            Effect::Cancel | Effect::AttemptStarted { .. } | Effect::LlmJudge { .. } => {}
+            _ => {}
         }
     }
 }
