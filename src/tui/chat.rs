@@ -94,6 +94,65 @@ fn input_box(character: &str) -> TextArea<'static> {
 
 impl App {
     /// Keys while chat mode is on. Returns None when the key is not the chat's.
+    /// Enter in chat: /insights or /interview NAME, or the message sent (the raw text leaves
+    /// the app state with the command; only the masked text comes back).
+    fn chat_enter(&mut self) -> Vec<Command> {
+        let Some(chat) = self.chat.as_mut() else {
+            return Vec::new();
+        };
+        let text = chat.input.lines().join("\n").trim().to_string();
+        if text == "/insights" {
+            chat.input = input_box(&chat.character);
+            return vec![Command::InsightsOpen];
+        }
+        if let Some(name) = text.strip_prefix("/interview") {
+            chat.input = input_box(&chat.character);
+            let name = name.trim();
+            let name = if name.is_empty() { "sample" } else { name };
+            return vec![Command::InterviewStart(name.to_string())];
+        }
+        if text.is_empty() || chat.busy {
+            if chat.busy {
+                self.status = "still answering the last message".into();
+            }
+            return Vec::new();
+        }
+        chat.input = input_box(&chat.character);
+        chat.busy = true;
+        chat.exchanges.push(Exchange {
+            character: chat.character.clone(),
+            masked: String::new(),
+            masked_kinds: Vec::new(),
+            reply: String::new(),
+            source: Source::Pending,
+            verdict: None,
+            trace: Vec::new(),
+            thumb: None,
+            id: None,
+            at_ms: crate::patterns::stamp::now_ms(),
+        });
+        chat.selected = chat.exchanges.len() - 1;
+        let character = chat.character.clone();
+        // Only her own conversation: the other sister's replies are not hers.
+        // Blocked ones stay in as turns: `chat::context` counts them as flags and
+        // keeps their text out of every prompt (the bot does the same).
+        let history = chat.exchanges[..chat.exchanges.len() - 1]
+            .iter()
+            .filter(|e| e.character == character)
+            .map(|e| crate::chat::Turn {
+                user: e.masked.clone(),
+                reply: e.reply.clone(),
+                blocked: e.source == Source::Blocked,
+            })
+            .collect();
+        // The raw text leaves the app state here; only the masked text is kept.
+        vec![Command::ChatSend {
+            text,
+            character,
+            history,
+        }]
+    }
+
     pub(super) fn chat_key(&mut self, key: KeyEvent) -> Option<Vec<Command>> {
         let chat = self.chat.as_mut()?;
         if !chat.typing {
@@ -106,59 +165,7 @@ impl App {
         }
         match key.code {
             KeyCode::Esc => chat.typing = false,
-            KeyCode::Enter => {
-                let text = chat.input.lines().join("\n").trim().to_string();
-                if text == "/insights" {
-                    chat.input = input_box(&chat.character);
-                    return Some(vec![Command::InsightsOpen]);
-                }
-                if let Some(name) = text.strip_prefix("/interview") {
-                    chat.input = input_box(&chat.character);
-                    let name = name.trim();
-                    let name = if name.is_empty() { "sample" } else { name };
-                    return Some(vec![Command::InterviewStart(name.to_string())]);
-                }
-                if text.is_empty() || chat.busy {
-                    if chat.busy {
-                        self.status = "still answering the last message".into();
-                    }
-                    return Some(Vec::new());
-                }
-                chat.input = input_box(&chat.character);
-                chat.busy = true;
-                chat.exchanges.push(Exchange {
-                    character: chat.character.clone(),
-                    masked: String::new(),
-                    masked_kinds: Vec::new(),
-                    reply: String::new(),
-                    source: Source::Pending,
-                    verdict: None,
-                    trace: Vec::new(),
-                    thumb: None,
-                    id: None,
-                    at_ms: crate::patterns::stamp::now_ms(),
-                });
-                chat.selected = chat.exchanges.len() - 1;
-                let character = chat.character.clone();
-                // Only her own conversation: the other sister's replies are not hers.
-                // Blocked ones stay in as turns: `chat::context` counts them as flags and
-                // keeps their text out of every prompt (the bot does the same).
-                let history = chat.exchanges[..chat.exchanges.len() - 1]
-                    .iter()
-                    .filter(|e| e.character == character)
-                    .map(|e| crate::chat::Turn {
-                        user: e.masked.clone(),
-                        reply: e.reply.clone(),
-                        blocked: e.source == Source::Blocked,
-                    })
-                    .collect();
-                // The raw text leaves the app state here; only the masked text is kept.
-                return Some(vec![Command::ChatSend {
-                    text,
-                    character,
-                    history,
-                }]);
-            }
+            KeyCode::Enter => return Some(self.chat_enter()),
             KeyCode::Char('t')
                 if key
                     .modifiers

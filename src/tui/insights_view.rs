@@ -88,6 +88,45 @@ pub fn render(f: &mut Frame, area: Rect, v: &InsightsView, t: &Theme) {
         Constraint::Min(4),
     ])
     .areas(area);
+    f.render_widget(Paragraph::new(scope_line(v, t)), filter);
+
+    let block = Block::bordered()
+        .title(" label  conf  severity  freq  ev  theme — jtbd ")
+        .border_style(Style::new().fg(t.border));
+    let inner = block.inner(list);
+    f.render_widget(block, list);
+    let cards = v.cards();
+    let h = inner.height as usize;
+    let first = v.selected.saturating_sub(h.saturating_sub(1));
+    let rows = card_rows(v, cards, first, h, t);
+    f.render_widget(Paragraph::new(rows), inner);
+
+    let card = cards.get(v.selected);
+    let title = card
+        .map(|c| format!(" 「{}」の声 ({}) ", c.theme, c.quotes.len()))
+        .unwrap_or_else(|| " quotes ".into());
+    let block = Block::bordered()
+        .title(title)
+        .border_style(Style::new().fg(t.border));
+    let inner = block.inner(quotes);
+    f.render_widget(block, quotes);
+    let width = inner.width.max(1) as usize;
+    let mut lines = Vec::new();
+    if let Some(c) = card {
+        if !c.summary.is_empty() {
+            lines.push(Line::styled(c.summary.clone(), Style::new().fg(t.dim)));
+        }
+        for q in &c.quotes {
+            for w in wrap(&format!("「{q}」"), width.saturating_sub(2)) {
+                lines.push(Line::styled(format!("  {w}"), Style::new().fg(t.text)));
+            }
+        }
+    }
+    f.render_widget(Paragraph::new(lines), inner);
+}
+
+/// The scopes to filter by, the selected one highlighted.
+fn scope_line(v: &InsightsView, t: &Theme) -> Line<'static> {
     let mut spans = vec![Span::styled(
         " insights  ",
         Style::new().fg(t.accent).add_modifier(Modifier::BOLD),
@@ -110,17 +149,18 @@ pub fn render(f: &mut Frame, area: Rect, v: &InsightsView, t: &Theme) {
         spans.push(Span::styled(format!(" {s} "), st));
         spans.push(Span::raw(" "));
     }
-    f.render_widget(Paragraph::new(Line::from(spans)), filter);
+    Line::from(spans)
+}
 
-    let block = Block::bordered()
-        .title(" label  conf  severity  freq  ev  theme — jtbd ")
-        .border_style(Style::new().fg(t.border));
-    let inner = block.inner(list);
-    f.render_widget(block, list);
-    let cards = v.cards();
-    let h = inner.height as usize;
-    let first = v.selected.saturating_sub(h.saturating_sub(1));
-    let rows: Vec<Line> = cards
+/// One row per card on screen: label, confidence, severity, frequency, evidence, theme.
+fn card_rows(
+    v: &InsightsView,
+    cards: &[crate::insight::Card],
+    first: usize,
+    h: usize,
+    t: &Theme,
+) -> Vec<Line<'static>> {
+    cards
         .iter()
         .enumerate()
         .skip(first)
@@ -147,29 +187,5 @@ pub fn render(f: &mut Frame, area: Rect, v: &InsightsView, t: &Theme) {
                 Span::styled(format!(" — {}", c.jtbd), sel.fg(t.dim)),
             ])
         })
-        .collect();
-    f.render_widget(Paragraph::new(rows), inner);
-
-    let card = cards.get(v.selected);
-    let title = card
-        .map(|c| format!(" 「{}」の声 ({}) ", c.theme, c.quotes.len()))
-        .unwrap_or_else(|| " quotes ".into());
-    let block = Block::bordered()
-        .title(title)
-        .border_style(Style::new().fg(t.border));
-    let inner = block.inner(quotes);
-    f.render_widget(block, quotes);
-    let width = inner.width.max(1) as usize;
-    let mut lines = Vec::new();
-    if let Some(c) = card {
-        if !c.summary.is_empty() {
-            lines.push(Line::styled(c.summary.clone(), Style::new().fg(t.dim)));
-        }
-        for q in &c.quotes {
-            for w in wrap(&format!("「{q}」"), width.saturating_sub(2)) {
-                lines.push(Line::styled(format!("  {w}"), Style::new().fg(t.text)));
-            }
-        }
-    }
-    f.render_widget(Paragraph::new(lines), inner);
+        .collect()
 }

@@ -152,24 +152,7 @@ impl App {
                     reader_label(reader)
                 );
             }
-            Action::EditSecret => {
-                let item = vis.selected()?;
-                if item.kind != ItemKind::Secret {
-                    self.status = "only a secret has fields to edit; sections take 0–3".into();
-                    return Some(Vec::new());
-                }
-                let cfg = vis.secret_mut(&item)?.clone();
-                let yaml = serde_norway::to_string(&cfg).unwrap_or_default();
-                let mut t = TextArea::from(yaml.lines().map(String::from).collect::<Vec<_>>());
-                t.set_block(ratatui::widgets::Block::bordered().title(format!(
-                    " {} — edit as YAML · ctrl-s apply · Esc cancel ",
-                    cfg.id
-                )));
-                self.modal = Some(Modal::Secret {
-                    key: item.key,
-                    text: t,
-                });
-            }
+            Action::EditSecret => return self.edit_secret(),
             Action::SaveRules => {
                 if !vis.unsaved {
                     self.status = "visibility: nothing changed".into();
@@ -180,27 +163,53 @@ impl App {
                     edits: vis.edits,
                 }]);
             }
-            Action::NextWork => {
-                let Some(next) = vis.next_work().map(str::to_string) else {
-                    self.status = format!("{} is the only work in this vault", vis.work.name);
-                    return Some(Vec::new());
-                };
-                if vis.unsaved {
-                    self.status = format!(
-                        "{} has unsaved edits: w writes them before opening another work",
-                        vis.work.name
-                    );
-                    return Some(Vec::new());
-                }
-                self.status = format!("opening {next} …");
-                return Some(vec![Command::OpenWork {
-                    root: vis.work.root.parent().map(|p| p.to_path_buf())?,
-                    name: next,
-                }]);
-            }
+            Action::NextWork => return self.next_work(),
             _ => return None,
         }
         Some(Vec::new())
+    }
+
+    /// e: the selected secret's fields as YAML in an editor (a section has none).
+    fn edit_secret(&mut self) -> Option<Vec<Command>> {
+        let vis = self.vis.as_mut()?;
+        let item = vis.selected()?;
+        if item.kind != ItemKind::Secret {
+            self.status = "only a secret has fields to edit; sections take 0–3".into();
+            return Some(Vec::new());
+        }
+        let cfg = vis.secret_mut(&item)?.clone();
+        let yaml = serde_norway::to_string(&cfg).unwrap_or_default();
+        let mut t = TextArea::from(yaml.lines().map(String::from).collect::<Vec<_>>());
+        t.set_block(ratatui::widgets::Block::bordered().title(format!(
+            " {} — edit as YAML · ctrl-s apply · Esc cancel ",
+            cfg.id
+        )));
+        self.modal = Some(Modal::Secret {
+            key: item.key,
+            text: t,
+        });
+        Some(Vec::new())
+    }
+
+    /// W: the vault's next work (after the open one's edits are saved).
+    fn next_work(&mut self) -> Option<Vec<Command>> {
+        let vis = self.vis.as_mut()?;
+        let Some(next) = vis.next_work().map(str::to_string) else {
+            self.status = format!("{} is the only work in this vault", vis.work.name);
+            return Some(Vec::new());
+        };
+        if vis.unsaved {
+            self.status = format!(
+                "{} has unsaved edits: w writes them before opening another work",
+                vis.work.name
+            );
+            return Some(Vec::new());
+        }
+        self.status = format!("opening {next} …");
+        Some(vec![Command::OpenWork {
+            root: vis.work.root.parent().map(|p| p.to_path_buf())?,
+            name: next,
+        }])
     }
 
     /// The secret editor: Enter is a newline, ctrl-s applies, Esc cancels.
