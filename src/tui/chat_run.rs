@@ -99,34 +99,7 @@ async fn respond(
     history: &[(String, String)],
     emit: &Emit,
 ) -> Result<(), String> {
-    let masked = pii::shared().mask(&raw);
-    drop(raw);
-    // The keyed digest; without the installation secret none is kept (never a plain hash).
-    let digest = match pii::installation_key() {
-        Ok(key) => masked.digest(key),
-        Err(e) => {
-            emit.trace(format!("PII: no digest kept ({e})"));
-            String::new()
-        }
-    };
-    let kinds: Vec<String> = masked
-        .items
-        .iter()
-        .map(|i| i.kind.label().to_string())
-        .collect();
-    emit.trace(if kinds.is_empty() {
-        "PII: nothing to mask".to_string()
-    } else {
-        format!(
-            "PII: masked {} (only the text's keyed digest {}… is kept)",
-            kinds.join("・"),
-            digest.get(..12).unwrap_or("")
-        )
-    });
-    emit.send(ChatMsg::Masked {
-        masked: masked.masked_text.clone(),
-        kinds,
-    });
+    let (masked, digest) = masked(raw, emit);
     let mut row = NewChat {
         conversation_id: deps.conversation.clone(),
         character: character.to_string(),
@@ -174,6 +147,40 @@ async fn respond(
     row.trace = emit.traced();
     save(deps, row, emit).await;
     result
+}
+
+/// The message masked (the raw text goes no further) and its keyed digest (none without the
+/// installation secret — never a plain hash); what was masked is traced and shown.
+fn masked(raw: String, emit: &Emit) -> (pii::Masked, String) {
+    let masked = pii::shared().mask(&raw);
+    drop(raw);
+    // The keyed digest; without the installation secret none is kept (never a plain hash).
+    let digest = match pii::installation_key() {
+        Ok(key) => masked.digest(key),
+        Err(e) => {
+            emit.trace(format!("PII: no digest kept ({e})"));
+            String::new()
+        }
+    };
+    let kinds: Vec<String> = masked
+        .items
+        .iter()
+        .map(|i| i.kind.label().to_string())
+        .collect();
+    emit.trace(if kinds.is_empty() {
+        "PII: nothing to mask".to_string()
+    } else {
+        format!(
+            "PII: masked {} (only the text's keyed digest {}… is kept)",
+            kinds.join("・"),
+            digest.get(..12).unwrap_or("")
+        )
+    });
+    emit.send(ChatMsg::Masked {
+        masked: masked.masked_text.clone(),
+        kinds,
+    });
+    (masked, digest)
 }
 
 fn kinds_of(items: &[pii::PiiItem]) -> Vec<String> {

@@ -71,35 +71,7 @@ impl Runtime {
                 }
                 // The queued analysis runs now, in the background (seed 003 §8).
                 Ok(crate::interview::Outcome::Finished { .. }) => {
-                    let Runner {
-                        cfg,
-                        client,
-                        analyzer,
-                        store,
-                        ..
-                    } = runner;
-                    let r = crate::insight::analyze::interviews(
-                        &store,
-                        client.as_ref(),
-                        analyzer,
-                        cfg.name.clone(),
-                    )
-                    .await;
-                    let msg = match r {
-                        Ok(r) if r.not_analysed.is_empty() => format!(
-                            "interview analysed — {} cards in {} (/insights)",
-                            r.deck.cards.len(),
-                            r.scope
-                        ),
-                        Ok(r) => format!(
-                            "interview finished; not analysed: {}",
-                            r.not_analysed
-                                .first()
-                                .map(|s| s.reason.as_str())
-                                .unwrap_or("")
-                        ),
-                        Err(e) => format!("analysis NOT saved: {e}"),
-                    };
+                    let msg = analyse_finished(runner).await;
                     let _ = tx.send(UiMsg::Interview(InterviewMsg::Status(msg)));
                 }
                 Ok(_) => {}
@@ -127,4 +99,34 @@ impl Runtime {
             _ => self.app.status = "the interview has ended".into(),
         }
     }
+}
+
+/// The queued analysis of a finished interview (seed 003 §8), and what to tell the user.
+async fn analyse_finished(runner: Runner) -> String {
+    let Runner {
+        cfg,
+        client,
+        analyzer,
+        store,
+        ..
+    } = runner;
+    let r =
+        crate::insight::analyze::interviews(&store, client.as_ref(), analyzer, cfg.name.clone())
+            .await;
+    let msg = match r {
+        Ok(r) if r.not_analysed.is_empty() => format!(
+            "interview analysed — {} cards in {} (/insights)",
+            r.deck.cards.len(),
+            r.scope
+        ),
+        Ok(r) => format!(
+            "interview finished; not analysed: {}",
+            r.not_analysed
+                .first()
+                .map(|s| s.reason.as_str())
+                .unwrap_or("")
+        ),
+        Err(e) => format!("analysis NOT saved: {e}"),
+    };
+    msg
 }

@@ -403,27 +403,29 @@ impl Runtime {
                 save_every: Duration::from_millis(500),
                 vault,
             };
-            let sink_tx = tx.clone();
-            let mut sink = move |n: Notice<'_>| {
-                let msg = match n {
-                    Notice::Token {
-                        turn,
-                        attempt,
-                        delta,
-                    } => UiMsg::Token {
-                        turn,
-                        attempt,
-                        delta: delta.to_string(),
-                    },
-                    Notice::Effect(e) => UiMsg::Effect(Box::new(e.clone())),
-                    Notice::StoreError(e) => {
-                        UiMsg::Notice(status::Level::Error, format!("store: {e}"))
-                    }
-                };
-                let _ = sink_tx.send(msg);
-            };
+            let mut sink = notices_to_app(tx.clone());
             driver.drive(session, Some(ctl_rx), &mut sink).await;
         });
+    }
+}
+
+/// The driver's notices as messages to the app (tokens, effects, store errors).
+fn notices_to_app(tx: mpsc::UnboundedSender<UiMsg>) -> impl FnMut(Notice<'_>) {
+    move |n: Notice<'_>| {
+        let msg = match n {
+            Notice::Token {
+                turn,
+                attempt,
+                delta,
+            } => UiMsg::Token {
+                turn,
+                attempt,
+                delta: delta.to_string(),
+            },
+            Notice::Effect(e) => UiMsg::Effect(Box::new(e.clone())),
+            Notice::StoreError(e) => UiMsg::Notice(status::Level::Error, format!("store: {e}")),
+        };
+        let _ = tx.send(msg);
     }
 }
 

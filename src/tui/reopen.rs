@@ -156,6 +156,33 @@ pub fn view_of(
         v.depth = t.hook_depth.unwrap_or(0).min(u8::MAX as u32) as u8;
         v.step = Some(DepthStep::of(v.depth));
     }
+    apply_marks(&mut turns, rec, reviewers);
+    let r = &rec.run;
+    let state = match r.status {
+        RunStatus::Completed | RunStatus::Imported => RunState::Done(RunEnd::Completed, None),
+        RunStatus::Stopped => RunState::Done(RunEnd::Stopped, None),
+        RunStatus::Failed => RunState::Done(RunEnd::Failed, r.error.clone()),
+        RunStatus::Interrupted => RunState::Done(RunEnd::Stopped, Some("interrupted".into())),
+        RunStatus::Running => RunState::Done(
+            RunEnd::Stopped,
+            Some("still running in another process".into()),
+        ),
+    };
+    RunView {
+        run_id: Some(r.id),
+        topic: r.topic.clone(),
+        turns: turns.into_values().collect(),
+        state,
+        held: false,
+    }
+}
+
+/// The reviewers' marks in force (👍/👎, override, notes) on the turns they were made on.
+fn apply_marks(
+    turns: &mut BTreeMap<u32, TurnView>,
+    rec: &RunRecord,
+    reviewers: &[(i64, Option<String>)],
+) {
     let who: BTreeMap<i64, &str> = reviewers
         .iter()
         .filter_map(|(id, r)| Some((*id, r.as_deref()?)))
@@ -175,24 +202,6 @@ pub fn view_of(
             v.review.notes = m.notes;
             v.review.settle_stored();
         }
-    }
-    let r = &rec.run;
-    let state = match r.status {
-        RunStatus::Completed | RunStatus::Imported => RunState::Done(RunEnd::Completed, None),
-        RunStatus::Stopped => RunState::Done(RunEnd::Stopped, None),
-        RunStatus::Failed => RunState::Done(RunEnd::Failed, r.error.clone()),
-        RunStatus::Interrupted => RunState::Done(RunEnd::Stopped, Some("interrupted".into())),
-        RunStatus::Running => RunState::Done(
-            RunEnd::Stopped,
-            Some("still running in another process".into()),
-        ),
-    };
-    RunView {
-        run_id: Some(r.id),
-        topic: r.topic.clone(),
-        turns: turns.into_values().collect(),
-        state,
-        held: false,
     }
 }
 
