@@ -113,7 +113,7 @@ async fn analyse_finished(runner: Runner) -> String {
     let r =
         crate::insight::analyze::interviews(&store, client.as_ref(), analyzer, cfg.name.clone())
             .await;
-    let msg = match r {
+    match r {
         Ok(r) if r.not_analysed.is_empty() => format!(
             "interview analysed — {} cards in {} (/insights)",
             r.deck.cards.len(),
@@ -127,6 +127,5 @@ async fn analyse_finished(runner: Runner) -> String {
                 .unwrap_or("")
         ),
         Err(e) => format!("analysis NOT saved: {e}"),
-    };
-    msg
+    }
 }
