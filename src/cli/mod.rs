@@ -86,6 +86,10 @@ pub struct WorkbenchArgs {
     /// Open a stored comparison's view (see `kakeai compare`)
     #[arg(long, value_name = "ID")]
     pub compare: Option<i64>,
+    /// Review from a shared queue (see `kakeai queue`): `m` claims the next item you have not
+    /// judged and nobody else holds, and opens its run at that turn (needs --reviewer)
+    #[arg(long, value_name = "NAME", env = "KAKEAI_QUEUE")]
+    pub queue: Option<String>,
     /// Blind review: hide the Director's verdict on a turn until you judged it (👍/👎 or
     /// override) (default: $KAKEAI_BLIND=1)
     /// (1/true/yes: on; 0/false/no/off or empty: off; any other value: on, the safe side)
@@ -185,6 +189,7 @@ pub fn main() -> i32 {
                     reviewer: w.reviewer,
                     compare: w.compare,
                     blind: w.blind,
+                    queue: w.queue,
                 });
             }
             // Not a terminal (a pipe, a script): say what the commands are instead.

@@ -168,6 +168,8 @@ pub enum Command {
         offset: usize,
     },
     /// Read a stored run back (and select `turn`).
+    /// Claims the next item of the review queue for this reviewer and opens it.
+    QueueNext,
     OpenRun {
         id: i64,
         turn: Option<usize>,
@@ -331,6 +333,9 @@ pub struct App {
     pub reviewer: Option<String>,
     /// Blind mode: the Director's verdict on a turn stays hidden until the reviewer judged it.
     pub blind: bool,
+    /// The shared review queue `m` claims from (issue 24 §2); None: `m` is the next
+    /// unreviewed turn of the open run.
+    pub queue: Option<String>,
     /// The leak review's missing checks for the header (`leak: no semantic check`), if any.
     pub leak_note: Option<String>,
     /// The detail pane shows the selected attempt's request instead of its findings.
@@ -406,6 +411,7 @@ impl App {
             review_log: Vec::new(),
             reviewer: None,
             blind: false,
+            queue: None,
             leak_note: None,
             request: Default::default(),
             queued: Vec::new(),

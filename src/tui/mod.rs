@@ -215,6 +215,7 @@ impl Runtime {
             | Command::OpenRun { .. }
             | Command::OpenLatest
             | Command::RefreshMarks { .. }
+            | Command::QueueNext
             | Command::SearchAll(_) => self.runs_command(cmd),
             Command::LoadRequest(key) => self.load_request(key),
             Command::Control(ev) => self.control(ev),
@@ -452,6 +453,8 @@ pub struct Options {
     pub compare: Option<i64>,
     /// `--blind`: hide the Director's verdict on a turn until the reviewer judged it.
     pub blind: bool,
+    /// A review queue `m` claims items from.
+    pub queue: Option<String>,
 }
 
 pub mod chat;

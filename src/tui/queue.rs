@@ -207,6 +207,15 @@ impl App {
                     self.jump_match(back);
                 }
             }
+            // With a shared queue, `m` claims its next item (another run, maybe).
+            Action::NextUnreviewed if self.queue.is_some() => {
+                if self.reviewer.is_none() {
+                    self.fail("a review queue needs your name: start with --reviewer NAME");
+                    return Some(Vec::new());
+                }
+                self.status = "claiming the next item …".into();
+                return Some(vec![Command::QueueNext]);
+            }
             Action::NextUnreviewed => self.jump("unreviewed", unreviewed),
             // Blind: the verdict queues only know the turns she judged (they would tell).
             Action::NextFlagged | Action::NextFlipped => self.jump_verdict(action),

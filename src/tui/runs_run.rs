@@ -53,6 +53,26 @@ impl Runtime {
                     }
                 });
             }
+            Command::QueueNext => {
+                let (Some(name), Some(me)) = (self.app.queue.clone(), self.app.reviewer.clone())
+                else {
+                    return;
+                };
+                tokio::spawn(async move {
+                    let r = store.call(move |s| claim_and_open(s, &name, &me)).await;
+                    let _ = match r {
+                        Ok((msg, Some(opened))) => {
+                            let _ = tx.send(UiMsg::RunOpened(Ok(Box::new(opened))));
+                            tx.send(UiMsg::Notice(super::status::Level::Info, msg))
+                        }
+                        Ok((msg, None)) => tx.send(UiMsg::Notice(super::status::Level::Warn, msg)),
+                        Err(e) => tx.send(UiMsg::Notice(
+                            super::status::Level::Error,
+                            format!("queue: {e}"),
+                        )),
+                    };
+                });
+            }
             Command::SearchAll(needle) => {
                 tokio::spawn(async move {
                     let r = store
@@ -64,4 +84,40 @@ impl Runtime {
             _ => {}
         }
     }
+}
+
+/// Claims the next item of queue `name` for `me` (one immediate transaction) and opens its run
+/// at its turn: `(what to tell the reviewer, the opened run)`. Nothing left, or a pairwise item
+/// (judged from `kakeai queue judge` or the compare view): a message and no run.
+fn claim_and_open(
+    s: &mut crate::store::Store,
+    name: &str,
+    me: &str,
+) -> Result<(String, Option<super::queue::Opened>), crate::store::StoreError> {
+    use crate::annotate::db;
+    let now = crate::patterns::stamp::now_ms();
+    let err = |e: crate::annotate::QueueError| crate::store::StoreError::Invalid(e.to_string());
+    let Some(c) = db::claim(s, name, me, now).map_err(err)? else {
+        return Ok((format!("queue {name}: nothing left for {me}"), None));
+    };
+    let p = db::progress(s, name, now).map_err(err)?;
+    let mine = p.per_reviewer.get(me).copied().unwrap_or(0);
+    let secs = (c.until_ms - now).max(0) / 1000;
+    if c.pairwise {
+        return Ok((
+            format!(
+                "queue {name}: comparison {} turn {} — judge it with `kakeai queue judge {name} --turn {} --choice A|B|tie --reason …` (yours for {secs} s)",
+                c.subject, c.turn, c.turn
+            ),
+            None,
+        ));
+    }
+    let opened = super::reopen::open(s, c.subject, Some(c.turn as usize))?;
+    Ok((
+        format!(
+            "queue {name}: run {} turn {} ({}) — yours for {secs} s · {mine} judged by you · {}/{} done",
+            c.subject, c.turn, c.speaker, p.done, p.items
+        ),
+        Some(opened),
+    ))
 }

@@ -65,6 +65,7 @@ pub fn run(opts: Options) -> i32 {
     let mut app = App::new(header, themes, keymap);
     app.reviewer = opts.reviewer.clone().filter(|r| !r.trim().is_empty());
     app.blind = opts.blind;
+    app.queue = opts.queue.clone().filter(|q| !q.trim().is_empty());
     app.leak_note = vault
         .as_ref()
         .and_then(|v| crate::vault::semantic::missing_checks(v));

@@ -1,0 +1,197 @@
+//! Review queues in the workbench (issue 24 §2): with `--queue NAME --reviewer ME`, `m` claims
+//! the next item of the shared queue and opens its run at that turn; a 👍 there judges it;
+//! two reviewers' workbenches over one store with k = 1 share the items between them (each
+//! judged once) and both hear when nothing is left. Generated stores, several seeds.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use kakeai::annotate::{Filter, QueueSpec, db};
+use kakeai::director::{RuleSet, Status};
+use kakeai::duo::{DuoConfig, TurnFlags};
+use kakeai::llm::LlmConfig;
+use kakeai::store::{NewRun, Store, StoreHandle, TurnCommit};
+use kakeai::text::analyzer::fallback::FallbackAnalyzer;
+use kakeai::tui::app::{App, Conn, UiMsg};
+use kakeai::tui::keymap::Action;
+use kakeai::tui::{Runtime, Services};
+use serde_json::json;
+use tokio::sync::mpsc::UnboundedReceiver;
+
+fn seed(db: &std::path::Path, seed: u64, runs: usize, turns: u32) -> usize {
+    let mut store = Store::open(db).unwrap();
+    let mut g = common::seeded::Gen::new(seed);
+    let mut flagged = 0;
+    for n in 0..runs {
+        let run_id = store
+            .create_run(&NewRun {
+                topic: format!("話題{n}"),
+                model: Some("tiny".into()),
+                endpoint: None,
+                api: None,
+                options: json!({}),
+                persona_version: None,
+                ruleset_version: Some("r-1".into()),
+            })
+            .unwrap();
+        for t in 1..=turns {
+            let speaker = if t % 2 == 1 { "yana" } else { "ayu" };
+            let status = *g.pick(&[Status::Pass, Status::Warn, Status::Retry]);
+            flagged += usize::from(status != Status::Pass);
+            store
+                .commit_turn(&TurnCommit {
+                    run_id,
+                    turn: t,
+                    speaker: speaker.into(),
+                    attempt_id: None,
+                    text: format!("{speaker}の{t}番目の台詞"),
+                    status,
+                    flags: TurnFlags::default(),
+                    hook: None,
+                    hook_depth: None,
+                })
+                .unwrap();
+        }
+    }
+    db::create(
+        &mut store,
+        &QueueSpec {
+            name: "flagged".into(),
+            filter: Filter {
+                statuses: vec![Status::Retry, Status::Warn],
+                ..Filter::default()
+            },
+            k: 1,
+            lease_ms: 60_000,
+            overlap: false,
+            comparison: None,
+        },
+        Some("lead"),
+    )
+    .unwrap();
+    flagged
+}
+
+fn workbench(db: &std::path::Path, me: &str) -> (Runtime, UnboundedReceiver<UiMsg>) {
+    let services = Services {
+        store: StoreHandle::spawn(Store::open(db).unwrap()),
+        rules: RuleSet::builtin().unwrap(),
+        duo: DuoConfig::builtin().unwrap(),
+        llm: LlmConfig::default(),
+        analyzer: Arc::new(FallbackAnalyzer),
+        replay_speed: 1000.0,
+        vault: None,
+        safety: kakeai::safety::SharedSafety::ready(kakeai::safety::SafetyRules::builtin()),
+    };
+    let mut app: App = common::tui::app(common::tui::header(
+        "http://127.0.0.1:1",
+        "m",
+        Conn::Down("none".into()),
+        "0",
+        "k.db",
+    ));
+    app.reviewer = Some(me.into());
+    app.queue = Some("flagged".into());
+    Runtime::new(app, services)
+}
+
+/// Acts, runs the commands, and feeds messages to the app until `done` holds.
+fn step(
+    rt: &mut Runtime,
+    rx: &mut UnboundedReceiver<UiMsg>,
+    action: Action,
+    done: impl Fn(&App) -> bool,
+) {
+    rt.app.status.clear();
+    for cmd in rt.app.act(action) {
+        rt.execute(cmd);
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !done(&rt.app) {
+        assert!(Instant::now() < deadline, "status: {}", rt.app.status);
+        match rx.try_recv() {
+            Ok(m) => {
+                rt.app.on_msg(m);
+                for cmd in std::mem::take(&mut rt.app.queued) {
+                    rt.execute(cmd);
+                }
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(5)),
+        }
+    }
+}
+
+fn claimed(a: &App) -> bool {
+    a.status.contains("queue flagged:")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn m_claims_queue_items_and_two_reviewers_share_them() {
+    for s in 1..=3u64 {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("k.db");
+        let flagged = seed(&db, s * 104_729, 3, 6);
+        assert!(flagged > 2, "seed {s}: too few flagged turns to share");
+        let (mut taro, mut taro_rx) = workbench(&db, "taro");
+        let (mut hana, mut hana_rx) = workbench(&db, "花子");
+        let mut judged: Vec<(i64, usize)> = Vec::new();
+        let mut turn_taro = true;
+        loop {
+            let (rt, rx) = if turn_taro {
+                (&mut taro, &mut taro_rx)
+            } else {
+                (&mut hana, &mut hana_rx)
+            };
+            turn_taro = !turn_taro;
+            step(rt, rx, Action::NextUnreviewed, claimed);
+            if rt.app.status.contains("nothing left") {
+                break;
+            }
+            // The claimed run is open at the claimed turn, a flagged one.
+            let run = rt.app.run.run_id.expect("a run is open");
+            let t = &rt.app.run.turns[rt.app.selected];
+            assert!(
+                rt.app
+                    .status
+                    .contains(&format!("run {run} turn {}", t.turn)),
+                "{}",
+                rt.app.status
+            );
+            assert_ne!(t.status(), Some(Status::Pass), "seed {s}");
+            let item = (run, t.turn);
+            assert!(!judged.contains(&item), "{item:?} claimed twice (seed {s})");
+            judged.push(item);
+            step(rt, rx, Action::ThumbUp, |a| a.status.contains("saved"));
+            assert!(judged.len() <= flagged, "seed {s}");
+        }
+        assert_eq!(judged.len(), flagged, "every flagged turn once (seed {s})");
+        // The other reviewer hears it too.
+        let (rt, rx) = if turn_taro {
+            (&mut taro, &mut taro_rx)
+        } else {
+            (&mut hana, &mut hana_rx)
+        };
+        step(rt, rx, Action::NextUnreviewed, claimed);
+        assert!(rt.app.status.contains("nothing left"), "{}", rt.app.status);
+    }
+}
+
+#[test]
+fn without_a_reviewer_the_queue_says_what_it_needs() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("k.db");
+    seed(&db, 5, 1, 4);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let _g = rt.enter();
+    let (mut w, _rx) = workbench(&db, "taro");
+    w.app.reviewer = None;
+    let cmds = w.app.act(Action::NextUnreviewed);
+    assert!(cmds.is_empty());
+    assert!(
+        w.app.errors.iter().any(|e| e.contains("--reviewer")),
+        "{:?}",
+        w.app.errors
+    );
+}
