@@ -315,3 +315,30 @@ fn detector_data_holds_no_held_out_entity() {
         }
     }
 }
+
+/// A person the dictionary knows, right after a relation word with の, is a name (妹の花子が);
+/// a thing there is not (妹の部屋が).
+#[test]
+fn lindera_people_after_relation_words() {
+    let Some(an) = lindera() else { return };
+    let masker = PiiMasker::new().with_analyzer(an);
+    for (text, name) in [
+        ("妹の花子が熱を出した", "花子"),
+        ("友達の健太と遊んだ", "健太"),
+        ("同僚の美咲が辞めるらしい", "美咲"),
+    ] {
+        let m = masker.mask(text);
+        assert!(
+            !m.masked_text.contains(name) && m.masked_text.contains("[氏名]"),
+            "{text} → {}",
+            m.masked_text
+        );
+    }
+    for text in [
+        "妹の部屋が散らかってる",
+        "友達の家に行った",
+        "彼氏の車で帰った",
+    ] {
+        assert!(masker.mask(text).items.is_empty(), "{text}");
+    }
+}

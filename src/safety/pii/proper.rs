@@ -37,8 +37,9 @@ const AFTER: [&str; 24] = [
     "と呼んで",
 ];
 
-/// What may stand right before a person's name for it to be one.
-const BEFORE: [&str; 8] = [
+/// What may stand right before a person's name for it to be one (a relation word with の
+/// only before a token the dictionary reads as a person: 妹の碧が, not 妹の部屋が).
+const BEFORE: [&str; 26] = [
     "名前は",
     "俺、",
     "僕、",
@@ -47,6 +48,24 @@ const BEFORE: [&str; 8] = [
     "僕は",
     "俺は",
     "わたし、",
+    "妹の",
+    "弟の",
+    "姉の",
+    "兄の",
+    "娘の",
+    "息子の",
+    "友達の",
+    "友人の",
+    "親友の",
+    "彼氏の",
+    "彼女の",
+    "同僚の",
+    "上司の",
+    "先輩の",
+    "後輩の",
+    "夫の",
+    "妻の",
+    "旦那の",
 ];
 
 /// What may follow an organisation for it to be a company (◯◯で働いています).
