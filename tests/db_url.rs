@@ -21,6 +21,8 @@ fn commands(url: &str) -> Vec<Vec<String>> {
         v(&["queue", "list", "--db", url]),
         v(&["patterns", "list", "--db", url]),
         v(&["import", "duo-talk", "/dev/null", "--db", url]),
+        v(&["db", "status", "--db", url]),
+        v(&["db", "migrate", "--create", "--db", url]),
     ]
 }
 

@@ -5,6 +5,7 @@ pub mod bench;
 pub mod check;
 pub mod compare;
 pub mod compare_unpaired;
+pub mod db;
 pub mod dict;
 pub mod doctor;
 pub mod export;
@@ -145,6 +146,9 @@ pub enum Command {
     /// Shared review queues: several reviewers, k per item, leases (create, next, show, watch).
     #[command(subcommand)]
     Queue(queue::QueueCommand),
+    /// The run store itself: status (engine, schema, pending migrations, rows) and migrate.
+    #[command(subcommand)]
+    Db(db::DbCommand),
     /// A self-contained HTML page for a run or a comparison, to open and share.
     Report(report::ReportArgs),
 }
@@ -215,6 +219,7 @@ pub fn main() -> i32 {
         Some(Command::Compare(args)) => compare::run(args),
         Some(Command::Doctor(args)) => doctor::run(args),
         Some(Command::Queue(cmd)) => queue::run(cmd),
+        Some(Command::Db(cmd)) => db::run(cmd),
         Some(Command::Report(args)) => report::run(args),
     }
 }

@@ -34,6 +34,11 @@ fn rust_step(version: i64, tx: &rusqlite::Transaction) -> Result<(), StoreError>
     }
 }
 
+/// Every schema version, oldest first.
+pub(super) fn versions() -> impl Iterator<Item = i64> {
+    MIGRATIONS.iter().map(|(v, _)| *v)
+}
+
 pub(super) fn latest() -> i64 {
     MIGRATIONS.last().map(|(v, _)| *v).unwrap_or(0)
 }

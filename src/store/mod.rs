@@ -31,6 +31,7 @@ mod read;
 mod recover;
 mod rekey;
 pub mod review;
+pub mod status;
 pub mod target;
 pub mod time;
 mod types;

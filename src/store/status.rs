@@ -1,0 +1,131 @@
+//! `kakeai db status` and `kakeai db migrate` (issue 24 §1, the SQLite engine): what a store is
+//! — engine, file, size, journal mode, schema version against this kakeai's, pending
+//! migrations, rows per table — read without changing it (a read-only connection, no
+//! migration), and the explicit migration an operator runs before an upgrade goes live.
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, OpenFlags};
+use serde::Serialize;
+
+use super::{Store, StoreError, migrate};
+
+/// A store as `db status` reports it.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct DbStatus {
+    pub engine: &'static str,
+    pub path: PathBuf,
+    pub size_bytes: u64,
+    pub journal_mode: String,
+    pub schema_version: i64,
+    /// The newest schema this kakeai knows.
+    pub latest: i64,
+    /// Versions `db migrate` (or the next start) would apply.
+    pub pending: Vec<i64>,
+    /// Newer than this kakeai: it refuses to open it (never downgrades).
+    pub too_new: bool,
+    /// (table, rows), kakeai's own tables in name order.
+    pub tables: Vec<(String, i64)>,
+}
+
+/// Reads `path` without changing it. A missing file is an error (nothing is created).
+pub fn status(path: &Path) -> Result<DbStatus, StoreError> {
+    let open_err = |source| StoreError::Open {
+        path: path.to_path_buf(),
+        source,
+    };
+    if !path.exists() {
+        return Err(StoreError::Invalid(format!(
+            "no store at {} (run or import something first)",
+            path.display()
+        )));
+    }
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(open_err)?;
+    conn.busy_timeout(super::write::BUSY_TIMEOUT)
+        .map_err(open_err)?;
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    let journal_mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
+    let names: Vec<String> = conn
+        .prepare(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'
+             ORDER BY name",
+        )?
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    let mut tables = Vec::with_capacity(names.len());
+    for n in names {
+        // A name from sqlite_master, quoted as an identifier.
+        let rows: i64 = conn.query_row(
+            &format!("SELECT COUNT(*) FROM \"{}\"", n.replace('"', "\"\"")),
+            [],
+            |r| r.get(0),
+        )?;
+        tables.push((n, rows));
+    }
+    let latest = migrate::latest();
+    Ok(DbStatus {
+        engine: "sqlite",
+        path: path.to_path_buf(),
+        size_bytes: std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
+        journal_mode,
+        schema_version: version,
+        latest,
+        pending: migrate::versions().filter(|v| *v > version).collect(),
+        too_new: version > latest,
+        tables,
+    })
+}
+
+/// Brings `path` to the newest schema (creating the store when `create`): `(from, to)`.
+pub fn migrate(path: &Path, create: bool) -> Result<(i64, i64), StoreError> {
+    let from = if path.exists() {
+        status(path)?.schema_version
+    } else if create {
+        0
+    } else {
+        return Err(StoreError::Invalid(format!(
+            "no store at {} (pass --create to make one)",
+            path.display()
+        )));
+    };
+    let store = Store::open(path)?;
+    let to: i64 = store
+        .conn()
+        .query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    Ok((from, to))
+}
+
+impl DbStatus {
+    /// The text `db status` prints.
+    pub fn text(&self) -> String {
+        let mut out = format!(
+            "engine: {}\nstore: {}\nsize: {} bytes · journal {}\nschema: version {} of {}",
+            self.engine,
+            self.path.display(),
+            self.size_bytes,
+            self.journal_mode,
+            self.schema_version,
+            self.latest
+        );
+        if self.too_new {
+            out.push_str(" — made by a newer kakeai: this one will not open it");
+        } else if self.pending.is_empty() {
+            out.push_str(" (up to date)");
+        } else {
+            let list: Vec<String> = self.pending.iter().map(|v| v.to_string()).collect();
+            out.push_str(&format!(
+                " — pending: {} (`kakeai db migrate` applies them; so does the next start)",
+                list.join(", ")
+            ));
+        }
+        out.push_str("\ntables:");
+        for (t, n) in &self.tables {
+            out.push_str(&format!("\n  {t:<28} {n:>9}"));
+        }
+        out
+    }
+}

@@ -1,0 +1,108 @@
+//! `kakeai db status | migrate` on the SQLite store (issue 24 §1): status reads without
+//! changing anything and says what `migrate` would apply; migrate brings an old store to the
+//! newest schema, refuses a newer one, and never creates a store unasked.
+
+mod cli_env;
+use cli_env::Env;
+
+fn user_version(p: &std::path::Path) -> i64 {
+    rusqlite::Connection::open(p)
+        .unwrap()
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap()
+}
+
+fn json(out: &std::process::Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+#[test]
+fn status_changes_nothing_and_migrate_brings_an_old_store_up() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("old.db");
+    // A store from before kakeai's first migration: an empty SQLite file.
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute_batch("PRAGMA user_version = 0; CREATE TABLE notes (x TEXT);")
+        .unwrap();
+    let d = db.to_str().unwrap();
+    let out = env
+        .cmd(&["db", "status", "--json", "--db", d])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "pending migrations exit 1");
+    let s = json(&out);
+    assert_eq!(s["schema_version"], 0);
+    let latest = s["latest"].as_i64().unwrap();
+    assert_eq!(s["pending"].as_array().unwrap().len() as i64, latest);
+    assert_eq!(user_version(&db), 0, "status must not migrate");
+    let out = env.cmd(&["db", "migrate", "--db", d]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!("from schema version 0 to {latest}")),
+        "{text}"
+    );
+    assert_eq!(user_version(&db), latest);
+    let out = env.cmd(&["db", "status", "--db", d]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("(up to date)") && text.contains("runs"),
+        "{text}"
+    );
+    assert!(
+        text.contains("notes"),
+        "a table of its own is listed too: {text}"
+    );
+    // Again: nothing to do.
+    let out = env.cmd(&["db", "migrate", "--db", d]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("already at"));
+}
+
+#[test]
+fn a_newer_store_is_reported_and_never_downgraded() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("new.db");
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute_batch("PRAGMA user_version = 999;")
+        .unwrap();
+    let d = db.to_str().unwrap();
+    let out = env.cmd(&["db", "status", "--db", d]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("newer kakeai"));
+    let out = env.cmd(&["db", "migrate", "--db", d]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(user_version(&db), 999);
+}
+
+#[test]
+fn a_missing_store_is_an_error_and_is_created_only_when_asked() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("none.db");
+    let d = db.to_str().unwrap();
+    for args in [
+        vec!["db", "status", "--db", d],
+        vec!["db", "migrate", "--db", d],
+    ] {
+        let out = env.cmd(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(!db.exists(), "{args:?} created the store");
+    }
+    let out = env
+        .cmd(&["db", "migrate", "--create", "--db", d])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(db.exists());
+}
