@@ -106,3 +106,63 @@ fn a_missing_store_is_an_error_and_is_created_only_when_asked() {
     assert_eq!(out.status.code(), Some(0));
     assert!(db.exists());
 }
+
+/// `db copy`: every run exports the same from the copy; a copy never overwrites, a leftover
+/// `.partial` from a killed copy is started over, and a URL is refused.
+#[test]
+fn a_copy_exports_every_run_the_same_and_never_overwrites() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src.db");
+    let s = src.to_str().unwrap();
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/duotalk/commentary_small.jsonl"
+    );
+    let out = env
+        .cmd(&["import", "duo-talk", fixture, "--db", s])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dst = dir.path().join("copy.db");
+    // A killed copy left its partial file behind.
+    std::fs::write(dir.path().join("copy.partial"), b"half a page").unwrap();
+    let d = dst.to_str().unwrap();
+    let out = env.cmd(&["db", "copy", s, d]).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("integrity ok"));
+    assert!(!dir.path().join("copy.partial").exists());
+    let export = |db: &str, run: &str| {
+        env.cmd(&["export", "--run", run, "--db", db])
+            .output()
+            .unwrap()
+            .stdout
+    };
+    for run in ["1", "2"] {
+        let a = export(s, run);
+        assert!(!a.is_empty(), "run {run} exports something");
+        assert_eq!(
+            a,
+            export(d, run),
+            "run {run} exports the same from the copy"
+        );
+    }
+    let again = env.cmd(&["db", "copy", s, d]).output().unwrap();
+    assert_eq!(again.status.code(), Some(2), "never overwrites");
+    let url = env
+        .cmd(&["db", "copy", s, "postgres://kakeai:pw@localhost/kakeai"])
+        .output()
+        .unwrap();
+    assert_eq!(url.status.code(), Some(2));
+    assert!(!String::from_utf8_lossy(&url.stderr).contains("pw@"));
+}

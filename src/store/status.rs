@@ -129,3 +129,68 @@ impl DbStatus {
         out
     }
 }
+
+/// Copies store `from` into a new store `to` with SQLite's online backup (a consistent
+/// snapshot while other processes keep writing), `pages` pages per step, reporting
+/// `(copied, total)` pages. The copy is written to `to`.partial and renamed only once it is
+/// whole and passes `PRAGMA integrity_check` with the same rows in every table, so a killed
+/// copy leaves no store at `to` — running it again starts over. `to` must not exist.
+pub fn copy(
+    from: &Path,
+    to: &Path,
+    pages: std::ffi::c_int,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<DbStatus, StoreError> {
+    let source = status(from)?;
+    if to.exists() {
+        return Err(StoreError::Invalid(format!(
+            "{} exists: a copy never overwrites a store (move it away or pick another name)",
+            to.display()
+        )));
+    }
+    let partial = to.with_extension("partial");
+    let _ = std::fs::remove_file(&partial);
+    let src =
+        Connection::open_with_flags(from, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(|source| {
+            StoreError::Open {
+                path: from.to_path_buf(),
+                source,
+            }
+        })?;
+    let mut dst = Connection::open(&partial).map_err(|source| StoreError::Open {
+        path: partial.clone(),
+        source,
+    })?;
+    {
+        let b = rusqlite::backup::Backup::new(&src, &mut dst)?;
+        loop {
+            let step = b.step(pages)?;
+            let p = b.progress();
+            progress(
+                (p.pagecount - p.remaining).max(0) as usize,
+                p.pagecount.max(0) as usize,
+            );
+            match step {
+                rusqlite::backup::StepResult::Done => break,
+                rusqlite::backup::StepResult::More => {}
+                // Another connection holds a lock: wait a little and go on.
+                _ => std::thread::sleep(std::time::Duration::from_millis(20)),
+            }
+        }
+    }
+    let ok: String = dst.query_row("PRAGMA integrity_check", [], |r| r.get(0))?;
+    drop(dst);
+    let copied = status(&partial)?;
+    if ok != "ok" || copied.tables != source.tables {
+        let _ = std::fs::remove_file(&partial);
+        return Err(StoreError::Invalid(format!(
+            "the copy did not check out (integrity: {ok}); nothing was written to {}",
+            to.display()
+        )));
+    }
+    std::fs::rename(&partial, to).map_err(|source| StoreError::Io {
+        path: to.to_path_buf(),
+        source,
+    })?;
+    status(to)
+}
