@@ -187,3 +187,26 @@ fn mistakes_in_user_files_are_located() {
         );
     }
 }
+
+/// The workbench chat's PII second opinion (`[pii]` in policy.toml): fail-closed by default, a
+/// user's file may change it, and a bad value is reported at its place.
+#[test]
+fn the_pii_second_opinion_is_configured_and_checked() {
+    use kakeai::safety::pii::PiiLlmMode;
+    let (_d, r) = with_files(&[]);
+    let p = r.unwrap().pii;
+    assert_eq!((p.mode, p.seconds), (PiiLlmMode::FailClosed, 5.0));
+    let (_d, r) = with_files(&[("mine.toml", "[pii]\nllm = \"off\"\nllm_seconds = 2\n")]);
+    let p = r.unwrap().pii;
+    assert_eq!((p.mode, p.seconds), (PiiLlmMode::Off, 2.0));
+    for bad in ["[pii]\nllm_seconds = 0\n", "[pii]\nllm_seconds = 601\n"] {
+        let (_d, r) = with_files(&[("mine.toml", bad)]);
+        let e = r.unwrap_err();
+        assert!(
+            e.contains("mine.toml:2") && e.contains("llm_seconds"),
+            "{e}"
+        );
+    }
+    let (_d, r) = with_files(&[("mine.toml", "[pii]\nllm = \"sometimes\"\n")]);
+    assert!(r.unwrap_err().contains("mine.toml:2"));
+}

@@ -41,6 +41,7 @@ fn app() -> App {
 
 async fn server() -> FakeServer {
     FakeServer::with(|req: &Recorded, _| match req.path.as_str() {
+        _ if llm_fake::pii_nothing(req).is_some() => llm_fake::pii_nothing(req).unwrap(),
         "/v1/models" => Reply::json(
             200,
             r#"{"object":"list","data":[{"id":"tiny-ja","object":"model","owned_by":"llamacpp"}]}"#,
@@ -154,6 +155,7 @@ async fn a_chat_message_is_masked_answered_and_judged_and_the_raw_pii_goes_nowhe
 /// A fake whose every reply talks about being a language model.
 async fn meta_server() -> FakeServer {
     FakeServer::with(|req: &Recorded, _| match req.path.as_str() {
+        _ if llm_fake::pii_nothing(req).is_some() => llm_fake::pii_nothing(req).unwrap(),
         "/v1/models" => Reply::json(
             200,
             r#"{"object":"list","data":[{"id":"tiny-ja","object":"model","owned_by":"llamacpp"}]}"#,
@@ -240,12 +242,14 @@ async fn a_critical_message_is_blocked_before_the_model_and_meta_talk_is_a_world
             e.trace
         );
     }
+    // Only the PII second opinion (on the rule-masked text, before the layers) asks the model;
+    // a blocked message is never answered nor judged by Layer 4.
     assert!(
         server
             .recorded()
             .iter()
-            .all(|r| r.path != "/v1/chat/completions"),
-        "a blocked message never reaches the model"
+            .all(|r| r.path != "/v1/chat/completions" || llm_fake::pii_nothing(r).is_some()),
+        "a blocked message never reaches the model but for the PII check"
     );
     send(&mut rt, &mut rx, "今日の夕飯、なににする？");
     let e = &rt.app.chat.as_ref().unwrap().exchanges[1];
@@ -270,6 +274,7 @@ async fn a_critical_message_is_blocked_before_the_model_and_meta_talk_is_a_world
 /// Judge calls say じゃれ合い; generation says something harmless.
 async fn banter_server() -> FakeServer {
     FakeServer::with(|req: &Recorded, _| match req.path.as_str() {
+        _ if llm_fake::pii_nothing(req).is_some() => llm_fake::pii_nothing(req).unwrap(),
         "/v1/models" => Reply::json(
             200,
             r#"{"object":"list","data":[{"id":"tiny-ja","object":"model","owned_by":"llamacpp"}]}"#,
@@ -681,6 +686,7 @@ fn ctrl_t_starts_the_other_sisters_own_history() {
 /// line of that prompt it reads back (the request decides the reply, as a copying model does).
 async fn echo_server(pick: fn(&[&str]) -> String) -> FakeServer {
     FakeServer::with(move |req: &Recorded, _| match req.path.as_str() {
+        _ if llm_fake::pii_nothing(req).is_some() => llm_fake::pii_nothing(req).unwrap(),
         "/v1/models" => Reply::json(
             200,
             r#"{"object":"list","data":[{"id":"tiny-ja","object":"model","owned_by":"llamacpp"}]}"#,
@@ -763,4 +769,82 @@ async fn a_chat_reply_that_reads_back_its_system_prompt_is_a_prompt_echo() {
             .all(|f| f.rule != kakeai::director::RuleId::PromptEcho),
         "{v:?}"
     );
+}
+
+/// The model's second opinion in chat mode (policy.toml `[pii]`, fail-closed by default): what
+/// it finds is masked before any other request carries the message; when it cannot be had, the
+/// message goes to no model and the exchange says why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_pii_second_opinion_masks_more_and_fails_closed() {
+    for fails in [false, true] {
+        let server = FakeServer::with(move |req: &Recorded, _| {
+            if llm_fake::pii_nothing(req).is_some() {
+                if fails {
+                    return Reply::json(500, r#"{"error":{"code":500,"message":"x"}}"#);
+                }
+                assert!(req.body.contains("ミナミン"), "{}", req.body);
+                let reply =
+                    "PII_DETECTED: true\nMASKED_TEXT: きのう[氏名]と会ったよ\nDETECTED_ITEMS: 氏名";
+                return Reply::json(200, &openai_reply("tiny-ja", reply, 12));
+            }
+            match req.path.as_str() {
+                "/v1/chat/completions" if req.json()["stream"] == true => Reply::sse(parts(
+                    &sse_events("tiny-ja", &["えー、", "いいね！"], "stop", 2),
+                )),
+                _ => Reply::json(
+                    200,
+                    &openai_reply("tiny-ja", r#"{"context_type":"通常","confidence":0.9}"#, 10),
+                ),
+            }
+        })
+        .await;
+        let dir = tempfile::tempdir().unwrap();
+        let services = Services {
+            store: StoreHandle::spawn(Store::open(&dir.path().join("k.db")).unwrap()),
+            rules: RuleSet::builtin().unwrap(),
+            duo: DuoConfig::builtin().unwrap(),
+            llm: llm_fake::config(&server.url, Some(ApiKind::OpenAi)),
+            analyzer: Arc::new(FallbackAnalyzer),
+            replay_speed: 1.0,
+            vault: None,
+            safety: kakeai::safety::SharedSafety::ready(kakeai::safety::SafetyRules::builtin()),
+        };
+        let (mut rt, mut rx) = Runtime::new(app(), services);
+        for cmd in rt
+            .app
+            .on_key(KeyEvent::new(KeyCode::Char('C'), KeyModifiers::NONE))
+        {
+            rt.execute(cmd);
+        }
+        typed(&mut rt, "きのうミナミンと会ったよ");
+        for cmd in rt
+            .app
+            .on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE))
+        {
+            rt.execute(cmd);
+        }
+        pump(&mut rt, &mut rx);
+        let e = &rt.app.chat.as_ref().unwrap().exchanges[0];
+        // Only the check itself ever carried the nickname.
+        for r in server.recorded() {
+            if llm_fake::pii_nothing(&r).is_none() {
+                assert!(!r.body.contains("ミナミン"), "{}", r.body);
+            }
+        }
+        if fails {
+            assert!(
+                matches!(&e.source, Source::Failed(why) if why.contains("PII not checked")),
+                "{:?} {:?}",
+                e.source,
+                e.trace
+            );
+            assert!(
+                !server.recorded().iter().any(|r| r.json()["stream"] == true),
+                "no reply was generated"
+            );
+        } else {
+            assert_eq!(e.masked, "きのう[氏名]と会ったよ", "{:?}", e.trace);
+            assert_eq!(e.source, Source::Llm, "{:?}", e.trace);
+        }
+    }
 }

@@ -51,6 +51,16 @@ pub struct SafetyFile {
     pub policy: Option<PolicyFile>,
     #[serde(default)]
     pub worldview: Option<WorldviewFile>,
+    #[serde(default)]
+    pub pii: Option<PiiFile>,
+}
+
+/// The workbench chat's PII second opinion (policy.toml `[pii]`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PiiFile {
+    pub llm: Option<super::pii::PiiLlmMode>,
+    pub llm_seconds: Option<f64>,
 }
 
 /// A Layer 1 word.

@@ -51,6 +51,40 @@ use crate::config::ConfigError;
 pub struct SafetyRules {
     pub judge: SafetyJudge,
     pub worldview: WorldviewChecker,
+    /// The model's second opinion on PII in the workbench's chat mode (policy.toml `[pii]`).
+    pub pii: PiiCheck,
+}
+
+/// How the workbench's chat mode asks the model for a second opinion on PII (seed 003 §6):
+/// the mode and the seconds the check may take.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PiiCheck {
+    pub mode: pii::PiiLlmMode,
+    pub seconds: f64,
+}
+
+impl PiiCheck {
+    /// The last source that sets each key wins; seconds must be in (0, 600].
+    fn from_sources(sources: &[data::Source]) -> Result<PiiCheck, ConfigError> {
+        let mut c = PiiCheck {
+            mode: pii::PiiLlmMode::FailClosed,
+            seconds: 5.0,
+        };
+        for src in sources {
+            let Some(p) = &src.file.pii else { continue };
+            if let Some(s) = p.llm_seconds {
+                if !(s > 0.0 && s <= 600.0) {
+                    return Err(src.error(
+                        "llm_seconds",
+                        "[pii] llm_seconds must be above 0 and at most 600".into(),
+                    ));
+                }
+                c.seconds = s;
+            }
+            c.mode = p.llm.unwrap_or(c.mode);
+        }
+        Ok(c)
+    }
 }
 
 impl SafetyRules {
@@ -65,6 +99,7 @@ impl SafetyRules {
         Ok(SafetyRules {
             judge: SafetyJudge::from_sources(&sources)?,
             worldview: WorldviewChecker::from_sources(&sources)?,
+            pii: PiiCheck::from_sources(&sources)?,
         })
     }
 

@@ -100,6 +100,7 @@ async fn respond(
     emit: &Emit,
 ) -> Result<(), String> {
     let (masked, digest) = masked(raw, emit);
+    let (masked, unchecked) = second_opinion(deps, masked, emit).await;
     let mut row = NewChat {
         conversation_id: deps.conversation.clone(),
         character: character.to_string(),
@@ -108,6 +109,16 @@ async fn respond(
         pii_kinds: kinds_of(&masked.items),
         ..NewChat::default()
     };
+    if let Some(why) = unchecked {
+        // Fail closed: a message the model could not check goes to no model.
+        row.action = "block".into();
+        row.source = "pii-unchecked".into();
+        row.trace = emit.traced();
+        save(deps, row, emit).await;
+        return Err(format!(
+            "PII not checked by the model ({why}): the message was not sent to her"
+        ));
+    }
     let text = masked.masked_text;
     let Some(me) = deps.rules.character(character).cloned() else {
         return Err(format!("unknown character `{character}`"));
@@ -181,6 +192,37 @@ fn masked(raw: String, emit: &Emit) -> (pii::Masked, String) {
         kinds,
     });
     (masked, digest)
+}
+
+/// The model's second opinion on the rule-masked message (policy.toml `[pii]`): the union,
+/// shown again when it masked more, and why it could not be had when the mode is fail-closed.
+async fn second_opinion(
+    deps: &Deps,
+    masked: pii::Masked,
+    emit: &Emit,
+) -> (pii::Masked, Option<String>) {
+    let check = deps.safety.pii;
+    if check.mode == pii::PiiLlmMode::Off {
+        return (masked, None);
+    }
+    let before = masked.items.len();
+    let limit = std::time::Duration::from_secs_f64(check.seconds);
+    let (after, flag) = match crate::llm::Client::new(deps.llm.clone()) {
+        Ok(c) => pii::second::second_opinion(&c, masked, check.mode, limit).await,
+        Err(e) => pii::merge_llm(masked, Err(e.to_string()), check.mode),
+    };
+    match &flag {
+        Some(why) => emit.trace(format!("PII second opinion failed: {why}")),
+        None if after.items.len() > before => {
+            emit.trace("PII second opinion: the model masked more".to_string());
+            emit.send(ChatMsg::Masked {
+                masked: after.masked_text.clone(),
+                kinds: kinds_of(&after.items),
+            });
+        }
+        None => emit.trace("PII second opinion: nothing more".to_string()),
+    }
+    (after, flag)
 }
 
 fn kinds_of(items: &[pii::PiiItem]) -> Vec<String> {

@@ -413,3 +413,28 @@ pub fn config(url: &str, api: Option<ApiKind>) -> LlmConfig {
     c.retry_backoff_ms = 10;
     c
 }
+
+/// kakeai's PII second opinion (its system prompt is kakeai's), answered as a model that finds
+/// nothing more: the seed's three lines with the text as it was shown. None for any other
+/// request.
+pub fn pii_nothing(req: &Recorded) -> Option<Reply> {
+    // The system prompt may arrive folded into the user turn (models without a system role).
+    let head = kakeai::safety::pii::LLM_SYSTEM_PROMPT.lines().next()?;
+    let v = req.json();
+    let all: Vec<&str> = v["messages"]
+        .as_array()?
+        .iter()
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    let joined = all.join("\n");
+    if !joined.contains(head) {
+        return None;
+    }
+    let marker = kakeai::safety::pii::llm_user_prompt("");
+    let text = joined
+        .rsplit_once(marker.as_str())
+        .map(|(_, t)| t)
+        .unwrap_or_default();
+    let reply = format!("PII_DETECTED: false\nMASKED_TEXT: {text}\nDETECTED_ITEMS: なし");
+    Some(Reply::json(200, &openai_reply("tiny-ja", &reply, 12)))
+}
