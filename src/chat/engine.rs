@@ -155,12 +155,13 @@ pub async fn best_pattern(
     store
         .call(move |s| {
             let q = pat::best::BestQuery::new(who, &message);
-            let Some(c) = pat::cold::choose(s.connection(), &q).map_err(se)? else {
+            let Some(c) = pat::cold::choose(s.connection(), &q).map_err(crate::store::invalid)?
+            else {
                 return Ok(None);
             };
             let rank = pat::db::scored(s.connection(), c.found.pattern.pattern_id)
                 .map(|sp| sp.rank.as_str().to_string())
-                .map_err(se)?;
+                .map_err(crate::store::invalid)?;
             let trace = pattern_trace(&c);
             Ok(Some(Chosen {
                 pattern: c.found.pattern,
@@ -169,10 +170,6 @@ pub async fn best_pattern(
             }))
         })
         .await
-}
-
-fn se(e: impl std::fmt::Display) -> StoreError {
-    StoreError::Invalid(e.to_string())
 }
 
 /// One trace line for a chosen pattern.

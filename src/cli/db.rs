@@ -101,8 +101,8 @@ fn migrate(a: &MigrateArgs) -> Result<i32, String> {
 
 fn copy(a: &CopyArgs) -> Result<i32, String> {
     use super::progress::{Progress, Unit};
-    let from = Store::path_or_default(Some(&a.from))?;
-    let to = Store::path_or_default(Some(&a.to))?;
+    let from = store_file(&a.from, "FROM")?;
+    let to = store_file(&a.to, "TO")?;
     let bar = Progress::start("copying", None, Unit::Items("pages"), a.progress);
     let s = status::copy(&from, &to, 256, &mut |done, total| {
         bar.set(done as u64);
@@ -119,4 +119,18 @@ fn copy(a: &CopyArgs) -> Result<i32, String> {
         s.tables.len()
     );
     Ok(0)
+}
+
+/// FROM or TO of `db copy`: a file; a database URL is refused naming the argument.
+fn store_file(p: &std::path::Path, what: &str) -> Result<PathBuf, String> {
+    use crate::store::target::{Target, classify};
+    match classify(p) {
+        Ok(Target::File(f)) => Ok(f),
+        Ok(Target::Postgres(u)) => Err(format!(
+            "{what} {}: a PostgreSQL URL — `db copy` copies SQLite store files only (PostgreSQL stores are not built yet); give a file path",
+            u.shown()
+        )),
+        // classify names the flag it usually reads.
+        Err(e) => Err(e.replacen("--db", what, 1)),
+    }
 }

@@ -12,7 +12,6 @@ use std::time::Duration;
 
 use super::Services;
 use super::store::{self, UserLine};
-use crate::llm::Client;
 use crate::safety::pii::{self, PiiLlmMode};
 
 /// `pii_check` of a message the model checked.
@@ -44,10 +43,7 @@ pub async fn check(
     let before = pii::already_masked(&user.text_masked);
     // Asked as fail-closed so a failure is always seen; the mode decides what it means.
     let strict = PiiLlmMode::FailClosed;
-    let (after, flag) = match Client::new(svc.llm.clone()) {
-        Ok(client) => pii::second::second_opinion(&client, before.clone(), strict, limit).await,
-        Err(e) => pii::merge_llm(before.clone(), Err(e.to_string()), strict),
-    };
+    let (after, flag) = pii::second::ask(&svc.llm, before.clone(), strict, limit).await;
     let outcome = match &flag {
         Some(why) if mode == PiiLlmMode::FailOpen => {
             trace.push(format!(

@@ -73,7 +73,9 @@ pub async fn log_line(
     };
     let r = svc
         .store
-        .call(move |s| pat::ingest::log_live(s.connection(), message, &opts).map_err(se))
+        .call(move |s| {
+            pat::ingest::log_live(s.connection(), message, &opts).map_err(crate::store::invalid)
+        })
         .await;
     match r {
         Ok((rep, usage)) => {
@@ -90,10 +92,6 @@ pub async fn log_line(
             None
         }
     }
-}
-
-fn se(e: impl std::fmt::Display) -> crate::store::StoreError {
-    crate::store::StoreError::Invalid(e.to_string())
 }
 
 /// The whole pipeline for `user` (its line is in the conversation log already).

@@ -86,6 +86,11 @@ pub enum StoreError {
     NoSuchAttempt(i64),
     #[error("invalid value: {0}")]
     Invalid(String),
+    #[error(
+        "no store at {} yet: run or import something first, or create an empty one with `kakeai db migrate --create`",
+        .0.display()
+    )]
+    NoStore(PathBuf),
     #[error("the store thread has stopped")]
     Closed,
     #[error("the store thread panicked while writing: {0}")]
@@ -417,6 +422,11 @@ impl Store {
 }
 
 /// Refuses a URL before anything touches the file system (see [`target`]).
+/// A store error from any message (a pattern or queue error raised inside a store call).
+pub fn invalid(e: impl std::fmt::Display) -> StoreError {
+    StoreError::Invalid(e.to_string())
+}
+
 fn file_only(p: &Path) -> Result<(), String> {
     match target::classify(p)? {
         target::Target::File(_) => Ok(()),

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::Connection;
 use serde::Serialize;
 
 use super::{Store, StoreError, migrate};
@@ -30,23 +30,10 @@ pub struct DbStatus {
 
 /// Reads `path` without changing it. A missing file is an error (nothing is created).
 pub fn status(path: &Path) -> Result<DbStatus, StoreError> {
-    let open_err = |source| StoreError::Open {
-        path: path.to_path_buf(),
-        source,
-    };
     if !path.exists() {
-        return Err(StoreError::Invalid(format!(
-            "no store at {} (run or import something first)",
-            path.display()
-        )));
+        return Err(StoreError::NoStore(path.to_path_buf()));
     }
-    let conn = Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )
-    .map_err(open_err)?;
-    conn.busy_timeout(super::write::BUSY_TIMEOUT)
-        .map_err(open_err)?;
+    let conn = super::watch::read_only(path)?;
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     let journal_mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
     let names: Vec<String> = conn
@@ -87,10 +74,7 @@ pub fn migrate(path: &Path, create: bool) -> Result<(i64, i64), StoreError> {
     } else if create {
         0
     } else {
-        return Err(StoreError::Invalid(format!(
-            "no store at {} (pass --create to make one)",
-            path.display()
-        )));
+        return Err(StoreError::NoStore(path.to_path_buf()));
     };
     let store = Store::open(path)?;
     let to: i64 = store
@@ -150,13 +134,7 @@ pub fn copy(
     }
     let partial = to.with_extension("partial");
     let _ = std::fs::remove_file(&partial);
-    let src =
-        Connection::open_with_flags(from, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(|source| {
-            StoreError::Open {
-                path: from.to_path_buf(),
-                source,
-            }
-        })?;
+    let src = super::watch::read_only(from)?;
     let mut dst = Connection::open(&partial).map_err(|source| StoreError::Open {
         path: partial.clone(),
         source,

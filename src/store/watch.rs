@@ -16,20 +16,27 @@ pub struct Watch {
     last: i64,
 }
 
+/// A read-only connection to an existing store (with the store's busy timeout): it can never
+/// create, migrate or write the file.
+pub(super) fn read_only(path: &Path) -> Result<Connection, StoreError> {
+    let open_err = |source| StoreError::Open {
+        path: path.to_path_buf(),
+        source,
+    };
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(open_err)?;
+    conn.busy_timeout(super::write::BUSY_TIMEOUT)
+        .map_err(open_err)?;
+    Ok(conn)
+}
+
 impl Watch {
     /// Opens a read-only watcher on an existing store.
     pub fn open(path: &Path) -> Result<Watch, StoreError> {
-        let open_err = |source| StoreError::Open {
-            path: path.to_path_buf(),
-            source,
-        };
-        let conn = Connection::open_with_flags(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(open_err)?;
-        conn.busy_timeout(super::write::BUSY_TIMEOUT)
-            .map_err(open_err)?;
+        let conn = read_only(path)?;
         let last = version(&conn)?;
         Ok(Watch { conn, last })
     }

@@ -207,10 +207,7 @@ async fn second_opinion(
     }
     let before = masked.items.len();
     let limit = std::time::Duration::from_secs_f64(check.seconds);
-    let (after, flag) = match crate::llm::Client::new(deps.llm.clone()) {
-        Ok(c) => pii::second::second_opinion(&c, masked, check.mode, limit).await,
-        Err(e) => pii::merge_llm(masked, Err(e.to_string()), check.mode),
-    };
+    let (after, flag) = pii::second::ask(&deps.llm, masked, check.mode, limit).await;
     match &flag {
         Some(why) => emit.trace(format!("PII second opinion failed: {why}")),
         None if after.items.len() > before => {
@@ -364,7 +361,8 @@ async fn log_message(
     let r = deps
         .store
         .call(move |s| {
-            pat::ingest::log_live(s.connection(), message, &ingest_options()).map_err(se)
+            pat::ingest::log_live(s.connection(), message, &ingest_options())
+                .map_err(crate::store::invalid)
         })
         .await;
     match r {
@@ -391,7 +389,10 @@ async fn settle_stale_uses(deps: &Deps, emit: &Emit) {
     use crate::patterns as pat;
     let r = deps
         .store
-        .call(|s| pat::ingest::resolve_open(s.connection(), &ingest_options()).map_err(se))
+        .call(|s| {
+            pat::ingest::resolve_open(s.connection(), &ingest_options())
+                .map_err(crate::store::invalid)
+        })
         .await;
     match r {
         Ok(rep) if rep.failures + rep.successes > 0 => emit.trace(format!(
@@ -408,10 +409,6 @@ async fn save(deps: &Deps, row: NewChat, emit: &Emit) {
         Ok(id) => emit.send(ChatMsg::Saved(id)),
         Err(e) => emit.trace(format!("NOT saved: {e}")),
     }
-}
-
-fn se(e: impl std::fmt::Display) -> crate::store::StoreError {
-    crate::store::StoreError::Invalid(e.to_string())
 }
 
 /// The sister answers in character, streamed (`chat::engine`, as the bot).

@@ -59,18 +59,17 @@ impl Runtime {
                     return;
                 };
                 tokio::spawn(async move {
+                    use super::status::Level;
                     let r = store.call(move |s| claim_and_open(s, &name, &me)).await;
-                    let _ = match r {
+                    let notice = match r {
                         Ok((msg, Some(opened))) => {
                             let _ = tx.send(UiMsg::RunOpened(Ok(Box::new(opened))));
-                            tx.send(UiMsg::Notice(super::status::Level::Info, msg))
+                            UiMsg::Notice(Level::Info, msg)
                         }
-                        Ok((msg, None)) => tx.send(UiMsg::Notice(super::status::Level::Warn, msg)),
-                        Err(e) => tx.send(UiMsg::Notice(
-                            super::status::Level::Error,
-                            format!("queue: {e}"),
-                        )),
+                        Ok((msg, None)) => UiMsg::Notice(Level::Warn, msg),
+                        Err(e) => UiMsg::Notice(Level::Error, format!("queue: {e}")),
                     };
+                    let _ = tx.send(notice);
                 });
             }
             Command::SearchAll(needle) => {
@@ -96,7 +95,7 @@ fn claim_and_open(
 ) -> Result<(String, Option<super::queue::Opened>), crate::store::StoreError> {
     use crate::annotate::db;
     let now = crate::patterns::stamp::now_ms();
-    let err = |e: crate::annotate::QueueError| crate::store::StoreError::Invalid(e.to_string());
+    let err = crate::store::invalid;
     let Some(c) = db::claim(s, name, me, now).map_err(err)? else {
         return Ok((format!("queue {name}: nothing left for {me}"), None));
     };

@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use super::{LLM_SYSTEM_PROMPT, Masked, PiiLlmMode, llm_user_prompt, merge_llm};
-use crate::llm::{ChatRequest, Client, Message, ResponseFormat};
+use crate::llm::{ChatRequest, Client, LlmConfig, Message, ResponseFormat};
 
 /// The request for one rule-masked text: greedy, plain text, the model's own length limit.
 pub fn request(masked_text: &str) -> ChatRequest {
@@ -45,4 +45,18 @@ pub async fn second_opinion(
         Err(_) => Err(format!("{:.1} 秒以内に答えがなかった", limit.as_secs_f64())),
     };
     merge_llm(masked, reply.as_deref().map_err(Clone::clone), mode)
+}
+
+/// [`second_opinion`] with a client for `llm`; a client that cannot be made is a failed check
+/// like any other.
+pub async fn ask(
+    llm: &LlmConfig,
+    masked: Masked,
+    mode: PiiLlmMode,
+    limit: Duration,
+) -> (Masked, Option<String>) {
+    match Client::new(llm.clone()) {
+        Ok(client) => second_opinion(&client, masked, mode, limit).await,
+        Err(e) => merge_llm(masked, Err(e.to_string()), mode),
+    }
 }
