@@ -10,8 +10,7 @@ use std::collections::BTreeMap;
 use kakeai::annotate::db::{self, Item};
 use kakeai::annotate::{Filter, QueueSpec};
 use kakeai::director::Status;
-use kakeai::duo::TurnFlags;
-use kakeai::store::{ActionKind, NewAction, NewRun, Store, TurnCommit};
+use kakeai::store::{ActionKind, NewAction, NewRun, Store};
 use serde_json::json;
 
 mod cli_env;
@@ -27,43 +26,9 @@ const STATUSES: [Status; 5] = [
 
 use common::seeded::Gen as Rng;
 
-/// `runs` runs of `turns` committed turns with random verdicts; returns every (item, speaker,
-/// status).
+/// `runs` runs of `turns` committed turns with random verdicts (the shared generator).
 fn seed(store: &mut Store, seed: u64, runs: usize, turns: u32) -> Vec<(Item, String, Status)> {
-    let mut r = Rng::new(seed);
-    let mut out = Vec::new();
-    for n in 0..runs {
-        let run_id = store
-            .create_run(&NewRun {
-                topic: format!("話題{n}"),
-                model: Some("tiny".into()),
-                endpoint: None,
-                api: None,
-                options: json!({}),
-                persona_version: None,
-                ruleset_version: Some("r-1".into()),
-            })
-            .unwrap();
-        for t in 1..=turns {
-            let speaker = if t % 2 == 1 { "yana" } else { "ayu" };
-            let status = STATUSES[r.next(5) as usize];
-            store
-                .commit_turn(&TurnCommit {
-                    run_id,
-                    turn: t,
-                    speaker: speaker.into(),
-                    attempt_id: None,
-                    text: format!("{speaker}の{t}番目の台詞"),
-                    status,
-                    flags: TurnFlags::default(),
-                    hook: None,
-                    hook_depth: None,
-                })
-                .unwrap();
-            out.push(((run_id, t), speaker.to_string(), status));
-        }
-    }
-    out
+    common::stores::committed_runs(store, seed, runs, turns, &STATUSES)
 }
 
 fn spec(name: &str, filter: Filter, k: u32, overlap: bool) -> QueueSpec {

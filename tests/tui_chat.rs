@@ -799,16 +799,11 @@ async fn the_pii_second_opinion_masks_more_and_fails_closed() {
         })
         .await;
         let dir = tempfile::tempdir().unwrap();
-        let services = Services {
-            store: StoreHandle::spawn(Store::open(&dir.path().join("k.db")).unwrap()),
-            rules: RuleSet::builtin().unwrap(),
-            duo: DuoConfig::builtin().unwrap(),
-            llm: llm_fake::config(&server.url, Some(ApiKind::OpenAi)),
-            analyzer: Arc::new(FallbackAnalyzer),
-            replay_speed: 1.0,
-            vault: None,
-            safety: kakeai::safety::SharedSafety::ready(kakeai::safety::SafetyRules::builtin()),
-        };
+        let services = common::tui::services(
+            &dir.path().join("k.db"),
+            llm_fake::config(&server.url, Some(ApiKind::OpenAi)),
+            None,
+        );
         let (mut rt, mut rx) = Runtime::new(app(), services);
         for cmd in rt
             .app

@@ -5,56 +5,24 @@
 
 mod common;
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kakeai::annotate::{Filter, QueueSpec, db};
-use kakeai::director::{RuleSet, Status};
-use kakeai::duo::{DuoConfig, TurnFlags};
+use kakeai::director::Status;
 use kakeai::llm::LlmConfig;
-use kakeai::store::{NewRun, Store, StoreHandle, TurnCommit};
-use kakeai::text::analyzer::fallback::FallbackAnalyzer;
+use kakeai::store::Store;
+use kakeai::tui::Runtime;
 use kakeai::tui::app::{App, Conn, UiMsg};
 use kakeai::tui::keymap::Action;
-use kakeai::tui::{Runtime, Services};
-use serde_json::json;
 use tokio::sync::mpsc::UnboundedReceiver;
 
 fn seed(db: &std::path::Path, seed: u64, runs: usize, turns: u32) -> usize {
     let mut store = Store::open(db).unwrap();
-    let mut g = common::seeded::Gen::new(seed);
-    let mut flagged = 0;
-    for n in 0..runs {
-        let run_id = store
-            .create_run(&NewRun {
-                topic: format!("話題{n}"),
-                model: Some("tiny".into()),
-                endpoint: None,
-                api: None,
-                options: json!({}),
-                persona_version: None,
-                ruleset_version: Some("r-1".into()),
-            })
-            .unwrap();
-        for t in 1..=turns {
-            let speaker = if t % 2 == 1 { "yana" } else { "ayu" };
-            let status = *g.pick(&[Status::Pass, Status::Warn, Status::Retry]);
-            flagged += usize::from(status != Status::Pass);
-            store
-                .commit_turn(&TurnCommit {
-                    run_id,
-                    turn: t,
-                    speaker: speaker.into(),
-                    attempt_id: None,
-                    text: format!("{speaker}の{t}番目の台詞"),
-                    status,
-                    flags: TurnFlags::default(),
-                    hook: None,
-                    hook_depth: None,
-                })
-                .unwrap();
-        }
-    }
+    let statuses = [Status::Pass, Status::Warn, Status::Retry];
+    let flagged = common::stores::committed_runs(&mut store, seed, runs, turns, &statuses)
+        .iter()
+        .filter(|(_, _, s)| *s != Status::Pass)
+        .count();
     db::create(
         &mut store,
         &QueueSpec {
@@ -75,16 +43,7 @@ fn seed(db: &std::path::Path, seed: u64, runs: usize, turns: u32) -> usize {
 }
 
 fn workbench(db: &std::path::Path, me: &str) -> (Runtime, UnboundedReceiver<UiMsg>) {
-    let services = Services {
-        store: StoreHandle::spawn(Store::open(db).unwrap()),
-        rules: RuleSet::builtin().unwrap(),
-        duo: DuoConfig::builtin().unwrap(),
-        llm: LlmConfig::default(),
-        analyzer: Arc::new(FallbackAnalyzer),
-        replay_speed: 1000.0,
-        vault: None,
-        safety: kakeai::safety::SharedSafety::ready(kakeai::safety::SafetyRules::builtin()),
-    };
+    let services = common::tui::services(db, LlmConfig::default(), None);
     let mut app: App = common::tui::app(common::tui::header(
         "http://127.0.0.1:1",
         "m",

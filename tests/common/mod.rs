@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod seeded;
+pub mod stores;
 pub mod tui;
 
 use std::sync::{Arc, OnceLock};

@@ -31,3 +31,22 @@ pub fn screen(app: &App, w: u16, h: u16) -> String {
     t.draw(|f| render::draw(f, app)).expect("draws");
     t.backend().to_string()
 }
+
+/// The workbench's services over the store at `db` (created when missing), the built-in rules
+/// and safety data, the fallback analyzer, `llm` and `vault`.
+pub fn services(
+    db: &std::path::Path,
+    llm: kakeai::llm::LlmConfig,
+    vault: Option<std::sync::Arc<kakeai::vault::SharedVault>>,
+) -> kakeai::tui::Services {
+    kakeai::tui::Services {
+        store: kakeai::store::StoreHandle::spawn(kakeai::store::Store::open(db).expect("store")),
+        rules: kakeai::director::RuleSet::builtin().expect("rules"),
+        duo: kakeai::duo::DuoConfig::builtin().expect("duo"),
+        llm,
+        analyzer: std::sync::Arc::new(kakeai::text::analyzer::fallback::FallbackAnalyzer),
+        replay_speed: 1000.0,
+        vault,
+        safety: kakeai::safety::SharedSafety::ready(kakeai::safety::SafetyRules::builtin()),
+    }
+}
