@@ -41,6 +41,7 @@ mod latin;
 pub mod llm;
 mod mynumber;
 mod names;
+mod names_context;
 mod names_cue;
 mod org_forms;
 mod orgs;
@@ -51,6 +52,8 @@ mod view;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_context;
 #[cfg(test)]
 mod tests_issue16;
 #[cfg(test)]
@@ -133,6 +136,12 @@ enum Marker {
     English,
     /// 妹の / 友達の: a full name or a romanised one may follow, then a particle.
     Relation,
+    /// 鮫島と十文字が付き合ってる: two names before a relationship verb.
+    Pair,
+    /// 千種 陽向って知ってる？: a full name (two words) only — ポケモンって知ってる？ is none.
+    KnowQuestion,
+    /// from 栗林暖 at the end of a message: a signature.
+    Signature,
     Token,
 }
 
@@ -173,6 +182,17 @@ const MARKERS: &[(&str, Marker)] = &[
     ("って苗字", Marker::StrongIntro),
     ("という苗字", Marker::StrongIntro),
     ("って名前", Marker::StrongIntro),
+    ("って珍しい名字", Marker::StrongIntro),
+    ("って珍しい苗字", Marker::StrongIntro),
+    ("って珍しい名前", Marker::StrongIntro),
+    ("って知ってる", Marker::KnowQuestion),
+    ("って知ってます", Marker::KnowQuestion),
+    ("-kun", Marker::Honorific),
+    ("-san", Marker::Honorific),
+    ("-chan", Marker::Honorific),
+    ("-sama", Marker::Honorific),
+    ("-sensei", Marker::Honorific),
+    ("-senpai", Marker::Honorific),
     ("という名前", Marker::StrongIntro),
     ("名前は", Marker::NameIs),
     ("名前、", Marker::NameIs),
@@ -216,6 +236,15 @@ const MARKERS: &[(&str, Marker)] = &[
     ("私、", Marker::FirstPerson),
     ("わたし、", Marker::FirstPerson),
     ("あたし、", Marker::FirstPerson),
+    ("from ", Marker::Signature),
+    ("From ", Marker::Signature),
+    ("FROM ", Marker::Signature),
+    ("が付き合", Marker::Pair),
+    ("がつきあ", Marker::Pair),
+    ("が結婚", Marker::Pair),
+    ("が離婚", Marker::Pair),
+    ("が別れ", Marker::Pair),
+    ("が交際", Marker::Pair),
     ("[氏名]", Marker::Token),
     ("[電話番号]", Marker::Token),
     ("[メールアドレス]", Marker::Token),
@@ -396,11 +425,21 @@ impl PiiMasker {
                 _ => p,
             };
             let found = match marker {
-                Marker::Honorific => name(self.names.honorific(&v, p, q).or_else(|| {
+                Marker::Honorific => {
                     let glued_kanji = v.at(q).is_some_and(crate::text::chars::is_kanji);
                     let word = matches!(v.slice(p, q), "様" | "君" | "氏" | "殿") && glued_kanji;
-                    (!word).then(|| names_cue::before_strong(&v, p)).flatten()
-                })),
+                    let cue = || (!word).then(|| names_cue::before_strong(&v, p)).flatten();
+                    name(match self.names.honorific(&v, p, q) {
+                        // 鮫島くん: the list knows 島, the kanji run before it is longer.
+                        Some((s, e))
+                            if s > 0 && v.at(s - 1).is_some_and(crate::text::chars::is_kanji) =>
+                        {
+                            cue().filter(|&(cs, _)| cs < s).or(Some((s, e)))
+                        }
+                        Some(found) => Some(found),
+                        None => cue(),
+                    })
+                }
                 Marker::StrongIntro => name(
                     self.names
                         .introduced(&v, p)
@@ -420,6 +459,19 @@ impl PiiMasker {
                 Marker::FirstPerson => name(names_cue::after_lead(&v, q)),
                 Marker::English => name(names_cue::after_english(&v, q)),
                 Marker::Relation => name(names_cue::after_relation(&v, q)),
+                Marker::KnowQuestion => name(
+                    names_cue::before_strong(&v, p)
+                        .filter(|&(s, e)| v.slice(s, e).trim().contains([' ', '・'])),
+                ),
+                Marker::Signature => name(names_context::signature(&v, p, q)),
+                Marker::Pair => {
+                    cands.extend(
+                        names_context::pair(&v, p)
+                            .into_iter()
+                            .map(|(s, e)| Cand::new(PiiKind::Name, s, e)),
+                    );
+                    None
+                }
                 Marker::Token => {
                     tokens.push((p, q));
                     None
@@ -429,6 +481,7 @@ impl PiiMasker {
         }
         cands.extend(names_cue::vocative(&v).map(|(s, e)| Cand::new(PiiKind::Name, s, e)));
         self.forms.find(&v, &mut cands);
+        self.forms.find_named(&v, &mut cands);
         if let Some(an) = &self.analyzer {
             proper::find(&v, &an.proper_nouns(text), &mut cands);
         }

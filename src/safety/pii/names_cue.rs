@@ -10,7 +10,7 @@ use super::view::{View, is_edge};
 
 /// Hiragana words that stand before さん/ちゃん/くん without being a name (みなさん,
 /// ねえさん, あかちゃん) or that end a phrase (もうちゃんと).
-const NOT_KANA_NAMES: [&str; 65] = [
+const NOT_KANA_NAMES: [&str; 69] = [
     // kakeai's own characters (seed 000): やな and あゆ are not people.
     "やな",
     "あゆ",
@@ -78,6 +78,10 @@ const NOT_KANA_NAMES: [&str; 65] = [
     "あいつ",
     "こいつ",
     "そいつ",
+    "あのね",
+    "ところで",
+    "そういえば",
+    "みなさん",
 ];
 
 /// Katakana words used with さん that are roles, not names (コックさん, サンタさん).
@@ -99,7 +103,13 @@ const NOT_KATA_NAMES: [&str; 14] = [
 ];
 
 /// Last kanji of words that are roles or kin, not names (店員さん, 運転手さん, お母さん).
-const ROLE_ENDS: &str = "員者手屋師士官長主人方客母父兄姉弟妹娘婦夫皆様嫁婿孫職友家医匠神奥彼仏諸貴店堂社組亭園館院局署所駅町村市区県機業事";
+const ROLE_ENDS: &str = "員者手屋師士官長主人方客母父兄姉弟妹娘婦夫皆様嫁婿孫職友家医匠神奥彼仏諸貴店堂社組亭園館院局署所駅市区県機業事";
+
+/// Work words that take さん without being a name (編集さん, 受付さん, 建設さん).
+const ROLE_WORDS: [&str; 24] = [
+    "編集", "営業", "事務", "受付", "担当", "広報", "総務", "人事", "経理", "秘書", "建設", "工事",
+    "清掃", "警備", "配達", "郵便", "宅配", "管理", "設計", "窓口", "大工", "庭師", "植木", "電気",
+];
 
 /// Words ending in 子 that are not names (息子さん, 様子).
 const NOT_KO_NAMES: [&str; 17] = [
@@ -108,7 +118,7 @@ const NOT_KO_NAMES: [&str; 17] = [
 ];
 
 /// Leading time words that are not part of a name (昨日小鳥遊さん → 小鳥遊).
-const LEADING_NOISE: [&str; 12] = [
+pub(super) const LEADING_NOISE: [&str; 12] = [
     "昨日", "今日", "明日", "先日", "今朝", "昨夜", "今度", "今夜", "去年", "今年", "毎日", "最近",
 ];
 
@@ -177,6 +187,21 @@ fn hira_word_ok(w: &str) -> bool {
             .any(|n| w == *n || (n.starts_with('お') && w.starts_with(n)))
 }
 
+/// A hiragana word that stands where a name may without being one (みんな, あいつ, ちょっと).
+pub(super) fn is_common_kana_word(w: &str) -> bool {
+    w.chars().all(is_hiragana) && !hira_word_ok(w)
+}
+
+/// A kanji-led word that may be a name: no role or kin ending (店員, 母), no 〜子 word
+/// (息子, 様子), not a time word alone (昨日).
+pub(super) fn kanji_word_ok(w: &str) -> bool {
+    let last_kanji = w.chars().rev().find(|&c| is_kanji(c));
+    let kana_tail = w.chars().last().is_some_and(is_hiragana);
+    !LEADING_NOISE.contains(&w)
+        && (kana_tail || !last_kanji.is_some_and(|c| ROLE_ENDS.contains(c)))
+        && !NOT_KO_NAMES.iter().any(|n| w.ends_with(n))
+}
+
 /// A hiragana name ending at `p`, with an optional hiragana surname one space before it.
 fn hiragana(v: &View, p: usize) -> Option<usize> {
     let s = hira_start(v, p, 9);
@@ -200,11 +225,21 @@ fn hiragana(v: &View, p: usize) -> Option<usize> {
     Some(s)
 }
 
+/// A kana given name right after kanji (粟津ゆず, 小鳥遊ゆうな): looser than a word on its own
+/// (ゆず, しず end like adverbs only when they stand alone).
+fn given_after_kanji_ok(w: &str) -> bool {
+    let n = w.chars().count();
+    (2..=4).contains(&n)
+        && !w.starts_with(['ご', 'っ', 'ー', 'ん'])
+        && !w.ends_with(['て', 'で', 'の', 'だ'])
+        && !NOT_KANA_NAMES.contains(&w)
+}
+
 /// Kanji not in the surname list (猿渡, 小鳥遊), optionally with a kana given name (小鳥遊ゆうな):
 /// one to four kanji after leading time words, not ending like a role or kin word.
 fn kanji(v: &View, p: usize) -> Option<usize> {
     let g = hira_start(v, p, 4);
-    let given = if p - g >= 2 && hira_word_ok(v.slice(g, p)) {
+    let given = if p - g >= 2 && given_after_kanji_ok(v.slice(g, p)) {
         g
     } else {
         p
@@ -252,7 +287,8 @@ fn kanji(v: &View, p: usize) -> Option<usize> {
     let polite_prefix = v
         .at(s.wrapping_sub(1))
         .is_some_and(|c| matches!(c, 'お' | 'ご'));
-    let ok = (1..=4).contains(&(end - s))
+    let ok = (1..=5).contains(&(end - s))
+        && !ROLE_WORDS.contains(&word)
         && !ROLE_ENDS.contains(last)
         && !NOT_KO_NAMES.iter().any(|w| word.ends_with(w))
         && !polite_prefix;
@@ -302,7 +338,7 @@ pub(super) fn before_desu(v: &View, p: usize) -> Option<(usize, usize)> {
             })
         })
     } else if is_kanji(c) && self_introduction(v) {
-        kanji(v, p)
+        kanji(v, p).filter(|&s| !NOT_INTRO_KANJI.contains(&v.slice(s, p)))
     } else {
         None
     }?;
@@ -328,6 +364,55 @@ const NOT_INTRO_WORDS: [&str; 14] = [
     "おねがい",
 ];
 
+/// Kanji words that stand before です in a self-introduction without being a name (派遣です。
+/// …で働いています).
+const NOT_INTRO_KANJI: [&str; 44] = [
+    "初投稿",
+    "初参加",
+    "新人",
+    "新入り",
+    "派遣",
+    "営業",
+    "事務",
+    "経理",
+    "総務",
+    "人事",
+    "正社員",
+    "契約",
+    "無職",
+    "自営",
+    "浪人",
+    "既婚",
+    "独身",
+    "元気",
+    "残業",
+    "休み",
+    "本当",
+    "大丈夫",
+    "無理",
+    "了解",
+    "結構",
+    "同感",
+    "賛成",
+    "反対",
+    "最高",
+    "最悪",
+    "初心者",
+    "以上",
+    "一緒",
+    "新卒",
+    "中途",
+    "夜勤",
+    "日勤",
+    "週末",
+    "毎日",
+    "今日",
+    "昨日",
+    "明日",
+    "今年",
+    "春",
+];
+
 /// The message introduces its writer: よろしく / はじめまして / 初めまして / 申します.
 fn self_introduction(v: &View) -> bool {
     *v.intro.get_or_init(|| {
@@ -337,6 +422,18 @@ fn self_introduction(v: &View) -> bool {
             "初めまして",
             "申します",
             "宜しく",
+            // An affiliation right after the name: a writer saying who they are.
+            "で働いて",
+            "に勤めて",
+            "に勤務して",
+            "の一年です",
+            "の二年です",
+            "の三年です",
+            "年生です",
+            "から来ました",
+            "を担当して",
+            "お世話になります",
+            "初投稿",
         ]
         .iter()
         .any(|w| v.norm.contains(w))
@@ -447,10 +544,11 @@ fn name_class(c: char) -> Option<fn(char) -> bool> {
 pub(super) fn after_relation(v: &View, q: usize) -> Option<(usize, usize)> {
     let c = v.at(q)?;
     let class = name_class(c)?;
-    let first = v.run_after(q, 8, class);
+    let max = if is_latin(c) { 16 } else { 8 };
+    let first = v.run_after(q, max, class);
     let gap = matches!(v.at(first), Some(' ' | '・')) && v.at(first + 1).is_some_and(class);
     let mut e = if gap {
-        v.run_after(first + 1, 8, class)
+        v.run_after(first + 1, max, class)
     } else {
         first
     };
@@ -536,7 +634,7 @@ pub(super) fn after_lead(v: &View, q: usize) -> Option<(usize, usize)> {
         && !["学生", "会社員", "社会人", "主婦", "秘密", "内緒"]
             .iter()
             .any(|w| name.starts_with(w))
-        && !name.ends_with(['い', 'た', 'だ', 'る', 'ね', 'よ']);
+        && (then_number || !name.ends_with(['い', 'た', 'だ', 'る', 'ね', 'よ']));
     ok.then_some((start, e))
 }
 
@@ -544,15 +642,26 @@ pub(super) fn after_lead(v: &View, q: usize) -> Option<(usize, usize)> {
 /// してる？): a name called out.
 pub(super) fn vocative(v: &View) -> Option<(usize, usize)> {
     // Cheap first: most messages hold no greeting after a comma.
-    if !v.has_comma || !GREETINGS.iter().any(|g| v.norm.contains(g)) {
+    if !v.has_comma || !(GREETINGS.iter().any(|g| v.norm.contains(g)) || v.norm.contains('歳')) {
         return None;
     }
-    let (s, e) = after_relation(v, 0)?;
-    let rest = v.slice(e, (e + 6).min(v.len()));
-    GREETINGS
-        .iter()
-        .any(|g| rest.starts_with(g))
-        .then_some((s, e))
+    let greeted = |e: usize, greetings: &[&str]| {
+        let rest = v.slice(e, (e + 6).min(v.len()));
+        greetings.iter().any(|g| rest.starts_with(g))
+    };
+    if let Some((s, e)) = after_relation(v, 0) {
+        // 日下部 蓮、18歳です: a full name and an age.
+        let aged = v.at(e) == Some('、')
+            && v.slice(e + 1, (e + 5).min(v.len())).contains('歳')
+            && v.at(e + 1).is_some_and(|c| c.is_ascii_digit());
+        return (greeted(e, &GREETINGS) || aged).then_some((s, e));
+    }
+    // One word with no gap reads as a name only before a real greeting (not 、今 / 、聞いて:
+    // それな、今).
+    let class = name_class(v.at(0)?)?;
+    let e = v.run_after(0, 12, |c| class(c) || c == ' ');
+    let (s, e) = super::names_context::called_out(v, e)?;
+    greeted(e, &GREETINGS[..GREETINGS.len() - 2]).then_some((s, e))
 }
 
 /// A greeting after a name called out (サメジマ リツ、元気？).

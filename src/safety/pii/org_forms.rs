@@ -41,6 +41,12 @@ pub(super) struct Form {
 struct Cues {
     after: Vec<String>,
     before: Vec<String>,
+    #[serde(default)]
+    named_before: Vec<String>,
+    #[serde(default)]
+    named_after: Vec<String>,
+    #[serde(default)]
+    bare_after: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -54,6 +60,9 @@ pub(super) struct Forms {
     pub forms: Vec<Form>,
     automaton: AhoCorasick,
     cues: Cues,
+    /// `named_before` then `named_after`, one automaton.
+    naming: AhoCorasick,
+    bare: AhoCorasick,
 }
 
 impl Forms {
@@ -69,10 +78,17 @@ impl Forms {
             .match_kind(MatchKind::LeftmostLongest)
             .build(file.form.iter().map(|f| f.text.as_str()))
             .map_err(|e| e.to_string())?;
+        let naming = AhoCorasick::builder()
+            .match_kind(MatchKind::LeftmostLongest)
+            .build(file.cues.named_before.iter().chain(&file.cues.named_after))
+            .map_err(|e| e.to_string())?;
+        let bare = AhoCorasick::new(&file.cues.bare_after).map_err(|e| e.to_string())?;
         Ok(Forms {
             forms: file.form,
             automaton,
             cues: file.cues,
+            naming,
+            bare,
         })
     }
 
@@ -101,9 +117,24 @@ impl Forms {
         }
     }
 
+    /// A company named by a phrase alone (シオサイって会社, 勤務先：ミナトテック).
+    pub fn find_named(&self, v: &View, out: &mut Vec<Cand>) {
+        for m in self.naming.find_iter(&v.norm) {
+            let (p, q) = (v.char_at(m.start()), v.char_at(m.end()));
+            if m.pattern().as_usize() < self.cues.named_before.len() {
+                orgs::named_before(v, p, p, PiiKind::Company, out);
+            } else {
+                orgs::named_after(v, q, out);
+            }
+        }
+        for m in self.bare.find_iter(&v.norm) {
+            orgs::bare_before(v, v.char_at(m.start()), out);
+        }
+    }
+
     fn in_business_context(&self, v: &View, s: usize, e: usize) -> bool {
-        let after = v.slice(e, (e + 5).min(v.len()));
-        let before = v.slice(s.saturating_sub(5), s);
+        let after = v.slice(e, (e + 8).min(v.len()));
+        let before = v.slice(s.saturating_sub(8), s);
         self.cues
             .after
             .iter()

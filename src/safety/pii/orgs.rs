@@ -6,9 +6,9 @@
 //! whole, not a particle or an adjective (すごい大学, みんなと高校 stay). Common short school
 //! names (東大, 早稲田; assets/safety/school_names.txt) need no suffix.
 
-use crate::text::chars::is_hiragana;
+use crate::text::chars::{is_hiragana, is_katakana};
 
-use super::view::{View, is_org_char};
+use super::view::{View, is_edge, is_org_char};
 use super::{Cand, PiiKind};
 
 /// Leading words that are not part of the name that follows them (今年東京大学に → 東京大学).
@@ -270,6 +270,129 @@ pub(super) fn named_before(v: &View, ms: usize, me: usize, kind: PiiKind, out: &
     }
 }
 
+/// What follows 勤務先は without being a company's name (秘密, 都内, 未定).
+const NOT_NAMED: [&str; 16] = [
+    "秘密",
+    "内緒",
+    "未定",
+    "非公開",
+    "自宅",
+    "在宅",
+    "地元",
+    "近所",
+    "実家",
+    "海外",
+    "本社",
+    "支店",
+    "工場",
+    "病院",
+    "役所",
+    "会社",
+];
+
+/// A company name right after a phrase that names one (勤務先：ミナトテック): kanji,
+/// katakana or latin up to a particle, a pause or the end; not only generic words.
+pub(super) fn named_after(v: &View, q: usize, out: &mut Vec<Cand>) {
+    let s = v.run_after(q, 2, |c| c == ' ');
+    let e = v.run_after(s, 20, is_company_char);
+    let ends = v
+        .at(e)
+        .is_none_or(|c| is_edge(c) || "でにのだ".contains(c) || c == '(' || c == '（');
+    let word = v.slice(s, e);
+    let vague = NOT_NAMED.contains(&word)
+        || super::address::PREFECTURES
+            .iter()
+            .any(|p| word.starts_with(p.trim_end_matches(['都', '府', '県'])))
+        || word.ends_with(['都', '道', '府', '県', '市', '区', '町', '村', '内', '外']);
+    if e > s && ends && !vague && specific_start(v, s, e) == Some(s) {
+        out.push(Cand::new(PiiKind::Company, s, e));
+    }
+}
+
+/// Katakana and latin words that stand before a business cue without being a company name:
+/// workplaces, countries and cities (コンビニでバイト, アメリカで働いて).
+const NOT_BARE: [&str; 45] = [
+    "バイト",
+    "アルバイト",
+    "パート",
+    "インターン",
+    "フリーランス",
+    "コンビニ",
+    "カフェ",
+    "スーパー",
+    "ホテル",
+    "レストラン",
+    "デパート",
+    "ファミレス",
+    "パチンコ",
+    "ドラッグストア",
+    "ガソリンスタンド",
+    "アパレル",
+    "メーカー",
+    "ベンチャー",
+    "スタートアップ",
+    "ブラック",
+    "ホワイト",
+    "ベンチャー企業",
+    "チェーン",
+    "フランチャイズ",
+    "テレビ",
+    "ゲーム",
+    "アメリカ",
+    "イギリス",
+    "フランス",
+    "ドイツ",
+    "カナダ",
+    "オーストラリア",
+    "ハワイ",
+    "アジア",
+    "ヨーロッパ",
+    "シンガポール",
+    "ニューヨーク",
+    "ロンドン",
+    "パリ",
+    "ソウル",
+    "タイ",
+    "ベトナム",
+    "インド",
+    "リモート",
+    "テレワーク",
+];
+
+/// A bare company name (no form, no industry word) right before a business cue at `p`:
+/// katakana of three or more, or latin beginning with a capital (Quillstone, AURORA,
+/// Mizuho-Labo), standing alone — after the start, a pause or a particle.
+pub(super) fn bare_before(v: &View, p: usize, out: &mut Vec<Cand>) {
+    let Some(last) = v.at(p.wrapping_sub(1)) else {
+        return;
+    };
+    let (s, ok) = if is_katakana(last) {
+        let s = v.run_before(p, 16, |c| is_katakana(c) && c != '・');
+        (s, p - s >= 3)
+    } else if last.is_ascii_alphanumeric() {
+        let s = v.run_before(p, 24, |c| {
+            c.is_ascii_alphanumeric() || matches!(c, '-' | '&')
+        });
+        (
+            s,
+            v.at(s).is_some_and(|c| c.is_ascii_uppercase()) && p - s >= 3,
+        )
+    } else {
+        return;
+    };
+    let word = v.slice(s, p);
+    let alone = s == 0
+        || v.at(s - 1)
+            .is_some_and(|c| is_edge(c) || "はがもをにで".contains(c));
+    let common = NOT_BARE.contains(&word)
+        || NOT_BARE
+            .iter()
+            .any(|w| w.eq_ignore_ascii_case(word) && w.is_ascii());
+    if ok && alone && !common {
+        out.push(Cand::new(PiiKind::Company, s, p));
+    }
+}
+
 /// Place-name endings joined by が or の (南が丘, 星ヶ浦, 緑の森): the name starts before them.
 const JOINED_ENDS: &str = "丘台原浜谷崎関森宮里沢峰島坂野";
 
@@ -407,9 +530,17 @@ fn kana_lead(v: &View, at: usize, before_core: bool) -> usize {
         && !["しい", "ない", "たい", "ぽい", "らしい", "くない", "ほしい"]
             .iter()
             .any(|w| run.ends_with(w));
+    // …or in a long vowel う (ほうしょう商事, こうよう出版), never a verb there (思う, 言う).
+    let name_in_u = opens
+        && run.chars().count() >= 3
+        && run
+            .strip_suffix('う')
+            .and_then(|r| r.chars().last())
+            .is_some_and(|c| "ょゅおこそとのほもよろごぞどぼぽう".contains(c));
     let bad_end = possessive
         || (run.ends_with('い') && !name_in_i)
-        || run.ends_with(['な', 'く', 'た', 'だ', 'る', 'う', 'ず', 'で', 'に', 'を'])
+        || (run.ends_with('う') && !name_in_u)
+        || run.ends_with(['な', 'く', 'た', 'だ', 'る', 'ず', 'で', 'に', 'を'])
         || run
             .strip_suffix('と')
             .is_some_and(|r| r.chars().count() < 2 || NOT_A_KANA_LEAD.contains(&r));

@@ -345,9 +345,10 @@ fn bare_surnames_occupations_and_ages_stay() {
 
 #[test]
 fn extra_surnames_extend_the_list() {
-    let text = "勘解由小路さんに会った";
+    // 館 ends words like 図書館, so the rules alone leave 古館さん; a listed surname is masked.
+    let text = "古館さんに会った";
     assert_none(text);
-    let m = super::PiiMasker::new().with_extra_surnames(["勘解由小路", "not kanji", ""]);
+    let m = super::PiiMasker::new().with_extra_surnames(["古館", "not kanji", ""]);
     assert_eq!(m.mask(text).masked_text, "[氏名]さんに会った");
     assert_eq!(m.surname_count(), shared().surname_count() + 1);
 }
