@@ -46,10 +46,15 @@ fn a_database_url_is_refused_by_every_command_and_never_becomes_a_file() {
                 "{args:?} printed the password: {err}"
             );
             assert!(err.contains("***"), "{args:?}: {err}");
-            assert!(
-                err.contains("never taken as a file name") || err.contains("is not a store"),
-                "{args:?}: {err}"
-            );
+            // `db status | migrate` use a PostgreSQL URL (issue 24): here nothing answers, and
+            // they say so; every other command refuses the URL.
+            let db_cmd = args[0] == "db" && url.starts_with("postgres");
+            let said = if db_cmd {
+                err.contains("cannot use this PostgreSQL database")
+            } else {
+                err.contains("never taken as a file name") || err.contains("is not a store")
+            };
+            assert!(said, "{args:?}: {err}");
         }
         // Through the environment too.
         let out = env

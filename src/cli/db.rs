@@ -1,13 +1,15 @@
-//! `kakeai db status | migrate`: what the run store is and its schema, read without changing
-//! it; the explicit migration. A database URL gets the store's one-line refusal (this kakeai
-//! keeps its store in SQLite), never a file of that name.
+//! `kakeai db status | migrate | copy`: what the run store is and its schema, read without
+//! changing it; the explicit migration; a copy between stores. Each takes an SQLite file or a
+//! PostgreSQL URL (issue 24 §1); a URL is never a file name.
 
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
 use crate::store::Store;
+use crate::store::pg::{self, Pg};
 use crate::store::status;
+use crate::store::target::{Target, classify};
 
 #[derive(Subcommand, Debug)]
 pub enum DbCommand {
@@ -22,10 +24,14 @@ pub enum DbCommand {
 
 #[derive(Args, Debug)]
 pub struct CopyArgs {
-    /// The store to copy (a file)
+    /// The store to copy: an SQLite file or a postgresql:// URL
     pub from: PathBuf,
-    /// The new store (a file that does not exist yet)
+    /// The new store: a file that does not exist yet, or an empty PostgreSQL database (a copy
+    /// killed half-way goes on when run again)
     pub to: PathBuf,
+    /// Rows per committed batch when copying to or from PostgreSQL
+    #[arg(long, default_value_t = 500)]
+    pub batch: usize,
     #[command(flatten)]
     pub progress: super::progress::ProgressArgs,
 }
@@ -61,7 +67,32 @@ pub fn run(cmd: DbCommand) -> i32 {
     })
 }
 
+/// A PostgreSQL URL given with --db / KAKEAI_DB, connected; `None` for a file.
+fn postgres(db: Option<&std::path::Path>) -> Result<Option<Pg>, String> {
+    let Some(p) = db else { return Ok(None) };
+    match classify(p)? {
+        Target::File(_) => Ok(None),
+        Target::Postgres(u) => Pg::connect(&u).map(Some).map_err(|e| e.to_string()),
+    }
+}
+
 fn show(a: &DbArgs) -> Result<i32, String> {
+    if let Some(pg) = postgres(a.db.as_deref())? {
+        let s = pg::status::status(&pg).map_err(|e| e.to_string())?;
+        if a.json {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&s).map_err(|e| e.to_string())?
+            );
+        } else {
+            println!("{}", s.text());
+        }
+        return Ok(if s.pending.is_empty() && !s.too_new {
+            0
+        } else {
+            1
+        });
+    }
     let path = Store::path_or_default(a.db.as_deref())?;
     let s = status::status(&path).map_err(|e| e.to_string())?;
     if a.json {
@@ -81,6 +112,23 @@ fn show(a: &DbArgs) -> Result<i32, String> {
 }
 
 fn migrate(a: &MigrateArgs) -> Result<i32, String> {
+    if let Some(pg) = postgres(a.store.db.as_deref())? {
+        let (from, to) = pg::migrate::apply(&pg).map_err(|e| e.to_string())?;
+        if a.store.json {
+            println!(
+                "{}",
+                serde_json::json!({"store": pg.shown(), "from": from, "to": to})
+            );
+        } else if from == to {
+            println!("{}: already at schema version {to}", pg.shown());
+        } else {
+            println!(
+                "{}: migrated from schema version {from} to {to}",
+                pg.shown()
+            );
+        }
+        return Ok(0);
+    }
     let path = Store::path_or_default(a.store.db.as_deref())?;
     let (from, to) = status::migrate(&path, a.create).map_err(|e| e.to_string())?;
     if a.store.json {
@@ -100,9 +148,59 @@ fn migrate(a: &MigrateArgs) -> Result<i32, String> {
 }
 
 fn copy(a: &CopyArgs) -> Result<i32, String> {
+    let named =
+        |p: &std::path::Path, what: &str| classify(p).map_err(|e| e.replacen("--db", what, 1));
+    match (named(&a.from, "FROM")?, named(&a.to, "TO")?) {
+        (Target::File(from), Target::File(to)) => copy_files(&from, &to, a),
+        (Target::Postgres(_), Target::Postgres(_)) => Err(
+            "FROM and TO are both PostgreSQL URLs: copy through a file (FROM → file → TO), or use pg_dump"
+                .into(),
+        ),
+        (from, to) => copy_across(from, to, a),
+    }
+}
+
+/// SQLite ↔ PostgreSQL, resumable, checked table by table.
+fn copy_across(from: Target, to: Target, a: &CopyArgs) -> Result<i32, String> {
     use super::progress::{Progress, Unit};
-    let from = store_file(&a.from, "FROM")?;
-    let to = store_file(&a.to, "TO")?;
+    let bar = Progress::start("copying", None, Unit::Items("rows"), a.progress);
+    let mut on = |table: &str, done: i64, total: i64| {
+        bar.set(done.max(0) as u64);
+        bar.message(&format!("{table}: {done}/{total} rows"));
+    };
+    let batch = a.batch.max(1);
+    let (report, shown_from, shown_to) = match (from, to) {
+        (Target::File(f), Target::Postgres(u)) => {
+            let pg = Pg::connect(&u).map_err(|e| e.to_string())?;
+            let r = pg::copy::sqlite_to_pg(&f, &pg, batch, None, &mut on);
+            (r, f.display().to_string(), u.shown().to_string())
+        }
+        (Target::Postgres(u), Target::File(t)) => {
+            let pg = Pg::connect(&u).map_err(|e| e.to_string())?;
+            let r = pg::copy::pg_to_sqlite(&pg, &t, batch, None, &mut on);
+            (r, u.shown().to_string(), t.display().to_string())
+        }
+        _ => unreachable!("copy() sends only mixed pairs here"),
+    };
+    bar.finish();
+    let report = report.map_err(|e| e.to_string())?;
+    let rows: i64 = report.tables.iter().map(|(_, n)| n).sum();
+    println!(
+        "copied {shown_from} → {shown_to}: schema version {}, {} tables, {rows} rows, every table checked{}",
+        pg::migrate::latest(),
+        report.tables.len(),
+        if report.resumed {
+            " (went on from an earlier, unfinished copy)"
+        } else {
+            ""
+        }
+    );
+    Ok(0)
+}
+
+fn copy_files(from: &std::path::Path, to: &std::path::Path, a: &CopyArgs) -> Result<i32, String> {
+    use super::progress::{Progress, Unit};
+    let (from, to) = (from.to_path_buf(), to.to_path_buf());
     let bar = Progress::start("copying", None, Unit::Items("pages"), a.progress);
     let s = status::copy(&from, &to, 256, &mut |done, total| {
         bar.set(done as u64);
@@ -119,18 +217,4 @@ fn copy(a: &CopyArgs) -> Result<i32, String> {
         s.tables.len()
     );
     Ok(0)
-}
-
-/// FROM or TO of `db copy`: a file; a database URL is refused naming the argument.
-fn store_file(p: &std::path::Path, what: &str) -> Result<PathBuf, String> {
-    use crate::store::target::{Target, classify};
-    match classify(p) {
-        Ok(Target::File(f)) => Ok(f),
-        Ok(Target::Postgres(u)) => Err(format!(
-            "{what} {}: a PostgreSQL URL — `db copy` copies SQLite store files only (PostgreSQL stores are not built yet); give a file path",
-            u.shown()
-        )),
-        // classify names the flag it usually reads.
-        Err(e) => Err(e.replacen("--db", what, 1)),
-    }
 }

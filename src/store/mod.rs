@@ -26,6 +26,7 @@ pub mod chat;
 pub mod duotalk;
 pub mod export;
 mod migrate;
+pub mod pg;
 mod private;
 mod read;
 mod recover;
@@ -431,7 +432,7 @@ fn file_only(p: &Path) -> Result<(), String> {
     match target::classify(p)? {
         target::Target::File(_) => Ok(()),
         target::Target::Postgres(u) => Err(format!(
-            "--db {}: this kakeai keeps its store in an SQLite file; PostgreSQL stores are not built yet, and a URL is never taken as a file name. Pass a file path with --db (or unset KAKEAI_DB)",
+            "--db {}: this command keeps its store in an SQLite file, and a URL is never taken as a file name. A PostgreSQL database is used so far by `kakeai db status | migrate | copy` (copy a store there and back); pass a file path with --db (or unset KAKEAI_DB)",
             u.shown()
         )),
     }

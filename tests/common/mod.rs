@@ -1,6 +1,7 @@
 //! Shared helpers for the integration tests.
 #![allow(dead_code)]
 
+pub mod pg;
 pub mod seeded;
 pub mod stores;
 pub mod tui;

@@ -1,0 +1,97 @@
+//! The schema on PostgreSQL: the same numbered versions as SQLite's (`../migrations/`), each
+//! written for PostgreSQL in `../migrations_pg/`, tracked in `kakeai_schema`. Each step is one
+//! transaction under an advisory lock, so several instances starting at once migrate once.
+
+use super::{Pg, PgError};
+
+/// (version, sql): version N brings an N-1 database to N. Versioned together with SQLite's
+/// list (a test checks both lists name the same versions).
+pub const MIGRATIONS: &[(i64, &str)] = &[
+    (1, include_str!("../migrations_pg/001_init.sql")),
+    (2, include_str!("../migrations_pg/002_patterns.sql")),
+    (3, include_str!("../migrations_pg/003_chat.sql")),
+    (4, include_str!("../migrations_pg/004_keyed_digests.sql")),
+    (5, include_str!("../migrations_pg/005_interrupted.sql")),
+    (6, include_str!("../migrations_pg/006_fallback.sql")),
+    (7, include_str!("../migrations_pg/007_review.sql")),
+    (8, include_str!("../migrations_pg/008_comparisons.sql")),
+    (9, include_str!("../migrations_pg/009_line.sql")),
+    (10, include_str!("../migrations_pg/010_interviews.sql")),
+    (11, include_str!("../migrations_pg/011_scorecard.sql")),
+    (12, include_str!("../migrations_pg/012_line_speaker.sql")),
+    (13, include_str!("../migrations_pg/013_queues.sql")),
+    (14, include_str!("../migrations_pg/014_pii_check.sql")),
+];
+
+/// Any constant key: kakeai's migrations hold this advisory lock while they run.
+const LOCK_KEY: i64 = 0x6b61_6b65_6169;
+
+pub fn latest() -> i64 {
+    MIGRATIONS.last().map(|(v, _)| *v).unwrap_or(0)
+}
+
+/// The schema version (0: no kakeai schema yet).
+pub fn version(pg: &Pg) -> Result<i64, PgError> {
+    pg.block(async |c| {
+        let exists: bool = c
+            .query_one("SELECT to_regclass('kakeai_schema') IS NOT NULL", &[])
+            .await?
+            .get(0);
+        if !exists {
+            return Ok(0);
+        }
+        let row = c
+            .query_one("SELECT COALESCE(MAX(version), 0) FROM kakeai_schema", &[])
+            .await?;
+        Ok(row.get::<_, i64>(0))
+    })
+}
+
+/// Brings the database up to [`latest`]: (version before, version after). A database from a
+/// newer kakeai is refused, never downgraded.
+pub fn apply(pg: &Pg) -> Result<(i64, i64), PgError> {
+    let found = version(pg)?;
+    if found > latest() {
+        return Err(PgError::TooNew {
+            url: pg.shown().to_string(),
+            found,
+            supported: latest(),
+        });
+    }
+    for (v, sql) in MIGRATIONS.iter().filter(|(v, _)| *v > found) {
+        pg.block(async |c| {
+            let tx = c.transaction().await?;
+            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&LOCK_KEY])
+                .await?;
+            tx.batch_execute(
+                "CREATE TABLE IF NOT EXISTS kakeai_schema (
+                     version BIGINT PRIMARY KEY,
+                     applied_at TIMESTAMPTZ NOT NULL DEFAULT now())",
+            )
+            .await?;
+            // Another instance may have migrated while we waited for the lock.
+            let now: i64 = tx
+                .query_one("SELECT COALESCE(MAX(version), 0) FROM kakeai_schema", &[])
+                .await?
+                .get(0);
+            if now >= *v {
+                return tx.commit().await;
+            }
+            tx.batch_execute(sql).await?;
+            tx.execute("INSERT INTO kakeai_schema (version) VALUES ($1)", &[v])
+                .await?;
+            tx.commit().await
+        })?;
+    }
+    Ok((found, version(pg)?))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn both_engines_name_the_same_schema_versions() {
+        let pg: Vec<i64> = super::MIGRATIONS.iter().map(|(v, _)| *v).collect();
+        let sqlite: Vec<i64> = crate::store::migrate::versions().collect();
+        assert_eq!(pg, sqlite);
+    }
+}

@@ -1,0 +1,302 @@
+//! The run store on PostgreSQL (issue 24 §1): connecting with libpq's conventions (a
+//! `postgres://` URL with user, password, host — a Unix-socket directory too — port, dbname,
+//! `sslmode`; the password also from `PGPASSWORD` or a pgpass file), a pool, the schema's
+//! migrations (the same versions as SQLite's, written for PostgreSQL in `migrations_pg/`),
+//! `db status` and `db copy` in either direction.
+//!
+//! The CLI is synchronous: [`Pg`] owns a small runtime and blocks on it. Never call it from
+//! inside another runtime.
+
+pub mod copy;
+pub mod migrate;
+pub mod status;
+
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use tokio_postgres::config::SslMode;
+
+use super::target::PgUrl;
+
+/// Why a PostgreSQL store could not be used; the URL is always shown without its password.
+#[derive(Debug, thiserror::Error)]
+pub enum PgError {
+    #[error("{url}: cannot use this PostgreSQL database: {message}")]
+    Connect { url: String, message: String },
+    #[error("{url}: {source}")]
+    Sql {
+        url: String,
+        source: tokio_postgres::Error,
+    },
+    #[error(
+        "{url}: the database is at schema version {found}, but this kakeai only knows up to \
+         {supported}; use a newer kakeai"
+    )]
+    TooNew {
+        url: String,
+        found: i64,
+        supported: i64,
+    },
+    #[error("{0}")]
+    Other(String),
+}
+
+/// A connected PostgreSQL store: a pool and the runtime the CLI blocks on.
+pub struct Pg {
+    rt: tokio::runtime::Runtime,
+    pool: Pool,
+    shown: String,
+}
+
+impl Pg {
+    /// Connects (and checks the connection once) without creating or migrating anything.
+    pub fn connect(url: &PgUrl) -> Result<Pg, PgError> {
+        let shown = url.shown().to_string();
+        let fail = |message: String| PgError::Connect {
+            url: shown.clone(),
+            message,
+        };
+        let config = config(url.raw()).map_err(&fail)?;
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| fail(e.to_string()))?;
+        let mgr_config = ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
+        };
+        let mgr = match config.get_ssl_mode() {
+            SslMode::Disable => Manager::from_config(config, tokio_postgres::NoTls, mgr_config),
+            _ => Manager::from_config(config, tls(), mgr_config),
+        };
+        let pool = Pool::builder(mgr)
+            .max_size(4)
+            .runtime(deadpool_postgres::Runtime::Tokio1)
+            .build()
+            .map_err(|e| fail(e.to_string()))?;
+        let pg = Pg { rt, pool, shown };
+        pg.block(async |c| c.simple_query("SELECT 1").await.map(|_| ()))
+            .map_err(|e| match e {
+                PgError::Sql { url, source } => PgError::Connect {
+                    url,
+                    message: chain(&source),
+                },
+                e => e,
+            })?;
+        Ok(pg)
+    }
+
+    /// The URL with its password as `***`.
+    pub fn shown(&self) -> &str {
+        &self.shown
+    }
+
+    /// Runs `f` with a pooled client, blocking until it is done.
+    pub fn block<T>(
+        &self,
+        f: impl AsyncFnOnce(&mut deadpool_postgres::Client) -> Result<T, tokio_postgres::Error>,
+    ) -> Result<T, PgError> {
+        self.rt.block_on(async {
+            let mut client = self.pool.get().await.map_err(|e| PgError::Connect {
+                url: self.shown.clone(),
+                message: pool_error(e),
+            })?;
+            f(&mut client).await.map_err(|e| self.sql(e))
+        })
+    }
+
+    pub(crate) fn sql(&self, e: tokio_postgres::Error) -> PgError {
+        PgError::Sql {
+            url: self.shown.clone(),
+            source: e,
+        }
+    }
+}
+
+/// An error and its causes, one line (the driver says "error connecting to server" and keeps
+/// the reason — refused, no such host, timed out — in its source).
+pub(crate) fn chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut cur = e.source();
+    while let Some(s) = cur {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        cur = s.source();
+    }
+    out
+}
+
+fn pool_error(e: deadpool_postgres::PoolError) -> String {
+    match e {
+        deadpool_postgres::PoolError::Backend(e) => match e.as_db_error() {
+            Some(db) => db.message().to_string(),
+            None => chain(&e),
+        },
+        e => e.to_string(),
+    }
+}
+
+/// The driver's config from a libpq URL, with libpq's fallbacks the driver lacks: the
+/// password from `PGPASSWORD` or the pgpass file (`PGPASSFILE`, else ~/.pgpass), the user from
+/// `PGUSER` or the login name.
+pub fn config(raw: &str) -> Result<tokio_postgres::Config, String> {
+    let mut c: tokio_postgres::Config = libpq_overrides(raw)
+        .parse()
+        .map_err(|e: tokio_postgres::Error| format!("not a valid PostgreSQL URL ({e})"))?;
+    // libpq waits for ever by default; a store that does not answer is an error to show.
+    if c.get_connect_timeout().is_none() {
+        c.connect_timeout(std::time::Duration::from_secs(10));
+    }
+    if c.get_user().is_none() {
+        let user = std::env::var("PGUSER")
+            .ok()
+            .or_else(|| std::env::var("USER").ok())
+            .unwrap_or_else(|| "postgres".into());
+        c.user(&user);
+    }
+    if c.get_password().is_none() {
+        if let Ok(p) = std::env::var("PGPASSWORD") {
+            c.password(p);
+        } else if let Some(p) = pgpass(&c) {
+            c.password(p);
+        }
+    }
+    Ok(c)
+}
+
+/// libpq lets `?host=` / `?port=` in the query replace the URL's own host and port
+/// (`postgresql://u@localhost/db?host=/run/postgresql` connects to the socket only); the
+/// driver would try both, the URL's first. The authority's host and port are dropped when the
+/// query gives them.
+fn libpq_overrides(raw: &str) -> String {
+    let Ok(url) = url::Url::parse(raw) else {
+        return raw.to_string();
+    };
+    let keys: Vec<String> = url.query_pairs().map(|(k, _)| k.into_owned()).collect();
+    let has = |k: &str| keys.iter().any(|x| x == k);
+    let (host, port) = (has("host") || has("hostaddr"), has("port"));
+    if !host && !port {
+        return raw.to_string();
+    }
+    let (scheme, rest) = raw.split_once("://").unwrap_or(("postgresql", raw));
+    let auth_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (auth, tail) = rest.split_at(auth_end);
+    let (user, hostport) = match auth.rfind('@') {
+        Some(at) => (&auth[..=at], &auth[at + 1..]),
+        None => ("", auth),
+    };
+    let (h, p) = match hostport.rsplit_once(':') {
+        Some((h, p)) if !h.ends_with(']') || hostport.ends_with(']') => (h, Some(p)),
+        _ => (hostport, None),
+    };
+    let h = if host { "" } else { h };
+    let p = if port { None } else { p };
+    let hostport = match p {
+        Some(p) if !h.is_empty() => format!("{h}:{p}"),
+        _ => h.to_string(),
+    };
+    format!("{scheme}://{user}{hostport}{tail}")
+}
+
+/// The first matching line of the pgpass file (`host:port:db:user:password`, `*` matches
+/// anything, `\:` and `\\` escaped), as libpq reads it.
+fn pgpass(c: &tokio_postgres::Config) -> Option<String> {
+    let path = std::env::var_os("PGPASSFILE")
+        .map(std::path::PathBuf::from)
+        .or_else(|| directories::BaseDirs::new().map(|d| d.home_dir().join(".pgpass")))?;
+    let text = std::fs::read_to_string(path).ok()?;
+    let host = c
+        .get_hosts()
+        .first()
+        .map(|h| match h {
+            tokio_postgres::config::Host::Tcp(h) => h.clone(),
+            #[cfg(unix)]
+            tokio_postgres::config::Host::Unix(_) => "localhost".into(),
+        })
+        .unwrap_or_else(|| "localhost".into());
+    let port = c.get_ports().first().copied().unwrap_or(5432).to_string();
+    let db = c
+        .get_dbname()
+        .unwrap_or(c.get_user().unwrap_or(""))
+        .to_string();
+    let user = c.get_user().unwrap_or("").to_string();
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with('#') && !l.trim().is_empty())
+        .find_map(|l| {
+            let f = pgpass_fields(l);
+            let want = [&host, &port, &db, &user];
+            (f.len() == 5 && f.iter().zip(want).all(|(a, b)| a == "*" || a == b))
+                .then(|| f[4].clone())
+        })
+}
+
+fn pgpass_fields(line: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                if let (Some(n), Some(last)) = (chars.next(), out.last_mut()) {
+                    last.push(n);
+                }
+            }
+            ':' if out.len() < 5 => out.push(String::new()),
+            c => {
+                if let Some(last) = out.last_mut() {
+                    last.push(c);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// TLS for `sslmode=prefer|require` through rustls and the webpki roots (no OpenSSL).
+fn tls() -> tokio_postgres_rustls::MakeRustlsConnect {
+    let roots = rustls::RootCertStore {
+        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+    };
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("ring supports the default TLS versions")
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    tokio_postgres_rustls::MakeRustlsConnect::new(config)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pgpass_lines_unescape_and_match_wildcards() {
+        assert_eq!(
+            pgpass_fields(r"db.example:5432:*:kakeai:se\:cr\\et"),
+            ["db.example", "5432", "*", "kakeai", r"se:cr\et"]
+        );
+        // A password may hold unescaped colons after the fifth field starts.
+        assert_eq!(pgpass_fields("h:1:d:u:a:b")[4], "a:b");
+    }
+
+    #[test]
+    fn a_url_with_a_socket_directory_and_sslmode_parses() {
+        let c = config(
+            "postgresql://kakeai@localhost/kakeai?host=/run/postgresql&port=5433&sslmode=require",
+        )
+        .expect("parses");
+        assert_eq!(c.get_dbname(), Some("kakeai"));
+        assert_eq!(c.get_ports(), [5433]);
+        assert_eq!(c.get_ssl_mode(), SslMode::Require);
+        assert_eq!(
+            c.get_hosts(),
+            [tokio_postgres::config::Host::Unix("/run/postgresql".into())]
+        );
+        // Without query overrides the URL's host and port stand.
+        let c = config("postgresql://u:p@db.example:6543/x").expect("parses");
+        assert_eq!(c.get_ports(), [6543]);
+        assert_eq!(
+            c.get_hosts(),
+            [tokio_postgres::config::Host::Tcp("db.example".into())]
+        );
+        assert_eq!(c.get_ssl_mode(), SslMode::Prefer);
+        assert!(config("postgresql://kakeai@localhost/x?sslmode=sometimes").is_err());
+    }
+}

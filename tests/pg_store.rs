@@ -1,0 +1,477 @@
+//! The store on PostgreSQL (issue 24 §1), against a throwaway cluster started from the system's
+//! own binaries (tests/common/pg.rs): the schema conforms to SQLite's table for table and column
+//! for column, both engines accept and refuse the same rows, `db status | migrate | copy` work
+//! on a URL, a copy there and back is lossless (every run exports the same), a copy killed
+//! half-way goes on when run again, and a password is never printed.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::process::Command;
+
+use common::pg::PgCluster;
+use kakeai::director::Status;
+use kakeai::store::Store;
+use kakeai::store::pg::{Pg, migrate};
+use kakeai::store::target::{Target, classify};
+
+fn kakeai() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_kakeai"));
+    c.env_remove("KAKEAI_DB").env("NO_COLOR", "1");
+    c
+}
+
+fn pg(url: &str) -> Pg {
+    match classify(std::path::Path::new(url)).expect("a URL") {
+        Target::Postgres(u) => Pg::connect(&u).expect("connects"),
+        Target::File(_) => panic!("{url} read as a file"),
+    }
+}
+
+/// Column name → declared type, per table, from an SQLite store at the latest schema.
+fn sqlite_schema(path: &std::path::Path) -> BTreeMap<String, BTreeMap<String, String>> {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    let names: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    names
+        .into_iter()
+        .map(|t| {
+            let cols: BTreeMap<String, String> = conn
+                .prepare(&format!("PRAGMA table_xinfo(\"{t}\")"))
+                .unwrap()
+                .query_map([], |r| Ok((r.get(1)?, r.get::<_, String>(2)?)))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            (t, cols)
+        })
+        .collect()
+}
+
+fn pg_schema(p: &Pg) -> BTreeMap<String, BTreeMap<String, String>> {
+    let rows: Vec<(String, String, String)> = p
+        .block(async |c| {
+            let rows = c
+                .query(
+                    "SELECT table_name::text, column_name::text, data_type::text
+                     FROM information_schema.columns WHERE table_schema = current_schema()
+                       AND table_name NOT LIKE 'kakeai\\_%'",
+                    &[],
+                )
+                .await?;
+            Ok(rows
+                .iter()
+                .map(|r| (r.get(0), r.get(1), r.get(2)))
+                .collect())
+        })
+        .unwrap();
+    let mut out: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    for (t, c, ty) in rows {
+        out.entry(t).or_default().insert(c, ty);
+    }
+    out
+}
+
+/// SQLite's declared type → the PostgreSQL type that holds the same values.
+fn twin(sqlite: &str) -> &'static str {
+    match sqlite.to_ascii_uppercase().as_str() {
+        "INTEGER" | "BOOLEAN" => "bigint",
+        "REAL" => "double precision",
+        "BLOB" => "bytea",
+        _ => "text",
+    }
+}
+
+#[test]
+fn the_schema_on_postgresql_is_sqlites_table_for_table_and_column_for_column() {
+    let Some(cluster) = PgCluster::start("pg schema") else {
+        return;
+    };
+    let url = cluster.database("schema");
+    let p = pg(&url);
+    assert_eq!(migrate::apply(&p).unwrap(), (0, migrate::latest()));
+    // Twice is a no-op.
+    assert_eq!(
+        migrate::apply(&p).unwrap(),
+        (migrate::latest(), migrate::latest())
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.db");
+    Store::open(&file).unwrap();
+    let lite = sqlite_schema(&file);
+    let post = pg_schema(&p);
+    assert_eq!(
+        lite.keys().collect::<Vec<_>>(),
+        post.keys().collect::<Vec<_>>(),
+        "the same tables"
+    );
+    for (table, cols) in &lite {
+        let pcols = &post[table];
+        assert_eq!(
+            cols.keys().collect::<Vec<_>>(),
+            pcols.keys().collect::<Vec<_>>(),
+            "{table}: the same columns"
+        );
+        for (col, ty) in cols {
+            assert_eq!(pcols[col], twin(ty), "{table}.{col} ({ty})");
+        }
+    }
+}
+
+/// Rows both engines must refuse (a CHECK, a trigger, a NOT NULL, a foreign key) or accept.
+const ROWS: &[(&str, bool)] = &[
+    (
+        "INSERT INTO runs (id, topic, started_at, status) VALUES (1, '海', 't', 'running')",
+        true,
+    ),
+    (
+        "INSERT INTO runs (topic, started_at, status) VALUES ('x', 't', 'bogus')",
+        false,
+    ),
+    (
+        "INSERT INTO runs (topic, started_at, status) VALUES ('x', 't', 'interrupted')",
+        true,
+    ),
+    (
+        "INSERT INTO runs (topic, status) VALUES ('x', 'running')",
+        false,
+    ),
+    (
+        "INSERT INTO attempts (run_id, turn, speaker, attempt, state, started_at) VALUES (1, 1, 'bob', 1, 'done', 't')",
+        false,
+    ),
+    (
+        "INSERT INTO attempts (run_id, turn, speaker, attempt, state, started_at) VALUES (1, 0, 'yana', 1, 'done', 't')",
+        false,
+    ),
+    (
+        "INSERT INTO attempts (run_id, turn, speaker, attempt, state, started_at) VALUES (1, 1, 'yana', 1, 'done', 't')",
+        true,
+    ),
+    (
+        "INSERT INTO attempts (run_id, turn, speaker, attempt, state, started_at) VALUES (999, 1, 'yana', 1, 'done', 't')",
+        false,
+    ),
+    (
+        "INSERT INTO actions (run_id, kind, created_at) VALUES (1, 'undo', 't')",
+        true,
+    ),
+    (
+        "INSERT INTO actions (run_id, kind, created_at) VALUES (1, 'erase', 't')",
+        false,
+    ),
+    (
+        "INSERT INTO prowrestling_patterns (user_message_type, user_message_example, bot_response, bot_response_type, character) VALUES ('a', 'b', 'c', '流し', 'yana')",
+        true,
+    ),
+    (
+        "INSERT INTO prowrestling_patterns (user_message_type, user_message_example, bot_response, bot_response_type, character) VALUES ('a', 'b', 'd', '無視', 'yana')",
+        false,
+    ),
+    (
+        "INSERT INTO prowrestling_usage_log (feedback) VALUES (2)",
+        false,
+    ),
+    (
+        "INSERT INTO prowrestling_usage_log (feedback, user_reaction) VALUES (-1, 'dropout')",
+        true,
+    ),
+    (
+        "INSERT INTO line_messages (channel_id, source_type, role, character, text_masked, at_ms, state, created_at) VALUES ('c', 'user', 'user', 'ayu', 't', 1, 'pending', 't')",
+        true,
+    ),
+    (
+        "INSERT INTO line_messages (channel_id, source_type, role, character, text_masked, at_ms, state, created_at) VALUES ('c', 'dm', 'user', 'ayu', 't', 1, 'pending', 't')",
+        false,
+    ),
+    (
+        "INSERT INTO review_queues (name, filter, k, lease_ms, created_at) VALUES ('q', '{}', 1, 500, 't')",
+        false,
+    ),
+    (
+        "INSERT INTO pairwise_marks (comparison_id, turn, reviewer, choice, created_at) VALUES (1, 1, 'r', 'A', 't')",
+        false,
+    ),
+];
+
+#[test]
+fn both_engines_accept_and_refuse_the_same_rows() {
+    let Some(cluster) = PgCluster::start("pg constraints") else {
+        return;
+    };
+    let p = pg(&cluster.database("rows"));
+    migrate::apply(&p).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("r.db");
+    let store = Store::open(&file).unwrap();
+    for (sql, ok) in ROWS {
+        let lite = store.conn().execute(sql, []);
+        let post = p.block(async |c| c.execute(*sql, &[]).await);
+        assert_eq!(lite.is_ok(), *ok, "SQLite: {sql}: {lite:?}");
+        assert_eq!(post.is_ok(), *ok, "PostgreSQL: {sql}: {post:?}");
+    }
+    // The generated columns compute the same on both.
+    let rate = |sql: &str| {
+        store.conn().execute(sql, []).unwrap();
+        p.block(async |c| c.execute(sql, &[]).await).unwrap();
+    };
+    rate("UPDATE prowrestling_patterns SET success_count = 3, failure_count = 1");
+    let lite: f64 = store
+        .conn()
+        .query_row("SELECT success_rate FROM prowrestling_patterns", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    let post: f64 = p
+        .block(async |c| {
+            Ok(
+                c.query_one("SELECT success_rate FROM prowrestling_patterns", &[])
+                    .await?
+                    .get(0),
+            )
+        })
+        .unwrap();
+    assert_eq!((lite, post), (0.75, 0.75));
+}
+
+/// A store with every kind of value: committed runs, and hand-written rows with NULLs, emoji,
+/// half-width kana, extreme integers and floats, a self-reference and generated columns.
+fn filled(path: &std::path::Path, runs: usize) -> Store {
+    let mut store = Store::open(path).unwrap();
+    common::stores::committed_runs(
+        &mut store,
+        7,
+        runs,
+        6,
+        &[Status::Pass, Status::Warn, Status::Retry, Status::Unscored],
+    );
+    store
+        .conn()
+        .execute_batch(
+            "INSERT INTO prowrestling_patterns (user_message_type, user_message_example, bot_response,
+                 bot_response_type, character, used_count, success_count, failure_count, like_count)
+             VALUES ('からかい', 'ｶﾞｷﾞ 🇯🇵', 'なによそれ〜👩‍👩‍👧', 'プロレス受け', 'yana', 9223372036854775807, 2, 1, 0);
+             INSERT INTO judgment_caches (channel_id, thread_ts, should_respond, confidence, reason,
+                 latest_message_ts, next_check_at, created_at, updated_at)
+             VALUES ('C1', '', 1, 0.1, '理由', '1', '2', 't', 't'),
+                    ('C2', 'x', 0, 1e-300, '', '1', '2', 't', 't');
+             INSERT INTO line_messages (id, channel_id, source_type, role, character, text_masked, at_ms, state, created_at)
+             VALUES (1, 'C1', 'group', 'user', 'ayu', '[氏名]さん、こんにちは', -5, 'answered', 't');
+             INSERT INTO line_messages (id, channel_id, source_type, role, character, text_masked, at_ms, state, reply_to, note, created_at)
+             VALUES (2, 'C1', 'group', 'bot', 'ayu', 'はい、姉様。', 7, 'sent', 1, NULL, 't');
+             -- Finished runs: opening a store marks a 'running' run interrupted (with the time).
+             UPDATE runs SET status = 'completed', ended_at = '2026-11-25T00:00:00.000Z';",
+        )
+        .unwrap();
+    store
+}
+
+/// Every row of every kakeai table, in key order, as text: what "lossless" compares.
+fn dump(path: &std::path::Path) -> BTreeMap<String, Vec<String>> {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    let schema = sqlite_schema(path);
+    schema
+        .keys()
+        .filter(|t| !t.starts_with("kakeai_"))
+        .map(|t| {
+            let mut st = conn.prepare(&format!("SELECT * FROM \"{t}\"")).unwrap();
+            let n = st.column_count();
+            let mut rows: Vec<String> = st
+                .query_map([], |r| {
+                    Ok((0..n)
+                        .map(|i| format!("{:?}", r.get_ref(i).unwrap()))
+                        .collect::<Vec<_>>()
+                        .join("|"))
+                })
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            rows.sort();
+            (t.clone(), rows)
+        })
+        .collect()
+}
+
+fn export_all(path: &std::path::Path, runs: usize) -> Vec<String> {
+    (1..=runs)
+        .map(|id| {
+            let out = kakeai()
+                .args(["export", "--run", &id.to_string(), "--db"])
+                .arg(path)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8(out.stdout).unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn a_copy_to_postgresql_and_back_is_lossless_and_every_run_exports_the_same() {
+    let Some(cluster) = PgCluster::start("pg round trip") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.db");
+    let b = dir.path().join("b.db");
+    drop(filled(&a, 12));
+    // A password in the URL is never printed (trust authentication ignores it).
+    let url = cluster
+        .database("trip")
+        .replace("kakeai@", "kakeai:s3cr3t@");
+    let out = kakeai()
+        .args(["db", "copy"])
+        .arg(&a)
+        .arg(&url)
+        .args(["--batch", "7"])
+        .output()
+        .unwrap();
+    let (so, se) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{so}{se}");
+    assert!(so.contains("every table checked"), "{so}");
+    assert!(!format!("{so}{se}").contains("s3cr3t"), "{so}{se}");
+    assert!(so.contains("kakeai:***@"), "{so}");
+
+    let st = kakeai()
+        .args(["db", "status", "--json", "--db", &url])
+        .output()
+        .unwrap();
+    assert_eq!(
+        st.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&st.stdout).unwrap();
+    assert_eq!(v["engine"], "postgresql");
+    assert_eq!(v["schema_version"], migrate::latest());
+    assert!(!String::from_utf8_lossy(&st.stdout).contains("s3cr3t"));
+
+    // A second copy into the same database is refused: it holds data now.
+    let again = kakeai()
+        .args(["db", "copy"])
+        .arg(&a)
+        .arg(&url)
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already holds kakeai data"));
+
+    let back = kakeai()
+        .args(["db", "copy", &url])
+        .arg(&b)
+        .output()
+        .unwrap();
+    assert!(
+        back.status.success(),
+        "{}",
+        String::from_utf8_lossy(&back.stderr)
+    );
+    assert!(
+        dump(&a) == dump(&b),
+        "the tables differ after the round trip"
+    );
+    let (ea, eb) = (export_all(&a, 12), export_all(&b, 12));
+    assert!(ea.iter().all(|e| e.contains("\"record\":\"turn\"")));
+    for (i, (x, y)) in ea.iter().zip(&eb).enumerate() {
+        assert!(x == y, "run {} exports differently:\n{x}\n{y}", i + 1);
+    }
+
+    // Ids go on after the copied ones on PostgreSQL.
+    let p = pg(&url);
+    let next: i64 = p
+        .block(async |c| {
+            Ok(c.query_one(
+                "INSERT INTO runs (topic, started_at, status) VALUES ('次', 't', 'running') RETURNING id",
+                &[],
+            )
+            .await?
+            .get(0))
+        })
+        .unwrap();
+    assert_eq!(next, 13);
+}
+
+#[test]
+fn a_copy_killed_half_way_goes_on_when_run_again() {
+    let Some(cluster) = PgCluster::start("pg resume") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("big.db");
+    drop(filled(&a, 400));
+    let url = cluster.database("resume");
+    let mut child = kakeai()
+        .args(["db", "copy"])
+        .arg(&a)
+        .arg(&url)
+        .args(["--batch", "5", "--quiet"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill it once some turns are in, before it is whole.
+    let p = pg(&url);
+    let count = |table: &str| -> i64 {
+        let q = format!("SELECT COUNT(*) FROM {table}");
+        p.block(async |c| Ok(c.query_one(&q, &[]).await?.get(0)))
+            .unwrap_or(0)
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while count("turns") < 50 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the copy never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let partial = count("turns");
+    assert!(partial > 0 && partial < 2400, "killed at {partial} turns");
+
+    let out = kakeai()
+        .args(["db", "copy"])
+        .arg(&a)
+        .arg(&url)
+        .output()
+        .unwrap();
+    let so = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{so}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        so.contains("went on from an earlier, unfinished copy"),
+        "{so}"
+    );
+    assert_eq!(count("turns"), 2400);
+    let b = dir.path().join("back.db");
+    let back = kakeai()
+        .args(["db", "copy", &url])
+        .arg(&b)
+        .output()
+        .unwrap();
+    assert!(
+        back.status.success(),
+        "{}",
+        String::from_utf8_lossy(&back.stderr)
+    );
+    assert!(
+        dump(&a) == dump(&b),
+        "the tables differ after a resumed copy"
+    );
+}
