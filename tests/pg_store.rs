@@ -121,6 +121,28 @@ fn the_schema_on_postgresql_is_sqlites_table_for_table_and_column_for_column() {
             assert_eq!(pcols[col], twin(ty), "{table}.{col} ({ty})");
         }
     }
+    // A schema from a newer kakeai is reported and never touched.
+    p.block(async |c| {
+        c.execute("INSERT INTO kakeai_schema (version) VALUES (99)", &[])
+            .await
+    })
+    .unwrap();
+    let out = kakeai()
+        .args(["db", "migrate", "--db", &url])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("schema version 99") && err.contains("newer kakeai"),
+        "{err}"
+    );
+    let st = kakeai()
+        .args(["db", "status", "--db", &url])
+        .output()
+        .unwrap();
+    assert_eq!(st.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&st.stdout).contains("made by a newer kakeai"));
 }
 
 /// Rows both engines must refuse (a CHECK, a trigger, a NOT NULL, a foreign key) or accept.
@@ -474,4 +496,31 @@ fn a_copy_killed_half_way_goes_on_when_run_again() {
         dump(&a) == dump(&b),
         "the tables differ after a resumed copy"
     );
+}
+
+#[test]
+fn an_unreachable_server_or_a_missing_database_is_one_line_naming_the_fix_and_exit_3() {
+    let Some(cluster) = PgCluster::start("pg bad input") else {
+        return;
+    };
+    let missing = cluster.url("nowhere").replace("kakeai@", "kakeai:pw@");
+    let dead = format!(
+        "postgresql://kakeai:pw@localhost/x?host={}&port=1",
+        cluster.socket_dir().display()
+    );
+    for (url, fix) in [(&missing, "createdb"), (&dead, "is the server running")] {
+        for args in [
+            vec!["db", "status", "--db", url],
+            vec!["db", "migrate", "--db", url],
+        ] {
+            let out = kakeai().args(&args).output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(3), "{args:?}: {err}");
+            assert_eq!(err.trim().lines().count(), 1, "{err}");
+            assert!(err.contains(fix) && err.contains("kakeai:***@"), "{err}");
+            assert!(!err.contains(":pw@"), "{err}");
+        }
+    }
+    // A file of that name never appears.
+    assert!(!std::path::Path::new("postgresql:").exists());
 }

@@ -62,23 +62,55 @@ pub fn run(cmd: DbCommand) -> i32 {
         DbCommand::Copy(a) => copy(&a),
     };
     out.unwrap_or_else(|e| {
-        eprintln!("kakeai db: {}", crate::text::sanitize::for_terminal(&e));
-        2
+        eprintln!(
+            "kakeai db: {}",
+            crate::text::sanitize::for_terminal(&e.message)
+        );
+        e.code
     })
 }
 
-/// A PostgreSQL URL given with --db / KAKEAI_DB, connected; `None` for a file.
-fn postgres(db: Option<&std::path::Path>) -> Result<Option<Pg>, String> {
-    let Some(p) = db else { return Ok(None) };
-    match classify(p)? {
-        Target::File(_) => Ok(None),
-        Target::Postgres(u) => Pg::connect(&u).map(Some).map_err(|e| e.to_string()),
+/// Why a `db` command failed, and its exit code: 3 when the database cannot be reached or used
+/// at all ("cannot reach"), 2 for everything else.
+#[derive(Debug)]
+pub struct Fail {
+    code: i32,
+    message: String,
+}
+
+impl From<String> for Fail {
+    fn from(message: String) -> Fail {
+        Fail { code: 2, message }
     }
 }
 
-fn show(a: &DbArgs) -> Result<i32, String> {
+impl From<&str> for Fail {
+    fn from(message: &str) -> Fail {
+        Fail::from(message.to_string())
+    }
+}
+
+impl From<pg::PgError> for Fail {
+    fn from(e: pg::PgError) -> Fail {
+        Fail {
+            code: e.exit_code(),
+            message: e.to_string(),
+        }
+    }
+}
+
+/// A PostgreSQL URL given with --db / KAKEAI_DB, connected; `None` for a file.
+fn postgres(db: Option<&std::path::Path>) -> Result<Option<Pg>, Fail> {
+    let Some(p) = db else { return Ok(None) };
+    match classify(p)? {
+        Target::File(_) => Ok(None),
+        Target::Postgres(u) => Ok(Some(Pg::connect(&u)?)),
+    }
+}
+
+fn show(a: &DbArgs) -> Result<i32, Fail> {
     if let Some(pg) = postgres(a.db.as_deref())? {
-        let s = pg::status::status(&pg).map_err(|e| e.to_string())?;
+        let s = pg::status::status(&pg)?;
         if a.json {
             println!(
                 "{}",
@@ -111,9 +143,9 @@ fn show(a: &DbArgs) -> Result<i32, String> {
     })
 }
 
-fn migrate(a: &MigrateArgs) -> Result<i32, String> {
+fn migrate(a: &MigrateArgs) -> Result<i32, Fail> {
     if let Some(pg) = postgres(a.store.db.as_deref())? {
-        let (from, to) = pg::migrate::apply(&pg).map_err(|e| e.to_string())?;
+        let (from, to) = pg::migrate::apply(&pg)?;
         if a.store.json {
             println!(
                 "{}",
@@ -147,7 +179,7 @@ fn migrate(a: &MigrateArgs) -> Result<i32, String> {
     Ok(0)
 }
 
-fn copy(a: &CopyArgs) -> Result<i32, String> {
+fn copy(a: &CopyArgs) -> Result<i32, Fail> {
     let named =
         |p: &std::path::Path, what: &str| classify(p).map_err(|e| e.replacen("--db", what, 1));
     match (named(&a.from, "FROM")?, named(&a.to, "TO")?) {
@@ -161,7 +193,7 @@ fn copy(a: &CopyArgs) -> Result<i32, String> {
 }
 
 /// SQLite ↔ PostgreSQL, resumable, checked table by table.
-fn copy_across(from: Target, to: Target, a: &CopyArgs) -> Result<i32, String> {
+fn copy_across(from: Target, to: Target, a: &CopyArgs) -> Result<i32, Fail> {
     use super::progress::{Progress, Unit};
     let bar = Progress::start("copying", None, Unit::Items("rows"), a.progress);
     let mut on = |table: &str, done: i64, total: i64| {
@@ -171,19 +203,19 @@ fn copy_across(from: Target, to: Target, a: &CopyArgs) -> Result<i32, String> {
     let batch = a.batch.max(1);
     let (report, shown_from, shown_to) = match (from, to) {
         (Target::File(f), Target::Postgres(u)) => {
-            let pg = Pg::connect(&u).map_err(|e| e.to_string())?;
+            let pg = Pg::connect(&u)?;
             let r = pg::copy::sqlite_to_pg(&f, &pg, batch, None, &mut on);
             (r, f.display().to_string(), u.shown().to_string())
         }
         (Target::Postgres(u), Target::File(t)) => {
-            let pg = Pg::connect(&u).map_err(|e| e.to_string())?;
+            let pg = Pg::connect(&u)?;
             let r = pg::copy::pg_to_sqlite(&pg, &t, batch, None, &mut on);
             (r, u.shown().to_string(), t.display().to_string())
         }
         _ => unreachable!("copy() sends only mixed pairs here"),
     };
     bar.finish();
-    let report = report.map_err(|e| e.to_string())?;
+    let report = report?;
     let rows: i64 = report.tables.iter().map(|(_, n)| n).sum();
     println!(
         "copied {shown_from} → {shown_to}: schema version {}, {} tables, {rows} rows, every table checked{}",
@@ -198,7 +230,7 @@ fn copy_across(from: Target, to: Target, a: &CopyArgs) -> Result<i32, String> {
     Ok(0)
 }
 
-fn copy_files(from: &std::path::Path, to: &std::path::Path, a: &CopyArgs) -> Result<i32, String> {
+fn copy_files(from: &std::path::Path, to: &std::path::Path, a: &CopyArgs) -> Result<i32, Fail> {
     use super::progress::{Progress, Unit};
     let (from, to) = (from.to_path_buf(), to.to_path_buf());
     let bar = Progress::start("copying", None, Unit::Items("pages"), a.progress);

@@ -21,7 +21,7 @@ use super::target::PgUrl;
 pub enum PgError {
     #[error("{url}: cannot use this PostgreSQL database: {message}")]
     Connect { url: String, message: String },
-    #[error("{url}: {source}")]
+    #[error("{url}: {}", with_fix(source))]
     Sql {
         url: String,
         source: tokio_postgres::Error,
@@ -44,6 +44,17 @@ pub struct Pg {
     rt: tokio::runtime::Runtime,
     pool: Pool,
     shown: String,
+}
+
+impl PgError {
+    /// The exit code a command ends with: 3 when the database cannot be reached or used at
+    /// all, 2 for everything else.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            PgError::Connect { .. } => 3,
+            _ => 2,
+        }
+    }
 }
 
 impl Pg {
@@ -76,7 +87,7 @@ impl Pg {
             .map_err(|e| match e {
                 PgError::Sql { url, source } => PgError::Connect {
                     url,
-                    message: chain(&source),
+                    message: with_fix(&source),
                 },
                 e => e,
             })?;
@@ -125,12 +136,41 @@ pub(crate) fn chain(e: &dyn std::error::Error) -> String {
 
 fn pool_error(e: deadpool_postgres::PoolError) -> String {
     match e {
-        deadpool_postgres::PoolError::Backend(e) => match e.as_db_error() {
-            Some(db) => db.message().to_string(),
-            None => chain(&e),
-        },
+        deadpool_postgres::PoolError::Backend(e) => with_fix(&e),
         e => e.to_string(),
     }
+}
+
+/// The driver's error and what to do about it, on one line.
+pub(crate) fn with_fix(e: &tokio_postgres::Error) -> String {
+    use tokio_postgres::error::SqlState;
+    let Some(db) = e.as_db_error() else {
+        let text = chain(e);
+        let fix = if text.contains("timed out")
+            || text.contains("refused")
+            || text.contains("No such file")
+        {
+            " — is the server running, and are host and port right?"
+        } else if text.contains("lookup address") {
+            " — the host name does not resolve; check the URL's host"
+        } else {
+            ""
+        };
+        return format!("{text}{fix}");
+    };
+    let fix = match db.code() {
+        c if *c == SqlState::INVALID_PASSWORD => {
+            " — check the password (in the URL, PGPASSWORD or ~/.pgpass)"
+        }
+        c if *c == SqlState::INVALID_CATALOG_NAME => {
+            " — create it first (createdb NAME, or CREATE DATABASE), then `kakeai db migrate`"
+        }
+        c if *c == SqlState::INVALID_AUTHORIZATION_SPECIFICATION => {
+            " — the user does not exist or may not log in; check the URL's user"
+        }
+        _ => "",
+    };
+    format!("{}{fix}", db.message())
 }
 
 /// The driver's config from a libpq URL, with libpq's fallbacks the driver lacks: the
