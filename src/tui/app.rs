@@ -341,8 +341,7 @@ pub struct App {
     /// The detail pane shows the selected attempt's request instead of its findings.
     pub request: super::request_view::RequestPane,
     /// Lines a regeneration set aside, and which of them is on screen (None: the main line).
-    pub branches: Vec<super::branch::Branch>,
-    pub on_branch: Option<usize>,
+    pub branches: super::branch::Branches,
     /// A destructive key waiting for its confirmation.
     pub confirm: Option<Action>,
     /// Set for the one `act` that carries out a confirmed key.
@@ -415,8 +414,7 @@ impl App {
             leak_note: None,
             request: Default::default(),
             queued: Vec::new(),
-            branches: Vec::new(),
-            on_branch: None,
+            branches: super::branch::Branches::default(),
             confirm: None,
             confirmed: None,
             right_focus: false,
@@ -532,7 +530,7 @@ impl App {
     }
 
     fn on_effect(&mut self, e: Box<Effect>) {
-        self.keep_branch(&e);
+        self.branches.keep(&mut self.run.turns, &e);
         self.run.apply(&e);
         match &*e {
             Effect::Held { turn, .. } => {
@@ -561,8 +559,7 @@ impl App {
         self.selected = 0;
         self.follow = true;
         self.review_log.clear();
-        self.branches.clear();
-        self.on_branch = None;
+        self.branches = super::branch::Branches::default();
         self.status = format!("run {run_id} started");
     }
 
@@ -1040,4 +1037,164 @@ pub(super) fn textarea(title: &str) -> TextArea<'static> {
     let mut t = TextArea::default();
     t.set_block(ratatui::widgets::Block::bordered().title(title.to_string()));
     t
+}
+
+impl App {
+    /// `B`: the next branch on screen, once the run is paused or done.
+    pub(super) fn next_branch(&mut self) {
+        if self.branches.is_empty() {
+            self.status = "this run has no branches (regenerating a turn makes one)".into();
+            return;
+        }
+        if self.running() {
+            self.status = "branches can be switched once the run is paused or done".into();
+            return;
+        }
+        self.branches.next(&mut self.run.turns);
+        self.selected = self.selected.min(self.run.turns.len().saturating_sub(1));
+        self.attempt = None;
+        self.status = format!("showing {}", self.branches.label());
+    }
+}
+
+impl App {
+    pub(super) fn interview_msg(&mut self, m: super::interview_view::InterviewMsg) {
+        use super::interview_view::{InterviewMsg, InterviewView};
+        use crate::interview::state::State;
+        self.dirty = true;
+        match m {
+            InterviewMsg::Started(cfg) => {
+                self.interview = Some(InterviewView::new(&cfg));
+                self.status = format!(
+                    "interview {} — Enter answers, Tab skips, Esc leaves",
+                    cfg.name
+                );
+            }
+            InterviewMsg::Event(e) => {
+                if let Some(v) = self.interview.as_mut() {
+                    v.apply(&e);
+                }
+                if e.event == "done" {
+                    self.status = if e.state == State::Done {
+                        "interview finished — analysis queued (kakeai analyze --interview …)".into()
+                    } else {
+                        "interview left unfinished".into()
+                    };
+                }
+            }
+            InterviewMsg::Status(e) => self.status = e,
+            InterviewMsg::Insights(Ok(v)) => {
+                self.status = "insights — ←/→ interview or run set, ↑/↓ card, Esc back".into();
+                self.insights = Some(*v);
+            }
+            InterviewMsg::Insights(Err(e)) => self.status = format!("insights: {e}"),
+        }
+    }
+
+    /// Keys for the insights view or the interview pane; None when neither is open.
+    pub(super) fn interview_key(
+        &mut self,
+        key: crossterm::event::KeyEvent,
+    ) -> Option<Vec<Command>> {
+        use super::interview_view::InterviewAsk;
+        if let Some(i) = self.insights.as_mut() {
+            if key.code == crossterm::event::KeyCode::Esc {
+                self.insights = None;
+            } else {
+                i.on_key(key);
+            }
+            return Some(Vec::new());
+        }
+        Some(match self.interview.as_mut()?.key(key) {
+            InterviewAsk::Nothing => Vec::new(),
+            InterviewAsk::Leave => {
+                self.interview = None;
+                self.status = "interview closed".into();
+                vec![Command::InterviewLeave]
+            }
+            InterviewAsk::Answer(text) => vec![Command::InterviewAnswer(text)],
+        })
+    }
+}
+
+impl App {
+    /// Keys while the compare view is open; false when it is not.
+    pub(super) fn compare_key(&mut self, key: crossterm::event::KeyEvent) -> bool {
+        let Some(v) = self.compare.as_mut() else {
+            return false;
+        };
+        match key.code {
+            crossterm::event::KeyCode::Esc | crossterm::event::KeyCode::Char('q') => {
+                self.compare = None
+            }
+            _ => {
+                v.key(key);
+            }
+        }
+        true
+    }
+
+    /// A loaded comparison (or why not).
+    pub(super) fn on_compare(&mut self, r: Result<super::compare_view::CompareView, String>) {
+        match r {
+            Ok(v) => {
+                self.runs = None;
+                self.compare = Some(v);
+                self.status = "compare view: ↑/↓ turns, Esc closes".into();
+            }
+            Err(e) => self.status = format!("compare: {e}"),
+        }
+    }
+}
+
+impl App {
+    /// The rules pane's keys: switch pane, pick a value, change it (re-judging), save.
+    pub(super) fn rules_action(&mut self, action: Action) {
+        use super::tuning::{RulesAsk, adjust, fields, rejudge_only, rules_key, save};
+        if action == Action::NextPane {
+            self.pane = self.pane.next();
+            return;
+        }
+        if self.pane != Pane::Rules {
+            return;
+        }
+        match rules_key(&mut self.field, action) {
+            RulesAsk::Nothing => {}
+            RulesAsk::Adjust { field, steps } => {
+                let prev = self.rules.version.clone();
+                match adjust(&self.rules, field, steps) {
+                    Ok(r) => {
+                        self.rules = r;
+                        let analyzer = self.analyzer.clone();
+                        let rule = fields().get(field).map(|f| f.rule);
+                        let rj = rejudge_only(
+                            &mut self.run,
+                            &self.rules,
+                            &analyzer,
+                            &mut self.cache,
+                            rule.map(|r| (r, prev.as_str())),
+                        );
+                        self.status = format!(
+                            "ruleset {}: {} of {} verdicts flipped",
+                            self.rules.version,
+                            rj.flipped.len(),
+                            rj.judged
+                        );
+                        self.header.ruleset = self.rules.version.clone();
+                        self.rejudge = Some(rj);
+                    }
+                    Err(e) => self.fail(e.to_string()),
+                }
+            }
+            RulesAsk::Save => {
+                self.status = match crate::director::ruleset::user_rules_path() {
+                    Some(p) => match save(&self.rules, &p) {
+                        Ok(()) => format!("saved to {}", p.display()),
+                        Err(e) => format!("NOT saved: {e}"),
+                    },
+                    None => "no config directory to save into".into(),
+                };
+            }
+        }
+    }
 }

@@ -2,10 +2,8 @@
 //! browser (ctrl-o: the newest comparison of the selected run), drawn over the body, closed
 //! with Esc or q. Loading happens on the store actor; the view itself is `compare_view`.
 
-use crossterm::event::{KeyCode, KeyEvent};
-
 use super::Runtime;
-use super::app::{App, Command, UiMsg};
+use super::app::{Command, UiMsg};
 use super::compare_view::CompareView;
 use crate::compare::db;
 
@@ -14,34 +12,6 @@ use crate::compare::db;
 pub enum CompareAsk {
     Id(i64),
     OfRun(i64),
-}
-
-impl App {
-    /// Keys while the compare view is open; false when it is not.
-    pub(super) fn compare_key(&mut self, key: KeyEvent) -> bool {
-        let Some(v) = self.compare.as_mut() else {
-            return false;
-        };
-        match key.code {
-            KeyCode::Esc | KeyCode::Char('q') => self.compare = None,
-            _ => {
-                v.key(key);
-            }
-        }
-        true
-    }
-
-    /// A loaded comparison (or why not).
-    pub(super) fn on_compare(&mut self, r: Result<CompareView, String>) {
-        match r {
-            Ok(v) => {
-                self.runs = None;
-                self.compare = Some(v);
-                self.status = "compare view: ↑/↓ turns, Esc closes".into();
-            }
-            Err(e) => self.status = format!("compare: {e}"),
-        }
-    }
 }
 
 impl Runtime {

@@ -204,79 +204,40 @@ pub enum InterviewMsg {
     Insights(Result<Box<super::insights_view::InsightsView>, String>),
 }
 
-impl super::app::App {
-    pub(super) fn interview_msg(&mut self, m: InterviewMsg) {
-        self.dirty = true;
-        match m {
-            InterviewMsg::Started(cfg) => {
-                self.interview = Some(InterviewView::new(&cfg));
-                self.status = format!(
-                    "interview {} — Enter answers, Tab skips, Esc leaves",
-                    cfg.name
-                );
-            }
-            InterviewMsg::Event(e) => {
-                if let Some(v) = self.interview.as_mut() {
-                    v.apply(&e);
-                }
-                if e.event == "done" {
-                    self.status = if e.state == State::Done {
-                        "interview finished — analysis queued (kakeai analyze --interview …)".into()
-                    } else {
-                        "interview left unfinished".into()
-                    };
-                }
-            }
-            InterviewMsg::Status(e) => self.status = e,
-            InterviewMsg::Insights(Ok(v)) => {
-                self.status = "insights — ←/→ interview or run set, ↑/↓ card, Esc back".into();
-                self.insights = Some(*v);
-            }
-            InterviewMsg::Insights(Err(e)) => self.status = format!("insights: {e}"),
-        }
-    }
+/// What a key in the interview pane asks of the workbench.
+#[derive(Debug, Clone, PartialEq)]
+pub enum InterviewAsk {
+    /// Handled here (typing, nothing to send).
+    Nothing,
+    /// Esc: leave the interview (the conversation stays saved).
+    Leave,
+    /// Enter (or Tab: [スキップ]): send this answer.
+    Answer(String),
+}
 
+impl InterviewView {
     /// Keys while interview mode is on: typing, Enter answers, Tab sends [スキップ], Esc
-    /// leaves (the conversation stays saved, unfinished unless it was done).
-    pub(super) fn interview_key(
-        &mut self,
-        key: crossterm::event::KeyEvent,
-    ) -> Option<Vec<super::app::Command>> {
-        use super::app::Command;
+    /// leaves.
+    pub fn key(&mut self, key: crossterm::event::KeyEvent) -> InterviewAsk {
         use crossterm::event::KeyCode;
-        if let Some(i) = self.insights.as_mut() {
-            if key.code == KeyCode::Esc {
-                self.insights = None;
-            } else {
-                i.on_key(key);
-            }
-            return Some(Vec::new());
-        }
-        let v = self.interview.as_mut()?;
         match key.code {
-            KeyCode::Esc => {
-                self.interview = None;
-                self.status = "interview closed".into();
-                return Some(vec![Command::InterviewLeave]);
-            }
-            KeyCode::Enter if v.state != State::Done => {
-                let text = v.input.trim().to_string();
-                v.input.clear();
+            KeyCode::Esc => return InterviewAsk::Leave,
+            KeyCode::Enter if self.state != State::Done => {
+                let text = self.input.trim().to_string();
+                self.input.clear();
                 if !text.is_empty() {
-                    return Some(vec![Command::InterviewAnswer(text)]);
+                    return InterviewAsk::Answer(text);
                 }
             }
-            KeyCode::Tab if v.state != State::Done => {
-                return Some(vec![Command::InterviewAnswer(
-                    crate::interview::state::SKIP.into(),
-                )]);
+            KeyCode::Tab if self.state != State::Done => {
+                return InterviewAsk::Answer(crate::interview::state::SKIP.into());
             }
             KeyCode::Backspace => {
-                v.input.pop();
+                self.input.pop();
             }
-            KeyCode::Char(c) => v.input.push(c),
+            KeyCode::Char(c) => self.input.push(c),
             _ => {}
         }
-        Some(Vec::new())
+        InterviewAsk::Nothing
     }
 }

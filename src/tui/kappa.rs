@@ -182,13 +182,14 @@ pub fn describe(a: &Agreement) -> String {
 
 /// The rules pane's agreement section (empty when no reviewer judged a turn of this run).
 pub fn lines(
-    app: &super::app::App,
+    turns: &[TurnView],
+    log: &[LogEntry],
     t: &super::theme::Theme,
     width: u16,
 ) -> Vec<ratatui::text::Line<'static>> {
     use ratatui::style::Style;
     use ratatui::text::{Line, Span};
-    let rows = table(&app.run.turns, &app.review_log);
+    let rows = table(turns, log);
     if rows.is_empty() {
         return Vec::new();
     }

@@ -460,8 +460,7 @@ impl App {
                         turn,
                         branches,
                     } = *o;
-                    self.branches = branches;
-                    self.on_branch = None;
+                    self.branches = super::branch::Branches::from(branches);
                     let id = view.run_id.unwrap_or_default();
                     let n = view.turns.len();
                     self.run = view;
@@ -536,7 +535,7 @@ impl App {
         let keep = self.selected;
         self.run = view;
         self.review_log = log;
-        self.branches = branches;
+        self.branches = super::branch::Branches::from(branches);
         self.selected = keep.min(self.run.turns.len().saturating_sub(1));
         if !who.is_empty() {
             self.status = format!("{} new mark(s) from {}", new.len(), who.join(", "));

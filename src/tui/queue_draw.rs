@@ -7,19 +7,27 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph};
 
-use super::app::App;
 use super::keymap::Action;
+use super::queue::Search;
+use super::runs::RunsBrowser;
 use super::theme::Theme;
 
-/// The runs browser over the body, and the search bar above the footer.
-pub fn render(f: &mut Frame, body: Rect, app: &App, t: &Theme) {
-    if let Some(b) = &app.runs {
+/// What these overlays show, read from the workbench's state by the caller.
+pub struct Overlays<'a> {
+    pub runs: Option<&'a RunsBrowser>,
+    /// A destructive key waiting for its confirmation, and the turn it acts on.
+    pub confirm: Option<(Action, usize)>,
+    pub search: &'a Search,
+}
+
+/// The runs browser over the body, a confirmation, and the search bar above the footer.
+pub fn render(f: &mut Frame, body: Rect, o: &Overlays<'_>, t: &Theme) {
+    if let Some(b) = o.runs {
         super::runs::render(f, body, b, t);
     }
-    if let Some(a) = app.confirm {
+    if let Some((a, turn)) = o.confirm {
         let ask = match a {
             Action::Regenerate => {
-                let turn = app.run.turns.get(app.selected).map(|t| t.turn).unwrap_or(0);
                 format!("Regenerate turn {turn}? The turns after it are kept as a branch (B).")
             }
             _ => "Stop the run? It ends here and cannot be resumed.".to_string(),
@@ -44,15 +52,11 @@ pub fn render(f: &mut Frame, body: Rect, app: &App, t: &Theme) {
             area,
         );
     }
-    if let Some(input) = &app.search.input {
+    if let Some(input) = &o.search.input {
         let h = 3.min(body.height);
         let area = Rect::new(body.x, body.bottom().saturating_sub(h), body.width, h);
         f.render_widget(Clear, area);
-        let scope = if app.search.all {
-            "all runs"
-        } else {
-            "this run"
-        };
+        let scope = if o.search.all { "all runs" } else { "this run" };
         let line = Line::from(vec![Span::styled(
             format!("{input}▏"),
             Style::new().fg(t.text),

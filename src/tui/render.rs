@@ -65,7 +65,15 @@ pub fn draw(f: &mut Frame, app: &App) {
     }
     overlay::errors(f, body, app, t);
     overlay::footer(f, foot, app, t);
-    super::queue_draw::render(f, body, app, t);
+    let overlays = super::queue_draw::Overlays {
+        runs: app.runs.as_ref(),
+        confirm: app.confirm.map(|a| {
+            let turn = app.run.turns.get(app.selected).map(|t| t.turn).unwrap_or(0);
+            (a, turn)
+        }),
+        search: &app.search,
+    };
+    super::queue_draw::render(f, body, &overlays, t);
     if let Some(m) = &app.modal {
         modal(f, m, t);
     } else if app.help {
@@ -340,7 +348,7 @@ fn conversation(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
     } else {
         " conversation "
     };
-    let branch = (!app.branches.is_empty()).then(|| format!("· {} · B ", app.branch_label()));
+    let branch = (!app.branches.is_empty()).then(|| format!("· {} · B ", app.branches.label()));
     let title = format!("{title}{}", branch.unwrap_or_default());
     let block = Block::bordered()
         .title(title)

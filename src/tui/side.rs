@@ -111,7 +111,12 @@ pub fn rules(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
     if let Some(rj) = &app.rejudge {
         lines.extend(flips(app, rj, t));
     }
-    lines.extend(super::kappa::lines(app, t, area.width));
+    lines.extend(super::kappa::lines(
+        &app.run.turns,
+        &app.review_log,
+        t,
+        area.width,
+    ));
     let scroll = scroll_for(app, lines.len(), area.height);
     f.render_widget(Paragraph::new(lines).scroll((scroll, 0)), area);
 }

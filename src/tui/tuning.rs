@@ -9,7 +9,6 @@ use crate::director::ruleset::{RuleData, ToneMode};
 use crate::director::{self, ContextTurn, RuleId, RuleSet, Status, Verdict};
 use crate::text::{AnalysisCache, Analyzer};
 
-use super::app::{App, Pane};
 use super::keymap::Action;
 use super::view::RunView;
 
@@ -322,62 +321,39 @@ pub fn save(rules: &RuleSet, path: &std::path::Path) -> Result<(), String> {
     std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-impl App {
-    /// The rules pane's keys: switch pane, pick a value, change it (re-judging), save.
-    pub(super) fn rules_action(&mut self, action: Action) {
-        match action {
-            Action::NextPane => self.pane = self.pane.next(),
-            Action::NextField | Action::PrevField if self.pane == Pane::Rules => {
-                let n = fields().len();
-                self.field = if action == Action::NextField {
-                    (self.field + 1) % n
-                } else {
-                    (self.field + n - 1) % n
-                };
-            }
-            Action::Increase | Action::Decrease if self.pane == Pane::Rules => {
-                let steps = if action == Action::Increase {
-                    1.0
-                } else {
-                    -1.0
-                };
-                let prev = self.rules.version.clone();
-                match adjust(&self.rules, self.field, steps) {
-                    Ok(r) => {
-                        self.rules = r;
-                        let analyzer = self.analyzer.clone();
-                        let rule = fields().get(self.field).map(|f| f.rule);
-                        let rj = rejudge_only(
-                            &mut self.run,
-                            &self.rules,
-                            &analyzer,
-                            &mut self.cache,
-                            rule.map(|r| (r, prev.as_str())),
-                        );
-                        self.status = format!(
-                            "ruleset {}: {} of {} verdicts flipped",
-                            self.rules.version,
-                            rj.flipped.len(),
-                            rj.judged
-                        );
-                        self.header.ruleset = self.rules.version.clone();
-                        self.rejudge = Some(rj);
-                    }
-                    Err(e) => self.fail(e.to_string()),
-                }
-            }
-            Action::SaveRules if self.pane == Pane::Rules => {
-                self.status = match crate::director::ruleset::user_rules_path() {
-                    Some(p) => match save(&self.rules, &p) {
-                        Ok(()) => format!("saved to {}", p.display()),
-                        Err(e) => format!("NOT saved: {e}"),
-                    },
-                    None => "no config directory to save into".into(),
-                };
-            }
-            _ => {}
+/// What a key in the rules pane asks of the workbench.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RulesAsk {
+    /// Handled here (the selected field moved) or not the pane's key.
+    Nothing,
+    /// Change field `field` by `steps` steps and re-judge.
+    Adjust { field: usize, steps: f64 },
+    /// Write the edited rules to the user's rules file.
+    Save,
+}
+
+/// The rules pane's own verbs over its selected field.
+pub fn rules_key(field: &mut usize, action: Action) -> RulesAsk {
+    let n = fields().len();
+    match action {
+        Action::NextField => *field = (*field + 1) % n,
+        Action::PrevField => *field = (*field + n - 1) % n,
+        Action::Increase => {
+            return RulesAsk::Adjust {
+                field: *field,
+                steps: 1.0,
+            };
         }
+        Action::Decrease => {
+            return RulesAsk::Adjust {
+                field: *field,
+                steps: -1.0,
+            };
+        }
+        Action::SaveRules => return RulesAsk::Save,
+        _ => {}
     }
+    RulesAsk::Nothing
 }
 
 #[cfg(test)]
