@@ -328,11 +328,11 @@ fn regenerate_keeps_a_branch_in_store_and_on_screen() {
     a.act(Action::NextBranch);
     assert_eq!(a.run.turns.len(), 6);
     assert_eq!(a.run.turns[5].shown().unwrap().text, LINES[5].1);
-    assert!(a.branch_label().starts_with("branch 1/1 (from turn 4)"));
+    assert!(a.branches.label().starts_with("branch 1/1 (from turn 4)"));
     insta::assert_snapshot!("branch_80x24", screen(&a, 80, 24));
     a.act(Action::NextBranch);
     assert_eq!(
-        (a.run.turns.len(), a.branch_label().as_str()),
+        (a.run.turns.len(), a.branches.label().as_str()),
         (3, "main line")
     );
 }
@@ -372,7 +372,7 @@ fn a_live_truncation_becomes_a_branch_and_destructive_keys_ask() {
     // The driver's truncation keeps turns 4–6 as a branch; turn 3 stays (it is regenerated).
     a.on_msg(UiMsg::Effect(Box::new(Effect::Truncated { from_turn: 3 })));
     assert_eq!(a.branches.len(), 1);
-    assert_eq!(a.branches[0].turns.len(), 4, "the committed turn 3 and 4–6");
+    assert_eq!(a.branches.list()[0].turns.len(), 4, "the committed turn 3 and 4–6");
     assert_eq!(a.run.turns.len(), 2);
 }
 

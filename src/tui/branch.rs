@@ -31,6 +31,15 @@ impl Branches {
         self.list.is_empty()
     }
 
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    /// The branches set aside, oldest first.
+    pub fn list(&self) -> &[Branch] {
+        &self.list
+    }
+
     /// Before a truncation is applied to `turns`: keep what it drops as a branch.
     pub fn keep(&mut self, turns: &mut Vec<TurnView>, e: &Effect) {
         let Effect::Truncated { from_turn } = e else {
