@@ -167,7 +167,17 @@ fn a_stored_attempt_shows_its_request_with_the_vault_marked_by_level() {
     assert!(loading.contains("loading the stored request"), "{loading}");
     serve(&mut a, &s, &cmds);
     let t = a.theme().clone();
-    let rows = text_of(&request_view::lines(&a, false, 56, &t));
+    let lines_of = |a: &kakeai::tui::app::App| {
+        text_of(&request_view::lines(
+            &a.request,
+            a.selected_request(),
+            a.vis.as_ref().map(|p| &p.work.templates),
+            false,
+            56,
+            &t,
+        ))
+    };
+    let rows = lines_of(&a);
     assert!(rows.iter().any(|r| r.contains("── 1 system ──")));
     assert!(rows.iter().any(|r| r.contains("── 2 user ──")));
     assert!(rows.iter().any(|r| r.contains("temperature: 0.7")));
@@ -187,7 +197,7 @@ fn a_stored_attempt_shows_its_request_with_the_vault_marked_by_level() {
     );
     // Without the work's templates its hints are vault text of unknown level, never L3.
     let vis = a.vis.take();
-    let unknown = text_of(&request_view::lines(&a, false, 56, &t));
+    let unknown = lines_of(&a);
     assert!(unknown.iter().any(|r| r.starts_with("[L?] ")));
     let l3 = |v: &[String]| v.iter().filter(|r| r.starts_with("[L3] ")).count();
     assert_eq!(l3(&unknown), l3(&rows));

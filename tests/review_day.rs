@@ -372,7 +372,11 @@ fn a_live_truncation_becomes_a_branch_and_destructive_keys_ask() {
     // The driver's truncation keeps turns 4–6 as a branch; turn 3 stays (it is regenerated).
     a.on_msg(UiMsg::Effect(Box::new(Effect::Truncated { from_turn: 3 })));
     assert_eq!(a.branches.len(), 1);
-    assert_eq!(a.branches.list()[0].turns.len(), 4, "the committed turn 3 and 4–6");
+    assert_eq!(
+        a.branches.list()[0].turns.len(),
+        4,
+        "the committed turn 3 and 4–6"
+    );
     assert_eq!(a.run.turns.len(), 2);
 }
 

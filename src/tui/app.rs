@@ -959,7 +959,7 @@ impl App {
             Action::Override if sel_turn.is_some() => {
                 let t = &self.run.turns[self.selected];
                 // Blind: the dialog must not start at the hidden verdict.
-                let current = (!super::blind::hides(self, t))
+                let current = (!super::blind::hides(&self.blind_view(), t))
                     .then(|| t.status())
                     .flatten()
                     .unwrap_or(Status::Pass);
@@ -1196,5 +1196,38 @@ impl App {
                 };
             }
         }
+    }
+}
+
+impl App {
+    /// Blind mode's read-only view of this session (see `blind`).
+    pub fn blind_view(&self) -> super::blind::Blind<'_> {
+        super::blind::Blind {
+            on: self.blind,
+            log: &self.review_log,
+            me: self.reviewer.as_deref(),
+        }
+    }
+}
+
+impl App {
+    /// The attempt the detail pane shows, as a request key.
+    pub fn selected_request(&self) -> Option<super::request_view::Key> {
+        super::request_view::selected_key(&self.run, self.selected, self.attempt)
+    }
+
+    /// `x`: findings ↔ request.
+    pub(super) fn toggle_request(&mut self) -> Vec<Command> {
+        self.status = self.request.toggle().into();
+        self.right_scroll = 0;
+        Vec::new()
+    }
+
+    /// The read the request view needs now, if any.
+    pub(super) fn request_sync(&mut self) -> Option<Command> {
+        let key = self.request.sync(self.selected_request())?;
+        // Another attempt's request starts at its top.
+        self.right_scroll = 0;
+        Some(Command::LoadRequest(key))
     }
 }

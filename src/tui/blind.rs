@@ -7,7 +7,6 @@
 
 use std::collections::BTreeSet;
 
-use super::app::App;
 use super::queue::LogEntry;
 use super::view::TurnView;
 use crate::store::review::{Mark, Marks, fold};
@@ -34,25 +33,33 @@ pub fn own_marks(log: &[LogEntry], turn: usize, me: Option<&str>) -> Marks {
     .unwrap_or_default()
 }
 
+/// What blind mode needs to know, read-only: whether it is on, the review log, and who this
+/// session's reviewer is.
+#[derive(Debug, Clone, Copy)]
+pub struct Blind<'a> {
+    pub on: bool,
+    pub log: &'a [LogEntry],
+    pub me: Option<&'a str>,
+}
+
 /// The reviewer has judged this turn herself (her own 👍/👎 or override is in force).
-pub fn judged(app: &App, turn: &TurnView) -> bool {
-    let m = own_marks(&app.review_log, turn.turn, app.reviewer.as_deref());
+pub fn judged(b: &Blind<'_>, turn: &TurnView) -> bool {
+    let m = own_marks(b.log, turn.turn, b.me);
     m.thumb.is_some() || m.override_to.is_some()
 }
 
-/// The turns this session's reviewer has judged herself.
-pub fn judged_turns(app: &App) -> BTreeSet<usize> {
-    app.run
-        .turns
+/// The turns of `turns` this session's reviewer has judged herself.
+pub fn judged_turns(b: &Blind<'_>, turns: &[TurnView]) -> BTreeSet<usize> {
+    turns
         .iter()
-        .filter(|t| judged(app, t))
+        .filter(|t| judged(b, t))
         .map(|t| t.turn)
         .collect()
 }
 
 /// The Director's verdict on `turn` is hidden from the screen.
-pub fn hides(app: &App, turn: &TurnView) -> bool {
-    app.blind && !judged(app, turn)
+pub fn hides(b: &Blind<'_>, turn: &TurnView) -> bool {
+    b.on && !judged(b, turn)
 }
 
 /// A copy of the turn with everything the Director said about it removed (verdicts, judge
@@ -69,16 +76,16 @@ pub fn masked(turn: &TurnView) -> TurnView {
 
 /// The turn as the screen may show it: itself; in blind mode a copy carrying only this
 /// reviewer's marks, masked while she has not judged it.
-pub fn shown_turn<'a>(app: &App, turn: &'a TurnView) -> std::borrow::Cow<'a, TurnView> {
-    if !app.blind {
+pub fn shown_turn<'a>(b: &Blind<'_>, turn: &'a TurnView) -> std::borrow::Cow<'a, TurnView> {
+    if !b.on {
         return std::borrow::Cow::Borrowed(turn);
     }
-    let mut t = if hides(app, turn) {
+    let mut t = if hides(b, turn) {
         masked(turn)
     } else {
         turn.clone()
     };
-    let own = own_marks(&app.review_log, turn.turn, app.reviewer.as_deref());
+    let own = own_marks(b.log, turn.turn, b.me);
     t.review.thumb = own.thumb;
     t.review.override_to = own.override_to;
     t.review.notes = own.notes;

@@ -21,8 +21,8 @@ pub fn detail(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
     let Some(turn) = app.run.turns.get(app.selected) else {
         return;
     };
-    let hidden = super::blind::hides(app, turn);
-    let turn = &*super::blind::shown_turn(app, turn);
+    let hidden = super::blind::hides(&app.blind_view(), turn);
+    let turn = &*super::blind::shown_turn(&app.blind_view(), turn);
     let idx = app
         .attempt
         .or(turn.committed)
@@ -36,7 +36,14 @@ pub fn detail(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
     }
     if app.request.shown {
         lines.push(Line::raw(""));
-        lines.extend(super::request_view::lines(app, hidden, width, t));
+        lines.extend(super::request_view::lines(
+            &app.request,
+            app.selected_request(),
+            app.vis.as_ref().map(|p| &p.work.templates),
+            hidden,
+            width,
+            t,
+        ));
         let scroll = super::side::scroll_for(app, lines.len(), inner.height);
         f.render_widget(Paragraph::new(lines).scroll((scroll, 0)), inner);
         return;

@@ -259,7 +259,7 @@ impl App {
                 } else {
                     "RETRY/WARN/UNSCORED"
                 };
-                let mine = super::blind::judged_turns(self);
+                let mine = super::blind::judged_turns(&self.blind_view(), &self.run.turns);
                 self.jump(what, |t| (!blind || mine.contains(&t.turn)) && flagged(t))
             }
             Action::NextFlipped => {
@@ -272,7 +272,7 @@ impl App {
                     self.status = "no verdict flipped in the last rule edit".into();
                 } else {
                     let blind = self.blind;
-                    let mine = super::blind::judged_turns(self);
+                    let mine = super::blind::judged_turns(&self.blind_view(), &self.run.turns);
                     self.jump("flipped", |t| {
                         (!blind || mine.contains(&t.turn)) && flipped.contains(&t.turn)
                     });

@@ -169,8 +169,8 @@ fn state_word(s: &RunState) -> String {
 /// The rows one turn takes in the conversation pane.
 fn turn_rows(app: &App, turn: &TurnView, width: usize, selected: bool) -> Vec<Line<'static>> {
     let t = app.theme();
-    let hidden = super::blind::hides(app, turn);
-    let turn = &*super::blind::shown_turn(app, turn);
+    let hidden = super::blind::hides(&app.blind_view(), turn);
+    let turn = &*super::blind::shown_turn(&app.blind_view(), turn);
     let name = if turn.speaker == "ayu" {
         "あゆ"
     } else {

@@ -10,10 +10,12 @@ use ratatui::text::{Line, Span};
 use serde_json::Value;
 
 use super::Runtime;
-use super::app::{App, Command, UiMsg};
+use super::app::UiMsg;
 use super::theme::Theme;
+use super::view::RunView;
 use super::wrap::wrap;
 use crate::vault::marks::{Source, mark_system};
+use crate::vault::template::Templates;
 
 /// An attempt: (run id, turn, attempt number).
 pub type Key = (i64, usize, usize);
@@ -37,46 +39,42 @@ impl RequestPane {
     }
 }
 
-/// The attempt the detail pane shows, as a key (None: no stored run or no attempt).
-pub fn selected_key(app: &App) -> Option<Key> {
-    let run = app.run.run_id?;
-    let turn = app.run.turns.get(app.selected)?;
-    let idx = app
-        .attempt
+/// The attempt the detail pane shows, as a key (None: no stored run or no attempt):
+/// `selected` turn, `attempt` chosen in the timeline (else the committed or last one).
+pub fn selected_key(run: &RunView, selected: usize, attempt: Option<usize>) -> Option<Key> {
+    let id = run.run_id?;
+    let turn = run.turns.get(selected)?;
+    let idx = attempt
         .or(turn.committed)
         .unwrap_or(turn.attempts.len().saturating_sub(1));
-    Some((run, turn.turn, turn.attempts.get(idx)?.attempt))
+    Some((id, turn.turn, turn.attempts.get(idx)?.attempt))
 }
 
-impl App {
-    /// `x`: findings ↔ request.
-    pub(super) fn toggle_request(&mut self) -> Vec<Command> {
-        self.request.shown = !self.request.shown;
-        self.request.key = None;
-        self.right_scroll = 0;
-        self.status = if self.request.shown {
+impl RequestPane {
+    /// `x`: findings ↔ request; the status line to show.
+    pub fn toggle(&mut self) -> &'static str {
+        self.shown = !self.shown;
+        self.key = None;
+        if self.shown {
             "detail: the request the model saw ([L3]/[L2]/[L1] mark the vault) · x: findings"
         } else {
             "detail: findings · x: the request"
         }
-        .into();
-        Vec::new()
     }
 
-    /// The read the view needs now (the selection moved, or the view was just turned on).
-    pub(super) fn request_sync(&mut self) -> Option<Command> {
-        if !self.request.shown {
+    /// The read the view needs now that `selected` is the attempt on screen (the selection
+    /// moved, or the view was just turned on): the key to load, if any.
+    pub fn sync(&mut self, selected: Option<Key>) -> Option<Key> {
+        if !self.shown {
             return None;
         }
-        let key = selected_key(self)?;
-        if self.request.key == Some(key) {
+        let key = selected?;
+        if self.key == Some(key) {
             return None;
         }
-        self.request.key = Some(key);
-        self.request.result = None;
-        // Another attempt's request starts at its top.
-        self.right_scroll = 0;
-        Some(Command::LoadRequest(key))
+        self.key = Some(key);
+        self.result = None;
+        Some(key)
     }
 }
 
@@ -93,8 +91,16 @@ impl Runtime {
     }
 }
 
-/// The lines of the request view for the selected attempt, `width` columns wide.
-pub fn lines(app: &App, hidden: bool, width: usize, t: &Theme) -> Vec<Line<'static>> {
+/// The lines of the request view for attempt `key` (the one selected), `width` columns wide;
+/// `templates` mark the vault's sections (the visibility pane's, when it is loaded).
+pub fn lines(
+    pane: &RequestPane,
+    key: Option<Key>,
+    templates: Option<&Templates>,
+    hidden: bool,
+    width: usize,
+    t: &Theme,
+) -> Vec<Line<'static>> {
     let dim = Style::new().fg(t.dim);
     let say = |s: &str, st: Style| -> Vec<Line<'static>> {
         wrap(s, width)
@@ -109,12 +115,12 @@ pub fn lines(app: &App, hidden: bool, width: usize, t: &Theme) -> Vec<Line<'stat
             dim,
         );
     }
-    let Some(key) = selected_key(app) else {
+    let Some(key) = key else {
         return say("no stored run: nothing was kept to show · x: back", dim);
     };
     let head = format!("request of turn {} attempt #{} · x: findings", key.1, key.2);
     let mut out = vec![Line::styled(head, Style::new().fg(t.accent))];
-    match (&app.request.result, app.request.key == Some(key)) {
+    match (&pane.result, pane.key == Some(key)) {
         (None, _) | (_, false) => out.extend(say("loading the stored request …", dim)),
         (Some(Err(e)), _) => out.extend(say(
             &format!("store: the request could not be read: {e}"),
@@ -124,13 +130,18 @@ pub fn lines(app: &App, hidden: bool, width: usize, t: &Theme) -> Vec<Line<'stat
             "no request stored for this attempt (runs before schema 007 keep only its hash; a live attempt shows once stored — x x reads again)",
             dim,
         )),
-        (Some(Ok(Some(v))), _) => out.extend(request_lines(app, v, width, t)),
+        (Some(Ok(Some(v))), _) => out.extend(request_lines(templates, v, width, t)),
     }
     out
 }
 
 /// Messages (role, then the content with vault sections marked) and options.
-fn request_lines(app: &App, v: &Value, width: usize, t: &Theme) -> Vec<Line<'static>> {
+fn request_lines(
+    templates: Option<&Templates>,
+    v: &Value,
+    width: usize,
+    t: &Theme,
+) -> Vec<Line<'static>> {
     let dim = Style::new().fg(t.dim);
     let mut out = Vec::new();
     let Some(messages) = v.get("messages").and_then(Value::as_array) else {
@@ -145,11 +156,10 @@ fn request_lines(app: &App, v: &Value, width: usize, t: &Theme) -> Vec<Line<'sta
         return out;
     };
     let default_templates;
-    let templates = match &app.vis {
-        Some(p) => &p.work.templates,
+    let templates = match templates {
+        Some(t) => t,
         None => {
-            default_templates =
-                crate::vault::template::Templates::new(Vec::new()).unwrap_or_default();
+            default_templates = Templates::new(Vec::new()).unwrap_or_default();
             &default_templates
         }
     };

@@ -140,7 +140,7 @@ fn flips(app: &App, rj: &tuning::Rejudge, t: &Theme) -> Vec<Line<'static>> {
         app.run
             .turns
             .iter()
-            .any(|x| x.turn == *turn && super::blind::hides(app, x))
+            .any(|x| x.turn == *turn && super::blind::hides(&app.blind_view(), x))
     };
     let n_hidden = rj
         .flipped
@@ -197,7 +197,7 @@ pub fn stats(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
             let n = turns
                 .iter()
                 .filter(|x| x.speaker == id && x.committed.is_some() && x.status() == Some(s))
-                .filter(|x| !super::blind::hides(app, x))
+                .filter(|x| !super::blind::hides(&app.blind_view(), x))
                 .count();
             row.push(Span::styled(
                 format!("{n:>6}"),
@@ -223,7 +223,7 @@ pub fn stats(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
         .take(area.width.saturating_sub(10) as usize)
         .rev()
     {
-        if super::blind::hides(app, x) {
+        if super::blind::hides(&app.blind_view(), x) {
             strip.push(Span::styled("?", Style::new().fg(t.dim)));
             continue;
         }
@@ -243,7 +243,7 @@ pub fn stats(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
     f.render_widget(Paragraph::new(lines), top);
     let tones: Vec<u64> = turns
         .iter()
-        .filter(|x| !super::blind::hides(app, x))
+        .filter(|x| !super::blind::hides(&app.blind_view(), x))
         .filter_map(|x| {
             x.shown()?
                 .verdict
