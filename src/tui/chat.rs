@@ -10,8 +10,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 use ratatui_textarea::TextArea;
 
+use super::app::render::badge;
 use super::app::{App, Command};
-use super::render::badge;
 use super::theme::Theme;
 use super::wrap::wrap;
 use crate::director::{Status, Verdict};

@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::app::App;
-use super::render::badge;
+use super::app::render::badge;
 use super::side;
 use super::styled_wrap::{Mark, wrap_styled};
 use super::theme::Theme;
@@ -17,7 +17,7 @@ use super::wrap::wrap;
 use crate::director::Status;
 
 pub fn detail(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
-    let inner = side::framed(f, area, super::focus::Pane::Detail, t);
+    let inner = side::framed(f, area, super::app::focus::Pane::Detail, t);
     let Some(turn) = app.run.turns.get(app.selected) else {
         return;
     };

@@ -8,7 +8,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 
-use super::render::badge;
+use super::app::render::badge;
 use super::theme::Theme;
 use super::wrap::wrap;
 use crate::director::Status;

@@ -4,24 +4,19 @@
 
 mod ack;
 pub mod app;
+pub use app::{focus, render};
 pub mod blind;
 pub mod cells;
-mod commands;
 mod compare_open;
 pub mod compare_view;
 mod detail;
-pub mod focus;
 pub mod keymap;
 mod keymap_check;
 pub mod kinsoku;
 pub mod marks;
-mod modal;
 mod multiline;
-mod overlay;
-pub mod render;
 pub mod request_view;
 mod side;
-mod status;
 mod stream_wrap;
 mod styled_wrap;
 pub mod theme;
@@ -389,7 +384,7 @@ impl Runtime {
                 Ok(id) => id,
                 Err(e) => {
                     let _ = tx.send(UiMsg::Notice(
-                        status::Level::Error,
+                        app::status::Level::Error,
                         format!("could not create the run: {e}"),
                     ));
                     return;
@@ -424,7 +419,9 @@ fn notices_to_app(tx: mpsc::UnboundedSender<UiMsg>) -> impl FnMut(Notice<'_>) {
                 delta: delta.to_string(),
             },
             Notice::Effect(e) => UiMsg::Effect(Box::new(e.clone())),
-            Notice::StoreError(e) => UiMsg::Notice(status::Level::Error, format!("store: {e}")),
+            Notice::StoreError(e) => {
+                UiMsg::Notice(app::status::Level::Error, format!("store: {e}"))
+            }
         };
         let _ = tx.send(msg);
     }

@@ -506,7 +506,7 @@ impl App {
             Ok(o) => o,
             Err(e) => {
                 self.notify(
-                    super::status::Level::Warn,
+                    super::app::status::Level::Warn,
                     format!("marks not refreshed: {e}"),
                 );
                 return;

@@ -59,7 +59,7 @@ impl Runtime {
                     return;
                 };
                 tokio::spawn(async move {
-                    use super::status::Level;
+                    use super::app::status::Level;
                     let r = store.call(move |s| claim_and_open(s, &name, &me)).await;
                     let notice = match r {
                         Ok((msg, Some(opened))) => {

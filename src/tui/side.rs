@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Sparkline};
 
 use super::app::App;
-use super::focus::Pane;
+use super::app::focus::Pane;
 use super::theme::Theme;
 use super::tuning;
 use crate::director::Status;

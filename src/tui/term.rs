@@ -273,7 +273,7 @@ fn warm_up(rt: &Runtime) {
         rules.warm();
         if let Some(e) = safety.load_error() {
             let _ = tx.send(app::UiMsg::Notice(
-                super::status::Level::Error,
+                super::app::status::Level::Error,
                 format!("config: {e} (using defaults)"),
             ));
         }
@@ -336,7 +336,7 @@ async fn event_loop(
         tokio::select! {
             Some(ev) = keys.recv() => on_terminal_event(&mut rt, &mut terminal, ev),
             Some(msg) = rx.recv() => {
-                if let app::UiMsg::Notice(super::status::Level::Error, e) = &msg {
+                if let app::UiMsg::Notice(super::app::status::Level::Error, e) = &msg {
                     log(e);
                 }
                 rt.app.on_msg(msg);

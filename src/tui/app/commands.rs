@@ -7,17 +7,17 @@ use std::sync::OnceLock;
 
 use serde::Deserialize;
 
-use super::app::{App, Modal};
-use super::focus::Focus;
-use super::keymap::Action;
 use crate::text::width::width;
+use crate::tui::app::focus::Focus;
+use crate::tui::app::{App, Modal};
+use crate::tui::keymap::Action;
 
-const DATA: &str = include_str!("../../assets/tui/commands.toml");
+const DATA: &str = include_str!("../../../assets/tui/commands.toml");
 
 #[derive(Deserialize, Default)]
 pub struct Commands {
     labels: BTreeMap<Action, String>,
-    pub(super) footer: BTreeMap<String, Vec<Action>>,
+    pub(crate) footer: BTreeMap<String, Vec<Action>>,
     help: BTreeMap<String, Vec<Action>>,
     pub dialogs: BTreeMap<String, Vec<(String, String)>>,
     #[serde(default)]
@@ -44,7 +44,7 @@ pub fn status_data() -> &'static StatusData {
 /// The keymap section that applies beneath whatever overlay is open: chat mode's, or the
 /// pane's.
 pub fn focus(app: &App) -> &'static str {
-    let beneath = if app.chat.is_some() && app.pane == super::focus::Pane::Detail {
+    let beneath = if app.chat.is_some() && app.pane == crate::tui::app::focus::Pane::Detail {
         Focus::Chat
     } else {
         Focus::Pane(app.pane)
@@ -68,7 +68,7 @@ fn show_key(k: &str) -> String {
 
 /// The dialog's name in commands.toml.
 pub fn dialog_name(m: &Modal) -> &'static str {
-    super::focus::Dialog::of(m).name()
+    crate::tui::app::focus::Dialog::of(m).name()
 }
 
 /// (keys, label) for the footer, in the data's order; an action with no key is left out.
@@ -135,7 +135,7 @@ pub fn help_rows(app: &App) -> Vec<(String, String)> {
     sections.insert(0, ("global", global));
     for (name, list) in sections {
         // A pane's group shows that pane's keys; the others (conversation, run) the detail's.
-        let pane = super::focus::Pane::from_name(name).map_or("detail", |p| p.name());
+        let pane = crate::tui::app::focus::Pane::from_name(name).map_or("detail", |p| p.name());
         let mut body = Vec::new();
         for a in list {
             let keys: Vec<String> = app
@@ -175,7 +175,7 @@ mod tests {
     #[test]
     fn the_data_parses_and_every_pane_has_a_footer() {
         let d: Commands = toml::from_str(DATA).unwrap();
-        for p in super::super::focus::Focus::keymap_sections() {
+        for p in crate::tui::app::focus::Focus::keymap_sections() {
             assert!(d.footer.get(p).is_some_and(|l| !l.is_empty()), "{p}");
         }
         for m in [
@@ -188,7 +188,7 @@ mod tests {
 
     /// Every `Action` variant, read from keymap.rs itself (so a new one cannot be missed).
     fn variants() -> Vec<String> {
-        let src = include_str!("keymap.rs");
+        let src = include_str!("../keymap.rs");
         let body = src.split("pub enum Action {").nth(1).unwrap();
         let body = &body[..body.find('}').unwrap()];
         body.lines()
@@ -202,7 +202,7 @@ mod tests {
     #[test]
     fn every_action_is_bound_and_has_a_label() {
         let d: Commands = toml::from_str(DATA).unwrap();
-        let bound: Vec<Action> = super::super::keymap::Keymap::builtin()
+        let bound: Vec<Action> = crate::tui::keymap::Keymap::builtin()
             .help()
             .into_iter()
             .map(|(_, a)| a)

@@ -4,21 +4,21 @@ use crossterm::event::{KeyCode, KeyEvent};
 use ratatui_textarea::TextArea;
 use serde_json::json;
 
-use super::app::{App, CATEGORIES, Command, Modal, review_save, save};
 use crate::director::Status;
 use crate::duo::Event;
 use crate::store::ActionKind;
+use crate::tui::app::{App, CATEGORIES, Command, Modal, review_save, save};
 
 /// The seed's reply types, in the order ←/→ walks them.
-pub(super) const PROMOTE_TYPES: [&str; 3] = ["プロレス受け", "流し", "カウンター"];
+pub(crate) const PROMOTE_TYPES: [&str; 3] = ["プロレス受け", "流し", "カウンター"];
 
 impl App {
-    pub(super) fn modal_key(&mut self, key: KeyEvent) -> Vec<Command> {
+    pub(crate) fn modal_key(&mut self, key: KeyEvent) -> Vec<Command> {
         let Some(modal) = self.modal.as_mut() else {
             return Vec::new();
         };
-        if super::multiline::is_newline(&key) {
-            super::multiline::newline(modal);
+        if crate::tui::multiline::is_newline(&key) {
+            crate::tui::multiline::newline(modal);
             return Vec::new();
         }
         match key.code {
@@ -121,7 +121,9 @@ impl App {
                     save(None, ActionKind::Inject, json!({"instruction": text})),
                 ]
             }
-            Modal::Override { status, reason } if self.pane == super::app::Pane::Conversations => {
+            Modal::Override { status, reason }
+                if self.pane == crate::tui::app::Pane::Conversations =>
+            {
                 let note = reason.lines().join("\n").trim().to_string();
                 match self.conversations.selected() {
                     Some(id) => vec![Command::LineOverride { id, status, note }],

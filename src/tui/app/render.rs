@@ -7,13 +7,14 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 
-use super::app::{App, CATEGORIES, Conn, Modal, Pane};
-use super::theme::Theme;
-use super::view::{AttemptView, Phase, RunState, SaveMark, TurnView};
-use super::wrap::wrap;
-use super::{chat, detail, overlay, patterns, side, vis};
 use crate::director::Status;
 use crate::text::width::width as text_width;
+use crate::tui::app::overlay;
+use crate::tui::app::{App, CATEGORIES, Conn, Modal, Pane};
+use crate::tui::theme::Theme;
+use crate::tui::view::{AttemptView, Phase, RunState, SaveMark, TurnView};
+use crate::tui::wrap::wrap;
+use crate::tui::{chat, detail, patterns, side, vis};
 
 pub fn draw(f: &mut Frame, app: &App) {
     let t = app.theme();
@@ -27,9 +28,9 @@ pub fn draw(f: &mut Frame, app: &App) {
     let [conv, detail_area] =
         Layout::horizontal([Constraint::Percentage(58), Constraint::Percentage(42)]).areas(body);
     if let Some(v) = &app.insights {
-        super::insights_view::render(f, conv, v, t);
+        crate::tui::insights_view::render(f, conv, v, t);
     } else if let Some(v) = &app.interview {
-        super::interview_view::render(f, conv, v, t);
+        crate::tui::interview_view::render(f, conv, v, t);
     } else if app.chat.is_some() {
         chat::render(f, conv, app, t);
     } else {
@@ -56,16 +57,16 @@ pub fn draw(f: &mut Frame, app: &App) {
         }
         Pane::Conversations => {
             let inner = side::framed(f, detail_area, Pane::Conversations, t);
-            super::conversations::render(f, inner, app, t);
+            crate::tui::conversations::render(f, inner, app, t);
         }
     }
     if let Some(v) = &app.compare {
         f.render_widget(ratatui::widgets::Clear, body);
-        super::compare_view::render(f, body, v, t);
+        crate::tui::compare_view::render(f, body, v, t);
     }
     overlay::errors(f, body, app, t);
     overlay::footer(f, foot, app, t);
-    let overlays = super::queue_draw::Overlays {
+    let overlays = crate::tui::queue_draw::Overlays {
         runs: app.runs.as_ref(),
         confirm: app.confirm.map(|a| {
             let turn = app.run.turns.get(app.selected).map(|t| t.turn).unwrap_or(0);
@@ -73,17 +74,17 @@ pub fn draw(f: &mut Frame, app: &App) {
         }),
         search: &app.search,
     };
-    super::queue_draw::render(f, body, &overlays, t);
+    crate::tui::queue_draw::render(f, body, &overlays, t);
     if let Some(m) = &app.modal {
         modal(f, m, t);
     } else if app.help {
         overlay::help(f, app, t);
     }
     // Last: every cluster in cells the terminal draws exactly as the buffer holds them.
-    super::cells::settle(f.buffer_mut());
+    crate::tui::cells::settle(f.buffer_mut());
 }
 
-pub(super) fn badge(s: Option<Status>, t: &Theme) -> Span<'static> {
+pub(crate) fn badge(s: Option<Status>, t: &Theme) -> Span<'static> {
     match s {
         Some(s) => Span::styled(
             format!("[{}]", s.as_str()),
@@ -169,8 +170,8 @@ fn state_word(s: &RunState) -> String {
 /// The rows one turn takes in the conversation pane.
 fn turn_rows(app: &App, turn: &TurnView, width: usize, selected: bool) -> Vec<Line<'static>> {
     let t = app.theme();
-    let hidden = super::blind::hides(&app.blind_view(), turn);
-    let turn = &*super::blind::shown_turn(&app.blind_view(), turn);
+    let hidden = crate::tui::blind::hides(&app.blind_view(), turn);
+    let turn = &*crate::tui::blind::shown_turn(&app.blind_view(), turn);
     let name = if turn.speaker == "ayu" {
         "あゆ"
     } else {
@@ -238,7 +239,7 @@ fn turn_head(
     turn: &TurnView,
     name: &str,
     hidden: bool,
-    t: &super::theme::Theme,
+    t: &crate::tui::theme::Theme,
 ) -> Vec<Span<'static>> {
     let shown = turn.shown();
     let mut head = vec![
@@ -256,7 +257,7 @@ fn turn_head(
             }
             (None, Some(Phase::Failed(_))) => Span::styled("[failed]", Style::new().fg(t.retry)),
             (None, Some(Phase::Reviewed)) if hidden => {
-                Span::styled(super::blind::HIDDEN_BADGE, Style::new().fg(t.dim))
+                Span::styled(crate::tui::blind::HIDDEN_BADGE, Style::new().fg(t.dim))
             }
             (s, _) => badge(s, t),
         },
@@ -275,7 +276,7 @@ fn turn_head(
 }
 
 /// A turn's last spans: 👍/👎, 📝 and its save mark (✓ only once every write committed).
-fn turn_tail(turn: &TurnView, t: &super::theme::Theme) -> Vec<Span<'static>> {
+fn turn_tail(turn: &TurnView, t: &crate::tui::theme::Theme) -> Vec<Span<'static>> {
     let mut tail: Vec<Span<'static>> = Vec::new();
     match turn.review.thumb {
         Some(true) => tail.push(Span::raw(" 👍")),
@@ -442,13 +443,16 @@ fn modal(f: &mut Frame, m: &Modal, t: &Theme) {
             text,
         ),
         Modal::Promote { kind, text, .. } => (
-            format!("reply type → {}", super::modal::PROMOTE_TYPES[*kind % 3]),
+            format!(
+                "reply type → {}",
+                crate::tui::app::modal::PROMOTE_TYPES[*kind % 3]
+            ),
             text,
         ),
     };
-    let keys = super::commands::data()
+    let keys = crate::tui::app::commands::data()
         .dialogs
-        .get(super::commands::dialog_name(m))
+        .get(crate::tui::app::commands::dialog_name(m))
         .cloned()
         .unwrap_or_default();
     let label = Line::styled(label, Style::new().fg(t.accent));

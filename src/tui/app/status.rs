@@ -7,8 +7,8 @@
 
 use std::time::{Duration, Instant};
 
-use super::app::App;
-use super::commands::status_data;
+use crate::tui::app::App;
+use crate::tui::app::commands::status_data;
 
 /// How much a notice matters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,18 +90,18 @@ mod tests {
     use super::*;
 
     fn app() -> App {
-        let h = super::super::app::Header {
+        let h = crate::tui::app::Header {
             endpoint: String::new(),
             model: String::new(),
-            conn: super::super::app::Conn::Probing,
+            conn: crate::tui::app::Conn::Probing,
             analyzer: String::new(),
             ruleset: String::new(),
             db: String::new(),
         };
         App::new(
             h,
-            super::super::theme::load_all().0,
-            super::super::keymap::Keymap::builtin(),
+            crate::tui::theme::load_all().0,
+            crate::tui::keymap::Keymap::builtin(),
         )
     }
 

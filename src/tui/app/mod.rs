@@ -1,6 +1,13 @@
 //! The workbench's state and its reactions to keys and service messages. No I/O here: keys
 //! become `Command`s the runtime carries out (start a run, steer it, save a reviewer action).
 
+pub(crate) mod commands;
+pub mod focus;
+pub(crate) mod modal;
+pub(crate) mod overlay;
+pub mod render;
+pub(crate) mod status;
+
 use crossterm::event::KeyEvent;
 use ratatui_textarea::TextArea;
 use serde_json::json;
@@ -254,7 +261,7 @@ pub enum UiMsg {
         result: Result<(), String>,
     },
     /// A notice from a background task, with its level (never guessed from its words).
-    Notice(super::status::Level, String),
+    Notice(status::Level, String),
     /// visibility.yaml written (the path and the work as saved), or why not.
     VaultSaved(Result<Box<VaultSaved>, String>),
     VaultOpened(Result<Box<crate::vault::Work>, String>),
@@ -284,7 +291,7 @@ pub enum UiMsg {
 }
 
 /// What the right-hand pane shows (listed once, in focus.rs).
-pub use super::focus::Pane;
+pub use focus::Pane;
 
 pub struct App {
     pub header: Header,
@@ -371,8 +378,8 @@ impl UiMsg {
     /// A background task's result: `Ok` an info notice, `Err` an error that stays until Esc.
     pub fn outcome(r: Result<String, String>) -> UiMsg {
         match r {
-            Ok(t) => UiMsg::Notice(super::status::Level::Info, t),
-            Err(e) => UiMsg::Notice(super::status::Level::Error, e),
+            Ok(t) => UiMsg::Notice(status::Level::Info, t),
+            Err(e) => UiMsg::Notice(status::Level::Error, e),
         }
     }
 }
@@ -569,7 +576,7 @@ impl App {
                 self.fail(format!("{why} — R probes again, d plays the bundled demo"))
             }
             Conn::Answered(why) => self.notify(
-                super::status::Level::Warn,
+                status::Level::Warn,
                 format!("{why} — R probes again, d plays the bundled demo"),
             ),
             _ => {}
@@ -752,7 +759,7 @@ impl App {
         if let Some(cmds) = self.chat_key(key) {
             return cmds;
         }
-        let Some(action) = self.keymap.action_in(super::commands::focus(self), &key) else {
+        let Some(action) = self.keymap.action_in(commands::focus(self), &key) else {
             return Vec::new();
         };
         self.act(action)

@@ -3,7 +3,7 @@
 //! `[pane.NAME]` sections, the footer and help groups and the dialogs' key bars all derive
 //! from these enums — adding a pane is a variant here, its room, and its drawing call.
 
-use super::app::{App, Modal};
+use crate::tui::app::{App, Modal};
 
 /// The right-hand panes, in tab order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -202,7 +202,7 @@ mod tests {
     /// Every pane has a footer and every dialog a key bar in commands.toml.
     #[test]
     fn every_pane_and_dialog_has_its_commands() {
-        let d = super::super::commands::data();
+        let d = crate::tui::app::commands::data();
         for s in Focus::keymap_sections() {
             assert!(d.footer.contains_key(s), "no [footer] {s}");
         }

@@ -11,11 +11,11 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph};
 
-use super::app::App;
-use super::commands::{footer_items, footer_text, help_rows};
-use super::theme::Theme;
-use super::wrap::wrap;
 use crate::text::width::width;
+use crate::tui::app::App;
+use crate::tui::app::commands::{footer_items, footer_text, help_rows};
+use crate::tui::theme::Theme;
+use crate::tui::wrap::wrap;
 
 /// Clears `area` for an overlay, and blanks a wide character whose right half is under it.
 pub fn clear(f: &mut Frame, area: Rect) {
@@ -152,7 +152,7 @@ fn pad_left(s: &str, cols: usize) -> String {
 
 impl App {
     /// Keys while the help screen is open: arrows and pages scroll, anything else closes.
-    pub(super) fn help_key(&mut self, key: KeyEvent) {
+    pub(crate) fn help_key(&mut self, key: KeyEvent) {
         let n = help_rows(self).len();
         let s = &mut self.help_scroll;
         match key.code {
