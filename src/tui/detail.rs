@@ -7,23 +7,34 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::app::App;
 use super::app::render::badge;
+use super::ctx::Ctx;
+use super::request_view::RequestPane;
 use super::side;
 use super::styled_wrap::{Mark, wrap_styled};
 use super::theme::Theme;
 use super::view::{AttemptView, Phase, TurnView};
 use super::wrap::wrap;
 use crate::director::Status;
+use crate::vault::template::Templates;
 
-pub fn detail(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
+/// The detail pane: the selected turn's attempts, text, marks and findings — or, with the
+/// request view on (`request`), what the model saw, marked with the vault's `templates`.
+pub fn detail(
+    f: &mut Frame,
+    area: Rect,
+    cx: &Ctx<'_>,
+    request: &RequestPane,
+    templates: Option<&Templates>,
+    t: &Theme,
+) {
     let inner = side::framed(f, area, super::app::focus::Pane::Detail, t);
-    let Some(turn) = app.run.turns.get(app.selected) else {
+    let Some(turn) = cx.turn() else {
         return;
     };
-    let hidden = super::blind::hides(&app.blind_view(), turn);
-    let turn = &*super::blind::shown_turn(&app.blind_view(), turn);
-    let idx = app
+    let hidden = super::blind::hides(&cx.blind, turn);
+    let turn = &*super::blind::shown_turn(&cx.blind, turn);
+    let idx = cx
         .attempt
         .or(turn.committed)
         .unwrap_or(turn.attempts.len().saturating_sub(1));
@@ -34,17 +45,13 @@ pub fn detail(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
         let why = "Director's verdict hidden (blind): give yours first (👍/👎 or override)";
         lines.extend(wrap(why, width).into_iter().map(|r| Line::styled(r, dim)));
     }
-    if app.request.shown {
+    if request.shown {
         lines.push(Line::raw(""));
+        let key = super::request_view::selected_key(cx.run, cx.selected, cx.attempt);
         lines.extend(super::request_view::lines(
-            &app.request,
-            app.selected_request(),
-            app.vis.as_ref().map(|p| &p.work.templates),
-            hidden,
-            width,
-            t,
+            request, key, templates, hidden, width, t,
         ));
-        let scroll = super::side::scroll_for(app, lines.len(), inner.height);
+        let scroll = cx.scroll_for(lines.len(), inner.height);
         f.render_widget(Paragraph::new(lines).scroll((scroll, 0)), inner);
         return;
     }
@@ -61,9 +68,9 @@ pub fn detail(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
     };
     lines.extend(highlighted(a, text, width, t));
     // The marks in force, readable (blind: only this reviewer's own).
-    let mut marks = super::marks::in_force(&app.review_log, turn.turn as u32);
-    if app.blind {
-        marks.retain(|e| e.3.as_deref() == app.reviewer.as_deref());
+    let mut marks = super::marks::in_force(cx.blind.log, turn.turn as u32);
+    if cx.blind.on {
+        marks.retain(|e| e.3.as_deref() == cx.blind.me);
     }
     if !marks.is_empty() {
         lines.push(Line::raw(""));
@@ -73,9 +80,9 @@ pub fn detail(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
     lines.extend(against_previous(prev, a, text, width, t));
     lines.extend(findings(a, width, t));
     if turn.committed == Some(idx) {
-        lines.extend(carried(app, turn, a, width, dim));
+        lines.extend(carried(cx.rules, turn, a, width, dim));
     }
-    let scroll = super::side::scroll_for(app, lines.len(), inner.height);
+    let scroll = cx.scroll_for(lines.len(), inner.height);
     f.render_widget(Paragraph::new(lines).scroll((scroll, 0)), inner);
 }
 
@@ -205,7 +212,7 @@ fn findings(a: &AttemptView, width: usize, t: &Theme) -> Vec<Line<'static>> {
 /// What the committed line carries forward, by who it is for (seed 001 §1, §8): critiques of
 /// the line to its speaker's next turn, what concerns the conversation to the next speaker.
 fn carried(
-    app: &App,
+    rules: &crate::director::RuleSet,
     turn: &TurnView,
     a: &AttemptView,
     width: usize,
@@ -215,13 +222,12 @@ fn carried(
         return Vec::new();
     };
     let name = |id: &str| {
-        app.rules
+        rules
             .character(id)
             .map(|c| c.display_name.clone())
             .unwrap_or_else(|| id.to_string())
     };
-    let partner = app
-        .rules
+    let partner = rules
         .character(&turn.speaker)
         .map(|c| name(&c.partner))
         .unwrap_or_else(|| "next speaker".into());

@@ -9,6 +9,7 @@ pub mod blind;
 pub mod cells;
 mod compare_open;
 pub mod compare_view;
+pub mod ctx;
 mod detail;
 pub mod keymap;
 mod keymap_check;

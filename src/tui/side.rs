@@ -6,8 +6,8 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Sparkline};
 
-use super::app::App;
 use super::app::focus::Pane;
+use super::ctx::Ctx;
 use super::theme::Theme;
 use super::tuning;
 use crate::director::Status;
@@ -66,18 +66,27 @@ pub fn framed(f: &mut Frame, area: Rect, active: Pane, t: &Theme) -> Rect {
     inner
 }
 
-pub fn rules(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
+/// The rules pane: the editable values (`field` selected), what the last edit flipped
+/// (`rejudge`) and the agreement table.
+pub fn rules(
+    f: &mut Frame,
+    area: Rect,
+    cx: &Ctx<'_>,
+    field: usize,
+    rejudge: Option<&tuning::Rejudge>,
+    t: &Theme,
+) {
     let dim = Style::new().fg(t.dim);
-    let data = &app.rules.data;
+    let data = &cx.rules.data;
     let mut lines = vec![Line::styled(
         format!(
             "ruleset {} · [ ] select · < > change · w save",
-            app.rules.version
+            cx.rules.version
         ),
         dim,
     )];
     for (i, fd) in tuning::fields().iter().enumerate() {
-        let sel = i == app.field;
+        let sel = i == field;
         let st = if sel {
             Style::new()
                 .fg(t.text)
@@ -108,22 +117,22 @@ pub fn rules(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
             lines.push(Line::styled(fit(&text, w), dim));
         }
     }
-    if let Some(rj) = &app.rejudge {
-        lines.extend(flips(app, rj, t));
+    if let Some(rj) = rejudge {
+        lines.extend(flips(cx, rj, t));
     }
     lines.extend(super::kappa::lines(
-        &app.run.turns,
-        &app.review_log,
+        &cx.run.turns,
+        cx.blind.log,
         t,
         area.width,
     ));
-    let scroll = scroll_for(app, lines.len(), area.height);
+    let scroll = cx.scroll_for(lines.len(), area.height);
     f.render_widget(Paragraph::new(lines).scroll((scroll, 0)), area);
 }
 
 /// What re-judging with the edited rules did: flipped turns (hidden ones only counted in blind
 /// mode) and the agreement with the reviewers' overrides.
-fn flips(app: &App, rj: &tuning::Rejudge, t: &Theme) -> Vec<Line<'static>> {
+fn flips(cx: &Ctx<'_>, rj: &tuning::Rejudge, t: &Theme) -> Vec<Line<'static>> {
     let dim = Style::new().fg(t.dim);
     let mut lines: Vec<Line> = Vec::new();
     lines.push(Line::raw(""));
@@ -137,10 +146,10 @@ fn flips(app: &App, rj: &tuning::Rejudge, t: &Theme) -> Vec<Line<'static>> {
     ));
     // Blind: a hidden turn's flip would tell its verdict.
     let hidden = |turn: &usize| {
-        app.run
+        cx.run
             .turns
             .iter()
-            .any(|x| x.turn == *turn && super::blind::hides(&app.blind_view(), x))
+            .any(|x| x.turn == *turn && super::blind::hides(&cx.blind, x))
     };
     let n_hidden = rj
         .flipped
@@ -181,8 +190,8 @@ fn flips(app: &App, rj: &tuning::Rejudge, t: &Theme) -> Vec<Line<'static>> {
     lines
 }
 
-pub fn stats(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
-    let turns = &app.run.turns;
+pub fn stats(f: &mut Frame, area: Rect, cx: &Ctx<'_>, t: &Theme) {
+    let turns = &cx.run.turns;
     let order = [Status::Pass, Status::Warn, Status::Retry, Status::Unscored];
     let mut lines = vec![Line::styled(
         "verdicts      PASS  WARN RETRY UNSCORED",
@@ -197,7 +206,7 @@ pub fn stats(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
             let n = turns
                 .iter()
                 .filter(|x| x.speaker == id && x.committed.is_some() && x.status() == Some(s))
-                .filter(|x| !super::blind::hides(&app.blind_view(), x))
+                .filter(|x| !super::blind::hides(&cx.blind, x))
                 .count();
             row.push(Span::styled(
                 format!("{n:>6}"),
@@ -223,7 +232,7 @@ pub fn stats(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
         .take(area.width.saturating_sub(10) as usize)
         .rev()
     {
-        if super::blind::hides(&app.blind_view(), x) {
+        if super::blind::hides(&cx.blind, x) {
             strip.push(Span::styled("?", Style::new().fg(t.dim)));
             continue;
         }
@@ -243,7 +252,7 @@ pub fn stats(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
     f.render_widget(Paragraph::new(lines), top);
     let tones: Vec<u64> = turns
         .iter()
-        .filter(|x| !super::blind::hides(&app.blind_view(), x))
+        .filter(|x| !super::blind::hides(&cx.blind, x))
         .filter_map(|x| {
             x.shown()?
                 .verdict
@@ -260,14 +269,6 @@ pub fn stats(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
             .style(Style::new().fg(t.accent)),
         spark,
     );
-}
-
-/// The right pane's scroll for `rows` rows in `height`: never past the last row; the furthest
-/// is remembered for the scroll keys.
-pub(super) fn scroll_for(app: &App, rows: usize, height: u16) -> u16 {
-    let max = rows.saturating_sub(height as usize).min(u16::MAX as usize) as u16;
-    app.right_max.set(max);
-    app.right_scroll.min(max)
 }
 
 /// `s` in at most `cols` columns, ending in "…" when cut.

@@ -1238,3 +1238,18 @@ impl App {
         Some(Command::LoadRequest(key))
     }
 }
+
+impl App {
+    /// The read-only context the panes draw from.
+    pub fn ctx(&self) -> crate::tui::ctx::Ctx<'_> {
+        crate::tui::ctx::Ctx {
+            run: &self.run,
+            selected: self.selected,
+            attempt: self.attempt,
+            rules: &self.rules,
+            blind: self.blind_view(),
+            right_scroll: self.right_scroll,
+            right_max: &self.right_max,
+        }
+    }
+}

@@ -38,14 +38,21 @@ pub fn draw(f: &mut Frame, app: &App) {
     }
     match app.pane {
         Pane::Detail if app.chat.is_some() => chat::detail(f, detail_area, app, t),
-        Pane::Detail => detail::detail(f, detail_area, app, t),
+        Pane::Detail => detail::detail(
+            f,
+            detail_area,
+            &app.ctx(),
+            &app.request,
+            app.vis.as_ref().map(|p| &p.work.templates),
+            t,
+        ),
         Pane::Rules => {
             let inner = side::framed(f, detail_area, Pane::Rules, t);
-            side::rules(f, inner, app, t);
+            side::rules(f, inner, &app.ctx(), app.field, app.rejudge.as_ref(), t);
         }
         Pane::Stats => {
             let inner = side::framed(f, detail_area, Pane::Stats, t);
-            side::stats(f, inner, app, t);
+            side::stats(f, inner, &app.ctx(), t);
         }
         Pane::Visibility => {
             let inner = side::framed(f, detail_area, Pane::Visibility, t);
