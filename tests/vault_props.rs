@@ -61,7 +61,7 @@ fn app() -> App {
 /// whitespace so a token wrapped over two lines is still found.
 fn preview(app: &App) -> String {
     let mut t = Terminal::new(TestBackend::new(120, 160)).unwrap();
-    t.draw(|f| kakeai::tui::vis::render(f, f.area(), app, app.theme()))
+    t.draw(|f| kakeai::tui::vis::render(f, f.area(), app.vis.as_ref(), app.theme()))
         .unwrap();
     let buf = t.backend().buffer();
     let area = buf.area;

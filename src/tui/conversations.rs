@@ -10,7 +10,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::Runtime;
-use super::app::{App, Command, UiMsg};
+use super::app::{Command, UiMsg};
 use super::keymap::Action;
 use super::theme::Theme;
 use super::wrap::wrap;
@@ -59,32 +59,44 @@ impl ConversationsPane {
 
 pub type Loaded = (Vec<Conversation>, Vec<JudgmentCache>);
 
-impl App {
-    /// Keys of the conversations pane; None: not handled here.
-    pub(super) fn conversations_action(&mut self, action: Action) -> Option<Vec<Command>> {
-        let p = &mut self.conversations;
-        let n = p.flat().len();
+/// What a key in the conversations pane asks of the workbench.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ConversationsAsk {
+    /// Not this pane's key.
+    NotMine,
+    /// Handled here (the selection moved), or nothing selected to act on.
+    Done,
+    /// 👍/👎 on the selected bot reply.
+    Thumb { id: i64, up: bool },
+    /// Override the selected reply's verdict (the workbench opens its dialog).
+    Override,
+    /// Read the conversations again.
+    Reload,
+}
+
+impl ConversationsPane {
+    /// The pane's own verbs: move, 👍/👎, override, reload.
+    pub fn action(&mut self, action: Action) -> ConversationsAsk {
+        let n = self.flat().len();
         match action {
-            Action::NextTurn | Action::NextField => p.row = (p.row + 1).min(n.saturating_sub(1)),
-            Action::PrevTurn | Action::PrevField => p.row = p.row.saturating_sub(1),
-            Action::ThumbUp | Action::ThumbDown => {
-                let id = p.selected()?;
-                return Some(vec![Command::LineThumb {
-                    id,
-                    up: action == Action::ThumbUp,
-                }]);
+            Action::NextTurn | Action::NextField => {
+                self.row = (self.row + 1).min(n.saturating_sub(1))
             }
-            Action::Override => {
-                p.selected()?;
-                self.modal = Some(super::app::Modal::Override {
-                    status: crate::director::Status::Pass,
-                    reason: super::app::textarea("override: ←/→ verdict, the note, Enter to save"),
+            Action::PrevTurn | Action::PrevField => self.row = self.row.saturating_sub(1),
+            Action::ThumbUp | Action::ThumbDown => {
+                return self.selected().map_or(ConversationsAsk::Done, |id| {
+                    ConversationsAsk::Thumb {
+                        id,
+                        up: action == Action::ThumbUp,
+                    }
                 });
             }
-            Action::Probe => return Some(vec![Command::LoadConversations]),
-            _ => return None,
+            Action::Override if self.selected().is_some() => return ConversationsAsk::Override,
+            Action::Override => {}
+            Action::Probe => return ConversationsAsk::Reload,
+            _ => return ConversationsAsk::NotMine,
         }
-        Some(Vec::new())
+        ConversationsAsk::Done
     }
 }
 
@@ -149,8 +161,7 @@ impl Runtime {
     }
 }
 
-pub fn render(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
-    let p = &app.conversations;
+pub fn render(f: &mut Frame, area: Rect, p: &ConversationsPane, t: &Theme) {
     let dim = Style::new().fg(t.dim);
     let mut lines: Vec<Line> = vec![Line::styled(
         "LINE conversations (kakeai serve), newest first",

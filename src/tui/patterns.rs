@@ -8,7 +8,6 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::app::{App, Command};
 use super::keymap::Action;
 use super::theme::Theme;
 use super::wrap::wrap;
@@ -128,86 +127,107 @@ impl PatternsPane {
     }
 }
 
-impl App {
-    /// Keys of the patterns pane. None when the key is not the pane's.
-    pub(super) fn patterns_action(&mut self, action: Action) -> Option<Vec<Command>> {
-        let p = &mut self.patterns;
-        let n = if p.review {
-            p.dropouts.len()
+/// What a key in the patterns pane asks of the workbench.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PatternsAsk {
+    /// Not this pane's key.
+    NotMine,
+    /// Handled here (moved, sorted, filtered), or nothing selected to act on.
+    Done,
+    /// The dropout review was turned on: read the dropouts.
+    LoadDropouts,
+    /// Ask the model for counterfactual replies to this dropout.
+    Draft { dropout: i64 },
+    /// Accept (or edit first) draft `kind`/`text` for this dropout, whose user message the
+    /// model typed as `message_type`.
+    Accept {
+        dropout: i64,
+        kind: String,
+        text: String,
+        message_type: String,
+    },
+    /// Accept was asked with no drafts yet.
+    NoDrafts,
+}
+
+impl PatternsPane {
+    fn rows(&self) -> usize {
+        if self.review {
+            self.dropouts.len()
         } else {
-            p.shown().len()
-        };
+            self.shown().len()
+        }
+    }
+
+    /// The pane's own verbs: move, sort, filter by sister, the dropout review and its drafts.
+    pub fn action(&mut self, action: Action) -> PatternsAsk {
+        let n = self.rows();
         match action {
-            Action::NextTurn | Action::NextField => p.row = (p.row + 1).min(n.saturating_sub(1)),
-            Action::PrevTurn | Action::PrevField => p.row = p.row.saturating_sub(1),
-            Action::Increase | Action::Decrease if p.review => {
-                let k = p
+            Action::NextTurn | Action::NextField => {
+                self.row = (self.row + 1).min(n.saturating_sub(1))
+            }
+            Action::PrevTurn | Action::PrevField => self.row = self.row.saturating_sub(1),
+            Action::Increase | Action::Decrease if self.review => {
+                let k = self
                     .dropouts
-                    .get(p.row)
+                    .get(self.row)
                     .map(|d| d.drafts.len())
                     .unwrap_or(0)
                     .max(1);
-                p.draft = if action == Action::Increase {
-                    (p.draft + 1) % k
+                self.draft = if action == Action::Increase {
+                    (self.draft + 1) % k
                 } else {
-                    (p.draft + k - 1) % k
+                    (self.draft + k - 1) % k
                 };
             }
             Action::Increase | Action::Decrease => {
-                p.sort = p.sort.next();
-                p.row = 0;
+                self.sort = self.sort.next();
+                self.row = 0;
             }
             Action::NextReader => {
-                p.character = match p.character {
+                self.character = match self.character {
                     None => Some("yana"),
                     Some("yana") => Some("ayu"),
                     _ => None,
                 };
-                p.row = 0;
+                self.row = 0;
             }
             Action::Dropouts => {
-                p.review = !p.review;
-                p.row = 0;
-                if p.review {
-                    return Some(vec![Command::LoadDropouts]);
+                self.review = !self.review;
+                self.row = 0;
+                if self.review {
+                    return PatternsAsk::LoadDropouts;
                 }
             }
-            Action::EditSecret if p.review => {
-                let d = p.dropouts.get(p.row)?;
-                self.status = format!("asking the model for three replies to dropout {}…", d.id);
-                return Some(vec![Command::DraftCounterfactuals { dropout: d.id }]);
+            Action::EditSecret if self.review => {
+                return self
+                    .dropouts
+                    .get(self.row)
+                    .map_or(PatternsAsk::Done, |d| PatternsAsk::Draft { dropout: d.id });
             }
-            Action::Accept if p.review => {
-                let d = p.dropouts.get(p.row)?;
-                let Some((kind, text)) = d.drafts.get(p.draft) else {
-                    self.status = "no drafts yet — press D… e to draft".into();
-                    return Some(Vec::new());
-                };
-                // The reviewer accepts it as is (Enter) or edits it first (seed 000 §7).
-                // Line 1: the user's message type (the model's guess, or empty); line 2: the reply.
-                let mut ta = ratatui_textarea::TextArea::from([
-                    d.message_type.clone().unwrap_or_default(),
-                    text.clone(),
-                ]);
-                ta.set_block(ratatui::widgets::Block::bordered().title(
-                    " line 1 message type · line 2 reply (↑↓ between them) · Enter accept · Esc cancel ",
-                ));
-                ta.move_cursor(ratatui_textarea::CursorMove::Bottom);
-                ta.move_cursor(ratatui_textarea::CursorMove::End);
-                self.modal = Some(super::app::Modal::Draft {
-                    dropout: d.id,
-                    kind: kind.clone(),
-                    text: ta,
-                });
-            }
-            _ => return None,
+            Action::Accept if self.review => return self.accept(),
+            _ => return PatternsAsk::NotMine,
         }
-        Some(Vec::new())
+        PatternsAsk::Done
+    }
+
+    fn accept(&self) -> PatternsAsk {
+        let Some(d) = self.dropouts.get(self.row) else {
+            return PatternsAsk::Done;
+        };
+        match d.drafts.get(self.draft) {
+            Some((kind, text)) => PatternsAsk::Accept {
+                dropout: d.id,
+                kind: kind.clone(),
+                text: text.clone(),
+                message_type: d.message_type.clone().unwrap_or_default(),
+            },
+            None => PatternsAsk::NoDrafts,
+        }
     }
 }
 
-pub fn render(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
-    let p = &app.patterns;
+pub fn render(f: &mut Frame, area: Rect, p: &PatternsPane, t: &Theme) {
     let dim = Style::new().fg(t.dim);
     let [top, list, foot] = Layout::vertical([
         Constraint::Length(1),
@@ -371,37 +391,6 @@ fn cut(s: &str, width: usize) -> String {
         out.push(c);
     }
     out
-}
-
-impl App {
-    /// What `P` would promote: in chat, the selected exchange (the user's masked message and
-    /// the reply); otherwise the selected duo line, with the partner's line before it.
-    pub(super) fn promotion(&self) -> Option<super::app::Promotion> {
-        if let Some(chat) = &self.chat {
-            let e = chat.exchanges.get(chat.selected)?;
-            if e.reply.is_empty() {
-                return None;
-            }
-            return Some(super::app::Promotion {
-                character: chat.character.clone(),
-                user_message_type: String::new(),
-                user_message_example: e.masked.clone(),
-                bot_response: e.reply.clone(),
-                bot_response_type: String::new(),
-            });
-        }
-        let i = self.selected;
-        let line = self.run.turns.get(i)?;
-        let before = self.run.turns.get(i.checked_sub(1)?)?;
-        let text = |t: &super::view::TurnView| t.shown().map(|a| a.text.clone());
-        Some(super::app::Promotion {
-            character: line.speaker.clone(),
-            user_message_type: String::new(),
-            user_message_example: text(before)?,
-            bot_response: text(line)?,
-            bot_response_type: String::new(),
-        })
-    }
 }
 
 #[cfg(test)]

@@ -3,15 +3,12 @@
 //! status against its recommended level, and a live preview of the exact context the chosen
 //! sister would get next turn. Saving is a `Command`; the runtime writes the file.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
-use ratatui_textarea::TextArea;
 
-use super::app::{App, Command, Modal};
 use super::keymap::Action;
 use super::theme::Theme;
 use super::wrap::wrap;
@@ -117,151 +114,156 @@ fn reader_label(r: Option<&str>) -> &'static str {
     }
 }
 
-impl App {
-    /// Keys of the visibility pane. Returns None when the key is not the pane's.
-    pub(super) fn vis_action(&mut self, action: Action) -> Option<Vec<Command>> {
-        let vis = self.vis.as_mut()?;
-        let n = vis.items().len();
+/// What a key in the visibility pane asks of the workbench.
+#[derive(Debug, Clone)]
+pub enum VisAsk {
+    /// Not this pane's key.
+    NotMine,
+    /// Handled here; the status line to show, if any.
+    Done(Option<String>),
+    /// Open the secret editor on this item with its fields as YAML.
+    EditSecret {
+        key: String,
+        id: String,
+        yaml: String,
+    },
+    /// Write the work (a copy taken at edit count `edits`).
+    Save { work: Box<Work>, edits: u64 },
+    /// Open the vault's next work `name` under `root`.
+    OpenWork {
+        root: std::path::PathBuf,
+        name: String,
+    },
+}
+
+impl VisPane {
+    /// The pane's own verbs: move, reader, levels 0–3, the secret editor, save, next work.
+    pub fn action(&mut self, action: Action) -> VisAsk {
+        let n = self.items().len();
+        let said = |s: String| VisAsk::Done(Some(s));
         match action {
             Action::NextTurn | Action::NextField => {
-                vis.row = (vis.row + 1).min(n.saturating_sub(1))
+                self.row = (self.row + 1).min(n.saturating_sub(1))
             }
-            Action::PrevTurn | Action::PrevField => vis.row = vis.row.saturating_sub(1),
-            Action::PageDown => vis.row = (vis.row + 8).min(n.saturating_sub(1)),
-            Action::PageUp => vis.row = vis.row.saturating_sub(8),
+            Action::PrevTurn | Action::PrevField => self.row = self.row.saturating_sub(1),
+            Action::PageDown => self.row = (self.row + 8).min(n.saturating_sub(1)),
+            Action::PageUp => self.row = self.row.saturating_sub(8),
             Action::NextReader => {
-                vis.reader = (vis.reader + 1) % READERS.len();
-                self.status = format!("levels for: {}", reader_label(vis.reader()));
+                self.reader = (self.reader + 1) % READERS.len();
+                return said(format!("levels for: {}", reader_label(self.reader())));
             }
             Action::SetLevel0 | Action::SetLevel1 | Action::SetLevel2 | Action::SetLevel3 => {
-                let level = match action {
-                    Action::SetLevel0 => Level::HIDDEN,
-                    Action::SetLevel1 => Level::AWARE,
-                    Action::SetLevel2 => Level::KNOW,
-                    _ => Level::USE,
-                };
-                let item = vis.selected()?;
-                let reader = vis.reader();
-                vis.work.set_level(&item, reader, level);
-                vis.edited();
-                self.status = format!(
-                    "{} → {} {} for {} (unsaved: w writes visibility.yaml)",
-                    item.key,
-                    level,
-                    level.name_ja(),
-                    reader_label(reader)
-                );
+                return self.set_level(action);
             }
             Action::EditSecret => return self.edit_secret(),
-            Action::SaveRules => {
-                if !vis.unsaved {
-                    self.status = "visibility: nothing changed".into();
-                    return Some(Vec::new());
-                }
-                return Some(vec![Command::SaveVault {
-                    work: Box::new(vis.work.clone()),
-                    edits: vis.edits,
-                }]);
+            Action::SaveRules if !self.unsaved => {
+                return said("visibility: nothing changed".into());
             }
-            Action::NextWork => return self.next_work(),
-            _ => return None,
+            Action::SaveRules => {
+                return VisAsk::Save {
+                    work: Box::new(self.work.clone()),
+                    edits: self.edits,
+                };
+            }
+            Action::NextWork => return self.open_next(),
+            _ => return VisAsk::NotMine,
         }
-        Some(Vec::new())
+        VisAsk::Done(None)
     }
 
-    /// e: the selected secret's fields as YAML in an editor (a section has none).
-    fn edit_secret(&mut self) -> Option<Vec<Command>> {
-        let vis = self.vis.as_mut()?;
-        let item = vis.selected()?;
+    fn set_level(&mut self, action: Action) -> VisAsk {
+        let level = match action {
+            Action::SetLevel0 => Level::HIDDEN,
+            Action::SetLevel1 => Level::AWARE,
+            Action::SetLevel2 => Level::KNOW,
+            _ => Level::USE,
+        };
+        let Some(item) = self.selected() else {
+            return VisAsk::Done(None);
+        };
+        let reader = self.reader();
+        self.work.set_level(&item, reader, level);
+        self.edited();
+        VisAsk::Done(Some(format!(
+            "{} → {} {} for {} (unsaved: w writes visibility.yaml)",
+            item.key,
+            level,
+            level.name_ja(),
+            reader_label(reader)
+        )))
+    }
+
+    /// e: the selected secret's fields as YAML (a section has none).
+    fn edit_secret(&mut self) -> VisAsk {
+        let Some(item) = self.selected() else {
+            return VisAsk::Done(None);
+        };
         if item.kind != ItemKind::Secret {
-            self.status = "only a secret has fields to edit; sections take 0–3".into();
-            return Some(Vec::new());
+            return VisAsk::Done(Some(
+                "only a secret has fields to edit; sections take 0–3".into(),
+            ));
         }
-        let cfg = vis.secret_mut(&item)?.clone();
-        let yaml = serde_norway::to_string(&cfg).unwrap_or_default();
-        let mut t = TextArea::from(yaml.lines().map(String::from).collect::<Vec<_>>());
-        t.set_block(ratatui::widgets::Block::bordered().title(format!(
-            " {} — edit as YAML · ctrl-s apply · Esc cancel ",
-            cfg.id
-        )));
-        self.modal = Some(Modal::Secret {
+        let Some(cfg) = self.secret_mut(&item).cloned() else {
+            return VisAsk::Done(None);
+        };
+        VisAsk::EditSecret {
             key: item.key,
-            text: t,
-        });
-        Some(Vec::new())
+            id: cfg.id.clone(),
+            yaml: serde_norway::to_string(&cfg).unwrap_or_default(),
+        }
     }
 
     /// W: the vault's next work (after the open one's edits are saved).
-    fn next_work(&mut self) -> Option<Vec<Command>> {
-        let vis = self.vis.as_mut()?;
-        let Some(next) = vis.next_work().map(str::to_string) else {
-            self.status = format!("{} is the only work in this vault", vis.work.name);
-            return Some(Vec::new());
+    fn open_next(&mut self) -> VisAsk {
+        let Some(next) = self.next_work().map(str::to_string) else {
+            return VisAsk::Done(Some(format!(
+                "{} is the only work in this vault",
+                self.work.name
+            )));
         };
-        if vis.unsaved {
-            self.status = format!(
+        if self.unsaved {
+            return VisAsk::Done(Some(format!(
                 "{} has unsaved edits: w writes them before opening another work",
-                vis.work.name
-            );
-            return Some(Vec::new());
+                self.work.name
+            )));
         }
-        self.status = format!("opening {next} …");
-        Some(vec![Command::OpenWork {
-            root: vis.work.root.parent().map(|p| p.to_path_buf())?,
-            name: next,
-        }])
+        match self.work.root.parent() {
+            Some(root) => VisAsk::OpenWork {
+                root: root.to_path_buf(),
+                name: next,
+            },
+            None => VisAsk::Done(None),
+        }
     }
 
-    /// The secret editor: Enter is a newline, ctrl-s applies, Esc cancels.
-    pub(super) fn secret_key(&mut self, key: KeyEvent) -> bool {
-        let Some(Modal::Secret {
-            key: item_key,
-            text,
-        }) = self.modal.as_mut()
-        else {
-            return false;
-        };
-        if key.code == KeyCode::Char('s') && key.modifiers.contains(KeyModifiers::CONTROL) {
-            let yaml = text.lines().join("\n");
-            let item_key = item_key.clone();
-            match self.apply_secret(&item_key, &yaml) {
-                Ok(()) => self.modal = None,
-                Err(e) => self.fail(format!("secret not applied: {e}")),
-            }
-        } else if key.code == KeyCode::Esc {
-            self.modal = None;
-        } else {
-            text.input(key);
-        }
-        true
-    }
-
-    fn apply_secret(&mut self, item_key: &str, yaml: &str) -> Result<(), String> {
-        let vis = self.vis.as_mut().ok_or("no vault")?;
+    /// Applies the secret editor's YAML to `item_key` after the same checks as loading
+    /// (levels, subtlety, unique ids, templates); the status line to show.
+    pub fn apply_secret(&mut self, item_key: &str, yaml: &str) -> Result<String, String> {
         let new: SecretCfg = serde_norway::from_str(yaml).map_err(|e| e.to_string())?;
-        let item = vis
+        let item = self
             .items()
             .into_iter()
             .find(|i| i.key == item_key)
             .ok_or("the secret is gone")?;
-        let mut trial = vis.work.clone();
+        let mut trial = self.work.clone();
         {
             let mut pane = VisPane::new(trial);
             *pane.secret_mut(&item).ok_or("the secret is gone")? = new.clone();
             trial = pane.work;
         }
-        // The same checks as loading: levels, subtlety, unique ids, templates.
         trial.validate("").map_err(|e| e.to_string())?;
-        vis.work = trial;
-        vis.edited();
-        self.status = format!("{} updated (unsaved: w writes visibility.yaml)", new.id);
-        Ok(())
+        self.work = trial;
+        self.edited();
+        Ok(format!(
+            "{} updated (unsaved: w writes visibility.yaml)",
+            new.id
+        ))
     }
 }
 
-pub fn render(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
+pub fn render(f: &mut Frame, area: Rect, vis: Option<&VisPane>, t: &Theme) {
     let dim = Style::new().fg(t.dim);
-    let Some(vis) = &app.vis else {
+    let Some(vis) = vis else {
         let msg = "no vault loaded — see the status line; start with --vault DIR";
         f.render_widget(Paragraph::new(Line::styled(msg, dim)), area);
         return;

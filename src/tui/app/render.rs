@@ -56,15 +56,15 @@ pub fn draw(f: &mut Frame, app: &App) {
         }
         Pane::Visibility => {
             let inner = side::framed(f, detail_area, Pane::Visibility, t);
-            vis::render(f, inner, app, t);
+            vis::render(f, inner, app.vis.as_ref(), t);
         }
         Pane::Patterns => {
             let inner = side::framed(f, detail_area, Pane::Patterns, t);
-            patterns::render(f, inner, app, t);
+            patterns::render(f, inner, &app.patterns, t);
         }
         Pane::Conversations => {
             let inner = side::framed(f, detail_area, Pane::Conversations, t);
-            crate::tui::conversations::render(f, inner, app, t);
+            crate::tui::conversations::render(f, inner, &app.conversations, t);
         }
     }
     if let Some(v) = &app.compare {

@@ -1,0 +1,371 @@
+//! The workbench's side of the rooms (issue 23): each pane answers a key with its own Ask
+//! (`RulesAsk`, `PatternsAsk`, `VisAsk`, `ConversationsAsk`, `InterviewAsk`, …) and these
+//! turn the answers into commands, dialogs and the status line. The panes themselves never see
+//! the `App`.
+
+use super::*;
+
+impl App {
+    /// `B`: the next branch on screen, once the run is paused or done.
+    pub(crate) fn next_branch(&mut self) {
+        if self.branches.is_empty() {
+            self.status = "this run has no branches (regenerating a turn makes one)".into();
+            return;
+        }
+        if self.running() {
+            self.status = "branches can be switched once the run is paused or done".into();
+            return;
+        }
+        self.branches.next(&mut self.run.turns);
+        self.selected = self.selected.min(self.run.turns.len().saturating_sub(1));
+        self.attempt = None;
+        self.status = format!("showing {}", self.branches.label());
+    }
+}
+
+impl App {
+    pub(crate) fn interview_msg(&mut self, m: crate::tui::interview_view::InterviewMsg) {
+        use crate::interview::state::State;
+        use crate::tui::interview_view::{InterviewMsg, InterviewView};
+        self.dirty = true;
+        match m {
+            InterviewMsg::Started(cfg) => {
+                self.interview = Some(InterviewView::new(&cfg));
+                self.status = format!(
+                    "interview {} — Enter answers, Tab skips, Esc leaves",
+                    cfg.name
+                );
+            }
+            InterviewMsg::Event(e) => {
+                if let Some(v) = self.interview.as_mut() {
+                    v.apply(&e);
+                }
+                if e.event == "done" {
+                    self.status = if e.state == State::Done {
+                        "interview finished — analysis queued (kakeai analyze --interview …)".into()
+                    } else {
+                        "interview left unfinished".into()
+                    };
+                }
+            }
+            InterviewMsg::Status(e) => self.status = e,
+            InterviewMsg::Insights(Ok(v)) => {
+                self.status = "insights — ←/→ interview or run set, ↑/↓ card, Esc back".into();
+                self.insights = Some(*v);
+            }
+            InterviewMsg::Insights(Err(e)) => self.status = format!("insights: {e}"),
+        }
+    }
+
+    /// Keys for the insights view or the interview pane; None when neither is open.
+    pub(crate) fn interview_key(
+        &mut self,
+        key: crossterm::event::KeyEvent,
+    ) -> Option<Vec<Command>> {
+        use crate::tui::interview_view::InterviewAsk;
+        if let Some(i) = self.insights.as_mut() {
+            if key.code == crossterm::event::KeyCode::Esc {
+                self.insights = None;
+            } else {
+                i.on_key(key);
+            }
+            return Some(Vec::new());
+        }
+        Some(match self.interview.as_mut()?.key(key) {
+            InterviewAsk::Nothing => Vec::new(),
+            InterviewAsk::Leave => {
+                self.interview = None;
+                self.status = "interview closed".into();
+                vec![Command::InterviewLeave]
+            }
+            InterviewAsk::Answer(text) => vec![Command::InterviewAnswer(text)],
+        })
+    }
+}
+
+impl App {
+    /// Keys while the compare view is open; false when it is not.
+    pub(crate) fn compare_key(&mut self, key: crossterm::event::KeyEvent) -> bool {
+        let Some(v) = self.compare.as_mut() else {
+            return false;
+        };
+        match key.code {
+            crossterm::event::KeyCode::Esc | crossterm::event::KeyCode::Char('q') => {
+                self.compare = None
+            }
+            _ => {
+                v.key(key);
+            }
+        }
+        true
+    }
+
+    /// A loaded comparison (or why not).
+    pub(crate) fn on_compare(&mut self, r: Result<crate::tui::compare_view::CompareView, String>) {
+        match r {
+            Ok(v) => {
+                self.runs = None;
+                self.compare = Some(v);
+                self.status = "compare view: ↑/↓ turns, Esc closes".into();
+            }
+            Err(e) => self.status = format!("compare: {e}"),
+        }
+    }
+}
+
+impl App {
+    /// The rules pane's keys: switch pane, pick a value, change it (re-judging), save.
+    pub(crate) fn rules_action(&mut self, action: Action) {
+        use crate::tui::tuning::{RulesAsk, adjust, fields, rejudge_only, rules_key, save};
+        if action == Action::NextPane {
+            self.pane = self.pane.next();
+            return;
+        }
+        if self.pane != Pane::Rules {
+            return;
+        }
+        match rules_key(&mut self.field, action) {
+            RulesAsk::Nothing => {}
+            RulesAsk::Adjust { field, steps } => {
+                let prev = self.rules.version.clone();
+                match adjust(&self.rules, field, steps) {
+                    Ok(r) => {
+                        self.rules = r;
+                        let analyzer = self.analyzer.clone();
+                        let rule = fields().get(field).map(|f| f.rule);
+                        let rj = rejudge_only(
+                            &mut self.run,
+                            &self.rules,
+                            &analyzer,
+                            &mut self.cache,
+                            rule.map(|r| (r, prev.as_str())),
+                        );
+                        self.status = format!(
+                            "ruleset {}: {} of {} verdicts flipped",
+                            self.rules.version,
+                            rj.flipped.len(),
+                            rj.judged
+                        );
+                        self.header.ruleset = self.rules.version.clone();
+                        self.rejudge = Some(rj);
+                    }
+                    Err(e) => self.fail(e.to_string()),
+                }
+            }
+            RulesAsk::Save => {
+                self.status = match crate::director::ruleset::user_rules_path() {
+                    Some(p) => match save(&self.rules, &p) {
+                        Ok(()) => format!("saved to {}", p.display()),
+                        Err(e) => format!("NOT saved: {e}"),
+                    },
+                    None => "no config directory to save into".into(),
+                };
+            }
+        }
+    }
+}
+
+impl App {
+    /// Blind mode's read-only view of this session (see `blind`).
+    pub fn blind_view(&self) -> crate::tui::blind::Blind<'_> {
+        crate::tui::blind::Blind {
+            on: self.blind,
+            log: &self.review_log,
+            me: self.reviewer.as_deref(),
+        }
+    }
+}
+
+impl App {
+    /// The attempt the detail pane shows, as a request key.
+    pub fn selected_request(&self) -> Option<crate::tui::request_view::Key> {
+        crate::tui::request_view::selected_key(&self.run, self.selected, self.attempt)
+    }
+
+    /// `x`: findings ↔ request.
+    pub(crate) fn toggle_request(&mut self) -> Vec<Command> {
+        self.status = self.request.toggle().into();
+        self.right_scroll = 0;
+        Vec::new()
+    }
+
+    /// The read the request view needs now, if any.
+    pub(crate) fn request_sync(&mut self) -> Option<Command> {
+        let key = self.request.sync(self.selected_request())?;
+        // Another attempt's request starts at its top.
+        self.right_scroll = 0;
+        Some(Command::LoadRequest(key))
+    }
+}
+
+impl App {
+    /// The read-only context the panes draw from.
+    pub fn ctx(&self) -> crate::tui::ctx::Ctx<'_> {
+        crate::tui::ctx::Ctx {
+            run: &self.run,
+            selected: self.selected,
+            attempt: self.attempt,
+            rules: &self.rules,
+            blind: self.blind_view(),
+            right_scroll: self.right_scroll,
+            right_max: &self.right_max,
+        }
+    }
+}
+
+impl App {
+    /// Keys of the conversations pane; None: not handled there.
+    pub(crate) fn conversations_action(&mut self, action: Action) -> Option<Vec<Command>> {
+        use crate::tui::conversations::ConversationsAsk as Ask;
+        Some(match self.conversations.action(action) {
+            Ask::NotMine => return None,
+            Ask::Done => Vec::new(),
+            Ask::Thumb { id, up } => vec![Command::LineThumb { id, up }],
+            Ask::Override => {
+                self.modal = Some(Modal::Override {
+                    status: crate::director::Status::Pass,
+                    reason: textarea("override: ←/→ verdict, the note, Enter to save"),
+                });
+                Vec::new()
+            }
+            Ask::Reload => vec![Command::LoadConversations],
+        })
+    }
+}
+
+impl App {
+    /// What `P` would promote: in chat, the selected exchange (the user's masked message and
+    /// the reply); otherwise the selected duo line, with the partner's line before it.
+    pub(crate) fn promotion(&self) -> Option<Promotion> {
+        if let Some(chat) = &self.chat {
+            let e = chat.exchanges.get(chat.selected)?;
+            if e.reply.is_empty() {
+                return None;
+            }
+            return Some(Promotion {
+                character: chat.character.clone(),
+                user_message_type: String::new(),
+                user_message_example: e.masked.clone(),
+                bot_response: e.reply.clone(),
+                bot_response_type: String::new(),
+            });
+        }
+        let i = self.selected;
+        let line = self.run.turns.get(i)?;
+        let before = self.run.turns.get(i.checked_sub(1)?)?;
+        let text = |t: &crate::tui::view::TurnView| t.shown().map(|a| a.text.clone());
+        Some(Promotion {
+            character: line.speaker.clone(),
+            user_message_type: String::new(),
+            user_message_example: text(before)?,
+            bot_response: text(line)?,
+            bot_response_type: String::new(),
+        })
+    }
+}
+
+impl App {
+    /// Keys of the patterns pane; None when the key is not the pane's.
+    pub(crate) fn patterns_action(&mut self, action: Action) -> Option<Vec<Command>> {
+        use crate::tui::patterns::PatternsAsk as Ask;
+        Some(match self.patterns.action(action) {
+            Ask::NotMine => return None,
+            Ask::Done => Vec::new(),
+            Ask::LoadDropouts => vec![Command::LoadDropouts],
+            Ask::Draft { dropout } => {
+                self.status = format!("asking the model for three replies to dropout {dropout}…");
+                vec![Command::DraftCounterfactuals { dropout }]
+            }
+            Ask::NoDrafts => {
+                self.status = "no drafts yet — press D… e to draft".into();
+                Vec::new()
+            }
+            Ask::Accept {
+                dropout,
+                kind,
+                text,
+                message_type,
+            } => {
+                // The reviewer accepts it as is (Enter) or edits it first (seed 000 §7).
+                // Line 1: the user's message type (the model's guess, or empty); line 2: the
+                // reply.
+                let mut ta = ratatui_textarea::TextArea::from([message_type, text]);
+                ta.set_block(ratatui::widgets::Block::bordered().title(
+                    " line 1 message type · line 2 reply (↑↓ between them) · Enter accept · Esc cancel ",
+                ));
+                ta.move_cursor(ratatui_textarea::CursorMove::Bottom);
+                ta.move_cursor(ratatui_textarea::CursorMove::End);
+                self.modal = Some(Modal::Draft {
+                    dropout,
+                    kind,
+                    text: ta,
+                });
+                Vec::new()
+            }
+        })
+    }
+}
+
+impl App {
+    /// Keys of the visibility pane; None when the key is not the pane's.
+    pub(crate) fn vis_action(&mut self, action: Action) -> Option<Vec<Command>> {
+        use crate::tui::vis::VisAsk as Ask;
+        Some(match self.vis.as_mut()?.action(action) {
+            Ask::NotMine => return None,
+            Ask::Done(said) => {
+                if let Some(s) = said {
+                    self.status = s;
+                }
+                Vec::new()
+            }
+            Ask::EditSecret { key, id, yaml } => {
+                let mut t = ratatui_textarea::TextArea::from(
+                    yaml.lines().map(String::from).collect::<Vec<_>>(),
+                );
+                t.set_block(
+                    ratatui::widgets::Block::bordered()
+                        .title(format!(" {id} — edit as YAML · ctrl-s apply · Esc cancel ")),
+                );
+                self.modal = Some(Modal::Secret { key, text: t });
+                Vec::new()
+            }
+            Ask::Save { work, edits } => vec![Command::SaveVault { work, edits }],
+            Ask::OpenWork { root, name } => {
+                self.status = format!("opening {name} …");
+                vec![Command::OpenWork { root, name }]
+            }
+        })
+    }
+
+    /// The secret editor: Enter is a newline, ctrl-s applies, Esc cancels.
+    pub(crate) fn secret_key(&mut self, key: crossterm::event::KeyEvent) -> bool {
+        use crossterm::event::{KeyCode, KeyModifiers};
+        let Some(Modal::Secret {
+            key: item_key,
+            text,
+        }) = self.modal.as_mut()
+        else {
+            return false;
+        };
+        if key.code == KeyCode::Char('s') && key.modifiers.contains(KeyModifiers::CONTROL) {
+            let yaml = text.lines().join("\n");
+            let item_key = item_key.clone();
+            let applied = match self.vis.as_mut() {
+                Some(v) => v.apply_secret(&item_key, &yaml),
+                None => Err("no vault".into()),
+            };
+            match applied {
+                Ok(said) => {
+                    self.modal = None;
+                    self.status = said;
+                }
+                Err(e) => self.fail(format!("secret not applied: {e}")),
+            }
+        } else if key.code == KeyCode::Esc {
+            self.modal = None;
+        } else {
+            text.input(key);
+        }
+        true
+    }
+}
