@@ -10,9 +10,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 use ratatui_textarea::TextArea;
 
-use super::app::render::badge;
-use super::app::{App, Command};
 use super::theme::Theme;
+use super::theme::badge;
 use super::wrap::wrap;
 use crate::director::{Status, Verdict};
 
@@ -92,35 +91,80 @@ fn input_box(character: &str) -> TextArea<'static> {
     t
 }
 
-impl App {
-    /// Keys while chat mode is on. Returns None when the key is not the chat's.
-    /// Enter in chat: /insights or /interview NAME, or the message sent (the raw text leaves
-    /// the app state with the command; only the masked text comes back).
-    fn chat_enter(&mut self) -> Vec<Command> {
-        let Some(chat) = self.chat.as_mut() else {
-            return Vec::new();
-        };
-        let text = chat.input.lines().join("\n").trim().to_string();
+/// Progress of the chat message in flight.
+#[derive(Debug, Clone)]
+pub enum ChatMsg {
+    Masked {
+        masked: String,
+        kinds: Vec<String>,
+    },
+    Trace(String),
+    Token(String),
+    Reply {
+        text: String,
+        source: Source,
+    },
+    Judged(Box<crate::director::Verdict>),
+    /// The exchange's row id once it is in the database.
+    Saved(i64),
+    Done {
+        id: Option<i64>,
+        error: Option<String>,
+    },
+}
+
+/// What a key or an action in chat mode asks of the workbench.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChatAsk {
+    /// Not chat's key.
+    NotMine,
+    /// Handled here; the status line to show, if any.
+    Done(Option<String>),
+    /// Esc outside the input: close chat mode.
+    Close,
+    /// Send this message to `character` with her own earlier exchanges (the raw text leaves
+    /// the chat's state here; only the masked text comes back).
+    Send {
+        text: String,
+        character: String,
+        history: Vec<crate::chat::Turn>,
+    },
+    /// `/insights` typed.
+    Insights,
+    /// `/interview NAME` typed.
+    Interview(String),
+    /// 👍/👎 on stored exchange `id` (and on the pattern behind it, if any).
+    Thumb {
+        id: i64,
+        up: bool,
+        usage_id: Option<i64>,
+    },
+}
+
+impl ChatView {
+    /// Enter: /insights or /interview NAME, or the message sent.
+    fn enter(&mut self) -> ChatAsk {
+        let text = self.input.lines().join("\n").trim().to_string();
         if text == "/insights" {
-            chat.input = input_box(&chat.character);
-            return vec![Command::InsightsOpen];
+            self.input = input_box(&self.character);
+            return ChatAsk::Insights;
         }
         if let Some(name) = text.strip_prefix("/interview") {
-            chat.input = input_box(&chat.character);
+            self.input = input_box(&self.character);
             let name = name.trim();
             let name = if name.is_empty() { "sample" } else { name };
-            return vec![Command::InterviewStart(name.to_string())];
+            return ChatAsk::Interview(name.to_string());
         }
-        if text.is_empty() || chat.busy {
-            if chat.busy {
-                self.status = "still answering the last message".into();
-            }
-            return Vec::new();
+        if self.busy {
+            return ChatAsk::Done(Some("still answering the last message".into()));
         }
-        chat.input = input_box(&chat.character);
-        chat.busy = true;
-        chat.exchanges.push(Exchange {
-            character: chat.character.clone(),
+        if text.is_empty() {
+            return ChatAsk::Done(None);
+        }
+        self.input = input_box(&self.character);
+        self.busy = true;
+        self.exchanges.push(Exchange {
+            character: self.character.clone(),
             masked: String::new(),
             masked_kinds: Vec::new(),
             reply: String::new(),
@@ -131,12 +175,12 @@ impl App {
             id: None,
             at_ms: crate::patterns::stamp::now_ms(),
         });
-        chat.selected = chat.exchanges.len() - 1;
-        let character = chat.character.clone();
-        // Only her own conversation: the other sister's replies are not hers.
-        // Blocked ones stay in as turns: `chat::context` counts them as flags and
-        // keeps their text out of every prompt (the bot does the same).
-        let history = chat.exchanges[..chat.exchanges.len() - 1]
+        self.selected = self.exchanges.len() - 1;
+        let character = self.character.clone();
+        // Only her own conversation: the other sister's replies are not hers. Blocked ones
+        // stay in as turns: `chat::context` counts them as flags and keeps their text out of
+        // every prompt (the bot does the same).
+        let history = self.exchanges[..self.exchanges.len() - 1]
             .iter()
             .filter(|e| e.character == character)
             .map(|e| crate::chat::Turn {
@@ -145,50 +189,111 @@ impl App {
                 blocked: e.source == Source::Blocked,
             })
             .collect();
-        // The raw text leaves the app state here; only the masked text is kept.
-        vec![Command::ChatSend {
+        ChatAsk::Send {
             text,
             character,
             history,
-        }]
+        }
     }
 
-    pub(super) fn chat_key(&mut self, key: KeyEvent) -> Option<Vec<Command>> {
-        let chat = self.chat.as_mut()?;
-        if !chat.typing {
-            if key.code == KeyCode::Esc {
-                self.chat = None;
-                self.status = "chat closed".into();
-                return Some(Vec::new());
-            }
-            return None;
+    /// Keys while chat mode is on: typing in the input, Enter, ctrl-t, Esc.
+    pub fn key(&mut self, key: KeyEvent) -> ChatAsk {
+        if !self.typing {
+            return if key.code == KeyCode::Esc {
+                ChatAsk::Close
+            } else {
+                ChatAsk::NotMine
+            };
         }
         match key.code {
-            KeyCode::Esc => chat.typing = false,
-            KeyCode::Enter => return Some(self.chat_enter()),
+            KeyCode::Esc => self.typing = false,
+            KeyCode::Enter => return self.enter(),
             KeyCode::Char('t')
                 if key
                     .modifiers
                     .contains(crossterm::event::KeyModifiers::CONTROL) =>
             {
-                chat.character = if chat.character == "yana" {
+                self.character = if self.character == "yana" {
                     "ayu"
                 } else {
                     "yana"
                 }
                 .into();
-                chat.input = input_box(&chat.character);
+                self.input = input_box(&self.character);
             }
             _ => {
-                chat.input.input(key);
+                self.input.input(key);
             }
         }
-        Some(Vec::new())
+        ChatAsk::Done(None)
+    }
+
+    /// Bound keys in chat mode: select, 👍/👎.
+    pub fn action(&mut self, action: super::keymap::Action) -> ChatAsk {
+        use super::keymap::Action;
+        let n = self.exchanges.len();
+        match action {
+            Action::NextTurn => self.selected = (self.selected + 1).min(n.saturating_sub(1)),
+            Action::PrevTurn => self.selected = self.selected.saturating_sub(1),
+            Action::ThumbUp | Action::ThumbDown => {
+                let up = action == Action::ThumbUp;
+                let Some(e) = self.exchanges.get_mut(self.selected) else {
+                    return ChatAsk::NotMine;
+                };
+                let Some(id) = e.id else {
+                    return ChatAsk::Done(Some(
+                        "this reply is not stored yet; 👍/👎 once it is".into(),
+                    ));
+                };
+                e.thumb = Some(up);
+                // A pattern's reply also counts for the pattern (seed 000 §6.1).
+                let usage_id = match e.source {
+                    Source::Pattern { usage_id, .. } => Some(usage_id),
+                    _ => None,
+                };
+                return ChatAsk::Thumb { id, up, usage_id };
+            }
+            _ => return ChatAsk::NotMine,
+        }
+        ChatAsk::Done(None)
+    }
+
+    /// Progress of the message in flight; a failure's text for the status line.
+    pub fn apply(&mut self, m: ChatMsg) -> Option<String> {
+        let e = self.exchanges.last_mut()?;
+        match m {
+            ChatMsg::Masked { masked, kinds } => {
+                e.masked = masked;
+                e.masked_kinds = kinds;
+            }
+            ChatMsg::Trace(s) => e.trace.push(s),
+            ChatMsg::Token(d) => {
+                e.source = Source::Llm;
+                e.reply.push_str(&d);
+            }
+            ChatMsg::Reply { text, source } => {
+                e.reply = text;
+                e.source = source;
+            }
+            ChatMsg::Judged(v) => e.verdict = Some(*v),
+            ChatMsg::Saved(id) => e.id = Some(id),
+            ChatMsg::Done { id, error } => {
+                e.id = id.or(e.id);
+                self.busy = false;
+                if let Some(err) = error {
+                    if e.source == Source::Pending {
+                        e.source = Source::Failed(err.clone());
+                    }
+                    return Some(err);
+                }
+            }
+        }
+        None
     }
 }
 
-pub fn render(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
-    let Some(chat) = &app.chat else { return };
+pub fn render(f: &mut Frame, area: Rect, chat: Option<&ChatView>, t: &Theme) {
+    let Some(chat) = chat else { return };
     let [convo, input] = Layout::vertical([Constraint::Min(3), Constraint::Length(3)]).areas(area);
     let title = format!(" chat with {} ", name(&chat.character));
     let block = Block::bordered()
@@ -264,8 +369,8 @@ fn source_label(s: &Source) -> String {
 }
 
 /// The detail pane in chat mode: the selected exchange's trace and verdict.
-pub fn detail(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
-    let Some(chat) = &app.chat else { return };
+pub fn detail(f: &mut Frame, area: Rect, chat: Option<&ChatView>, t: &Theme) {
+    let Some(chat) = chat else { return };
     let block = Block::bordered()
         .title(" trace ")
         .border_style(Style::new().fg(t.border));
@@ -307,83 +412,4 @@ pub fn detail(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
         }
     }
     f.render_widget(Paragraph::new(lines), inner);
-}
-
-impl App {
-    /// Chat-mode reactions to bound keys: open / focus the input, select, 👍/👎.
-    pub(super) fn chat_action(&mut self, action: super::keymap::Action) -> Option<Vec<Command>> {
-        use super::keymap::Action;
-        if action == Action::Chat {
-            match self.chat.as_mut() {
-                Some(c) => c.typing = true,
-                None => {
-                    self.chat = Some(ChatView::new("yana"));
-                    self.status =
-                        "chat mode: messages are masked and judged before the sister sees them"
-                            .into();
-                }
-            }
-            return Some(Vec::new());
-        }
-        let chat = self.chat.as_mut()?;
-        let n = chat.exchanges.len();
-        match action {
-            Action::NextTurn => chat.selected = (chat.selected + 1).min(n.saturating_sub(1)),
-            Action::PrevTurn => chat.selected = chat.selected.saturating_sub(1),
-            Action::ThumbUp | Action::ThumbDown => {
-                let up = action == Action::ThumbUp;
-                let e = chat.exchanges.get_mut(chat.selected)?;
-                let Some(id) = e.id else {
-                    self.status = "this reply is not stored yet; 👍/👎 once it is".into();
-                    return Some(Vec::new());
-                };
-                e.thumb = Some(up);
-                let mut cmds = vec![Command::ChatThumb { id, up }];
-                // A pattern's reply also counts for the pattern (seed 000 §6.1).
-                if let Source::Pattern { usage_id, .. } = e.source {
-                    cmds.push(Command::PatternFeedback { usage_id, up });
-                }
-                return Some(cmds);
-            }
-            _ => return None,
-        }
-        Some(Vec::new())
-    }
-
-    pub(super) fn on_chat(&mut self, m: super::app::ChatMsg) {
-        use super::app::ChatMsg;
-        let Some(chat) = self.chat.as_mut() else {
-            return;
-        };
-        let Some(e) = chat.exchanges.last_mut() else {
-            return;
-        };
-        match m {
-            ChatMsg::Masked { masked, kinds } => {
-                e.masked = masked;
-                e.masked_kinds = kinds;
-            }
-            ChatMsg::Trace(s) => e.trace.push(s),
-            ChatMsg::Token(d) => {
-                e.source = Source::Llm;
-                e.reply.push_str(&d);
-            }
-            ChatMsg::Reply { text, source } => {
-                e.reply = text;
-                e.source = source;
-            }
-            ChatMsg::Judged(v) => e.verdict = Some(*v),
-            ChatMsg::Saved(id) => e.id = Some(id),
-            ChatMsg::Done { id, error } => {
-                e.id = id.or(e.id);
-                chat.busy = false;
-                if let Some(err) = error {
-                    if e.source == Source::Pending {
-                        e.source = Source::Failed(err.clone());
-                    }
-                    self.status = err;
-                }
-            }
-        }
-    }
 }

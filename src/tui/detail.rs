@@ -7,12 +7,12 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::app::render::badge;
 use super::ctx::Ctx;
 use super::request_view::RequestPane;
 use super::side;
 use super::styled_wrap::{Mark, wrap_styled};
 use super::theme::Theme;
+use super::theme::badge;
 use super::view::{AttemptView, Phase, TurnView};
 use super::wrap::wrap;
 use crate::director::Status;
@@ -28,7 +28,7 @@ pub fn detail(
     templates: Option<&Templates>,
     t: &Theme,
 ) {
-    let inner = side::framed(f, area, super::app::focus::Pane::Detail, t);
+    let inner = side::framed(f, area, super::focus::Pane::Detail, t);
     let Some(turn) = cx.turn() else {
         return;
     };

@@ -8,8 +8,8 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 
-use super::app::render::badge;
 use super::theme::Theme;
+use super::theme::badge;
 use super::wrap::wrap;
 use crate::director::Status;
 use crate::interview::{Event, InterviewConfig, State};

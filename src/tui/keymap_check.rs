@@ -67,7 +67,7 @@ pub fn check(
         }
     }
     for (pane, map) in panes {
-        let panes = super::app::focus::Focus::keymap_sections();
+        let panes = super::focus::Focus::keymap_sections();
         if !panes.contains(&pane.as_str()) {
             return Err(invalid(
                 path,

@@ -4,18 +4,18 @@
 
 mod ack;
 pub mod app;
-pub use app::{focus, render};
+pub use app::render;
 pub mod blind;
 pub mod cells;
 mod compare_open;
 pub mod compare_view;
 pub mod ctx;
 mod detail;
+pub mod focus;
 pub mod keymap;
 mod keymap_check;
 pub mod kinsoku;
 pub mod marks;
-mod multiline;
 pub mod request_view;
 mod side;
 mod stream_wrap;
@@ -456,21 +456,18 @@ pub struct Options {
 }
 
 pub mod chat;
-mod chat_run;
 pub mod conversations;
 pub mod insights_view;
-mod interview_run;
 pub mod interview_view;
 pub mod patterns;
-mod patterns_run;
 pub mod queue;
 mod queue_draw;
 pub mod reopen;
 pub mod runs;
-mod runs_run;
-mod term;
+mod runtime;
 pub mod vis;
-pub use term::run;
+use runtime::term;
+pub use runtime::term::run;
 pub mod branch;
 pub mod kappa;
 

@@ -9,8 +9,6 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use serde_json::Value;
 
-use super::Runtime;
-use super::app::UiMsg;
 use super::theme::Theme;
 use super::view::RunView;
 use super::wrap::wrap;
@@ -75,19 +73,6 @@ impl RequestPane {
         self.key = Some(key);
         self.result = None;
         Some(key)
-    }
-}
-
-impl Runtime {
-    pub(super) fn load_request(&mut self, key: Key) {
-        let (store, tx) = (self.services.store.clone(), self.tx.clone());
-        tokio::spawn(async move {
-            let (run, turn, attempt) = key;
-            let r = store
-                .call(move |s| s.request_at(run, turn as u32, attempt as u32))
-                .await;
-            let _ = tx.send(UiMsg::Request(key, r.map_err(|e| e.to_string())));
-        });
     }
 }
 

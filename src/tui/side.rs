@@ -6,8 +6,8 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Sparkline};
 
-use super::app::focus::Pane;
 use super::ctx::Ctx;
+use super::focus::Pane;
 use super::theme::Theme;
 use super::tuning;
 use crate::director::Status;

@@ -151,6 +151,18 @@ pub fn load_all() -> (Vec<Theme>, Vec<ConfigError>) {
     (themes, errors)
 }
 
+/// A verdict as a bold `[STATUS]` in its colour (`[…]` while none).
+pub fn badge(s: Option<crate::director::Status>, t: &Theme) -> ratatui::text::Span<'static> {
+    use ratatui::style::{Modifier, Style};
+    match s {
+        Some(s) => ratatui::text::Span::styled(
+            format!("[{}]", s.as_str()),
+            Style::new().fg(t.status(s)).add_modifier(Modifier::BOLD),
+        ),
+        None => ratatui::text::Span::styled("[…]", Style::new().fg(t.dim)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -369,3 +369,71 @@ impl App {
         true
     }
 }
+
+impl App {
+    fn chat_ask(&mut self, ask: crate::tui::chat::ChatAsk) -> Option<Vec<Command>> {
+        use crate::tui::chat::ChatAsk as Ask;
+        Some(match ask {
+            Ask::NotMine => return None,
+            Ask::Done(said) => {
+                if let Some(s) = said {
+                    self.status = s;
+                }
+                Vec::new()
+            }
+            Ask::Close => {
+                self.chat = None;
+                self.status = "chat closed".into();
+                Vec::new()
+            }
+            Ask::Send {
+                text,
+                character,
+                history,
+            } => vec![Command::ChatSend {
+                text,
+                character,
+                history,
+            }],
+            Ask::Insights => vec![Command::InsightsOpen],
+            Ask::Interview(name) => vec![Command::InterviewStart(name)],
+            Ask::Thumb { id, up, usage_id } => {
+                let mut cmds = vec![Command::ChatThumb { id, up }];
+                if let Some(usage_id) = usage_id {
+                    cmds.push(Command::PatternFeedback { usage_id, up });
+                }
+                cmds
+            }
+        })
+    }
+
+    /// Keys while chat mode is on; None when the key is not the chat's.
+    pub(crate) fn chat_key(&mut self, key: crossterm::event::KeyEvent) -> Option<Vec<Command>> {
+        let ask = self.chat.as_mut()?.key(key);
+        self.chat_ask(ask)
+    }
+
+    /// Chat-mode reactions to bound keys: open / focus the input, select, 👍/👎.
+    pub(crate) fn chat_action(&mut self, action: Action) -> Option<Vec<Command>> {
+        if action == Action::Chat {
+            match self.chat.as_mut() {
+                Some(c) => c.typing = true,
+                None => {
+                    self.chat = Some(crate::tui::chat::ChatView::new("yana"));
+                    self.status =
+                        "chat mode: messages are masked and judged before the sister sees them"
+                            .into();
+                }
+            }
+            return Some(Vec::new());
+        }
+        let ask = self.chat.as_mut()?.action(action);
+        self.chat_ask(ask)
+    }
+
+    pub(crate) fn on_chat(&mut self, m: ChatMsg) {
+        if let Some(err) = self.chat.as_mut().and_then(|c| c.apply(m)) {
+            self.status = err;
+        }
+    }
+}

@@ -8,8 +8,8 @@ use std::sync::OnceLock;
 use serde::Deserialize;
 
 use crate::text::width::width;
-use crate::tui::app::focus::Focus;
 use crate::tui::app::{App, Modal};
+use crate::tui::focus::Focus;
 use crate::tui::keymap::Action;
 
 const DATA: &str = include_str!("../../../assets/tui/commands.toml");
@@ -44,7 +44,7 @@ pub fn status_data() -> &'static StatusData {
 /// The keymap section that applies beneath whatever overlay is open: chat mode's, or the
 /// pane's.
 pub fn focus(app: &App) -> &'static str {
-    let beneath = if app.chat.is_some() && app.pane == crate::tui::app::focus::Pane::Detail {
+    let beneath = if app.chat.is_some() && app.pane == crate::tui::focus::Pane::Detail {
         Focus::Chat
     } else {
         Focus::Pane(app.pane)
@@ -68,7 +68,7 @@ fn show_key(k: &str) -> String {
 
 /// The dialog's name in commands.toml.
 pub fn dialog_name(m: &Modal) -> &'static str {
-    crate::tui::app::focus::Dialog::of(m).name()
+    m.dialog().name()
 }
 
 /// (keys, label) for the footer, in the data's order; an action with no key is left out.
@@ -135,7 +135,7 @@ pub fn help_rows(app: &App) -> Vec<(String, String)> {
     sections.insert(0, ("global", global));
     for (name, list) in sections {
         // A pane's group shows that pane's keys; the others (conversation, run) the detail's.
-        let pane = crate::tui::app::focus::Pane::from_name(name).map_or("detail", |p| p.name());
+        let pane = crate::tui::focus::Pane::from_name(name).map_or("detail", |p| p.name());
         let mut body = Vec::new();
         for a in list {
             let keys: Vec<String> = app
@@ -175,7 +175,7 @@ mod tests {
     #[test]
     fn the_data_parses_and_every_pane_has_a_footer() {
         let d: Commands = toml::from_str(DATA).unwrap();
-        for p in crate::tui::app::focus::Focus::keymap_sections() {
+        for p in crate::tui::focus::Focus::keymap_sections() {
             assert!(d.footer.get(p).is_some_and(|l| !l.is_empty()), "{p}");
         }
         for m in [
@@ -243,5 +243,21 @@ mod tests {
             assert!(s.ends_with('…'), "{s}");
         }
         assert_eq!(footer_text(&items[..2], 80), "0:アクション 1:アクション");
+    }
+
+    /// Every pane has a footer and every dialog a key bar in commands.toml.
+    #[test]
+    fn every_pane_and_dialog_has_its_commands() {
+        let d = data();
+        for s in crate::tui::focus::Focus::keymap_sections() {
+            assert!(d.footer.contains_key(s), "no [footer] {s}");
+        }
+        for dl in crate::tui::focus::Dialog::ALL {
+            assert!(
+                d.dialogs.contains_key(dl.name()),
+                "no [dialogs] {}",
+                dl.name()
+            );
+        }
     }
 }

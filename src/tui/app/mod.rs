@@ -3,10 +3,11 @@
 
 mod asks;
 pub(crate) mod commands;
-pub mod focus;
 pub(crate) mod modal;
+mod multiline;
 pub(crate) mod overlay;
 pub mod render;
+mod review;
 pub(crate) mod status;
 
 use crossterm::event::KeyEvent;
@@ -206,27 +207,7 @@ pub struct Promotion {
     pub bot_response_type: String,
 }
 
-/// Progress of the chat message in flight.
-#[derive(Debug, Clone)]
-pub enum ChatMsg {
-    Masked {
-        masked: String,
-        kinds: Vec<String>,
-    },
-    Trace(String),
-    Token(String),
-    Reply {
-        text: String,
-        source: super::chat::Source,
-    },
-    Judged(Box<crate::director::Verdict>),
-    /// The exchange's row id once it is in the database.
-    Saved(i64),
-    Done {
-        id: Option<i64>,
-        error: Option<String>,
-    },
-}
+pub use crate::tui::chat::ChatMsg;
 
 /// visibility.yaml as written, read back off the UI task.
 #[derive(Debug, Clone)]
@@ -292,7 +273,7 @@ pub enum UiMsg {
 }
 
 /// What the right-hand pane shows (listed once, in focus.rs).
-pub use focus::Pane;
+pub use crate::tui::focus::Pane;
 
 pub struct App {
     pub header: Header,
@@ -1045,4 +1026,47 @@ pub(super) fn textarea(title: &str) -> TextArea<'static> {
     let mut t = TextArea::default();
     t.set_block(ratatui::widgets::Block::bordered().title(title.to_string()));
     t
+}
+
+impl Modal {
+    /// Which dialog this is (its key bar and keymap section).
+    pub fn dialog(&self) -> crate::tui::focus::Dialog {
+        match self {
+            Modal::Topic(_) => crate::tui::focus::Dialog::Topic,
+            Modal::Inject(_) => crate::tui::focus::Dialog::Inject,
+            Modal::Override { .. } => crate::tui::focus::Dialog::Override,
+            Modal::Feedback { .. } => crate::tui::focus::Dialog::Feedback,
+            Modal::Promote { .. } => crate::tui::focus::Dialog::Promote,
+            Modal::Draft { .. } => crate::tui::focus::Dialog::Draft,
+            Modal::Secret { .. } => crate::tui::focus::Dialog::Secret,
+        }
+    }
+}
+
+impl App {
+    /// What has the keyboard in `app`: the topmost open thing.
+    pub fn focus(&self) -> crate::tui::focus::Focus {
+        if let Some(m) = &self.modal {
+            return crate::tui::focus::Focus::Dialog(m.dialog());
+        }
+        if self.help {
+            return crate::tui::focus::Focus::Help;
+        }
+        if !self.errors.is_empty() {
+            return crate::tui::focus::Focus::Errors;
+        }
+        if self.confirm.is_some() {
+            return crate::tui::focus::Focus::Confirm;
+        }
+        if self.compare.is_some() {
+            return crate::tui::focus::Focus::Compare;
+        }
+        if self.runs.is_some() {
+            return crate::tui::focus::Focus::Runs;
+        }
+        if self.chat.is_some() && self.pane == crate::tui::focus::Pane::Detail {
+            return crate::tui::focus::Focus::Chat;
+        }
+        crate::tui::focus::Focus::Pane(self.pane)
+    }
 }

@@ -17,8 +17,8 @@ impl App {
         let Some(modal) = self.modal.as_mut() else {
             return Vec::new();
         };
-        if crate::tui::multiline::is_newline(&key) {
-            crate::tui::multiline::newline(modal);
+        if crate::tui::app::multiline::is_newline(&key) {
+            crate::tui::app::multiline::newline(modal);
             return Vec::new();
         }
         match key.code {

@@ -7,11 +7,11 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 
-use crate::director::Status;
 use crate::text::width::width as text_width;
 use crate::tui::app::overlay;
 use crate::tui::app::{App, CATEGORIES, Conn, Modal, Pane};
 use crate::tui::theme::Theme;
+use crate::tui::theme::badge;
 use crate::tui::view::{AttemptView, Phase, RunState, SaveMark, TurnView};
 use crate::tui::wrap::wrap;
 use crate::tui::{chat, detail, patterns, side, vis};
@@ -32,12 +32,12 @@ pub fn draw(f: &mut Frame, app: &App) {
     } else if let Some(v) = &app.interview {
         crate::tui::interview_view::render(f, conv, v, t);
     } else if app.chat.is_some() {
-        chat::render(f, conv, app, t);
+        chat::render(f, conv, app.chat.as_ref(), t);
     } else {
         conversation(f, conv, app, t);
     }
     match app.pane {
-        Pane::Detail if app.chat.is_some() => chat::detail(f, detail_area, app, t),
+        Pane::Detail if app.chat.is_some() => chat::detail(f, detail_area, app.chat.as_ref(), t),
         Pane::Detail => detail::detail(
             f,
             detail_area,
@@ -89,16 +89,6 @@ pub fn draw(f: &mut Frame, app: &App) {
     }
     // Last: every cluster in cells the terminal draws exactly as the buffer holds them.
     crate::tui::cells::settle(f.buffer_mut());
-}
-
-pub(crate) fn badge(s: Option<Status>, t: &Theme) -> Span<'static> {
-    match s {
-        Some(s) => Span::styled(
-            format!("[{}]", s.as_str()),
-            Style::new().fg(t.status(s)).add_modifier(Modifier::BOLD),
-        ),
-        None => Span::styled("[…]", Style::new().fg(t.dim)),
-    }
 }
 
 fn header(f: &mut Frame, area: Rect, app: &App, t: &Theme) {

@@ -1,13 +1,13 @@
 //! The runtime side of the patterns pane and of pattern replies in chat: every query and write
 //! goes through the store's single writer, off the UI task, and reports back as a `UiMsg`.
 
-use super::Runtime;
-use super::app::{Command, Promotion, UiMsg};
-use super::patterns::{DropoutRow, PatternRow};
 use crate::patterns::counterfactual::{self as cf, Persona};
 use crate::patterns::db::SortKey;
 use crate::patterns::{self as pat, Character, NewPattern, ResponseType};
 use crate::store::{Store, StoreError};
+use crate::tui::Runtime;
+use crate::tui::app::{Command, Promotion, UiMsg};
+use crate::tui::patterns::{DropoutRow, PatternRow};
 
 fn se(e: impl std::fmt::Display) -> StoreError {
     StoreError::Invalid(e.to_string())
@@ -82,7 +82,7 @@ impl Runtime {
 
     /// 👍/👎 on a pattern reply: recorded on its usage-log row (seed §6.1), then the list
     /// is reloaded so the pane shows the new like rate.
-    pub(super) fn pattern_feedback(&mut self, usage_id: i64, up: bool) {
+    pub(crate) fn pattern_feedback(&mut self, usage_id: i64, up: bool) {
         let (store, tx) = (self.services.store.clone(), self.tx.clone());
         let value = if up { 1 } else { -1 };
         tokio::spawn(async move {
@@ -106,7 +106,7 @@ impl Runtime {
         });
     }
 
-    pub(super) fn patterns_command(&mut self, cmd: Command) {
+    pub(crate) fn patterns_command(&mut self, cmd: Command) {
         match cmd {
             Command::LoadPatterns => self.reload_patterns(),
             Command::LoadDropouts => self.reload_dropouts(),
@@ -243,7 +243,7 @@ impl Runtime {
 fn send_drafts(
     tx: &tokio::sync::mpsc::UnboundedSender<UiMsg>,
     dropout: i64,
-    drafts: Result<super::app::DraftSet, String>,
+    drafts: Result<crate::tui::app::DraftSet, String>,
 ) {
     let _ = tx.send(UiMsg::Drafts { dropout, drafts });
 }

@@ -3,8 +3,6 @@
 //! `[pane.NAME]` sections, the footer and help groups and the dialogs' key bars all derive
 //! from these enums — adding a pane is a variant here, its room, and its drawing call.
 
-use crate::tui::app::{App, Modal};
-
 /// The right-hand panes, in tab order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Pane {
@@ -93,18 +91,6 @@ impl Dialog {
             Dialog::Secret => "secret",
         }
     }
-
-    pub fn of(m: &Modal) -> Dialog {
-        match m {
-            Modal::Topic(_) => Dialog::Topic,
-            Modal::Inject(_) => Dialog::Inject,
-            Modal::Override { .. } => Dialog::Override,
-            Modal::Feedback { .. } => Dialog::Feedback,
-            Modal::Promote { .. } => Dialog::Promote,
-            Modal::Draft { .. } => Dialog::Draft,
-            Modal::Secret { .. } => Dialog::Secret,
-        }
-    }
 }
 
 /// Everything that can have the keyboard.
@@ -140,32 +126,6 @@ impl Focus {
         v.push("chat");
         v
     }
-
-    /// What has the keyboard in `app`: the topmost open thing.
-    pub fn of(app: &App) -> Focus {
-        if let Some(m) = &app.modal {
-            return Focus::Dialog(Dialog::of(m));
-        }
-        if app.help {
-            return Focus::Help;
-        }
-        if !app.errors.is_empty() {
-            return Focus::Errors;
-        }
-        if app.confirm.is_some() {
-            return Focus::Confirm;
-        }
-        if app.compare.is_some() {
-            return Focus::Compare;
-        }
-        if app.runs.is_some() {
-            return Focus::Runs;
-        }
-        if app.chat.is_some() && app.pane == Pane::Detail {
-            return Focus::Chat;
-        }
-        Focus::Pane(app.pane)
-    }
 }
 
 #[cfg(test)]
@@ -197,21 +157,5 @@ mod tests {
         names.sort();
         names.dedup();
         assert_eq!(names.len(), n);
-    }
-
-    /// Every pane has a footer and every dialog a key bar in commands.toml.
-    #[test]
-    fn every_pane_and_dialog_has_its_commands() {
-        let d = crate::tui::app::commands::data();
-        for s in Focus::keymap_sections() {
-            assert!(d.footer.contains_key(s), "no [footer] {s}");
-        }
-        for dl in Dialog::ALL {
-            assert!(
-                d.dialogs.contains_key(dl.name()),
-                "no [dialogs] {}",
-                dl.name()
-            );
-        }
     }
 }

@@ -7,15 +7,15 @@ use std::time::{Duration, Instant};
 use crossterm::event::{self, Event as TermEvent, KeyEventKind, MouseEventKind};
 use tokio::sync::mpsc;
 
-use super::app::{App, Command, Conn, Header};
-use super::keymap::{Action, Keymap};
-use super::{Options, Runtime, Services, render, theme, vis};
 use crate::director::RuleSet;
 use crate::duo::DuoConfig;
 use crate::duo::backend::Replay;
 use crate::llm::LlmConfig;
 use crate::store::{Store, StoreHandle};
 use crate::text::analyzer;
+use crate::tui::app::{App, Command, Conn, Header};
+use crate::tui::keymap::{Action, Keymap};
+use crate::tui::{Options, Runtime, Services, render, theme, vis};
 
 const FRAME: Duration = Duration::from_millis(33);
 
@@ -273,7 +273,7 @@ fn warm_up(rt: &Runtime) {
         rules.warm();
         if let Some(e) = safety.load_error() {
             let _ = tx.send(app::UiMsg::Notice(
-                super::app::status::Level::Error,
+                crate::tui::app::status::Level::Error,
                 format!("config: {e} (using defaults)"),
             ));
         }
@@ -336,7 +336,7 @@ async fn event_loop(
         tokio::select! {
             Some(ev) = keys.recv() => on_terminal_event(&mut rt, &mut terminal, ev),
             Some(msg) = rx.recv() => {
-                if let app::UiMsg::Notice(super::app::status::Level::Error, e) = &msg {
+                if let app::UiMsg::Notice(crate::tui::app::status::Level::Error, e) = &msg {
                     log(e);
                 }
                 rt.app.on_msg(msg);
@@ -373,9 +373,9 @@ fn begin(rt: &mut Runtime, demo: bool, replay: Option<Replay>, compare: Option<i
         watch_store(rt);
     }
     if let Some(id) = compare {
-        rt.execute(Command::OpenCompare(super::compare_open::CompareAsk::Id(
-            id,
-        )));
+        rt.execute(Command::OpenCompare(
+            crate::tui::compare_open::CompareAsk::Id(id),
+        ));
     }
 }
 
@@ -436,7 +436,7 @@ fn on_terminal_event(rt: &mut Runtime, terminal: &mut ratatui::DefaultTerminal, 
     }
 }
 
-use super::app;
+use crate::tui::app;
 
 /// ctrl-l: redraw the whole screen.
 fn is_redraw(k: &crossterm::event::KeyEvent) -> bool {

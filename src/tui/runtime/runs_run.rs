@@ -2,15 +2,15 @@
 //! hits are read through the store's single connection, off the UI task, and come back as
 //! `UiMsg`s.
 
-use super::Runtime;
-use super::app::{Command, UiMsg};
-use super::queue::BROWSE_PAGE;
+use crate::tui::Runtime;
+use crate::tui::app::{Command, UiMsg};
+use crate::tui::queue::BROWSE_PAGE;
 
 /// Hits an all-runs search returns at most.
 const HITS: usize = 500;
 
 impl Runtime {
-    pub(super) fn runs_command(&mut self, cmd: Command) {
+    pub(crate) fn runs_command(&mut self, cmd: Command) {
         let (store, tx) = (self.services.store.clone(), self.tx.clone());
         match cmd {
             Command::BrowseRuns { filter, offset } => {
@@ -23,13 +23,17 @@ impl Runtime {
             }
             Command::OpenRun { id, turn } => {
                 tokio::spawn(async move {
-                    let r = store.call(move |s| super::reopen::open(s, id, turn)).await;
+                    let r = store
+                        .call(move |s| crate::tui::reopen::open(s, id, turn))
+                        .await;
                     let _ = tx.send(UiMsg::RunOpened(r.map(Box::new).map_err(|e| e.to_string())));
                 });
             }
             Command::RefreshMarks { id } => {
                 tokio::spawn(async move {
-                    let r = store.call(move |s| super::reopen::open(s, id, None)).await;
+                    let r = store
+                        .call(move |s| crate::tui::reopen::open(s, id, None))
+                        .await;
                     let r = r.map(Box::new).map_err(|e| e.to_string());
                     let _ = tx.send(UiMsg::MarksRefreshed(r));
                 });
@@ -38,7 +42,7 @@ impl Runtime {
                 tokio::spawn(async move {
                     let r = store
                         .call(|s| match s.latest_run_id()? {
-                            Some(id) => super::reopen::open(s, id, None).map(Some),
+                            Some(id) => crate::tui::reopen::open(s, id, None).map(Some),
                             None => Ok(None),
                         })
                         .await;
@@ -59,7 +63,7 @@ impl Runtime {
                     return;
                 };
                 tokio::spawn(async move {
-                    use super::app::status::Level;
+                    use crate::tui::app::status::Level;
                     let r = store.call(move |s| claim_and_open(s, &name, &me)).await;
                     let notice = match r {
                         Ok((msg, Some(opened))) => {
@@ -92,7 +96,7 @@ fn claim_and_open(
     s: &mut crate::store::Store,
     name: &str,
     me: &str,
-) -> Result<(String, Option<super::queue::Opened>), crate::store::StoreError> {
+) -> Result<(String, Option<crate::tui::queue::Opened>), crate::store::StoreError> {
     use crate::annotate::db;
     let now = crate::patterns::stamp::now_ms();
     let err = crate::store::invalid;
@@ -111,7 +115,7 @@ fn claim_and_open(
             None,
         ));
     }
-    let opened = super::reopen::open(s, c.subject, Some(c.turn as usize))?;
+    let opened = crate::tui::reopen::open(s, c.subject, Some(c.turn as usize))?;
     Ok((
         format!(
             "queue {name}: run {} turn {} ({}) — yours for {secs} s · {mine} judged by you · {}/{} done",

@@ -3,15 +3,15 @@
 
 use tokio::sync::mpsc;
 
-use super::Runtime;
-use super::app::UiMsg;
-use super::interview_view::InterviewMsg;
 use crate::interview::{Machine, Runner, config, store as istore};
 use crate::llm::Client;
+use crate::tui::Runtime;
+use crate::tui::app::UiMsg;
+use crate::tui::interview_view::InterviewMsg;
 
 impl Runtime {
     /// `/interview NAME` in chat: loads the definition and starts the runner.
-    pub(super) fn interview_start(&mut self, name: String) {
+    pub(crate) fn interview_start(&mut self, name: String) {
         let cfg = match config::load(&name) {
             Ok(c) => c,
             Err(e) => {
@@ -80,11 +80,11 @@ impl Runtime {
     }
 
     /// `/insights` in chat: loads every scope's cards.
-    pub(super) fn insights_open(&mut self) {
+    pub(crate) fn insights_open(&mut self) {
         let (store, tx) = (self.services.store.clone(), self.tx.clone());
         tokio::spawn(async move {
             let r = store
-                .call(|s| super::insights_view::InsightsView::load(s))
+                .call(|s| crate::tui::insights_view::InsightsView::load(s))
                 .await
                 .map(Box::new)
                 .map_err(|e| e.to_string());
@@ -93,7 +93,7 @@ impl Runtime {
     }
 
     /// An answer typed in interview mode (raw: the runner masks it before anything else).
-    pub(super) fn interview_answer(&mut self, text: String) {
+    pub(crate) fn interview_answer(&mut self, text: String) {
         match &self.interview_tx {
             Some(tx) if tx.send(text).is_ok() => {}
             _ => self.app.status = "the interview has ended".into(),

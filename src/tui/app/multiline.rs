@@ -6,7 +6,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::app::Modal;
+use super::Modal;
 
 /// ctrl-j, or alt-enter.
 pub fn is_newline(key: &KeyEvent) -> bool {

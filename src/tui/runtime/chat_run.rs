@@ -6,18 +6,18 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::Runtime;
-use super::app::{ChatMsg, UiMsg};
-use super::chat::Source;
 use crate::director::{Character, RuleSet, Verdict};
 use crate::llm::LlmConfig;
 use crate::safety::{Judgment, Sister, UserContext, pii};
 use crate::store::chat::NewChat;
 use crate::text::Analyzer;
+use crate::tui::Runtime;
+use crate::tui::app::{ChatMsg, UiMsg};
+use crate::tui::chat::Source;
 use crate::vault::SharedVault;
 
 /// What one message needs, cloned out of the runtime's services.
-pub(super) struct Deps {
+pub(crate) struct Deps {
     pub store: crate::store::StoreHandle,
     /// The conversation this chat belongs to (one per workbench session).
     pub conversation: String,
@@ -34,7 +34,7 @@ pub(super) struct Deps {
 }
 
 /// Reports to the app; the trace is also kept for the stored exchange.
-pub(super) struct Emit(pub UnboundedSender<UiMsg>, std::sync::Mutex<Vec<String>>);
+pub(crate) struct Emit(pub UnboundedSender<UiMsg>, std::sync::Mutex<Vec<String>>);
 
 impl Emit {
     pub fn new(tx: UnboundedSender<UiMsg>) -> Emit {
@@ -56,7 +56,7 @@ impl Emit {
 }
 
 impl Runtime {
-    pub(super) fn chat_send(
+    pub(crate) fn chat_send(
         &mut self,
         text: String,
         character: String,
@@ -331,7 +331,7 @@ async fn best_pattern(
 
 fn ingest_options() -> crate::patterns::ingest::IngestOptions {
     crate::patterns::ingest::IngestOptions {
-        window_secs: super::patterns_run::WINDOW_SECS,
+        window_secs: crate::tui::runtime::patterns_run::WINDOW_SECS,
         as_of: crate::patterns::stamp::now_ms(),
         source: "workbench-chat".into(),
     }
@@ -372,7 +372,7 @@ async fn log_message(
                     "the last pattern reply: {} success, {} failure (answered within {} min or not)",
                     report.successes,
                     report.failures,
-                    super::patterns_run::WINDOW_SECS / 60
+                    crate::tui::runtime::patterns_run::WINDOW_SECS / 60
                 ));
             }
             usage

@@ -1,0 +1,12 @@
+//! The workbench's edge (issue 23): the terminal loop and every task that does I/O — the
+//! store, the model, the vault's files — answering the app with `UiMsg`s. Only this folder
+//! (and the `Runtime` in `tui`) performs I/O; the app and the panes stay pure.
+
+pub(crate) mod chat_run;
+pub(crate) mod compare;
+pub(crate) mod conversations;
+pub(crate) mod interview_run;
+pub(crate) mod patterns_run;
+pub(crate) mod request;
+pub(crate) mod runs_run;
+pub(crate) mod term;
