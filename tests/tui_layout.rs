@@ -1,0 +1,112 @@
+//! The workbench's shape, checked (issue 23): panes are rooms — no file under src/tui outside
+//! `app/` and `runtime/` imports `app` or sees the `App`; only `runtime/` (and the `Runtime`
+//! in tui/mod.rs) spawns tasks; no function in src/tui is longer than 80 lines.
+
+use std::path::{Path, PathBuf};
+
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).expect("src/tui") {
+        let p = e.expect("entry").path();
+        if p.is_dir() {
+            out.extend(rust_files(&p));
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The code of a file without its comments and its test module.
+fn code(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).expect("source");
+    let text = match text.find("#[cfg(test)]\nmod tests") {
+        Some(i) => &text[..i],
+        None => &text[..],
+    };
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn tui() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src/tui")
+}
+
+#[test]
+fn no_pane_imports_the_app_or_sees_it() {
+    let root = tui();
+    let mut bad = Vec::new();
+    for f in rust_files(&root) {
+        let rel = f.strip_prefix(&root).expect("under src/tui");
+        let top = rel.components().next().and_then(|c| c.as_os_str().to_str());
+        if matches!(top, Some("app" | "runtime" | "mod.rs")) {
+            continue;
+        }
+        let c = code(&f);
+        let imports = ["super::app", "crate::tui::app", "tui::app::"]
+            .iter()
+            .any(|w| c.contains(w));
+        let sees = c
+            .split(|ch: char| !ch.is_alphanumeric() && ch != '_')
+            .any(|w| w == "App");
+        if imports || sees {
+            bad.push(rel.display().to_string());
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "files outside app/ and runtime/ reaching into the app: {bad:?}"
+    );
+}
+
+#[test]
+fn only_the_runtime_spawns_tasks() {
+    let root = tui();
+    let mut bad = Vec::new();
+    for f in rust_files(&root) {
+        let rel = f.strip_prefix(&root).expect("under src/tui");
+        let top = rel.components().next().and_then(|c| c.as_os_str().to_str());
+        if matches!(top, Some("runtime" | "mod.rs")) {
+            continue;
+        }
+        if code(&f).contains("tokio::spawn") {
+            bad.push(rel.display().to_string());
+        }
+    }
+    assert!(bad.is_empty(), "I/O tasks outside runtime/: {bad:?}");
+}
+
+#[test]
+fn no_function_in_the_workbench_is_longer_than_80_lines() {
+    let mut long = Vec::new();
+    for f in rust_files(&tui()) {
+        let text = std::fs::read_to_string(&f).expect("source");
+        let lines: Vec<&str> = text.lines().collect();
+        let mut i = 0;
+        while i < lines.len() {
+            let l = lines[i].trim_start();
+            let indent = lines[i].len() - l.len();
+            let is_fn = (l.starts_with("fn ")
+                || l.starts_with("pub fn ")
+                || l.starts_with("pub(crate) fn ")
+                || l.starts_with("pub(super) fn ")
+                || l.starts_with("async fn ")
+                || l.starts_with("pub async fn "))
+                && !l.ends_with(';');
+            if is_fn {
+                let close = format!("{}}}", " ".repeat(indent));
+                let end = (i + 1..lines.len()).find(|&j| lines[j] == close);
+                if let Some(end) = end
+                    && end - i + 1 > 80
+                {
+                    long.push(format!("{}:{} ({} lines)", f.display(), i + 1, end - i + 1));
+                }
+            }
+            i += 1;
+        }
+    }
+    assert!(long.is_empty(), "functions over 80 lines: {long:#?}");
+}
