@@ -159,10 +159,19 @@ fn a_copy_exports_every_run_the_same_and_never_overwrites() {
     }
     let again = env.cmd(&["db", "copy", s, d]).output().unwrap();
     assert_eq!(again.status.code(), Some(2), "never overwrites");
+    // A PostgreSQL URL is a database (tests/pg_store.rs copies there and back); where none
+    // answers, the copy says so (exit 3) and writes nothing anywhere.
     let url = env
-        .cmd(&["db", "copy", s, "postgres://kakeai:pw@localhost/kakeai"])
+        .cmd(&[
+            "db",
+            "copy",
+            s,
+            "postgres://kakeai:pw@localhost/kakeai?host=/nonexistent-kakeai-socket",
+        ])
+        .current_dir(dir.path())
         .output()
         .unwrap();
-    assert_eq!(url.status.code(), Some(2));
+    assert_eq!(url.status.code(), Some(3));
     assert!(!String::from_utf8_lossy(&url.stderr).contains("pw@"));
+    assert!(!dir.path().join("postgres:").exists());
 }
