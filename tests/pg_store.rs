@@ -391,20 +391,7 @@ fn a_copy_to_postgresql_and_back_is_lossless_and_every_run_exports_the_same() {
     assert_eq!(again.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&again.stderr).contains("already holds kakeai data"));
 
-    let back = kakeai()
-        .args(["db", "copy", &url])
-        .arg(&b)
-        .output()
-        .unwrap();
-    assert!(
-        back.status.success(),
-        "{}",
-        String::from_utf8_lossy(&back.stderr)
-    );
-    assert!(
-        dump(&a) == dump(&b),
-        "the tables differ after the round trip"
-    );
+    copy_back_and_compare(&url, &a, &b);
     let (ea, eb) = (export_all(&a, 12), export_all(&b, 12));
     assert!(ea.iter().all(|e| e.contains("\"record\":\"turn\"")));
     for (i, (x, y)) in ea.iter().zip(&eb).enumerate() {
@@ -482,20 +469,18 @@ fn a_copy_killed_half_way_goes_on_when_run_again() {
     );
     assert_eq!(count("turns"), 2400);
     let b = dir.path().join("back.db");
-    let back = kakeai()
-        .args(["db", "copy", &url])
-        .arg(&b)
-        .output()
-        .unwrap();
+    copy_back_and_compare(&url, &a, &b);
+}
+
+/// `db copy URL b` into a new file, and every table of `b` the same as in `a`.
+fn copy_back_and_compare(url: &str, a: &std::path::Path, b: &std::path::Path) {
+    let back = kakeai().args(["db", "copy", url]).arg(b).output().unwrap();
     assert!(
         back.status.success(),
         "{}",
         String::from_utf8_lossy(&back.stderr)
     );
-    assert!(
-        dump(&a) == dump(&b),
-        "the tables differ after a resumed copy"
-    );
+    assert!(dump(a) == dump(b), "the tables differ after the copy back");
 }
 
 #[test]

@@ -111,36 +111,30 @@ fn postgres(db: Option<&std::path::Path>) -> Result<Option<Pg>, Fail> {
 fn show(a: &DbArgs) -> Result<i32, Fail> {
     if let Some(pg) = postgres(a.db.as_deref())? {
         let s = pg::status::status(&pg)?;
-        if a.json {
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&s).map_err(|e| e.to_string())?
-            );
-        } else {
-            println!("{}", s.text());
-        }
-        return Ok(if s.pending.is_empty() && !s.too_new {
-            0
-        } else {
-            1
-        });
+        return print_status(&s, s.text(), a.json, s.pending.is_empty() && !s.too_new);
     }
     let path = Store::path_or_default(a.db.as_deref())?;
     let s = status::status(&path).map_err(|e| e.to_string())?;
-    if a.json {
+    print_status(&s, s.text(), a.json, s.pending.is_empty() && !s.too_new)
+}
+
+/// Prints a store's status (JSON or text); exit 1 when the store needs `db migrate` (or is too
+/// new for this kakeai) — a script can tell.
+fn print_status(
+    s: &impl serde::Serialize,
+    text: String,
+    json: bool,
+    current: bool,
+) -> Result<i32, Fail> {
+    if json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&s).map_err(|e| e.to_string())?
+            serde_json::to_string_pretty(s).map_err(|e| e.to_string())?
         );
     } else {
-        println!("{}", s.text());
+        println!("{text}");
     }
-    // 1: the store needs `db migrate` (or is too new for this kakeai) — a script can tell.
-    Ok(if s.pending.is_empty() && !s.too_new {
-        0
-    } else {
-        1
-    })
+    Ok(if current { 0 } else { 1 })
 }
 
 fn migrate(a: &MigrateArgs) -> Result<i32, Fail> {

@@ -291,7 +291,16 @@ struct Run<'a> {
     progress: Progress<'a>,
 }
 
-impl Run<'_> {
+impl<'a> Run<'a> {
+    fn new(batch: usize, stop_after: Option<usize>, progress: Progress<'a>) -> Run<'a> {
+        Run {
+            batch,
+            stop_after,
+            batches: 0,
+            progress,
+        }
+    }
+
     /// Counts a committed batch; true when the copy should stop here.
     fn committed(&mut self, table: &str, done: i64, total: i64) -> bool {
         self.batches += 1;
@@ -388,12 +397,7 @@ pub fn sqlite_to_pg(
     let resumed = pg_destination(to, &format!("sqlite:{}", from.display()))?;
     let conn = crate::store::watch::read_only(from).map_err(|e| PgError::Other(e.to_string()))?;
     let list = tables(&conn)?;
-    let mut run = Run {
-        batch,
-        stop_after,
-        batches: 0,
-        progress,
-    };
+    let mut run = Run::new(batch, stop_after, progress);
     for t in &list {
         let total = rows_in(&source.tables, &t.name);
         if table_to_pg(&conn, to, t, total, &mut run)? {
@@ -574,12 +578,7 @@ pub fn pg_to_sqlite(
     let key = format!("postgresql:{}", from.shown());
     let (mut conn, list, resumed) = sqlite_destination(to, &key)?;
     let counts = super::status::status(from)?;
-    let mut run = Run {
-        batch,
-        stop_after,
-        batches: 0,
-        progress,
-    };
+    let mut run = Run::new(batch, stop_after, progress);
     for t in &list {
         let total = rows_in(&counts.tables, &t.name);
         if table_to_sqlite(from, &mut conn, t, total, &mut run)? {
