@@ -35,6 +35,9 @@ pub(super) struct Form {
     pub latin: bool,
     #[serde(default)]
     pub cue: bool,
+    /// Words ending in this form that are no company's name (会社, 神社 for 社).
+    #[serde(default)]
+    pub not: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -107,11 +110,11 @@ impl Forms {
                     }
                     let mut found = Vec::new();
                     orgs::named_before(v, p, q, PiiKind::Company, &mut found);
-                    out.extend(
-                        found
-                            .into_iter()
-                            .filter(|c| !f.cue || self.in_business_context(v, c.s, c.e)),
-                    );
+                    out.extend(found.into_iter().filter(|c| {
+                        let word = v.slice(c.s, c.e);
+                        (!f.cue || self.in_business_context(v, c.s, c.e))
+                            && !f.not.iter().any(|n| word.ends_with(n.as_str()))
+                    }));
                 }
             }
         }

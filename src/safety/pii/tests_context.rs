@@ -187,6 +187,9 @@ fn a_company_named_by_its_business_context() {
         ("汐見ホールディングスの最終面接", "汐見ホールディングス"),
         ("なぎさ信用金庫に勤めてます", "なぎさ信用金庫"),
         ("ミナト証券の内定もらった", "ミナト証券"),
+        ("翠嶺社の面接", "翠嶺社"),
+        ("銀杏堂に就職決まった", "銀杏堂"),
+        ("Mizuho-Laboのインターン行く", "Mizuho-Labo"),
     ] {
         let got: Vec<String> = found(text)
             .into_iter()
@@ -201,6 +204,13 @@ fn a_company_named_by_its_business_context() {
         "グループで行こう",
         "事務所に寄ってから帰る",
         "ホテルでバイトしてる",
+        "会社の面接受けた",
+        "神社で働いてる",
+        "食堂でバイトしてる",
+        "講堂で働いてる",
+        "子会社に転職した",
+        "本社に出向",
+        "公会堂で働いてる",
     ] {
         let got: Vec<_> = found(text)
             .into_iter()
