@@ -748,19 +748,14 @@ impl App {
     }
 
     pub fn act(&mut self, action: Action) -> Vec<Command> {
-        if self.pane == Pane::Visibility
-            && let Some(cmds) = self.vis_action(action)
-        {
-            return cmds;
-        }
-        if self.pane == Pane::Patterns
-            && let Some(cmds) = self.patterns_action(action)
-        {
-            return cmds;
-        }
-        if self.pane == Pane::Conversations
-            && let Some(cmds) = self.conversations_action(action)
-        {
+        // The focused pane's room answers first (its own verbs).
+        let room = match self.pane {
+            Pane::Visibility => self.vis_action(action),
+            Pane::Patterns => self.patterns_action(action),
+            Pane::Conversations => self.conversations_action(action),
+            Pane::Detail | Pane::Rules | Pane::Stats => None,
+        };
+        if let Some(cmds) = room {
             return cmds;
         }
         if let Some(cmds) = self.chat_action(action) {
