@@ -509,3 +509,72 @@ fn an_unreachable_server_or_a_missing_database_is_one_line_naming_the_fix_and_ex
     // A file of that name never appears.
     assert!(!std::path::Path::new("postgresql:").exists());
 }
+
+/// A database whose own collation orders text unlike bytes (ICU, en-US: a < B < b) copies
+/// and checks the same: both engines read keys in byte order.
+#[test]
+fn a_database_with_a_linguistic_collation_copies_the_same() {
+    let Some(cluster) = PgCluster::start("pg collation") else {
+        return;
+    };
+    let admin = pg(&cluster.url("postgres"));
+    let made = admin.block(async |c| {
+        c.batch_execute(
+            "CREATE DATABASE icu TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C'",
+        )
+        .await
+    });
+    if let Err(e) = made {
+        // A server built without ICU cannot make one; say so rather than pass silently.
+        eprintln!("SKIPPED pg collation: this PostgreSQL has no ICU collations ({e})");
+        assert_ne!(
+            std::env::var("CI").as_deref(),
+            Ok("true"),
+            "ICU is required under CI: {e}"
+        );
+        return;
+    }
+    let url = cluster.url("icu");
+    let order: Vec<String> = pg(&url)
+        .block(async |c| {
+            let rows = c
+                .query(
+                    "SELECT x FROM (VALUES ('a1'), ('B2'), ('A4'), ('b3')) v(x) ORDER BY x",
+                    &[],
+                )
+                .await?;
+            Ok(rows.iter().map(|r| r.get(0)).collect())
+        })
+        .unwrap();
+    assert_ne!(
+        order,
+        ["A4", "B2", "a1", "b3"],
+        "the collation must differ from byte order"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.db");
+    let b = dir.path().join("b.db");
+    let store = filled(&a, 3);
+    store
+        .conn()
+        .execute_batch(
+            "INSERT INTO line_events (webhook_event_id, event_type, received_at)
+             VALUES ('a1', 'message', 't'), ('B2', 'message', 't'), ('A4', 'follow', 't'),
+                    ('b3', 'message', 't');",
+        )
+        .unwrap();
+    drop(store);
+    let out = kakeai()
+        .args(["db", "copy"])
+        .arg(&a)
+        .arg(&url)
+        .args(["--batch", "2"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    copy_back_and_compare(&url, &a, &b);
+}

@@ -28,7 +28,8 @@ enum Val {
 struct Table {
     name: String,
     columns: Vec<String>,
-    order: Vec<String>,
+    /// The key columns rows are read in, and whether each holds text.
+    order: Vec<(String, bool)>,
 }
 
 /// What a copy did: rows per table, and whether it went on from an earlier, killed run.
@@ -67,26 +68,33 @@ fn tables(conn: &rusqlite::Connection) -> Result<Vec<Table>, PgError> {
         .map_err(se)?;
     let mut out = Vec::new();
     for name in names {
-        let mut cols: Vec<(String, i64, i64)> = conn
+        // (name, declared type, position in the key, hidden)
+        let mut cols: Vec<(String, String, i64, i64)> = conn
             .prepare(&format!("PRAGMA table_xinfo({})", ident(&name)))
             .map_err(se)?
-            .query_map([], |r| Ok((r.get(1)?, r.get(5)?, r.get(6)?)))
+            .query_map([], |r| Ok((r.get(1)?, r.get(2)?, r.get(5)?, r.get(6)?)))
             .map_err(se)?
             .collect::<Result<_, _>>()
             .map_err(se)?;
-        let mut pk: Vec<(i64, String)> = cols
+        let is_text = |ty: &str| {
+            !matches!(
+                ty.to_ascii_uppercase().as_str(),
+                "INTEGER" | "REAL" | "BOOLEAN"
+            )
+        };
+        let mut pk: Vec<(i64, String, bool)> = cols
             .iter()
-            .filter(|c| c.1 > 0)
-            .map(|c| (c.1, c.0.clone()))
+            .filter(|c| c.2 > 0)
+            .map(|c| (c.2, c.0.clone(), is_text(&c.1)))
             .collect();
         pk.sort();
-        cols.retain(|c| c.2 == 0);
-        let columns: Vec<String> = cols.into_iter().map(|c| c.0).collect();
+        cols.retain(|c| c.3 == 0);
         let order = if pk.is_empty() {
-            columns.clone()
+            cols.iter().map(|c| (c.0.clone(), is_text(&c.1))).collect()
         } else {
-            pk.into_iter().map(|p| p.1).collect()
+            pk.into_iter().map(|p| (p.1, p.2)).collect()
         };
+        let columns: Vec<String> = cols.into_iter().map(|c| c.0).collect();
         out.push(Table {
             name,
             columns,
@@ -96,15 +104,30 @@ fn tables(conn: &rusqlite::Connection) -> Result<Vec<Table>, PgError> {
     Ok(out)
 }
 
-fn select(t: &Table, offset: i64, limit: Option<i64>) -> String {
+/// The rows of `t` in key order — the same order on both engines: PostgreSQL compares text
+/// by bytes (`COLLATE "C"`, as SQLite's BINARY does, whatever the database's own collation)
+/// and puts NULLs first (as SQLite does).
+fn select(t: &Table, offset: i64, limit: Option<i64>, pg: bool) -> String {
     let cols: Vec<String> = t.columns.iter().map(|c| ident(c)).collect();
-    let order: Vec<String> = t.order.iter().map(|c| ident(c)).collect();
+    let order: Vec<String> = t
+        .order
+        .iter()
+        .map(|(c, text)| match (pg, text) {
+            (true, true) => format!("{} COLLATE \"C\" NULLS FIRST", ident(c)),
+            (true, false) => format!("{} NULLS FIRST", ident(c)),
+            (false, _) => ident(c),
+        })
+        .collect();
+    let limit = match (limit, pg) {
+        (Some(l), _) => l.to_string(),
+        (None, true) => "ALL".to_string(),
+        (None, false) => "-1".to_string(),
+    };
     format!(
-        "SELECT {} FROM {} ORDER BY {} LIMIT {} OFFSET {offset}",
+        "SELECT {} FROM {} ORDER BY {} LIMIT {limit} OFFSET {offset}",
         cols.join(", "),
         ident(&t.name),
         order.join(", "),
-        limit.map_or("-1".to_string(), |l| l.to_string())
     )
 }
 
@@ -209,7 +232,7 @@ fn sqlite_rows(
     offset: i64,
     each: &mut dyn FnMut(Vec<Val>) -> Result<(), PgError>,
 ) -> Result<(), PgError> {
-    let mut st = conn.prepare(&select(t, offset, None)).map_err(se)?;
+    let mut st = conn.prepare(&select(t, offset, None, false)).map_err(se)?;
     let mut rows = st.query([]).map_err(se)?;
     while let Some(r) = rows.next().map_err(se)? {
         let row: Vec<Val> = (0..t.columns.len())
@@ -231,7 +254,7 @@ fn sqlite_digest(conn: &rusqlite::Connection, t: &Table) -> Result<(String, i64)
 }
 
 fn pg_digest(pg: &Pg, t: &Table) -> Result<(String, i64), PgError> {
-    let q = select(t, 0, None).replace("LIMIT -1", "LIMIT ALL");
+    let q = select(t, 0, None, true);
     pg.block(async |c| {
         let rows = c.query(&q, &[]).await?;
         let mut d = RowDigest::default();
@@ -608,7 +631,7 @@ fn table_to_sqlite(
     (run.progress)(&t.name, done, total);
     let insert = insert_sql(t, &vec!["?".to_string(); t.columns.len()]);
     loop {
-        let q = select(t, done, Some(run.batch as i64));
+        let q = select(t, done, Some(run.batch as i64), true);
         let rows: Vec<Vec<Val>> = from.block(async |c| {
             let rows = c.query(&q, &[]).await?;
             rows.iter()
