@@ -35,27 +35,34 @@ fn tui() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src/tui")
 }
 
+/// (path under src/tui, code) of every file whose top-level folder or name is not in `skip`.
+fn code_outside(skip: &[&str]) -> Vec<(String, String)> {
+    let root = tui();
+    rust_files(&root)
+        .into_iter()
+        .filter_map(|f| {
+            let rel = f.strip_prefix(&root).expect("under src/tui");
+            let top = rel.components().next()?.as_os_str().to_str()?;
+            (!skip.contains(&top)).then(|| (rel.display().to_string(), code(&f)))
+        })
+        .collect()
+}
+
 #[test]
 fn no_pane_imports_the_app_or_sees_it() {
-    let root = tui();
-    let mut bad = Vec::new();
-    for f in rust_files(&root) {
-        let rel = f.strip_prefix(&root).expect("under src/tui");
-        let top = rel.components().next().and_then(|c| c.as_os_str().to_str());
-        if matches!(top, Some("app" | "runtime" | "mod.rs")) {
-            continue;
-        }
-        let c = code(&f);
-        let imports = ["super::app", "crate::tui::app", "tui::app::"]
-            .iter()
-            .any(|w| c.contains(w));
-        let sees = c
-            .split(|ch: char| !ch.is_alphanumeric() && ch != '_')
-            .any(|w| w == "App");
-        if imports || sees {
-            bad.push(rel.display().to_string());
-        }
-    }
+    let bad: Vec<String> = code_outside(&["app", "runtime", "mod.rs"])
+        .into_iter()
+        .filter(|(_, c)| {
+            let imports = ["super::app", "crate::tui::app", "tui::app::"]
+                .iter()
+                .any(|w| c.contains(w));
+            let sees = c
+                .split(|ch: char| !ch.is_alphanumeric() && ch != '_')
+                .any(|w| w == "App");
+            imports || sees
+        })
+        .map(|(rel, _)| rel)
+        .collect();
     assert!(
         bad.is_empty(),
         "files outside app/ and runtime/ reaching into the app: {bad:?}"
@@ -64,18 +71,11 @@ fn no_pane_imports_the_app_or_sees_it() {
 
 #[test]
 fn only_the_runtime_spawns_tasks() {
-    let root = tui();
-    let mut bad = Vec::new();
-    for f in rust_files(&root) {
-        let rel = f.strip_prefix(&root).expect("under src/tui");
-        let top = rel.components().next().and_then(|c| c.as_os_str().to_str());
-        if matches!(top, Some("runtime" | "mod.rs")) {
-            continue;
-        }
-        if code(&f).contains("tokio::spawn") {
-            bad.push(rel.display().to_string());
-        }
-    }
+    let bad: Vec<String> = code_outside(&["runtime", "mod.rs"])
+        .into_iter()
+        .filter(|(_, c)| c.contains("tokio::spawn"))
+        .map(|(rel, _)| rel)
+        .collect();
     assert!(bad.is_empty(), "I/O tasks outside runtime/: {bad:?}");
 }
 

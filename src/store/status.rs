@@ -87,31 +87,50 @@ impl DbStatus {
     /// The text `db status` prints.
     pub fn text(&self) -> String {
         let mut out = format!(
-            "engine: {}\nstore: {}\nsize: {} bytes · journal {}\nschema: version {} of {}",
+            "engine: {}\nstore: {}\nsize: {} bytes · journal {}",
             self.engine,
             self.path.display(),
             self.size_bytes,
             self.journal_mode,
-            self.schema_version,
-            self.latest
         );
-        if self.too_new {
-            out.push_str(" — made by a newer kakeai: this one will not open it");
-        } else if self.pending.is_empty() {
-            out.push_str(" (up to date)");
-        } else {
-            let list: Vec<String> = self.pending.iter().map(|v| v.to_string()).collect();
-            out.push_str(&format!(
-                " — pending: {} (`kakeai db migrate` applies them; so does the next start)",
-                list.join(", ")
-            ));
-        }
-        out.push_str("\ntables:");
-        for (t, n) in &self.tables {
-            out.push_str(&format!("\n  {t:<28} {n:>9}"));
-        }
+        out.push_str(&schema_text(
+            self.schema_version,
+            self.latest,
+            &self.pending,
+            self.too_new,
+            "`kakeai db migrate` applies them; so does the next start",
+            &self.tables,
+        ));
         out
     }
+}
+
+/// The end of `db status` for either engine: the schema version and how it stands against this kakeai's
+/// (`hint`: what applies pending migrations), then the rows per table.
+pub(crate) fn schema_text(
+    version: i64,
+    latest: i64,
+    pending: &[i64],
+    too_new: bool,
+    hint: &str,
+    tables: &[(String, i64)],
+) -> String {
+    let mut out = format!("\nschema: version {version} of {latest}");
+    if too_new {
+        out.push_str(" — made by a newer kakeai: this one will not open it");
+    } else if version == 0 {
+        out.push_str(" — no kakeai schema yet (`kakeai db migrate` creates it)");
+    } else if pending.is_empty() {
+        out.push_str(" (up to date)");
+    } else {
+        let list: Vec<String> = pending.iter().map(|v| v.to_string()).collect();
+        out.push_str(&format!(" — pending: {} ({hint})", list.join(", ")));
+    }
+    out.push_str("\ntables:");
+    for (t, n) in tables {
+        out.push_str(&format!("\n  {t:<28} {n:>9}"));
+    }
+    out
 }
 
 /// Copies store `from` into a new store `to` with SQLite's online backup (a consistent

@@ -58,6 +58,13 @@ pub(super) const PREFECTURES: [&str; 47] = [
     "沖縄",
 ];
 
+/// A prefecture's name at the start, or a word ending like a place (…市, …町): what the name
+/// rules leave alone (from 東京, 東京と大阪, 勤め先は都内).
+pub(super) fn place_like(word: &str) -> bool {
+    PREFECTURES.iter().any(|p| word.starts_with(p))
+        || word.ends_with(['都', '道', '府', '県', '市', '区', '町', '村'])
+}
+
 /// Kanji and katakana: the chars of a municipality or town name.
 const K: &str = r"\x{4E00}-\x{9FFF}\x{3400}-\x{4DBF}\x{F900}-\x{FAFF}々〆ヶ\x{30A1}-\x{30FA}ー";
 

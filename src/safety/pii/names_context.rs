@@ -6,7 +6,7 @@
 
 use crate::text::chars::{is_hiragana, is_kanji, is_katakana};
 
-use super::address::PREFECTURES;
+use super::address::place_like as place;
 use super::view::{View, is_edge};
 
 /// Words that stand in a pair before a relationship verb without being a name.
@@ -62,14 +62,6 @@ const NOT_SIGNATURE: [&str; 16] = [
     "japan", "tokyo", "osaka", "kyoto", "home", "work", "school", "iphone", "android", "my", "the",
     "now", "here", "there", "today", "mobile",
 ];
-
-/// A prefecture (with or without 都府県) or a word ending like a place (…市, …町).
-fn place(name: &str) -> bool {
-    PREFECTURES
-        .iter()
-        .any(|w| name.starts_with(w.trim_end_matches(['都', '府', '県'])))
-        || name.ends_with(['都', '道', '府', '県', '市', '区', '町', '村'])
-}
 
 /// The script class of `c` for a name word: kanji and hiragana read together (粟津こはる).
 fn word_class(c: char) -> u8 {

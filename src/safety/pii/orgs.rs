@@ -300,10 +300,8 @@ pub(super) fn named_after(v: &View, q: usize, out: &mut Vec<Cand>) {
         .is_none_or(|c| is_edge(c) || "でにのだ".contains(c) || c == '(' || c == '（');
     let word = v.slice(s, e);
     let vague = NOT_NAMED.contains(&word)
-        || super::address::PREFECTURES
-            .iter()
-            .any(|p| word.starts_with(p.trim_end_matches(['都', '府', '県'])))
-        || word.ends_with(['都', '道', '府', '県', '市', '区', '町', '村', '内', '外']);
+        || super::address::place_like(word)
+        || word.ends_with(['内', '外']);
     if e > s && ends && !vague && specific_start(v, s, e) == Some(s) {
         out.push(Cand::new(PiiKind::Company, s, e));
     }

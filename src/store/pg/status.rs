@@ -71,26 +71,17 @@ impl PgStatus {
     /// The text `db status` prints.
     pub fn text(&self) -> String {
         let mut out = format!(
-            "engine: {} (server {})\nstore: {}\nsize: {} bytes\nschema: version {} of {}",
-            self.engine, self.server, self.store, self.size_bytes, self.schema_version, self.latest
+            "engine: {} (server {})\nstore: {}\nsize: {} bytes",
+            self.engine, self.server, self.store, self.size_bytes
         );
-        if self.too_new {
-            out.push_str(" — made by a newer kakeai: this one will not use it");
-        } else if self.schema_version == 0 {
-            out.push_str(" — no kakeai schema yet (`kakeai db migrate` creates it)");
-        } else if self.pending.is_empty() {
-            out.push_str(" (up to date)");
-        } else {
-            let list: Vec<String> = self.pending.iter().map(|v| v.to_string()).collect();
-            out.push_str(&format!(
-                " — pending: {} (`kakeai db migrate` applies them)",
-                list.join(", ")
-            ));
-        }
-        out.push_str("\ntables:");
-        for (t, n) in &self.tables {
-            out.push_str(&format!("\n  {t:<28} {n:>9}"));
-        }
+        out.push_str(&crate::store::status::schema_text(
+            self.schema_version,
+            self.latest,
+            &self.pending,
+            self.too_new,
+            "`kakeai db migrate` applies them",
+            &self.tables,
+        ));
         out
     }
 }

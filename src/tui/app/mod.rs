@@ -1037,31 +1037,3 @@ impl Modal {
         }
     }
 }
-
-impl App {
-    /// What has the keyboard in `app`: the topmost open thing.
-    pub fn focus(&self) -> crate::tui::focus::Focus {
-        if let Some(m) = &self.modal {
-            return crate::tui::focus::Focus::Dialog(m.dialog());
-        }
-        if self.help {
-            return crate::tui::focus::Focus::Help;
-        }
-        if !self.errors.is_empty() {
-            return crate::tui::focus::Focus::Errors;
-        }
-        if self.confirm.is_some() {
-            return crate::tui::focus::Focus::Confirm;
-        }
-        if self.compare.is_some() {
-            return crate::tui::focus::Focus::Compare;
-        }
-        if self.runs.is_some() {
-            return crate::tui::focus::Focus::Runs;
-        }
-        if self.chat.is_some() && self.pane == crate::tui::focus::Pane::Detail {
-            return crate::tui::focus::Focus::Chat;
-        }
-        crate::tui::focus::Focus::Pane(self.pane)
-    }
-}
