@@ -350,13 +350,7 @@ fn a_copy_to_postgresql_and_back_is_lossless_and_every_run_exports_the_same() {
     let url = cluster
         .database("trip")
         .replace("kakeai@", "kakeai:s3cr3t@");
-    let out = kakeai()
-        .args(["db", "copy"])
-        .arg(&a)
-        .arg(&url)
-        .args(["--batch", "7"])
-        .output()
-        .unwrap();
+    let out = copy_to(&a, &url, &["--batch", "7"]).output().unwrap();
     let (so, se) = (
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr),
@@ -382,16 +376,24 @@ fn a_copy_to_postgresql_and_back_is_lossless_and_every_run_exports_the_same() {
     assert!(!String::from_utf8_lossy(&st.stdout).contains("s3cr3t"));
 
     // A second copy into the same database is refused: it holds data now.
-    let again = kakeai()
-        .args(["db", "copy"])
-        .arg(&a)
-        .arg(&url)
-        .output()
-        .unwrap();
+    let again = copy_to(&a, &url, &[]).output().unwrap();
     assert_eq!(again.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&again.stderr).contains("already holds kakeai data"));
+    // …and left as it was: no bookkeeping table was made for the refused copy.
+    assert!(!pg_schema(&pg(&url)).contains_key("kakeai_copy"));
+    let bookkeeping = |p: &std::path::Path| sqlite_schema(p).contains_key("kakeai_copy");
 
     copy_back_and_compare(&url, &a, &b);
+    // Back into a store that holds data is refused too, without touching it.
+    let before = dump(&a);
+    let into = kakeai()
+        .args(["db", "copy", &url])
+        .arg(&a)
+        .output()
+        .unwrap();
+    assert_eq!(into.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&into.stderr).contains("already holds kakeai data"));
+    assert!(dump(&a) == before && !bookkeeping(&a));
     let (ea, eb) = (export_all(&a, 12), export_all(&b, 12));
     assert!(ea.iter().all(|e| e.contains("\"record\":\"turn\"")));
     for (i, (x, y)) in ea.iter().zip(&eb).enumerate() {
@@ -422,11 +424,7 @@ fn a_copy_killed_half_way_goes_on_when_run_again() {
     let a = dir.path().join("big.db");
     drop(filled(&a, 400));
     let url = cluster.database("resume");
-    let mut child = kakeai()
-        .args(["db", "copy"])
-        .arg(&a)
-        .arg(&url)
-        .args(["--batch", "5", "--quiet"])
+    let mut child = copy_to(&a, &url, &["--batch", "5", "--quiet"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -451,12 +449,7 @@ fn a_copy_killed_half_way_goes_on_when_run_again() {
     let partial = count("turns");
     assert!(partial > 0 && partial < 2400, "killed at {partial} turns");
 
-    let out = kakeai()
-        .args(["db", "copy"])
-        .arg(&a)
-        .arg(&url)
-        .output()
-        .unwrap();
+    let out = copy_to(&a, &url, &[]).output().unwrap();
     let so = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -470,6 +463,13 @@ fn a_copy_killed_half_way_goes_on_when_run_again() {
     assert_eq!(count("turns"), 2400);
     let b = dir.path().join("back.db");
     copy_back_and_compare(&url, &a, &b);
+}
+
+/// `kakeai db copy FILE URL …`.
+fn copy_to(file: &std::path::Path, url: &str, extra: &[&str]) -> Command {
+    let mut c = kakeai();
+    c.args(["db", "copy"]).arg(file).arg(url).args(extra);
+    c
 }
 
 /// `db copy URL b` into a new file, and every table of `b` the same as in `a`.
@@ -564,13 +564,7 @@ fn a_database_with_a_linguistic_collation_copies_the_same() {
         )
         .unwrap();
     drop(store);
-    let out = kakeai()
-        .args(["db", "copy"])
-        .arg(&a)
-        .arg(&url)
-        .args(["--batch", "2"])
-        .output()
-        .unwrap();
+    let out = copy_to(&a, &url, &["--batch", "2"]).output().unwrap();
     assert!(
         out.status.success(),
         "{}",

@@ -131,14 +131,16 @@ fn select(t: &Table, offset: i64, limit: Option<i64>, pg: bool) -> String {
     )
 }
 
-fn from_sqlite(v: ValueRef<'_>) -> Val {
-    match v {
+/// An SQLite cell; text that is not UTF-8 stops the copy (PostgreSQL's text cannot hold it,
+/// and replacing bytes would not be lossless).
+fn from_sqlite(v: ValueRef<'_>) -> Result<Val, std::str::Utf8Error> {
+    Ok(match v {
         ValueRef::Null => Val::Null,
         ValueRef::Integer(i) => Val::Int(i),
         ValueRef::Real(f) => Val::Real(f),
-        ValueRef::Text(t) => Val::Text(String::from_utf8_lossy(t).into_owned()),
+        ValueRef::Text(t) => Val::Text(std::str::from_utf8(t)?.to_string()),
         ValueRef::Blob(b) => Val::Blob(b.to_vec()),
-    }
+    })
 }
 
 fn to_sqlite(v: Val) -> SqlValue {
@@ -235,10 +237,16 @@ fn sqlite_rows(
     let mut st = conn.prepare(&select(t, offset, None, false)).map_err(se)?;
     let mut rows = st.query([]).map_err(se)?;
     while let Some(r) = rows.next().map_err(se)? {
-        let row: Vec<Val> = (0..t.columns.len())
-            .map(|i| r.get_ref(i).map(from_sqlite))
-            .collect::<Result<_, _>>()
-            .map_err(se)?;
+        let mut row = Vec::with_capacity(t.columns.len());
+        for (i, col) in t.columns.iter().enumerate() {
+            let v = r.get_ref(i).map_err(se)?;
+            row.push(from_sqlite(v).map_err(|e| {
+                PgError::Other(format!(
+                    "{}.{col}: text that is not UTF-8 ({e}); fix the row in the SQLite store, then copy again",
+                    t.name
+                ))
+            })?);
+        }
         each(row)?;
     }
     Ok(())
@@ -287,11 +295,15 @@ fn pg_types(pg: &Pg, table: &str) -> Result<std::collections::HashMap<String, St
 fn pg_copy_state(pg: &Pg, source: &str) -> Result<Option<bool>, PgError> {
     let counts = super::status::status(pg)?;
     let empty = counts.tables.iter().all(|(_, n)| *n == 0);
+    // Only read here: a refused destination is left as it was.
     let mine = pg.block(async |c| {
-        c.batch_execute(
-            "CREATE TABLE IF NOT EXISTS kakeai_copy (source TEXT PRIMARY KEY, started_at TEXT NOT NULL)",
-        )
-        .await?;
+        let exists: bool = c
+            .query_one("SELECT to_regclass('kakeai_copy') IS NOT NULL", &[])
+            .await?
+            .get(0);
+        if !exists {
+            return Ok(false);
+        }
         let r = c
             .query_opt("SELECT 1 FROM kakeai_copy WHERE source = $1", &[&source])
             .await?;
@@ -388,6 +400,10 @@ fn pg_destination(to: &Pg, key: &str) -> Result<bool, PgError> {
         ))
     })?;
     to.block(async |c| {
+        c.batch_execute(
+            "CREATE TABLE IF NOT EXISTS kakeai_copy (source TEXT PRIMARY KEY, started_at TEXT NOT NULL)",
+        )
+        .await?;
         c.execute(
             "INSERT INTO kakeai_copy (source, started_at) VALUES ($1, now()::text) ON CONFLICT DO NOTHING",
             &[&key],
@@ -537,13 +553,47 @@ fn reset_identities(pg: &Pg) -> Result<(), PgError> {
     })
 }
 
+/// Whether an existing SQLite store may take a copy of `key`: `Some(true)` it holds this
+/// copy's unfinished rows, `Some(false)` it is empty, `None` it holds other data. Read-only:
+/// a refused store is neither migrated nor written.
+fn sqlite_copy_state(to: &Path, key: &str) -> Result<Option<bool>, PgError> {
+    let status = crate::store::status::status(to).map_err(|e| PgError::Other(e.to_string()))?;
+    if status.tables.iter().any(|(t, _)| t == "kakeai_copy") {
+        let conn = crate::store::watch::read_only(to).map_err(|e| PgError::Other(e.to_string()))?;
+        let mine: i64 = conn
+            .query_row(
+                "SELECT COUNT(*) FROM kakeai_copy WHERE source = ?1",
+                [key],
+                |r| r.get(0),
+            )
+            .map_err(se)?;
+        if mine > 0 {
+            return Ok(Some(true));
+        }
+    }
+    let empty = status
+        .tables
+        .iter()
+        .all(|(t, n)| *n == 0 || t.starts_with("kakeai_"));
+    Ok(empty.then_some(false))
+}
+
 /// Opens (creating at the latest schema) SQLite `to` for a copy of `key`: new, empty, or
 /// holding this copy's unfinished rows (then: true, a resume).
 fn sqlite_destination(
     to: &Path,
     key: &str,
 ) -> Result<(rusqlite::Connection, Vec<Table>, bool), PgError> {
-    let existed = to.exists();
+    let mine = if to.exists() {
+        sqlite_copy_state(to, key)?.ok_or_else(|| {
+            PgError::Other(format!(
+                "{} already holds kakeai data: a copy goes into a new or empty store only",
+                to.display()
+            ))
+        })?
+    } else {
+        false
+    };
     drop(Store::open(to).map_err(|e: StoreError| PgError::Other(e.to_string()))?);
     let conn = rusqlite::Connection::open(to).map_err(se)?;
     conn.execute_batch(
@@ -551,33 +601,12 @@ fn sqlite_destination(
          CREATE TABLE IF NOT EXISTS kakeai_copy (source TEXT PRIMARY KEY, started_at TEXT NOT NULL)",
     )
     .map_err(se)?;
-    let count = |sql: &str| -> Result<i64, PgError> {
-        conn.query_row(sql, [key], |r| r.get(0)).map_err(se)
-    };
-    let mine = count("SELECT COUNT(*) FROM kakeai_copy WHERE source = ?1")? > 0;
-    let list = tables(&conn)?;
-    let mut empty = true;
-    for t in &list {
-        let n: i64 = conn
-            .query_row(
-                &format!("SELECT COUNT(*) FROM {}", ident(&t.name)),
-                [],
-                |r| r.get(0),
-            )
-            .map_err(se)?;
-        empty &= n == 0;
-    }
-    if existed && !mine && !empty {
-        return Err(PgError::Other(format!(
-            "{} already holds kakeai data: a copy goes into a new or empty store only",
-            to.display()
-        )));
-    }
     conn.execute(
         "INSERT OR IGNORE INTO kakeai_copy (source, started_at) VALUES (?1, datetime('now'))",
         [key],
     )
     .map_err(se)?;
+    let list = tables(&conn)?;
     Ok((conn, list, mine))
 }
 
