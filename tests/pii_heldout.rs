@@ -356,3 +356,88 @@ fn lindera_people_after_relation_words() {
         assert!(masker.mask(text).items.is_empty(), "{text}");
     }
 }
+
+/// IPADIC reads some common words as a surname and a given name (室町|時代, ツイ|てる, 鏡|公):
+/// with no cue, a pair is a name only in one script, three chars or more, with one part in
+/// kakeai's lists — full names the lists know still are.
+#[test]
+fn lindera_pairs_that_are_words() {
+    let Some(an) = lindera() else { return };
+    let masker = PiiMasker::new().with_analyzer(an);
+    for word in ["室町時代", "ツイてる", "鏡公"] {
+        for frame in ["え、{}！？", "今日は{}かも。", "{}…ロマンチック"] {
+            let text = frame.replace("{}", word);
+            assert!(masker.mask(&text).items.is_empty(), "{text}");
+        }
+    }
+    for (text, name) in [
+        ("山田太郎が来た", "山田太郎"),
+        ("昨日佐藤健太と会った", "佐藤健太"),
+    ] {
+        let m = masker.mask(text);
+        assert!(!m.masked_text.contains(name), "{text} → {}", m.masked_text);
+    }
+}
+
+/// Precision on real lines nobody here wrote: the duo-talk corpus's 1,972 spoken and thought
+/// lines (`../shared/corpora/duo-talk/`, read in place, never copied) hold almost no personal
+/// data — a few historical figures, a painter, a cat's name, two breweries — so nearly every
+/// span the masker finds there is a false positive of a chat word (猫ちゃん, 行くんだ,
+/// 私、なんか、). Half A (odd lines) shaped the word rules in `tests_words`; half B (even lines)
+/// only measures: its count is printed and held under a ceiling, its lines never read.
+/// Skipped when the corpus is absent; required under CI=true.
+fn duo_talk_lines() -> Option<Vec<String>> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/corpora/duo-talk/commentary_runs.jsonl"
+    );
+    let Ok(text) = std::fs::read_to_string(path) else {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI=true but {path} is missing"
+        );
+        eprintln!("note: duo-talk corpus not found; skipping");
+        return None;
+    };
+    let mut out = Vec::new();
+    for l in text.lines() {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap_or_default();
+        if matches!(v["event"].as_str(), Some("speak" | "thought"))
+            && let Some(t) = v["text"].as_str().filter(|t| !t.trim().is_empty())
+        {
+            out.push(t.replace('\n', " "));
+        }
+    }
+    Some(out)
+}
+
+/// Spans found on half B (even lines), and how many lines it holds.
+fn half_b(masker: &PiiMasker) -> Option<(usize, usize)> {
+    let all = duo_talk_lines()?;
+    let b: Vec<&String> = all.iter().skip(1).step_by(2).collect();
+    let spans = b.iter().map(|l| masker.mask(l).items.len()).sum();
+    Some((spans, b.len()))
+}
+
+/// Measured at 15 spans on 986 lines (83 before the word rules); the ceiling leaves room for
+/// noise, not for a rule that fires on chat words again.
+#[test]
+fn few_spans_on_unseen_duo_talk_lines() {
+    let Some((spans, n)) = half_b(&PiiMasker::new()) else {
+        return;
+    };
+    println!("duo-talk half B: {spans} spans masked on {n} lines (fallback)");
+    assert!(n > 900, "{n} lines");
+    assert!(spans <= 24, "{spans} spans masked on {n} unseen lines");
+}
+
+/// The same on the lindera path (measured at 16 spans; 83 before).
+#[test]
+fn few_spans_on_unseen_duo_talk_lines_lindera() {
+    let Some(an) = lindera() else { return };
+    let Some((spans, n)) = half_b(&PiiMasker::new().with_analyzer(an)) else {
+        return;
+    };
+    println!("duo-talk half B: {spans} spans masked on {n} lines (lindera)");
+    assert!(spans <= 26, "{spans} spans masked on {n} unseen lines");
+}

@@ -64,6 +64,8 @@ mod tests_kinds;
 mod tests_llm;
 #[cfg(test)]
 mod tests_props;
+#[cfg(test)]
+mod tests_words;
 
 use std::sync::OnceLock;
 
@@ -409,7 +411,7 @@ impl PiiMasker {
         for m in self.markers.find_iter(&v.norm) {
             let (p, q) = (v.char_at(m.start()), v.char_at(m.end()));
             let name = |r: Option<(usize, usize)>| r.map(|(s, e)| Cand::new(PiiKind::Name, s, e));
-            let marker = MARKERS[m.pattern().as_usize()].1;
+            let (cue_text, marker) = MARKERS[m.pattern().as_usize()];
             // 鮫島いおり（刑部）です / 「イッシキ」って名字: a reading in brackets or quotes
             // between a name and its cue is a name too, and the name stands before it.
             let p = match marker {
@@ -429,7 +431,7 @@ impl PiiMasker {
                     let glued_kanji = v.at(q).is_some_and(crate::text::chars::is_kanji);
                     let word = matches!(v.slice(p, q), "様" | "君" | "氏" | "殿") && glued_kanji;
                     let cue = || (!word).then(|| names_cue::before_strong(&v, p)).flatten();
-                    name(match self.names.honorific(&v, p, q) {
+                    let found = match self.names.honorific(&v, p, q) {
                         // 鮫島くん: the list knows 島, the kanji run before it is longer.
                         Some((s, e))
                             if s > 0 && v.at(s - 1).is_some_and(crate::text::chars::is_kanji) =>
@@ -438,25 +440,32 @@ impl PiiMasker {
                         }
                         Some(found) => Some(found),
                         None => cue(),
-                    })
+                    };
+                    name(found.filter(|&(s, e)| {
+                        let listed = self.names.contains(v.slice(s, e).trim());
+                        !names_cue::honorific_word(&v, s, e, cue_text, listed)
+                    }))
                 }
-                Marker::StrongIntro => name(
-                    self.names
-                        .introduced(&v, p)
-                        .or_else(|| names_cue::before_strong(&v, p)),
-                ),
+                // 祈って名前を: one unlisted kanji before って is a verb's stem, not a name.
+                Marker::StrongIntro => name(self.names.introduced(&v, p).or_else(|| {
+                    names_cue::before_strong(&v, p).filter(|&(s, e)| {
+                        !(cue_text.starts_with("って")
+                            && e - s == 1
+                            && v.at(s).is_some_and(crate::text::chars::is_kanji))
+                    })
+                })),
                 Marker::WeakIntro => name(
                     self.names
                         .self_intro(&v, p)
-                        .or_else(|| names_cue::before_desu(&v, p))
+                        .or_else(|| names_cue::before_desu(&v, p, q))
                         .or_else(|| self.one_kanji_intro(&v, p, q)),
                 ),
                 Marker::NameIs => name(
                     self.names
                         .after_name_is(&v, q)
-                        .or_else(|| names_cue::after_lead(&v, q)),
+                        .or_else(|| names_cue::after_name_is(&v, q)),
                 ),
-                Marker::FirstPerson => name(names_cue::after_lead(&v, q)),
+                Marker::FirstPerson => name(names_cue::after_first_person(&v, q)),
                 Marker::English => name(names_cue::after_english(&v, q)),
                 Marker::Relation => name(names_cue::after_relation(&v, q)),
                 Marker::KnowQuestion => name(
@@ -483,7 +492,7 @@ impl PiiMasker {
         self.forms.find(&v, &mut cands);
         self.forms.find_named(&v, &mut cands);
         if let Some(an) = &self.analyzer {
-            proper::find(&v, &an.proper_nouns(text), &mut cands);
+            proper::find(&v, &an.proper_nouns(text), &self.names, &mut cands);
         }
         for m in self.schools.find_iter(&v.norm) {
             orgs::short_school(&v, v.char_at(m.start()), v.char_at(m.end()), &mut cands);

@@ -145,6 +145,11 @@ impl Names {
         self.surnames.contains(surname)
     }
 
+    /// Whether the given-name list holds `given`.
+    pub fn given_contains(&self, given: &str) -> bool {
+        self.given.contains(given)
+    }
+
     /// Start of the longest surname that ends at `end` and starts at or after `lo`.
     fn ending_at(&self, v: &View, lo: usize, end: usize) -> Option<usize> {
         let longest = self.max_len.min(end - lo);

@@ -10,7 +10,7 @@ use super::view::{View, is_edge};
 
 /// Hiragana words that stand before さん/ちゃん/くん without being a name (みなさん,
 /// ねえさん, あかちゃん) or that end a phrase (もうちゃんと).
-const NOT_KANA_NAMES: [&str; 69] = [
+const NOT_KANA_NAMES: [&str; 74] = [
     // kakeai's own characters (seed 000): やな and あゆ are not people.
     "やな",
     "あゆ",
@@ -82,10 +82,16 @@ const NOT_KANA_NAMES: [&str; 69] = [
     "ところで",
     "そういえば",
     "みなさん",
+    // Pets called with ちゃん (わんちゃん, ねこちゃん).
+    "わん",
+    "にゃん",
+    "ねこ",
+    "いぬ",
+    "うさ",
 ];
 
 /// Katakana words used with さん that are roles, not names (コックさん, サンタさん).
-const NOT_KATA_NAMES: [&str; 14] = [
+const NOT_KATA_NAMES: [&str; 20] = [
     "ママ",
     "パパ",
     "コック",
@@ -100,6 +106,12 @@ const NOT_KATA_NAMES: [&str; 14] = [
     "アイドル",
     "ケーキ",
     "パン",
+    "ワン",
+    "ニャン",
+    "ネコ",
+    "イヌ",
+    "ワンコ",
+    "ニャンコ",
 ];
 
 /// Last kanji of words that are roles or kin, not names (店員さん, 運転手さん, お母さん).
@@ -121,6 +133,52 @@ const NOT_KO_NAMES: [&str; 17] = [
 pub(super) const LEADING_NOISE: [&str; 12] = [
     "昨日", "今日", "明日", "先日", "今朝", "昨夜", "今度", "今夜", "去年", "今年", "毎日", "最近",
 ];
+
+/// Kanji that end the stem of a godan く verb: 行くんだ, 落ち着くんだ hold no 行くん.
+const KU_STEMS: &str = "行書着聞歩働驚置泣咲引弾吹巻抱開磨焼描浮向招除欠続叩届解導築嘆敷履拭渇傾突頷退効動乾覗湧紡呟囁躓呻閃剥";
+
+/// Last kanji of animals called with ちゃん/さん (猫ちゃん, 三毛猫さん, 子犬ちゃん).
+const ANIMAL_ENDS: &str = "猫犬兎猿豚狸狐虎象";
+
+/// Honorifics that a single unlisted kanji before them makes a word (模様, 仕様, 本殿, 彼氏).
+const WORD_AFTER_ONE_KANJI: [&str; 4] = ["様", "さま", "殿", "氏"];
+
+/// Gods and shrines called with 様 (八幡様, お稲荷様, 観音様).
+const DEITIES: [&str; 17] = [
+    "八幡",
+    "天神",
+    "稲荷",
+    "観音",
+    "地蔵",
+    "弁天",
+    "大黒",
+    "恵比寿",
+    "不動",
+    "薬師",
+    "明神",
+    "権現",
+    "天狗",
+    "閻魔",
+    "菩薩",
+    "如来",
+    "大仏",
+];
+
+/// Whether the name `[s, e)` found before the honorific `cue` is a word with it instead:
+/// 行くんだ (a verb), たくさん, 模様 / 本殿 (one unlisted kanji before 様 or 殿), 猫ちゃん.
+/// `listed`: the name is in the surname list (林様 stays a name).
+pub(super) fn honorific_word(v: &View, s: usize, e: usize, cue: &str, listed: bool) -> bool {
+    let word = v.slice(s, e).trim_end();
+    let one_kanji = word.chars().count() == 1 && word.chars().all(is_kanji);
+    let last = word.chars().last();
+    let deity = matches!(cue, "様" | "さま") && DEITIES.contains(&word);
+    deity
+        || (cue == "殿" && !listed)
+        || (cue == "くん" && one_kanji && last.is_some_and(|c| KU_STEMS.contains(c)))
+        || (cue == "さん" && (word.ends_with("たく") || word.ends_with("だく")))
+        || (one_kanji && !listed && WORD_AFTER_ONE_KANJI.contains(&cue))
+        || last.is_some_and(|c| ANIMAL_ENDS.contains(c))
+}
 
 fn is_kata(c: char) -> bool {
     is_katakana(c) && c != '・'
@@ -202,12 +260,45 @@ pub(super) fn kanji_word_ok(w: &str) -> bool {
         && !NOT_KO_NAMES.iter().any(|n| w.ends_with(n))
 }
 
+/// Words that open a hiragana run before a name or a kin word without being part of it.
+const KANA_LEADS: [&str; 16] = [
+    "うちの",
+    "わたしの",
+    "あたしの",
+    "ぼくの",
+    "おれの",
+    "そういえば",
+    "ところで",
+    "あのね",
+    "なんか",
+    "やっぱり",
+    "でも",
+    "ねえ",
+    "あと",
+    "じつは",
+    "たしか",
+    "きのう",
+];
+
 /// A hiragana name ending at `p`, with an optional hiragana surname one space before it.
 fn hiragana(v: &View, p: usize) -> Option<usize> {
-    let s = hira_start(v, p, 9);
+    let first = hira_start(v, p, 9);
+    let mut s = first;
+    // うちのじいちゃん, そういえばおばあちゃん: a leading word is no part of the name.
+    'lead: loop {
+        for w in KANA_LEADS {
+            let n = w.chars().count();
+            if v.slice(s, p).starts_with(w) && p - s > n {
+                s += n;
+                continue 'lead;
+            }
+        }
+        break;
+    }
     // Glued to hiragana before it, it is the end of a word — unless that is the particle の
     // after kanji (隣の席の|ゆづきさん).
-    let after_no = s >= 2 && v.at(s - 1) == Some('の') && v.at(s - 2).is_some_and(is_kanji);
+    let after_no =
+        s > first || (s >= 2 && v.at(s - 1) == Some('の') && v.at(s - 2).is_some_and(is_kanji));
     if !hira_word_ok(v.slice(s, p))
         || (v.at(s.wrapping_sub(1)).is_some_and(is_hiragana) && !after_no)
     {
@@ -317,9 +408,10 @@ pub(super) fn before_strong(v: &View, p: usize) -> Option<(usize, usize)> {
     Some((s, p))
 }
 
-/// `◯◯です` at `p` as a self-introduction: a katakana or romaji name at the start of the
-/// message or a sentence, or after 僕、/俺、/私、/私は.
-pub(super) fn before_desu(v: &View, p: usize) -> Option<(usize, usize)> {
+/// `◯◯です` (the name ends at `p`, です ends at `q`) as a self-introduction: a name after
+/// 僕、/俺、/私、/私は or at the start of a sentence — a katakana or romaji one only in an
+/// introduction or alone at the start before a pause (カレーですか stays a word).
+pub(super) fn before_desu(v: &View, p: usize, q: usize) -> Option<(usize, usize)> {
     let c = v.at(p.checked_sub(1)?)?;
     let s = if is_kata(c) {
         katakana(v, p)
@@ -342,7 +434,17 @@ pub(super) fn before_desu(v: &View, p: usize) -> Option<(usize, usize)> {
     } else {
         None
     }?;
-    let lead_ok = s == 0 || v.at(s - 1).is_some_and(is_edge) || first_person_before(v, s);
+    // A katakana or romaji word before です is a name only in an introduction, or alone at
+    // the start before a pause (カレーですか, マジですごい, …、ストロングゼロですね stay).
+    let foreign = is_kata(c) || is_latin(c);
+    let pause_after = v
+        .at(q)
+        .is_none_or(|c| matches!(c, '、' | '。' | '！' | '!' | '.' | ',' | ' ' | '\n'));
+    let lead_ok = if foreign {
+        first_person_before(v, s) || self_introduction(v) || (s == 0 && pause_after)
+    } else {
+        s == 0 || v.at(s - 1).is_some_and(is_edge) || first_person_before(v, s)
+    };
     lead_ok.then_some((s, p))
 }
 
@@ -476,8 +578,18 @@ pub(super) fn bracketed_before(v: &View, p: usize) -> Option<(usize, (usize, usi
     let one_class = [is_kata_or_space, is_latin_or_space, is_kanji_or_kana]
         .iter()
         .any(|f| inner.chars().all(f));
+    // Kanji and kana read as a name once: kanji then kana (鮫島いおり) or one script alone —
+    // not a clause that switches back and forth (「最初に何が起こるか」ですが).
+    let switches = inner
+        .chars()
+        .filter(|&c| c != ' ')
+        .collect::<Vec<_>>()
+        .windows(2)
+        .filter(|w| is_kanji(w[0]) != is_kanji(w[1]))
+        .count();
     let ok = (1..=14).contains(&n)
         && one_class
+        && switches <= 1
         && !inner.starts_with(' ')
         && !NOT_BRACKETED.contains(&inner)
         && !NOT_KANA_NAMES.contains(&inner);
@@ -636,6 +748,76 @@ pub(super) fn after_lead(v: &View, q: usize) -> Option<(usize, usize)> {
             .any(|w| name.starts_with(w))
         && (then_number || !name.ends_with(['い', 'た', 'だ', 'る', 'ね', 'よ']));
     ok.then_some((start, e))
+}
+
+/// After 俺、/ 僕、/ 私、 at `q`: a name only when the sentence says it (俺、伊藤大輔。/ 私、
+/// サトウです / 僕、たかはし けんとだよ) and it has a name's shape — 私、なんか、/ あたし、
+/// 乗り物酔いして、/ 私、雪道苦手なんだ are what the writer does or feels.
+pub(super) fn after_first_person(v: &View, q: usize) -> Option<(usize, usize)> {
+    let (s, e) = after_lead(v, q)?;
+    const SAID: [&str; 13] = [
+        "です",
+        "だよ",
+        "だ。",
+        "っす",
+        "と申",
+        "って言",
+        "とい",
+        "と言",
+        "。",
+        "！",
+        "!",
+        "\n",
+        "（",
+    ];
+    let rest = v.slice(e, (e + 3).min(v.len()));
+    let said = e == v.len() || SAID.iter().any(|w| rest.starts_with(w));
+    let name = v.slice(s, e);
+    let kanji_head = name.chars().take_while(|&c| is_kanji(c)).count();
+    let tail = v.slice(s + kanji_head, e);
+    let shaped = match v.at(s)? {
+        c if is_kanji(c) => {
+            tail.is_empty()
+                || (tail.chars().all(is_hiragana) && given_after_kanji_ok(tail))
+                || tail.starts_with(' ') && tail[1..].chars().all(|c| is_kanji(c) || is_hiragana(c))
+        }
+        // Kana before です may end like an adverb (あわづゆずです, とまべち さくです).
+        c if is_hiragana(c) => name.split(' ').all(|w| {
+            w.chars().all(is_hiragana)
+                && (hira_word_ok(w) || (rest.starts_with("です") && kana_name_before_desu(w)))
+        }),
+        _ => true,
+    };
+    (said && shaped).then_some((s, e))
+}
+
+/// A hiragana name right before です, which may end like an adverb (あわづゆず).
+fn kana_name_before_desu(w: &str) -> bool {
+    (2..=10).contains(&w.chars().count())
+        && !w.starts_with(['ご', 'っ', 'ー', 'ん'])
+        && !w.ends_with(['て', 'で', 'の', 'だ'])
+        && !NOT_KANA_NAMES.contains(&w)
+}
+
+/// Hiragana that stands after 名前が / 名前は as what is said of the name, not the name
+/// (名前がないの, 名前がいいね).
+const NOT_NAME_IS: [&str; 8] = [
+    "ない",
+    "ある",
+    "いい",
+    "わから",
+    "ちが",
+    "おなじ",
+    "かわい",
+    "なが",
+];
+
+/// After 名前は / 名前が at `q`: [`after_lead`], less a predicate read as a hiragana name.
+pub(super) fn after_name_is(v: &View, q: usize) -> Option<(usize, usize)> {
+    after_lead(v, q).filter(|&(s, e)| {
+        let name = v.slice(s, e);
+        !(name.chars().all(is_hiragana) && NOT_NAME_IS.iter().any(|w| name.starts_with(w)))
+    })
 }
 
 /// A full or romanised name opening the message, a comma and a greeting (サメジマ リツ、元気に

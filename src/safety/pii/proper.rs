@@ -6,6 +6,9 @@
 
 use crate::text::analyzer::{ProperKind, ProperNoun};
 
+use crate::text::chars::{is_hiragana, is_kanji, is_katakana};
+
+use super::names::Names;
 use super::view::{View, is_edge};
 use super::{Cand, PiiKind};
 
@@ -103,7 +106,7 @@ fn is_person(k: ProperKind) -> bool {
 }
 
 /// Adds the names and organisations the dictionary knows.
-pub(super) fn find(v: &View, nouns: &[ProperNoun], out: &mut Vec<Cand>) {
+pub(super) fn find(v: &View, nouns: &[ProperNoun], names: &Names, out: &mut Vec<Cand>) {
     let mut i = 0;
     while i < nouns.len() {
         let n = nouns[i];
@@ -119,6 +122,7 @@ pub(super) fn find(v: &View, nouns: &[ProperNoun], out: &mut Vec<Cand>) {
         // A run of person tokens, glued or one space / ・ apart (山田 太郎, ヤマダ・タロウ).
         let (s, mut e) = (n.start, n.end);
         let (mut surname, mut given) = (false, false);
+        let mut parts = Vec::new();
         let mut j = i;
         while j < nouns.len() && is_person(nouns[j].kind) {
             let m = nouns[j];
@@ -129,14 +133,49 @@ pub(super) fn find(v: &View, nouns: &[ProperNoun], out: &mut Vec<Cand>) {
             }
             surname |= m.kind == ProperKind::Surname;
             given |= m.kind == ProperKind::GivenName;
+            parts.push(m);
             e = m.end;
             j += 1;
         }
-        if (surname && given) || cue_after(v, e) || cue_before(v, s) {
+        let pair = surname && given && full_name(v, &parts, names);
+        if pair || cue_after(v, e) || cue_before(v, s) {
             out.push(Cand::new(PiiKind::Name, s, e));
         }
         i = j.max(i + 1);
     }
+}
+
+/// A surname and a given name with no cue read as a full name only in one script, three
+/// chars or more, with one of them a name kakeai's lists know: IPADIC also reads 室町|時代,
+/// ツイ|てる and 鏡|公 as surname and given name.
+fn full_name(v: &View, parts: &[ProperNoun], names: &Names) -> bool {
+    let (Some(first), Some(last)) = (parts.first(), parts.last()) else {
+        return false;
+    };
+    let text = v.slice(first.start, last.end);
+    let script = |c: char| {
+        if is_kanji(c) {
+            0
+        } else if is_katakana(c) {
+            1
+        } else if is_hiragana(c) {
+            2
+        } else {
+            3
+        }
+    };
+    let letters: Vec<u8> = text
+        .chars()
+        .filter(|c| !matches!(c, ' ' | '・'))
+        .map(script)
+        .collect();
+    let one_script = letters.windows(2).all(|w| w[0] == w[1]) && letters.first() != Some(&3);
+    let known = parts.iter().any(|p| {
+        let w = v.slice(p.start, p.end);
+        (p.kind == ProperKind::Surname && names.contains(w))
+            || (p.kind == ProperKind::GivenName && names.given_contains(w))
+    });
+    one_script && letters.len() >= 3 && (known || letters[0] != 0)
 }
 
 fn cue_after(v: &View, e: usize) -> bool {
