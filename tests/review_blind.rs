@@ -158,7 +158,7 @@ fn a_stored_attempt_shows_its_request_with_the_vault_marked_by_level() {
         .unwrap();
     let mut a = opened(&s, run);
     // The open work's templates (the sample's own) tell its hints apart.
-    a.vis = Some(kakeai::tui::vis::VisPane::new(kakeai::vault::load::sample()));
+    a.rooms.vis = Some(kakeai::tui::vis::VisPane::new(kakeai::vault::load::sample()));
     a.act(kakeai::tui::keymap::Action::FirstTurn);
     // Off: nothing is read. `x` turns the view on and asks for the selected attempt only.
     let cmds = a.on_key(key(KeyCode::Char('x')));
@@ -169,9 +169,9 @@ fn a_stored_attempt_shows_its_request_with_the_vault_marked_by_level() {
     let t = a.theme().clone();
     let lines_of = |a: &kakeai::tui::app::App| {
         text_of(&request_view::lines(
-            &a.request,
+            &a.rooms.request,
             a.selected_request(),
-            a.vis.as_ref().map(|p| &p.work.templates),
+            a.rooms.vis.as_ref().map(|p| &p.work.templates),
             false,
             56,
             &t,
@@ -196,12 +196,12 @@ fn a_stored_attempt_shows_its_request_with_the_vault_marked_by_level() {
             .all(|r| !r.starts_with("[L"))
     );
     // Without the work's templates its hints are vault text of unknown level, never L3.
-    let vis = a.vis.take();
+    let vis = a.rooms.vis.take();
     let unknown = lines_of(&a);
     assert!(unknown.iter().any(|r| r.starts_with("[L?] ")));
     let l3 = |v: &[String]| v.iter().filter(|r| r.starts_with("[L3] ")).count();
     assert_eq!(l3(&unknown), l3(&rows));
-    a.vis = vis;
+    a.rooms.vis = vis;
     // Scroll the pane to the vault part for the snapshot.
     let first = rows.iter().position(|r| r.starts_with("[L")).unwrap();
     a.right_scroll = first as u16;

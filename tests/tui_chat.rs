@@ -505,8 +505,8 @@ async fn a_reviewed_reply_is_promoted_to_a_pattern_and_shows_in_the_patterns_pan
         "{}",
         rt.app.status
     );
-    wait_until(&mut rt, &mut rx, |a| !a.patterns.rows.is_empty());
-    let rows = &rt.app.patterns.rows;
+    wait_until(&mut rt, &mut rx, |a| !a.rooms.patterns.rows.is_empty());
+    let rows = &rt.app.rooms.patterns.rows;
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].user_message_type, "誘い");
     assert_eq!(rows[0].bot_response_type, "流し");
@@ -527,7 +527,7 @@ async fn a_reviewed_reply_is_promoted_to_a_pattern_and_shows_in_the_patterns_pan
     insta::assert_snapshot!("patterns_100x30", t.backend().to_string());
     // Dropouts: none without ingested logs, said plainly.
     key(&mut rt, 'D');
-    wait_until(&mut rt, &mut rx, |a| a.patterns.review);
+    wait_until(&mut rt, &mut rx, |a| a.rooms.patterns.review);
     let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(140, 40)).unwrap();
     t.draw(|f| kakeai::tui::render::draw(f, &rt.app)).unwrap();
     assert!(t.backend().to_string().contains("no dropouts"));
@@ -583,14 +583,14 @@ async fn a_dropouts_draft_is_edited_in_the_pane_and_accepted_as_a_counterfactual
         key(&mut rt, 'v');
     }
     key(&mut rt, 'D');
-    wait_until(&mut rt, &mut rx, |a| a.patterns.dropouts.len() == 1);
+    wait_until(&mut rt, &mut rx, |a| a.rooms.patterns.dropouts.len() == 1);
     // Drafts as the model would have sent them (the drafting request is tested elsewhere).
-    rt.app.patterns.dropouts[0].drafts = vec![
+    rt.app.rooms.patterns.dropouts[0].drafts = vec![
         ("プロレス受け".into(), "できるってば、疑うの？".into()),
         ("流し".into(), "まあね、カレーくらいなら。".into()),
         ("カウンター".into(), "そっちこそ作れるの？".into()),
     ];
-    rt.app.patterns.dropouts[0].message_type = Some("疑い".into());
+    rt.app.rooms.patterns.dropouts[0].message_type = Some("疑い".into());
     key(&mut rt, '>');
     key(&mut rt, 'y');
     assert!(matches!(

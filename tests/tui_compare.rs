@@ -217,7 +217,7 @@ fn the_visibility_pane_shows_the_scorecard_beside_a_secret() {
         retry: 2,
         info: 0,
     }];
-    a.vis = Some(pane);
+    a.rooms.vis = Some(pane);
     for _ in 0..3 {
         a.act(Action::NextPane);
     }

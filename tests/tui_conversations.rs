@@ -206,8 +206,8 @@ async fn the_conversations_view_lists_line_traffic_and_takes_thumbs_and_override
         key(&mut rt, KeyCode::Char('v'));
     }
     assert_eq!(rt.app.pane, Pane::Conversations);
-    wait_until(&mut rt, &mut rx, |a| a.conversations.loaded);
-    let c = &rt.app.conversations;
+    wait_until(&mut rt, &mut rx, |a| a.rooms.conversations.loaded);
+    let c = &rt.app.rooms.conversations;
     // Newest first: the group (judged only, no replies), then the 1:1 chat.
     assert_eq!(c.conversations.len(), 2);
     assert_eq!(c.conversations[0].source_type, "group");
@@ -233,7 +233,7 @@ async fn the_conversations_view_lists_line_traffic_and_takes_thumbs_and_override
     assert!(screen.contains("0.92"), "{screen}");
     insta::assert_snapshot!("conversations_140x40", screen);
     // 👍 on the selected reply (the pattern reply, newest): the pattern's like count too.
-    assert_eq!(rt.app.conversations.selected(), Some(pattern_reply));
+    assert_eq!(rt.app.rooms.conversations.selected(), Some(pattern_reply));
     key(&mut rt, KeyCode::Char('+'));
     wait_until(&mut rt, &mut rx, |a| a.status.contains("saved"));
     assert!(rt.app.status.contains("like_rate"), "{}", rt.app.status);
@@ -250,7 +250,8 @@ async fn the_conversations_view_lists_line_traffic_and_takes_thumbs_and_override
         a.status.contains("override → RETRY saved")
     });
     wait_until(&mut rt, &mut rx, |a| {
-        a.conversations
+        a.rooms
+            .conversations
             .conversations
             .get(1)
             .is_some_and(|c| c.replies[1].overridden)

@@ -60,6 +60,7 @@ fn to_pane(a: &mut App) {
 
 fn select(a: &mut App, key_name: &str) {
     let i = a
+        .rooms
         .vis
         .as_ref()
         .unwrap()
@@ -67,13 +68,13 @@ fn select(a: &mut App, key_name: &str) {
         .iter()
         .position(|i| i.key == key_name)
         .unwrap();
-    a.vis.as_mut().unwrap().row = i;
+    a.rooms.vis.as_mut().unwrap().row = i;
 }
 
 #[test]
 fn snapshot_visibility_pane_at_two_sizes() {
     let mut a = app();
-    a.vis = Some(VisPane::new(vault::sample()));
+    a.rooms.vis = Some(VisPane::new(vault::sample()));
     to_pane(&mut a);
     let s = screen(&a, 100, 30);
     assert!(
@@ -92,25 +93,25 @@ fn snapshot_visibility_pane_at_two_sizes() {
 #[test]
 fn levels_set_per_sister_change_only_her_preview() {
     let mut a = app();
-    a.vis = Some(VisPane::new(vault::sample()));
+    a.rooms.vis = Some(VisPane::new(vault::sample()));
     to_pane(&mut a);
     select(&mut a, "world_settings/町/商店街");
     a.act(Action::NextReader); // やな
     a.act(Action::SetLevel0);
-    let w = &a.vis.as_ref().unwrap().work;
+    let w = &a.rooms.vis.as_ref().unwrap().work;
     assert!(!w.context(Some("yana")).prompt.contains("アーケード"));
     assert!(w.context(Some("ayu")).prompt.contains("アーケード"));
     assert!(a.status.contains("unsaved"), "{}", a.status);
     // The pane's turn keys move the tree, not the conversation.
-    let row = a.vis.as_ref().unwrap().row;
+    let row = a.rooms.vis.as_ref().unwrap().row;
     a.act(Action::NextTurn);
-    assert_eq!(a.vis.as_ref().unwrap().row, row + 1);
+    assert_eq!(a.rooms.vis.as_ref().unwrap().row, row + 1);
 }
 
 #[test]
 fn a_secret_edit_is_validated_before_it_applies() {
     let mut a = app();
-    a.vis = Some(VisPane::new(vault::sample()));
+    a.rooms.vis = Some(VisPane::new(vault::sample()));
     to_pane(&mut a);
     select(&mut a, "characters/あゆ/SEC-AYU-01");
     a.act(Action::EditSecret);
@@ -144,7 +145,7 @@ fn a_secret_edit_is_validated_before_it_applies() {
     });
     a.on_key(ctrl_s);
     assert!(a.modal.is_none(), "{}", a.status);
-    let w = &a.vis.as_ref().unwrap().work;
+    let w = &a.rooms.vis.as_ref().unwrap().work;
     let item = w
         .items(None)
         .into_iter()
@@ -170,7 +171,7 @@ async fn saving_writes_visibility_yaml_and_the_next_turn_sees_it() {
     let shared = SharedVault::new(work.clone());
     let services = services(dir.path(), &shared);
     let mut a = app();
-    a.vis = Some(VisPane::new(work));
+    a.rooms.vis = Some(VisPane::new(work));
     let (mut rt, mut rx) = Runtime::new(a, services);
     to_pane(&mut rt.app);
     select(&mut rt.app, "world_settings/家/屋根裏");
@@ -193,7 +194,7 @@ async fn saving_writes_visibility_yaml_and_the_next_turn_sees_it() {
         "{}",
         rt.app.status
     );
-    assert!(!rt.app.vis.as_ref().unwrap().unsaved);
+    assert!(!rt.app.rooms.vis.as_ref().unwrap().unsaved);
     assert!(shared.generation() > before);
     let (_, published) = shared.get();
     assert!(published.context(Some("ayu")).prompt.contains("料理帳の箱"));
@@ -231,7 +232,7 @@ async fn the_tree_lists_the_vaults_works_and_w_opens_the_next_for_the_run() {
     let shared = SharedVault::new(work.clone());
     let services = services(dir.path(), &shared);
     let mut a = app();
-    a.vis = Some(VisPane::with_works(work, works));
+    a.rooms.vis = Some(VisPane::with_works(work, works));
     let (mut rt, mut rx) = Runtime::new(a, services);
     to_pane(&mut rt.app);
     let s = screen(&rt.app, 100, 30);
@@ -252,12 +253,12 @@ async fn the_tree_lists_the_vaults_works_and_w_opens_the_next_for_the_run() {
     }
     wait_status(&mut rt, &mut rx, |s| s.starts_with("saved ")).await;
     assert!(rt.app.status.contains("not saved yet"), "{}", rt.app.status);
-    assert!(rt.app.vis.as_ref().unwrap().unsaved);
+    assert!(rt.app.rooms.vis.as_ref().unwrap().unsaved);
     for cmd in rt.app.on_key(key('w')) {
         rt.execute(cmd);
     }
     wait_status(&mut rt, &mut rx, |s| s.contains("the next turn uses it")).await;
-    assert!(!rt.app.vis.as_ref().unwrap().unsaved);
+    assert!(!rt.app.rooms.vis.as_ref().unwrap().unsaved);
 
     // Now W opens 外伝, and the run's shared vault carries it from the next prompt.
     let before = shared.generation();
@@ -265,7 +266,7 @@ async fn the_tree_lists_the_vaults_works_and_w_opens_the_next_for_the_run() {
         rt.execute(cmd);
     }
     wait_status(&mut rt, &mut rx, |s| s.starts_with("opened ")).await;
-    assert_eq!(rt.app.vis.as_ref().unwrap().work.name, "外伝");
+    assert_eq!(rt.app.rooms.vis.as_ref().unwrap().work.name, "外伝");
     assert!(shared.generation() > before);
     assert_eq!(shared.get().1.name, "外伝");
     let s = screen(&rt.app, 100, 30);
@@ -302,7 +303,7 @@ fn the_scorecard_badge_is_whole_at_40_columns_and_the_header_names_missing_check
         retry: 2,
         info: 0,
     }];
-    a.vis = Some(pane);
+    a.rooms.vis = Some(pane);
     a.leak_note = Some("no semantic check".into());
     to_pane(&mut a);
     select(&mut a, "characters/あゆ/SEC-AYU-01");

@@ -61,7 +61,7 @@ fn app() -> App {
 /// whitespace so a token wrapped over two lines is still found.
 fn preview(app: &App) -> String {
     let mut t = Terminal::new(TestBackend::new(120, 160)).unwrap();
-    t.draw(|f| kakeai::tui::vis::render(f, f.area(), app.vis.as_ref(), app.theme()))
+    t.draw(|f| kakeai::tui::vis::render(f, f.area(), app.rooms.vis.as_ref(), app.theme()))
         .unwrap();
     let buf = t.backend().buffer();
     let area = buf.area;
@@ -131,9 +131,9 @@ fn generated_vaults_never_show_a_reader_what_she_must_not_see() {
         }
         // The workbench preview, for each of the pane's readers (全員 previews やな).
         if seed % 16 == 0 {
-            a.vis = Some(VisPane::new(w));
+            a.rooms.vis = Some(VisPane::new(w));
             for (i, ri) in [(0, 1), (1, 1), (2, 2)] {
-                a.vis.as_mut().unwrap().reader = i;
+                a.rooms.vis.as_mut().unwrap().reader = i;
                 let p = preview(&a);
                 for t in &v.hidden[ri] {
                     assert!(!p.contains(t.as_str()), "seed {seed} pane {i}: {t} in {p}");

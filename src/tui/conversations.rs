@@ -3,6 +3,9 @@
 //! reply (a pattern reply's 👍/👎 is the pattern's like_rate), an override with its reason as
 //! the note; and seed 002's judgment-cache state per scope. Data from `serve::review`.
 
+use super::command::{Command, Modal, textarea};
+use super::error::UiError;
+use super::panes::{Ask, Pane, RoomMsg};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -96,6 +99,56 @@ impl ConversationsPane {
         }
         ConversationsAsk::Done
     }
+}
+
+impl ConversationsAsk {
+    /// The answer as the workbench carries it out.
+    pub fn into_ask(self) -> Ask {
+        match self {
+            ConversationsAsk::NotMine => Ask::NotMine,
+            ConversationsAsk::Done => Ask::Done(None),
+            ConversationsAsk::Thumb { id, up } => {
+                Ask::Run(None, vec![Command::LineThumb { id, up }])
+            }
+            ConversationsAsk::Override => Ask::Dialog(Box::new(Modal::Override {
+                status: crate::director::Status::Pass,
+                reason: textarea("override: ←/→ verdict, the note, Enter to save"),
+            })),
+            ConversationsAsk::Reload => Ask::Run(None, vec![Command::LoadRoom(Pane::Conversations)]),
+        }
+    }
+}
+
+impl ConversationsPane {
+    /// The conversations read from the store; the same reply stays selected across a reload
+    /// (new lines above it move its row, never the selection).
+    pub fn loaded(&mut self, r: Result<Loaded, UiError>) -> Option<String> {
+        match r {
+            Ok((conversations, caches)) => {
+                let keep = self.selected();
+                self.conversations = conversations;
+                self.caches = caches;
+                self.loaded = true;
+                self.reselect(keep);
+                None
+            }
+            Err(e) => Some(format!("conversations: {e}")),
+        }
+    }
+}
+
+/// The pane's read of the store: the bot's conversations of the last 200 exchanges and the
+/// judgment caches (the runtime runs it on the store's thread).
+pub fn load(s: &mut crate::store::Store) -> RoomMsg {
+    let now = crate::patterns::stamp::now_ms();
+    let window = crate::serve::pipeline::WINDOW_SECS * 1000;
+    let read = || -> Result<Loaded, crate::store::StoreError> {
+        Ok((
+            crate::serve::review::conversations(s, now, window, 200)?,
+            crate::serve::store::all_caches(s)?,
+        ))
+    };
+    RoomMsg::Conversations(read().map_err(UiError::from))
 }
 
 pub fn render(f: &mut Frame, area: Rect, p: &ConversationsPane, t: &Theme) {

@@ -22,6 +22,8 @@ pub struct Ctx<'a> {
     /// `right_max` so the keys stop there.
     pub right_scroll: u16,
     pub right_max: &'a Cell<u16>,
+    /// Chat mode's conversation, while it is on (the detail pane shows its exchange).
+    pub chat: Option<&'a super::chat::ChatView>,
 }
 
 impl Ctx<'_> {

@@ -1,60 +1,9 @@
-//! What has the keyboard (issue 23): one list of the right-hand panes and one `Focus` that
-//! names every pane, overlay and dialog. The tab strip, `next_pane`/`prev_pane`, the keymap's
-//! `[pane.NAME]` sections, the footer and help groups and the dialogs' key bars all derive
-//! from these enums — adding a pane is a variant here, its room, and its drawing call.
+//! What has the keyboard (issue 23): one `Focus` that names every pane (listed once, in
+//! `panes`), overlay and dialog. The workbench finds the topmost focus and gives it the key;
+//! the tab strip, `next_pane`/`prev_pane`, the keymap's `[pane.NAME]` sections, the footer and
+//! help groups and the dialogs' key bars all derive from these enums.
 
-/// The right-hand panes, in tab order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Pane {
-    Detail,
-    Rules,
-    Stats,
-    Visibility,
-    Patterns,
-    Conversations,
-}
-
-impl Pane {
-    /// Every pane, in the tab strip's order (the only place they are listed).
-    pub const ALL: [Pane; 6] = [
-        Pane::Detail,
-        Pane::Rules,
-        Pane::Stats,
-        Pane::Visibility,
-        Pane::Patterns,
-        Pane::Conversations,
-    ];
-
-    /// Its name: the tab's label, its `[pane.NAME]` keymap section and its footer/help group.
-    pub fn name(self) -> &'static str {
-        match self {
-            Pane::Detail => "detail",
-            Pane::Rules => "rules",
-            Pane::Stats => "stats",
-            Pane::Visibility => "visibility",
-            Pane::Patterns => "patterns",
-            Pane::Conversations => "conversations",
-        }
-    }
-
-    pub fn index(self) -> usize {
-        Pane::ALL.iter().position(|p| *p == self).unwrap_or(0)
-    }
-
-    /// The next tab (after the last: the first).
-    pub fn next(self) -> Pane {
-        Pane::ALL[(self.index() + 1) % Pane::ALL.len()]
-    }
-
-    /// The previous tab (before the first: the last).
-    pub fn prev(self) -> Pane {
-        Pane::ALL[(self.index() + Pane::ALL.len() - 1) % Pane::ALL.len()]
-    }
-
-    pub fn from_name(name: &str) -> Option<Pane> {
-        Pane::ALL.into_iter().find(|p| p.name() == name)
-    }
-}
+pub use super::panes::Pane;
 
 /// The dialogs (each carries its own target in [`Modal`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

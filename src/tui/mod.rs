@@ -7,15 +7,18 @@ pub mod app;
 pub use app::render;
 pub mod blind;
 pub mod cells;
+pub mod command;
 mod compare_open;
 pub mod compare_view;
 pub mod ctx;
 mod detail;
+pub mod error;
 pub mod focus;
 pub mod keymap;
 mod keymap_check;
 pub mod kinsoku;
 pub mod marks;
+pub mod panes;
 pub mod request_view;
 mod side;
 mod stream_wrap;
@@ -163,6 +166,24 @@ impl Runtime {
         });
     }
 
+    /// The tuned rules into the user's rules file (a small file: written here, at once).
+    fn save_rules(&mut self, rules: &RuleSet) {
+        let (level, said) = match crate::director::ruleset::user_rules_path() {
+            Some(p) => match tuning::save(rules, &p) {
+                Ok(()) => (
+                    app::status::Level::Info,
+                    format!("saved to {}", p.display()),
+                ),
+                Err(e) => (app::status::Level::Error, format!("rules NOT saved: {e}")),
+            },
+            None => (
+                app::status::Level::Error,
+                "rules NOT saved: no config directory to save into".into(),
+            ),
+        };
+        self.app.notify(level, said);
+    }
+
     pub fn execute(&mut self, cmd: Command) {
         match cmd {
             Command::Probe => self.probe(),
@@ -179,6 +200,7 @@ impl Runtime {
                 Err(e) => self.app.fail(e.to_string()),
             },
             Command::SaveVault { work, edits } => self.save_vault(*work, edits),
+            Command::SaveRules(rules) => self.save_rules(&rules),
             Command::OpenWork { root, name } => self.open_work(root, name),
             Command::ChatSend {
                 text,
@@ -191,13 +213,12 @@ impl Runtime {
             Command::InterviewLeave => self.interview_tx = None,
             Command::InsightsOpen => self.insights_open(),
             Command::ChatThumb { id, up } => self.chat_thumb(id, up),
-            Command::LoadPatterns
-            | Command::LoadDropouts
+            Command::LoadRoom(pane) => self.load_room(pane),
+            Command::LoadDropouts
             | Command::DraftCounterfactuals { .. }
             | Command::AcceptCounterfactual { .. }
             | Command::Promote(_) => self.patterns_command(cmd),
-            Command::LoadConversations
-            | Command::LineThumb { .. }
+            Command::LineThumb { .. }
             | Command::LineOverride { .. } => self.conversations_command(cmd),
             Command::ReplayToEnd => match &self.replay_to_end {
                 Some(f) if self.app.running() => {

@@ -2,6 +2,10 @@
 //! filtered by sister; promoting a reviewed line to a pattern; and the counterfactual review of
 //! dropouts (the model drafts one reply per type, the reviewer picks, edits and accepts).
 
+use super::command::{Command, DraftSet, Modal};
+use super::error::UiError;
+use super::panes::{Ask, RoomMsg};
+use crate::store::{Store, StoreError};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
@@ -225,6 +229,116 @@ impl PatternsPane {
             None => PatternsAsk::NoDrafts,
         }
     }
+}
+
+impl PatternsAsk {
+    /// The answer as the workbench carries it out.
+    pub fn into_ask(self) -> Ask {
+        match self {
+            PatternsAsk::NotMine => Ask::NotMine,
+            PatternsAsk::Done => Ask::Done(None),
+            PatternsAsk::LoadDropouts => Ask::Run(None, vec![Command::LoadDropouts]),
+            PatternsAsk::Draft { dropout } => Ask::Run(
+                Some(format!(
+                    "asking the model for three replies to dropout {dropout}…"
+                )),
+                vec![Command::DraftCounterfactuals { dropout }],
+            ),
+            PatternsAsk::NoDrafts => Ask::Done(Some("no drafts yet — press D… e to draft".into())),
+            PatternsAsk::Accept {
+                dropout,
+                kind,
+                text,
+                message_type,
+            } => {
+                // The reviewer accepts it as is (Enter) or edits it first (seed 000 §7).
+                // Line 1: the user's message type (the model's guess, or empty); line 2: the
+                // reply.
+                let mut ta = ratatui_textarea::TextArea::from([message_type, text]);
+                ta.set_block(ratatui::widgets::Block::bordered().title(
+                    " line 1 message type · line 2 reply (↑↓ between them) · Enter accept · Esc cancel ",
+                ));
+                ta.move_cursor(ratatui_textarea::CursorMove::Bottom);
+                ta.move_cursor(ratatui_textarea::CursorMove::End);
+                Ask::Dialog(Box::new(Modal::Draft {
+                    dropout,
+                    kind,
+                    text: ta,
+                }))
+            }
+        }
+    }
+}
+
+impl PatternsPane {
+    /// The patterns read from the store; the status line to show, if any.
+    pub fn loaded(&mut self, r: Result<Vec<PatternRow>, UiError>) -> Option<String> {
+        match r {
+            Ok(rows) => {
+                self.rows = rows;
+                self.loaded = true;
+                None
+            }
+            Err(e) => Some(format!("patterns: {e}")),
+        }
+    }
+
+    /// The dropouts read from the store.
+    pub fn dropouts_loaded(&mut self, r: Result<Vec<DropoutRow>, UiError>) -> Option<String> {
+        match r {
+            Ok(rows) => {
+                self.dropouts = rows;
+                None
+            }
+            Err(e) => Some(format!("dropouts: {e}")),
+        }
+    }
+
+    /// The model's drafts for `dropout`.
+    pub fn drafts_loaded(
+        &mut self,
+        dropout: i64,
+        drafts: Result<DraftSet, UiError>,
+    ) -> Option<String> {
+        Some(match drafts {
+            Ok((message_type, d)) => {
+                if let Some(row) = self.dropouts.iter_mut().find(|r| r.id == dropout) {
+                    row.drafts = d;
+                    row.message_type = message_type;
+                    self.draft = 0;
+                }
+                "drafts ready — < > pick one, y accepts it as a pattern".into()
+            }
+            Err(e) => format!("no drafts: {e}"),
+        })
+    }
+}
+
+/// The stored patterns, best first, as the pane lists them.
+pub fn read_rows(s: &mut Store) -> Result<Vec<PatternRow>, StoreError> {
+    let list = crate::patterns::db::list_scored(s.connection(), None, crate::patterns::db::SortKey::Score).map_err(|e| StoreError::Invalid(e.to_string()))?;
+    Ok(list
+        .into_iter()
+        .map(|sp| PatternRow {
+            id: sp.pattern.pattern_id,
+            character: sp.pattern.character.as_str().into(),
+            user_message_type: sp.pattern.user_message_type,
+            user_message_example: sp.pattern.user_message_example,
+            bot_response: sp.pattern.bot_response,
+            bot_response_type: sp.pattern.bot_response_type.as_str().into(),
+            used: i64::from(sp.pattern.used_count),
+            success_rate: sp.pattern.success_rate,
+            like_rate: sp.pattern.like_rate,
+            score: sp.score,
+            rank: sp.rank.as_str().into(),
+            counterfactual: sp.pattern.is_counterfactual,
+        })
+        .collect())
+}
+
+/// The pane's read of the store (the runtime runs it on the store's thread).
+pub fn load(s: &mut Store) -> RoomMsg {
+    RoomMsg::Patterns(read_rows(s).map_err(UiError::from))
 }
 
 pub fn render(f: &mut Frame, area: Rect, p: &PatternsPane, t: &Theme) {

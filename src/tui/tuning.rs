@@ -356,6 +356,37 @@ pub fn rules_key(field: &mut usize, action: Action) -> RulesAsk {
     RulesAsk::Nothing
 }
 
+/// The rules pane's room: the selected field and what the last change re-judged.
+#[derive(Default)]
+pub struct RulesRoom {
+    pub field: usize,
+    /// The flips of the last change, on the run it was computed on.
+    pub rejudge: Option<Rejudge>,
+}
+
+impl RulesRoom {
+    /// Its verbs: pick a field, change its value (the workbench re-judges), save the rules.
+    pub fn act(&mut self, action: Action, rules: &RuleSet) -> crate::tui::panes::Ask {
+        use crate::tui::panes::Ask;
+        match rules_key(&mut self.field, action) {
+            RulesAsk::Nothing if matches!(action, Action::NextField | Action::PrevField) => {
+                Ask::Done(None)
+            }
+            RulesAsk::Nothing => Ask::NotMine,
+            RulesAsk::Adjust { field, steps } => match adjust(rules, field, steps) {
+                Ok(r) => Ask::Rejudge(Box::new(r), fields().get(field).map(|f| f.rule)),
+                Err(e) => Ask::Fail(e.to_string()),
+            },
+            RulesAsk::Save => Ask::Run(
+                None,
+                vec![crate::tui::command::Command::SaveRules(Box::new(
+                    rules.clone(),
+                ))],
+            ),
+        }
+    }
+}
+
 #[cfg(test)]
 #[path = "tuning_tests.rs"]
 mod tests;

@@ -3,6 +3,8 @@
 //! status against its recommended level, and a live preview of the exact context the chosen
 //! sister would get next turn. Saving is a `Command`; the runtime writes the file.
 
+use super::command::{Command, Modal};
+use super::panes::Ask;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
@@ -258,6 +260,33 @@ impl VisPane {
             "{} updated (unsaved: w writes visibility.yaml)",
             new.id
         ))
+    }
+}
+
+impl VisAsk {
+    /// The answer as the workbench carries it out.
+    pub fn into_ask(self) -> Ask {
+        match self {
+            VisAsk::NotMine => Ask::NotMine,
+            VisAsk::Done(said) => Ask::Done(said),
+            VisAsk::EditSecret { key, id, yaml } => {
+                let mut t = ratatui_textarea::TextArea::from(
+                    yaml.lines().map(String::from).collect::<Vec<_>>(),
+                );
+                t.set_block(
+                    ratatui::widgets::Block::bordered()
+                        .title(format!(" {id} — edit as YAML · ctrl-s apply · Esc cancel ")),
+                );
+                Ask::Dialog(Box::new(Modal::Secret { key, text: t }))
+            }
+            VisAsk::Save { work, edits } => {
+                Ask::Run(None, vec![Command::SaveVault { work, edits }])
+            }
+            VisAsk::OpenWork { root, name } => Ask::Run(
+                Some(format!("opening {name} …")),
+                vec![Command::OpenWork { root, name }],
+            ),
+        }
     }
 }
 

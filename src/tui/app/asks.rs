@@ -114,54 +114,62 @@ impl App {
 }
 
 impl App {
-    /// The rules pane's keys: switch pane, pick a value, change it (re-judging), save.
-    pub(crate) fn rules_action(&mut self, action: Action) {
-        use crate::tui::tuning::{RulesAsk, adjust, fields, rejudge_only, rules_key, save};
-        if action == Action::NextPane {
-            self.pane = self.pane.next();
-            return;
-        }
-        if self.pane != Pane::Rules {
-            return;
-        }
-        match rules_key(&mut self.field, action) {
-            RulesAsk::Nothing => {}
-            RulesAsk::Adjust { field, steps } => {
-                let prev = self.rules.version.clone();
-                match adjust(&self.rules, field, steps) {
-                    Ok(r) => {
-                        self.rules = r;
-                        let analyzer = self.analyzer.clone();
-                        let rule = fields().get(field).map(|f| f.rule);
-                        let rj = rejudge_only(
-                            &mut self.run,
-                            &self.rules,
-                            &analyzer,
-                            &mut self.cache,
-                            rule.map(|r| (r, prev.as_str())),
-                        );
-                        self.status = format!(
-                            "ruleset {}: {} of {} verdicts flipped",
-                            self.rules.version,
-                            rj.flipped.len(),
-                            rj.judged
-                        );
-                        self.header.ruleset = self.rules.version.clone();
-                        self.rejudge = Some(rj);
-                    }
-                    Err(e) => self.fail(e.to_string()),
+    /// The rules room changed a value: adopt the rules and judge the open run again.
+    pub(crate) fn adopt_rules(
+        &mut self,
+        rules: crate::director::RuleSet,
+        rule: Option<crate::director::RuleId>,
+    ) {
+        use crate::tui::tuning::rejudge_only;
+        let prev = std::mem::replace(&mut self.rules, rules).version;
+        let analyzer = self.analyzer.clone();
+        let rj = rejudge_only(
+            &mut self.run,
+            &self.rules,
+            &analyzer,
+            &mut self.cache,
+            rule.map(|r| (r, prev.as_str())),
+        );
+        self.status = format!(
+            "ruleset {}: {} of {} verdicts flipped",
+            self.rules.version,
+            rj.flipped.len(),
+            rj.judged
+        );
+        self.header.ruleset = self.rules.version.clone();
+        self.rooms.rules.rejudge = Some(rj);
+    }
+
+    /// Carries out a room's answer; None: the key was not the room's.
+    pub(crate) fn answer(&mut self, ask: crate::tui::panes::Ask) -> Option<Vec<Command>> {
+        use crate::tui::panes::Ask;
+        Some(match ask {
+            Ask::NotMine => return None,
+            Ask::Done(said) => {
+                if let Some(s) = said {
+                    self.status = s;
                 }
+                Vec::new()
             }
-            RulesAsk::Save => {
-                self.status = match crate::director::ruleset::user_rules_path() {
-                    Some(p) => match save(&self.rules, &p) {
-                        Ok(()) => format!("saved to {}", p.display()),
-                        Err(e) => format!("NOT saved: {e}"),
-                    },
-                    None => "no config directory to save into".into(),
-                };
+            Ask::Fail(e) => {
+                self.fail(e);
+                Vec::new()
             }
-        }
+            Ask::Run(said, cmds) => {
+                if let Some(s) = said {
+                    self.status = s;
+                }
+                cmds
+            }
+            Ask::Dialog(m) => {
+                self.modal = Some(*m);
+                Vec::new()
+            }
+            Ask::Rejudge(rules, rule) => {
+                self.adopt_rules(*rules, rule);
+                Vec::new()
+            }
+        })
     }
 }
 
@@ -184,14 +192,14 @@ impl App {
 
     /// `x`: findings ↔ request.
     pub(crate) fn toggle_request(&mut self) -> Vec<Command> {
-        self.status = self.request.toggle().into();
+        self.status = self.rooms.request.toggle().into();
         self.right_scroll = 0;
         Vec::new()
     }
 
     /// The read the request view needs now, if any.
     pub(crate) fn request_sync(&mut self) -> Option<Command> {
-        let key = self.request.sync(self.selected_request())?;
+        let key = self.rooms.request.sync(self.selected_request())?;
         // Another attempt's request starts at its top.
         self.right_scroll = 0;
         Some(Command::LoadRequest(key))
@@ -201,35 +209,7 @@ impl App {
 impl App {
     /// The read-only context the panes draw from.
     pub fn ctx(&self) -> crate::tui::ctx::Ctx<'_> {
-        crate::tui::ctx::Ctx {
-            run: &self.run,
-            selected: self.selected,
-            attempt: self.attempt,
-            rules: &self.rules,
-            blind: self.blind_view(),
-            right_scroll: self.right_scroll,
-            right_max: &self.right_max,
-        }
-    }
-}
-
-impl App {
-    /// Keys of the conversations pane; None: not handled there.
-    pub(crate) fn conversations_action(&mut self, action: Action) -> Option<Vec<Command>> {
-        use crate::tui::conversations::ConversationsAsk as Ask;
-        Some(match self.conversations.action(action) {
-            Ask::NotMine => return None,
-            Ask::Done => Vec::new(),
-            Ask::Thumb { id, up } => vec![Command::LineThumb { id, up }],
-            Ask::Override => {
-                self.modal = Some(Modal::Override {
-                    status: crate::director::Status::Pass,
-                    reason: textarea("override: ←/→ verdict, the note, Enter to save"),
-                });
-                Vec::new()
-            }
-            Ask::Reload => vec![Command::LoadConversations],
-        })
+        ctx!(self)
     }
 }
 
@@ -265,78 +245,6 @@ impl App {
 }
 
 impl App {
-    /// Keys of the patterns pane; None when the key is not the pane's.
-    pub(crate) fn patterns_action(&mut self, action: Action) -> Option<Vec<Command>> {
-        use crate::tui::patterns::PatternsAsk as Ask;
-        Some(match self.patterns.action(action) {
-            Ask::NotMine => return None,
-            Ask::Done => Vec::new(),
-            Ask::LoadDropouts => vec![Command::LoadDropouts],
-            Ask::Draft { dropout } => {
-                self.status = format!("asking the model for three replies to dropout {dropout}…");
-                vec![Command::DraftCounterfactuals { dropout }]
-            }
-            Ask::NoDrafts => {
-                self.status = "no drafts yet — press D… e to draft".into();
-                Vec::new()
-            }
-            Ask::Accept {
-                dropout,
-                kind,
-                text,
-                message_type,
-            } => {
-                // The reviewer accepts it as is (Enter) or edits it first (seed 000 §7).
-                // Line 1: the user's message type (the model's guess, or empty); line 2: the
-                // reply.
-                let mut ta = ratatui_textarea::TextArea::from([message_type, text]);
-                ta.set_block(ratatui::widgets::Block::bordered().title(
-                    " line 1 message type · line 2 reply (↑↓ between them) · Enter accept · Esc cancel ",
-                ));
-                ta.move_cursor(ratatui_textarea::CursorMove::Bottom);
-                ta.move_cursor(ratatui_textarea::CursorMove::End);
-                self.modal = Some(Modal::Draft {
-                    dropout,
-                    kind,
-                    text: ta,
-                });
-                Vec::new()
-            }
-        })
-    }
-}
-
-impl App {
-    /// Keys of the visibility pane; None when the key is not the pane's.
-    pub(crate) fn vis_action(&mut self, action: Action) -> Option<Vec<Command>> {
-        use crate::tui::vis::VisAsk as Ask;
-        Some(match self.vis.as_mut()?.action(action) {
-            Ask::NotMine => return None,
-            Ask::Done(said) => {
-                if let Some(s) = said {
-                    self.status = s;
-                }
-                Vec::new()
-            }
-            Ask::EditSecret { key, id, yaml } => {
-                let mut t = ratatui_textarea::TextArea::from(
-                    yaml.lines().map(String::from).collect::<Vec<_>>(),
-                );
-                t.set_block(
-                    ratatui::widgets::Block::bordered()
-                        .title(format!(" {id} — edit as YAML · ctrl-s apply · Esc cancel ")),
-                );
-                self.modal = Some(Modal::Secret { key, text: t });
-                Vec::new()
-            }
-            Ask::Save { work, edits } => vec![Command::SaveVault { work, edits }],
-            Ask::OpenWork { root, name } => {
-                self.status = format!("opening {name} …");
-                vec![Command::OpenWork { root, name }]
-            }
-        })
-    }
-
     /// The secret editor: Enter is a newline, ctrl-s applies, Esc cancels.
     pub(crate) fn secret_key(&mut self, key: crossterm::event::KeyEvent) -> bool {
         use crossterm::event::{KeyCode, KeyModifiers};
@@ -350,7 +258,7 @@ impl App {
         if key.code == KeyCode::Char('s') && key.modifiers.contains(KeyModifiers::CONTROL) {
             let yaml = text.lines().join("\n");
             let item_key = item_key.clone();
-            let applied = match self.vis.as_mut() {
+            let applied = match self.rooms.vis.as_mut() {
                 Some(v) => v.apply_secret(&item_key, &yaml),
                 None => Err("no vault".into()),
             };

@@ -1,6 +1,27 @@
 //! The workbench's state and its reactions to keys and service messages. No I/O here: keys
 //! become `Command`s the runtime carries out (start a run, steer it, save a reviewer action).
 
+/// The read-only context the rooms read, built from the app's fields (so a room can be
+/// borrowed mutably beside it).
+macro_rules! ctx {
+    ($app:expr) => {
+        crate::tui::ctx::Ctx {
+            run: &$app.run,
+            selected: $app.selected,
+            attempt: $app.attempt,
+            rules: &$app.rules,
+            blind: crate::tui::blind::Blind {
+                on: $app.blind,
+                log: &$app.review_log,
+                me: $app.reviewer.as_deref(),
+            },
+            right_scroll: $app.right_scroll,
+            right_max: &$app.right_max,
+            chat: $app.chat.as_ref(),
+        }
+    };
+}
+
 mod asks;
 pub(crate) mod commands;
 pub(crate) mod modal;
@@ -11,14 +32,12 @@ mod review;
 pub(crate) mod status;
 
 use crossterm::event::KeyEvent;
-use ratatui_textarea::TextArea;
 use serde_json::json;
 
 use std::sync::Arc;
 
 use super::keymap::{Action, Keymap};
 use super::theme::Theme;
-use super::tuning::Rejudge;
 use super::view::{RunState, RunView};
 use crate::director::RuleSet;
 use crate::director::Status;
@@ -63,151 +82,8 @@ pub struct Header {
     pub db: String,
 }
 
-pub enum Modal {
-    Topic(TextArea<'static>),
-    Inject(TextArea<'static>),
-    Override {
-        status: Status,
-        reason: TextArea<'static>,
-    },
-    Feedback {
-        category: usize,
-        text: TextArea<'static>,
-    },
-    /// Promote a reviewed line to a pattern: ←/→ reply type, the message type typed.
-    Promote {
-        promotion: Box<Promotion>,
-        kind: usize,
-        text: TextArea<'static>,
-    },
-    /// A counterfactual draft, editable before it is accepted (patterns pane review).
-    Draft {
-        dropout: i64,
-        kind: String,
-        text: TextArea<'static>,
-    },
-    /// A secret's fields as YAML (visibility pane).
-    Secret {
-        key: String,
-        text: TextArea<'static>,
-    },
-}
-
-/// What the runtime must do for the app.
-#[derive(Debug, Clone)]
-pub enum Command {
-    StartLive(String),
-    StartDemo,
-    /// Ask the endpoint again (model list, short timeout); the header shows the answer.
-    Probe,
-    /// Read the stored request of one attempt (run, turn, attempt) for the detail pane.
-    LoadRequest(super::request_view::Key),
-    Control(Event),
-    Save {
-        turn: Option<usize>,
-        kind: ActionKind,
-        payload: serde_json::Value,
-        /// The turn's review mark waits for this write (see `view::Review`).
-        ticket: Option<super::view::SaveTicket>,
-    },
-    /// Write the edited visibility.yaml and hand the work to the next turn.
-    SaveVault {
-        work: Box<crate::vault::Work>,
-        /// The pane's edit count when this copy was taken.
-        edits: u64,
-    },
-    /// Load another work of the vault; runs use it from their next prompt.
-    OpenWork {
-        root: std::path::PathBuf,
-        name: String,
-    },
-    /// Chat mode: run one user message through masking, safety, patterns, the model and the
-    /// Director. `text` is the raw message; the runtime masks it before anything else.
-    ChatSend {
-        text: String,
-        character: String,
-        /// Her earlier exchanges, oldest first (blocked ones included, as `chat::context`
-        /// wants them).
-        history: Vec<crate::chat::Turn>,
-    },
-    /// 👍/👎 on a stored chat exchange (its `thumb` column).
-    /// Interview mode: start `interview NAME`, answer (raw; masked by the runner), leave.
-    InterviewStart(String),
-    InterviewAnswer(String),
-    InterviewLeave,
-    /// Load the insight cards for the insights view.
-    InsightsOpen,
-    ChatThumb {
-        id: i64,
-        up: bool,
-    },
-    /// 👍/👎 on a reply that came from a pattern (usage-log feedback).
-    PatternFeedback {
-        usage_id: i64,
-        up: bool,
-    },
-    LoadPatterns,
-    LoadDropouts,
-    /// The conversations view (LINE traffic): reload, 👍/👎 a reply, override it with a note.
-    LoadConversations,
-    LineThumb {
-        id: i64,
-        up: bool,
-    },
-    LineOverride {
-        id: i64,
-        status: Status,
-        note: String,
-    },
-    DraftCounterfactuals {
-        dropout: i64,
-    },
-    AcceptCounterfactual {
-        dropout: i64,
-        kind: String,
-        /// The user's message type (からかい …), as the reviewer confirmed it.
-        message_type: String,
-        text: String,
-    },
-    /// Make a reviewed line a pattern: the line before it is the user's message.
-    Promote(Box<Promotion>),
-    /// Runs browser: a page of stored runs.
-    BrowseRuns {
-        filter: String,
-        offset: usize,
-    },
-    /// Read a stored run back (and select `turn`).
-    /// Claims the next item of the review queue for this reviewer and opens it.
-    QueueNext,
-    OpenRun {
-        id: i64,
-        turn: Option<usize>,
-    },
-    /// At start-up: open the newest stored run, if any.
-    OpenLatest,
-    /// Read the open run's marks again (another process committed to the store).
-    RefreshMarks {
-        id: i64,
-    },
-    /// Open the compare view (a comparison, or a run's newest one).
-    OpenCompare(super::compare_open::CompareAsk),
-    /// `/` over every stored run.
-    SearchAll(String),
-    /// Finish the replay in progress at once.
-    ReplayToEnd,
-}
-
-/// A reviewed line becoming a プロレス pattern.
-#[derive(Debug, Clone)]
-pub struct Promotion {
-    pub character: String,
-    pub user_message_type: String,
-    pub user_message_example: String,
-    pub bot_response: String,
-    pub bot_response_type: String,
-}
-
 pub use crate::tui::chat::ChatMsg;
+pub use crate::tui::command::{Command, DraftSet, Modal, Promotion, textarea};
 
 /// visibility.yaml as written, read back off the UI task.
 #[derive(Debug, Clone)]
@@ -219,9 +95,6 @@ pub struct VaultSaved {
     /// The works beside it in its vault (the sample may just have been written out to one).
     pub works: Vec<String>,
 }
-
-/// The message type the model named, and the (reply type, text) drafts.
-pub type DraftSet = (Option<String>, Vec<(String, String)>);
 
 /// Messages from the services.
 #[derive(Debug, Clone)]
@@ -249,14 +122,8 @@ pub enum UiMsg {
     VaultOpened(Result<Box<crate::vault::Work>, String>),
     Chat(ChatMsg),
     Interview(super::interview_view::InterviewMsg),
-    Patterns(Result<Vec<super::patterns::PatternRow>, String>),
-    Dropouts(Result<Vec<super::patterns::DropoutRow>, String>),
-    Conversations(Result<super::conversations::Loaded, String>),
-    Drafts {
-        dropout: i64,
-        /// The message type the model named, and the (reply type, text) drafts.
-        drafts: Result<DraftSet, String>,
-    },
+    /// A room's loader answered (panes.rs).
+    Room(super::panes::RoomMsg),
     Runs(Result<crate::store::browse::BrowsePage, String>),
     RunOpened(Result<Box<super::queue::Opened>, String>),
     /// Another connection committed to the store (another reviewer, a CLI, an import).
@@ -278,13 +145,12 @@ pub use crate::tui::focus::Pane;
 pub struct App {
     pub header: Header,
     pub pane: Pane,
+    /// Every pane's own state (panes.rs).
+    pub rooms: super::panes::Rooms,
     /// The ruleset being tuned (new runs use it too).
     pub rules: RuleSet,
     pub analyzer: Arc<dyn Analyzer>,
     pub cache: AnalysisCache,
-    /// Selected row of the rules pane.
-    pub field: usize,
-    pub rejudge: Option<Rejudge>,
     pub run: RunView,
     pub themes: Vec<Theme>,
     pub theme: usize,
@@ -296,16 +162,12 @@ pub struct App {
     /// Attempt shown in the detail pane (index into the turn's attempts); None = the committed.
     pub attempt: Option<usize>,
     pub modal: Option<Modal>,
-    /// The writer's visibility pane (None when no vault could be loaded).
-    pub vis: Option<super::vis::VisPane>,
     /// Chat mode (None: the duo conversation is shown).
     pub chat: Option<super::chat::ChatView>,
     /// Interview mode (`/interview NAME` in chat), over the chat while it runs.
     pub interview: Option<super::interview_view::InterviewView>,
     /// The insights view (`/insights` in chat).
     pub insights: Option<super::insights_view::InsightsView>,
-    pub patterns: super::patterns::PatternsPane,
-    pub conversations: super::conversations::ConversationsPane,
     pub help: bool,
     /// The run on screen is a replay (the demo, a stored run or a recording), not a live run.
     pub replay: bool,
@@ -327,8 +189,6 @@ pub struct App {
     pub queue: Option<String>,
     /// The leak review's missing checks for the header (`leak: no semantic check`), if any.
     pub leak_note: Option<String>,
-    /// The detail pane shows the selected attempt's request instead of its findings.
-    pub request: super::request_view::RequestPane,
     /// Lines a regeneration set aside, and which of them is on screen (None: the main line).
     pub branches: super::branch::Branches,
     /// A destructive key waiting for its confirmation.
@@ -371,11 +231,10 @@ impl App {
         App {
             header,
             pane: Pane::Detail,
+            rooms: Default::default(),
             rules: RuleSet::builtin().expect("embedded rules parse"),
             analyzer: Arc::new(FallbackAnalyzer),
             cache: AnalysisCache::new(),
-            field: 0,
-            rejudge: None,
             run: RunView::default(),
             themes,
             theme: 0,
@@ -384,12 +243,9 @@ impl App {
             follow: true,
             attempt: None,
             modal: None,
-            vis: None,
             chat: None,
             interview: None,
             insights: None,
-            patterns: Default::default(),
-            conversations: Default::default(),
             help: false,
             replay: false,
             help_scroll: 0,
@@ -401,7 +257,6 @@ impl App {
             blind: false,
             queue: None,
             leak_note: None,
-            request: Default::default(),
             queued: Vec::new(),
             branches: super::branch::Branches::default(),
             confirm: None,
@@ -484,7 +339,7 @@ impl App {
                 let cmds = self.on_queue_msg(m);
                 self.queued.extend(cmds);
             }
-            UiMsg::Request(key, r) => self.request.loaded(key, r),
+            UiMsg::Request(key, r) => self.rooms.request.loaded(key, r),
             UiMsg::Token {
                 turn,
                 attempt,
@@ -512,7 +367,11 @@ impl App {
             UiMsg::VaultOpened(r) => self.on_vault_opened(r),
             UiMsg::Chat(m) => self.on_chat(m),
             UiMsg::Interview(m) => self.interview_msg(m),
-            m => self.on_pane_data(m),
+            UiMsg::Room(m) => {
+                if let Some(said) = self.rooms.loaded(m) {
+                    self.status = said;
+                }
+            }
         }
         let load = self.request_sync();
         self.queued.extend(load);
@@ -608,7 +467,7 @@ impl App {
                     works,
                 } = *saved;
                 let mut later = false;
-                if let Some(v) = self.vis.as_mut() {
+                if let Some(v) = self.rooms.vis.as_mut() {
                     if v.edits == edits {
                         v.work = work;
                         v.unsaved = false;
@@ -637,11 +496,12 @@ impl App {
                 let name = work.name.clone();
                 let warnings = work.warnings.len();
                 let works = self
+                    .rooms
                     .vis
                     .as_ref()
                     .map(|v| v.works.clone())
                     .unwrap_or_default();
-                self.vis = Some(super::vis::VisPane::with_works(*work, works));
+                self.rooms.vis = Some(super::vis::VisPane::with_works(*work, works));
                 self.status = format!(
                     "opened {name}{}; the next turn uses it",
                     if warnings > 0 {
@@ -652,48 +512,6 @@ impl App {
                 );
             }
             Err(e) => self.fail(format!("work NOT opened: {e}")),
-        }
-    }
-
-    /// What a pane asked the store for (patterns, dropouts, conversations, drafts).
-    fn on_pane_data(&mut self, msg: UiMsg) {
-        match msg {
-            UiMsg::Patterns(r) => match r {
-                Ok(rows) => {
-                    self.patterns.rows = rows;
-                    self.patterns.loaded = true;
-                }
-                Err(e) => self.status = format!("patterns: {e}"),
-            },
-            UiMsg::Dropouts(r) => match r {
-                Ok(rows) => self.patterns.dropouts = rows,
-                Err(e) => self.status = format!("dropouts: {e}"),
-            },
-            UiMsg::Conversations(r) => match r {
-                Ok((conversations, caches)) => {
-                    let c = &mut self.conversations;
-                    let keep = c.selected();
-                    c.conversations = conversations;
-                    c.caches = caches;
-                    c.loaded = true;
-                    // The same reply stays selected across a reload (new lines above it move
-                    // its row, never the selection).
-                    c.reselect(keep);
-                }
-                Err(e) => self.status = format!("conversations: {e}"),
-            },
-            UiMsg::Drafts { dropout, drafts } => match drafts {
-                Ok((message_type, d)) => {
-                    if let Some(row) = self.patterns.dropouts.iter_mut().find(|r| r.id == dropout) {
-                        row.drafts = d;
-                        row.message_type = message_type;
-                        self.patterns.draft = 0;
-                    }
-                    self.status = "drafts ready — < > pick one, y accepts it as a pattern".into();
-                }
-                Err(e) => self.status = format!("no drafts: {e}"),
-            },
-            _ => {}
         }
     }
 
@@ -749,13 +567,8 @@ impl App {
 
     pub fn act(&mut self, action: Action) -> Vec<Command> {
         // The focused pane's room answers first (its own verbs).
-        let room = match self.pane {
-            Pane::Visibility => self.vis_action(action),
-            Pane::Patterns => self.patterns_action(action),
-            Pane::Conversations => self.conversations_action(action),
-            Pane::Detail | Pane::Rules | Pane::Stats => None,
-        };
-        if let Some(cmds) = room {
+        let ask = self.rooms.act(self.pane, action, &ctx!(self));
+        if let Some(cmds) = self.answer(ask) {
             return cmds;
         }
         if let Some(cmds) = self.chat_action(action) {
@@ -779,19 +592,9 @@ impl App {
                 self.help = true;
                 self.help_scroll = 0;
             }
-            Action::NextPane
-            | Action::NextField
-            | Action::PrevField
-            | Action::Increase
-            | Action::Decrease
-            | Action::SaveRules => {
-                self.rules_action(action);
-                if action == Action::NextPane && self.pane == Pane::Patterns {
-                    return vec![Command::LoadPatterns];
-                }
-                if action == Action::NextPane && self.pane == Pane::Conversations {
-                    return vec![Command::LoadConversations];
-                }
+            Action::NextPane => {
+                self.pane = self.pane.next();
+                return self.rooms.opened(self.pane);
             }
             Action::NextTheme => {
                 self.theme = (self.theme + 1) % self.themes.len().max(1);
@@ -1014,26 +817,5 @@ pub(super) fn review_save(
         kind,
         payload,
         ticket: Some(ticket),
-    }
-}
-
-pub(super) fn textarea(title: &str) -> TextArea<'static> {
-    let mut t = TextArea::default();
-    t.set_block(ratatui::widgets::Block::bordered().title(title.to_string()));
-    t
-}
-
-impl Modal {
-    /// Which dialog this is (its key bar and keymap section).
-    pub fn dialog(&self) -> crate::tui::focus::Dialog {
-        match self {
-            Modal::Topic(_) => crate::tui::focus::Dialog::Topic,
-            Modal::Inject(_) => crate::tui::focus::Dialog::Inject,
-            Modal::Override { .. } => crate::tui::focus::Dialog::Override,
-            Modal::Feedback { .. } => crate::tui::focus::Dialog::Feedback,
-            Modal::Promote { .. } => crate::tui::focus::Dialog::Promote,
-            Modal::Draft { .. } => crate::tui::focus::Dialog::Draft,
-            Modal::Secret { .. } => crate::tui::focus::Dialog::Secret,
-        }
     }
 }

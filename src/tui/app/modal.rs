@@ -125,7 +125,7 @@ impl App {
                 if self.pane == crate::tui::app::Pane::Conversations =>
             {
                 let note = reason.lines().join("\n").trim().to_string();
-                match self.conversations.selected() {
+                match self.rooms.conversations.selected() {
                     Some(id) => vec![Command::LineOverride { id, status, note }],
                     None => Vec::new(),
                 }

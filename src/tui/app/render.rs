@@ -9,12 +9,12 @@ use ratatui::widgets::{Block, Paragraph};
 
 use crate::text::width::width as text_width;
 use crate::tui::app::overlay;
-use crate::tui::app::{App, CATEGORIES, Conn, Modal, Pane};
+use crate::tui::app::{App, CATEGORIES, Conn, Modal};
+use crate::tui::chat;
 use crate::tui::theme::Theme;
 use crate::tui::theme::badge;
 use crate::tui::view::{AttemptView, Phase, RunState, SaveMark, TurnView};
 use crate::tui::wrap::wrap;
-use crate::tui::{chat, detail, patterns, side, vis};
 
 pub fn draw(f: &mut Frame, app: &App) {
     let t = app.theme();
@@ -36,37 +36,7 @@ pub fn draw(f: &mut Frame, app: &App) {
     } else {
         conversation(f, conv, app, t);
     }
-    match app.pane {
-        Pane::Detail if app.chat.is_some() => chat::detail(f, detail_area, app.chat.as_ref(), t),
-        Pane::Detail => detail::detail(
-            f,
-            detail_area,
-            &app.ctx(),
-            &app.request,
-            app.vis.as_ref().map(|p| &p.work.templates),
-            t,
-        ),
-        Pane::Rules => {
-            let inner = side::framed(f, detail_area, Pane::Rules, t);
-            side::rules(f, inner, &app.ctx(), app.field, app.rejudge.as_ref(), t);
-        }
-        Pane::Stats => {
-            let inner = side::framed(f, detail_area, Pane::Stats, t);
-            side::stats(f, inner, &app.ctx(), t);
-        }
-        Pane::Visibility => {
-            let inner = side::framed(f, detail_area, Pane::Visibility, t);
-            vis::render(f, inner, app.vis.as_ref(), t);
-        }
-        Pane::Patterns => {
-            let inner = side::framed(f, detail_area, Pane::Patterns, t);
-            patterns::render(f, inner, &app.patterns, t);
-        }
-        Pane::Conversations => {
-            let inner = side::framed(f, detail_area, Pane::Conversations, t);
-            crate::tui::conversations::render(f, inner, &app.conversations, t);
-        }
-    }
+    app.rooms.draw(app.pane, f, detail_area, &app.ctx(), t);
     if let Some(v) = &app.compare {
         f.render_widget(ratatui::widgets::Clear, body);
         crate::tui::compare_view::render(f, body, v, t);

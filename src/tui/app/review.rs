@@ -192,6 +192,8 @@ impl App {
             }
             Action::NextFlipped => {
                 let flipped: Vec<usize> = self
+                    .rooms
+                    .rules
                     .rejudge
                     .as_ref()
                     .map(|r| r.flipped.iter().map(|f| f.0).collect())

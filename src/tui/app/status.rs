@@ -10,16 +10,7 @@ use std::time::{Duration, Instant};
 use crate::tui::app::App;
 use crate::tui::app::commands::status_data;
 
-/// How much a notice matters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Level {
-    /// Shown for a few seconds.
-    Info,
-    /// Shown for a few seconds, marked ⚠.
-    Warn,
-    /// Stays until Esc.
-    Error,
-}
+pub use crate::tui::error::Level;
 
 fn lifetime() -> Duration {
     Duration::from_secs_f64(status_data().seconds.clamp(0.5, 60.0))

@@ -7,32 +7,27 @@ use crate::tui::Runtime;
 use crate::tui::app::{Command, UiMsg};
 
 impl Runtime {
+    /// A pane's read of the store, queued now (after any write already queued) and answered
+    /// to its room.
+    pub(crate) fn load_room(&self, pane: crate::tui::panes::Pane) {
+        use crate::tui::panes::RoomMsg;
+        let Some(load) = pane.loader() else { return };
+        let tx = self.tx.clone();
+        let call = self.services.store.call(move |s| Ok(load(s)));
+        tokio::spawn(async move {
+            let msg = call
+                .await
+                .unwrap_or_else(|e| RoomMsg::Failed(pane, e.into()));
+            let _ = tx.send(UiMsg::Room(msg));
+        });
+    }
+
     pub(crate) fn conversations_command(&mut self, cmd: Command) {
         let (store, tx) = (self.services.store.clone(), self.tx.clone());
         // Store calls are queued when made (not when awaited): each write is queued before the
         // reload that shows it.
-        let reload = {
-            let store = store.clone();
-            let tx = tx.clone();
-            move || {
-                let now = crate::patterns::stamp::now_ms();
-                let window = crate::serve::pipeline::WINDOW_SECS * 1000;
-                let call = store.call(move |s| {
-                    Ok((
-                        review::conversations(s, now, window, 200)?,
-                        crate::serve::store::all_caches(s)?,
-                    ))
-                });
-                tokio::spawn(async move {
-                    let r = call.await.map_err(|e| e.to_string());
-                    let _ = tx.send(UiMsg::Conversations(r));
-                })
-            }
-        };
+        let reload = || self.load_room(crate::tui::panes::Pane::Conversations);
         match cmd {
-            Command::LoadConversations => {
-                reload();
-            }
             Command::LineThumb { id, up } => {
                 let call = store.call(move |s| review::thumb(s, id, up));
                 tokio::spawn(async move {

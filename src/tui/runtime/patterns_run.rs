@@ -2,12 +2,13 @@
 //! goes through the store's single writer, off the UI task, and reports back as a `UiMsg`.
 
 use crate::patterns::counterfactual::{self as cf, Persona};
-use crate::patterns::db::SortKey;
 use crate::patterns::{self as pat, Character, NewPattern, ResponseType};
 use crate::store::{Store, StoreError};
 use crate::tui::Runtime;
 use crate::tui::app::{Command, Promotion, UiMsg};
-use crate::tui::patterns::{DropoutRow, PatternRow};
+use crate::tui::error::UiError;
+use crate::tui::panes::RoomMsg;
+use crate::tui::patterns::DropoutRow;
 
 fn se(e: impl std::fmt::Display) -> StoreError {
     StoreError::Invalid(e.to_string())
@@ -16,26 +17,6 @@ fn se(e: impl std::fmt::Display) -> StoreError {
 /// The dropout window of seed 000 §7 (a user who does not answer within it has left).
 pub const WINDOW_SECS: i64 = 30 * 60;
 
-fn rows(s: &mut Store) -> Result<Vec<PatternRow>, StoreError> {
-    let list = pat::db::list_scored(s.connection(), None, SortKey::Score).map_err(se)?;
-    Ok(list
-        .into_iter()
-        .map(|sp| PatternRow {
-            id: sp.pattern.pattern_id,
-            character: sp.pattern.character.as_str().into(),
-            user_message_type: sp.pattern.user_message_type,
-            user_message_example: sp.pattern.user_message_example,
-            bot_response: sp.pattern.bot_response,
-            bot_response_type: sp.pattern.bot_response_type.as_str().into(),
-            used: i64::from(sp.pattern.used_count),
-            success_rate: sp.pattern.success_rate,
-            like_rate: sp.pattern.like_rate,
-            score: sp.score,
-            rank: sp.rank.as_str().into(),
-            counterfactual: sp.pattern.is_counterfactual,
-        })
-        .collect())
-}
 
 fn dropouts(s: &mut Store) -> Result<Vec<DropoutRow>, StoreError> {
     let now = pat::stamp::now_ms();
@@ -64,19 +45,11 @@ fn dropouts(s: &mut Store) -> Result<Vec<DropoutRow>, StoreError> {
 }
 
 impl Runtime {
-    fn reload_patterns(&self) {
-        let (store, tx) = (self.services.store.clone(), self.tx.clone());
-        tokio::spawn(async move {
-            let r = store.call(rows).await.map_err(|e| e.to_string());
-            let _ = tx.send(UiMsg::Patterns(r));
-        });
-    }
-
     fn reload_dropouts(&self) {
         let (store, tx) = (self.services.store.clone(), self.tx.clone());
         tokio::spawn(async move {
-            let r = store.call(dropouts).await.map_err(|e| e.to_string());
-            let _ = tx.send(UiMsg::Dropouts(r));
+            let r = store.call(dropouts).await.map_err(UiError::from);
+            let _ = tx.send(UiMsg::Room(RoomMsg::Dropouts(r)));
         });
     }
 
@@ -101,14 +74,13 @@ impl Runtime {
                 Err(e) => Err(format!("pattern feedback NOT saved: {e}")),
             };
             let _ = tx.send(UiMsg::outcome(msg));
-            let r = store.call(rows).await.map_err(|e| e.to_string());
-            let _ = tx.send(UiMsg::Patterns(r));
+            let r = store.call(crate::tui::patterns::read_rows).await.map_err(UiError::from);
+            let _ = tx.send(UiMsg::Room(RoomMsg::Patterns(r)));
         });
     }
 
     pub(crate) fn patterns_command(&mut self, cmd: Command) {
         match cmd {
-            Command::LoadPatterns => self.reload_patterns(),
             Command::LoadDropouts => self.reload_dropouts(),
             Command::DraftCounterfactuals { dropout } => self.draft(dropout),
             Command::AcceptCounterfactual {
@@ -146,10 +118,10 @@ impl Runtime {
                         Err(e) => Err(format!("not accepted: {e}")),
                     };
                     let _ = tx.send(UiMsg::outcome(msg));
-                    let r = store.call(rows).await.map_err(|e| e.to_string());
-                    let _ = tx.send(UiMsg::Patterns(r));
-                    let r = store.call(dropouts).await.map_err(|e| e.to_string());
-                    let _ = tx.send(UiMsg::Dropouts(r));
+                    let r = store.call(crate::tui::patterns::read_rows).await.map_err(UiError::from);
+                    let _ = tx.send(UiMsg::Room(RoomMsg::Patterns(r)));
+                    let r = store.call(dropouts).await.map_err(UiError::from);
+                    let _ = tx.send(UiMsg::Room(RoomMsg::Dropouts(r)));
                 });
             }
             Command::Promote(p) => self.promote(*p),
@@ -178,11 +150,15 @@ impl Runtime {
                 .await;
             let d = match found {
                 Ok(d) => d,
-                Err(e) => return send_drafts(&tx, dropout, Err(e.to_string())),
+                Err(e) => return send_drafts(&tx, dropout, Err(e.into())),
             };
             let who = d.character.unwrap_or(Character::Yana);
             let Some(persona) = rules.character(who.as_str()) else {
-                return send_drafts(&tx, dropout, Err(format!("no persona for {who}")));
+                return send_drafts(
+                    &tx,
+                    dropout,
+                    Err(UiError::Missing(format!("no persona for {who}"))),
+                );
             };
             let messages = cf::draft_prompt(
                 &Persona::from_character(persona),
@@ -192,7 +168,7 @@ impl Runtime {
             let model = llm.model.clone();
             let drafts = match cf::request(llm, messages).await {
                 Ok(d) => d,
-                Err(e) => return send_drafts(&tx, dropout, Err(e.to_string())),
+                Err(e) => return send_drafts(&tx, dropout, Err(UiError::Model(e.to_string()))),
             };
             let list: Vec<(String, String)> = drafts
                 .drafts
@@ -207,7 +183,7 @@ impl Runtime {
                 .await;
             match saved {
                 Ok(()) => send_drafts(&tx, dropout, Ok((message_type, list))),
-                Err(e) => send_drafts(&tx, dropout, Err(e.to_string())),
+                Err(e) => send_drafts(&tx, dropout, Err(e.into())),
             }
         });
     }
@@ -234,8 +210,8 @@ impl Runtime {
                 Err(e) => Err(format!("not promoted: {e}")),
             };
             let _ = tx.send(UiMsg::outcome(msg));
-            let r = store.call(rows).await.map_err(|e| e.to_string());
-            let _ = tx.send(UiMsg::Patterns(r));
+            let r = store.call(crate::tui::patterns::read_rows).await.map_err(UiError::from);
+            let _ = tx.send(UiMsg::Room(RoomMsg::Patterns(r)));
         });
     }
 }
@@ -243,7 +219,7 @@ impl Runtime {
 fn send_drafts(
     tx: &tokio::sync::mpsc::UnboundedSender<UiMsg>,
     dropout: i64,
-    drafts: Result<crate::tui::app::DraftSet, String>,
+    drafts: Result<crate::tui::command::DraftSet, UiError>,
 ) {
-    let _ = tx.send(UiMsg::Drafts { dropout, drafts });
+    let _ = tx.send(UiMsg::Room(RoomMsg::Drafts { dropout, drafts }));
 }

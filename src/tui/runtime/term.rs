@@ -70,7 +70,7 @@ pub fn run(opts: Options) -> i32 {
         .as_ref()
         .and_then(|v| crate::vault::semantic::missing_checks(v));
     app.rules = rules.clone();
-    app.vis = vault.as_ref().map(|v| visibility_pane(v, &store));
+    app.rooms.vis = vault.as_ref().map(|v| visibility_pane(v, &store));
     app.analyzer = analyzer.clone();
     pick_theme(&mut app, opts.theme.as_deref(), &mut problems);
     if let Some(p) = problems.first() {

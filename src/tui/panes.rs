@@ -1,0 +1,207 @@
+//! The right-hand panes as rooms (issue 23): the one list of panes, each pane's state
+//! (`Rooms`), and the one dispatch of a key, a drawing, an opening and a loaded answer to the
+//! pane that has them. A room owns its state, verbs and drawing, reads the run through a
+//! read-only [`Ctx`] and answers with an [`Ask`] the workbench carries out; it never sees the
+//! `App`. Adding a pane touches three files: a variant and its arms here, its room (its own
+//! file, declared here), and its keys, footer and help in assets/tui/commands.toml — plus, when
+//! it reads the store, its loader in runtime/.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+
+use super::command::{Command, Modal};
+use super::conversations::ConversationsPane;
+use super::ctx::Ctx;
+use super::keymap::Action;
+use super::patterns::PatternsPane;
+use super::request_view::RequestPane;
+use super::theme::Theme;
+use super::tuning::RulesRoom;
+use super::vis::VisPane;
+use crate::director::{RuleId, RuleSet};
+
+/// The right-hand panes, in tab order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Pane {
+    Detail,
+    Rules,
+    Stats,
+    Visibility,
+    Patterns,
+    Conversations,
+}
+
+impl Pane {
+    /// Every pane, in the tab strip's order (the only place they are listed).
+    pub const ALL: [Pane; 6] = [
+        Pane::Detail,
+        Pane::Rules,
+        Pane::Stats,
+        Pane::Visibility,
+        Pane::Patterns,
+        Pane::Conversations,
+    ];
+
+    /// Its name: the tab's label, its `[pane.NAME]` keymap section and its footer/help group.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pane::Detail => "detail",
+            Pane::Rules => "rules",
+            Pane::Stats => "stats",
+            Pane::Visibility => "visibility",
+            Pane::Patterns => "patterns",
+            Pane::Conversations => "conversations",
+        }
+    }
+
+    pub fn index(self) -> usize {
+        Pane::ALL.iter().position(|p| *p == self).unwrap_or(0)
+    }
+
+    /// The next tab (after the last: the first).
+    pub fn next(self) -> Pane {
+        Pane::ALL[(self.index() + 1) % Pane::ALL.len()]
+    }
+
+    /// The previous tab (before the first: the last).
+    pub fn prev(self) -> Pane {
+        Pane::ALL[(self.index() + Pane::ALL.len() - 1) % Pane::ALL.len()]
+    }
+
+    pub fn from_name(name: &str) -> Option<Pane> {
+        Pane::ALL.into_iter().find(|p| p.name() == name)
+    }
+}
+
+/// A room's read of the store: a plain function of the store, run by the runtime on the
+/// store's own thread (rooms never hold the store or spawn anything).
+pub type Loader = fn(&mut crate::store::Store) -> RoomMsg;
+
+impl Pane {
+    /// What the pane reads when it comes on screen or asks to reload.
+    pub fn loader(self) -> Option<Loader> {
+        match self {
+            Pane::Patterns => Some(super::patterns::load),
+            Pane::Conversations => Some(super::conversations::load),
+            Pane::Detail | Pane::Rules | Pane::Stats | Pane::Visibility => None,
+        }
+    }
+}
+
+/// What a room asks of the workbench after a key.
+pub enum Ask {
+    /// Not one of the room's verbs: the workbench's own keys take it.
+    NotMine,
+    /// Done in the room; the status line to show, if any.
+    Done(Option<String>),
+    /// An error that stays on screen until Esc.
+    Fail(String),
+    /// Work for the runtime, with the status line to show.
+    Run(Option<String>, Vec<Command>),
+    /// Open a dialog (it carries its target).
+    Dialog(Box<Modal>),
+    /// Adopt these rules and judge the open run again (the rule whose value changed).
+    Rejudge(Box<RuleSet>, Option<RuleId>),
+}
+
+/// What a room's loader brought back from the store or the model.
+#[derive(Debug, Clone)]
+pub enum RoomMsg {
+    Patterns(Result<Vec<super::patterns::PatternRow>, super::error::UiError>),
+    Dropouts(Result<Vec<super::patterns::DropoutRow>, super::error::UiError>),
+    Conversations(Result<super::conversations::Loaded, super::error::UiError>),
+    Drafts {
+        dropout: i64,
+        /// The message type the model named, and the (reply type, text) drafts.
+        drafts: Result<super::command::DraftSet, super::error::UiError>,
+    },
+    /// The read itself could not run (the store is gone).
+    Failed(Pane, super::error::UiError),
+}
+
+/// Every pane's state.
+#[derive(Default)]
+pub struct Rooms {
+    /// The detail pane's request view (findings ↔ the stored request).
+    pub request: RequestPane,
+    pub rules: RulesRoom,
+    /// The writer's visibility pane (None when no vault could be loaded).
+    pub vis: Option<VisPane>,
+    pub patterns: PatternsPane,
+    pub conversations: ConversationsPane,
+}
+
+impl Rooms {
+    /// The pane's own verbs first: `Ask::NotMine` when `action` is not one of them.
+    pub fn act(&mut self, pane: Pane, action: Action, cx: &Ctx) -> Ask {
+        match pane {
+            Pane::Detail | Pane::Stats => Ask::NotMine,
+            Pane::Rules => self.rules.act(action, cx.rules),
+            Pane::Visibility => match self.vis.as_mut() {
+                Some(v) => v.action(action).into_ask(),
+                None => Ask::NotMine,
+            },
+            Pane::Patterns => self.patterns.action(action).into_ask(),
+            Pane::Conversations => self.conversations.action(action).into_ask(),
+        }
+    }
+
+    /// What a pane reads when it comes on screen.
+    pub fn opened(&self, pane: Pane) -> Vec<Command> {
+        match pane {
+            p if p.loader().is_some() => vec![Command::LoadRoom(p)],
+            _ => Vec::new(),
+        }
+    }
+
+    /// A loader's answer; the status line to show, if any.
+    pub fn loaded(&mut self, msg: RoomMsg) -> Option<String> {
+        match msg {
+            RoomMsg::Patterns(r) => self.patterns.loaded(r),
+            RoomMsg::Dropouts(r) => self.patterns.dropouts_loaded(r),
+            RoomMsg::Drafts { dropout, drafts } => self.patterns.drafts_loaded(dropout, drafts),
+            RoomMsg::Conversations(r) => self.conversations.loaded(r),
+            RoomMsg::Failed(pane, e) => Some(format!("{}: {e}", pane.name())),
+        }
+    }
+
+    /// Draws `pane` in `area` (its frame with the tab strip included).
+    pub fn draw(&self, pane: Pane, f: &mut Frame, area: Rect, cx: &Ctx, t: &Theme) {
+        use super::{chat, detail, side};
+        let framed = |f: &mut Frame| side::framed(f, area, pane, t);
+        match pane {
+            Pane::Detail if cx.chat.is_some() => chat::detail(f, area, cx.chat, t),
+            Pane::Detail => {
+                let templates = self.vis.as_ref().map(|p| &p.work.templates);
+                detail::detail(f, area, cx, &self.request, templates, t)
+            }
+            Pane::Rules => {
+                let inner = framed(f);
+                side::rules(
+                    f,
+                    inner,
+                    cx,
+                    self.rules.field,
+                    self.rules.rejudge.as_ref(),
+                    t,
+                );
+            }
+            Pane::Stats => {
+                let inner = framed(f);
+                side::stats(f, inner, cx, t);
+            }
+            Pane::Visibility => {
+                let inner = framed(f);
+                super::vis::render(f, inner, self.vis.as_ref(), t);
+            }
+            Pane::Patterns => {
+                let inner = framed(f);
+                super::patterns::render(f, inner, &self.patterns, t);
+            }
+            Pane::Conversations => {
+                let inner = framed(f);
+                super::conversations::render(f, inner, &self.conversations, t);
+            }
+        }
+    }
+}
