@@ -219,3 +219,39 @@ fn exports_carry_the_reviewer() {
     assert!(md.contains("- thumb by taro ("), "{md}");
     assert!(md.contains("- override by 花子 ("), "{md}");
 }
+
+/// Issue 23: a dialog carries its target. The selection moving while the override or feedback
+/// dialog is open (a live run following its newest turn, a reviewer's stray key handled
+/// elsewhere) does not move the mark: it lands on the turn the dialog was opened on, which
+/// the dialog names.
+#[test]
+fn a_dialog_keeps_the_turn_it_was_opened_on() {
+    let (_d, mut s) = store();
+    let run = add_run(&mut s, "駅前のパン屋へ", 4, 1);
+    for (open_on, moved_to) in [(0, 3), (1, 0), (2, 3)] {
+        for (key_char, kind) in [('o', ActionKind::Override), ('f', ActionKind::Feedback)] {
+            let mut a = opened(&s, run);
+            a.selected = open_on;
+            let turn = a.run.turns[open_on].turn;
+            a.on_key(key(KeyCode::Char(key_char)));
+            assert!(a.modal.is_some(), "{key_char} opens a dialog");
+            let sc = screen(&a, 100, 30);
+            assert!(sc.contains(&format!("turn {turn}")), "{sc}");
+            // Change the verdict (an override must change it) and type a reason.
+            if kind == ActionKind::Override {
+                a.on_key(key(KeyCode::Right));
+            }
+            a.on_key(key(KeyCode::Char('硬')));
+            a.selected = moved_to;
+            let cmds = a.on_key(key(KeyCode::Enter));
+            let saved: Vec<Option<usize>> = cmds
+                .iter()
+                .filter_map(|c| match c {
+                    Command::Save { kind: k, turn, .. } if *k == kind => Some(*turn),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(saved, [Some(turn)], "{key_char}: {cmds:?}");
+        }
+    }
+}

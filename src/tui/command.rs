@@ -8,15 +8,38 @@ use crate::director::Status;
 use crate::duo::Event;
 use crate::store::ActionKind;
 
+/// What an override acts on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A turn of the open run, by its number, and who spoke it.
+    Turn(usize, String),
+    /// A bot reply in the conversations pane, by its stored id.
+    Reply(i64),
+}
+
+impl std::fmt::Display for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Target::Turn(n, who) => write!(f, "turn {n} · {who}"),
+            Target::Reply(id) => write!(f, "reply #{id}"),
+        }
+    }
+}
+
 /// An open dialog, with everything it acts on.
 pub enum Modal {
     Topic(TextArea<'static>),
     Inject(TextArea<'static>),
     Override {
+        /// What the verdict is overridden on, fixed when the dialog opened (a live run may
+        /// move the selection meanwhile).
+        target: Target,
         status: Status,
         reason: TextArea<'static>,
     },
     Feedback {
+        /// The turn number the note is on, fixed when the dialog opened.
+        turn: usize,
         category: usize,
         text: TextArea<'static>,
     },

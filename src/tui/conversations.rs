@@ -3,7 +3,7 @@
 //! reply (a pattern reply's 👍/👎 is the pattern's like_rate), an override with its reason as
 //! the note; and seed 002's judgment-cache state per scope. Data from `serve::review`.
 
-use super::command::{Command, Modal, textarea};
+use super::command::{Command, Modal, Target, textarea};
 use super::error::UiError;
 use super::panes::{Ask, Pane, RoomMsg};
 use ratatui::Frame;
@@ -69,8 +69,8 @@ pub enum ConversationsAsk {
     Done,
     /// 👍/👎 on the selected bot reply.
     Thumb { id: i64, up: bool },
-    /// Override the selected reply's verdict (the workbench opens its dialog).
-    Override,
+    /// Override reply `id`'s verdict (the workbench opens its dialog).
+    Override { id: i64 },
     /// Read the conversations again.
     Reload,
 }
@@ -92,8 +92,11 @@ impl ConversationsPane {
                     }
                 });
             }
-            Action::Override if self.selected().is_some() => return ConversationsAsk::Override,
-            Action::Override => {}
+            Action::Override => {
+                if let Some(id) = self.selected() {
+                    return ConversationsAsk::Override { id };
+                }
+            }
             Action::Probe => return ConversationsAsk::Reload,
             _ => return ConversationsAsk::NotMine,
         }
@@ -110,11 +113,14 @@ impl ConversationsAsk {
             ConversationsAsk::Thumb { id, up } => {
                 Ask::Run(None, vec![Command::LineThumb { id, up }])
             }
-            ConversationsAsk::Override => Ask::Dialog(Box::new(Modal::Override {
+            ConversationsAsk::Override { id } => Ask::Dialog(Box::new(Modal::Override {
+                target: Target::Reply(id),
                 status: crate::director::Status::Pass,
                 reason: textarea("override: ←/→ verdict, the note, Enter to save"),
             })),
-            ConversationsAsk::Reload => Ask::Run(None, vec![Command::LoadRoom(Pane::Conversations)]),
+            ConversationsAsk::Reload => {
+                Ask::Run(None, vec![Command::LoadRoom(Pane::Conversations)])
+            }
         }
     }
 }

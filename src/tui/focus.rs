@@ -53,7 +53,13 @@ pub enum Focus {
     /// Errors wait for Esc.
     Errors,
     Runs,
+    /// The search box (`/`) while it is typed in.
+    Search,
     Compare,
+    /// The insights view (`/insights` in chat).
+    Insights,
+    /// An interview running over the chat.
+    Interview,
     /// A destructive key waiting for its confirmation.
     Confirm,
 }
@@ -67,6 +73,16 @@ impl Focus {
             Focus::Chat => "chat",
             _ => pane.name(),
         }
+    }
+
+    /// Whether an error box (drawn over this) takes Esc before it does: over the compare
+    /// view, the chat, an interview and the panes — not over a dialog, the help, the runs
+    /// browser, the search box or a confirmation, which are drawn above it.
+    pub fn under_errors(self) -> bool {
+        matches!(
+            self,
+            Focus::Pane(_) | Focus::Chat | Focus::Compare | Focus::Insights | Focus::Interview
+        )
     }
 
     /// The `[pane.NAME]` sections a keymap may hold: every pane and chat.

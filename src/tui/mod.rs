@@ -218,8 +218,9 @@ impl Runtime {
             | Command::DraftCounterfactuals { .. }
             | Command::AcceptCounterfactual { .. }
             | Command::Promote(_) => self.patterns_command(cmd),
-            Command::LineThumb { .. }
-            | Command::LineOverride { .. } => self.conversations_command(cmd),
+            Command::LineThumb { .. } | Command::LineOverride { .. } => {
+                self.conversations_command(cmd)
+            }
             Command::ReplayToEnd => match &self.replay_to_end {
                 Some(f) if self.app.running() => {
                     f.store(true, std::sync::atomic::Ordering::Relaxed);

@@ -84,11 +84,9 @@ impl App {
 }
 
 impl App {
-    /// Keys while the compare view is open; false when it is not.
-    pub(crate) fn compare_key(&mut self, key: crossterm::event::KeyEvent) -> bool {
-        let Some(v) = self.compare.as_mut() else {
-            return false;
-        };
+    /// Keys while the compare view is open (it takes every key); None when it is not.
+    pub(crate) fn compare_key(&mut self, key: crossterm::event::KeyEvent) -> Option<Vec<Command>> {
+        let v = self.compare.as_mut()?;
         match key.code {
             crossterm::event::KeyCode::Esc | crossterm::event::KeyCode::Char('q') => {
                 self.compare = None
@@ -97,7 +95,7 @@ impl App {
                 v.key(key);
             }
         }
-        true
+        Some(Vec::new())
     }
 
     /// A loaded comparison (or why not).
@@ -246,14 +244,14 @@ impl App {
 
 impl App {
     /// The secret editor: Enter is a newline, ctrl-s applies, Esc cancels.
-    pub(crate) fn secret_key(&mut self, key: crossterm::event::KeyEvent) -> bool {
+    pub(crate) fn secret_key(&mut self, key: crossterm::event::KeyEvent) -> Option<Vec<Command>> {
         use crossterm::event::{KeyCode, KeyModifiers};
         let Some(Modal::Secret {
             key: item_key,
             text,
         }) = self.modal.as_mut()
         else {
-            return false;
+            return None;
         };
         if key.code == KeyCode::Char('s') && key.modifiers.contains(KeyModifiers::CONTROL) {
             let yaml = text.lines().join("\n");
@@ -274,7 +272,7 @@ impl App {
         } else {
             text.input(key);
         }
-        true
+        Some(Vec::new())
     }
 }
 

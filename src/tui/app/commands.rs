@@ -118,10 +118,15 @@ pub fn help_rows(app: &App) -> Vec<(String, String)> {
     let d = data();
     let mut rows = Vec::new();
     let mut grouped: Vec<Action> = Vec::new();
-    let groups = ["conversation", "run", "rules", "visibility", "patterns"];
+    // The conversation's and the run's keys, then each pane's own group (from `Pane::ALL`).
+    let groups = ["conversation", "run"]
+        .into_iter()
+        .chain(crate::tui::focus::Pane::ALL.iter().map(|p| p.name()));
     let mut sections: Vec<(&str, Vec<Action>)> = Vec::new();
     for g in groups {
-        let list = d.help.get(g).cloned().unwrap_or_default();
+        let Some(list) = d.help.get(g).cloned() else {
+            continue;
+        };
         grouped.extend(&list);
         sections.push((g, list));
     }

@@ -141,6 +141,7 @@ pub enum UiMsg {
 
 /// What the right-hand pane shows (listed once, in focus.rs).
 pub use crate::tui::focus::Pane;
+use crate::tui::focus::{Dialog, Focus};
 
 pub struct App {
     pub header: Header,
@@ -522,41 +523,56 @@ impl App {
         cmds
     }
 
+    /// What has the keyboard: the topmost thing on screen.
+    pub fn focus(&self) -> Focus {
+        if self.confirm.is_some() {
+            Focus::Confirm
+        } else if let Some(m) = &self.modal {
+            Focus::Dialog(m.dialog())
+        } else if self.help {
+            Focus::Help
+        } else if self.runs.is_some() {
+            Focus::Runs
+        } else if self.search.input.is_some() {
+            Focus::Search
+        } else if self.compare.is_some() {
+            Focus::Compare
+        } else if self.insights.is_some() {
+            Focus::Insights
+        } else if self.interview.is_some() {
+            Focus::Interview
+        } else if self.chat.is_some() && self.pane == Pane::Detail {
+            Focus::Chat
+        } else {
+            Focus::Pane(self.pane)
+        }
+    }
+
+    /// The key goes to the focus alone; Esc closes the topmost thing only (an error box
+    /// first when it is drawn over the focus).
     fn on_key_inner(&mut self, key: KeyEvent) -> Vec<Command> {
+        use crossterm::event::KeyCode;
         self.dirty = true;
-        // Esc closes the topmost thing: the error box is drawn over the compare view
-        // (render.rs), below the runs browser, a confirmation, a dialog and help.
-        let over_compare = self.compare.is_some()
-            && self.modal.is_none()
-            && !self.help
-            && self.runs.is_none()
-            && self.confirm.is_none();
-        if key.code == crossterm::event::KeyCode::Esc && over_compare && self.acknowledge_error() {
+        let focus = self.focus();
+        if key.code == KeyCode::Esc && focus.under_errors() && self.acknowledge_error() {
             return Vec::new();
         }
-        if self.compare_key(key) {
-            return Vec::new();
-        }
-        if let Some(cmds) = self.queue_key(key) {
-            return cmds;
-        }
-        if self.secret_key(key) {
-            return Vec::new();
-        }
-        if self.modal.is_some() {
-            return self.modal_key(key);
-        }
-        if self.help {
-            self.help_key(key);
-            return Vec::new();
-        }
-        if key.code == crossterm::event::KeyCode::Esc && self.acknowledge_error() {
-            return Vec::new();
-        }
-        if let Some(cmds) = self.interview_key(key) {
-            return cmds;
-        }
-        if let Some(cmds) = self.chat_key(key) {
+        let cmds = match focus {
+            Focus::Confirm => self.confirm_key(key),
+            Focus::Dialog(Dialog::Secret) => self.secret_key(key),
+            Focus::Dialog(_) => Some(self.modal_key(key)),
+            Focus::Help => {
+                self.help_key(key);
+                Some(Vec::new())
+            }
+            Focus::Runs => self.runs_key(key),
+            Focus::Search => self.search_key(key),
+            Focus::Compare => self.compare_key(key),
+            Focus::Insights | Focus::Interview => self.interview_key(key),
+            Focus::Chat => self.chat_key(key),
+            Focus::Pane(_) | Focus::Errors => None,
+        };
+        if let Some(cmds) = cmds {
             return cmds;
         }
         let Some(action) = self.keymap.action_in(commands::focus(self), &key) else {
@@ -751,12 +767,14 @@ impl App {
                     .flatten()
                     .unwrap_or(Status::Pass);
                 self.modal = Some(Modal::Override {
+                    target: crate::tui::command::Target::Turn(t.turn, t.speaker.clone()),
                     status: current,
                     reason: textarea("override: ←/→ verdict, type the reason, Enter to save"),
                 });
             }
-            Action::Feedback if sel_turn.is_some() => {
+            Action::Feedback if let Some(turn) = sel_turn => {
                 self.modal = Some(Modal::Feedback {
+                    turn,
                     category: 0,
                     text: textarea(
                         "feedback: line 1 what is wrong · ctrl-j · line 2 the fix · Enter saves",

@@ -8,6 +8,7 @@ use crate::director::Status;
 use crate::duo::Event;
 use crate::store::ActionKind;
 use crate::tui::app::{App, CATEGORIES, Command, Modal, review_save, save};
+use crate::tui::command::Target;
 
 /// The seed's reply types, in the order ←/→ walks them.
 pub(crate) const PROMOTE_TYPES: [&str; 3] = ["プロレス受け", "流し", "カウンター"];
@@ -79,7 +80,6 @@ impl App {
     }
 
     fn submit(&mut self, modal: Modal) -> Vec<Command> {
-        let turn = self.run.turns.get(self.selected).map(|t| t.turn);
         match modal {
             // Handled by the visibility pane's editor (Enter is a newline there).
             Modal::Secret { .. } => Vec::new(),
@@ -121,20 +121,24 @@ impl App {
                     save(None, ActionKind::Inject, json!({"instruction": text})),
                 ]
             }
-            Modal::Override { status, reason }
-                if self.pane == crate::tui::app::Pane::Conversations =>
-            {
+            Modal::Override {
+                target: Target::Reply(id),
+                status,
+                reason,
+            } => {
                 let note = reason.lines().join("\n").trim().to_string();
-                match self.rooms.conversations.selected() {
-                    Some(id) => vec![Command::LineOverride { id, status, note }],
-                    None => Vec::new(),
-                }
+                vec![Command::LineOverride { id, status, note }]
             }
             Modal::Override {
+                target: Target::Turn(turn, who),
                 status,
                 reason: area,
-            } => self.submit_override(status, area, turn),
-            Modal::Feedback { category, text } => self.submit_feedback(category, text, turn),
+            } => self.submit_override(status, area, (turn, who)),
+            Modal::Feedback {
+                turn,
+                category,
+                text,
+            } => self.submit_feedback(category, text, turn),
         }
     }
 
@@ -179,11 +183,14 @@ impl App {
         &mut self,
         status: Status,
         area: TextArea<'static>,
-        turn: Option<usize>,
+        (turn, who): (usize, String),
     ) -> Vec<Command> {
         let reason = area.lines().join("\n").trim().to_string();
         let blind = self.blind;
-        let Some(t) = self.run.turns.get_mut(self.selected) else {
+        let Some(t) = self.run.turns.iter_mut().find(|t| t.turn == turn) else {
+            self.fail(format!(
+                "turn {turn} is no longer on screen: override not saved"
+            ));
             return Vec::new();
         };
         let from = t.shown().and_then(|a| a.verdict.as_ref().map(|v| v.status));
@@ -196,6 +203,7 @@ impl App {
                 status.as_str()
             );
             self.modal = Some(Modal::Override {
+                target: Target::Turn(turn, who),
                 status,
                 reason: area,
             });
@@ -207,7 +215,7 @@ impl App {
         self.said = Some(what);
         vec![review_save(
             t.review.queue(),
-            turn,
+            Some(turn),
             ActionKind::Override,
             json!({"from": from, "to": status, "reason": reason, "speaker": t.speaker}),
         )]
@@ -218,12 +226,15 @@ impl App {
         &mut self,
         category: usize,
         text: TextArea<'static>,
-        turn: Option<usize>,
+        turn: usize,
     ) -> Vec<Command> {
         let lines = text.lines();
         let description = lines.first().cloned().unwrap_or_default();
         let fix = lines.get(1..).map(|l| l.join("\n")).unwrap_or_default();
-        let Some(t) = self.run.turns.get_mut(self.selected) else {
+        let Some(t) = self.run.turns.iter_mut().find(|t| t.turn == turn) else {
+            self.fail(format!(
+                "turn {turn} is no longer on screen: note not saved"
+            ));
             return Vec::new();
         };
         t.review.notes += 1;
@@ -232,7 +243,7 @@ impl App {
         self.said = Some(what);
         vec![review_save(
             t.review.queue(),
-            turn,
+            Some(turn),
             ActionKind::Feedback,
             json!({"issue_type": CATEGORIES[category], "description": description, "suggested_fix": fix, "speaker": t.speaker}),
         )]

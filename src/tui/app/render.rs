@@ -400,10 +400,19 @@ fn modal(f: &mut Frame, m: &Modal, t: &Theme) {
     let (label, ta) = match m {
         Modal::Topic(ta) => (String::new(), ta),
         Modal::Inject(ta) => (String::new(), ta),
-        Modal::Override { status, reason } => (format!("verdict → {}", status.as_str()), reason),
-        Modal::Feedback { category, text } => {
-            (format!("category → {}", CATEGORIES[*category]), text)
-        }
+        Modal::Override {
+            target,
+            status,
+            reason,
+        } => (format!("{target}: verdict → {}", status.as_str()), reason),
+        Modal::Feedback {
+            turn,
+            category,
+            text,
+        } => (
+            format!("turn {turn}: category → {}", CATEGORIES[*category]),
+            text,
+        ),
         Modal::Secret { key, text } => (key.clone(), text),
         Modal::Draft { kind, text, .. } => (
             format!("reply type {kind} · edit, then Enter accepts"),

@@ -17,7 +17,8 @@ use crate::tui::view::TurnView;
 
 impl App {
     /// Keys while the runs browser or the search bar is open; None: not handled here.
-    pub(crate) fn queue_key(&mut self, key: KeyEvent) -> Option<Vec<Command>> {
+    /// A destructive key waiting for its confirmation: y, Enter or the same key again.
+    pub(crate) fn confirm_key(&mut self, key: KeyEvent) -> Option<Vec<Command>> {
         if let Some(a) = self.confirm.take() {
             let yes = matches!(key.code, KeyCode::Char('y') | KeyCode::Enter)
                 || self.keymap.action(&key) == Some(a);
@@ -28,6 +29,11 @@ impl App {
             self.confirmed = Some(a);
             return Some(self.act(a));
         }
+        None
+    }
+
+    /// The runs browser's keys.
+    pub(crate) fn runs_key(&mut self, key: KeyEvent) -> Option<Vec<Command>> {
         if let Some(b) = self.runs.as_mut() {
             return Some(match b.key(key) {
                 BrowserAsk::Nothing => Vec::new(),
@@ -45,6 +51,11 @@ impl App {
                 )],
             });
         }
+        None
+    }
+
+    /// The search box's keys: type, Tab all runs, Enter search, Esc close.
+    pub(crate) fn search_key(&mut self, key: KeyEvent) -> Option<Vec<Command>> {
         let input = self.search.input.as_mut()?;
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         match key.code {

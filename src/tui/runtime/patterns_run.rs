@@ -17,7 +17,6 @@ fn se(e: impl std::fmt::Display) -> StoreError {
 /// The dropout window of seed 000 §7 (a user who does not answer within it has left).
 pub const WINDOW_SECS: i64 = 30 * 60;
 
-
 fn dropouts(s: &mut Store) -> Result<Vec<DropoutRow>, StoreError> {
     let now = pat::stamp::now_ms();
     let list = pat::dropouts::dropouts(s.connection(), WINDOW_SECS, now).map_err(se)?;
@@ -74,7 +73,10 @@ impl Runtime {
                 Err(e) => Err(format!("pattern feedback NOT saved: {e}")),
             };
             let _ = tx.send(UiMsg::outcome(msg));
-            let r = store.call(crate::tui::patterns::read_rows).await.map_err(UiError::from);
+            let r = store
+                .call(crate::tui::patterns::read_rows)
+                .await
+                .map_err(UiError::from);
             let _ = tx.send(UiMsg::Room(RoomMsg::Patterns(r)));
         });
     }
@@ -118,7 +120,10 @@ impl Runtime {
                         Err(e) => Err(format!("not accepted: {e}")),
                     };
                     let _ = tx.send(UiMsg::outcome(msg));
-                    let r = store.call(crate::tui::patterns::read_rows).await.map_err(UiError::from);
+                    let r = store
+                        .call(crate::tui::patterns::read_rows)
+                        .await
+                        .map_err(UiError::from);
                     let _ = tx.send(UiMsg::Room(RoomMsg::Patterns(r)));
                     let r = store.call(dropouts).await.map_err(UiError::from);
                     let _ = tx.send(UiMsg::Room(RoomMsg::Dropouts(r)));
@@ -210,7 +215,10 @@ impl Runtime {
                 Err(e) => Err(format!("not promoted: {e}")),
             };
             let _ = tx.send(UiMsg::outcome(msg));
-            let r = store.call(crate::tui::patterns::read_rows).await.map_err(UiError::from);
+            let r = store
+                .call(crate::tui::patterns::read_rows)
+                .await
+                .map_err(UiError::from);
             let _ = tx.send(UiMsg::Room(RoomMsg::Patterns(r)));
         });
     }
