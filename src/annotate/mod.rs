@@ -53,6 +53,36 @@ pub struct QueueSpec {
     pub comparison: Option<i64>,
 }
 
+impl Filter {
+    /// The filter in a few words ("RETRY|UNSCORED · ayu · since 2026-11-23").
+    pub fn describe(&self) -> String {
+        let f = self;
+        let mut parts = Vec::new();
+        if !f.statuses.is_empty() {
+            let s: Vec<&str> = f.statuses.iter().map(|s| s.as_str()).collect();
+            parts.push(s.join("|"));
+        }
+        if let Some(s) = &f.sister {
+            parts.push(s.clone());
+        }
+        if let Some(s) = &f.since {
+            parts.push(format!("since {}", &s[..s.len().min(10)]));
+        }
+        if let Some(s) = &f.until {
+            parts.push(format!("until {}", &s[..s.len().min(10)]));
+        }
+        if !f.runs.is_empty() {
+            let ids: Vec<String> = f.runs.iter().map(i64::to_string).collect();
+            parts.push(format!("runs {}", ids.join(",")));
+        }
+        if parts.is_empty() {
+            "every committed turn".into()
+        } else {
+            parts.join(" · ")
+        }
+    }
+}
+
 /// A queue read back.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Queue {

@@ -247,7 +247,7 @@ fn list(a: &StoreArgs) -> Result<i32, String> {
         println!(
             "{}  {}  k={}{}  lease {} s  {}/{} done",
             q.spec.name,
-            describe(&q.spec.filter),
+            q.spec.filter.describe(),
             q.spec.k,
             if q.spec.overlap { " overlap" } else { "" },
             q.spec.lease_ms / 1000,
@@ -256,33 +256,6 @@ fn list(a: &StoreArgs) -> Result<i32, String> {
         );
     }
     Ok(0)
-}
-
-/// The filter in words: `RETRY|UNSCORED · ayu · since 2026-11-23`.
-pub fn describe(f: &Filter) -> String {
-    let mut parts = Vec::new();
-    if !f.statuses.is_empty() {
-        let s: Vec<&str> = f.statuses.iter().map(|s| s.as_str()).collect();
-        parts.push(s.join("|"));
-    }
-    if let Some(s) = &f.sister {
-        parts.push(s.clone());
-    }
-    if let Some(s) = &f.since {
-        parts.push(format!("since {}", &s[..s.len().min(10)]));
-    }
-    if let Some(s) = &f.until {
-        parts.push(format!("until {}", &s[..s.len().min(10)]));
-    }
-    if !f.runs.is_empty() {
-        let ids: Vec<String> = f.runs.iter().map(i64::to_string).collect();
-        parts.push(format!("runs {}", ids.join(",")));
-    }
-    if parts.is_empty() {
-        "every committed turn".into()
-    } else {
-        parts.join(" · ")
-    }
 }
 
 fn reviewer(r: &Option<String>) -> Result<String, String> {
@@ -439,7 +412,7 @@ fn show(name: &str, a: &StoreArgs) -> Result<String, String> {
     }
     let mut t = format!(
         "{name}: {}\n{} item(s) · {} done (k = {}) · {} held now",
-        describe(&q.spec.filter),
+        q.spec.filter.describe(),
         p.items,
         p.done,
         q.spec.k,

@@ -356,6 +356,10 @@ impl App {
             } => self.on_saved(turn, ticket, result),
             UiMsg::Notice(level, e) => self.notify(level, e),
             UiMsg::StoreChanged => {
+                // The pane on screen reads its data again (another reviewer's marks, the
+                // bot's new conversations, a queue's progress).
+                let reload = self.rooms.opened(self.pane);
+                self.queued.extend(reload);
                 if let Some(id) = self.run.run_id
                     && !self.running()
                     && self.nothing_pending()
