@@ -1,6 +1,7 @@
 //! The workbench's shape, checked (issue 23): panes are rooms — no file under src/tui outside
 //! `app/` and `runtime/` imports `app` or sees the `App`; only `runtime/` (and the `Runtime`
-//! in tui/mod.rs) spawns tasks; no function in src/tui is longer than 80 lines.
+//! in tui/mod.rs) spawns tasks; no function in src/tui is longer than 80 lines; the panes are
+//! dispatched in one place (panes.rs), so no other file names a pane but its own.
 
 use std::path::{Path, PathBuf};
 
@@ -109,4 +110,42 @@ fn no_function_in_the_workbench_is_longer_than_80_lines() {
         }
     }
     assert!(long.is_empty(), "functions over 80 lines: {long:#?}");
+}
+
+/// One dispatch: outside panes.rs (the list and the dispatch) and focus.rs, no file names a
+/// pane — except `Pane::Detail`, the pane the conversation and chat belong to, and a room's
+/// own files naming their own pane (conversations.rs reloads `Pane::Conversations`). A new
+/// pane is wired in panes.rs alone.
+#[test]
+fn panes_are_named_only_where_they_are_dispatched() {
+    let root = tui();
+    let mut bad = Vec::new();
+    for f in rust_files(&root) {
+        let rel = f
+            .strip_prefix(&root)
+            .expect("under src/tui")
+            .display()
+            .to_string();
+        if rel == "panes.rs" || rel == "focus.rs" {
+            continue;
+        }
+        let stem = f
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("")
+            .to_string();
+        let c = code(&f);
+        for (i, _) in c.match_indices("Pane::") {
+            let name: String = c[i + 6..]
+                .chars()
+                .take_while(|ch| ch.is_alphanumeric())
+                .collect();
+            let own = name.to_lowercase() == stem;
+            let allowed = ["Detail", "ALL", "from_name"].contains(&name.as_str()) || own;
+            if !allowed && name.starts_with(|ch: char| ch.is_uppercase()) {
+                bad.push(format!("{rel}: Pane::{name}"));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "panes named outside panes.rs: {bad:?}");
 }

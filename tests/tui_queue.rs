@@ -1,7 +1,8 @@
 //! Review queues in the workbench (issue 24 §2): with `--queue NAME --reviewer ME`, `m` claims
 //! the next item of the shared queue and opens its run at that turn; a 👍 there judges it;
 //! two reviewers' workbenches over one store with k = 1 share the items between them (each
-//! judged once) and both hear when nothing is left. Generated stores, several seeds.
+//! judged once) and both hear when nothing is left, and the queues pane shows the queue done
+//! with each reviewer's count. Generated stores, several seeds.
 
 mod common;
 
@@ -13,6 +14,7 @@ use kakeai::llm::LlmConfig;
 use kakeai::store::Store;
 use kakeai::tui::Runtime;
 use kakeai::tui::app::{App, Conn, UiMsg};
+use kakeai::tui::focus::Pane;
 use kakeai::tui::keymap::Action;
 use tokio::sync::mpsc::UnboundedReceiver;
 
@@ -134,6 +136,24 @@ async fn m_claims_queue_items_and_two_reviewers_share_them() {
         };
         step(rt, rx, Action::NextUnreviewed, claimed);
         assert!(rt.app.status.contains("nothing left"), "{}", rt.app.status);
+        // The queues pane shows the queue done and who judged how many.
+        while rt.app.pane != Pane::Queues {
+            for cmd in rt.app.act(Action::NextPane) {
+                rt.execute(cmd);
+            }
+        }
+        step(rt, rx, Action::Probe, |a| {
+            a.rooms.queues.rows.iter().any(|q| q.done == flagged)
+        });
+        let sc = common::tui::screen(&rt.app, 140, 40);
+        assert!(
+            sc.contains(&format!("flagged  {flagged}/{flagged} done")),
+            "{sc}"
+        );
+        assert!(
+            sc.contains("judged:") && sc.contains("taro") && sc.contains("花子"),
+            "{sc}"
+        );
     }
 }
 

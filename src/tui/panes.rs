@@ -20,6 +20,8 @@ use super::tuning::RulesRoom;
 use super::vis::VisPane;
 use crate::director::{RuleId, RuleSet};
 
+mod queues;
+
 /// The right-hand panes, in tab order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Pane {
@@ -29,17 +31,19 @@ pub enum Pane {
     Visibility,
     Patterns,
     Conversations,
+    Queues,
 }
 
 impl Pane {
     /// Every pane, in the tab strip's order (the only place they are listed).
-    pub const ALL: [Pane; 6] = [
+    pub const ALL: [Pane; 7] = [
         Pane::Detail,
         Pane::Rules,
         Pane::Stats,
         Pane::Visibility,
         Pane::Patterns,
         Pane::Conversations,
+        Pane::Queues,
     ];
 
     /// Its name: the tab's label, its `[pane.NAME]` keymap section and its footer/help group.
@@ -51,6 +55,7 @@ impl Pane {
             Pane::Visibility => "visibility",
             Pane::Patterns => "patterns",
             Pane::Conversations => "conversations",
+            Pane::Queues => "queues",
         }
     }
 
@@ -78,11 +83,21 @@ impl Pane {
 pub type Loader = fn(&mut crate::store::Store) -> RoomMsg;
 
 impl Pane {
+    /// Whether the pane scrolls as a whole when the right side has the focus (`l`): the
+    /// list panes move a selection instead.
+    pub fn scrolls(self) -> bool {
+        matches!(
+            self,
+            Pane::Detail | Pane::Rules | Pane::Stats | Pane::Queues
+        )
+    }
+
     /// What the pane reads when it comes on screen or asks to reload.
     pub fn loader(self) -> Option<Loader> {
         match self {
             Pane::Patterns => Some(super::patterns::load),
             Pane::Conversations => Some(super::conversations::load),
+            Pane::Queues => Some(queues::load),
             Pane::Detail | Pane::Rules | Pane::Stats | Pane::Visibility => None,
         }
     }
@@ -115,6 +130,7 @@ pub enum RoomMsg {
         /// The message type the model named, and the (reply type, text) drafts.
         drafts: Result<super::command::DraftSet, super::error::UiError>,
     },
+    Queues(Result<Vec<queues::QueueRow>, super::error::UiError>),
     /// The read itself could not run (the store is gone).
     Failed(Pane, super::error::UiError),
 }
@@ -129,6 +145,7 @@ pub struct Rooms {
     pub vis: Option<VisPane>,
     pub patterns: PatternsPane,
     pub conversations: ConversationsPane,
+    pub queues: queues::QueuesRoom,
 }
 
 impl Rooms {
@@ -143,6 +160,7 @@ impl Rooms {
             },
             Pane::Patterns => self.patterns.action(action).into_ask(),
             Pane::Conversations => self.conversations.action(action).into_ask(),
+            Pane::Queues => self.queues.act(action),
         }
     }
 
@@ -161,6 +179,7 @@ impl Rooms {
             RoomMsg::Dropouts(r) => self.patterns.dropouts_loaded(r),
             RoomMsg::Drafts { dropout, drafts } => self.patterns.drafts_loaded(dropout, drafts),
             RoomMsg::Conversations(r) => self.conversations.loaded(r),
+            RoomMsg::Queues(r) => self.queues.loaded(r),
             RoomMsg::Failed(pane, e) => Some(format!("{}: {e}", pane.name())),
         }
     }
@@ -201,6 +220,10 @@ impl Rooms {
             Pane::Conversations => {
                 let inner = framed(f);
                 super::conversations::render(f, inner, &self.conversations, t);
+            }
+            Pane::Queues => {
+                let inner = framed(f);
+                self.queues.draw(f, inner, cx, t);
             }
         }
     }

@@ -99,10 +99,7 @@ impl App {
     /// The navigation and review actions of this module; None: not one of them.
     pub(crate) fn queue_action(&mut self, action: Action) -> Option<Vec<Command>> {
         let back = action == Action::SearchPrev;
-        if self.right_focus
-            && matches!(self.pane, Pane::Detail | Pane::Rules | Pane::Stats)
-            && self.scroll_right(action)
-        {
+        if self.right_focus && self.pane.scrolls() && self.scroll_right(action) {
             return Some(Vec::new());
         }
         let needs_confirm = match action {

@@ -1,0 +1,237 @@
+//! The queues pane (issue 24 §2, "watch queues from the workbench"): every shared review
+//! queue with its filter, k reviewers per item, lease, progress and each reviewer's count,
+//! read again whenever another process commits. `m` claims from the queue the workbench was
+//! started with (`--queue NAME`); this pane is where the team sees how far each queue is.
+
+use std::collections::BTreeMap;
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::{Ask, RoomMsg};
+use crate::annotate::db;
+use crate::store::{Store, StoreError};
+use crate::tui::ctx::Ctx;
+use crate::tui::error::UiError;
+use crate::tui::keymap::Action;
+use crate::tui::theme::Theme;
+
+/// One queue as the pane lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueueRow {
+    pub name: String,
+    pub filter: String,
+    pub k: u32,
+    pub lease_s: i64,
+    pub overlap: bool,
+    pub pairwise: bool,
+    pub items: usize,
+    pub done: usize,
+    pub held: usize,
+    pub per_reviewer: BTreeMap<String, usize>,
+}
+
+/// The pane's state.
+#[derive(Debug, Default)]
+pub struct QueuesRoom {
+    pub rows: Vec<QueueRow>,
+    pub loaded: bool,
+    pub row: usize,
+}
+
+/// Every queue with its progress (the runtime runs it on the store's thread).
+pub fn load(s: &mut Store) -> RoomMsg {
+    RoomMsg::Queues(read(s).map_err(UiError::from))
+}
+
+fn read(s: &mut Store) -> Result<Vec<QueueRow>, StoreError> {
+    let bad = |e: crate::annotate::QueueError| StoreError::Invalid(e.to_string());
+    let now = crate::patterns::stamp::now_ms();
+    let queues = db::list(s.connection()).map_err(bad)?;
+    let mut out = Vec::new();
+    for q in queues {
+        let p = db::progress(s, &q.spec.name, now).map_err(bad)?;
+        out.push(QueueRow {
+            filter: q.spec.filter.describe(),
+            k: q.spec.k,
+            lease_s: q.spec.lease_ms / 1000,
+            overlap: q.spec.overlap,
+            pairwise: q.spec.comparison.is_some(),
+            name: q.spec.name,
+            items: p.items,
+            done: p.done,
+            held: p.held,
+            per_reviewer: p.per_reviewer,
+        });
+    }
+    Ok(out)
+}
+
+impl QueuesRoom {
+    /// Its verbs: move over the queues, read them again.
+    pub fn act(&mut self, action: Action) -> Ask {
+        let n = self.rows.len();
+        match action {
+            Action::NextTurn | Action::NextField => {
+                self.row = (self.row + 1).min(n.saturating_sub(1))
+            }
+            Action::PrevTurn | Action::PrevField => self.row = self.row.saturating_sub(1),
+            Action::Probe => {
+                return Ask::Run(
+                    Some("reading the queues again …".into()),
+                    vec![crate::tui::command::Command::LoadRoom(super::Pane::Queues)],
+                );
+            }
+            _ => return Ask::NotMine,
+        }
+        Ask::Done(None)
+    }
+
+    /// The queues read; the status line to show, if any.
+    pub fn loaded(&mut self, r: Result<Vec<QueueRow>, UiError>) -> Option<String> {
+        match r {
+            Ok(rows) => {
+                self.rows = rows;
+                self.loaded = true;
+                self.row = self.row.min(self.rows.len().saturating_sub(1));
+                None
+            }
+            Err(e) => Some(format!("queues: {e}")),
+        }
+    }
+
+    pub fn draw(&self, f: &mut Frame, area: Rect, cx: &Ctx, t: &Theme) {
+        let dim = Style::new().fg(t.dim);
+        let mut lines = vec![Line::styled(
+            "review queues (kakeai queue create …), progress per reviewer",
+            Style::new().fg(t.accent).add_modifier(Modifier::BOLD),
+        )];
+        if !self.loaded {
+            lines.push(Line::styled("reading the queues…", dim));
+        } else if self.rows.is_empty() {
+            lines.push(Line::styled(
+                "no queues yet — kakeai queue create NAME --status RETRY,UNSCORED",
+                dim,
+            ));
+        }
+        for (i, q) in self.rows.iter().enumerate() {
+            lines.extend(rows_of(q, i == self.row, t));
+        }
+        let rows = lines.len();
+        let scroll = cx.scroll_for(rows, area.height);
+        f.render_widget(Paragraph::new(lines).scroll((scroll, 0)), area);
+    }
+}
+
+/// A queue's lines: name and progress, then its filter and settings, then who judged what.
+fn rows_of(q: &QueueRow, selected: bool, t: &Theme) -> Vec<Line<'static>> {
+    let dim = Style::new().fg(t.dim);
+    let mark = if selected { "▶ " } else { "  " };
+    let name = Style::new().fg(t.accent).add_modifier(if selected {
+        Modifier::BOLD | Modifier::REVERSED
+    } else {
+        Modifier::BOLD
+    });
+    let mut out = vec![Line::from(vec![
+        Span::raw(mark),
+        Span::styled(q.name.clone(), name),
+        Span::styled(
+            format!(
+                "  {}/{} done · {} held{}",
+                q.done,
+                q.items,
+                q.held,
+                if q.pairwise { " · pairwise" } else { "" }
+            ),
+            Style::new().fg(t.text),
+        ),
+    ])];
+    out.push(Line::styled(
+        format!(
+            "    {} · k={}{} · lease {} s",
+            q.filter,
+            q.k,
+            if q.overlap { " overlap" } else { "" },
+            q.lease_s
+        ),
+        dim,
+    ));
+    if !q.per_reviewer.is_empty() {
+        let who: Vec<String> = q
+            .per_reviewer
+            .iter()
+            .map(|(w, n)| format!("{w} {n}"))
+            .collect();
+        out.push(Line::styled(
+            format!("    judged: {}", who.join(" · ")),
+            dim,
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(name: &str) -> QueueRow {
+        QueueRow {
+            name: name.into(),
+            filter: "RETRY".into(),
+            k: 2,
+            lease_s: 600,
+            overlap: false,
+            pairwise: false,
+            items: 4,
+            done: 1,
+            held: 1,
+            per_reviewer: BTreeMap::from([("花子".into(), 2), ("taro".into(), 1)]),
+        }
+    }
+
+    #[test]
+    fn moves_stop_at_the_ends_and_reload_is_asked_for() {
+        let mut r = QueuesRoom::default();
+        r.loaded(Ok(vec![row("a"), row("b")]));
+        for _ in 0..5 {
+            r.act(Action::NextTurn);
+        }
+        assert_eq!(r.row, 1);
+        for _ in 0..5 {
+            r.act(Action::PrevTurn);
+        }
+        assert_eq!(r.row, 0);
+        assert!(matches!(r.act(Action::Probe), Ask::Run(_, c) if c.len() == 1));
+        assert!(matches!(r.act(Action::ThumbUp), Ask::NotMine));
+        // A reload with fewer queues keeps the selection on a row that exists.
+        r.row = 1;
+        r.loaded(Ok(vec![row("a")]));
+        assert_eq!(r.row, 0);
+        assert_eq!(
+            r.loaded(Err(UiError::Store("locked".into()))),
+            Some("queues: locked".into())
+        );
+    }
+
+    #[test]
+    fn a_row_shows_progress_settings_and_reviewers() {
+        let text: String = rows_of(&row("retry-ayu"), true, &crate::tui::theme::load_all().0[0])
+            .iter()
+            .map(|l| l.to_string() + "\n")
+            .collect();
+        for want in [
+            "retry-ayu",
+            "1/4 done",
+            "1 held",
+            "k=2",
+            "lease 600 s",
+            "花子 2",
+            "taro 1",
+        ] {
+            assert!(text.contains(want), "{want}: {text}");
+        }
+    }
+}
