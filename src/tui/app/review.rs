@@ -7,7 +7,7 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::json;
 
-use super::{App, Command, Pane, UiMsg, save};
+use super::{App, Command, UiMsg, save};
 use crate::store::ActionKind;
 use crate::store::review::{Mark, fold, last_live};
 use crate::tui::keymap::Action;
