@@ -128,7 +128,7 @@ fn serve(a: &mut kakeai::tui::app::App, s: &Store, cmds: &[Command]) {
         if let Command::LoadRequest(k) = c {
             let r = s
                 .request_at(k.0, k.1 as u32, k.2 as u32)
-                .map_err(|e| e.to_string());
+                .map_err(kakeai::tui::error::UiError::from);
             a.on_msg(UiMsg::Request(*k, r));
         }
     }

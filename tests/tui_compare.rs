@@ -252,7 +252,9 @@ fn the_workbench_opens_and_closes_the_compare_view() {
     use kakeai::tui::app::UiMsg;
     let mut a = workbench();
     a.on_msg(UiMsg::Compare(Box::new(Err(
-        "run 3 has no comparison yet (kakeai compare --run 3 --variant FILE)".into(),
+        kakeai::tui::error::UiError::Missing(
+            "run 3 has no comparison yet (kakeai compare --run 3 --variant FILE)".into(),
+        ),
     ))));
     assert!(a.compare.is_none());
     assert!(a.status.contains("no comparison"), "{}", a.status);

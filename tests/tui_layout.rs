@@ -149,3 +149,22 @@ fn panes_are_named_only_where_they_are_dispatched() {
     }
     assert!(bad.is_empty(), "panes named outside panes.rs: {bad:?}");
 }
+
+/// Typed errors up to the UI edge: no `Result<_, String>` in src/tui — a failure carries its
+/// kind (`UiError`), and the level it is shown at follows from the kind.
+#[test]
+fn no_stringly_typed_results_in_the_workbench() {
+    let bad: Vec<String> = code_outside(&[])
+        .into_iter()
+        .flat_map(|(rel, c)| {
+            c.lines()
+                .filter(|l| {
+                    let l = l.replace(' ', "");
+                    l.contains("Result<") && l.contains(",String>")
+                })
+                .map(|l| format!("{rel}: {}", l.trim()))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(bad.is_empty(), "Result<_, String> in src/tui: {bad:#?}");
+}

@@ -158,7 +158,7 @@ fn the_check_mark_waits_for_every_save_and_a_failed_one_says_not_saved() {
     // Two marks queued on turn 1; the second commits first.
     let first = ticket(&key(&mut a, '+'));
     let second = ticket(&key(&mut a, '-'));
-    let saved = |a: &mut App, t: u64, r: Result<(), String>| {
+    let saved = |a: &mut App, t: u64, r: Result<(), kakeai::tui::error::UiError>| {
         a.on_msg(UiMsg::Saved {
             turn: Some(1),
             ticket: Some(t),
@@ -173,7 +173,13 @@ fn the_check_mark_waits_for_every_save_and_a_failed_one_says_not_saved() {
     assert!(row(&screen(&a), " 1 やな").contains('✓'));
     // A third mark fails: NOT saved, and it stays so.
     let third = ticket(&key(&mut a, '+'));
-    saved(&mut a, third, Err("database is locked".into()));
+    saved(
+        &mut a,
+        third,
+        Err(kakeai::tui::error::UiError::Store(
+            "database is locked".into(),
+        )),
+    );
     let s = screen(&a);
     assert!(row(&s, " 1 やな").contains("NOT saved"), "{s}");
     let fourth = ticket(&key(&mut a, '-'));

@@ -49,7 +49,11 @@ impl Review {
     }
 
     /// Settles `ticket` if it belongs to this turn (returns whether it did).
-    pub fn settle(&mut self, ticket: SaveTicket, result: &Result<(), String>) -> bool {
+    pub fn settle(
+        &mut self,
+        ticket: SaveTicket,
+        result: &Result<(), crate::tui::error::UiError>,
+    ) -> bool {
         let Some(i) = self.pending.iter().position(|&t| t == ticket) else {
             return false;
         };
@@ -57,7 +61,7 @@ impl Review {
         match result {
             Ok(()) => self.committed += 1,
             Err(e) => {
-                self.failed.get_or_insert_with(|| e.clone());
+                self.failed.get_or_insert_with(|| e.to_string());
             }
         }
         true
@@ -146,7 +150,7 @@ mod tests {
                     let (n, t) = queued.swap_remove(pick(queued.len()));
                     let res = if failing == Some(n) {
                         failed_seen = true;
-                        Err("disk I/O error".to_string())
+                        Err(crate::tui::error::UiError::Store("disk I/O error".into()))
                     } else {
                         Ok(())
                     };

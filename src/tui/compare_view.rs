@@ -3,6 +3,7 @@
 //! badge in red) and the character diff. ↑/↓ (j/k) move between turns, PgUp/PgDn jump five,
 //! Home/End. Opened from the runs browser or `kakeai --compare ID` via [`CompareView::open`].
 
+use super::error::UiError;
 use crate::text::width::width as text_width;
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
@@ -32,12 +33,12 @@ impl CompareView {
     }
 
     /// Loads comparison `id` from the store at `db` (default path when None).
-    pub fn open(db: Option<&std::path::Path>, id: i64) -> Result<CompareView, String> {
-        let store = Store::open_or_default(db)?;
+    pub fn open(db: Option<&std::path::Path>, id: i64) -> Result<CompareView, UiError> {
+        let store = Store::open_or_default(db).map_err(UiError::Store)?;
         match db::load(&store, id) {
             Ok(Some(s)) => Ok(CompareView::new(s)),
-            Ok(None) => Err(format!("no comparison {id}")),
-            Err(e) => Err(e.to_string()),
+            Ok(None) => Err(UiError::Missing(format!("no comparison {id}"))),
+            Err(e) => Err(UiError::Store(e.to_string())),
         }
     }
 

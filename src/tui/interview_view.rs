@@ -201,7 +201,7 @@ pub enum InterviewMsg {
     Event(Box<Event>),
     /// A line for the status bar (an error, or the analysis result).
     Status(String),
-    Insights(Result<Box<super::insights_view::InsightsView>, String>),
+    Insights(Result<Box<super::insights_view::InsightsView>, crate::tui::error::UiError>),
 }
 
 /// What a key in the interview pane asks of the workbench.

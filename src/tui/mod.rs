@@ -43,6 +43,7 @@ use crate::duo::{DuoConfig, Event, RunSpec, Session};
 use crate::llm::{Client, LlmConfig};
 use crate::store::{NewAction, StoreHandle};
 use crate::text::Analyzer;
+use crate::tui::error::UiError;
 use app::{App, Command, Conn, UiMsg};
 
 /// Everything the runtime needs besides the app state.
@@ -140,7 +141,7 @@ impl Runtime {
                         works,
                     }))
                 }
-                Err(e) => Err(e.to_string()),
+                Err(e) => Err(UiError::File(e.to_string())),
             };
             let _ = tx.send(UiMsg::VaultSaved(result));
         });
@@ -161,7 +162,7 @@ impl Runtime {
                     }
                     Box::new(work)
                 })
-                .map_err(|e| e.to_string());
+                .map_err(|e| UiError::File(e.to_string()));
             let _ = tx.send(UiMsg::VaultOpened(result));
         });
     }
@@ -253,7 +254,7 @@ impl Runtime {
             let r = store.call(move |s| s.set_chat_thumb(id, up)).await;
             let _ = tx.send(UiMsg::outcome(match r {
                 Ok(()) => Ok(format!("{} saved ✓", if up { "👍" } else { "👎" })),
-                Err(e) => Err(format!("👍/👎 NOT saved: {e}")),
+                Err(e) => Err(UiError::Store(format!("👍/👎 NOT saved: {e}"))),
             }));
         });
     }
@@ -293,7 +294,7 @@ impl Runtime {
             self.app.on_msg(UiMsg::Saved {
                 turn,
                 ticket,
-                result: Err(reason.clone()),
+                result: Err(UiError::Missing(reason.clone())),
             });
             self.app.status = reason;
             return;
@@ -314,7 +315,7 @@ impl Runtime {
             .call(move |s| s.add_action_by(&action, reviewer.as_deref()));
         let tx = self.tx.clone();
         tokio::spawn(async move {
-            let result = queued.await.map(drop).map_err(|e| e.to_string());
+            let result = queued.await.map(drop).map_err(UiError::from);
             let _ = tx.send(UiMsg::Saved {
                 turn,
                 ticket,

@@ -25,12 +25,12 @@ pub struct RequestPane {
     /// The attempt whose request is loaded or on its way.
     pub key: Option<Key>,
     /// None: still loading. Ok(None): the store kept no request for it.
-    pub result: Option<Result<Option<Value>, String>>,
+    pub result: Option<Result<Option<Value>, crate::tui::error::UiError>>,
 }
 
 impl RequestPane {
     /// A read came back; one for an attempt no longer selected is dropped.
-    pub fn loaded(&mut self, key: Key, r: Result<Option<Value>, String>) {
+    pub fn loaded(&mut self, key: Key, r: Result<Option<Value>, crate::tui::error::UiError>) {
         if self.key == Some(key) {
             self.result = Some(r);
         }

@@ -2,6 +2,7 @@
 //! one changes, which verdicts flipped, agreement with the reviewer's overrides, and saving the
 //! edit to the user's rules file (atomic write, other keys in it kept).
 
+use crate::tui::error::UiError;
 use std::sync::Arc;
 
 use crate::config::ConfigError;
@@ -286,11 +287,15 @@ fn judge_chunk(
 }
 
 /// Writes the edited fields into the user's rules file, keeping whatever else it holds.
-pub fn save(rules: &RuleSet, path: &std::path::Path) -> Result<(), String> {
+pub fn save(rules: &RuleSet, path: &std::path::Path) -> Result<(), UiError> {
+    let file = |what: &std::path::Path, e: &dyn std::fmt::Display| {
+        UiError::File(format!("{}: {e}", what.display()))
+    };
     let mut table = match crate::limits::read_string(path) {
-        Ok(text) => crate::config::load_toml_table(path, &text).map_err(|e| e.to_string())?,
+        Ok(text) => crate::config::load_toml_table(path, &text)
+            .map_err(|e| UiError::Refused(e.to_string()))?,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => toml::Table::new(),
-        Err(e) => return Err(format!("{}: {e}", path.display())),
+        Err(e) => return Err(file(path, &e)),
     };
     for f in fields() {
         let value = match f.key {
@@ -306,19 +311,22 @@ pub fn save(rules: &RuleSet, path: &std::path::Path) -> Result<(), String> {
                 .entry(p.to_string())
                 .or_insert_with(|| toml::Value::Table(toml::Table::new()));
             let Some(inner) = entry.as_table_mut() else {
-                return Err(format!("{}: `{p}` is not a table", path.display()));
+                return Err(UiError::Refused(format!(
+                    "{}: `{p}` is not a table",
+                    path.display()
+                )));
             };
             t = inner;
         }
         t.insert(leaf.to_string(), value);
     }
-    let text = toml::to_string(&table).map_err(|e| e.to_string())?;
+    let text = toml::to_string(&table).map_err(|e| UiError::Refused(e.to_string()))?;
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(|e| file(dir, &e))?;
     }
     let tmp = path.with_extension("toml.tmp");
-    std::fs::write(&tmp, text).map_err(|e| format!("{}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))
+    std::fs::write(&tmp, text).map_err(|e| file(&tmp, &e))?;
+    std::fs::rename(&tmp, path).map_err(|e| file(path, &e))
 }
 
 /// What a key in the rules pane asks of the workbench.

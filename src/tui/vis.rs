@@ -4,6 +4,7 @@
 //! sister would get next turn. Saving is a `Command`; the runtime writes the file.
 
 use super::command::{Command, Modal};
+use super::error::UiError;
 use super::panes::Ask;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -240,20 +241,24 @@ impl VisPane {
 
     /// Applies the secret editor's YAML to `item_key` after the same checks as loading
     /// (levels, subtlety, unique ids, templates); the status line to show.
-    pub fn apply_secret(&mut self, item_key: &str, yaml: &str) -> Result<String, String> {
-        let new: SecretCfg = serde_norway::from_str(yaml).map_err(|e| e.to_string())?;
+    pub fn apply_secret(&mut self, item_key: &str, yaml: &str) -> Result<String, UiError> {
+        let gone = || UiError::Missing("the secret is gone".into());
+        let new: SecretCfg =
+            serde_norway::from_str(yaml).map_err(|e| UiError::Refused(e.to_string()))?;
         let item = self
             .items()
             .into_iter()
             .find(|i| i.key == item_key)
-            .ok_or("the secret is gone")?;
+            .ok_or_else(gone)?;
         let mut trial = self.work.clone();
         {
             let mut pane = VisPane::new(trial);
-            *pane.secret_mut(&item).ok_or("the secret is gone")? = new.clone();
+            *pane.secret_mut(&item).ok_or_else(gone)? = new.clone();
             trial = pane.work;
         }
-        trial.validate("").map_err(|e| e.to_string())?;
+        trial
+            .validate("")
+            .map_err(|e| UiError::Refused(e.to_string()))?;
         self.work = trial;
         self.edited();
         Ok(format!(

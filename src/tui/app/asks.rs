@@ -99,7 +99,7 @@ impl App {
     }
 
     /// A loaded comparison (or why not).
-    pub(crate) fn on_compare(&mut self, r: Result<crate::tui::compare_view::CompareView, String>) {
+    pub(crate) fn on_compare(&mut self, r: Result<crate::tui::compare_view::CompareView, UiError>) {
         match r {
             Ok(v) => {
                 self.runs = None;
@@ -258,7 +258,7 @@ impl App {
             let item_key = item_key.clone();
             let applied = match self.rooms.vis.as_mut() {
                 Some(v) => v.apply_secret(&item_key, &yaml),
-                None => Err("no vault".into()),
+                None => Err(crate::tui::error::UiError::Missing("no vault".into())),
             };
             match applied {
                 Ok(said) => {

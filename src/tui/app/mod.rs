@@ -45,6 +45,7 @@ use crate::duo::{Effect, Event};
 use crate::store::ActionKind;
 use crate::text::analyzer::fallback::FallbackAnalyzer;
 use crate::text::{AnalysisCache, Analyzer};
+use crate::tui::error::UiError;
 
 /// Feedback categories (duo-talk's issue_type set).
 pub const CATEGORIES: [&str; 5] = [
@@ -113,29 +114,29 @@ pub enum UiMsg {
     Saved {
         turn: Option<usize>,
         ticket: Option<super::view::SaveTicket>,
-        result: Result<(), String>,
+        result: Result<(), UiError>,
     },
     /// A notice from a background task, with its level (never guessed from its words).
     Notice(status::Level, String),
     /// visibility.yaml written (the path and the work as saved), or why not.
-    VaultSaved(Result<Box<VaultSaved>, String>),
-    VaultOpened(Result<Box<crate::vault::Work>, String>),
+    VaultSaved(Result<Box<VaultSaved>, UiError>),
+    VaultOpened(Result<Box<crate::vault::Work>, UiError>),
     Chat(ChatMsg),
     Interview(super::interview_view::InterviewMsg),
     /// A room's loader answered (panes.rs).
     Room(super::panes::RoomMsg),
-    Runs(Result<crate::store::browse::BrowsePage, String>),
-    RunOpened(Result<Box<super::queue::Opened>, String>),
+    Runs(Result<crate::store::browse::BrowsePage, UiError>),
+    RunOpened(Result<Box<super::queue::Opened>, UiError>),
     /// Another connection committed to the store (another reviewer, a CLI, an import).
     StoreChanged,
     /// The open run read again after [`UiMsg::StoreChanged`].
-    MarksRefreshed(Result<Box<super::queue::Opened>, String>),
-    Found(Result<Vec<crate::store::browse::TextHit>, String>),
-    Compare(Box<Result<super::compare_view::CompareView, String>>),
+    MarksRefreshed(Result<Box<super::queue::Opened>, UiError>),
+    Found(Result<Vec<crate::store::browse::TextHit>, UiError>),
+    Compare(Box<Result<super::compare_view::CompareView, UiError>>),
     /// The stored request of an attempt (None: not kept), for the detail pane.
     Request(
         super::request_view::Key,
-        Result<Option<serde_json::Value>, String>,
+        Result<Option<serde_json::Value>, UiError>,
     ),
 }
 
@@ -219,10 +220,10 @@ pub struct App {
 
 impl UiMsg {
     /// A background task's result: `Ok` an info notice, `Err` an error that stays until Esc.
-    pub fn outcome(r: Result<String, String>) -> UiMsg {
+    pub fn outcome(r: Result<String, UiError>) -> UiMsg {
         match r {
             Ok(t) => UiMsg::Notice(status::Level::Info, t),
-            Err(e) => UiMsg::Notice(status::Level::Error, e),
+            Err(e) => UiMsg::Notice(e.level(), e.to_string()),
         }
     }
 }
@@ -434,7 +435,7 @@ impl App {
         &mut self,
         turn: Option<usize>,
         ticket: Option<super::view::SaveTicket>,
-        result: Result<(), String>,
+        result: Result<(), UiError>,
     ) {
         if let Some(tk) = ticket {
             // Settles the ticket on whichever turn queued it (turn numbers can repeat
@@ -462,7 +463,7 @@ impl App {
         }
     }
 
-    fn on_vault_saved(&mut self, r: Result<Box<VaultSaved>, String>) {
+    fn on_vault_saved(&mut self, r: Result<Box<VaultSaved>, UiError>) {
         match r {
             Ok(saved) => {
                 let VaultSaved {
@@ -495,7 +496,7 @@ impl App {
         }
     }
 
-    fn on_vault_opened(&mut self, r: Result<Box<crate::vault::Work>, String>) {
+    fn on_vault_opened(&mut self, r: Result<Box<crate::vault::Work>, UiError>) {
         match r {
             Ok(work) => {
                 let name = work.name.clone();

@@ -382,7 +382,7 @@ impl App {
                         Ok(page) => b.loaded(page),
                         Err(e) => {
                             b.loading = false;
-                            b.error = Some(e);
+                            b.error = Some(e.to_string());
                         }
                     }
                 }
@@ -436,7 +436,7 @@ impl App {
     /// Marks made elsewhere (another reviewer's workbench, `kakeai queue judge`) appear in the
     /// open run: the run is read again and replaces the view, keeping the selection — unless a
     /// run went live, another run was opened meanwhile, or a mark of ours is still being saved.
-    pub fn marks_refreshed(&mut self, r: Result<Box<Opened>, String>) {
+    pub fn marks_refreshed(&mut self, r: Result<Box<Opened>, crate::tui::error::UiError>) {
         let o = match r {
             Ok(o) => o,
             Err(e) => {

@@ -2,6 +2,7 @@
 //! then the safety layers, a プロレス pattern or the model in character, then the Director.
 //! Each step reports to the app as a `ChatMsg`.
 
+use crate::tui::error::UiError;
 use std::sync::Arc;
 
 use tokio::sync::mpsc::UnboundedSender;
@@ -85,7 +86,8 @@ impl Runtime {
         tokio::spawn(async move {
             let error = respond(&deps, text, &character, &ctx.history, &emit)
                 .await
-                .err();
+                .err()
+                .map(|e| e.to_string());
             emit.send(ChatMsg::Done { id: None, error });
         });
     }
@@ -98,7 +100,7 @@ async fn respond(
     character: &str,
     history: &[(String, String)],
     emit: &Emit,
-) -> Result<(), String> {
+) -> Result<(), UiError> {
     let (masked, digest) = masked(raw, emit);
     let (masked, unchecked) = second_opinion(deps, masked, emit).await;
     let mut row = NewChat {
@@ -115,13 +117,13 @@ async fn respond(
         row.source = "pii-unchecked".into();
         row.trace = emit.traced();
         save(deps, row, emit).await;
-        return Err(format!(
+        return Err(UiError::Model(format!(
             "PII not checked by the model ({why}): the message was not sent to her"
-        ));
+        )));
     }
     let text = masked.masked_text;
     let Some(me) = deps.rules.character(character).cloned() else {
-        return Err(format!("unknown character `{character}`"));
+        return Err(UiError::Missing(format!("unknown character `{character}`")));
     };
     if deps.first {
         settle_stale_uses(deps, emit).await;
@@ -236,7 +238,7 @@ async fn answer(
     judgment: &Judgment,
     row: &mut NewChat,
     emit: &Emit,
-) -> Result<(), String> {
+) -> Result<(), UiError> {
     let banter = judgment.context_type == Some(crate::safety::ContextType::Banter);
     let pattern = if banter {
         best_pattern(deps, me, text, emit).await
@@ -258,7 +260,9 @@ async fn answer(
             )
             .await;
             let Some(usage_id) = usage else {
-                return Err("the pattern's use could not be logged".into());
+                return Err(UiError::Store(
+                    "the pattern's use could not be logged".into(),
+                ));
             };
             row.usage_id = Some(usage_id);
             emit.send(ChatMsg::Reply {
@@ -418,7 +422,7 @@ async fn generate(
     text: &str,
     history: &[(String, String)],
     emit: &Emit,
-) -> Result<(String, Vec<String>), String> {
+) -> Result<(String, Vec<String>), UiError> {
     emit.trace(format!(
         "model: {} at {}",
         deps.llm.model, deps.llm.endpoint
@@ -435,7 +439,8 @@ async fn generate(
             crate::chat::prompt::Setting::OneToOne,
             &mut on_token,
         )
-        .await?;
+        .await
+        .map_err(|e| UiError::Model(e.to_string()))?;
     for n in g.notes {
         emit.trace(n);
     }

@@ -5,6 +5,7 @@ use crate::tui::Runtime;
 use crate::tui::app::UiMsg;
 use crate::tui::compare_open::CompareAsk;
 use crate::tui::compare_view::CompareView;
+use crate::tui::error::UiError;
 
 impl Runtime {
     pub(crate) fn open_compare(&mut self, ask: CompareAsk) {
@@ -24,11 +25,13 @@ impl Runtime {
                 .await;
             let msg = match (r, ask) {
                 (Ok(Some(v)), _) => Ok(v),
-                (Ok(None), CompareAsk::Id(id)) => Err(format!("no comparison {id}")),
-                (Ok(None), CompareAsk::OfRun(run)) => Err(format!(
+                (Ok(None), CompareAsk::Id(id)) => {
+                    Err(UiError::Missing(format!("no comparison {id}")))
+                }
+                (Ok(None), CompareAsk::OfRun(run)) => Err(UiError::Missing(format!(
                     "run {run} has no comparison yet (kakeai compare --run {run} --variant FILE)"
-                )),
-                (Err(e), _) => Err(e.to_string()),
+                ))),
+                (Err(e), _) => Err(e.into()),
             };
             let _ = tx.send(UiMsg::Compare(Box::new(msg)));
         });

@@ -5,6 +5,7 @@
 use crate::serve::review;
 use crate::tui::Runtime;
 use crate::tui::app::{Command, UiMsg};
+use crate::tui::error::UiError;
 
 impl Runtime {
     /// A pane's read of the store, queued now (after any write already queued) and answered
@@ -38,7 +39,7 @@ impl Runtime {
                             if up { "👍" } else { "👎" }
                         )),
                         Ok(None) => Ok(format!("{} saved ✓", if up { "👍" } else { "👎" })),
-                        Err(e) => Err(format!("👍/👎 NOT saved: {e}")),
+                        Err(e) => Err(UiError::Store(format!("👍/👎 NOT saved: {e}"))),
                     }));
                 });
                 reload();
@@ -52,7 +53,7 @@ impl Runtime {
                     let r = call.await;
                     let _ = tx.send(UiMsg::outcome(match r {
                         Ok(()) => Ok(format!("override → {} saved ✓", status.as_str())),
-                        Err(e) => Err(format!("override NOT saved: {e}")),
+                        Err(e) => Err(UiError::Store(format!("override NOT saved: {e}"))),
                     }));
                 });
                 reload();

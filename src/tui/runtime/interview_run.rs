@@ -87,7 +87,7 @@ impl Runtime {
                 .call(|s| crate::tui::insights_view::InsightsView::load(s))
                 .await
                 .map(Box::new)
-                .map_err(|e| e.to_string());
+                .map_err(crate::tui::error::UiError::from);
             let _ = tx.send(UiMsg::Interview(InterviewMsg::Insights(r)));
         });
     }

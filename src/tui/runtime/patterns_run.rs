@@ -70,7 +70,7 @@ impl Runtime {
                     "pattern feedback {} saved ✓",
                     if up { "👍" } else { "👎" }
                 )),
-                Err(e) => Err(format!("pattern feedback NOT saved: {e}")),
+                Err(e) => Err(UiError::Store(format!("pattern feedback NOT saved: {e}"))),
             };
             let _ = tx.send(UiMsg::outcome(msg));
             let r = store
@@ -117,7 +117,7 @@ impl Runtime {
                             "pattern #{} added (counterfactual) ✓",
                             p.pattern_id
                         )),
-                        Err(e) => Err(format!("not accepted: {e}")),
+                        Err(e) => Err(UiError::Store(format!("not accepted: {e}"))),
                     };
                     let _ = tx.send(UiMsg::outcome(msg));
                     let r = store
@@ -212,7 +212,7 @@ impl Runtime {
                 .await;
             let msg = match r {
                 Ok(p) => Ok(format!("pattern #{} added ✓", p.pattern_id)),
-                Err(e) => Err(format!("not promoted: {e}")),
+                Err(e) => Err(UiError::Store(format!("not promoted: {e}"))),
             };
             let _ = tx.send(UiMsg::outcome(msg));
             let r = store

@@ -12,7 +12,10 @@ impl Runtime {
             let r = store
                 .call(move |s| s.request_at(run, turn as u32, attempt as u32))
                 .await;
-            let _ = tx.send(UiMsg::Request(key, r.map_err(|e| e.to_string())));
+            let _ = tx.send(UiMsg::Request(
+                key,
+                r.map_err(crate::tui::error::UiError::from),
+            ));
         });
     }
 }

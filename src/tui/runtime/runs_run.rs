@@ -18,7 +18,7 @@ impl Runtime {
                     let r = store
                         .call(move |s| s.browse(&filter, BROWSE_PAGE, offset))
                         .await;
-                    let _ = tx.send(UiMsg::Runs(r.map_err(|e| e.to_string())));
+                    let _ = tx.send(UiMsg::Runs(r.map_err(crate::tui::error::UiError::from)));
                 });
             }
             Command::OpenRun { id, turn } => {
@@ -26,7 +26,9 @@ impl Runtime {
                     let r = store
                         .call(move |s| crate::tui::reopen::open(s, id, turn))
                         .await;
-                    let _ = tx.send(UiMsg::RunOpened(r.map(Box::new).map_err(|e| e.to_string())));
+                    let _ = tx.send(UiMsg::RunOpened(
+                        r.map(Box::new).map_err(crate::tui::error::UiError::from),
+                    ));
                 });
             }
             Command::RefreshMarks { id } => {
@@ -34,7 +36,7 @@ impl Runtime {
                     let r = store
                         .call(move |s| crate::tui::reopen::open(s, id, None))
                         .await;
-                    let r = r.map(Box::new).map_err(|e| e.to_string());
+                    let r = r.map(Box::new).map_err(crate::tui::error::UiError::from);
                     let _ = tx.send(UiMsg::MarksRefreshed(r));
                 });
             }
@@ -52,7 +54,7 @@ impl Runtime {
                         }
                         Ok(None) => {}
                         Err(e) => {
-                            let _ = tx.send(UiMsg::RunOpened(Err(e.to_string())));
+                            let _ = tx.send(UiMsg::RunOpened(Err(e.into())));
                         }
                     }
                 });
@@ -81,7 +83,7 @@ impl Runtime {
                     let r = store
                         .call(move |s| s.search_text(None, &needle, HITS))
                         .await;
-                    let _ = tx.send(UiMsg::Found(r.map_err(|e| e.to_string())));
+                    let _ = tx.send(UiMsg::Found(r.map_err(crate::tui::error::UiError::from)));
                 });
             }
             _ => {}

@@ -281,15 +281,16 @@ fn warm_up(rt: &Runtime) {
 }
 
 /// A stored run by id, or a recording file in the demo's format.
-fn load_replay(what: &str, store: &StoreHandle) -> Result<Replay, String> {
+fn load_replay(what: &str, store: &StoreHandle) -> Result<Replay, crate::tui::error::UiError> {
     if let Ok(id) = what.parse::<i64>() {
         let rec = store
             .call_blocking(move |s| s.load_run(id))
-            .map_err(|e| e.to_string())?;
+            .map_err(crate::tui::error::UiError::from)?;
         return Ok(Replay::from_record(&rec));
     }
-    let text = std::fs::read_to_string(what).map_err(|e| e.to_string())?;
-    Replay::parse(what, &text)
+    let text = std::fs::read_to_string(what)
+        .map_err(|e| crate::tui::error::UiError::File(format!("{what}: {e}")))?;
+    Replay::parse(what, &text).map_err(crate::tui::error::UiError::Refused)
 }
 
 async fn event_loop(
