@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
-use ratatui::text::{Line, Span};
+use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 
 use super::{Ask, RoomMsg};
@@ -18,6 +18,7 @@ use crate::tui::ctx::Ctx;
 use crate::tui::error::UiError;
 use crate::tui::keymap::Action;
 use crate::tui::theme::Theme;
+use crate::tui::wrap::wrap;
 
 /// One queue as the pane lists it.
 #[derive(Debug, Clone, PartialEq)]
@@ -105,51 +106,57 @@ impl QueuesRoom {
 
     pub fn draw(&self, f: &mut Frame, area: Rect, cx: &Ctx, t: &Theme) {
         let dim = Style::new().fg(t.dim);
-        let mut lines = vec![Line::styled(
-            "review queues (kakeai queue create …), progress per reviewer",
+        let mut rows = vec![(
+            "review queues (kakeai queue create …), progress per reviewer".to_string(),
             Style::new().fg(t.accent).add_modifier(Modifier::BOLD),
         )];
         if !self.loaded {
-            lines.push(Line::styled("reading the queues…", dim));
+            rows.push(("reading the queues…".into(), dim));
         } else if self.rows.is_empty() {
-            lines.push(Line::styled(
-                "no queues yet — kakeai queue create NAME --status RETRY,UNSCORED",
+            rows.push((
+                "no queues yet — kakeai queue create NAME --status RETRY,UNSCORED".into(),
                 dim,
             ));
         }
         for (i, q) in self.rows.iter().enumerate() {
-            lines.extend(rows_of(q, i == self.row, t));
+            rows.extend(rows_of(q, i == self.row, t));
         }
-        let rows = lines.len();
-        let scroll = cx.scroll_for(rows, area.height);
+        // Every row wrapped at the pane's width (nothing is cut), continuations indented.
+        let width = usize::from(area.width).max(8);
+        let mut lines = Vec::new();
+        for (text, style) in rows {
+            for (k, piece) in wrap(&text, width).into_iter().enumerate() {
+                let piece = if k == 0 { piece } else { format!("    {piece}") };
+                lines.push(Line::styled(piece, style));
+            }
+        }
+        let n = lines.len();
+        let scroll = cx.scroll_for(n, area.height);
         f.render_widget(Paragraph::new(lines).scroll((scroll, 0)), area);
     }
 }
 
-/// A queue's lines: name and progress, then its filter and settings, then who judged what.
-fn rows_of(q: &QueueRow, selected: bool, t: &Theme) -> Vec<Line<'static>> {
+/// A queue's rows: name and progress, then its filter and settings, then who judged what.
+fn rows_of(q: &QueueRow, selected: bool, t: &Theme) -> Vec<(String, Style)> {
     let dim = Style::new().fg(t.dim);
-    let mark = if selected { "▶ " } else { "  " };
-    let name = Style::new().fg(t.accent).add_modifier(if selected {
+    let head = Style::new().fg(t.accent).add_modifier(if selected {
         Modifier::BOLD | Modifier::REVERSED
     } else {
         Modifier::BOLD
     });
-    let mut out = vec![Line::from(vec![
-        Span::raw(mark),
-        Span::styled(q.name.clone(), name),
-        Span::styled(
-            format!(
-                "  {}/{} done · {} held{}",
-                q.done,
-                q.items,
-                q.held,
-                if q.pairwise { " · pairwise" } else { "" }
-            ),
-            Style::new().fg(t.text),
+    let mut out = vec![(
+        format!(
+            "{}{}  {}/{} done · {} held{}",
+            if selected { "▶ " } else { "  " },
+            q.name,
+            q.done,
+            q.items,
+            q.held,
+            if q.pairwise { " · pairwise" } else { "" }
         ),
-    ])];
-    out.push(Line::styled(
+        head,
+    )];
+    out.push((
         format!(
             "    {} · k={}{} · lease {} s",
             q.filter,
@@ -165,10 +172,7 @@ fn rows_of(q: &QueueRow, selected: bool, t: &Theme) -> Vec<Line<'static>> {
             .iter()
             .map(|(w, n)| format!("{w} {n}"))
             .collect();
-        out.push(Line::styled(
-            format!("    judged: {}", who.join(" · ")),
-            dim,
-        ));
+        out.push((format!("    judged: {}", who.join(" · ")), dim));
     }
     out
 }
@@ -220,7 +224,7 @@ mod tests {
     fn a_row_shows_progress_settings_and_reviewers() {
         let text: String = rows_of(&row("retry-ayu"), true, &crate::tui::theme::load_all().0[0])
             .iter()
-            .map(|l| l.to_string() + "\n")
+            .map(|(l, _)| l.clone() + "\n")
             .collect();
         for want in [
             "retry-ayu",
