@@ -126,7 +126,10 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             let mut a = app();
             a.act(Action::Runs);
-            a.on_msg(UiMsg::Runs(Ok(s.browse("", 200, 0).unwrap())));
+            a.on_msg(UiMsg::Runs {
+                filter: String::new(),
+                page: Ok(s.browse("", 200, 0).unwrap()),
+            });
             term.draw(|f| render::draw(f, &a)).unwrap();
             black_box(a.runs.as_ref().map(|r| r.page.rows.len()))
         })

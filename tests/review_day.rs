@@ -224,7 +224,10 @@ fn snapshot_runs_browser() {
     );
     let mut a = opened(&s, last);
     a.act(Action::Runs);
-    a.on_msg(UiMsg::Runs(Ok(s.browse("", 200, 0).unwrap())));
+    a.on_msg(UiMsg::Runs {
+        filter: String::new(),
+        page: Ok(s.browse("", 200, 0).unwrap()),
+    });
     insta::assert_snapshot!("runs_browser_80x24", screen(&a, 80, 24));
     insta::assert_snapshot!("runs_browser_140x40", screen(&a, 140, 40));
     // Typing filters (the page is read again for the filter).
@@ -233,7 +236,15 @@ fn snapshot_runs_browser() {
         &cmds[..],
         [kakeai::tui::app::Command::BrowseRuns { filter, offset: 0 }] if filter == "花"
     ));
-    a.on_msg(UiMsg::Runs(Ok(s.browse("花", 200, 0).unwrap())));
+    a.on_msg(UiMsg::Runs {
+        filter: "花".into(),
+        page: Ok(s.browse("花", 200, 0).unwrap()),
+    });
+    // A page for the filter before, answered late, is dropped: the newest request wins.
+    a.on_msg(UiMsg::Runs {
+        filter: String::new(),
+        page: Ok(s.browse("", 200, 0).unwrap()),
+    });
     assert!(
         a.runs
             .as_ref()

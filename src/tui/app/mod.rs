@@ -125,13 +125,22 @@ pub enum UiMsg {
     Interview(super::interview_view::InterviewMsg),
     /// A room's loader answered (panes.rs).
     Room(super::panes::RoomMsg),
-    Runs(Result<crate::store::browse::BrowsePage, UiError>),
+    /// A page of the runs browser, for the filter it was asked with (a page for an older
+    /// filter is dropped: the newest request wins).
+    Runs {
+        filter: String,
+        page: Result<crate::store::browse::BrowsePage, UiError>,
+    },
     RunOpened(Result<Box<super::queue::Opened>, UiError>),
     /// Another connection committed to the store (another reviewer, a CLI, an import).
     StoreChanged,
     /// The open run read again after [`UiMsg::StoreChanged`].
     MarksRefreshed(Result<Box<super::queue::Opened>, UiError>),
-    Found(Result<Vec<crate::store::browse::TextHit>, UiError>),
+    /// Hits of `/` over every run, for the needle searched (an older needle's are dropped).
+    Found {
+        needle: String,
+        hits: Result<Vec<crate::store::browse::TextHit>, UiError>,
+    },
     Compare(Box<Result<super::compare_view::CompareView, UiError>>),
     /// The stored request of an attempt (None: not kept), for the detail pane.
     Request(
@@ -337,7 +346,7 @@ impl App {
         self.dirty = true;
         match msg {
             UiMsg::Compare(r) => self.on_compare(*r),
-            m @ (UiMsg::Runs(_) | UiMsg::RunOpened(_) | UiMsg::Found(_)) => {
+            m @ (UiMsg::Runs { .. } | UiMsg::RunOpened(_) | UiMsg::Found { .. }) => {
                 let cmds = self.on_queue_msg(m);
                 self.queued.extend(cmds);
             }

@@ -376,9 +376,9 @@ impl App {
     /// Pages, opened runs and search hits from the store.
     pub(crate) fn on_queue_msg(&mut self, msg: UiMsg) -> Vec<Command> {
         match msg {
-            UiMsg::Runs(r) => {
-                if let Some(b) = self.runs.as_mut() {
-                    match r {
+            UiMsg::Runs { filter, page } => {
+                if let Some(b) = self.runs.as_mut().filter(|b| b.filter == filter) {
+                    match page {
                         Ok(page) => b.loaded(page),
                         Err(e) => {
                             b.loading = false;
@@ -415,7 +415,8 @@ impl App {
                 }
                 Err(e) => self.fail(format!("run NOT opened: {e}")),
             },
-            UiMsg::Found(r) => match r {
+            UiMsg::Found { needle, .. } if needle != self.search.needle => {}
+            UiMsg::Found { hits, .. } => match hits {
                 Ok(hits) if hits.is_empty() => {
                     self.status = format!("“{}” is in no stored run", self.search.needle)
                 }

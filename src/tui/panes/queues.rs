@@ -126,7 +126,11 @@ impl QueuesRoom {
         let mut lines = Vec::new();
         for (text, style) in rows {
             for (k, piece) in wrap(&text, width).into_iter().enumerate() {
-                let piece = if k == 0 { piece } else { format!("    {piece}") };
+                let piece = if k == 0 {
+                    piece
+                } else {
+                    format!("    {piece}")
+                };
                 lines.push(Line::styled(piece, style));
             }
         }

@@ -14,11 +14,13 @@ impl Runtime {
         let (store, tx) = (self.services.store.clone(), self.tx.clone());
         match cmd {
             Command::BrowseRuns { filter, offset } => {
+                let asked = filter.clone();
                 tokio::spawn(async move {
                     let r = store
-                        .call(move |s| s.browse(&filter, BROWSE_PAGE, offset))
+                        .call(move |s| s.browse(&asked, BROWSE_PAGE, offset))
                         .await;
-                    let _ = tx.send(UiMsg::Runs(r.map_err(crate::tui::error::UiError::from)));
+                    let page = r.map_err(crate::tui::error::UiError::from);
+                    let _ = tx.send(UiMsg::Runs { filter, page });
                 });
             }
             Command::OpenRun { id, turn } => {
@@ -79,11 +81,11 @@ impl Runtime {
                 });
             }
             Command::SearchAll(needle) => {
+                let asked = needle.clone();
                 tokio::spawn(async move {
-                    let r = store
-                        .call(move |s| s.search_text(None, &needle, HITS))
-                        .await;
-                    let _ = tx.send(UiMsg::Found(r.map_err(crate::tui::error::UiError::from)));
+                    let r = store.call(move |s| s.search_text(None, &asked, HITS)).await;
+                    let hits = r.map_err(crate::tui::error::UiError::from);
+                    let _ = tx.send(UiMsg::Found { needle, hits });
                 });
             }
             _ => {}
