@@ -302,17 +302,31 @@ fn snapshot_kappa_in_the_rules_pane() {
     assert_eq!(mk.agreement.n, 6);
     assert!((mk.agreement.raw - 4.0 / 6.0).abs() < 1e-9);
     assert!((mk.agreement.kappa.unwrap() - 0.25).abs() < 1e-9);
+    // Krippendorff's α among both, by hand: 12 values, 8 fine and 4 not; 2 disagreeing units
+    // give 4 off-diagonal coincidences; α = 1 − 11·4 / (2·8·4) = 0.3125, over 6 turns.
+    let alphas = kakeai::tui::kappa::alpha_table(&a.run.turns, &a.review_log);
+    let (label, all) = &alphas[0];
+    assert_eq!(label, "all 2 reviewers");
+    assert_eq!(all.units, 6);
+    assert!((all.alpha.unwrap() - 0.3125).abs() < 1e-9, "{all:?}");
     insta::assert_snapshot!("kappa_80x24", screen(&a, 80, 24));
     insta::assert_snapshot!("kappa_140x40", screen(&a, 140, 40));
     // At 80×24 the table continues below: the focused right pane scrolls to it (as far as
     // the pane was last drawn: at 80×24).
     screen(&a, 80, 24);
     a.act(Action::FocusRight);
-    a.act(Action::PageDown);
+    for _ in 0..4 {
+        a.act(Action::PageDown);
+    }
     assert_eq!(
         (a.right_focus, a.right_scroll),
-        (true, 6),
+        (true, a.right_max.get()),
         "stops at the last row"
+    );
+    assert!(
+        a.right_scroll > 0 && a.right_scroll < 40,
+        "{}",
+        a.right_scroll
     );
     insta::assert_snapshot!("kappa_scrolled_80x24", screen(&a, 80, 24));
 }

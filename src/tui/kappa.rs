@@ -3,12 +3,15 @@
 //! when both sides judged it: the Director's shown verdict (PASS = fine, anything else = not),
 //! and a reviewer's override (PASS = fine) or else her 👍 (fine) / 👎 (not). Per rule, the
 //! Director's side is "this rule found something at WARN or worse". Verdicts are read from the
-//! run as re-judged, so the figures move with the thresholds. Pure functions.
+//! run as re-judged, so the figures move with the thresholds. With two or more reviewers,
+//! Krippendorff's α among all of them follows, over all turns, per sister and per rule.
+//! Pure functions.
 
 use std::collections::BTreeMap;
 
 use super::queue::LogEntry;
 use super::view::TurnView;
+use crate::annotate::alpha::{Alpha, nominal};
 use crate::director::{RuleId, Status};
 use crate::store::review::{Mark, fold};
 
@@ -171,6 +174,61 @@ pub fn table(turns: &[TurnView], log: &[LogEntry]) -> Vec<Row> {
     out
 }
 
+/// Agreement among every reviewer at once (issue 24 §2): Krippendorff's α (nominal, missing
+/// data allowed — a turn counts when two or more reviewers judged it) over all turns, per
+/// sister and per rule (the turns the rule fired on at WARN+). Empty with fewer than two
+/// reviewers: pairwise κ says everything then.
+pub fn alpha_table(turns: &[TurnView], log: &[LogEntry]) -> Vec<(String, Alpha)> {
+    let reviewers = reviewer_labels(log);
+    if reviewers.len() < 2 {
+        return Vec::new();
+    }
+    let d = director(turns);
+    let units = |keep: &dyn Fn(&Side) -> bool| -> Vec<Vec<bool>> {
+        d.iter()
+            .filter(|(_, side)| keep(side))
+            .map(|(t, _)| {
+                reviewers
+                    .values()
+                    .filter_map(|l| l.get(t).copied())
+                    .collect()
+            })
+            .collect()
+    };
+    let mut out = Vec::new();
+    let mut push = |label: String, units: Vec<Vec<bool>>| {
+        if let Some(a) = nominal(&units) {
+            out.push((label, a));
+        }
+    };
+    push(
+        format!("all {} reviewers", reviewers.len()),
+        units(&|_| true),
+    );
+    for (id, name) in [("yana", "やな"), ("ayu", "あゆ")] {
+        push(format!("  {name}"), units(&|s| s.0 == id));
+    }
+    let mut rules: Vec<RuleId> = d.values().flat_map(|x| x.2.iter().copied()).collect();
+    rules.sort_by_key(|r| r.as_str());
+    rules.dedup();
+    for rule in rules {
+        push(
+            format!("  rule {}", rule.as_str()),
+            units(&|s| s.2.contains(&rule)),
+        );
+    }
+    out
+}
+
+/// "α +0.62      n 21" (α "n/a" when every label was the same).
+pub fn describe_alpha(a: &Alpha) -> String {
+    let x = match a.alpha {
+        Some(x) => format!("{x:+.2}"),
+        None => "  n/a".into(),
+    };
+    format!("α {x}       n {}", a.units)
+}
+
 /// "κ +0.62  81% n 21" (κ "n/a" when undefined).
 pub fn describe(a: &Agreement) -> String {
     let k = match a.kappa {
@@ -196,24 +254,37 @@ pub fn lines(
     let mut out = vec![
         Line::raw(""),
         Line::styled(
-            "agreement (Cohen's κ · raw · judged turns)",
+            super::runs::pad("agreement (Cohen's κ · raw · judged turns)", width as usize),
             Style::new().fg(t.accent),
         ),
     ];
     // The figures keep their 22 columns; the label gives way on a narrow pane.
     let label_w = (width as usize).saturating_sub(22).clamp(6, 22);
+    let color = |x: Option<f64>| match x {
+        Some(k) if k >= 0.6 => t.pass,
+        Some(k) if k >= 0.2 => t.warn,
+        Some(_) => t.retry,
+        None => t.dim,
+    };
+    let row = |label: &str, figures: String, c| {
+        Line::from(vec![
+            Span::styled(super::runs::pad(label, label_w), Style::new().fg(t.text)),
+            Span::styled(figures, Style::new().fg(c)),
+        ])
+    };
     for r in rows {
         let a = r.agreement;
-        let color = match a.kappa {
-            Some(k) if k >= 0.6 => t.pass,
-            Some(k) if k >= 0.2 => t.warn,
-            Some(_) => t.retry,
-            None => t.dim,
-        };
-        out.push(Line::from(vec![
-            Span::styled(super::runs::pad(&r.label, label_w), Style::new().fg(t.text)),
-            Span::styled(describe(&a), Style::new().fg(color)),
-        ]));
+        out.push(row(&r.label, describe(&a), color(a.kappa)));
+    }
+    let alphas = alpha_table(turns, log);
+    if !alphas.is_empty() {
+        out.push(Line::styled(
+            super::runs::pad("α among all reviewers (n: turns 2+ judged)", width as usize),
+            Style::new().fg(t.accent),
+        ));
+        for (label, a) in alphas {
+            out.push(row(&label, describe_alpha(&a), color(a.alpha)));
+        }
     }
     out
 }

@@ -90,3 +90,56 @@ fn properties_over_many_tables() {
     }
     assert!(cohen(&[], 2).is_none());
 }
+
+fn entry(turn: u32, who: &str, up: bool) -> LogEntry {
+    (
+        turn,
+        crate::store::ActionKind::Thumb,
+        serde_json::json!({"up": up}),
+        Some(who.to_string()),
+        String::new(),
+    )
+}
+
+/// α among reviewers is the annotate module's nominal α over the same units: three reviewers
+/// with missing marks, generated; fewer than two reviewers give no α rows.
+#[test]
+fn alpha_among_reviewers_uses_every_reviewer_and_allows_missing_marks() {
+    let rules = crate::director::RuleSet::builtin().unwrap();
+    let lines: Vec<(&str, &str)> = (0..8)
+        .map(|i| {
+            if i % 2 == 0 {
+                ("yana", "ねえ、見て！あれすごくない？")
+            } else {
+                ("ayu", "はい、姉様。とても綺麗ですね。")
+            }
+        })
+        .collect();
+    let turns = crate::tui::tuning::tests::view(&rules, &lines, None).turns;
+    let mut seed = 11u64;
+    for _ in 0..200 {
+        let mut log = Vec::new();
+        let mut units: Vec<Vec<bool>> = vec![Vec::new(); 8];
+        for who in ["花子", "taro", "ken"] {
+            for t in 1..=8u32 {
+                if lcg(&mut seed) % 3 == 0 {
+                    continue; // this reviewer did not judge the turn
+                }
+                let up = lcg(&mut seed) % 2 == 0;
+                log.push(entry(t, who, up));
+                units[(t - 1) as usize].push(!up);
+            }
+        }
+        let rows = alpha_table(&turns, &log);
+        let want = nominal(&units);
+        match want {
+            Some(a) => {
+                assert_eq!(rows[0].1, a);
+                assert_eq!(rows[0].0, "all 3 reviewers");
+            }
+            None => assert!(rows.iter().all(|r| !r.0.starts_with("all"))),
+        }
+    }
+    let one: Vec<LogEntry> = (1..=8).map(|t| entry(t, "花子", t % 2 == 0)).collect();
+    assert!(alpha_table(&turns, &one).is_empty());
+}

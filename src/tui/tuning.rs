@@ -397,4 +397,4 @@ impl RulesRoom {
 
 #[cfg(test)]
 #[path = "tuning_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -11,7 +11,11 @@ fn field(key: &str) -> usize {
 }
 
 /// A run view with one committed line per text, judged with `rules`.
-fn view(rules: &RuleSet, lines: &[(&str, &str)], judge: Option<JudgeOutcome>) -> RunView {
+pub(crate) fn view(
+    rules: &RuleSet,
+    lines: &[(&str, &str)],
+    judge: Option<JudgeOutcome>,
+) -> RunView {
     let mut run = RunView::default();
     let mut context: Vec<ContextTurn> = Vec::new();
     for (i, (speaker, text)) in lines.iter().enumerate() {
