@@ -122,10 +122,10 @@ fn alpha_among_reviewers_uses_every_reviewer_and_allows_missing_marks() {
         let mut units: Vec<Vec<bool>> = vec![Vec::new(); 8];
         for who in ["花子", "taro", "ken"] {
             for t in 1..=8u32 {
-                if lcg(&mut seed) % 3 == 0 {
+                if lcg(&mut seed).is_multiple_of(3) {
                     continue; // this reviewer did not judge the turn
                 }
-                let up = lcg(&mut seed) % 2 == 0;
+                let up = lcg(&mut seed).is_multiple_of(2);
                 log.push(entry(t, who, up));
                 units[(t - 1) as usize].push(!up);
             }
