@@ -287,7 +287,10 @@ fn filled(path: &std::path::Path, runs: usize) -> Store {
              INSERT INTO line_messages (id, channel_id, source_type, role, character, text_masked, at_ms, state, reply_to, note, created_at)
              VALUES (2, 'C1', 'group', 'bot', 'ayu', 'はい、姉様。', 7, 'sent', 1, NULL, 't');
              -- Finished runs: opening a store marks a 'running' run interrupted (with the time).
-             UPDATE runs SET status = 'completed', ended_at = '2026-11-25T00:00:00.000Z';",
+             UPDATE runs SET status = 'completed', ended_at = '2026-11-25T00:00:00.000Z';
+             -- Samples: a comparison's run and a vault probe's (listed as such).
+             UPDATE runs SET options = '{\"compare\": 5}' WHERE id = 3;
+             UPDATE runs SET options = '{\"probe\": true, \"t\": [1]}' WHERE id = 4;",
         )
         .unwrap();
     store
@@ -400,6 +403,22 @@ fn a_copy_to_postgresql_and_back_is_lossless_and_every_run_exports_the_same() {
         assert!(x == y, "run {} exports differently:\n{x}\n{y}", i + 1);
     }
 
+    // `kakeai runs` lists the same from either engine: order, counts, samples, both formats.
+    for format in ["json", "table"] {
+        let list = |db: &str| {
+            let o = kakeai()
+                .args(["runs", "--limit", "100", "--format", format, "--db", db])
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            String::from_utf8_lossy(&o.stdout).into_owned()
+        };
+        let (from_file, from_pg) = (list(a.to_str().unwrap()), list(&url));
+        assert_eq!(from_file, from_pg, "{format}");
+        assert!(from_pg.contains("compare 5 sample") && from_pg.contains("probe"));
+        assert!(!from_pg.contains("s3cr3t"));
+    }
+
     // Ids go on after the copied ones on PostgreSQL.
     let p = pg(&url);
     let next: i64 = p
@@ -497,6 +516,7 @@ fn an_unreachable_server_or_a_missing_database_is_one_line_naming_the_fix_and_ex
         for args in [
             vec!["db", "status", "--db", url],
             vec!["db", "migrate", "--db", url],
+            vec!["runs", "--db", url],
         ] {
             let out = kakeai().args(&args).output().unwrap();
             let err = String::from_utf8_lossy(&out.stderr);

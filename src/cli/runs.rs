@@ -28,13 +28,32 @@ pub struct RunsArgs {
 }
 
 pub fn run(args: RunsArgs) -> i32 {
-    match list(&args, &mut std::io::stdout().lock()) {
+    let out = &mut std::io::stdout().lock();
+    let done = match args.db.as_deref().map(crate::store::target::classify) {
+        Some(Ok(crate::store::target::Target::Postgres(url))) => list_pg(&args, &url, out),
+        Some(Err(e)) => Err((e, 2)),
+        _ => list(&args, out).map_err(|e| (e, 2)),
+    };
+    match done {
         Ok(()) => 0,
-        Err(e) => {
+        Err((e, code)) => {
             eprintln!("kakeai runs: {e}");
-            2
+            code
         }
     }
+}
+
+/// The listing from a store on PostgreSQL (exit 3 when it cannot be reached).
+fn list_pg(
+    args: &RunsArgs,
+    url: &crate::store::target::PgUrl,
+    out: &mut dyn Write,
+) -> Result<(), (String, i32)> {
+    use crate::store::pg;
+    let fail = |e: pg::PgError| (e.to_string(), e.exit_code());
+    let db = pg::Pg::connect(url).map_err(fail)?;
+    let runs = pg::read::runs(&db, args.limit).map_err(fail)?;
+    print(args, &runs, db.shown(), out).map_err(|e| (e, 2))
 }
 
 fn list(args: &RunsArgs, out: &mut dyn Write) -> Result<(), String> {
@@ -54,16 +73,24 @@ fn list(args: &RunsArgs, out: &mut dyn Write) -> Result<(), String> {
     } else {
         Vec::new()
     };
+    print(args, &runs, &path.display().to_string(), out)
+}
+
+/// The listing in the asked format; `store` names where it came from when it is empty.
+fn print(
+    args: &RunsArgs,
+    runs: &[RunSummary],
+    store: &str,
+    out: &mut dyn Write,
+) -> Result<(), String> {
     let io = |e: std::io::Error| e.to_string();
     match args.format {
         ListFormat::Json => {
             serde_json::to_writer(&mut *out, &runs).map_err(|e| e.to_string())?;
             writeln!(out).map_err(io)
         }
-        ListFormat::Table if runs.is_empty() => {
-            writeln!(out, "no runs yet in {}", path.display()).map_err(io)
-        }
-        ListFormat::Table => table(&runs, out).map_err(io),
+        ListFormat::Table if runs.is_empty() => writeln!(out, "no runs yet in {store}").map_err(io),
+        ListFormat::Table => table(runs, out).map_err(io),
     }
 }
 

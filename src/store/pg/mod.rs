@@ -9,6 +9,7 @@
 
 pub mod copy;
 pub mod migrate;
+pub mod read;
 pub mod status;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};

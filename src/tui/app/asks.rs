@@ -277,40 +277,38 @@ impl App {
 }
 
 impl App {
+    /// The chat's answer, carried out as a room's (`answer`).
     fn chat_ask(&mut self, ask: crate::tui::chat::ChatAsk) -> Option<Vec<Command>> {
-        use crate::tui::chat::ChatAsk as Ask;
-        Some(match ask {
-            Ask::NotMine => return None,
-            Ask::Done(said) => {
-                if let Some(s) = said {
-                    self.status = s;
-                }
-                Vec::new()
-            }
-            Ask::Close => {
+        use crate::tui::chat::ChatAsk;
+        use crate::tui::panes::Ask;
+        let run = |cmds| Ask::Run(None, cmds);
+        let ask = match ask {
+            ChatAsk::NotMine => Ask::NotMine,
+            ChatAsk::Done(said) => Ask::Done(said),
+            ChatAsk::Close => {
                 self.chat = None;
-                self.status = "chat closed".into();
-                Vec::new()
+                Ask::Done(Some("chat closed".into()))
             }
-            Ask::Send {
+            ChatAsk::Send {
                 text,
                 character,
                 history,
-            } => vec![Command::ChatSend {
+            } => run(vec![Command::ChatSend {
                 text,
                 character,
                 history,
-            }],
-            Ask::Insights => vec![Command::InsightsOpen],
-            Ask::Interview(name) => vec![Command::InterviewStart(name)],
-            Ask::Thumb { id, up, usage_id } => {
+            }]),
+            ChatAsk::Insights => run(vec![Command::InsightsOpen]),
+            ChatAsk::Interview(name) => run(vec![Command::InterviewStart(name)]),
+            ChatAsk::Thumb { id, up, usage_id } => {
                 let mut cmds = vec![Command::ChatThumb { id, up }];
                 if let Some(usage_id) = usage_id {
                     cmds.push(Command::PatternFeedback { usage_id, up });
                 }
-                cmds
+                run(cmds)
             }
-        })
+        };
+        self.answer(ask)
     }
 
     /// Keys while chat mode is on; None when the key is not the chat's.

@@ -10,19 +10,34 @@ use crate::tui::queue::BROWSE_PAGE;
 const HITS: usize = 500;
 
 impl Runtime {
+    /// A page of the runs browser, answered with the filter it was asked for.
+    fn browse(&self, filter: String, offset: usize) {
+        let (store, tx) = (self.services.store.clone(), self.tx.clone());
+        let asked = filter.clone();
+        tokio::spawn(async move {
+            let r = store
+                .call(move |s| s.browse(&asked, BROWSE_PAGE, offset))
+                .await;
+            let page = r.map_err(crate::tui::error::UiError::from);
+            let _ = tx.send(UiMsg::Runs { filter, page });
+        });
+    }
+
+    /// `/` over every run, answered with the needle searched.
+    fn search_all(&self, needle: String) {
+        let (store, tx) = (self.services.store.clone(), self.tx.clone());
+        let asked = needle.clone();
+        tokio::spawn(async move {
+            let r = store.call(move |s| s.search_text(None, &asked, HITS)).await;
+            let hits = r.map_err(crate::tui::error::UiError::from);
+            let _ = tx.send(UiMsg::Found { needle, hits });
+        });
+    }
+
     pub(crate) fn runs_command(&mut self, cmd: Command) {
         let (store, tx) = (self.services.store.clone(), self.tx.clone());
         match cmd {
-            Command::BrowseRuns { filter, offset } => {
-                let asked = filter.clone();
-                tokio::spawn(async move {
-                    let r = store
-                        .call(move |s| s.browse(&asked, BROWSE_PAGE, offset))
-                        .await;
-                    let page = r.map_err(crate::tui::error::UiError::from);
-                    let _ = tx.send(UiMsg::Runs { filter, page });
-                });
-            }
+            Command::BrowseRuns { filter, offset } => self.browse(filter, offset),
             Command::OpenRun { id, turn } => {
                 tokio::spawn(async move {
                     let r = store
@@ -80,14 +95,7 @@ impl Runtime {
                     let _ = tx.send(notice);
                 });
             }
-            Command::SearchAll(needle) => {
-                let asked = needle.clone();
-                tokio::spawn(async move {
-                    let r = store.call(move |s| s.search_text(None, &asked, HITS)).await;
-                    let hits = r.map_err(crate::tui::error::UiError::from);
-                    let _ = tx.send(UiMsg::Found { needle, hits });
-                });
-            }
+            Command::SearchAll(needle) => self.search_all(needle),
             _ => {}
         }
     }
