@@ -122,10 +122,11 @@ impl QueuesRoom {
             rows.extend(rows_of(q, i == self.row, t));
         }
         // Every row wrapped at the pane's width (nothing is cut), continuations indented.
-        let width = usize::from(area.width).max(8);
+        let width = usize::from(area.width).max(12);
         let mut lines = Vec::new();
         for (text, style) in rows {
-            for (k, piece) in wrap(&text, width).into_iter().enumerate() {
+            // Wrapped 4 columns short, so the indented continuation fits too.
+            for (k, piece) in wrap(&text, width - 4).into_iter().enumerate() {
                 let piece = if k == 0 {
                     piece
                 } else {
@@ -222,6 +223,56 @@ mod tests {
             r.loaded(Err(UiError::Store("locked".into()))),
             Some("queues: locked".into())
         );
+    }
+
+    /// At every width the pane's text is all there: rows wrap, nothing is cut.
+    #[test]
+    fn nothing_is_cut_at_any_width() {
+        use ratatui::{Terminal, backend::TestBackend};
+        let mut r = QueuesRoom::default();
+        r.loaded(Ok(vec![row("retry-ayu-since-monday")]));
+        let theme = &crate::tui::theme::load_all().0[0];
+        let (run, rules) = (
+            crate::tui::view::RunView::default(),
+            crate::director::RuleSet::builtin().unwrap(),
+        );
+        let (log, max) = (Vec::new(), std::cell::Cell::new(0));
+        for w in [16u16, 24, 33, 40, 57, 80] {
+            let cx = Ctx {
+                run: &run,
+                selected: 0,
+                attempt: None,
+                rules: &rules,
+                blind: crate::tui::blind::Blind {
+                    on: false,
+                    log: &log,
+                    me: None,
+                },
+                right_scroll: 0,
+                right_max: &max,
+                chat: None,
+            };
+            let mut term = Terminal::new(TestBackend::new(w, 30)).unwrap();
+            term.draw(|f| r.draw(f, f.area(), &cx, theme)).unwrap();
+            let screen: String = term
+                .backend()
+                .buffer()
+                .content()
+                .iter()
+                .map(|c| c.symbol())
+                .collect::<String>()
+                .split_whitespace()
+                .collect();
+            for want in [
+                "retry-ayu-since-monday",
+                "1/4done",
+                "lease600s",
+                "花子2",
+                "taro1",
+            ] {
+                assert!(screen.contains(want), "{w}: {want} in {screen}");
+            }
+        }
     }
 
     #[test]
