@@ -13,6 +13,7 @@ pub mod compare_view;
 pub mod ctx;
 mod detail;
 pub mod error;
+pub mod fit;
 pub mod focus;
 pub mod keymap;
 mod keymap_check;

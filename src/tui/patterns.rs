@@ -368,7 +368,10 @@ pub fn render(f: &mut Frame, area: Rect, p: &PatternsPane, t: &Theme) {
             p.sort.label()
         )
     };
-    f.render_widget(Paragraph::new(Line::styled(head, dim)), top);
+    f.render_widget(
+        Paragraph::new(super::fit::line(Line::styled(head, dim), top.width)),
+        top,
+    );
     let width = list.width.max(1) as usize;
     let (lines, detail) = if p.review {
         dropout_lines(p, width, t)
@@ -378,7 +381,10 @@ pub fn render(f: &mut Frame, area: Rect, p: &PatternsPane, t: &Theme) {
     let h = list.height as usize;
     let skip = p.row.saturating_sub(h.saturating_sub(1));
     f.render_widget(
-        Paragraph::new(lines.into_iter().skip(skip).take(h).collect::<Vec<_>>()),
+        Paragraph::new(super::fit::lines(
+            lines.into_iter().skip(skip).take(h).collect::<Vec<_>>(),
+            list.width,
+        )),
         list,
     );
     let fw = foot.width.max(1) as usize;

@@ -127,6 +127,7 @@ pub fn rules(
         area.width,
     ));
     let scroll = cx.scroll_for(lines.len(), area.height);
+    let lines = super::fit::lines(lines, area.width);
     f.render_widget(Paragraph::new(lines).scroll((scroll, 0)), area);
 }
 
@@ -249,7 +250,7 @@ pub fn stats(f: &mut Frame, area: Rect, cx: &Ctx<'_>, t: &Theme) {
         Constraint::Length(4),
     ])
     .areas(area);
-    f.render_widget(Paragraph::new(lines), top);
+    f.render_widget(Paragraph::new(super::fit::lines(lines, top.width)), top);
     let tones: Vec<u64> = turns
         .iter()
         .filter(|x| !super::blind::hides(&cx.blind, x))

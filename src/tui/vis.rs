@@ -310,22 +310,23 @@ pub fn render(f: &mut Frame, area: Rect, vis: Option<&VisPane>, t: &Theme) {
     .areas(area);
     let reader = vis.reader();
     let unsaved = if vis.unsaved { " · unsaved" } else { "" };
-    f.render_widget(
-        Paragraph::new(Line::from(vec![
-            Span::styled(format!("{} · ", vis.work.name), dim),
-            Span::styled(
-                format!("for {} (a)", reader_label(reader)),
-                Style::new().fg(t.accent),
-            ),
-            Span::styled(format!(" · 0–3 level · e edit · w save{unsaved}"), dim),
-        ])),
-        top,
-    );
+    let head = Line::from(vec![
+        Span::styled(format!("{} · ", vis.work.name), dim),
+        Span::styled(
+            format!("for {} (a)", reader_label(reader)),
+            Style::new().fg(t.accent),
+        ),
+        Span::styled(format!(" · 0–3 level · e edit · w save{unsaved}"), dim),
+    ]);
+    f.render_widget(Paragraph::new(super::fit::line(head, top.width)), top);
     let (lines, sel_line) = tree_lines(vis, tree_area.width, t);
     let h = tree_area.height as usize;
     let skip = sel_line.saturating_sub(h.saturating_sub(2));
     let visible: Vec<Line> = lines.into_iter().skip(skip).take(h).collect();
-    f.render_widget(Paragraph::new(visible), tree_area);
+    f.render_widget(
+        Paragraph::new(super::fit::lines(visible, tree_area.width)),
+        tree_area,
+    );
 
     preview(f, preview_area, vis, reader, t);
 }

@@ -119,7 +119,8 @@ fn header(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
         ),
         dim,
     )]);
-    f.render_widget(Paragraph::new(vec![l1, l2]), area);
+    let lines = crate::tui::fit::lines(vec![l1, l2], area.width);
+    f.render_widget(Paragraph::new(lines), area);
 }
 
 fn state_word(s: &RunState) -> String {
