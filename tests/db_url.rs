@@ -1,6 +1,7 @@
 //! A URL is never a file name (issue 24): every command that takes `--db` (or `KAKEAI_DB`)
-//! refuses a `postgresql://` URL with one clear line — its password shown as `***` — and
-//! creates nothing in the current directory.
+//! either uses a `postgresql://` URL (`db status | migrate`, `runs`: here nothing answers,
+//! exit 3) or refuses it with one clear line — its password shown as `***` — and none creates
+//! anything in the current directory.
 
 mod cli_env;
 use cli_env::Env;
@@ -40,8 +41,9 @@ fn a_database_url_is_refused_by_every_command_and_never_becomes_a_file() {
                 .output()
                 .unwrap();
             let err = String::from_utf8_lossy(&out.stderr);
-            // `db status | migrate` try a PostgreSQL URL: nothing answers here, exit 3.
-            let reaches = args[0] == "db" && url.starts_with("postgres");
+            // `db status | migrate` and `runs` try a PostgreSQL URL: nothing answers here,
+            // exit 3.
+            let reaches = ["db", "runs"].contains(&args[0].as_str()) && url.starts_with("postgres");
             let code = if reaches { 3 } else { 2 };
             assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
             assert!(
@@ -49,10 +51,9 @@ fn a_database_url_is_refused_by_every_command_and_never_becomes_a_file() {
                 "{args:?} printed the password: {err}"
             );
             assert!(err.contains("***"), "{args:?}: {err}");
-            // `db status | migrate` use a PostgreSQL URL (issue 24): here nothing answers, and
-            // they say so; every other command refuses the URL.
-            let db_cmd = args[0] == "db" && url.starts_with("postgres");
-            let said = if db_cmd {
+            // `db status | migrate` and `runs` use a PostgreSQL URL (issue 24): here nothing
+            // answers, and they say so; every other command refuses the URL.
+            let said = if reaches {
                 err.contains("cannot use this PostgreSQL database")
             } else {
                 err.contains("never taken as a file name") || err.contains("is not a store")
@@ -61,7 +62,7 @@ fn a_database_url_is_refused_by_every_command_and_never_becomes_a_file() {
         }
         // Through the environment too.
         let out = env
-            .cmd(&["runs"])
+            .cmd(&["export", "--run", "1"])
             .env("KAKEAI_DB", url)
             .current_dir(cwd.path())
             .output()

@@ -290,7 +290,12 @@ fn filled(path: &std::path::Path, runs: usize) -> Store {
              UPDATE runs SET status = 'completed', ended_at = '2026-11-25T00:00:00.000Z';
              -- Samples: a comparison's run and a vault probe's (listed as such).
              UPDATE runs SET options = '{\"compare\": 5}' WHERE id = 3;
-             UPDATE runs SET options = '{\"probe\": true, \"t\": [1]}' WHERE id = 4;",
+             UPDATE runs SET options = '{\"probe\": true, \"t\": [1]}' WHERE id = 4;
+             -- Marks the runs browser counts: 👍 on two turns of run 2, one taken back.
+             INSERT INTO actions (run_id, turn, kind, payload, created_at, reviewer) VALUES
+                 (2, 1, 'thumb', '{\"up\": true}', 't', '花子'),
+                 (2, 2, 'override', '{\"to\": \"WARN\"}', 't', 'taro'),
+                 (1, 3, 'thumb', '{\"up\": false}', 't', NULL);",
         )
         .unwrap();
     store
@@ -418,6 +423,48 @@ fn a_copy_to_postgresql_and_back_is_lossless_and_every_run_exports_the_same() {
         assert!(from_pg.contains("compare 5 sample") && from_pg.contains("probe"));
         assert!(!from_pg.contains("s3cr3t"));
     }
+
+    // The runs browser reads the same page from either engine: any filter (ASCII case folded,
+    // LIKE's own characters taken literally), any page.
+    let (file, p) = (Store::open(&a).unwrap(), pg(&url));
+    let filters = [
+        "",
+        " ",
+        "1",
+        "3",
+        "12",
+        "completed",
+        "COMPLETED",
+        "%",
+        "_",
+        "\\",
+        "a%b",
+        "sample",
+    ];
+    let topics: Vec<String> = file
+        .browse("", 3, 0)
+        .unwrap()
+        .rows
+        .into_iter()
+        .map(|r| r.topic)
+        .collect();
+    let pieces = topics
+        .iter()
+        .filter_map(|t| t.chars().nth(1).map(String::from));
+    for filter in filters.iter().map(|f| f.to_string()).chain(pieces) {
+        for (limit, offset) in [(50, 0), (5, 0), (5, 5), (5, 100)] {
+            let want = file.browse(&filter, limit, offset).unwrap();
+            let got = kakeai::store::pg::read::browse(&p, &filter, limit, offset).unwrap();
+            assert_eq!(want, got, "filter {filter:?} {limit}/{offset}");
+        }
+    }
+    assert!(
+        file.browse("", 50, 0)
+            .unwrap()
+            .rows
+            .iter()
+            .any(|r| r.reviewed == 2)
+    );
 
     // Ids go on after the copied ones on PostgreSQL.
     let p = pg(&url);

@@ -44,7 +44,7 @@ pub struct TextHit {
 }
 
 /// `LIKE` pattern for a plain substring (`%`, `_` and `\` taken literally).
-fn like(needle: &str) -> String {
+pub(crate) fn like(needle: &str) -> String {
     let mut s = String::from("%");
     for c in needle.chars() {
         if matches!(c, '%' | '_' | '\\') {
