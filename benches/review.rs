@@ -116,6 +116,35 @@ fn fill(s: &mut Store) -> i64 {
     big
 }
 
+#[path = "../tests/common/pg.rs"]
+#[allow(dead_code)]
+mod pg_cluster;
+
+/// The same reads from a copy of the store on PostgreSQL (issue 24 §1), when the system has
+/// PostgreSQL: a throwaway cluster started as the tests start one (skipped without it).
+fn pg_figures(c: &mut Criterion, db: &std::path::Path) {
+    use kakeai::store::pg::{Pg, copy, read};
+    use kakeai::store::target::{Target, classify};
+    let Some(cluster) = pg_cluster::PgCluster::start("bench review (PostgreSQL)") else {
+        return;
+    };
+    let url = cluster.database("bench");
+    let Ok(Target::Postgres(u)) = classify(std::path::Path::new(&url)) else {
+        panic!("{url} is a PostgreSQL URL");
+    };
+    let pg = Pg::connect(&u).unwrap();
+    copy::sqlite_to_pg(db, &pg, 2000, None, &mut |_, _, _| {}).unwrap();
+    c.bench_function("PostgreSQL: runs browser, a page of 10,000 runs", |b| {
+        b.iter(|| black_box(read::browse(&pg, "", 200, 0).unwrap().total))
+    });
+    c.bench_function("PostgreSQL: runs browser, filter 10,000 runs", |b| {
+        b.iter(|| black_box(read::browse(&pg, "祭り 99", 200, 0).unwrap().total))
+    });
+    c.bench_function("PostgreSQL: runs, the newest 50", |b| {
+        b.iter(|| black_box(read::runs(&pg, 50).unwrap().len()))
+    });
+}
+
 fn bench(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
     let mut s = Store::open(&dir.path().join("bench.db")).unwrap();
@@ -128,6 +157,7 @@ fn bench(c: &mut Criterion) {
             a.act(Action::Runs);
             a.on_msg(UiMsg::Runs {
                 filter: String::new(),
+                offset: 0,
                 page: Ok(s.browse("", 200, 0).unwrap()),
             });
             term.draw(|f| render::draw(f, &a)).unwrap();
@@ -137,18 +167,27 @@ fn bench(c: &mut Criterion) {
     c.bench_function("runs browser: filter 10,000 runs", |b| {
         b.iter(|| black_box(s.browse("祭り 99", 200, 0).unwrap().total))
     });
+    c.bench_function(
+        "runs browser: a page of 10,000 runs (the read alone)",
+        |b| b.iter(|| black_box(s.browse("", 200, 0).unwrap().total)),
+    );
+    pg_figures(c, &dir.path().join("bench.db"));
     c.bench_function("open a run of 500 turns", |b| {
         b.iter(|| {
             let mut a = app();
             let o = reopen::open(&s, big, None).unwrap();
-            a.on_msg(UiMsg::RunOpened(Ok(Box::new(o))));
+            a.on_msg(UiMsg::RunOpened {
+                ticket: a.tickets.open,
+                run: Ok(Box::new(o)),
+            });
             black_box(a.run.turns.len())
         })
     });
     let mut a = app();
-    a.on_msg(UiMsg::RunOpened(Ok(Box::new(
-        reopen::open(&s, big, None).unwrap(),
-    ))));
+    a.on_msg(UiMsg::RunOpened {
+        ticket: a.tickets.open,
+        run: Ok(Box::new(reopen::open(&s, big, None).unwrap())),
+    });
     c.bench_function("frame: 500-turn run, detail pane", |b| {
         b.iter(|| term.draw(|f| render::draw(f, &a)).unwrap().area.width)
     });

@@ -3,6 +3,8 @@
 //! of runs, turns, attempts and actions, and the same content digests (no run half-imported,
 //! none twice). The log is generated here: 600 runs with retried attempts and feedback.
 
+mod common;
+
 use std::process::{Child, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -177,12 +179,10 @@ fn import_killed_four_times_then_rerun_equals_a_clean_import() {
 
     let db = env.dir.path().join("killed.db");
     let db = db.to_str().unwrap();
-    let mut seed = 0x5eed_1234_u64;
+    let mut g = common::seeded::Gen::new(0x5eed_1234);
     let mut killed_midway = 0;
     for round in 0..4 {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
+        let seed = g.next(1000);
         let mut child = spawn(&env, db, &file);
         // 10 %–70 % of a clean import's time.
         let delay = whole.mul_f64(0.1 + 0.6 * (seed % 1000) as f64 / 1000.0);

@@ -2,6 +2,8 @@
 //! UNIQUE, value checks, usage outcomes within the window, 👍/👎 feedback, scores from the
 //! usage log, and best match (order, threshold, tie-breaks, relevance, the index it uses).
 
+mod common;
+
 use kakeai::patterns::score::{self, Rank, ScoreInputs};
 use kakeai::patterns::{
     self as pat, BestQuery, Character, NewPattern, NewUse, Observation, PatternError, Resolution,
@@ -812,13 +814,8 @@ fn best_match_agrees_with_the_rule_written_out_on_many_patterns() {
         "絵がジャガイモ",
         "方向音痴だよね",
     ];
-    let mut state: u32 = 0x9e37_79b9;
-    let mut next = |n: u32| {
-        state ^= state << 13;
-        state ^= state >> 17;
-        state ^= state << 5;
-        state % n
-    };
+    let mut g = common::seeded::Gen::new(0x9e37_79b9);
+    let mut next = |n: u32| g.next(u64::from(n)) as u32;
     c.execute_batch("BEGIN").unwrap();
     for i in 0..1500 {
         let (success, failure) = (next(10), next(4));

@@ -2,6 +2,8 @@
 //! outcomes from the timing of the user's next message, dropouts, counterfactual review, and
 //! pattern files in and out. No raw PII text may reach the database file.
 
+mod common;
+
 use kakeai::patterns::counterfactual::{self as cf, Accept, Draft, Drafts};
 use kakeai::patterns::dropouts::{dropout, dropouts};
 use kakeai::patterns::exchange;
@@ -614,13 +616,8 @@ fn scores_and_ranks_survive_export_and_import() {
     let (_d, s) = store();
     let c = s.conn();
     starter(c);
-    let mut seed = 0x2545_f491_u64;
-    let mut rnd = |n: u64| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed % n
-    };
+    let mut g = common::seeded::Gen::new(0x2545_f491);
+    let mut rnd = |n: u64| g.next(n);
     let mut log = Vec::new();
     let mut conv = 0;
     for pattern in 1..=13i64 {

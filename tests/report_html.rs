@@ -3,6 +3,8 @@
 //! browser (headless Chromium; skipped with a message where it is absent, required under
 //! CI=true): screenshots at 1280 and 390 px, and no text sticking out of its box.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -23,19 +25,11 @@ const HOSTILE: [&str; 5] = [
     "https://example.com/a/very/long/url/that/has/no/spaces/at/all/and/keeps/going/and/going/forever",
 ];
 
-struct Gen(u64);
-impl Gen {
-    fn next(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) % n
-    }
-}
+use common::seeded::Gen;
 
 /// A run of `turns` turns; returns (run id, [(speaker, status)] per turn, rules fired).
 fn build(store: &mut Store, seed: u64, turns: u32) -> (i64, Vec<(String, Status)>, usize) {
-    let mut g = Gen(seed);
+    let mut g = Gen::new(seed);
     let run = store
         .create_run(&NewRun {
             topic: "<b>海辺</b>の坂道".into(),

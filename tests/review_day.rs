@@ -226,6 +226,7 @@ fn snapshot_runs_browser() {
     a.act(Action::Runs);
     a.on_msg(UiMsg::Runs {
         filter: String::new(),
+        offset: 0,
         page: Ok(s.browse("", 200, 0).unwrap()),
     });
     insta::assert_snapshot!("runs_browser_80x24", screen(&a, 80, 24));
@@ -238,11 +239,13 @@ fn snapshot_runs_browser() {
     ));
     a.on_msg(UiMsg::Runs {
         filter: "花".into(),
+        offset: 0,
         page: Ok(s.browse("花", 200, 0).unwrap()),
     });
     // A page for the filter before, answered late, is dropped: the newest request wins.
     a.on_msg(UiMsg::Runs {
         filter: String::new(),
+        offset: 0,
         page: Ok(s.browse("", 200, 0).unwrap()),
     });
     assert!(
@@ -261,6 +264,66 @@ fn snapshot_runs_browser() {
         [kakeai::tui::app::Command::OpenRun { .. }]
     ));
     assert!(a.runs.is_none());
+}
+
+/// Async answers carry their target (issue 23): a page for another offset, a run opened for an
+/// older request and a comparison asked for before the newest one are all dropped.
+#[test]
+fn late_answers_never_land_in_place_of_the_newest_request() {
+    let (_d, mut s) = store();
+    let first = add_run(&mut s, "駅前のパン屋へ", 6, 1);
+    let second = add_run(&mut s, "花火の帰り道", 4, 2);
+    let mut a = opened(&s, first);
+    // The runs browser asks for the second page; the first page arriving late is dropped.
+    a.act(Action::Runs);
+    let (total, page) = (s.browse("", 1, 0).unwrap(), s.browse("", 1, 1).unwrap());
+    a.runs.as_mut().unwrap().asked = 1;
+    a.on_msg(UiMsg::Runs {
+        filter: String::new(),
+        offset: 1,
+        page: Ok(page.clone()),
+    });
+    a.on_msg(UiMsg::Runs {
+        filter: String::new(),
+        offset: 0,
+        page: Ok(total),
+    });
+    assert_eq!(
+        a.runs.as_ref().unwrap().page,
+        page,
+        "the older page replaced the newer"
+    );
+    a.runs = None;
+    // Two runs asked for in a row: the first answer (older ticket) arrives last and is dropped.
+    let (older, newer) = (a.tickets.next_open(), a.tickets.next_open());
+    let read = |id| Ok(Box::new(reopen::open(&s, id, None).unwrap()));
+    a.on_msg(UiMsg::RunOpened {
+        ticket: newer,
+        run: read(second),
+    });
+    a.on_msg(UiMsg::RunOpened {
+        ticket: older,
+        run: read(first),
+    });
+    assert_eq!(
+        a.run.run_id,
+        Some(second),
+        "a late answer opened the older request's run"
+    );
+    // A comparison answered after a newer request was made never opens the view.
+    let stale = a.tickets.next_compare();
+    a.tickets.next_compare();
+    let missing = kakeai::tui::error::UiError::Missing("no comparison 9".into());
+    a.on_msg(UiMsg::Compare {
+        ticket: stale,
+        view: Box::new(Err(missing)),
+    });
+    assert!(
+        a.errors.is_empty() && !a.status.contains("no comparison 9"),
+        "a stale compare answer was shown: {} {:?}",
+        a.status,
+        a.errors
+    );
 }
 
 #[test]
@@ -348,7 +411,10 @@ fn regenerate_keeps_a_branch_in_store_and_on_screen() {
     let o = reopen::open(&s, run, None).unwrap();
     assert_eq!(o.branches.len(), 1);
     let mut a = app();
-    a.on_msg(UiMsg::RunOpened(Ok(Box::new(o))));
+    a.on_msg(UiMsg::RunOpened {
+        ticket: a.tickets.open,
+        run: Ok(Box::new(o)),
+    });
     assert_eq!(a.run.turns.len(), 3);
     a.act(Action::NextBranch);
     assert_eq!(a.run.turns.len(), 6);

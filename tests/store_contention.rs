@@ -3,6 +3,8 @@
 //! SIGKILL mid-way and re-run; a killed run marked interrupted, a Ctrl-C'd run stopped. Every
 //! acknowledged row (a `turn_commit` on stdout, a finished CLI write) must be stored.
 
+mod common;
+
 #[path = "llm_fake/mod.rs"]
 mod llm_fake;
 
@@ -210,13 +212,10 @@ async fn ingest_killed_midway_then_rerun_duplicates_nothing() {
     let db = env.dir.path().join("k.db");
     let db = db.to_str().unwrap().to_string();
     let file = env.file("big.jsonl", &log(1500, 9));
-    let mut seed = 0x9e37_79b9_u64;
+    let mut g = common::seeded::Gen::new(0x9e37_79b9);
     for _ in 0..2 {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
         let mut child = spawn(&env, &db, &["ingest", &file]);
-        let delay = Duration::from_millis(200 + seed % 1200);
+        let delay = g.between_ms(200, 1400);
         let t = Instant::now();
         while t.elapsed() < delay {
             if child.try_wait().unwrap().is_some() {

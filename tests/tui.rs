@@ -14,28 +14,21 @@ use kakeai::llm::LlmConfig;
 use kakeai::store::{ActionKind, Store, StoreHandle};
 use kakeai::text::Analysis;
 use kakeai::text::analyzer::fallback::FallbackAnalyzer;
-use kakeai::tui::app::{App, Conn, Header, UiMsg};
-use kakeai::tui::keymap::Keymap;
-use kakeai::tui::{Runtime, Services, render, theme};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
+use kakeai::tui::app::{App, Conn, UiMsg};
+use kakeai::tui::{Runtime, Services};
+
+mod common;
+use common::tui::screen;
 
 fn app(conn: Conn) -> App {
-    let header = Header {
-        endpoint: "http://127.0.0.1:11434".into(),
-        model: "gemma2:27b".into(),
+    let h = common::tui::header;
+    common::tui::app(h(
+        "http://127.0.0.1:11434",
+        "gemma2:27b",
         conn,
-        analyzer: "fallback".into(),
-        ruleset: "0123456789ab".into(),
-        db: "/tmp/kakeai.db".into(),
-    };
-    App::new(header, theme::load_all().0, Keymap::builtin())
-}
-
-fn screen(app: &App, w: u16, h: u16) -> String {
-    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
-    t.draw(|f| render::draw(f, app)).unwrap();
-    t.backend().to_string()
+        "0123456789ab",
+        "/tmp/kakeai.db",
+    ))
 }
 
 fn verdict(speaker: &str, text: &str) -> Verdict {

@@ -3,6 +3,8 @@
 //! selection scrolls a long comparison. Fixture text mixes full-width, half-width katakana and
 //! emoji.
 
+mod common;
+
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use kakeai::compare::db::{Header, Stored};
 use kakeai::compare::outcome::{Brief, Side, TurnRow, change, diff, summarise};
@@ -188,19 +190,10 @@ fn the_selection_scrolls_a_long_comparison() {
 
 #[test]
 fn the_visibility_pane_shows_the_scorecard_beside_a_secret() {
-    use kakeai::tui::app::{App, Conn, Header};
-    use kakeai::tui::keymap::{Action, Keymap};
+    use kakeai::tui::keymap::Action;
     use kakeai::tui::vis::VisPane;
     use kakeai::vault::scorecard::Row;
-    let header = Header {
-        endpoint: "http://127.0.0.1:11434".into(),
-        model: "gemma2:27b".into(),
-        conn: Conn::Down("no endpoint".into()),
-        analyzer: "fallback".into(),
-        ruleset: "0123456789ab".into(),
-        db: "/tmp/kakeai.db".into(),
-    };
-    let mut a = App::new(header, theme::load_all().0, Keymap::builtin());
+    let mut a = workbench();
     let mut pane = VisPane::new(kakeai::vault::sample());
     pane.scorecard = vec![Row {
         secret: "SEC-AYU-01".into(),
@@ -231,17 +224,15 @@ fn the_visibility_pane_shows_the_scorecard_beside_a_secret() {
 }
 
 fn workbench() -> kakeai::tui::app::App {
-    use kakeai::tui::app::{App, Conn, Header};
-    use kakeai::tui::keymap::Keymap;
-    let header = Header {
-        endpoint: "http://127.0.0.1:11434".into(),
-        model: "gemma2:27b".into(),
-        conn: Conn::Down("no endpoint".into()),
-        analyzer: "fallback".into(),
-        ruleset: "0123456789ab".into(),
-        db: "/tmp/kakeai.db".into(),
-    };
-    App::new(header, theme::load_all().0, Keymap::builtin())
+    use kakeai::tui::app::Conn;
+    let h = common::tui::header;
+    common::tui::app(h(
+        "http://127.0.0.1:11434",
+        "gemma2:27b",
+        Conn::Down("no endpoint".into()),
+        "0123456789ab",
+        "/tmp/kakeai.db",
+    ))
 }
 
 /// `kakeai --compare ID` and the runs browser's ctrl-o hand the workbench a loaded comparison:
@@ -251,14 +242,18 @@ fn workbench() -> kakeai::tui::app::App {
 fn the_workbench_opens_and_closes_the_compare_view() {
     use kakeai::tui::app::UiMsg;
     let mut a = workbench();
-    a.on_msg(UiMsg::Compare(Box::new(Err(
-        kakeai::tui::error::UiError::Missing(
+    a.on_msg(UiMsg::Compare {
+        ticket: a.tickets.compare,
+        view: Box::new(Err(kakeai::tui::error::UiError::Missing(
             "run 3 has no comparison yet (kakeai compare --run 3 --variant FILE)".into(),
-        ),
-    ))));
+        ))),
+    });
     assert!(a.compare.is_none());
     assert!(a.status.contains("no comparison"), "{}", a.status);
-    a.on_msg(UiMsg::Compare(Box::new(Ok(CompareView::new(stored())))));
+    a.on_msg(UiMsg::Compare {
+        ticket: a.tickets.compare,
+        view: Box::new(Ok(CompareView::new(stored()))),
+    });
     let draw = |a: &kakeai::tui::app::App| {
         let mut t = Terminal::new(TestBackend::new(140, 40)).unwrap();
         t.draw(|f| kakeai::tui::render::draw(f, a)).unwrap();
@@ -330,7 +325,10 @@ fn half_width_voiced_kana_keep_the_separator_in_its_column() {
 fn esc_closes_the_error_box_over_the_compare_view_first() {
     use kakeai::tui::app::UiMsg;
     let mut a = workbench();
-    a.on_msg(UiMsg::Compare(Box::new(Ok(CompareView::new(stored())))));
+    a.on_msg(UiMsg::Compare {
+        ticket: a.tickets.compare,
+        view: Box::new(Ok(CompareView::new(stored()))),
+    });
     a.errors
         .push("connection refused (http://127.0.0.1:11434/api/tags)".into());
     a.on_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));

@@ -6,6 +6,8 @@
 //! screen, and what is on screen must be exactly what a full redraw (ctrl-l) shows.
 //! Skipped (with a note) where tmux is missing, except under CI=true.
 
+mod common;
+
 #[path = "review_fixture/mod.rs"]
 mod review_fixture;
 
@@ -44,18 +46,9 @@ fn lines(seed: u64, n: usize) -> Vec<String> {
         "ok ",
         "が",
     ];
-    let mut s = seed;
+    let mut g = common::seeded::Gen::new(seed);
     (0..n)
-        .map(|_| {
-            (0..24)
-                .map(|_| {
-                    s ^= s << 13;
-                    s ^= s >> 7;
-                    s ^= s << 17;
-                    parts[(s % parts.len() as u64) as usize]
-                })
-                .collect()
-        })
+        .map(|_| (0..24).map(|_| *g.pick(&parts)).collect())
         .collect()
 }
 

@@ -16,21 +16,21 @@ use kakeai::duo::DuoConfig;
 use kakeai::llm::{ApiKind, LlmConfig};
 use kakeai::store::{Store, StoreHandle};
 use kakeai::text::analyzer::fallback::FallbackAnalyzer;
-use kakeai::tui::app::{App, Command, Conn, Header, UiMsg};
-use kakeai::tui::keymap::Keymap;
-use kakeai::tui::{Runtime, Services, theme};
+use kakeai::tui::app::{App, Command, Conn, UiMsg};
+use kakeai::tui::{Runtime, Services};
 use llm_fake::{FakeServer, Reply};
 
+mod common;
+
 fn app(conn: Conn) -> App {
-    let header = Header {
-        endpoint: "http://127.0.0.1:9".into(),
-        model: "gemma2:27b".into(),
+    let h = common::tui::header;
+    common::tui::app(h(
+        "http://127.0.0.1:9",
+        "gemma2:27b",
         conn,
-        analyzer: "fallback".into(),
-        ruleset: "0123456789ab".into(),
-        db: "/tmp/kakeai.db".into(),
-    };
-    App::new(header, theme::load_all().0, Keymap::builtin())
+        "0123456789ab",
+        "/tmp/kakeai.db",
+    ))
 }
 
 fn key(c: char) -> KeyEvent {

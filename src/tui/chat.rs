@@ -109,7 +109,7 @@ pub enum ChatMsg {
     Saved(i64),
     Done {
         id: Option<i64>,
-        error: Option<String>,
+        error: Option<crate::tui::error::UiError>,
     },
 }
 
@@ -258,8 +258,8 @@ impl ChatView {
         ChatAsk::Done(None)
     }
 
-    /// Progress of the message in flight; a failure's text for the status line.
-    pub fn apply(&mut self, m: ChatMsg) -> Option<String> {
+    /// Progress of the message in flight; its failure, for the status line.
+    pub fn apply(&mut self, m: ChatMsg) -> Option<crate::tui::error::UiError> {
         let e = self.exchanges.last_mut()?;
         match m {
             ChatMsg::Masked { masked, kinds } => {
@@ -282,7 +282,7 @@ impl ChatView {
                 self.busy = false;
                 if let Some(err) = error {
                     if e.source == Source::Pending {
-                        e.source = Source::Failed(err.clone());
+                        e.source = Source::Failed(err.to_string());
                     }
                     return Some(err);
                 }

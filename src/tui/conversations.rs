@@ -4,7 +4,7 @@
 //! the note; and seed 002's judgment-cache state per scope. Data from `serve::review`.
 
 use super::command::{Command, Modal, Target, textarea};
-use super::error::UiError;
+use super::error::{Notice, UiError};
 use super::panes::{Ask, Pane, RoomMsg};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -128,7 +128,7 @@ impl ConversationsAsk {
 impl ConversationsPane {
     /// The conversations read from the store; the same reply stays selected across a reload
     /// (new lines above it move its row, never the selection).
-    pub fn loaded(&mut self, r: Result<Loaded, UiError>) -> Option<String> {
+    pub fn loaded(&mut self, r: Result<Loaded, UiError>) -> Option<Notice> {
         match r {
             Ok((conversations, caches)) => {
                 let keep = self.selected();
@@ -138,7 +138,7 @@ impl ConversationsPane {
                 self.reselect(keep);
                 None
             }
-            Err(e) => Some(format!("conversations: {e}")),
+            Err(e) => Some(Notice::failed("conversations", e)),
         }
     }
 }

@@ -56,6 +56,31 @@ impl UiError {
     }
 }
 
+/// A line for the status bar with its level: what a room or a task tells the reviewer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notice {
+    pub level: Level,
+    pub text: String,
+}
+
+impl Notice {
+    /// An info line (it expires after a few seconds).
+    pub fn info(text: impl Into<String>) -> Notice {
+        Notice {
+            level: Level::Info,
+            text: text.into(),
+        }
+    }
+
+    /// `e` with `what` in front, at the level its kind sets.
+    pub fn failed(what: &str, e: UiError) -> Notice {
+        Notice {
+            level: e.level(),
+            text: e.context(what).to_string(),
+        }
+    }
+}
+
 impl From<crate::store::StoreError> for UiError {
     fn from(e: crate::store::StoreError) -> UiError {
         UiError::Store(e.to_string())
@@ -84,5 +109,13 @@ mod tests {
         assert_eq!(UiError::Store("all fine".into()).level(), Level::Error);
         let e = UiError::Model("timed out".into()).context("drafts");
         assert_eq!(e, UiError::Model("drafts: timed out".into()));
+        let n = Notice::failed("patterns", UiError::Store("disk full".into()));
+        assert_eq!(
+            (n.level, n.text.as_str()),
+            (Level::Error, "patterns: disk full")
+        );
+        let n = Notice::failed("compare", UiError::Missing("no comparison yet".into()));
+        assert_eq!(n.level, Level::Warn);
+        assert_eq!(Notice::info("drafts ready").level, Level::Info);
     }
 }

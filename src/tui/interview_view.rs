@@ -199,8 +199,8 @@ fn conversation_lines(v: &InterviewView, width: usize, t: &Theme) -> Vec<Line<'s
 pub enum InterviewMsg {
     Started(Box<InterviewConfig>),
     Event(Box<Event>),
-    /// A line for the status bar (an error, or the analysis result).
-    Status(String),
+    /// A line for the status bar with its level (an error, or the analysis result).
+    Notice(crate::tui::error::Notice),
     Insights(Result<Box<super::insights_view::InsightsView>, crate::tui::error::UiError>),
 }
 

@@ -12,6 +12,7 @@ use ratatui::layout::Rect;
 use super::command::{Command, Modal};
 use super::conversations::ConversationsPane;
 use super::ctx::Ctx;
+use super::error::Notice;
 use super::keymap::Action;
 use super::patterns::PatternsPane;
 use super::request_view::RequestPane;
@@ -173,14 +174,14 @@ impl Rooms {
     }
 
     /// A loader's answer; the status line to show, if any.
-    pub fn loaded(&mut self, msg: RoomMsg) -> Option<String> {
+    pub fn loaded(&mut self, msg: RoomMsg) -> Option<Notice> {
         match msg {
             RoomMsg::Patterns(r) => self.patterns.loaded(r),
             RoomMsg::Dropouts(r) => self.patterns.dropouts_loaded(r),
             RoomMsg::Drafts { dropout, drafts } => self.patterns.drafts_loaded(dropout, drafts),
             RoomMsg::Conversations(r) => self.conversations.loaded(r),
             RoomMsg::Queues(r) => self.queues.loaded(r),
-            RoomMsg::Failed(pane, e) => Some(format!("{}: {e}", pane.name())),
+            RoomMsg::Failed(pane, e) => Some(Notice::failed(pane.name(), e)),
         }
     }
 

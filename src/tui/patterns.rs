@@ -3,7 +3,7 @@
 //! dropouts (the model drafts one reply per type, the reviewer picks, edits and accepts).
 
 use super::command::{Command, DraftSet, Modal};
-use super::error::UiError;
+use super::error::{Notice, UiError};
 use super::panes::{Ask, RoomMsg};
 use crate::store::{Store, StoreError};
 use ratatui::Frame;
@@ -272,25 +272,25 @@ impl PatternsAsk {
 
 impl PatternsPane {
     /// The patterns read from the store; the status line to show, if any.
-    pub fn loaded(&mut self, r: Result<Vec<PatternRow>, UiError>) -> Option<String> {
+    pub fn loaded(&mut self, r: Result<Vec<PatternRow>, UiError>) -> Option<Notice> {
         match r {
             Ok(rows) => {
                 self.rows = rows;
                 self.loaded = true;
                 None
             }
-            Err(e) => Some(format!("patterns: {e}")),
+            Err(e) => Some(Notice::failed("patterns", e)),
         }
     }
 
     /// The dropouts read from the store.
-    pub fn dropouts_loaded(&mut self, r: Result<Vec<DropoutRow>, UiError>) -> Option<String> {
+    pub fn dropouts_loaded(&mut self, r: Result<Vec<DropoutRow>, UiError>) -> Option<Notice> {
         match r {
             Ok(rows) => {
                 self.dropouts = rows;
                 None
             }
-            Err(e) => Some(format!("dropouts: {e}")),
+            Err(e) => Some(Notice::failed("dropouts", e)),
         }
     }
 
@@ -299,7 +299,7 @@ impl PatternsPane {
         &mut self,
         dropout: i64,
         drafts: Result<DraftSet, UiError>,
-    ) -> Option<String> {
+    ) -> Option<Notice> {
         Some(match drafts {
             Ok((message_type, d)) => {
                 if let Some(row) = self.dropouts.iter_mut().find(|r| r.id == dropout) {
@@ -307,9 +307,9 @@ impl PatternsPane {
                     row.message_type = message_type;
                     self.draft = 0;
                 }
-                "drafts ready — < > pick one, y accepts it as a pattern".into()
+                Notice::info("drafts ready — < > pick one, y accepts it as a pattern")
             }
-            Err(e) => format!("no drafts: {e}"),
+            Err(e) => Notice::failed("no drafts", e),
         })
     }
 }

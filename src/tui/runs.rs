@@ -27,6 +27,8 @@ pub struct RunsBrowser {
     pub selected: usize,
     pub loading: bool,
     pub error: Option<String>,
+    /// The offset of the page last asked for (an answer for another offset is dropped).
+    pub asked: usize,
 }
 
 /// What a key in the browser asks for.

@@ -12,10 +12,7 @@ use kakeai::store::{
 use kakeai::text::Analysis;
 use kakeai::text::analyzer::fallback::FallbackAnalyzer;
 use kakeai::tui::app::{App, Conn, Header, UiMsg};
-use kakeai::tui::keymap::Keymap;
-use kakeai::tui::{render, reopen, theme};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
+use kakeai::tui::reopen;
 use serde_json::json;
 
 /// A few lines of a walk to the station, in the sisters' voices (written for these tests).
@@ -31,22 +28,25 @@ pub const LINES: [(&str, &str); 6] = [
     ("ayu", "もちろんです。温かいうちにいただきましょう。"),
 ];
 
+#[path = "../common/tui.rs"]
+mod common_tui;
+#[allow(unused_imports)]
+pub use common_tui::screen;
+
 pub fn app() -> App {
-    let header = Header {
-        endpoint: "http://127.0.0.1:11434".into(),
-        model: "gemma2:27b".into(),
-        conn: Conn::Probing,
-        analyzer: "fallback".into(),
-        ruleset: "0123456789ab".into(),
-        db: "/tmp/kakeai.db".into(),
-    };
-    App::new(header, theme::load_all().0, Keymap::builtin())
+    common_tui::app(header())
 }
 
-pub fn screen(app: &App, w: u16, h: u16) -> String {
-    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
-    t.draw(|f| render::draw(f, app)).unwrap();
-    t.backend().to_string()
+/// The header these tests draw (the snapshots keep it).
+pub fn header() -> Header {
+    let h = common_tui::header;
+    h(
+        "http://127.0.0.1:11434",
+        "gemma2:27b",
+        Conn::Probing,
+        "0123456789ab",
+        "/tmp/kakeai.db",
+    )
 }
 
 pub fn key(c: KeyCode) -> KeyEvent {
@@ -146,6 +146,9 @@ pub fn store() -> (tempfile::TempDir, Store) {
 pub fn opened(s: &Store, run: i64) -> App {
     let mut a = app();
     let o = reopen::open(s, run, None).unwrap();
-    a.on_msg(UiMsg::RunOpened(Ok(Box::new(o))));
+    a.on_msg(UiMsg::RunOpened {
+        ticket: a.tickets.open,
+        run: Ok(Box::new(o)),
+    });
     a
 }

@@ -48,12 +48,14 @@ impl App {
                     };
                 }
             }
-            InterviewMsg::Status(e) => self.status = e,
+            InterviewMsg::Notice(n) => self.notify(n.level, n.text),
             InterviewMsg::Insights(Ok(v)) => {
                 self.status = "insights — ←/→ interview or run set, ↑/↓ card, Esc back".into();
                 self.insights = Some(*v);
             }
-            InterviewMsg::Insights(Err(e)) => self.status = format!("insights: {e}"),
+            InterviewMsg::Insights(Err(e)) => {
+                self.notify(e.level(), e.context("insights").to_string())
+            }
         }
     }
 
@@ -106,7 +108,7 @@ impl App {
                 self.compare = Some(v);
                 self.status = "compare view: ↑/↓ turns, Esc closes".into();
             }
-            Err(e) => self.status = format!("compare: {e}"),
+            Err(e) => self.notify(e.level(), e.context("compare").to_string()),
         }
     }
 }
@@ -337,7 +339,7 @@ impl App {
 
     pub(crate) fn on_chat(&mut self, m: ChatMsg) {
         if let Some(err) = self.chat.as_mut().and_then(|c| c.apply(m)) {
-            self.status = err;
+            self.notify(err.level(), err.to_string());
         }
     }
 }

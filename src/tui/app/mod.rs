@@ -129,9 +129,15 @@ pub enum UiMsg {
     /// filter is dropped: the newest request wins).
     Runs {
         filter: String,
+        offset: usize,
         page: Result<crate::store::browse::BrowsePage, UiError>,
     },
-    RunOpened(Result<Box<super::queue::Opened>, UiError>),
+    /// A stored run read for opening, with the ticket of the request (only the newest request's
+    /// answer opens: a slow older read never replaces the run asked for after it).
+    RunOpened {
+        ticket: u64,
+        run: Result<Box<super::queue::Opened>, UiError>,
+    },
     /// Another connection committed to the store (another reviewer, a CLI, an import).
     StoreChanged,
     /// The open run read again after [`UiMsg::StoreChanged`].
@@ -141,12 +147,40 @@ pub enum UiMsg {
         needle: String,
         hits: Result<Vec<crate::store::browse::TextHit>, UiError>,
     },
-    Compare(Box<Result<super::compare_view::CompareView, UiError>>),
+    /// A comparison for the compare view, with the ticket of its request (the newest wins).
+    Compare {
+        ticket: u64,
+        view: Box<Result<super::compare_view::CompareView, UiError>>,
+    },
     /// The stored request of an attempt (None: not kept), for the detail pane.
     Request(
         super::request_view::Key,
         Result<Option<serde_json::Value>, UiError>,
     ),
+}
+
+/// Tickets of the requests whose answers replace what is on screen: each new request takes the
+/// next number, and an answer carrying an older number is dropped (the newest request wins).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Tickets {
+    /// Opening a stored run (the browser, a search hit, the queue, the newest run).
+    pub open: u64,
+    /// Loading a comparison for the compare view.
+    pub compare: u64,
+}
+
+impl Tickets {
+    /// The ticket of a new request to open a run.
+    pub fn next_open(&mut self) -> u64 {
+        self.open += 1;
+        self.open
+    }
+
+    /// The ticket of a new request for a comparison.
+    pub fn next_compare(&mut self) -> u64 {
+        self.compare += 1;
+        self.compare
+    }
 }
 
 /// What the right-hand pane shows (listed once, in focus.rs).
@@ -213,6 +247,8 @@ pub struct App {
     pub right_max: std::cell::Cell<u16>,
     /// What the last review action did ("👍 on turn 6"), said again when the store saved it.
     pub said: Option<String>,
+    /// The newest request of each kind whose answer may land (older answers are dropped).
+    pub tickets: Tickets,
     /// Commands a service message led to (the runtime carries them out after `on_msg`).
     pub queued: Vec<Command>,
     pub status: String,
@@ -276,6 +312,7 @@ impl App {
             right_scroll: 0,
             right_max: std::cell::Cell::new(u16::MAX),
             said: None,
+            tickets: Tickets::default(),
             status: String::new(),
             errors: Vec::new(),
             status_seen: String::new(),
@@ -345,8 +382,12 @@ impl App {
     pub fn on_msg(&mut self, msg: UiMsg) {
         self.dirty = true;
         match msg {
-            UiMsg::Compare(r) => self.on_compare(*r),
-            m @ (UiMsg::Runs { .. } | UiMsg::RunOpened(_) | UiMsg::Found { .. }) => {
+            UiMsg::Compare { ticket, view } => {
+                if ticket == self.tickets.compare {
+                    self.on_compare(*view)
+                }
+            }
+            m @ (UiMsg::Runs { .. } | UiMsg::RunOpened { .. } | UiMsg::Found { .. }) => {
                 let cmds = self.on_queue_msg(m);
                 self.queued.extend(cmds);
             }
@@ -383,8 +424,8 @@ impl App {
             UiMsg::Chat(m) => self.on_chat(m),
             UiMsg::Interview(m) => self.interview_msg(m),
             UiMsg::Room(m) => {
-                if let Some(said) = self.rooms.loaded(m) {
-                    self.status = said;
+                if let Some(n) = self.rooms.loaded(m) {
+                    self.notify(n.level, n.text);
                 }
             }
         }

@@ -41,10 +41,13 @@ impl App {
                     self.runs = None;
                     Vec::new()
                 }
-                BrowserAsk::Load(offset) => vec![Command::BrowseRuns {
-                    filter: b.filter.clone(),
-                    offset,
-                }],
+                BrowserAsk::Load(offset) => {
+                    b.asked = offset;
+                    vec![Command::BrowseRuns {
+                        filter: b.filter.clone(),
+                        offset,
+                    }]
+                }
                 BrowserAsk::Open(id) => self.open_run(id, None),
                 BrowserAsk::Compare(run) => vec![Command::OpenCompare(
                     crate::tui::compare_open::CompareAsk::OfRun(run),
@@ -376,8 +379,14 @@ impl App {
     /// Pages, opened runs and search hits from the store.
     pub(crate) fn on_queue_msg(&mut self, msg: UiMsg) -> Vec<Command> {
         match msg {
-            UiMsg::Runs { filter, page } => {
-                if let Some(b) = self.runs.as_mut().filter(|b| b.filter == filter) {
+            UiMsg::Runs {
+                filter,
+                offset,
+                page,
+            } => {
+                // Only the page last asked for lands (filter and offset both).
+                let asked = |b: &&mut RunsBrowser| b.filter == filter && b.asked == offset;
+                if let Some(b) = self.runs.as_mut().filter(asked) {
                     match page {
                         Ok(page) => b.loaded(page),
                         Err(e) => {
@@ -387,10 +396,11 @@ impl App {
                     }
                 }
             }
-            UiMsg::RunOpened(_) if self.running() => {
+            UiMsg::RunOpened { ticket, .. } if ticket != self.tickets.open => {}
+            UiMsg::RunOpened { .. } if self.running() => {
                 self.status = "a run is live: the stored run was not opened".into();
             }
-            UiMsg::RunOpened(r) => match r {
+            UiMsg::RunOpened { run, .. } => match run {
                 Ok(o) => {
                     let Opened {
                         view,

@@ -15,7 +15,7 @@ use super::{Ask, RoomMsg};
 use crate::annotate::db;
 use crate::store::{Store, StoreError};
 use crate::tui::ctx::Ctx;
-use crate::tui::error::UiError;
+use crate::tui::error::{Notice, UiError};
 use crate::tui::keymap::Action;
 use crate::tui::theme::Theme;
 use crate::tui::wrap::wrap;
@@ -92,7 +92,7 @@ impl QueuesRoom {
     }
 
     /// The queues read; the status line to show, if any.
-    pub fn loaded(&mut self, r: Result<Vec<QueueRow>, UiError>) -> Option<String> {
+    pub fn loaded(&mut self, r: Result<Vec<QueueRow>, UiError>) -> Option<Notice> {
         match r {
             Ok(rows) => {
                 self.rows = rows;
@@ -100,7 +100,7 @@ impl QueuesRoom {
                 self.row = self.row.min(self.rows.len().saturating_sub(1));
                 None
             }
-            Err(e) => Some(format!("queues: {e}")),
+            Err(e) => Some(Notice::failed("queues", e)),
         }
     }
 
@@ -221,7 +221,10 @@ mod tests {
         assert_eq!(r.row, 0);
         assert_eq!(
             r.loaded(Err(UiError::Store("locked".into()))),
-            Some("queues: locked".into())
+            Some(Notice {
+                level: crate::tui::error::Level::Error,
+                text: "queues: locked".into()
+            })
         );
     }
 

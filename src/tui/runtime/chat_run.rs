@@ -86,8 +86,7 @@ impl Runtime {
         tokio::spawn(async move {
             let error = respond(&deps, text, &character, &ctx.history, &emit)
                 .await
-                .err()
-                .map(|e| e.to_string());
+                .err();
             emit.send(ChatMsg::Done { id: None, error });
         });
     }

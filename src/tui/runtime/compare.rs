@@ -10,6 +10,7 @@ use crate::tui::error::UiError;
 impl Runtime {
     pub(crate) fn open_compare(&mut self, ask: CompareAsk) {
         let (store, tx) = (self.services.store.clone(), self.tx.clone());
+        let ticket = self.app.tickets.next_compare();
         tokio::spawn(async move {
             let r = store
                 .call(move |s| {
@@ -33,7 +34,8 @@ impl Runtime {
                 ))),
                 (Err(e), _) => Err(e.into()),
             };
-            let _ = tx.send(UiMsg::Compare(Box::new(msg)));
+            let view = Box::new(msg);
+            let _ = tx.send(UiMsg::Compare { ticket, view });
         });
     }
 }

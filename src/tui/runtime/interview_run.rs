@@ -7,6 +7,7 @@ use crate::interview::{Machine, Runner, config, store as istore};
 use crate::llm::Client;
 use crate::tui::Runtime;
 use crate::tui::app::UiMsg;
+use crate::tui::error::{Notice, UiError};
 use crate::tui::interview_view::InterviewMsg;
 
 impl Runtime {
@@ -15,7 +16,8 @@ impl Runtime {
         let cfg = match config::load(&name) {
             Ok(c) => c,
             Err(e) => {
-                self.app.status = format!("interview: {e}");
+                let e = UiError::File(e.to_string()).context("interview");
+                self.app.notify(e.level(), e.to_string());
                 return;
             }
         };
@@ -47,7 +49,8 @@ impl Runtime {
             {
                 Ok(id) => id,
                 Err(e) => {
-                    let _ = tx.send(UiMsg::Interview(InterviewMsg::Status(e.to_string())));
+                    let n = Notice::failed("interview NOT started", UiError::from(e));
+                    let _ = tx.send(UiMsg::Interview(InterviewMsg::Notice(n)));
                     return;
                 }
             };
@@ -65,14 +68,13 @@ impl Runtime {
             };
             match runner.run(&mut machine, &mut answers, &mut emit).await {
                 Err(e) => {
-                    let _ = tx.send(UiMsg::Interview(InterviewMsg::Status(format!(
-                        "interview NOT saved: {e}"
-                    ))));
+                    let n = Notice::failed("interview NOT saved", UiError::Store(e.to_string()));
+                    let _ = tx.send(UiMsg::Interview(InterviewMsg::Notice(n)));
                 }
                 // The queued analysis runs now, in the background (seed 003 §8).
                 Ok(crate::interview::Outcome::Finished { .. }) => {
                     let msg = analyse_finished(runner).await;
-                    let _ = tx.send(UiMsg::Interview(InterviewMsg::Status(msg)));
+                    let _ = tx.send(UiMsg::Interview(InterviewMsg::Notice(msg)));
                 }
                 Ok(_) => {}
             }
@@ -102,7 +104,7 @@ impl Runtime {
 }
 
 /// The queued analysis of a finished interview (seed 003 §8), and what to tell the user.
-async fn analyse_finished(runner: Runner) -> String {
+async fn analyse_finished(runner: Runner) -> Notice {
     let Runner {
         cfg,
         client,
@@ -114,18 +116,21 @@ async fn analyse_finished(runner: Runner) -> String {
         crate::insight::analyze::interviews(&store, client.as_ref(), analyzer, cfg.name.clone())
             .await;
     match r {
-        Ok(r) if r.not_analysed.is_empty() => format!(
+        Ok(r) if r.not_analysed.is_empty() => Notice::info(format!(
             "interview analysed — {} cards in {} (/insights)",
             r.deck.cards.len(),
             r.scope
-        ),
-        Ok(r) => format!(
-            "interview finished; not analysed: {}",
-            r.not_analysed
-                .first()
-                .map(|s| s.reason.as_str())
-                .unwrap_or("")
-        ),
-        Err(e) => format!("analysis NOT saved: {e}"),
+        )),
+        Ok(r) => Notice {
+            level: crate::tui::error::Level::Warn,
+            text: format!(
+                "interview finished; not analysed: {}",
+                r.not_analysed
+                    .first()
+                    .map(|s| s.reason.as_str())
+                    .unwrap_or("")
+            ),
+        },
+        Err(e) => Notice::failed("analysis NOT saved", UiError::Store(e.to_string())),
     }
 }

@@ -19,7 +19,11 @@ impl Runtime {
                 .call(move |s| s.browse(&asked, BROWSE_PAGE, offset))
                 .await;
             let page = r.map_err(crate::tui::error::UiError::from);
-            let _ = tx.send(UiMsg::Runs { filter, page });
+            let _ = tx.send(UiMsg::Runs {
+                filter,
+                offset,
+                page,
+            });
         });
     }
 
@@ -39,13 +43,13 @@ impl Runtime {
         match cmd {
             Command::BrowseRuns { filter, offset } => self.browse(filter, offset),
             Command::OpenRun { id, turn } => {
+                let ticket = self.app.tickets.next_open();
                 tokio::spawn(async move {
                     let r = store
                         .call(move |s| crate::tui::reopen::open(s, id, turn))
                         .await;
-                    let _ = tx.send(UiMsg::RunOpened(
-                        r.map(Box::new).map_err(crate::tui::error::UiError::from),
-                    ));
+                    let run = r.map(Box::new).map_err(crate::tui::error::UiError::from);
+                    let _ = tx.send(UiMsg::RunOpened { ticket, run });
                 });
             }
             Command::RefreshMarks { id } => {
@@ -58,6 +62,7 @@ impl Runtime {
                 });
             }
             Command::OpenLatest => {
+                let ticket = self.app.tickets.next_open();
                 tokio::spawn(async move {
                     let r = store
                         .call(|s| match s.latest_run_id()? {
@@ -67,11 +72,13 @@ impl Runtime {
                         .await;
                     match r {
                         Ok(Some(o)) => {
-                            let _ = tx.send(UiMsg::RunOpened(Ok(Box::new(o))));
+                            let run = Ok(Box::new(o));
+                            let _ = tx.send(UiMsg::RunOpened { ticket, run });
                         }
                         Ok(None) => {}
                         Err(e) => {
-                            let _ = tx.send(UiMsg::RunOpened(Err(e.into())));
+                            let run = Err(e.into());
+                            let _ = tx.send(UiMsg::RunOpened { ticket, run });
                         }
                     }
                 });
@@ -81,12 +88,14 @@ impl Runtime {
                 else {
                     return;
                 };
+                let ticket = self.app.tickets.next_open();
                 tokio::spawn(async move {
                     use crate::tui::app::status::Level;
                     let r = store.call(move |s| claim_and_open(s, &name, &me)).await;
                     let notice = match r {
                         Ok((msg, Some(opened))) => {
-                            let _ = tx.send(UiMsg::RunOpened(Ok(Box::new(opened))));
+                            let run = Ok(Box::new(opened));
+                            let _ = tx.send(UiMsg::RunOpened { ticket, run });
                             UiMsg::Notice(Level::Info, msg)
                         }
                         Ok((msg, None)) => UiMsg::Notice(Level::Warn, msg),
