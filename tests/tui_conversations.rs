@@ -238,7 +238,7 @@ async fn the_conversations_view_lists_line_traffic_and_takes_thumbs_and_override
     wait_until(&mut rt, &mut rx, |a| a.status.contains("saved"));
     assert!(rt.app.status.contains("like_rate"), "{}", rt.app.status);
     // Override the older reply to RETRY with a note.
-    key(&mut rt, KeyCode::Char(']'));
+    key(&mut rt, KeyCode::Char('j'));
     key(&mut rt, KeyCode::Char('o'));
     key(&mut rt, KeyCode::Right);
     key(&mut rt, KeyCode::Right);

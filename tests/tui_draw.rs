@@ -268,7 +268,7 @@ fn the_footer_lists_the_focused_panes_keys_from_the_keymap() {
     assert!(!foot.contains("n:new"), "{foot}");
     insta::assert_snapshot!("footer_rules_140x40", s);
     // Rebinding shows at once: help on F2, raise on "+" in the rules pane only.
-    let user = "[keys]\n\"?\" = \"none\"\n\"f1\" = \"none\"\n\"f2\" = \"help\"\n[pane.rules]\n\"+\" = \"increase\"\n";
+    let user = "[keys]\n\"?\" = \"none\"\n\"f1\" = \"none\"\n\"f2\" = \"help\"\n[pane.rules]\n\"+\" = \"raise\"\n";
     let k = Keymap::from_text(Some((std::path::Path::new("k.toml"), user))).unwrap();
     let mut b = app_with(Conn::Probing, k);
     let foot = screen(&b, 140, 40).lines().last().unwrap().to_string();

@@ -52,6 +52,11 @@ fn key(c: char) -> KeyEvent {
     KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)
 }
 
+/// A key pressed in the workbench (its commands are not run: these tests need none).
+fn press(a: &mut App, c: char) {
+    a.on_key(key(c));
+}
+
 fn to_pane(a: &mut App) {
     for _ in 0..3 {
         a.act(Action::NextPane);
@@ -83,8 +88,8 @@ fn snapshot_visibility_pane_at_two_sizes() {
     );
     insta::assert_snapshot!("visibility_100x30", s);
     // One sister's view: the preview is her prompt, her overrides show as `reader`.
-    a.act(Action::NextReader);
-    a.act(Action::NextReader);
+    press(&mut a, 'a');
+    press(&mut a, 'a');
     let s = screen(&a, 140, 40);
     assert!(s.contains("for あゆ") && s.contains("あゆ is told"), "{s}");
     insta::assert_snapshot!("visibility_ayu_140x40", s);
@@ -96,8 +101,8 @@ fn levels_set_per_sister_change_only_her_preview() {
     a.rooms.vis = Some(VisPane::new(vault::sample()));
     to_pane(&mut a);
     select(&mut a, "world_settings/町/商店街");
-    a.act(Action::NextReader); // やな
-    a.act(Action::SetLevel0);
+    press(&mut a, 'a'); // やな
+    press(&mut a, '0');
     let w = &a.rooms.vis.as_ref().unwrap().work;
     assert!(!w.context(Some("yana")).prompt.contains("アーケード"));
     assert!(w.context(Some("ayu")).prompt.contains("アーケード"));
@@ -114,7 +119,7 @@ fn a_secret_edit_is_validated_before_it_applies() {
     a.rooms.vis = Some(VisPane::new(vault::sample()));
     to_pane(&mut a);
     select(&mut a, "characters/あゆ/SEC-AYU-01");
-    a.act(Action::EditSecret);
+    press(&mut a, 'e');
     let Some(Modal::Secret { key: k, .. }) = &a.modal else {
         panic!("no editor")
     };

@@ -14,6 +14,7 @@ use ratatui::widgets::Paragraph;
 
 use super::keymap::Action;
 use super::theme::Theme;
+use super::verbs::Input;
 use super::wrap::wrap;
 use crate::serve::judgment::JudgmentCache;
 use crate::serve::review::{self, Conversation};
@@ -75,15 +76,32 @@ pub enum ConversationsAsk {
     Reload,
 }
 
+/// The conversations pane's own verbs, bound in `[pane.conversations]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConversationsVerb {
+    Reload,
+}
+
+impl super::verbs::Verbs for ConversationsVerb {
+    const ALL: &'static [(&'static str, Self, &'static str)] = &[(
+        "reload",
+        ConversationsVerb::Reload,
+        "read the bot's conversations again",
+    )];
+}
+
 impl ConversationsPane {
-    /// The pane's own verbs: move, 👍/👎, override, reload.
-    pub fn action(&mut self, action: Action) -> ConversationsAsk {
+    /// The pane's own verb (reload) and the conversation's moves, 👍/👎 and override applied
+    /// to the selected reply.
+    pub fn action(&mut self, input: Input<ConversationsVerb>) -> ConversationsAsk {
         let n = self.flat().len();
+        let action = match input {
+            Input::Verb(ConversationsVerb::Reload) => return ConversationsAsk::Reload,
+            Input::Global(a) => a,
+        };
         match action {
-            Action::NextTurn | Action::NextField => {
-                self.row = (self.row + 1).min(n.saturating_sub(1))
-            }
-            Action::PrevTurn | Action::PrevField => self.row = self.row.saturating_sub(1),
+            Action::NextTurn => self.row = (self.row + 1).min(n.saturating_sub(1)),
+            Action::PrevTurn => self.row = self.row.saturating_sub(1),
             Action::ThumbUp | Action::ThumbDown => {
                 return self.selected().map_or(ConversationsAsk::Done, |id| {
                     ConversationsAsk::Thumb {
@@ -97,7 +115,6 @@ impl ConversationsPane {
                     return ConversationsAsk::Override { id };
                 }
             }
-            Action::Probe => return ConversationsAsk::Reload,
             _ => return ConversationsAsk::NotMine,
         }
         ConversationsAsk::Done

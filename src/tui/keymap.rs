@@ -11,7 +11,9 @@ use crate::config::ConfigError;
 const DEFAULT: &str = include_str!("../../assets/keymap.toml");
 const DEFAULT_PATH: &str = "assets/keymap.toml";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize, serde::Serialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Action {
     Quit,
@@ -37,22 +39,8 @@ pub enum Action {
     ChooseAttempt,
     NextTheme,
     NextPane,
-    NextField,
-    PrevField,
-    Increase,
-    Decrease,
-    SaveRules,
-    NextReader,
-    SetLevel0,
-    SetLevel1,
-    SetLevel2,
-    SetLevel3,
-    EditSecret,
     Chat,
-    Dropouts,
-    Accept,
     Promote,
-    NextWork,
     Probe,
     Runs,
     Search,
@@ -71,6 +59,14 @@ pub enum Action {
 }
 
 impl Action {
+    /// The action a keymap value names (None: not a global action).
+    pub fn parse(name: &str) -> Option<Action> {
+        use serde::de::IntoDeserializer;
+        let d: serde::de::value::StrDeserializer<'_, serde::de::value::Error> =
+            name.into_deserializer();
+        Action::deserialize(d).ok()
+    }
+
     pub fn describe(self) -> &'static str {
         match self {
             Action::Quit => "quit",
@@ -97,33 +93,9 @@ impl Action {
             Action::Feedback => "feedback note with a category and a suggested fix",
             Action::ChooseAttempt => "while held: commit the shown attempt",
             Action::NextTheme => "switch theme",
-            Action::NextPane => {
-                "right pane: the next tab (detail → rules → stats → visibility → patterns → conversations)"
-            }
-            Action::NextField => "rules pane: next value",
-            Action::PrevField => "rules pane: previous value",
-            Action::Increase => "rules pane: raise the value, re-judge every turn",
-            Action::Decrease => "rules pane: lower the value, re-judge every turn",
-            Action::SaveRules => {
-                "rules pane: save to your rules.toml · visibility pane: write visibility.yaml"
-            }
-            Action::NextReader => "visibility pane: levels for everyone / やな / あゆ",
-            Action::SetLevel0 => "visibility pane: level 0 完全秘匿 (nothing reaches the prompt)",
-            Action::SetLevel1 => "visibility pane: level 1 認識のみ (a neutral absence notice)",
-            Action::SetLevel2 => {
-                "visibility pane: level 2 内容認識 (reference only, hints allowed)"
-            }
-            Action::SetLevel3 => "visibility pane: level 3 使用可能 (ordinary context)",
-            Action::EditSecret => {
-                "visibility pane: edit the selected secret · patterns pane: draft replies"
-            }
+            Action::NextPane => "right pane: the next tab (in the tab strip's order)",
             Action::Chat => "chat with one sister as a user (Esc: keys, Esc again: back)",
-            Action::Dropouts => "patterns pane: patterns ↔ dropouts (counterfactual review)",
-            Action::Accept => "patterns pane: accept the chosen draft as a pattern",
             Action::Promote => "make the selected reviewed line a pattern",
-            Action::NextWork => {
-                "visibility pane: open the vault's next work (runs use it from the next turn)"
-            }
             Action::Probe => "probe the endpoint again (model list, short timeout)",
             Action::Runs => "the runs browser: every stored run, filter as you type",
             Action::Search => "search the run's text (Tab in the bar: every run)",
@@ -151,15 +123,15 @@ pub struct Keymap {
     /// `[keys]`: global bindings.
     keys: BTreeMap<String, Action>,
     /// `[pane.NAME]`: bindings that apply only while that pane has focus, ahead of the global
-    /// ones (panes: detail, rules, stats, visibility, patterns, chat).
-    panes: BTreeMap<String, BTreeMap<String, Action>>,
+    /// ones: the pane's own verbs (`tui::verbs`), or a global action rebound for that pane.
+    panes: BTreeMap<String, BTreeMap<String, String>>,
 }
 
 #[derive(Deserialize)]
 struct KeymapFile {
-    keys: BTreeMap<String, Action>,
+    keys: BTreeMap<String, String>,
     #[serde(default)]
-    pane: BTreeMap<String, BTreeMap<String, Action>>,
+    pane: BTreeMap<String, BTreeMap<String, String>>,
 }
 
 impl Keymap {
@@ -183,13 +155,12 @@ impl Keymap {
     /// Parses, merges and checks: every key name known, a quit key left (file:line:col).
     pub fn from_text(user: Option<(&std::path::Path, &str)>) -> Result<Keymap, ConfigError> {
         let f: KeymapFile = crate::config::layered_from_str(DEFAULT_PATH, DEFAULT, user)?;
-        let k = Keymap {
-            keys: f.keys,
-            panes: f.pane,
-        };
         let (path, text) = user.unwrap_or((std::path::Path::new(DEFAULT_PATH), DEFAULT));
-        super::keymap_check::check(&k.keys, &k.panes, path, text)?;
-        Ok(k)
+        let keys = super::keymap_check::check(&f.keys, &f.pane, path, text)?;
+        Ok(Keymap {
+            keys,
+            panes: f.pane,
+        })
     }
 
     pub fn action(&self, key: &KeyEvent) -> Option<Action> {
@@ -197,22 +168,31 @@ impl Keymap {
         self.keys.get(&name).copied().filter(|a| *a != Action::None)
     }
 
-    /// The action of `key` while `pane` has focus: the pane's binding, else the global one.
+    /// The global action of `key` while `pane` has focus: the pane's binding when it names a
+    /// global action, none when it names one of the pane's verbs (the room takes the key),
+    /// else the global binding.
     pub fn action_in(&self, pane: &str, key: &KeyEvent) -> Option<Action> {
         let name = key_name(key)?;
         match self.panes.get(pane).and_then(|m| m.get(&name)) {
-            Some(a) => Some(*a).filter(|a| *a != Action::None),
+            Some(v) => Action::parse(v).filter(|a| *a != Action::None),
             None => self.action(key),
         }
     }
 
+    /// The verb of `pane`'s own that `key` is bound to in `[pane.NAME]`, if any.
+    pub fn verb<V: super::verbs::Verbs>(&self, pane: &str, key: &KeyEvent) -> Option<V> {
+        let name = key_name(key)?;
+        V::parse(self.panes.get(pane)?.get(&name)?)
+    }
+
     /// The keys that trigger `action` while `pane` has focus, pane bindings first.
     pub fn keys_for(&self, pane: &str, action: Action) -> Vec<String> {
+        let name = serde_name(action);
         let local = self.panes.get(pane);
         let mut out: Vec<String> = local
             .into_iter()
             .flatten()
-            .filter(|(_, a)| **a == action)
+            .filter(|(_, a)| **a == name)
             .map(|(k, _)| k.clone())
             .collect();
         out.extend(
@@ -221,8 +201,21 @@ impl Keymap {
                 .filter(|(k, a)| **a == action && !local.is_some_and(|m| m.contains_key(*k)))
                 .map(|(k, _)| k.clone()),
         );
-        // Single characters first ("q" before "ctrl-c", "j" before "down"), order kept otherwise.
-        out.sort_by_key(|k| k.chars().count() > 1);
+        sort_keys(&mut out);
+        out
+    }
+
+    /// The keys bound to `pane`'s own verb `name` in `[pane.NAME]`.
+    pub fn keys_for_verb(&self, pane: &str, name: &str) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .panes
+            .get(pane)
+            .into_iter()
+            .flatten()
+            .filter(|(_, v)| *v == name)
+            .map(|(k, _)| k.clone())
+            .collect();
+        sort_keys(&mut out);
         out
     }
 
@@ -237,14 +230,28 @@ impl Keymap {
         by.into_iter().map(|(a, ks)| (ks.join(" / "), a)).collect()
     }
 
-    /// Pane sections that bind anything: (pane, key, action).
+    /// Global actions rebound in a pane section: (pane, key, action).
     pub fn pane_bindings(&self) -> impl Iterator<Item = (&str, &str, Action)> {
         self.panes.iter().flat_map(|(p, m)| {
             m.iter()
-                .filter(|(_, a)| **a != Action::None)
-                .map(move |(k, a)| (p.as_str(), k.as_str(), *a))
+                .filter_map(|(k, v)| Some((k, Action::parse(v)?)))
+                .filter(|(_, a)| *a != Action::None)
+                .map(move |(k, a)| (p.as_str(), k.as_str(), a))
         })
     }
+}
+
+/// An action's name as the keymap writes it (`next_turn`).
+pub fn serde_name(action: Action) -> String {
+    serde_json::to_value(action)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// Single characters first ("q" before "ctrl-c", "j" before "down"), order kept otherwise.
+fn sort_keys(keys: &mut [String]) {
+    keys.sort_by_key(|k| k.chars().count() > 1);
 }
 
 pub fn key_name(key: &KeyEvent) -> Option<String> {

@@ -47,12 +47,20 @@ fn invalid(path: &Path, text: &str, key: String, message: String) -> ConfigError
     }
 }
 
+/// Checks the merged `[keys]` and `[pane.NAME]` sections and returns the global bindings.
 pub fn check(
-    keys: &BTreeMap<String, Action>,
-    panes: &BTreeMap<String, BTreeMap<String, Action>>,
+    raw: &BTreeMap<String, String>,
+    panes: &BTreeMap<String, BTreeMap<String, String>>,
     path: &Path,
     text: &str,
-) -> Result<(), ConfigError> {
+) -> Result<BTreeMap<String, Action>, ConfigError> {
+    let mut keys = BTreeMap::new();
+    for (k, v) in raw {
+        let Some(a) = Action::parse(v) else {
+            return Err(invalid(path, text, format!("keys.{k}"), unknown_action(v)));
+        };
+        keys.insert(k.clone(), a);
+    }
     for k in keys.keys() {
         if !known_key(k) {
             return Err(invalid(
@@ -76,13 +84,30 @@ pub fn check(
                 format!("unknown pane `{pane}` (one of {})", panes.join(", ")),
             ));
         }
-        for k in map.keys() {
+        let verbs = super::focus::Pane::from_name(pane)
+            .map(|p| p.verbs())
+            .unwrap_or_default();
+        for (k, v) in map {
             if !known_key(k) {
                 return Err(invalid(
                     path,
                     text,
                     format!("pane.{pane}.{k}"),
                     format!("unknown key `{k}` in [pane.{pane}]"),
+                ));
+            }
+            if Action::parse(v).is_none() && !verbs.iter().any(|(n, _)| n == v) {
+                let names: Vec<&str> = verbs.iter().map(|(n, _)| *n).collect();
+                let own = if names.is_empty() {
+                    "it has no verbs of its own".to_string()
+                } else {
+                    format!("its own verbs: {}", names.join(", "))
+                };
+                return Err(invalid(
+                    path,
+                    text,
+                    format!("pane.{pane}.{k}"),
+                    format!("`{v}` is not a verb of the {pane} pane nor a global action ({own})"),
                 ));
             }
         }
@@ -99,7 +124,27 @@ pub fn check(
             message: "no key quits any more: bind one to \"quit\" in [keys]".into(),
         });
     }
-    Ok(())
+    Ok(keys)
+}
+
+/// Why `name` is no global action: unknown, or now a pane's own verb (with its section).
+fn unknown_action(name: &str) -> String {
+    let owner = super::focus::Pane::ALL
+        .into_iter()
+        .find(|p| p.verbs().iter().any(|(n, _)| *n == name) || p.formerly().contains(&name));
+    match owner {
+        Some(p) => format!(
+            "`{name}` is the {} pane's own verb: bind it under [pane.{}] (its verbs: {})",
+            p.name(),
+            p.name(),
+            p.verbs()
+                .iter()
+                .map(|(n, _)| *n)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        None => format!("unknown action `{name}` (the help screen, ?, lists them)"),
+    }
 }
 
 #[cfg(test)]
@@ -139,26 +184,79 @@ mod tests {
         let s = e.to_string();
         assert!(s.starts_with("keymap.toml:3:1"), "{s}");
         assert!(s.contains("pgup"), "{s}");
-        let e = load("[pane.rulez]\n\"x\" = \"increase\"\n").unwrap_err();
+        let e = load("[pane.rulez]\n\"x\" = \"raise\"\n").unwrap_err();
         assert!(e.to_string().starts_with("keymap.toml:1:"), "{e}");
         assert!(e.to_string().contains("rulez"), "{e}");
-        let e = load("[pane.rules]\n\"shift-x\" = \"increase\"\n").unwrap_err();
+        let e = load("[pane.rules]\n\"shift-x\" = \"raise\"\n").unwrap_err();
         assert!(e.to_string().starts_with("keymap.toml:2:1"), "{e}");
         let e = load("[keys]\n\"x\" = \"explode\"\n").unwrap_err();
         assert!(e.to_string().starts_with("keymap.toml:2:"), "{e}");
     }
 
     #[test]
-    fn pane_sections_come_before_the_global_keys() {
+    fn pane_sections_bind_the_panes_own_verbs_before_the_global_keys() {
+        use crate::tui::tuning::RulesVerb;
+        use crate::tui::vis::VisVerb;
         use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-        let k = load("[pane.rules]\n\"+\" = \"increase\"\n\"j\" = \"next_field\"\n").unwrap();
-        let plus = KeyEvent::new(KeyCode::Char('+'), KeyModifiers::NONE);
-        assert_eq!(k.action_in("rules", &plus), Some(Action::Increase));
-        assert_eq!(k.action_in("detail", &plus), Some(Action::ThumbUp));
-        assert_eq!(k.keys_for("rules", Action::NextField)[0], "j");
-        // The flat [keys] table still works alone (backward compatible).
+        let k = load("[pane.rules]\n\"+\" = \"raise\"\n\"j\" = \"next_field\"\n").unwrap();
+        let key = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
+        // In the rules pane + is its own verb (no global action); elsewhere still 👍.
+        assert_eq!(
+            k.verb::<RulesVerb>("rules", &key('+')),
+            Some(RulesVerb::Raise)
+        );
+        assert_eq!(k.action_in("rules", &key('+')), None);
+        assert_eq!(k.action_in("detail", &key('+')), Some(Action::ThumbUp));
+        assert!(
+            k.keys_for_verb("rules", "next_field")
+                .contains(&"j".to_string())
+        );
+        // The defaults keep the rules pane's keys; another pane's section is not read.
+        assert_eq!(
+            k.verb::<RulesVerb>("rules", &key('>')),
+            Some(RulesVerb::Raise)
+        );
+        assert_eq!(
+            k.verb::<VisVerb>("visibility", &key('0')),
+            Some(VisVerb::Level0)
+        );
+        assert_eq!(k.verb::<VisVerb>("rules", &key('0')), None);
+        // A global action rebound in a pane section, and the flat [keys] table alone.
+        let k = load("[pane.rules]\n\"x\" = \"help\"\n").unwrap();
+        assert_eq!(k.action_in("rules", &key('x')), Some(Action::Help));
         let k = load("[keys]\n\"x\" = \"help\"\n").unwrap();
-        let x = KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE);
-        assert_eq!(k.action_in("rules", &x), Some(Action::Help));
+        assert_eq!(k.action_in("rules", &key('x')), Some(Action::Help));
+    }
+
+    /// A verb bound where it does not belong is an error at its line naming the pane's verbs;
+    /// a keymap from before the panes had verbs is pointed at the section to move a binding to.
+    #[test]
+    fn a_verb_in_the_wrong_place_is_an_error_that_says_where_it_goes() {
+        let e = load("[pane.rules]\n\"x\" = \"level0\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("keymap.toml:2:"), "{e}");
+        assert!(
+            e.contains("next_field, prev_field, raise, lower, save"),
+            "{e}"
+        );
+        for (old, pane) in [
+            ("increase", "rules"),
+            ("save_rules", "rules"),
+            ("next_field", "rules"),
+            ("set_level0", "visibility"),
+            ("edit_secret", "visibility"),
+            ("dropouts", "patterns"),
+        ] {
+            let e = load(&format!("# mine\n[keys]\n\"x\" = \"{old}\"\n"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.starts_with("keymap.toml:3:"), "{old}: {e}");
+            assert!(e.contains(&format!("[pane.{pane}]")), "{old}: {e}");
+        }
+        let e = load("[keys]\n\"x\" = \"explode\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown action `explode`"), "{e}");
     }
 }

@@ -27,6 +27,7 @@ mod styled_wrap;
 pub mod theme;
 mod thresholds;
 pub mod tuning;
+pub mod verbs;
 pub mod view;
 pub mod wrap;
 

@@ -13,13 +13,15 @@ use super::command::{Command, Modal};
 use super::conversations::ConversationsPane;
 use super::ctx::Ctx;
 use super::error::Notice;
-use super::keymap::Action;
+use super::keymap::{Action, Keymap};
 use super::patterns::PatternsPane;
 use super::request_view::RequestPane;
 use super::theme::Theme;
 use super::tuning::RulesRoom;
+use super::verbs::Input;
 use super::vis::VisPane;
 use crate::director::{RuleId, RuleSet};
+use crossterm::event::KeyEvent;
 
 mod queues;
 
@@ -76,6 +78,36 @@ impl Pane {
 
     pub fn from_name(name: &str) -> Option<Pane> {
         Pane::ALL.into_iter().find(|p| p.name() == name)
+    }
+
+    /// Its own verbs (name, description): what its `[pane.NAME]` section may bind besides
+    /// the global actions.
+    pub fn verbs(self) -> Vec<(&'static str, &'static str)> {
+        use super::verbs::listing;
+        match self {
+            Pane::Detail | Pane::Stats => Vec::new(),
+            Pane::Rules => listing::<super::tuning::RulesVerb>(),
+            Pane::Visibility => listing::<super::vis::VisVerb>(),
+            Pane::Patterns => listing::<super::patterns::PatternsVerb>(),
+            Pane::Conversations => listing::<super::conversations::ConversationsVerb>(),
+            Pane::Queues => listing::<queues::QueuesVerb>(),
+        }
+    }
+
+    /// The global action names its verbs had before they were the pane's own: a user keymap
+    /// written then binding them in [keys] is pointed at this pane's section.
+    pub fn formerly(self) -> &'static [&'static str] {
+        match self {
+            Pane::Rules => &["increase", "decrease", "save_rules"],
+            Pane::Visibility => &[
+                "set_level0",
+                "set_level1",
+                "set_level2",
+                "set_level3",
+                "edit_secret",
+            ],
+            _ => &[],
+        }
     }
 }
 
@@ -150,18 +182,49 @@ pub struct Rooms {
 }
 
 impl Rooms {
-    /// The pane's own verbs first: `Ask::NotMine` when `action` is not one of them.
+    /// A key bound to one of `pane`'s own verbs in its `[pane.NAME]` section goes to its room;
+    /// `Ask::NotMine` when the key names none of them.
+    pub fn key(&mut self, pane: Pane, key: &KeyEvent, keymap: &Keymap, cx: &Ctx) -> Ask {
+        let section = pane.name();
+        match pane {
+            Pane::Detail | Pane::Stats => Ask::NotMine,
+            Pane::Rules => match keymap.verb(section, key) {
+                Some(v) => self.rules.act(Input::Verb(v), cx.rules),
+                None => Ask::NotMine,
+            },
+            Pane::Visibility => match (keymap.verb(section, key), self.vis.as_mut()) {
+                (Some(v), Some(room)) => room.action(Input::Verb(v)).into_ask(),
+                (Some(_), None) => Ask::Done(Some("no vault is open (--vault DIR)".into())),
+                (None, _) => Ask::NotMine,
+            },
+            Pane::Patterns => match keymap.verb(section, key) {
+                Some(v) => self.patterns.action(Input::Verb(v)).into_ask(),
+                None => Ask::NotMine,
+            },
+            Pane::Conversations => match keymap.verb(section, key) {
+                Some(v) => self.conversations.action(Input::Verb(v)).into_ask(),
+                None => Ask::NotMine,
+            },
+            Pane::Queues => match keymap.verb(section, key) {
+                Some(v) => self.queues.act(Input::Verb(v)),
+                None => Ask::NotMine,
+            },
+        }
+    }
+
+    /// A global action the focused pane may take (moving its selection, 👍 on a
+    /// conversation's reply): `Ask::NotMine` when it does not.
     pub fn act(&mut self, pane: Pane, action: Action, cx: &Ctx) -> Ask {
         match pane {
             Pane::Detail | Pane::Stats => Ask::NotMine,
-            Pane::Rules => self.rules.act(action, cx.rules),
+            Pane::Rules => self.rules.act(Input::Global(action), cx.rules),
             Pane::Visibility => match self.vis.as_mut() {
-                Some(v) => v.action(action).into_ask(),
+                Some(v) => v.action(Input::Global(action)).into_ask(),
                 None => Ask::NotMine,
             },
-            Pane::Patterns => self.patterns.action(action).into_ask(),
-            Pane::Conversations => self.conversations.action(action).into_ask(),
-            Pane::Queues => self.queues.act(action),
+            Pane::Patterns => self.patterns.action(Input::Global(action)).into_ask(),
+            Pane::Conversations => self.conversations.action(Input::Global(action)).into_ask(),
+            Pane::Queues => self.queues.act(Input::Global(action)),
         }
     }
 

@@ -14,6 +14,7 @@ use ratatui::widgets::Paragraph;
 
 use super::keymap::Action;
 use super::theme::Theme;
+use super::verbs::Input;
 use super::wrap::wrap;
 
 /// One pattern as the pane shows it.
@@ -152,6 +153,55 @@ pub enum PatternsAsk {
     },
     /// Accept was asked with no drafts yet.
     NoDrafts,
+    /// Nothing to do; the status line says why.
+    Said(String),
+}
+
+/// The patterns pane's own verbs, bound in `[pane.patterns]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PatternsVerb {
+    /// The next draft in the dropout review; the next sort order in the list.
+    NextDraft,
+    PrevDraft,
+    NextSister,
+    Dropouts,
+    Draft,
+    Accept,
+}
+
+impl super::verbs::Verbs for PatternsVerb {
+    const ALL: &'static [(&'static str, Self, &'static str)] = &[
+        (
+            "next_draft",
+            PatternsVerb::NextDraft,
+            "dropout review: the next draft · list: the next sort order",
+        ),
+        (
+            "prev_draft",
+            PatternsVerb::PrevDraft,
+            "dropout review: the previous draft · list: the next sort order",
+        ),
+        (
+            "next_sister",
+            PatternsVerb::NextSister,
+            "list both sisters / やな / あゆ",
+        ),
+        (
+            "dropouts",
+            PatternsVerb::Dropouts,
+            "patterns ↔ dropouts (counterfactual review)",
+        ),
+        (
+            "draft",
+            PatternsVerb::Draft,
+            "dropout review: ask the model for drafts",
+        ),
+        (
+            "accept",
+            PatternsVerb::Accept,
+            "dropout review: accept the chosen draft as a pattern",
+        ),
+    ];
 }
 
 impl PatternsPane {
@@ -163,32 +213,41 @@ impl PatternsPane {
         }
     }
 
-    /// The pane's own verbs: move, sort, filter by sister, the dropout review and its drafts.
-    pub fn action(&mut self, action: Action) -> PatternsAsk {
+    /// The pane's own verbs (sort, sister, the dropout review and its drafts) and the
+    /// conversation's moves over its rows.
+    pub fn action(&mut self, input: Input<PatternsVerb>) -> PatternsAsk {
         let n = self.rows();
-        match action {
-            Action::NextTurn | Action::NextField => {
-                self.row = (self.row + 1).min(n.saturating_sub(1))
+        let verb = match input {
+            Input::Verb(v) => v,
+            Input::Global(Action::NextTurn) => {
+                self.row = (self.row + 1).min(n.saturating_sub(1));
+                return PatternsAsk::Done;
             }
-            Action::PrevTurn | Action::PrevField => self.row = self.row.saturating_sub(1),
-            Action::Increase | Action::Decrease if self.review => {
+            Input::Global(Action::PrevTurn) => {
+                self.row = self.row.saturating_sub(1);
+                return PatternsAsk::Done;
+            }
+            Input::Global(_) => return PatternsAsk::NotMine,
+        };
+        match verb {
+            PatternsVerb::NextDraft | PatternsVerb::PrevDraft if self.review => {
                 let k = self
                     .dropouts
                     .get(self.row)
                     .map(|d| d.drafts.len())
                     .unwrap_or(0)
                     .max(1);
-                self.draft = if action == Action::Increase {
+                self.draft = if verb == PatternsVerb::NextDraft {
                     (self.draft + 1) % k
                 } else {
                     (self.draft + k - 1) % k
                 };
             }
-            Action::Increase | Action::Decrease => {
+            PatternsVerb::NextDraft | PatternsVerb::PrevDraft => {
                 self.sort = self.sort.next();
                 self.row = 0;
             }
-            Action::NextReader => {
+            PatternsVerb::NextSister => {
                 self.character = match self.character {
                     None => Some("yana"),
                     Some("yana") => Some("ayu"),
@@ -196,21 +255,23 @@ impl PatternsPane {
                 };
                 self.row = 0;
             }
-            Action::Dropouts => {
+            PatternsVerb::Dropouts => {
                 self.review = !self.review;
                 self.row = 0;
                 if self.review {
                     return PatternsAsk::LoadDropouts;
                 }
             }
-            Action::EditSecret if self.review => {
+            PatternsVerb::Draft if self.review => {
                 return self
                     .dropouts
                     .get(self.row)
                     .map_or(PatternsAsk::Done, |d| PatternsAsk::Draft { dropout: d.id });
             }
-            Action::Accept if self.review => return self.accept(),
-            _ => return PatternsAsk::NotMine,
+            PatternsVerb::Accept if self.review => return self.accept(),
+            PatternsVerb::Draft | PatternsVerb::Accept => {
+                return PatternsAsk::Said("dropout review only — D opens it".into());
+            }
         }
         PatternsAsk::Done
     }
@@ -237,6 +298,7 @@ impl PatternsAsk {
         match self {
             PatternsAsk::NotMine => Ask::NotMine,
             PatternsAsk::Done => Ask::Done(None),
+            PatternsAsk::Said(s) => Ask::Done(Some(s)),
             PatternsAsk::LoadDropouts => Ask::Run(None, vec![Command::LoadDropouts]),
             PatternsAsk::Draft { dropout } => Ask::Run(
                 Some(format!(

@@ -10,7 +10,7 @@ use crate::director::ruleset::{RuleData, ToneMode};
 use crate::director::{self, ContextTurn, RuleId, RuleSet, Status, Verdict};
 use crate::text::{AnalysisCache, Analyzer};
 
-use super::keymap::Action;
+use super::verbs::Input;
 use super::view::RunView;
 
 /// One editable value: its dotted key in rules.toml, and how to read and change it.
@@ -340,26 +340,57 @@ pub enum RulesAsk {
     Save,
 }
 
+/// The rules pane's own verbs, bound in `[pane.rules]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RulesVerb {
+    NextField,
+    PrevField,
+    Raise,
+    Lower,
+    Save,
+}
+
+impl super::verbs::Verbs for RulesVerb {
+    const ALL: &'static [(&'static str, Self, &'static str)] = &[
+        ("next_field", RulesVerb::NextField, "select the next value"),
+        (
+            "prev_field",
+            RulesVerb::PrevField,
+            "select the previous value",
+        ),
+        (
+            "raise",
+            RulesVerb::Raise,
+            "raise the value, re-judge every turn",
+        ),
+        (
+            "lower",
+            RulesVerb::Lower,
+            "lower the value, re-judge every turn",
+        ),
+        ("save", RulesVerb::Save, "save the rules to your rules.toml"),
+    ];
+}
+
 /// The rules pane's own verbs over its selected field.
-pub fn rules_key(field: &mut usize, action: Action) -> RulesAsk {
+pub fn rules_key(field: &mut usize, verb: RulesVerb) -> RulesAsk {
     let n = fields().len();
-    match action {
-        Action::NextField => *field = (*field + 1) % n,
-        Action::PrevField => *field = (*field + n - 1) % n,
-        Action::Increase => {
+    match verb {
+        RulesVerb::NextField => *field = (*field + 1) % n,
+        RulesVerb::PrevField => *field = (*field + n - 1) % n,
+        RulesVerb::Raise => {
             return RulesAsk::Adjust {
                 field: *field,
                 steps: 1.0,
             };
         }
-        Action::Decrease => {
+        RulesVerb::Lower => {
             return RulesAsk::Adjust {
                 field: *field,
                 steps: -1.0,
             };
         }
-        Action::SaveRules => return RulesAsk::Save,
-        _ => {}
+        RulesVerb::Save => return RulesAsk::Save,
     }
     RulesAsk::Nothing
 }
@@ -374,13 +405,13 @@ pub struct RulesRoom {
 
 impl RulesRoom {
     /// Its verbs: pick a field, change its value (the workbench re-judges), save the rules.
-    pub fn act(&mut self, action: Action, rules: &RuleSet) -> crate::tui::panes::Ask {
+    pub fn act(&mut self, input: Input<RulesVerb>, rules: &RuleSet) -> crate::tui::panes::Ask {
         use crate::tui::panes::Ask;
-        match rules_key(&mut self.field, action) {
-            RulesAsk::Nothing if matches!(action, Action::NextField | Action::PrevField) => {
-                Ask::Done(None)
-            }
-            RulesAsk::Nothing => Ask::NotMine,
+        let Input::Verb(verb) = input else {
+            return Ask::NotMine;
+        };
+        match rules_key(&mut self.field, verb) {
+            RulesAsk::Nothing => Ask::Done(None),
             RulesAsk::Adjust { field, steps } => match adjust(rules, field, steps) {
                 Ok(r) => Ask::Rejudge(Box::new(r), fields().get(field).map(|f| f.rule)),
                 Err(e) => Ask::Fail(e.to_string()),

@@ -14,6 +14,7 @@ use ratatui::widgets::Paragraph;
 
 use super::keymap::Action;
 use super::theme::Theme;
+use super::verbs::Input;
 use super::wrap::wrap;
 use crate::vault::model::SecretCfg;
 use crate::vault::{Item, ItemKind, Level, Work};
@@ -139,46 +140,98 @@ pub enum VisAsk {
     },
 }
 
+/// The visibility pane's own verbs, bound in `[pane.visibility]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VisVerb {
+    NextReader,
+    Level0,
+    Level1,
+    Level2,
+    Level3,
+    Edit,
+    Save,
+    NextWork,
+}
+
+impl crate::tui::verbs::Verbs for VisVerb {
+    const ALL: &'static [(&'static str, Self, &'static str)] = &[
+        (
+            "next_reader",
+            VisVerb::NextReader,
+            "levels for everyone / やな / あゆ",
+        ),
+        (
+            "level0",
+            VisVerb::Level0,
+            "level 0 完全秘匿 (nothing reaches the prompt)",
+        ),
+        (
+            "level1",
+            VisVerb::Level1,
+            "level 1 認識のみ (a neutral absence notice)",
+        ),
+        (
+            "level2",
+            VisVerb::Level2,
+            "level 2 内容認識 (reference only, hints allowed)",
+        ),
+        (
+            "level3",
+            VisVerb::Level3,
+            "level 3 使用可能 (ordinary context)",
+        ),
+        ("edit", VisVerb::Edit, "edit the selected secret"),
+        ("save", VisVerb::Save, "write visibility.yaml"),
+        (
+            "next_work",
+            VisVerb::NextWork,
+            "open the vault's next work (runs use it from the next turn)",
+        ),
+    ];
+}
+
 impl VisPane {
-    /// The pane's own verbs: move, reader, levels 0–3, the secret editor, save, next work.
-    pub fn action(&mut self, action: Action) -> VisAsk {
+    /// The pane's own verbs (reader, levels 0–3, the secret editor, save, next work) and the
+    /// conversation's moves over its rows.
+    pub fn action(&mut self, input: Input<VisVerb>) -> VisAsk {
         let n = self.items().len();
         let said = |s: String| VisAsk::Done(Some(s));
-        match action {
-            Action::NextTurn | Action::NextField => {
-                self.row = (self.row + 1).min(n.saturating_sub(1))
+        let verb = match input {
+            Input::Verb(v) => v,
+            Input::Global(a) => {
+                match a {
+                    Action::NextTurn => self.row = (self.row + 1).min(n.saturating_sub(1)),
+                    Action::PrevTurn => self.row = self.row.saturating_sub(1),
+                    Action::PageDown => self.row = (self.row + 8).min(n.saturating_sub(1)),
+                    Action::PageUp => self.row = self.row.saturating_sub(8),
+                    _ => return VisAsk::NotMine,
+                }
+                return VisAsk::Done(None);
             }
-            Action::PrevTurn | Action::PrevField => self.row = self.row.saturating_sub(1),
-            Action::PageDown => self.row = (self.row + 8).min(n.saturating_sub(1)),
-            Action::PageUp => self.row = self.row.saturating_sub(8),
-            Action::NextReader => {
+        };
+        match verb {
+            VisVerb::NextReader => {
                 self.reader = (self.reader + 1) % READERS.len();
-                return said(format!("levels for: {}", reader_label(self.reader())));
+                said(format!("levels for: {}", reader_label(self.reader())))
             }
-            Action::SetLevel0 | Action::SetLevel1 | Action::SetLevel2 | Action::SetLevel3 => {
-                return self.set_level(action);
+            VisVerb::Level0 | VisVerb::Level1 | VisVerb::Level2 | VisVerb::Level3 => {
+                self.set_level(verb)
             }
-            Action::EditSecret => return self.edit_secret(),
-            Action::SaveRules if !self.unsaved => {
-                return said("visibility: nothing changed".into());
-            }
-            Action::SaveRules => {
-                return VisAsk::Save {
-                    work: Box::new(self.work.clone()),
-                    edits: self.edits,
-                };
-            }
-            Action::NextWork => return self.open_next(),
-            _ => return VisAsk::NotMine,
+            VisVerb::Edit => self.edit_secret(),
+            VisVerb::Save if !self.unsaved => said("visibility: nothing changed".into()),
+            VisVerb::Save => VisAsk::Save {
+                work: Box::new(self.work.clone()),
+                edits: self.edits,
+            },
+            VisVerb::NextWork => self.open_next(),
         }
-        VisAsk::Done(None)
     }
 
-    fn set_level(&mut self, action: Action) -> VisAsk {
-        let level = match action {
-            Action::SetLevel0 => Level::HIDDEN,
-            Action::SetLevel1 => Level::AWARE,
-            Action::SetLevel2 => Level::KNOW,
+    fn set_level(&mut self, verb: VisVerb) -> VisAsk {
+        let level = match verb {
+            VisVerb::Level0 => Level::HIDDEN,
+            VisVerb::Level1 => Level::AWARE,
+            VisVerb::Level2 => Level::KNOW,
             _ => Level::USE,
         };
         let Some(item) = self.selected() else {

@@ -16,8 +16,12 @@ const DATA: &str = include_str!("../../../assets/tui/commands.toml");
 
 #[derive(Deserialize, Default)]
 pub struct Commands {
-    labels: BTreeMap<Action, String>,
-    pub(crate) footer: BTreeMap<String, Vec<Action>>,
+    /// Short footer labels by name: a global action's or a pane verb's.
+    labels: BTreeMap<String, String>,
+    /// Per keymap section: global actions and that pane's own verbs, by name.
+    pub(crate) footer: BTreeMap<String, Vec<String>>,
+    /// The conversation's and the run's groups of global actions (a pane's group is its own
+    /// verbs, listed by the pane).
     help: BTreeMap<String, Vec<Action>>,
     pub dialogs: BTreeMap<String, Vec<(String, String)>>,
     #[serde(default)]
@@ -85,14 +89,13 @@ pub fn footer_items(app: &App) -> Vec<(String, String)> {
     if !app.errors.is_empty() {
         out.extend(d.dialogs.get("error").cloned().unwrap_or_default());
     }
-    for a in d.footer.get(pane).into_iter().flatten() {
-        let keys = app.keymap.keys_for(pane, *a);
+    for name in d.footer.get(pane).into_iter().flatten() {
+        let keys = match Action::parse(name) {
+            Some(a) => app.keymap.keys_for(pane, a),
+            None => app.keymap.keys_for_verb(pane, name),
+        };
         let Some(k) = keys.first() else { continue };
-        let label = d
-            .labels
-            .get(a)
-            .cloned()
-            .unwrap_or_else(|| a.describe().into());
+        let label = d.labels.get(name).cloned().unwrap_or_else(|| name.clone());
         out.push((show_key(k), label));
     }
     out
@@ -113,23 +116,16 @@ pub fn footer_text(items: &[(String, String)], cols: usize) -> String {
     s
 }
 
-/// The help screen's rows: (heading or keys, description), grouped by pane, then dialogs.
+/// The help screen's rows: (heading or keys, description): the global keys, the
+/// conversation's and the run's, each pane's own verbs (in `Pane::ALL`'s order), then dialogs.
 pub fn help_rows(app: &App) -> Vec<(String, String)> {
     let d = data();
     let mut rows = Vec::new();
-    let mut grouped: Vec<Action> = Vec::new();
-    // The conversation's and the run's keys, then each pane's own group (from `Pane::ALL`).
-    let groups = ["conversation", "run"]
+    let groups: Vec<(&str, Vec<Action>)> = ["conversation", "run"]
         .into_iter()
-        .chain(crate::tui::focus::Pane::ALL.iter().map(|p| p.name()));
-    let mut sections: Vec<(&str, Vec<Action>)> = Vec::new();
-    for g in groups {
-        let Some(list) = d.help.get(g).cloned() else {
-            continue;
-        };
-        grouped.extend(&list);
-        sections.push((g, list));
-    }
+        .filter_map(|g| Some((g, d.help.get(g)?.clone())))
+        .collect();
+    let grouped: Vec<Action> = groups.iter().flat_map(|(_, l)| l.clone()).collect();
     let global: Vec<Action> = app
         .keymap
         .help()
@@ -137,26 +133,19 @@ pub fn help_rows(app: &App) -> Vec<(String, String)> {
         .map(|(_, a)| a)
         .filter(|a| !grouped.contains(a))
         .collect();
-    sections.insert(0, ("global", global));
-    for (name, list) in sections {
-        // A pane's group shows that pane's keys; the others (conversation, run) the detail's.
-        let pane = crate::tui::focus::Pane::from_name(name).map_or("detail", |p| p.name());
-        let mut body = Vec::new();
-        for a in list {
-            let keys: Vec<String> = app
-                .keymap
-                .keys_for(pane, a)
-                .iter()
-                .map(|k| show_key(k))
-                .collect();
-            if !keys.is_empty() {
-                body.push((keys.join(" / "), a.describe().to_string()));
-            }
-        }
-        if !body.is_empty() {
-            rows.push((format!("── {name} ──"), String::new()));
-            rows.extend(body);
-        }
+    for (name, list) in std::iter::once(("global", global)).chain(groups) {
+        let body = list.into_iter().filter_map(|a| {
+            let keys = app.keymap.keys_for("detail", a);
+            Some((shown(&keys)?, a.describe().to_string()))
+        });
+        section(&mut rows, name, body.collect());
+    }
+    for pane in crate::tui::focus::Pane::ALL {
+        let body = pane.verbs().into_iter().filter_map(|(verb, what)| {
+            let keys = app.keymap.keys_for_verb(pane.name(), verb);
+            Some((shown(&keys)?, what.to_string()))
+        });
+        section(&mut rows, pane.name(), body.collect());
     }
     for (pane, key, a) in app.keymap.pane_bindings() {
         rows.push((
@@ -171,6 +160,24 @@ pub fn help_rows(app: &App) -> Vec<(String, String)> {
         }
     }
     rows
+}
+
+/// Keys as the help shows them ("j / ↓"); None when there are none.
+fn shown(keys: &[String]) -> Option<String> {
+    (!keys.is_empty()).then(|| {
+        keys.iter()
+            .map(|k| show_key(k))
+            .collect::<Vec<_>>()
+            .join(" / ")
+    })
+}
+
+/// A heading and its rows, when it has any.
+fn section(rows: &mut Vec<(String, String)>, name: &str, body: Vec<(String, String)>) {
+    if !body.is_empty() {
+        rows.push((format!("── {name} ──"), String::new()));
+        rows.extend(body);
+    }
 }
 
 #[cfg(test)]
@@ -213,7 +220,7 @@ mod tests {
             .map(|(_, a)| a)
             .collect();
         let names = variants();
-        assert!(names.len() > 40, "{names:?}");
+        assert!(names.len() > 30, "{names:?}");
         // The keymap's action list covers the whole enum (each variant by its Debug name).
         for n in &names {
             assert!(
@@ -223,18 +230,54 @@ mod tests {
         }
         assert_eq!(bound.len(), names.len());
         for a in &bound {
-            let l = d.labels.get(a);
+            let l = d.labels.get(&crate::tui::keymap::serde_name(*a));
             assert!(
                 l.is_some_and(|l| !l.trim().is_empty()),
                 "{a:?} has no label"
             );
         }
-        // Every action the footer or the help groups name is bound.
-        for a in d.footer.values().chain(d.help.values()).flatten() {
+        // Every action the help groups name is bound.
+        for a in d.help.values().flatten() {
             assert!(bound.contains(a), "{a:?} listed but not bound");
         }
-        assert!(d.footer["detail"].contains(&Action::ShowRequest));
         assert!(d.help["conversation"].contains(&Action::ShowRequest));
+    }
+
+    /// Every name a pane's footer lists is a bound global action or one of that pane's own
+    /// verbs with a key in its `[pane.NAME]` section and a label; every verb of every pane has
+    /// a default key.
+    #[test]
+    fn every_footer_name_is_a_bound_action_or_the_panes_verb() {
+        use crate::tui::focus::Pane;
+        let d: Commands = toml::from_str(DATA).unwrap();
+        let k = crate::tui::keymap::Keymap::builtin();
+        for (section, names) in &d.footer {
+            let pane = Pane::from_name(section);
+            for name in names {
+                assert!(d.labels.contains_key(name), "{name} has no label");
+                match Action::parse(name) {
+                    Some(a) => assert!(!k.keys_for(section, a).is_empty(), "{name} unbound"),
+                    None => {
+                        let verbs = pane.map(|p| p.verbs()).unwrap_or_default();
+                        assert!(
+                            verbs.iter().any(|(v, _)| v == name),
+                            "{name} in [footer] {section} is neither an action nor its verb"
+                        );
+                    }
+                }
+            }
+        }
+        for pane in Pane::ALL {
+            for (verb, _) in pane.verbs() {
+                assert!(
+                    !k.keys_for_verb(pane.name(), verb).is_empty(),
+                    "{verb} of {} has no default key",
+                    pane.name()
+                );
+                assert!(d.labels.contains_key(verb), "{verb} has no label");
+            }
+        }
+        assert!(d.footer["detail"].contains(&"show_request".to_string()));
     }
 
     #[test]

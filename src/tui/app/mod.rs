@@ -630,6 +630,13 @@ impl App {
         if let Some(cmds) = cmds {
             return cmds;
         }
+        // The focused pane's own verbs (its `[pane.NAME]` section) before the global keys.
+        if let Focus::Pane(pane) = focus {
+            let ask = self.rooms.key(pane, &key, &self.keymap, &ctx!(self));
+            if let Some(cmds) = self.answer(ask) {
+                return cmds;
+            }
+        }
         let Some(action) = self.keymap.action_in(commands::focus(self), &key) else {
             return Vec::new();
         };

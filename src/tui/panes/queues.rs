@@ -18,6 +18,7 @@ use crate::tui::ctx::Ctx;
 use crate::tui::error::{Notice, UiError};
 use crate::tui::keymap::Action;
 use crate::tui::theme::Theme;
+use crate::tui::verbs::Input;
 use crate::tui::wrap::wrap;
 
 /// One queue as the pane lists it.
@@ -71,22 +72,31 @@ fn read(s: &mut Store) -> Result<Vec<QueueRow>, StoreError> {
     Ok(out)
 }
 
+/// The queues pane's own verbs, bound in `[pane.queues]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueuesVerb {
+    Reload,
+}
+
+impl crate::tui::verbs::Verbs for QueuesVerb {
+    const ALL: &'static [(&'static str, Self, &'static str)] =
+        &[("reload", QueuesVerb::Reload, "read the queues again")];
+}
+
 impl QueuesRoom {
-    /// Its verbs: move over the queues, read them again.
-    pub fn act(&mut self, action: Action) -> Ask {
+    /// Its verb (read the queues again) and the conversation's moves over the queues.
+    pub fn act(&mut self, input: Input<QueuesVerb>) -> Ask {
         let n = self.rows.len();
-        match action {
-            Action::NextTurn | Action::NextField => {
-                self.row = (self.row + 1).min(n.saturating_sub(1))
-            }
-            Action::PrevTurn | Action::PrevField => self.row = self.row.saturating_sub(1),
-            Action::Probe => {
+        match input {
+            Input::Global(Action::NextTurn) => self.row = (self.row + 1).min(n.saturating_sub(1)),
+            Input::Global(Action::PrevTurn) => self.row = self.row.saturating_sub(1),
+            Input::Verb(QueuesVerb::Reload) => {
                 return Ask::Run(
                     Some("reading the queues again …".into()),
                     vec![crate::tui::command::Command::LoadRoom(super::Pane::Queues)],
                 );
             }
-            _ => return Ask::NotMine,
+            Input::Global(_) => return Ask::NotMine,
         }
         Ask::Done(None)
     }
@@ -206,15 +216,19 @@ mod tests {
         let mut r = QueuesRoom::default();
         r.loaded(Ok(vec![row("a"), row("b")]));
         for _ in 0..5 {
-            r.act(Action::NextTurn);
+            r.act(Input::Global(Action::NextTurn));
         }
         assert_eq!(r.row, 1);
         for _ in 0..5 {
-            r.act(Action::PrevTurn);
+            r.act(Input::Global(Action::PrevTurn));
         }
         assert_eq!(r.row, 0);
-        assert!(matches!(r.act(Action::Probe), Ask::Run(_, c) if c.len() == 1));
-        assert!(matches!(r.act(Action::ThumbUp), Ask::NotMine));
+        assert!(matches!(r.act(Input::Verb(QueuesVerb::Reload)), Ask::Run(_, c) if c.len() == 1));
+        assert!(matches!(
+            r.act(Input::Global(Action::ThumbUp)),
+            Ask::NotMine
+        ));
+        assert!(matches!(r.act(Input::Global(Action::Probe)), Ask::NotMine));
         // A reload with fewer queues keeps the selection on a row that exists.
         r.row = 1;
         r.loaded(Ok(vec![row("a")]));
