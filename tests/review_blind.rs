@@ -2,6 +2,8 @@
 //! it, and the detail pane shows the exact stored request of an attempt with the vault part
 //! marked by level. Snapshots at 80×24 and 140×40.
 
+mod common;
+
 mod review_fixture;
 
 use crossterm::event::KeyCode;

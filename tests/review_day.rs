@@ -3,6 +3,8 @@
 //! reviewer's name on every action, Cohen's κ in the rules pane, and replays of imported runs
 //! that start late or lack text. Snapshots at 80×24 and 140×40.
 
+mod common;
+
 use crossterm::event::KeyCode;
 use kakeai::store::ActionKind;
 use kakeai::tui::app::{Pane, UiMsg};

@@ -3,6 +3,8 @@
 //! when, from→to with reason, category, description, fix), and an override to the verdict the
 //! turn already has is refused.
 
+mod common;
+
 #[path = "review_fixture/mod.rs"]
 mod review_fixture;
 

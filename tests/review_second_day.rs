@@ -1,6 +1,8 @@
 //! Issue 23 "a reviewer's second day", items 8, 11 and 13: hints name the key the keymap binds
 //! (ctrl-n starts a run; `n` searches), and further small promises of the workbench.
 
+mod common;
+
 #[path = "review_fixture/mod.rs"]
 mod review_fixture;
 

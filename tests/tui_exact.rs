@@ -3,6 +3,8 @@
 //! no cell ever holds a piece of a cluster that a later token changes, and no row is pushed
 //! past the pane's border.
 
+mod common;
+
 #[path = "review_fixture/mod.rs"]
 mod review_fixture;
 

@@ -28,8 +28,8 @@ pub const LINES: [(&str, &str); 6] = [
     ("ayu", "もちろんです。温かいうちにいただきましょう。"),
 ];
 
-#[path = "../common/tui.rs"]
-mod common_tui;
+// The one harness (tests/common): every test that includes this fixture declares `mod common;`.
+use crate::common::tui as common_tui;
 #[allow(unused_imports)]
 pub use common_tui::screen;
 

@@ -14,7 +14,7 @@ use crate::llm::LlmConfig;
 use crate::store::{Store, StoreHandle};
 use crate::text::analyzer;
 use crate::tui::app::{App, Command, Conn, Header};
-use crate::tui::keymap::{Action, Keymap};
+use crate::tui::keymap::Keymap;
 use crate::tui::{Options, Runtime, Services, render, theme, vis};
 
 const FRAME: Duration = Duration::from_millis(33);
@@ -407,6 +407,17 @@ fn terminal_events() -> mpsc::UnboundedReceiver<TermEvent> {
     keys
 }
 
+/// The key a mouse wheel turn stands for.
+fn wheel_key(kind: MouseEventKind) -> Option<crossterm::event::KeyEvent> {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let code = match kind {
+        MouseEventKind::ScrollDown => KeyCode::Down,
+        MouseEventKind::ScrollUp => KeyCode::Up,
+        _ => return None,
+    };
+    Some(KeyEvent::new(code, KeyModifiers::NONE))
+}
+
 /// A key, a mouse wheel or a resize.
 fn on_terminal_event(rt: &mut Runtime, terminal: &mut ratatui::DefaultTerminal, ev: TermEvent) {
     match ev {
@@ -421,15 +432,13 @@ fn on_terminal_event(rt: &mut Runtime, terminal: &mut ratatui::DefaultTerminal, 
                 rt.execute(cmd);
             }
         }
+        // The wheel is ↓/↑ to whatever has the keyboard (the help scrolls, the runs browser
+        // moves, a dialog's text moves its cursor): it goes through the focus, never past it.
         TermEvent::Mouse(m) => {
-            let a = match m.kind {
-                MouseEventKind::ScrollDown => Some(Action::NextTurn),
-                MouseEventKind::ScrollUp => Some(Action::PrevTurn),
-                _ => None,
-            };
-            if let Some(a) = a {
-                rt.app.act(a);
-                rt.app.dirty = true;
+            if let Some(k) = wheel_key(m.kind) {
+                for cmd in rt.app.on_key(k) {
+                    rt.execute(cmd);
+                }
             }
         }
         TermEvent::Resize(..) => rt.app.dirty = true,
@@ -443,4 +452,40 @@ use crate::tui::app;
 fn is_redraw(k: &crossterm::event::KeyEvent) -> bool {
     k.code == crossterm::event::KeyCode::Char('l')
         && k.modifiers == crossterm::event::KeyModifiers::CONTROL
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crossterm::event::KeyCode;
+
+    /// The wheel is ↓/↑ through the focus: over the help it scrolls the help (it used to move
+    /// the conversation underneath).
+    #[test]
+    fn the_wheel_goes_to_what_has_the_keyboard() {
+        assert_eq!(
+            wheel_key(MouseEventKind::ScrollDown).map(|k| k.code),
+            Some(KeyCode::Down)
+        );
+        assert_eq!(
+            wheel_key(MouseEventKind::ScrollUp).map(|k| k.code),
+            Some(KeyCode::Up)
+        );
+        assert!(wheel_key(MouseEventKind::Moved).is_none());
+        let header = app::Header {
+            endpoint: String::new(),
+            model: String::new(),
+            conn: app::Conn::Probing,
+            analyzer: String::new(),
+            ruleset: String::new(),
+            db: String::new(),
+        };
+        let mut a = app::App::new(header, crate::tui::theme::load_all().0, Keymap::builtin());
+        a.help = true;
+        let before = (a.help_scroll, a.selected);
+        a.on_key(wheel_key(MouseEventKind::ScrollDown).expect("a key"));
+        assert_eq!(a.help_scroll, before.0 + 1, "the help did not scroll");
+        assert_eq!(a.selected, before.1);
+        assert!(a.help, "the wheel closed the help");
+    }
 }
