@@ -252,16 +252,25 @@ async fn a_critical_message_is_blocked_before_the_model_and_meta_talk_is_a_world
         "a blocked message never reaches the model but for the PII check"
     );
     send(&mut rt, &mut rx, "今日の夕飯、なににする？");
+    // Meta talk is a worldview RETRY: chosen as the bot chooses (chat::choose), every attempt
+    // is rejected and listed, never said; her fallback line is said instead, marked.
     let e = &rt.app.chat.as_ref().unwrap().exchanges[1];
-    assert_eq!(e.source, Source::Llm);
-    let v = e.verdict.as_ref().unwrap();
-    assert_eq!(v.status, kakeai::director::Status::Retry);
-    assert!(
-        v.findings
-            .iter()
-            .any(|f| f.rule == kakeai::director::RuleId::Worldview),
-        "{v:?}"
-    );
+    assert_eq!(e.source, Source::Fallback, "{:?}", e.trace);
+    let attempts = kakeai::serve::config::ServeConfig::defaults().max_attempts;
+    assert_eq!(e.rejected.len(), attempts, "{:?}", e.trace);
+    for (text, v) in &e.rejected {
+        assert_eq!(v.status, kakeai::director::Status::Retry);
+        assert!(
+            v.findings
+                .iter()
+                .any(|f| f.rule == kakeai::director::RuleId::Worldview),
+            "{v:?}"
+        );
+        assert_ne!(&e.reply, text, "a rejected line was said");
+    }
+    let fallback = &kakeai::serve::config::ServeConfig::defaults().lines["yana"].fallback;
+    assert_eq!(&e.reply, fallback);
+    assert!(kakeai::chat::usable(e.verdict.as_ref().unwrap()));
     assert!(
         e.trace
             .iter()
@@ -739,21 +748,25 @@ async fn a_chat_reply_that_reads_back_its_system_prompt_is_a_prompt_echo() {
         let (mut rt, mut rx) = runtime(&server.url, &dir.path().join("k.db"));
         send(&mut rt, &mut rx, "今日の夕飯、なににする？");
         let e = &rt.app.chat.as_ref().unwrap().exchanges[0];
-        assert_eq!(e.source, Source::Llm, "pick {i}: {:?}", e.trace);
-        assert!(!e.reply.is_empty(), "pick {i}");
-        let v = e.verdict.as_ref().unwrap();
-        assert_eq!(
-            v.status,
-            kakeai::director::Status::Retry,
-            "pick {i}: {}: {v:?}",
-            e.reply
-        );
+        // The echo is never said: each attempt is rejected and listed, her fallback is said.
+        assert_eq!(e.source, Source::Fallback, "pick {i}: {:?}", e.trace);
+        assert!(!e.rejected.is_empty(), "pick {i}");
+        for (text, v) in &e.rejected {
+            assert_eq!(
+                v.status,
+                kakeai::director::Status::Retry,
+                "pick {i}: {text}: {v:?}"
+            );
+            assert!(
+                v.findings
+                    .iter()
+                    .any(|f| f.rule == kakeai::director::RuleId::PromptEcho),
+                "pick {i}: {text}: {v:?}"
+            );
+        }
         assert!(
-            v.findings
-                .iter()
-                .any(|f| f.rule == kakeai::director::RuleId::PromptEcho),
-            "pick {i}: {}: {v:?}",
-            e.reply
+            kakeai::chat::usable(e.verdict.as_ref().unwrap()),
+            "pick {i}"
         );
     }
     // An answer in her own words is not an echo.

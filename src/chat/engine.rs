@@ -138,6 +138,7 @@ impl<'a> Engine<'a> {
 }
 
 /// A pattern chosen for banter, with its rank and the trace line that says why.
+#[derive(Debug, Clone)]
 pub struct Chosen {
     pub pattern: pat::Pattern,
     pub rank: String,

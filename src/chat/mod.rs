@@ -4,6 +4,7 @@
 //! whether a line may be said at all (`verdict`: the Director, L5 and the vault's leak review;
 //! only a *usable* line — PASS or WARN — is ever shown or sent).
 
+pub mod choose;
 pub mod context;
 pub mod engine;
 pub mod prompt;

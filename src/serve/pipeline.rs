@@ -14,7 +14,8 @@ use std::time::{Duration, Instant};
 use super::Services;
 use super::metrics::inc;
 use super::store::UserLine;
-use crate::chat::engine::Engine;
+use crate::chat::choose::{Choice, How, Line, Plan, Unwatched};
+use crate::chat::engine::{Chosen, Engine};
 use crate::chat::{self, ChatContext, prompt::Setting};
 use crate::director::Verdict;
 use crate::patterns as pat;
@@ -100,6 +101,26 @@ pub async fn answer(svc: &Services, user: &UserLine, spent: Duration) -> Answer 
     let mut a = Answer::default();
     let (ctx, group) = context(svc, user).await;
     let budget = Duration::from_secs_f64(svc.cfg.answer_budget_seconds).saturating_sub(spent);
+    // A group's prompt tells speakers apart; the Director judges against the plain lines.
+    let (said_text, before) = match &group {
+        Some(g) => (g.text.as_str(), g.history.as_slice()),
+        None => (user.text_masked.as_str(), ctx.history.as_slice()),
+    };
+    let plan = Plan {
+        me: &svc.me,
+        said: said_text,
+        prompt_history: before,
+        judge_history: &ctx.history,
+        setting: if user.source_type == "user" {
+            Setting::OneToOne
+        } else {
+            Setting::Group
+        },
+        max_attempts: svc.cfg.max_attempts,
+        started,
+        budget,
+        fallback: &svc.cfg.lines().fallback,
+    };
     if user.pii_check == super::pii_pass::FAILED {
         // Fail closed: a message the PII second opinion could not check goes to no model.
         a.review = true;
@@ -107,10 +128,8 @@ pub async fn answer(svc: &Services, user: &UserLine, spent: Duration) -> Answer 
             "PII not checked by the model: her text is not sent to a model — her fallback line, marked for review"
                 .into(),
         );
-        return match fallback(svc, &ctx.history, started + budget, &mut a).await {
-            Some((text, v)) => said(svc, user, a, text, v, "fallback").await,
-            None => a,
-        };
+        let c = engine(svc).fallback(&plan, How::default()).await;
+        return finish(svc, user, a, c).await;
     }
     let sister = Sister::parse(&svc.me.id).unwrap_or(Sister::Yana);
     let judgment = safety(svc, &user.text_masked, sister, &ctx.user, budget).await;
@@ -127,75 +146,42 @@ pub async fn answer(svc: &Services, user: &UserLine, spent: Duration) -> Answer 
         ));
         return a;
     }
-    if judgment.context_type == Some(ContextType::Banter)
-        && let Some(p) = best_pattern(svc, &user.text_masked, &mut a.trace).await
-    {
-        let v = judged(svc, &ctx.history, &p.bot_response, &[], started + budget).await;
-        if chat::usable(&v) {
-            return said_pattern(svc, user, p, v, a).await;
-        }
-        inc(&svc.metrics.rejected);
-        a.review = true;
-        a.trace.push(format!(
-            "pattern #{} judged {} ({}): skipped, marked for review — the model answers",
-            p.pattern_id,
-            v.status.as_str(),
-            chat::verdict::blocking_rules(&v)
-        ));
-    }
-    let chosen = attempts(
-        svc,
-        user,
-        &ctx.history,
-        group.as_ref(),
-        (started, budget),
-        &mut a,
-    )
-    .await;
-    match chosen {
-        Some((t, v)) => {
-            inc(&svc.metrics.model_replies);
-            said(svc, user, a, t, v, "llm").await
-        }
-        None => {
-            a.review = true;
-            a.trace.push(
-                "no usable attempt within the budget: her fallback line, marked for review".into(),
-            );
-            match fallback(svc, &ctx.history, started + budget, &mut a).await {
-                Some((t, v)) => said(svc, user, a, t, v, "fallback").await,
-                None => a,
-            }
-        }
-    }
+    let pattern = match judgment.context_type {
+        Some(ContextType::Banter) => best_pattern(svc, &user.text_masked, &mut a.trace).await,
+        _ => None,
+    };
+    let c = engine(svc).choose(&plan, pattern, &mut Unwatched).await;
+    finish(svc, user, a, c).await
 }
 
-/// Her fallback line, judged (with a little grace past `deadline`); None when it is not
-/// usable either: then nothing is sent and `a` says so (withheld).
-async fn fallback(
-    svc: &Services,
-    history: &[(String, String)],
-    deadline: Instant,
-    a: &mut Answer,
-) -> Option<(String, Verdict)> {
-    let t = svc.cfg.lines().fallback.clone();
-    let deadline = deadline.max(Instant::now() + FALLBACK_GRACE);
-    let v = judged(svc, history, &t, &[], deadline).await;
-    if !chat::usable(&v) {
-        inc(&svc.metrics.withheld);
-        inc(&svc.metrics.reviews);
-        a.trace.push(format!(
-            "her fallback line is {} too ({}): NOTHING is sent, marked for review",
-            v.status.as_str(),
-            chat::verdict::blocking_rules(&v)
-        ));
-        a.source = "withheld".into();
-        a.withheld = Some(t);
-        a.verdict = Some(v);
-        return None;
+/// The chosen line (`chat::choose`) in the answer: counted, logged for pattern learning, and
+/// said — or withheld when not even her fallback was usable.
+async fn finish(svc: &Services, user: &UserLine, mut a: Answer, c: Choice) -> Answer {
+    let how = c.how;
+    a.trace.extend(how.trace);
+    a.review |= how.review;
+    a.attempts = how.attempts;
+    (0..how.rejected).for_each(|_| inc(&svc.metrics.rejected));
+    (0..how.model_errors).for_each(|_| inc(&svc.metrics.model_errors));
+    match c.line {
+        Line::Pattern(p) => said_pattern(svc, user, p.pattern, c.verdict, a).await,
+        Line::Model => {
+            inc(&svc.metrics.model_replies);
+            said(svc, user, a, c.text, c.verdict, "llm").await
+        }
+        Line::Fallback => {
+            inc(&svc.metrics.fallbacks);
+            said(svc, user, a, c.text, c.verdict, "fallback").await
+        }
+        Line::Withheld => {
+            inc(&svc.metrics.withheld);
+            inc(&svc.metrics.reviews);
+            a.source = "withheld".into();
+            a.withheld = Some(c.text);
+            a.verdict = Some(c.verdict);
+            a
+        }
     }
-    inc(&svc.metrics.fallbacks);
-    Some((t, v))
 }
 
 /// The line she says: logged for pattern learning and returned as the answer.
@@ -251,89 +237,8 @@ async fn said_pattern(
     a
 }
 
-/// The model, RETRY (or any unusable verdict) regenerating while the budget and the attempts
-/// last. Returns the first usable line; rejected lines are never returned.
-async fn attempts(
-    svc: &Services,
-    user: &UserLine,
-    history: &[(String, String)],
-    group: Option<&GroupView>,
-    (started, budget): (Instant, Duration),
-    a: &mut Answer,
-) -> Option<(String, Verdict)> {
-    let setting = if user.source_type == "user" {
-        Setting::OneToOne
-    } else {
-        Setting::Group
-    };
-    while a.attempts < svc.cfg.max_attempts {
-        let left = budget.saturating_sub(started.elapsed());
-        if left.is_zero() {
-            break;
-        }
-        a.attempts += 1;
-        let n = a.attempts;
-        // A group's prompt tells speakers apart; the Director judges against the plain lines.
-        let (said, before) = match group {
-            Some(g) => (g.text.as_str(), g.history.as_slice()),
-            None => (user.text_masked.as_str(), history),
-        };
-        match tokio::time::timeout(left, generate(svc, said, before, setting)).await {
-            Ok(Ok((text, _))) if text.trim().is_empty() => {
-                a.trace.push(format!("attempt {n}: empty reply"))
-            }
-            Ok(Ok((text, scaffold))) => {
-                let v = judged(svc, history, &text, &scaffold, started + budget).await;
-                if chat::usable(&v) {
-                    a.trace
-                        .push(format!("attempt {n}: Director {}", v.status.as_str()));
-                    return Some((text, v));
-                }
-                inc(&svc.metrics.rejected);
-                a.trace.push(format!(
-                    "attempt {n}: Director {} ({}) — not sent",
-                    v.status.as_str(),
-                    chat::verdict::blocking_rules(&v)
-                ));
-            }
-            Ok(Err(e)) => {
-                inc(&svc.metrics.model_errors);
-                a.trace.push(format!("attempt {n}: model failed: {e}"))
-            }
-            Err(_) => a.trace.push(format!(
-                "attempt {n}: past the {:.0} s budget",
-                budget.as_secs_f64()
-            )),
-        }
-    }
-    None
-}
-
-/// Every line she might say — pattern, model attempt, fallback — judged the same way: the
-/// shared checks, then the vault's semantic check (seed 004 §5.3) when an embedding model is
-/// configured (the verdict names it as not run otherwise).
-///
-/// The embedding call gets until `deadline` (the answer budget; a little more for her fallback,
-/// [`FALLBACK_GRACE`]): a slow embedding server makes the check "not run", named in the verdict,
-/// never an answer later than the budget.
-async fn judged(
-    svc: &Services,
-    history: &[(String, String)],
-    text: &str,
-    scaffold: &[String],
-    deadline: Instant,
-) -> Verdict {
-    let (mut v, _) = checks(svc).judge(&svc.me, history, text, scaffold);
-    if let Some(vault) = &svc.vault {
-        let deadline = tokio::time::Instant::from_std(deadline);
-        crate::vault::semantic::amend_until(&mut v, vault, &svc.me.id, text, deadline).await;
-    }
-    v
-}
-
-/// How long her fallback's semantic check may take once the budget is spent (its text passed
-/// the static checks when the server started).
-pub const FALLBACK_GRACE: Duration = Duration::from_secs(2);
+/// How long her fallback's semantic check may take once the budget is spent.
+pub use crate::chat::choose::FALLBACK_GRACE;
 
 /// The shared judgement with this server's rules, analyzer, safety rules and vault.
 pub fn checks(svc: &Services) -> chat::Checks<'_> {
@@ -457,12 +362,12 @@ async fn safety(
 }
 
 /// The pattern for banter (`chat::engine::best_pattern`).
-async fn best_pattern(svc: &Services, text: &str, trace: &mut Vec<String>) -> Option<pat::Pattern> {
+async fn best_pattern(svc: &Services, text: &str, trace: &mut Vec<String>) -> Option<Chosen> {
     let who = pat::Character::parse(&svc.me.id)?;
     match chat::engine::best_pattern(&svc.store, who, text).await {
         Ok(Some(c)) => {
-            trace.push(c.trace);
-            Some(c.pattern)
+            trace.push(c.trace.clone());
+            Some(c)
         }
         Ok(None) => {
             trace.push(
@@ -476,18 +381,4 @@ async fn best_pattern(svc: &Services, text: &str, trace: &mut Vec<String>) -> Op
             None
         }
     }
-}
-
-/// She answers in character, with her vault view of the world (`chat::engine`, as the
-/// workbench). Returns the reply and the prompt's instruction parts (for `prompt_echo`).
-async fn generate(
-    svc: &Services,
-    text: &str,
-    history: &[(String, String)],
-    setting: Setting,
-) -> Result<(String, Vec<String>), String> {
-    let g = engine(svc)
-        .generate(&svc.me, text, history, setting, &mut |_| {})
-        .await?;
-    Ok((g.text, g.scaffold))
 }

@@ -28,6 +28,10 @@ pub enum Source {
         rank: String,
     },
     Llm,
+    /// No usable line within the attempts: her fallback line, marked for review.
+    Fallback,
+    /// Not even her fallback was usable: nothing is said (marked for review).
+    Withheld,
     /// Generation failed; the reason.
     Failed(String),
 }
@@ -48,6 +52,9 @@ pub struct Exchange {
     /// Human-readable steps: which layer fired and why, what was masked, which pattern.
     pub trace: Vec<String>,
     pub thumb: Option<bool>,
+    /// Lines judged unusable and not said (a pattern, a model attempt), with their verdicts:
+    /// the bot would never send them either (`chat::choose`).
+    pub rejected: Vec<(String, Verdict)>,
     /// The exchange's row in the store, once saved.
     pub id: Option<i64>,
     /// When the user sent it (ms since the epoch), for pattern outcomes.
@@ -105,6 +112,10 @@ pub enum ChatMsg {
         source: Source,
     },
     Judged(Box<crate::director::Verdict>),
+    /// A new model attempt begins: what streamed of the one before is void.
+    Attempt(usize),
+    /// A line judged unusable: not said, listed under the exchange.
+    Rejected(String, Box<crate::director::Verdict>),
     /// The exchange's row id once it is in the database.
     Saved(i64),
     Done {
@@ -172,6 +183,7 @@ impl ChatView {
             verdict: None,
             trace: Vec::new(),
             thumb: None,
+            rejected: Vec::new(),
             id: None,
             at_ms: crate::patterns::stamp::now_ms(),
         });
@@ -276,6 +288,11 @@ impl ChatView {
                 e.source = source;
             }
             ChatMsg::Judged(v) => e.verdict = Some(*v),
+            ChatMsg::Attempt(_) => {
+                e.reply.clear();
+                e.source = Source::Pending;
+            }
+            ChatMsg::Rejected(text, v) => e.rejected.push((text, *v)),
             ChatMsg::Saved(id) => e.id = Some(id),
             ChatMsg::Done { id, error } => {
                 e.id = id.or(e.id);
@@ -343,6 +360,20 @@ pub fn render(f: &mut Frame, area: Rect, chat: Option<&ChatView>, t: &Theme) {
             None => {}
         }
         lines.push(Line::from(head));
+        for (text, v) in &e.rejected {
+            let why = format!("  ✗ {} not said: ", v.status.as_str());
+            for (i, w) in wrap(text, width.saturating_sub(why.chars().count() + 2))
+                .iter()
+                .enumerate()
+            {
+                let lead = if i == 0 {
+                    why.clone()
+                } else {
+                    " ".repeat(why.chars().count())
+                };
+                lines.push(Line::styled(format!("{lead}{w}"), sel.fg(t.dim)));
+            }
+        }
         for w in wrap(&e.reply, width.saturating_sub(2)) {
             lines.push(Line::styled(format!("  {w}"), sel.fg(t.text)));
         }
@@ -364,6 +395,8 @@ fn source_label(s: &Source) -> String {
             pattern_id, rank, ..
         } => format!(" pattern #{pattern_id} ({rank})"),
         Source::Llm => " model".into(),
+        Source::Fallback => " fallback line (no usable attempt) · review".into(),
+        Source::Withheld => " nothing said (her fallback was not usable either) · review".into(),
         Source::Failed(e) => format!(" failed: {e}"),
     }
 }

@@ -9,6 +9,7 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use crate::director::{Character, RuleSet, Verdict};
 use crate::llm::LlmConfig;
+use crate::patterns::ingest::Role;
 use crate::safety::{Judgment, Sister, UserContext, pii};
 use crate::store::chat::NewChat;
 use crate::text::Analyzer;
@@ -227,8 +228,9 @@ fn kinds_of(items: &[pii::PiiItem]) -> Vec<String> {
     items.iter().map(|i| i.kind.label().to_string()).collect()
 }
 
-/// A pattern when the message is banter and one qualifies; otherwise the model. Then the
-/// Director on whatever was said.
+/// Her answer, chosen as the bot chooses it (`chat::choose`: a banter pattern or the model's
+/// first usable attempt, else her fallback line, else nothing), streamed to the chat as it
+/// goes; the lines judged unusable are listed under the exchange, never said.
 async fn answer(
     deps: &Deps,
     me: &Character,
@@ -238,71 +240,113 @@ async fn answer(
     row: &mut NewChat,
     emit: &Emit,
 ) -> Result<(), UiError> {
+    use crate::chat::choose::{Line, Plan};
     let banter = judgment.context_type == Some(crate::safety::ContextType::Banter);
     let pattern = if banter {
         best_pattern(deps, me, text, emit).await
     } else {
         None
     };
-    let (reply, scaffold) = match pattern {
-        Some((p, rank)) => {
+    emit.trace(format!(
+        "model: {} at {}",
+        deps.llm.model, deps.llm.endpoint
+    ));
+    let serve = crate::serve::config::ServeConfig::defaults();
+    let fallback = serve
+        .lines
+        .get(&me.id)
+        .map(|l| l.fallback.clone())
+        .ok_or_else(|| UiError::Missing(format!("no fallback line for `{}`", me.id)))?;
+    let plan = Plan {
+        me,
+        said: text,
+        prompt_history: history,
+        judge_history: history,
+        setting: crate::chat::prompt::Setting::OneToOne,
+        max_attempts: serve.max_attempts,
+        started: std::time::Instant::now(),
+        budget: CHAT_BUDGET,
+        fallback: &fallback,
+    };
+    let mut watch = Watching(emit.0.clone());
+    let c = engine(deps).choose(&plan, pattern, &mut watch).await;
+    for t in c.how.trace {
+        emit.trace(t);
+    }
+    let (source, said) = match c.line {
+        Line::Pattern(p) => {
+            let p = *p;
             row.source = "pattern".into();
-            row.pattern_id = Some(p.pattern_id);
+            row.pattern_id = Some(p.pattern.pattern_id);
             // Logging the line logs the use (ingest's rule); its id takes the 👍/👎.
             let usage = log_message(
                 deps,
-                crate::patterns::ingest::Role::Bot,
+                Role::Bot,
                 me,
-                &p.bot_response,
-                Some(p.pattern_id),
+                &c.text,
+                Some(p.pattern.pattern_id),
                 emit,
-            )
-            .await;
-            let Some(usage_id) = usage else {
+            );
+            let Some(usage_id) = usage.await else {
                 return Err(UiError::Store(
                     "the pattern's use could not be logged".into(),
                 ));
             };
             row.usage_id = Some(usage_id);
-            emit.send(ChatMsg::Reply {
-                text: p.bot_response.clone(),
-                source: Source::Pattern {
-                    pattern_id: p.pattern_id,
-                    usage_id,
-                    rank,
-                },
-            });
-            // A stored line, not produced by a prompt: nothing to echo.
-            (p.bot_response, Vec::new())
+            let source = Source::Pattern {
+                pattern_id: p.pattern.pattern_id,
+                usage_id,
+                rank: p.rank,
+            };
+            (source, true)
         }
-        None => {
+        Line::Model => {
             row.source = "llm".into();
-            let (reply, scaffold) = generate(deps, me, text, history, emit).await?;
-            log_message(
-                deps,
-                crate::patterns::ingest::Role::Bot,
-                me,
-                &reply,
-                None,
-                emit,
-            )
-            .await;
-            (reply, scaffold)
+            (Source::Llm, true)
+        }
+        Line::Fallback => {
+            row.source = "fallback".into();
+            (Source::Fallback, true)
+        }
+        Line::Withheld => {
+            row.source = "withheld".into();
+            (Source::Withheld, false)
         }
     };
-    let (mut verdict, l5) = judge(deps, me, history, &reply, &scaffold);
-    // The semantic check (seed 004 §5.3) when an embedding model is configured.
-    if let Some(v) = &deps.vault {
-        crate::vault::semantic::amend(&mut verdict, v, &me.id, &reply).await;
+    if said && !matches!(source, Source::Pattern { .. }) {
+        log_message(deps, Role::Bot, me, &c.text, None, emit).await;
     }
-    if let Some(l5) = l5 {
-        emit.trace(l5);
-    }
-    emit.trace(format!("Director: {}", verdict.status));
+    let reply = if said { c.text } else { String::new() };
+    emit.send(ChatMsg::Reply {
+        text: reply.clone(),
+        source,
+    });
+    emit.trace(format!("Director: {}", c.verdict.status));
     row.reply = reply;
-    row.verdict = serde_json::to_value(&verdict).ok();
-    emit.send(ChatMsg::Judged(Box::new(verdict)));
+    row.verdict = serde_json::to_value(&c.verdict).ok();
+    emit.send(ChatMsg::Judged(Box::new(c.verdict)));
     Ok(())
+}
+
+/// How long chat mode waits for one answer, every attempt included (a person at the
+/// workbench waits longer than a LINE user; the bot's budget is `answer_budget_seconds`).
+const CHAT_BUDGET: std::time::Duration = std::time::Duration::from_secs(180);
+
+/// Streams the attempts to the chat: tokens as they come, a new attempt clears the shown
+/// text, a rejected line is listed under the exchange.
+struct Watching(UnboundedSender<UiMsg>);
+
+impl crate::chat::choose::Watch for Watching {
+    fn attempt(&mut self, n: usize) {
+        let _ = self.0.send(UiMsg::Chat(ChatMsg::Attempt(n)));
+    }
+    fn token(&mut self, delta: &str) {
+        let _ = self.0.send(UiMsg::Chat(ChatMsg::Token(delta.to_string())));
+    }
+    fn rejected(&mut self, text: &str, verdict: &Verdict) {
+        let m = ChatMsg::Rejected(text.to_string(), Box::new(verdict.clone()));
+        let _ = self.0.send(UiMsg::Chat(m));
+    }
 }
 
 /// Seed 000 §6.3: the best pattern of this sister with success ≥ 0.7, and its rank
@@ -312,12 +356,12 @@ async fn best_pattern(
     me: &Character,
     text: &str,
     emit: &Emit,
-) -> Option<(crate::patterns::Pattern, String)> {
+) -> Option<crate::chat::engine::Chosen> {
     let who = crate::patterns::Character::parse(&me.id)?;
     match crate::chat::engine::best_pattern(&deps.store, who, text).await {
         Ok(Some(c)) => {
-            emit.trace(c.trace);
-            Some((c.pattern, c.rank))
+            emit.trace(c.trace.clone());
+            Some(c)
         }
         Ok(None) => {
             emit.trace(
@@ -414,42 +458,6 @@ async fn save(deps: &Deps, row: NewChat, emit: &Emit) {
     }
 }
 
-/// The sister answers in character, streamed (`chat::engine`, as the bot).
-async fn generate(
-    deps: &Deps,
-    me: &Character,
-    text: &str,
-    history: &[(String, String)],
-    emit: &Emit,
-) -> Result<(String, Vec<String>), UiError> {
-    emit.trace(format!(
-        "model: {} at {}",
-        deps.llm.model, deps.llm.endpoint
-    ));
-    let tx = emit.0.clone();
-    let mut on_token = move |d: &str| {
-        let _ = tx.send(UiMsg::Chat(ChatMsg::Token(d.to_string())));
-    };
-    let g = engine(deps)
-        .generate(
-            me,
-            text,
-            history,
-            crate::chat::prompt::Setting::OneToOne,
-            &mut on_token,
-        )
-        .await
-        .map_err(|e| UiError::Model(e.to_string()))?;
-    for n in g.notes {
-        emit.trace(n);
-    }
-    emit.send(ChatMsg::Reply {
-        text: g.text.clone(),
-        source: Source::Llm,
-    });
-    Ok((g.text, g.scaffold))
-}
-
 /// The shared pipeline steps over the chat's services.
 fn engine(deps: &Deps) -> crate::chat::engine::Engine<'_> {
     crate::chat::engine::Engine {
@@ -501,15 +509,4 @@ async fn safety(deps: &Deps, text: &str, sister: Sister, emit: &Emit) -> Judgmen
         ),
     });
     judgment
-}
-
-/// The shared judgement (`chat::verdict`): the Director, prompt_echo, L5 and the leak review.
-fn judge(
-    deps: &Deps,
-    me: &Character,
-    history: &[(String, String)],
-    reply: &str,
-    scaffold: &[String],
-) -> (Verdict, Option<String>) {
-    engine(deps).checks().judge(me, history, reply, scaffold)
 }
