@@ -1,9 +1,8 @@
 //! The compare view (issue 15 §1): a stored comparison with the summary line on top, then per
 //! turn A's and B's line side by side, the verdict change badge (`WARN→PASS`; a worse turn's
 //! badge in red) and the character diff. ↑/↓ (j/k) move between turns, PgUp/PgDn jump five,
-//! Home/End. Opened from the runs browser or `kakeai --compare ID` via [`CompareView::open`].
+//! Home/End. Opened from the runs browser or `kakeai --compare ID` (loaded by the runtime: runtime/compare.rs).
 
-use super::error::UiError;
 use crate::text::width::width as text_width;
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
@@ -14,9 +13,8 @@ use ratatui::widgets::Paragraph;
 
 use super::theme::Theme;
 use super::wrap::wrap;
-use crate::compare::db::{self, Stored};
+use crate::compare::db::Stored;
 use crate::compare::outcome::{Change, TurnRow, headline};
-use crate::store::Store;
 use crate::store::export::speaker_name;
 use crate::text::sanitize::for_terminal;
 
@@ -30,16 +28,6 @@ pub struct CompareView {
 impl CompareView {
     pub fn new(stored: Stored) -> CompareView {
         CompareView { stored, row: 0 }
-    }
-
-    /// Loads comparison `id` from the store at `db` (default path when None).
-    pub fn open(db: Option<&std::path::Path>, id: i64) -> Result<CompareView, UiError> {
-        let store = Store::open_or_default(db).map_err(UiError::Store)?;
-        match db::load(&store, id) {
-            Ok(Some(s)) => Ok(CompareView::new(s)),
-            Ok(None) => Err(UiError::Missing(format!("no comparison {id}"))),
-            Err(e) => Err(UiError::Store(e.to_string())),
-        }
     }
 
     /// Moves the selection; false when the key is not the view's.

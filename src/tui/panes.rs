@@ -142,8 +142,8 @@ pub enum Ask {
     NotMine,
     /// Done in the room; the status line to show, if any.
     Done(Option<String>),
-    /// An error that stays on screen until Esc.
-    Fail(String),
+    /// A failure, shown at the level its kind sets (an error stays until Esc).
+    Fail(super::error::UiError),
     /// Work for the runtime, with the status line to show.
     Run(Option<String>, Vec<Command>),
     /// Open a dialog (it carries its target).

@@ -414,7 +414,7 @@ impl RulesRoom {
             RulesAsk::Nothing => Ask::Done(None),
             RulesAsk::Adjust { field, steps } => match adjust(rules, field, steps) {
                 Ok(r) => Ask::Rejudge(Box::new(r), fields().get(field).map(|f| f.rule)),
-                Err(e) => Ask::Fail(e.to_string()),
+                Err(e) => Ask::Fail(UiError::Refused(e.to_string())),
             },
             RulesAsk::Save => Ask::Run(
                 None,

@@ -152,7 +152,7 @@ impl App {
                 Vec::new()
             }
             Ask::Fail(e) => {
-                self.fail(e);
+                self.notify(e.level(), e.to_string());
                 Vec::new()
             }
             Ask::Run(said, cmds) => {

@@ -240,7 +240,7 @@ async fn answer(
     row: &mut NewChat,
     emit: &Emit,
 ) -> Result<(), UiError> {
-    use crate::chat::choose::{Line, Plan};
+    use crate::chat::choose::Plan;
     let banter = judgment.context_type == Some(crate::safety::ContextType::Banter);
     let pattern = if banter {
         best_pattern(deps, me, text, emit).await
@@ -270,6 +270,19 @@ async fn answer(
     };
     let mut watch = Watching(emit.0.clone());
     let c = engine(deps).choose(&plan, pattern, &mut watch).await;
+    said(deps, me, c, row, emit).await
+}
+
+/// The chosen line in the chat and in the exchange's row: a pattern's use and her line go to
+/// the conversation log (pattern learning); a withheld answer says nothing.
+async fn said(
+    deps: &Deps,
+    me: &Character,
+    c: crate::chat::choose::Choice,
+    row: &mut NewChat,
+    emit: &Emit,
+) -> Result<(), UiError> {
+    use crate::chat::choose::Line;
     for t in c.how.trace {
         emit.trace(t);
     }
@@ -300,21 +313,20 @@ async fn answer(
             };
             (source, true)
         }
-        Line::Model => {
-            row.source = "llm".into();
-            (Source::Llm, true)
-        }
-        Line::Fallback => {
-            row.source = "fallback".into();
-            (Source::Fallback, true)
-        }
-        Line::Withheld => {
-            row.source = "withheld".into();
-            (Source::Withheld, false)
-        }
+        Line::Model => (Source::Llm, true),
+        Line::Fallback => (Source::Fallback, true),
+        Line::Withheld => (Source::Withheld, false),
     };
-    if said && !matches!(source, Source::Pattern { .. }) {
-        log_message(deps, Role::Bot, me, &c.text, None, emit).await;
+    if !matches!(source, Source::Pattern { .. }) {
+        row.source = match source {
+            Source::Llm => "llm",
+            Source::Fallback => "fallback",
+            _ => "withheld",
+        }
+        .into();
+        if said {
+            log_message(deps, Role::Bot, me, &c.text, None, emit).await;
+        }
     }
     let reply = if said { c.text } else { String::new() };
     emit.send(ChatMsg::Reply {

@@ -1,8 +1,11 @@
 //! The workbench's edge (issue 23): the terminal loop and every task that does I/O — the
 //! store, the model, the vault's files — answering the app with `UiMsg`s. Only this folder
-//! (and the `Runtime` in `tui`) performs I/O; the app and the panes stay pure.
+//! performs I/O (the `Runtime` in core.rs carries out every command); the app and the panes
+//! stay pure.
 
 pub(crate) mod chat_run;
+mod core;
+pub use core::{Runtime, Services};
 pub(crate) mod compare;
 pub(crate) mod conversations;
 pub(crate) mod interview_run;

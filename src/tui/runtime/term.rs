@@ -14,6 +14,7 @@ use crate::llm::LlmConfig;
 use crate::store::{Store, StoreHandle};
 use crate::text::analyzer;
 use crate::tui::app::{App, Command, Conn, Header};
+use crate::tui::error::UiError;
 use crate::tui::keymap::Keymap;
 use crate::tui::{Options, Runtime, Services, render, theme, vis};
 
@@ -152,24 +153,22 @@ fn configured(opts: &Options, problems: &mut Vec<String>) -> Configured {
 }
 
 /// The analyzer, the store's path and the store (errors end the start with exit 2).
-fn opened(
-    opts: &Options,
-) -> Result<
-    (
-        std::sync::Arc<dyn crate::text::Analyzer>,
-        std::path::PathBuf,
-        StoreHandle,
-    ),
-    String,
-> {
-    let analyzer =
-        analyzer::open(opts.analyzer, &mut |m| eprintln!("{m}")).map_err(|e| e.to_string())?;
-    let db = Store::path_or_default(opts.db.as_deref()).map_err(|e| e.to_string())?;
+fn opened(opts: &Options) -> Result<Opened, UiError> {
+    let analyzer = analyzer::open(opts.analyzer, &mut |m| eprintln!("{m}"))
+        .map_err(|e| UiError::File(e.to_string()))?;
+    let db = Store::path_or_default(opts.db.as_deref()).map_err(UiError::Store)?;
     let store = Store::open(&db)
         .map(StoreHandle::spawn)
-        .map_err(|e| format!("{}: {e}", db.display()))?;
+        .map_err(|e| UiError::Store(format!("{}: {e}", db.display())))?;
     Ok((analyzer, db, store))
 }
+
+/// What the workbench opens before its first frame: the analyzer, the store's path, the store.
+type Opened = (
+    std::sync::Arc<dyn crate::text::Analyzer>,
+    std::path::PathBuf,
+    StoreHandle,
+);
 
 /// The writer's visibility pane over the vault, with the secret-keeping scorecard beside each
 /// ◆ (empty when the store cannot be read).
