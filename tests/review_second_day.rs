@@ -1,5 +1,8 @@
 //! Issue 23 "a reviewer's second day", items 8, 11 and 13: hints name the key the keymap binds
-//! (ctrl-n starts a run; `n` searches), and further small promises of the workbench.
+//! (ctrl-n starts a run; `n` searches), and further small promises of the workbench: status
+//! lines that say what happened, searches that open the attempt they matched, `!` saying why a
+//! turn is listed, a help screen that wraps and pages, flips that stay with their run, dialogs
+//! that name their turn and sister and show their whole key bar.
 
 #[path = "review_fixture/mod.rs"]
 mod review_fixture;
@@ -190,4 +193,57 @@ fn another_reviewers_mark_appears_in_the_open_run() {
     a.on_msg(UiMsg::MarksRefreshed(Ok(Box::new(o))));
     assert_eq!(a.run.run_id, Some(run));
     assert_eq!(a.review_log.len(), before);
+}
+
+fn press(a: &mut App, c: KeyCode) -> Vec<kakeai::tui::app::Command> {
+    a.on_key(KeyEvent::new(c, KeyModifiers::NONE))
+}
+
+/// The store answered a save that names no mark (a pause, stop, instruction, regeneration).
+fn saved(a: &mut App) {
+    a.on_msg(kakeai::tui::app::UiMsg::Saved {
+        turn: None,
+        ticket: None,
+        result: Ok(()),
+    });
+}
+
+/// Item 13: steering a run says what happened, and the store's answer does not replace it
+/// with a bare "saved ✓" ("pause requested", then "paused" when the run paused; "instruction
+/// queued for turn 4"; "stopping the run …"; "regenerating turn 3 …").
+#[test]
+fn steering_a_run_says_what_happened_never_a_bare_saved() {
+    use kakeai::duo::Effect;
+    use kakeai::tui::app::UiMsg;
+    use kakeai::tui::view::RunState;
+    let (_d, mut s) = review_fixture::store();
+    let run = review_fixture::add_run(&mut s, "駅前のパン屋へ", 3, 1);
+    let mut a = review_fixture::opened(&s, run);
+    a.run.state = RunState::Running;
+    a.act(Action::PauseResume);
+    saved(&mut a);
+    assert_eq!(a.status, "pause requested");
+    a.on_msg(UiMsg::Effect(Box::new(Effect::Paused)));
+    saved(&mut a);
+    assert_eq!(a.status, "paused");
+    a.act(Action::PauseResume);
+    a.on_msg(UiMsg::Effect(Box::new(Effect::Resumed)));
+    saved(&mut a);
+    assert_eq!(a.status, "resumed");
+    a.act(Action::Inject);
+    for c in "短くね".chars() {
+        press(&mut a, KeyCode::Char(c));
+    }
+    press(&mut a, KeyCode::Enter);
+    saved(&mut a);
+    assert_eq!(a.status, "instruction queued for turn 4");
+    a.act(Action::Stop);
+    press(&mut a, KeyCode::Char('y'));
+    saved(&mut a);
+    assert_eq!(a.status, "stopping the run …");
+    a.run.state = RunState::Idle;
+    a.act(Action::Follow);
+    a.act(Action::Regenerate);
+    saved(&mut a);
+    assert_eq!(a.status, "regenerating turn 3 …");
 }

@@ -401,6 +401,8 @@ impl App {
                     "turn {turn}: every attempt failed — pick one with tab and c, or regenerate with r"
                 ));
             }
+            Effect::Paused => self.status = "paused".into(),
+            Effect::Resumed => self.status = "resumed".into(),
             Effect::RunDone { status, error } => match error {
                 Some(e) => self.fail(format!("run {}: {e}", status.as_str())),
                 None => self.status = format!("run {}", status.as_str()),
@@ -462,9 +464,11 @@ impl App {
                         Some(t) if ticket.is_some() && !t.review.saved() => {
                             "saved; earlier marks of this turn still pending".into()
                         }
+                        // A mark's words, now saved; a pause, stop, instruction or
+                        // regeneration keeps what its status said (never a bare "saved ✓").
                         _ => match self.said.take() {
                             Some(what) => format!("{what} · saved ✓"),
-                            None => "saved ✓".into(),
+                            None => std::mem::take(&mut self.status),
                         },
                     }
             }
@@ -729,6 +733,7 @@ impl App {
                 return Some(vec![Command::Control(ev), save(None, kind, json!({}))]);
             }
             Action::Stop if self.running() => {
+                self.status = "stopping the run …".into();
                 return Some(vec![
                     Command::Control(Event::Stop),
                     save(None, ActionKind::Stop, json!({})),
@@ -743,6 +748,7 @@ impl App {
             Action::Regenerate => {
                 if let Some(turn) = sel_turn.filter(|_| self.run.run_id.is_some()) {
                     self.follow = true;
+                    self.status = format!("regenerating turn {turn} …");
                     return Some(vec![
                         Command::Control(Event::Regenerate { turn }),
                         save(Some(turn), ActionKind::Regenerate, json!({})),
