@@ -4,6 +4,7 @@
 //! turn is listed, a help screen that wraps and pages, flips that stay with their run, dialogs
 //! that name their turn and sister and show their whole key bar.
 
+mod common;
 #[path = "review_fixture/mod.rs"]
 mod review_fixture;
 
@@ -246,4 +247,46 @@ fn steering_a_run_says_what_happened_never_a_bare_saved() {
     a.act(Action::Regenerate);
     saved(&mut a);
     assert_eq!(a.status, "regenerating turn 3 …");
+}
+
+/// Item 11: the rules pane's flips belong to the run they were computed on: after another run
+/// opens, the pane does not show them and `F` does not jump to their turn numbers.
+#[test]
+fn flips_stay_with_the_run_they_were_computed_on() {
+    use kakeai::tui::app::{Pane, UiMsg};
+    let (_d, mut s) = review_fixture::store();
+    let first = review_fixture::add_run(&mut s, "駅前のパン屋へ", 6, 1);
+    let second = review_fixture::add_run(&mut s, "別の話題", 6, 2);
+    let mut a = review_fixture::opened(&s, first);
+    a.pane = Pane::Rules;
+    // Change values until a verdict flips.
+    'edit: for _ in 0..kakeai::tui::tuning::fields().len() {
+        for _ in 0..6 {
+            a.act(Action::Increase);
+            if a.rooms
+                .rules
+                .rejudge
+                .as_ref()
+                .is_some_and(|r| !r.flipped.is_empty())
+            {
+                break 'edit;
+            }
+        }
+        a.act(Action::NextField);
+    }
+    let flipped = a.rooms.rules.rejudge.clone().expect("re-judged");
+    assert!(!flipped.flipped.is_empty(), "no edit flipped a verdict");
+    assert!(common::tui::screen(&a, 100, 30).contains("re-judged"));
+    let o = kakeai::tui::reopen::open(&s, second, None).unwrap();
+    a.on_msg(UiMsg::RunOpened(Ok(Box::new(o))));
+    let sc = common::tui::screen(&a, 100, 30);
+    assert!(
+        !sc.contains("re-judged"),
+        "another run's flips shown:\n{sc}"
+    );
+    a.pane = Pane::Detail;
+    a.act(Action::FirstTurn);
+    a.act(Action::NextFlipped);
+    assert_eq!(a.selected, 0, "F jumped by another run's turn numbers");
+    assert_eq!(a.status, "no verdict flipped in the last rule edit");
 }

@@ -202,8 +202,7 @@ impl App {
                 let flipped: Vec<usize> = self
                     .rooms
                     .rules
-                    .rejudge
-                    .as_ref()
+                    .rejudge_of(self.run.run_id)
                     .map(|r| r.flipped.iter().map(|f| f.0).collect())
                     .unwrap_or_default();
                 if flipped.is_empty() {
