@@ -249,6 +249,70 @@ fn steering_a_run_says_what_happened_never_a_bare_saved() {
     assert_eq!(a.status, "regenerating turn 3 …");
 }
 
+/// Item 13: a search whose only match in a turn is a rejected attempt opens that attempt (turn
+/// 2's first try was rejected; its committed text does not say ええと).
+#[test]
+fn a_search_match_in_a_rejected_attempt_opens_that_attempt() {
+    let (_d, mut s) = review_fixture::store();
+    let run = review_fixture::add_run(&mut s, "駅前のパン屋へ", 4, 1);
+    let mut a = review_fixture::opened(&s, run);
+    a.act(Action::FirstTurn);
+    a.act(Action::Search);
+    for c in "ええと".chars() {
+        press(&mut a, KeyCode::Char(c));
+    }
+    press(&mut a, KeyCode::Enter);
+    let t = &a.run.turns[a.selected];
+    assert_eq!(t.turn, 2, "{}", a.status);
+    let shown = a.attempt.expect("an attempt is opened");
+    assert!(t.attempts[shown].text.contains("ええと"));
+    assert_ne!(Some(shown), t.committed);
+    assert!(a.status.contains("attempt #1"), "{}", a.status);
+    // A match in the committed text shows the committed attempt.
+    a.act(Action::Search);
+    for c in "メロンパン".chars() {
+        press(&mut a, KeyCode::Char(c));
+    }
+    press(&mut a, KeyCode::Enter);
+    assert_eq!(a.run.turns[a.selected].turn, 1);
+    assert_eq!(a.attempt, None, "{}", a.status);
+}
+
+/// Item 13: `!` says why a turn is listed; a PASS turn is listed because an attempt before it
+/// was RETRY, and the status says so.
+#[test]
+fn the_flagged_key_says_why_a_turn_is_listed() {
+    use kakeai::director::Status;
+    let (_d, mut s) = review_fixture::store();
+    let run = review_fixture::add_run(&mut s, "駅前のパン屋へ", 4, 1);
+    let mut a = review_fixture::opened(&s, run);
+    // Turn 2: attempt #1 RETRY, then a PASS kept; every other turn PASS.
+    for t in &mut a.run.turns {
+        for at in &mut t.attempts {
+            if let Some(v) = at.verdict.as_mut() {
+                v.status = Status::Pass;
+            }
+        }
+    }
+    if let Some(v) = a.run.turns[1].attempts[0].verdict.as_mut() {
+        v.status = Status::Retry;
+    }
+    a.act(Action::FirstTurn);
+    a.act(Action::NextFlagged);
+    assert_eq!(a.run.turns[a.selected].turn, 2);
+    assert!(
+        a.status.starts_with("turn 2: attempt #1 RETRY before PASS"),
+        "{}",
+        a.status
+    );
+    // A turn whose own verdict is WARN says WARN.
+    if let Some(v) = a.run.turns[3].attempts[0].verdict.as_mut() {
+        v.status = Status::Warn;
+    }
+    a.act(Action::NextFlagged);
+    assert!(a.status.starts_with("turn 4: WARN"), "{}", a.status);
+}
+
 /// Item 11: the rules pane's flips belong to the run they were computed on: after another run
 /// opens, the pane does not show them and `F` does not jump to their turn numbers.
 #[test]

@@ -1,7 +1,8 @@
 //! The review queue and navigation, the workbench's own verbs: `/` searches the run's text
-//! (Tab: every stored run), n/N step through the matches; keys jump to the next unreviewed
-//! turn, the next RETRY/WARN/UNSCORED one, the next whose verdict flipped in the last rule
-//! edit; `u` takes back the latest 👍/👎, override or feedback (stored as an `undo` action); `b`
+//! (Tab: every stored run), n/N step through the matches (a match only in a rejected attempt
+//! opens that attempt); keys jump to the next unreviewed turn, the next RETRY/WARN/UNSCORED
+//! one (saying why: "attempt #1 RETRY before PASS"), the next whose verdict flipped in the last
+//! rule edit; `u` takes back the latest 👍/👎, override or feedback (stored as an `undo` action); `b`
 //! opens the runs browser; marks made elsewhere appear in the open run.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -11,7 +12,7 @@ use super::{App, Command, UiMsg, save};
 use crate::store::ActionKind;
 use crate::store::review::{Mark, fold, last_live};
 use crate::tui::keymap::Action;
-use crate::tui::queue::{Opened, flagged, matches, next_index, unreviewed};
+use crate::tui::queue::{Opened, flag_reason, match_attempt, matches, next_index, unreviewed};
 use crate::tui::runs::{BrowserAsk, RunsBrowser};
 use crate::tui::view::TurnView;
 
@@ -196,7 +197,13 @@ impl App {
                     "RETRY/WARN/UNSCORED"
                 };
                 let mine = crate::tui::blind::judged_turns(&self.blind_view(), &self.run.turns);
-                self.jump(what, |t| (!blind || mine.contains(&t.turn)) && flagged(t))
+                // The status says why this turn is listed ("attempt #1 RETRY before PASS").
+                self.jump_why(what, |t| {
+                    (!blind || mine.contains(&t.turn))
+                        .then(|| flag_reason(t))
+                        .flatten()
+                        .map(|why| format!(": {why}"))
+                })
             }
             Action::NextFlipped => {
                 let flipped: Vec<usize> = self
@@ -226,11 +233,17 @@ impl App {
     }
 
     fn jump(&mut self, what: &str, pred: impl Fn(&TurnView) -> bool) {
+        self.jump_why(what, |t| pred(t).then(|| format!(" ({what})")));
+    }
+
+    /// The next turn `why` lists, saying why ("turn 4: attempt #1 RETRY before PASS").
+    fn jump_why(&mut self, what: &str, why: impl Fn(&TurnView) -> Option<String>) {
         let turns = &self.run.turns;
-        match next_index(turns, self.selected, false, pred) {
+        match next_index(turns, self.selected, false, |t| why(t).is_some()) {
             Some(i) => {
                 let left = turns.iter().filter(|t| unreviewed(t)).count();
-                self.status = format!("turn {} ({what}) · {left} unreviewed", turns[i].turn);
+                let said = why(&turns[i]).unwrap_or_default();
+                self.status = format!("turn {}{said} · {left} unreviewed", turns[i].turn);
                 self.select(i);
             }
             None => self.status = format!("no {what} turn in this run"),
@@ -243,11 +256,22 @@ impl App {
         match next_index(turns, self.selected, back, |t| matches(t, &needle)) {
             Some(i) => {
                 let total = turns.iter().filter(|t| matches(t, &needle)).count();
+                let t = &turns[i];
+                // A match only in a rejected attempt opens that attempt.
+                let other = match_attempt(t, &needle).filter(|&k| Some(k) != t.committed);
+                let where_ = match other.and_then(|k| t.attempts.get(k)) {
+                    Some(a) if t.committed.is_some() => {
+                        format!(", attempt #{} (not kept)", a.attempt)
+                    }
+                    Some(a) => format!(", attempt #{}", a.attempt),
+                    None => String::new(),
+                };
                 self.status = format!(
-                    "“{needle}”: turn {} · {total} matching turn(s)",
-                    turns[i].turn
+                    "“{needle}”: turn {}{where_} · {total} matching turn(s)",
+                    t.turn
                 );
                 self.select(i);
+                self.attempt = other;
             }
             None => self.status = format!("“{needle}” is not in this run (/ then Tab: all runs)"),
         }
