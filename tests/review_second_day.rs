@@ -313,6 +313,67 @@ fn the_flagged_key_says_why_a_turn_is_listed() {
     assert!(a.status.starts_with("turn 4: WARN"), "{}", a.status);
 }
 
+/// The title of the help screen: (first row, last row, rows).
+fn help_title(sc: &str) -> (usize, usize, usize) {
+    let row = sc
+        .lines()
+        .find(|l| l.contains(" help · rows "))
+        .expect("help title");
+    let nums: Vec<usize> = row
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|n| !n.is_empty())
+        .map(|n| n.parse().unwrap())
+        .collect();
+    (nums[0], nums[1], nums[2])
+}
+
+/// Item 11: at 80×24 the help screen wraps its descriptions (every one is there whole, and no
+/// row is cut), PgDn/PgUp move a page (the rows on screen), and PgUp after End moves at once.
+#[test]
+fn help_at_80_columns_wraps_and_pages() {
+    let mut a = app_with(Keymap::builtin());
+    a.act(Action::Help);
+    let mut sc = common::tui::screen(&a, 80, 24);
+    let (first, last, rows) = help_title(&sc);
+    assert_eq!((first, last), (1, 22), "{sc}");
+    let mut text = String::new();
+    loop {
+        for l in sc.lines().skip(1).take(22) {
+            let inner = l.split('"').nth(1).unwrap_or("");
+            text.push_str(inner.trim_matches('│'));
+        }
+        let (f, l, _) = help_title(&sc);
+        if l == rows {
+            break;
+        }
+        press(&mut a, KeyCode::PageDown);
+        sc = common::tui::screen(&a, 80, 24);
+        let (f2, _, _) = help_title(&sc);
+        assert_eq!(f2, (f + 22).min(rows - 21), "PgDn moves a page\n{sc}");
+    }
+    let flat: String = text.split_whitespace().collect();
+    for action in [
+        Action::ShowRequest,
+        Action::Undo,
+        Action::NextFlipped,
+        Action::NextBranch,
+        Action::FocusRight,
+    ] {
+        let d: String = action.describe().split_whitespace().collect();
+        assert!(flat.contains(&d), "{action:?} not whole: {d}\n{text}");
+    }
+    press(&mut a, KeyCode::End);
+    let sc = common::tui::screen(&a, 80, 24);
+    assert_eq!(help_title(&sc).1, rows);
+    press(&mut a, KeyCode::PageUp);
+    let sc = common::tui::screen(&a, 80, 24);
+    assert_eq!(help_title(&sc).0, rows - 21 - 22, "PgUp after End\n{sc}");
+    press(&mut a, KeyCode::PageUp);
+    press(&mut a, KeyCode::Home);
+    let sc = common::tui::screen(&a, 80, 24);
+    assert_eq!(help_title(&sc).0, 1);
+}
+
 /// Item 11: the rules pane's flips belong to the run they were computed on: after another run
 /// opens, the pane does not show them and `F` does not jump to their turn numbers.
 #[test]
@@ -353,4 +414,52 @@ fn flips_stay_with_the_run_they_were_computed_on() {
     a.act(Action::NextFlipped);
     assert_eq!(a.selected, 0, "F jumped by another run's turn numbers");
     assert_eq!(a.status, "no verdict flipped in the last rule edit");
+}
+
+/// Item 11: a dialog has a frame that names its turn and sister, and its whole key bar shows
+/// (wrapped to a second row at 80 columns rather than cut before "Esc cancel").
+#[test]
+fn dialogs_name_turn_and_sister_and_show_their_whole_key_bar() {
+    let (_d, mut s) = review_fixture::store();
+    let run = review_fixture::add_run(&mut s, "駅前のパン屋へ", 4, 1);
+    let mut a = review_fixture::opened(&s, run);
+    a.act(Action::FirstTurn);
+    a.act(Action::NextTurn); // turn 2, あゆ
+    for (open, name) in [
+        (Action::Feedback, "feedback"),
+        (Action::Override, "override"),
+    ] {
+        a.act(open);
+        for (w, h) in [(80u16, 24u16), (100, 30)] {
+            let sc = common::tui::screen(&a, w, h);
+            let title = sc
+                .lines()
+                .find(|l| l.contains(&format!(" {name} · ")))
+                .unwrap_or_else(|| panic!("no {name} frame\n{sc}"));
+            assert!(title.contains("turn 2 · あゆ"), "{title}");
+            assert!(title.contains('┌') && title.contains('┐'), "{title}");
+            assert!(sc.contains("Esc cancel"), "{w}x{h}: key bar cut\n{sc}");
+            assert!(sc.contains("Enter save"), "{sc}");
+        }
+        press(&mut a, KeyCode::Esc);
+        assert!(a.modal.is_none());
+    }
+}
+
+/// Item 13: the footer's status line is cut with … at 80 columns, never silently.
+#[test]
+fn a_long_status_is_cut_with_an_ellipsis() {
+    let mut a = app_with(Keymap::builtin());
+    a.status = "ruleset 3b22afe5f1ae: 12 of 40 verdicts flipped — the rules pane lists them; F jumps to the next one".into();
+    let sc = common::tui::screen(&a, 80, 24);
+    let last = sc
+        .lines()
+        .last()
+        .unwrap()
+        .split('"')
+        .nth(1)
+        .unwrap()
+        .to_string();
+    assert!(last.trim_end().ends_with('…'), "{last}");
+    assert!(last.starts_with("ruleset 3b22afe5f1ae"), "{last}");
 }

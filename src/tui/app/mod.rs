@@ -184,6 +184,9 @@ pub struct App {
     pub replay: bool,
     /// First row of the help screen shown (it scrolls).
     pub help_scroll: usize,
+    /// The help screen as last drawn: its rows (descriptions wrapped) and how many show at
+    /// once, so PgUp/PgDn move a page and End stops at the last full page.
+    pub help_view: std::cell::Cell<(usize, usize)>,
     /// The runs browser, while open.
     pub runs: Option<super::runs::RunsBrowser>,
     /// The compare view, while open (drawn over the body).
@@ -260,6 +263,7 @@ impl App {
             help: false,
             replay: false,
             help_scroll: 0,
+            help_view: std::cell::Cell::new((0, 0)),
             runs: None,
             compare: None,
             search: Default::default(),
@@ -793,8 +797,10 @@ impl App {
                 });
             }
             Action::Feedback if let Some(turn) = sel_turn => {
+                let who = self.run.turns[self.selected].speaker.clone();
                 self.modal = Some(Modal::Feedback {
                     turn,
+                    who,
                     category: 0,
                     text: textarea(
                         "feedback: line 1 what is wrong · ctrl-j · line 2 the fix · Enter saves",

@@ -2,8 +2,8 @@
 //! (Tab: every stored run), n/N step through the matches (a match only in a rejected attempt
 //! opens that attempt); keys jump to the next unreviewed turn, the next RETRY/WARN/UNSCORED
 //! one (saying why: "attempt #1 RETRY before PASS"), the next whose verdict flipped in the last
-//! rule edit; `u` takes back the latest 👍/👎, override or feedback (stored as an `undo` action); `b`
-//! opens the runs browser; marks made elsewhere appear in the open run.
+//! rule edit; `u` takes back the latest 👍/👎, override or feedback (stored as an `undo`
+//! action); `b` opens the runs browser; marks made elsewhere appear in the open run.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::json;
