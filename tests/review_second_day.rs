@@ -463,3 +463,49 @@ fn a_long_status_is_cut_with_an_ellipsis() {
     assert!(last.trim_end().ends_with('…'), "{last}");
     assert!(last.starts_with("ruleset 3b22afe5f1ae"), "{last}");
 }
+
+/// Item 13: the store-wide search finds text in attempts that were not kept, and such a hit
+/// opens that attempt — in the open run, and in another run opened for it.
+#[test]
+fn a_store_wide_hit_in_a_rejected_attempt_opens_that_attempt() {
+    use kakeai::tui::app::{Command, UiMsg};
+    let (_d, mut s) = review_fixture::store();
+    let first = review_fixture::add_run(&mut s, "駅前のパン屋へ", 4, 1);
+    let other = review_fixture::add_run(&mut s, "別の話題", 3, 2);
+    // Turn 2 of each run: its first try (not kept) says ええと; no committed text does.
+    let hits = s.search_text(None, "ええと", 100).unwrap();
+    assert_eq!(hits.len(), 2, "{hits:?}");
+    assert!(hits.iter().all(|h| h.turn == 2 && h.attempt == Some(1)));
+    assert_eq!(hits[0].run_id, other, "newest run first");
+    let kept = s.search_text(None, "メロンパン", 100).unwrap();
+    assert!(!kept.is_empty() && kept.iter().all(|h| h.attempt.is_none()));
+    let mut a = review_fixture::opened(&s, other);
+    a.act(Action::FirstTurn);
+    a.act(Action::Search);
+    press(&mut a, KeyCode::Tab);
+    for c in "ええと".chars() {
+        press(&mut a, KeyCode::Char(c));
+    }
+    let cmds = press(&mut a, KeyCode::Enter);
+    assert!(cmds.iter().any(|c| matches!(c, Command::SearchAll(_))));
+    a.on_msg(UiMsg::Found {
+        needle: "ええと".into(),
+        hits: Ok(hits),
+    });
+    let opened = |a: &App| {
+        let t = &a.run.turns[a.selected];
+        (t.turn, a.attempt.map(|k| t.attempts[k].attempt))
+    };
+    assert_eq!(opened(&a), (2, Some(1)), "{}", a.status);
+    assert!(a.status.contains("attempt #1 (not kept)"), "{}", a.status);
+    let cmds = press(&mut a, KeyCode::Char('n'));
+    assert!(
+        cmds.iter()
+            .any(|c| matches!(c, Command::OpenRun { id, turn: Some(2) } if *id == first)),
+        "{cmds:?}"
+    );
+    let o = kakeai::tui::reopen::open(&s, first, Some(2)).unwrap();
+    a.on_msg(UiMsg::RunOpened(Ok(Box::new(o))));
+    assert_eq!(a.run.run_id, Some(first));
+    assert_eq!(opened(&a), (2, Some(1)));
+}

@@ -32,6 +32,13 @@ pub struct Search {
     /// Matches in all runs (from the store), when the last search was over all runs.
     pub hits: Vec<TextHit>,
     pub hit: usize,
+    /// The attempt to show once the run a hit is in has opened: (run, turn, attempt number).
+    pub open_attempt: Option<(i64, usize, u32)>,
+}
+
+/// The index into `t.attempts` of the attempt numbered `n`.
+pub fn attempt_index(t: &TurnView, n: u32) -> Option<usize> {
+    t.attempts.iter().position(|a| a.attempt == n as usize)
 }
 
 /// The turn matches the search (any attempt's text; case-insensitive).

@@ -12,7 +12,9 @@ use super::{App, Command, UiMsg, save};
 use crate::store::ActionKind;
 use crate::store::review::{Mark, fold, last_live};
 use crate::tui::keymap::Action;
-use crate::tui::queue::{Opened, flag_reason, match_attempt, matches, next_index, unreviewed};
+use crate::tui::queue::{
+    Opened, attempt_index, flag_reason, match_attempt, matches, next_index, unreviewed,
+};
 use crate::tui::runs::{BrowserAsk, RunsBrowser};
 use crate::tui::view::TurnView;
 
@@ -287,13 +289,19 @@ impl App {
         self.goto_hit()
     }
 
+    /// Shows the current store-wide hit: its turn, and the attempt it is in when that was not
+    /// kept; a hit in another run opens that run first.
     fn goto_hit(&mut self) -> Vec<Command> {
         let Some(h) = self.search.hits.get(self.search.hit).cloned() else {
             return Vec::new();
         };
         let n = self.search.hits.len();
+        let not_kept = h
+            .attempt
+            .map(|k| format!(", attempt #{k} (not kept)"))
+            .unwrap_or_default();
         self.status = format!(
-            "“{}”: {} of {n} · run {} turn {}",
+            "“{}”: {} of {n} · run {} turn {}{not_kept}",
             self.search.needle,
             self.search.hit + 1,
             h.run_id,
@@ -307,9 +315,11 @@ impl App {
                 .position(|t| t.turn == h.turn as usize)
             {
                 self.select(i);
+                self.attempt = h.attempt.and_then(|k| attempt_index(&self.run.turns[i], k));
             }
             return Vec::new();
         }
+        self.search.open_attempt = h.attempt.map(|k| (h.run_id, h.turn as usize, k));
         self.open_run(h.run_id, Some(h.turn as usize))
     }
 
@@ -430,7 +440,16 @@ impl App {
                         .and_then(|t| self.run.turns.iter().position(|v| v.turn == t))
                         .unwrap_or(n.saturating_sub(1));
                     self.follow = false;
-                    self.attempt = None;
+                    // A search hit in an attempt not kept opens that attempt.
+                    self.attempt = match self.search.open_attempt.take() {
+                        Some((run, turn, k)) if run == id => self
+                            .run
+                            .turns
+                            .get(self.selected)
+                            .filter(|t| t.turn == turn)
+                            .and_then(|t| attempt_index(t, k)),
+                        _ => None,
+                    };
                     let done = self.run.turns.iter().filter(|t| !unreviewed(t)).count();
                     self.status = format!(
                         "run {id}: {n} turns, {done} reviewed · b: runs · m: next unreviewed"
