@@ -509,3 +509,41 @@ fn a_store_wide_hit_in_a_rejected_attempt_opens_that_attempt() {
     assert_eq!(a.run.run_id, Some(first));
     assert_eq!(opened(&a), (2, Some(1)));
 }
+
+/// Item 11: the confirmation before a regeneration is framed on every row (a wide character
+/// straddling its left edge hid the border) and names the turn and its sister, at 76–101
+/// columns.
+#[test]
+fn the_regenerate_confirmation_names_turn_and_sister_in_a_whole_frame() {
+    use kakeai::tui::view::RunState;
+    let (_d, mut s) = review_fixture::store();
+    let run = review_fixture::add_run(&mut s, "駅前のパン屋へ", 6, 1);
+    let mut a = review_fixture::opened(&s, run);
+    a.run.state = RunState::Running;
+    a.selected = 2;
+    a.act(Action::Regenerate);
+    // At every width, so that some put a wide character under the frame's left edge.
+    for (w, h) in (76u16..=101).map(|w| (w, 24u16)) {
+        let sc = common::tui::screen(&a, w, h);
+        let rows: Vec<&str> = sc.lines().filter_map(|l| l.split('"').nth(1)).collect();
+        let ask = rows
+            .iter()
+            .position(|r| r.contains("Regenerate turn 3 · やな?"))
+            .unwrap_or_else(|| panic!("{w}x{h}: no turn and sister\n{sc}"));
+        // The character drawn at display column `col` of a row.
+        let at = |r: &str, col: usize| {
+            let mut x = 0;
+            r.chars().find(|c| {
+                let here = x;
+                x += kakeai::text::width::width(&c.to_string());
+                here == col
+            })
+        };
+        let top = rows[ask - 1];
+        let col = kakeai::text::width::width(&top[..top.find('┌').expect("frame")]);
+        for r in &rows[ask..ask + 2] {
+            assert_eq!(at(r, col), Some('│'), "{w}x{h}: {r}\n{sc}");
+        }
+        assert_eq!(at(rows[ask + 2], col), Some('└'), "{sc}");
+    }
+}

@@ -10,7 +10,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Clear, Paragraph};
+use ratatui::widgets::{Block, Paragraph};
 
 use crate::text::width::width;
 use crate::tui::app::App;
@@ -18,22 +18,7 @@ use crate::tui::app::commands::{footer_items, footer_text, help_rows};
 use crate::tui::theme::Theme;
 use crate::tui::wrap::wrap;
 
-/// Clears `area` for an overlay, and blanks a wide character whose right half is under it.
-pub fn clear(f: &mut Frame, area: Rect) {
-    f.render_widget(Clear, area);
-    let buf = f.buffer_mut();
-    if area.x == 0 {
-        return;
-    }
-    for y in area.top()..area.bottom() {
-        let Some(cell) = buf.cell_mut((area.x - 1, y)) else {
-            continue;
-        };
-        if width(cell.symbol()) > 1 {
-            cell.set_symbol(" ");
-        }
-    }
-}
+pub use crate::tui::cells::clear;
 
 /// A dialog's key bar: `(key, what)` pairs in the accent colour, as many to a row as fit in
 /// `cols`; a pair never splits across rows, and one wider than a row ends in `…`.

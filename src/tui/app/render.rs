@@ -46,8 +46,9 @@ pub fn draw(f: &mut Frame, app: &App) {
     let overlays = crate::tui::queue_draw::Overlays {
         runs: app.runs.as_ref(),
         confirm: app.confirm.map(|a| {
-            let turn = app.run.turns.get(app.selected).map(|t| t.turn).unwrap_or(0);
-            (a, turn)
+            let t = app.run.turns.get(app.selected);
+            let who = t.map_or(String::new(), |t| sister(app, &t.speaker));
+            (a, t.map_or(0, |t| t.turn), who)
         }),
         search: &app.search,
     };
@@ -429,15 +430,18 @@ fn modal(f: &mut Frame, app: &App, m: &Modal, t: &Theme) {
     overlay::dialog(f, area, dialog_title(app, m), label, ta, &keys, t);
 }
 
+/// A sister's name as the rules give it ("あゆ" for `ayu`).
+fn sister(app: &App, id: &str) -> String {
+    app.rules
+        .data
+        .characters
+        .get(id)
+        .map_or(id.to_string(), |c| c.display_name.clone())
+}
+
 /// A dialog's frame title: what it is and what it acts on, turn and sister by name.
 fn dialog_title(app: &App, m: &Modal) -> String {
-    let sister = |id: &str| {
-        app.rules
-            .data
-            .characters
-            .get(id)
-            .map_or(id.to_string(), |c| c.display_name.clone())
-    };
+    let sister = |id: &str| sister(app, id);
     let what = match m {
         Modal::Topic(_) => "new run".to_string(),
         Modal::Inject(_) => {
