@@ -339,8 +339,12 @@ fn help_at_80_columns_wraps_and_pages() {
     let mut text = String::new();
     loop {
         for l in sc.lines().skip(1).take(22) {
-            let inner = l.split('"').nth(1).unwrap_or("");
-            text.push_str(inner.trim_matches('│'));
+            let inner = l.split('"').nth(1).unwrap_or("").trim_matches('│');
+            // A continuation row starts under the description, not one space further.
+            if inner.starts_with(&" ".repeat(20)) && !inner.trim().is_empty() {
+                assert_ne!(inner.chars().nth(20), Some(' '), "{inner:?}");
+            }
+            text.push_str(inner);
         }
         let (f, l, _) = help_title(&sc);
         if l == rows {

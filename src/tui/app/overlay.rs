@@ -140,6 +140,12 @@ fn help_lines(app: &App, t: &Theme, inner: usize) -> Vec<Line<'static>> {
         let k = crate::tui::fit::line(Line::raw(keys), KEY_COL as u16);
         let k: String = k.spans.iter().map(|s| s.content.as_ref()).collect();
         for (i, row) in wrap(&what, desc_w).into_iter().enumerate() {
+            // A continuation starts at the description's left edge (no space carried over).
+            let row = if i == 0 {
+                row
+            } else {
+                row.trim_start().to_string()
+            };
             let key = if i == 0 {
                 pad_left(&k, KEY_COL)
             } else {
