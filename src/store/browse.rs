@@ -35,12 +35,16 @@ pub struct BrowsePage {
     pub offset: usize,
 }
 
-/// A hit of a text search: the run, the turn and the committed text.
+/// A hit of a text search: the run, the turn and the text that matched — the committed text,
+/// or an attempt that was not kept (`attempt` names it).
 #[derive(Debug, Clone, PartialEq)]
 pub struct TextHit {
     pub run_id: i64,
     pub turn: u32,
     pub text: String,
+    /// The attempt's number when the match is in an attempt that was not kept; None: the
+    /// committed text.
+    pub attempt: Option<u32>,
 }
 
 /// `LIKE` pattern for a plain substring (`%`, `_` and `\` taken literally).
@@ -210,8 +214,9 @@ impl Store {
             .collect::<Result<_, _>>()?)
     }
 
-    /// Committed turns whose text contains `needle`, in one run or (None) in all runs, newest
-    /// run first; at most `limit` hits.
+    /// Turns whose committed text, or an attempt not kept, contains `needle`, in one run or
+    /// (None) in all runs, newest run first, a turn's committed text before its attempts; at
+    /// most `limit` hits.
     pub fn search_text(
         &self,
         run_id: Option<i64>,
@@ -219,9 +224,14 @@ impl Store {
         limit: usize,
     ) -> Result<Vec<TextHit>, StoreError> {
         let mut st = self.conn.prepare_cached(
-            "SELECT run_id, turn, text FROM turns
+            "SELECT run_id, turn, text, NULL FROM turns
              WHERE (?1 IS NULL OR run_id = ?1) AND text LIKE ?2 ESCAPE '\\'
-             ORDER BY run_id DESC, turn LIMIT ?3",
+             UNION ALL
+             SELECT a.run_id, a.turn, a.text, a.attempt FROM attempts a
+             LEFT JOIN turns t ON t.run_id = a.run_id AND t.turn = a.turn
+             WHERE (?1 IS NULL OR a.run_id = ?1) AND a.text LIKE ?2 ESCAPE '\\'
+               AND (t.run_id IS NULL OR (a.id IS NOT t.attempt_id AND a.text <> t.text))
+             ORDER BY 1 DESC, 2, 4 LIMIT ?3",
         )?;
         Ok(st
             .query_map(params![run_id, like(needle), limit as i64], |r| {
@@ -229,6 +239,7 @@ impl Store {
                     run_id: r.get(0)?,
                     turn: r.get(1)?,
                     text: r.get(2)?,
+                    attempt: r.get(3)?,
                 })
             })?
             .collect::<Result<_, _>>()?)

@@ -8,8 +8,14 @@
 //! rewritten into cells that every terminal draws the same way, in the columns the layout gave
 //! it: ｶﾞ → `ｶ` `ﾞ`; 🇯🇵 → `🇯` `🇵`; a ZWJ sequence → its first emoji; skin tones and
 //! variation selectors dropped, the freed column blank. Text in the store is untouched.
+//! An overlay clears its area with `clear`, which also blanks a wide character straddling its
+//! left edge (ratatui's diff skips the cell after a wide character, so the overlay's border
+//! there was never sent).
 
+use ratatui::Frame;
 use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::widgets::Clear;
 
 const ZWJ: char = '\u{200D}';
 
@@ -31,6 +37,23 @@ fn unstable(sym: &str) -> bool {
         && sym
             .chars()
             .any(|c| is_voicing_mark(c) || is_regional(c) || c == ZWJ || is_dropped(c))
+}
+
+/// Clears `area` for an overlay, and blanks a wide character whose right half is under it.
+pub fn clear(f: &mut Frame, area: Rect) {
+    f.render_widget(Clear, area);
+    let buf = f.buffer_mut();
+    if area.x == 0 {
+        return;
+    }
+    for y in area.top()..area.bottom() {
+        let Some(cell) = buf.cell_mut((area.x - 1, y)) else {
+            continue;
+        };
+        if crate::text::width::width(cell.symbol()) > 1 {
+            cell.set_symbol(" ");
+        }
+    }
 }
 
 /// The pieces, one per terminal cell run, that draw `sym` stably (each with its columns).

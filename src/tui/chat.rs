@@ -78,7 +78,7 @@ impl ChatView {
             character: character.to_string(),
             exchanges: Vec::new(),
             selected: 0,
-            input: input_box(character),
+            input: TextArea::default(),
             typing: true,
             busy: false,
         }
@@ -89,13 +89,14 @@ fn name(id: &str) -> &'static str {
     if id == "ayu" { "あゆ" } else { "やな" }
 }
 
-fn input_box(character: &str) -> TextArea<'static> {
-    let mut t = TextArea::default();
-    t.set_block(Block::bordered().title(format!(
+/// The input box's frame: whom the message goes to and its keys, ending in … when the box is
+/// narrower than the title.
+fn input_frame(character: &str, width: u16) -> Block<'static> {
+    let title = format!(
         " to {} — Enter send · Esc keys · C back here · ctrl-t other sister ",
         name(character)
-    )));
-    t
+    );
+    Block::bordered().title(super::fit::line(Line::raw(title), width.saturating_sub(2)))
 }
 
 /// Progress of the chat message in flight.
@@ -157,11 +158,11 @@ impl ChatView {
     fn enter(&mut self) -> ChatAsk {
         let text = self.input.lines().join("\n").trim().to_string();
         if text == "/insights" {
-            self.input = input_box(&self.character);
+            self.input = TextArea::default();
             return ChatAsk::Insights;
         }
         if let Some(name) = text.strip_prefix("/interview") {
-            self.input = input_box(&self.character);
+            self.input = TextArea::default();
             let name = name.trim();
             let name = if name.is_empty() { "sample" } else { name };
             return ChatAsk::Interview(name.to_string());
@@ -172,7 +173,7 @@ impl ChatView {
         if text.is_empty() {
             return ChatAsk::Done(None);
         }
-        self.input = input_box(&self.character);
+        self.input = TextArea::default();
         self.busy = true;
         self.exchanges.push(Exchange {
             character: self.character.clone(),
@@ -231,7 +232,7 @@ impl ChatView {
                     "yana"
                 }
                 .into();
-                self.input = input_box(&self.character);
+                self.input = TextArea::default();
             }
             _ => {
                 self.input.input(key);
@@ -384,7 +385,10 @@ pub fn render(f: &mut Frame, area: Rect, chat: Option<&ChatView>, t: &Theme) {
         Paragraph::new(lines.into_iter().skip(skip).collect::<Vec<_>>()),
         inner,
     );
-    f.render_widget(&chat.input, input);
+    let frame = input_frame(&chat.character, input.width);
+    let inside = frame.inner(input);
+    f.render_widget(frame, input);
+    f.render_widget(&chat.input, inside);
 }
 
 fn source_label(s: &Source) -> String {

@@ -40,6 +40,8 @@ pub enum Modal {
     Feedback {
         /// The turn number the note is on, fixed when the dialog opened.
         turn: usize,
+        /// Who spoke that turn (a sister's id), named in the dialog's frame.
+        who: String,
         category: usize,
         text: TextArea<'static>,
     },

@@ -265,7 +265,7 @@ impl Rooms {
                     inner,
                     cx,
                     self.rules.field,
-                    self.rules.rejudge.as_ref(),
+                    self.rules.rejudge_of(cx.run.run_id),
                     t,
                 );
             }

@@ -211,12 +211,14 @@ fn row_line(r: &BrowseRow, width: usize, t: &Theme, selected: bool) -> Line<'sta
 pub fn render(f: &mut Frame, area: Rect, b: &RunsBrowser, t: &Theme) {
     f.render_widget(Clear, area);
     let shown = b.page.rows.len();
+    // Enter and Esc first: at 80 columns the rest ends in …
     let title = format!(
-        " runs {}–{} of {} · type to filter · ↑↓ PgUp/PgDn · Enter opens · ctrl-o compare · Esc closes ",
+        " runs {}–{} of {} · Enter opens · Esc closes · type to filter · ↑↓ PgUp/PgDn · ctrl-o compare ",
         if shown == 0 { 0 } else { b.page.offset + 1 },
         b.page.offset + shown,
         b.page.total
     );
+    let title = super::fit::line(Line::raw(title), area.width.saturating_sub(2));
     let block = Block::bordered()
         .title(title)
         .border_style(Style::new().fg(t.border));

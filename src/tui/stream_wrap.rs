@@ -1,7 +1,8 @@
 //! Wrapping a reply while it streams, at a cost independent of its length: the rows already
-//! laid out are kept and only the last row onwards is wrapped again when tokens arrive (a row
-//! that ended because the next cluster did not fit cannot change when text is appended after
-//! it). Width changes and texts that did not simply grow are wrapped in full.
+//! laid out are kept and only the last two rows onwards are wrapped again when tokens arrive (a
+//! row that ended because the next cluster did not fit cannot change when text is appended
+//! after it, except the one before the last: whether 禁則 may leave one cluster alone on it
+//! depends on whether the last row's run still fits). Width changes and texts that did not simply grow are wrapped in full.
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -30,6 +31,9 @@ impl StreamWrap {
             self.rows.clear();
             self.wrap_from(text, 0, width);
         } else if text.len() > self.len {
+            // The last two rows: a row that kept one cluster alone (禁則) is redone when the
+            // run after it grows wider than a row.
+            self.rows.pop();
             let start = self.rows.pop().map(|r| r.start).unwrap_or(0);
             self.wrap_from(text, start, width);
         }

@@ -110,6 +110,9 @@ pub fn adjust(rules: &RuleSet, i: usize, steps: f64) -> Result<RuleSet, ConfigEr
 /// What a re-judge changed and how it agrees with the reviewer.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Rejudge {
+    /// The run it was computed on (set by the workbench): its turn numbers mean nothing in
+    /// another run.
+    pub run_id: Option<i64>,
     /// (turn, before, after) for every shown attempt whose verdict changed.
     pub flipped: Vec<(usize, Status, Status)>,
     pub judged: usize,
@@ -404,6 +407,12 @@ pub struct RulesRoom {
 }
 
 impl RulesRoom {
+    /// The last change's flips when they were computed on `run` (the run now open); None
+    /// after another run was opened.
+    pub fn rejudge_of(&self, run: Option<i64>) -> Option<&Rejudge> {
+        self.rejudge.as_ref().filter(|r| r.run_id == run)
+    }
+
     /// Its verbs: pick a field, change its value (the workbench re-judges), save the rules.
     pub fn act(&mut self, input: Input<RulesVerb>, rules: &RuleSet) -> crate::tui::panes::Ask {
         use crate::tui::panes::Ask;

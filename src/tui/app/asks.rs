@@ -123,7 +123,7 @@ impl App {
         use crate::tui::tuning::rejudge_only;
         let prev = std::mem::replace(&mut self.rules, rules).version;
         let analyzer = self.analyzer.clone();
-        let rj = rejudge_only(
+        let mut rj = rejudge_only(
             &mut self.run,
             &self.rules,
             &analyzer,
@@ -137,6 +137,7 @@ impl App {
             rj.judged
         );
         self.header.ruleset = self.rules.version.clone();
+        rj.run_id = self.run.run_id;
         self.rooms.rules.rejudge = Some(rj);
     }
 

@@ -218,6 +218,9 @@ pub struct App {
     pub replay: bool,
     /// First row of the help screen shown (it scrolls).
     pub help_scroll: usize,
+    /// The help screen as last drawn: its rows (descriptions wrapped) and how many show at
+    /// once, so PgUp/PgDn move a page and End stops at the last full page.
+    pub help_view: std::cell::Cell<(usize, usize)>,
     /// The runs browser, while open.
     pub runs: Option<super::runs::RunsBrowser>,
     /// The compare view, while open (drawn over the body).
@@ -296,6 +299,7 @@ impl App {
             help: false,
             replay: false,
             help_scroll: 0,
+            help_view: std::cell::Cell::new((0, 0)),
             runs: None,
             compare: None,
             search: Default::default(),
@@ -442,6 +446,8 @@ impl App {
                     "turn {turn}: every attempt failed — pick one with tab and c, or regenerate with r"
                 ));
             }
+            Effect::Paused => self.status = "paused".into(),
+            Effect::Resumed => self.status = "resumed".into(),
             Effect::RunDone { status, error } => match error {
                 Some(e) => self.fail(format!("run {}: {e}", status.as_str())),
                 None => self.status = format!("run {}", status.as_str()),
@@ -503,9 +509,11 @@ impl App {
                         Some(t) if ticket.is_some() && !t.review.saved() => {
                             "saved; earlier marks of this turn still pending".into()
                         }
+                        // A mark's words, now saved; a pause, stop, instruction or
+                        // regeneration keeps what its status said (never a bare "saved ✓").
                         _ => match self.said.take() {
                             Some(what) => format!("{what} · saved ✓"),
-                            None => "saved ✓".into(),
+                            None => std::mem::take(&mut self.status),
                         },
                     }
             }
@@ -777,6 +785,7 @@ impl App {
                 return Some(vec![Command::Control(ev), save(None, kind, json!({}))]);
             }
             Action::Stop if self.running() => {
+                self.status = "stopping the run …".into();
                 return Some(vec![
                     Command::Control(Event::Stop),
                     save(None, ActionKind::Stop, json!({})),
@@ -791,6 +800,7 @@ impl App {
             Action::Regenerate => {
                 if let Some(turn) = sel_turn.filter(|_| self.run.run_id.is_some()) {
                     self.follow = true;
+                    self.status = format!("regenerating turn {turn} …");
                     return Some(vec![
                         Command::Control(Event::Regenerate { turn }),
                         save(Some(turn), ActionKind::Regenerate, json!({})),
@@ -835,8 +845,10 @@ impl App {
                 });
             }
             Action::Feedback if let Some(turn) = sel_turn => {
+                let who = self.run.turns[self.selected].speaker.clone();
                 self.modal = Some(Modal::Feedback {
                     turn,
+                    who,
                     category: 0,
                     text: textarea(
                         "feedback: line 1 what is wrong · ctrl-j · line 2 the fix · Enter saves",

@@ -138,6 +138,7 @@ impl App {
                 turn,
                 category,
                 text,
+                ..
             } => self.submit_feedback(category, text, turn),
         }
     }

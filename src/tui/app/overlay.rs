@@ -1,5 +1,6 @@
-//! What is drawn over the panes: dialogs (with their own key bar), the scrolling help screen,
-//! the error box and the command bar. An overlay first clears the cells it covers — including
+//! What is drawn over the panes: dialogs (framed, titled with the turn and sister they act on,
+//! with their whole key bar, wrapped rather than cut), the help screen (descriptions wrapped;
+//! it scrolls a row or a page), the error box and the status line (cut with `…` only). An overlay first clears the cells it covers — including
 //! a wide character that straddles its left edge, whose first half lies outside: ratatui's diff
 //! skips the cell after a wide character, so without this the dialog's left border was never
 //! sent to the terminal and the character under it was half drawn (`…どうしよっharacters/あゆ/…`).
@@ -9,7 +10,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Clear, Paragraph};
+use ratatui::widgets::{Block, Paragraph};
 
 use crate::text::width::width;
 use crate::tui::app::App;
@@ -17,46 +18,43 @@ use crate::tui::app::commands::{footer_items, footer_text, help_rows};
 use crate::tui::theme::Theme;
 use crate::tui::wrap::wrap;
 
-/// Clears `area` for an overlay, and blanks a wide character whose right half is under it.
-pub fn clear(f: &mut Frame, area: Rect) {
-    f.render_widget(Clear, area);
-    let buf = f.buffer_mut();
-    if area.x == 0 {
-        return;
-    }
-    for y in area.top()..area.bottom() {
-        let Some(cell) = buf.cell_mut((area.x - 1, y)) else {
-            continue;
-        };
-        if width(cell.symbol()) > 1 {
-            cell.set_symbol(" ");
+pub use crate::tui::cells::clear;
+
+/// A dialog's key bar: `(key, what)` pairs in the accent colour, as many to a row as fit in
+/// `cols`; a pair never splits across rows, and one wider than a row ends in `…`.
+pub fn key_bar(items: &[(String, String)], t: &Theme, cols: u16) -> Vec<Line<'static>> {
+    let room = usize::from(cols);
+    let mut rows: Vec<Vec<Span<'static>>> = vec![Vec::new()];
+    let mut used = 0;
+    for (k, what) in items {
+        let item = width(k) + 1 + width(what);
+        if used > 0 && used + 3 + item > room {
+            rows.push(Vec::new());
+            used = 0;
         }
+        let Some(row) = rows.last_mut() else { break };
+        if used > 0 {
+            row.push(Span::styled(" · ", Style::new().fg(t.dim)));
+            used += 3;
+        }
+        row.push(Span::styled(k.clone(), Style::new().fg(t.accent)));
+        row.push(Span::styled(format!(" {what}"), Style::new().fg(t.dim)));
+        used += item;
     }
+    rows.into_iter()
+        .map(|r| crate::tui::fit::line(Line::from(r), cols))
+        .collect()
 }
 
-/// One line of `(key, what)` pairs in the accent colour, for a dialog's key bar.
-pub fn key_bar(items: &[(String, String)], t: &Theme) -> Line<'static> {
-    let mut spans = Vec::new();
-    for (i, (k, what)) in items.iter().enumerate() {
-        if i > 0 {
-            spans.push(Span::styled(" · ", Style::new().fg(t.dim)));
-        }
-        spans.push(Span::styled(k.clone(), Style::new().fg(t.accent)));
-        spans.push(Span::styled(format!(" {what}"), Style::new().fg(t.dim)));
-    }
-    Line::from(spans)
-}
-
+/// The status line, or the pane's keys; cut with `…` when longer than the screen is wide.
 pub fn footer(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
     let text = if app.status.is_empty() {
         footer_text(&footer_items(app), area.width as usize)
     } else {
-        crate::text::width::truncate(&app.status, area.width as usize).to_string()
+        app.status.clone()
     };
-    f.render_widget(
-        Paragraph::new(Line::styled(text, Style::new().fg(t.dim))),
-        area,
-    );
+    let line = crate::tui::fit::line(Line::styled(text, Style::new().fg(t.dim)), area.width);
+    f.render_widget(Paragraph::new(line), area);
 }
 
 /// The oldest unacknowledged error, whole (wrapped), in a box above the command bar.
@@ -100,45 +98,69 @@ pub fn centered(area: Rect, w: u16, h: u16) -> Rect {
     )
 }
 
-/// The help screen: every binding grouped by pane, then the dialogs' keys; it scrolls.
+/// Width of the help screen's key column, and of the gap after it.
+const KEY_COL: usize = 18;
+const GAP: usize = 2;
+
+/// The help screen: every binding grouped by pane, then the dialogs' keys; descriptions wrap
+/// beside the key column; it scrolls a row or a page at a time.
 pub fn help(f: &mut Frame, app: &App, t: &Theme) {
-    let rows = help_rows(app);
-    let area = centered(f.area(), 84, rows.len() as u16 + 2);
+    let w = f.area().width.min(84);
+    let lines = help_lines(app, t, w.saturating_sub(2) as usize);
+    let area = centered(f.area(), w, lines.len() as u16 + 2);
     clear(f, area);
     let visible = area.height.saturating_sub(2) as usize;
-    let top = app.help_scroll.min(rows.len().saturating_sub(visible));
-    let desc_w = area.width.saturating_sub(2 + 20) as usize;
-    let lines: Vec<Line> = rows
-        .iter()
-        .skip(top)
-        .take(visible)
-        .map(|(keys, what)| {
-            if what.is_empty() {
-                return Line::styled(
-                    keys.clone(),
-                    Style::new().fg(t.dim).add_modifier(Modifier::BOLD),
-                );
-            }
-            let k = crate::text::width::truncate(keys, 18);
-            Line::from(vec![
-                Span::styled(format!("{}  ", pad_left(k, 18)), Style::new().fg(t.accent)),
-                Span::styled(
-                    crate::text::width::truncate(what, desc_w).to_string(),
-                    Style::new().fg(t.text),
-                ),
-            ])
-        })
-        .collect();
+    app.help_view.set((lines.len(), visible));
+    let top = app.help_scroll.min(lines.len().saturating_sub(visible));
     let title = format!(
-        " keys {}–{} of {} · ↑/↓ PgUp/PgDn scroll · any other key closes ",
+        " help · rows {}–{} of {} · ↑/↓ PgUp/PgDn scroll · any other key closes ",
         top + 1,
-        (top + visible).min(rows.len()),
-        rows.len()
+        (top + visible).min(lines.len()),
+        lines.len()
     );
+    let title = crate::tui::fit::line(Line::raw(title), area.width.saturating_sub(2));
+    let shown: Vec<Line> = lines.into_iter().skip(top).take(visible).collect();
     f.render_widget(
-        Paragraph::new(lines).block(Block::bordered().title(title)),
+        Paragraph::new(shown).block(Block::bordered().title(title)),
         area,
     );
+}
+
+/// The help screen's rows at `inner` columns: headings, then keys with their descriptions
+/// wrapped (a continuation starts under the description); nothing is cut without `…`.
+fn help_lines(app: &App, t: &Theme, inner: usize) -> Vec<Line<'static>> {
+    let desc_w = inner.saturating_sub(KEY_COL + GAP).max(10);
+    let mut lines = Vec::new();
+    for (keys, what) in help_rows(app) {
+        if what.is_empty() {
+            let head = Line::styled(keys, Style::new().fg(t.dim).add_modifier(Modifier::BOLD));
+            lines.push(crate::tui::fit::line(head, inner as u16));
+            continue;
+        }
+        let k = crate::tui::fit::line(Line::raw(keys), KEY_COL as u16);
+        let k: String = k.spans.iter().map(|s| s.content.as_ref()).collect();
+        for (i, row) in wrap(&what, desc_w).into_iter().enumerate() {
+            // A continuation starts at the description's left edge (no space carried over).
+            let row = if i == 0 {
+                row
+            } else {
+                row.trim_start().to_string()
+            };
+            let key = if i == 0 {
+                pad_left(&k, KEY_COL)
+            } else {
+                " ".repeat(KEY_COL)
+            };
+            lines.push(Line::from(vec![
+                Span::styled(
+                    format!("{key}{}", " ".repeat(GAP)),
+                    Style::new().fg(t.accent),
+                ),
+                Span::styled(row, Style::new().fg(t.text)),
+            ]));
+        }
+    }
+    lines
 }
 
 fn pad_left(s: &str, cols: usize) -> String {
@@ -151,39 +173,93 @@ fn pad_left(s: &str, cols: usize) -> String {
 }
 
 impl App {
-    /// Keys while the help screen is open: arrows and pages scroll, anything else closes.
+    /// Keys while the help screen is open: arrows scroll a row, PgUp/PgDn a page (the rows on
+    /// screen), Home/End to either end; anything else closes. The scroll stops at the last
+    /// full page, so PgUp after End moves at once.
     pub(crate) fn help_key(&mut self, key: KeyEvent) {
-        let n = help_rows(self).len();
+        let (rows, page) = match self.help_view.get() {
+            // Not drawn yet: every row, one at a time.
+            (0, _) => (help_rows(self).len(), 1),
+            (rows, page) => (rows, page.max(1)),
+        };
+        let last = rows.saturating_sub(page);
         let s = &mut self.help_scroll;
+        *s = (*s).min(last);
         match key.code {
             KeyCode::Up | KeyCode::Char('k') => *s = s.saturating_sub(1),
-            KeyCode::Down | KeyCode::Char('j') => *s = (*s + 1).min(n.saturating_sub(1)),
-            KeyCode::PageUp => *s = s.saturating_sub(10),
-            KeyCode::PageDown => *s = (*s + 10).min(n.saturating_sub(1)),
+            KeyCode::Down | KeyCode::Char('j') => *s = (*s + 1).min(last),
+            KeyCode::PageUp => *s = s.saturating_sub(page),
+            KeyCode::PageDown => *s = (*s + page).min(last),
             KeyCode::Home => *s = 0,
-            KeyCode::End => *s = n.saturating_sub(1),
+            KeyCode::End => *s = last,
             _ => self.help = false,
         }
     }
 }
 
-/// A dialog: label line, the text field, and its own key bar at the bottom.
+/// A dialog: a frame titled with what it acts on (turn and sister), a label line, the text
+/// field, and its whole key bar at the bottom (wrapped to more rows rather than cut).
 pub fn dialog(
     f: &mut Frame,
     area: Rect,
+    title: String,
     label: Line<'static>,
     ta: &ratatui_textarea::TextArea<'static>,
     keys: &[(String, String)],
     t: &Theme,
 ) {
     clear(f, area);
-    let [top, rest, bar] = Layout::vertical([
+    let title = crate::tui::fit::line(Line::raw(title), area.width.saturating_sub(2));
+    let frame = Block::bordered()
+        .title(title)
+        .border_style(Style::new().fg(t.accent));
+    let inner = frame.inner(area);
+    f.render_widget(frame, area);
+    let bar = key_bar(keys, t, inner.width);
+    let [top, rest, bottom] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Min(3),
-        Constraint::Length(1),
+        Constraint::Length(bar.len() as u16),
     ])
-    .areas(area);
-    f.render_widget(Paragraph::new(label), top);
+    .areas(inner);
+    f.render_widget(
+        Paragraph::new(crate::tui::fit::line(label, inner.width)),
+        top,
+    );
     f.render_widget(ta, rest);
-    f.render_widget(Paragraph::new(key_bar(keys, t)), bar);
+    f.render_widget(Paragraph::new(bar), bottom);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// At any width every pair of the longest key bar shows whole on some row (or, wider than
+    /// a row, ends in …), and no row is wider than the width.
+    #[test]
+    fn a_key_bar_wraps_whole_pairs_within_the_width() {
+        let t = &crate::tui::theme::load_all().0[0];
+        let keys = crate::tui::app::commands::data()
+            .dialogs
+            .get("feedback")
+            .cloned()
+            .unwrap_or_default();
+        for cols in 8..=100u16 {
+            let rows = key_bar(&keys, t, cols);
+            let texts: Vec<String> = rows
+                .iter()
+                .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+                .collect();
+            for r in &texts {
+                assert!(width(r) <= usize::from(cols), "{cols}: {r}");
+            }
+            for (k, what) in &keys {
+                let pair = format!("{k} {what}");
+                let whole = texts.iter().any(|r| r.contains(&pair));
+                let cut =
+                    width(&pair) > usize::from(cols) && texts.iter().any(|r| r.ends_with('…'));
+                assert!(whole || cut, "{cols}: {pair} missing from {texts:?}");
+            }
+        }
+    }
 }

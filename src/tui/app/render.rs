@@ -46,14 +46,15 @@ pub fn draw(f: &mut Frame, app: &App) {
     let overlays = crate::tui::queue_draw::Overlays {
         runs: app.runs.as_ref(),
         confirm: app.confirm.map(|a| {
-            let turn = app.run.turns.get(app.selected).map(|t| t.turn).unwrap_or(0);
-            (a, turn)
+            let t = app.run.turns.get(app.selected);
+            let who = t.map_or(String::new(), |t| sister(app, &t.speaker));
+            (a, t.map_or(0, |t| t.turn), who)
         }),
         search: &app.search,
     };
     crate::tui::queue_draw::render(f, body, &overlays, t);
     if let Some(m) = &app.modal {
-        modal(f, m, t);
+        modal(f, app, m, t);
     } else if app.help {
         overlay::help(f, app, t);
     }
@@ -391,7 +392,7 @@ fn conversation(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
     f.render_widget(Paragraph::new(visible), inner);
 }
 
-fn modal(f: &mut Frame, m: &Modal, t: &Theme) {
+fn modal(f: &mut Frame, app: &App, m: &Modal, t: &Theme) {
     let height = if matches!(m, Modal::Secret { .. }) {
         20
     } else {
@@ -401,19 +402,12 @@ fn modal(f: &mut Frame, m: &Modal, t: &Theme) {
     let (label, ta) = match m {
         Modal::Topic(ta) => (String::new(), ta),
         Modal::Inject(ta) => (String::new(), ta),
-        Modal::Override {
-            target,
-            status,
-            reason,
-        } => (format!("{target}: verdict → {}", status.as_str()), reason),
-        Modal::Feedback {
-            turn,
-            category,
-            text,
-        } => (
-            format!("turn {turn}: category → {}", CATEGORIES[*category]),
-            text,
-        ),
+        Modal::Override { status, reason, .. } => {
+            (format!("verdict → {}", status.as_str()), reason)
+        }
+        Modal::Feedback { category, text, .. } => {
+            (format!("category → {}", CATEGORIES[*category]), text)
+        }
         Modal::Secret { key, text } => (key.clone(), text),
         Modal::Draft { kind, text, .. } => (
             format!("reply type {kind} · edit, then Enter accepts"),
@@ -433,5 +427,36 @@ fn modal(f: &mut Frame, m: &Modal, t: &Theme) {
         .cloned()
         .unwrap_or_default();
     let label = Line::styled(label, Style::new().fg(t.accent));
-    overlay::dialog(f, area, label, ta, &keys, t);
+    overlay::dialog(f, area, dialog_title(app, m), label, ta, &keys, t);
+}
+
+/// A sister's name as the rules give it ("あゆ" for `ayu`).
+fn sister(app: &App, id: &str) -> String {
+    app.rules
+        .data
+        .characters
+        .get(id)
+        .map_or(id.to_string(), |c| c.display_name.clone())
+}
+
+/// A dialog's frame title: what it is and what it acts on, turn and sister by name.
+fn dialog_title(app: &App, m: &Modal) -> String {
+    let sister = |id: &str| sister(app, id);
+    let what = match m {
+        Modal::Topic(_) => "new run".to_string(),
+        Modal::Inject(_) => {
+            let next = app.run.turns.last().map_or(1, |t| t.turn + 1);
+            format!("owner instruction · for turn {next}")
+        }
+        Modal::Override {
+            target: crate::tui::command::Target::Turn(n, who),
+            ..
+        } => format!("override · turn {n} · {}", sister(who)),
+        Modal::Override { target, .. } => format!("override · {target}"),
+        Modal::Feedback { turn, who, .. } => format!("feedback · turn {turn} · {}", sister(who)),
+        Modal::Secret { .. } => "secret".to_string(),
+        Modal::Draft { .. } => "draft a pattern".to_string(),
+        Modal::Promote { .. } => "promote to a pattern".to_string(),
+    };
+    format!(" {what} ")
 }

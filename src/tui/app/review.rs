@@ -1,8 +1,9 @@
 //! The review queue and navigation, the workbench's own verbs: `/` searches the run's text
-//! (Tab: every stored run), n/N step through the matches; keys jump to the next unreviewed
-//! turn, the next RETRY/WARN/UNSCORED one, the next whose verdict flipped in the last rule
-//! edit; `u` takes back the latest 👍/👎, override or feedback (stored as an `undo` action); `b`
-//! opens the runs browser; marks made elsewhere appear in the open run.
+//! (Tab: every stored run), n/N step through the matches (a match only in a rejected attempt
+//! opens that attempt); keys jump to the next unreviewed turn, the next RETRY/WARN/UNSCORED
+//! one (saying why: "attempt #1 RETRY before PASS"), the next whose verdict flipped in the last
+//! rule edit; `u` takes back the latest 👍/👎, override or feedback (stored as an `undo`
+//! action); `b` opens the runs browser; marks made elsewhere appear in the open run.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::json;
@@ -11,7 +12,9 @@ use super::{App, Command, UiMsg, save};
 use crate::store::ActionKind;
 use crate::store::review::{Mark, fold, last_live};
 use crate::tui::keymap::Action;
-use crate::tui::queue::{Opened, flagged, matches, next_index, unreviewed};
+use crate::tui::queue::{
+    Opened, attempt_index, flag_reason, match_attempt, matches, next_index, unreviewed,
+};
 use crate::tui::runs::{BrowserAsk, RunsBrowser};
 use crate::tui::view::TurnView;
 
@@ -199,14 +202,19 @@ impl App {
                     "RETRY/WARN/UNSCORED"
                 };
                 let mine = crate::tui::blind::judged_turns(&self.blind_view(), &self.run.turns);
-                self.jump(what, |t| (!blind || mine.contains(&t.turn)) && flagged(t))
+                // The status says why this turn is listed ("attempt #1 RETRY before PASS").
+                self.jump_why(what, |t| {
+                    (!blind || mine.contains(&t.turn))
+                        .then(|| flag_reason(t))
+                        .flatten()
+                        .map(|why| format!(": {why}"))
+                })
             }
             Action::NextFlipped => {
                 let flipped: Vec<usize> = self
                     .rooms
                     .rules
-                    .rejudge
-                    .as_ref()
+                    .rejudge_of(self.run.run_id)
                     .map(|r| r.flipped.iter().map(|f| f.0).collect())
                     .unwrap_or_default();
                 if flipped.is_empty() {
@@ -230,11 +238,17 @@ impl App {
     }
 
     fn jump(&mut self, what: &str, pred: impl Fn(&TurnView) -> bool) {
+        self.jump_why(what, |t| pred(t).then(|| format!(" ({what})")));
+    }
+
+    /// The next turn `why` lists, saying why ("turn 4: attempt #1 RETRY before PASS").
+    fn jump_why(&mut self, what: &str, why: impl Fn(&TurnView) -> Option<String>) {
         let turns = &self.run.turns;
-        match next_index(turns, self.selected, false, pred) {
+        match next_index(turns, self.selected, false, |t| why(t).is_some()) {
             Some(i) => {
                 let left = turns.iter().filter(|t| unreviewed(t)).count();
-                self.status = format!("turn {} ({what}) · {left} unreviewed", turns[i].turn);
+                let said = why(&turns[i]).unwrap_or_default();
+                self.status = format!("turn {}{said} · {left} unreviewed", turns[i].turn);
                 self.select(i);
             }
             None => self.status = format!("no {what} turn in this run"),
@@ -247,11 +261,22 @@ impl App {
         match next_index(turns, self.selected, back, |t| matches(t, &needle)) {
             Some(i) => {
                 let total = turns.iter().filter(|t| matches(t, &needle)).count();
+                let t = &turns[i];
+                // A match only in a rejected attempt opens that attempt.
+                let other = match_attempt(t, &needle).filter(|&k| Some(k) != t.committed);
+                let where_ = match other.and_then(|k| t.attempts.get(k)) {
+                    Some(a) if t.committed.is_some() => {
+                        format!(", attempt #{} (not kept)", a.attempt)
+                    }
+                    Some(a) => format!(", attempt #{}", a.attempt),
+                    None => String::new(),
+                };
                 self.status = format!(
-                    "“{needle}”: turn {} · {total} matching turn(s)",
-                    turns[i].turn
+                    "“{needle}”: turn {}{where_} · {total} matching turn(s)",
+                    t.turn
                 );
                 self.select(i);
+                self.attempt = other;
             }
             None => self.status = format!("“{needle}” is not in this run (/ then Tab: all runs)"),
         }
@@ -267,13 +292,19 @@ impl App {
         self.goto_hit()
     }
 
+    /// Shows the current store-wide hit: its turn, and the attempt it is in when that was not
+    /// kept; a hit in another run opens that run first.
     fn goto_hit(&mut self) -> Vec<Command> {
         let Some(h) = self.search.hits.get(self.search.hit).cloned() else {
             return Vec::new();
         };
         let n = self.search.hits.len();
+        let not_kept = h
+            .attempt
+            .map(|k| format!(", attempt #{k} (not kept)"))
+            .unwrap_or_default();
         self.status = format!(
-            "“{}”: {} of {n} · run {} turn {}",
+            "“{}”: {} of {n} · run {} turn {}{not_kept}",
             self.search.needle,
             self.search.hit + 1,
             h.run_id,
@@ -287,9 +318,11 @@ impl App {
                 .position(|t| t.turn == h.turn as usize)
             {
                 self.select(i);
+                self.attempt = h.attempt.and_then(|k| attempt_index(&self.run.turns[i], k));
             }
             return Vec::new();
         }
+        self.search.open_attempt = h.attempt.map(|k| (h.run_id, h.turn as usize, k));
         self.open_run(h.run_id, Some(h.turn as usize))
     }
 
@@ -417,7 +450,16 @@ impl App {
                         .and_then(|t| self.run.turns.iter().position(|v| v.turn == t))
                         .unwrap_or(n.saturating_sub(1));
                     self.follow = false;
-                    self.attempt = None;
+                    // A search hit in an attempt not kept opens that attempt.
+                    self.attempt = match self.search.open_attempt.take() {
+                        Some((run, turn, k)) if run == id => self
+                            .run
+                            .turns
+                            .get(self.selected)
+                            .filter(|t| t.turn == turn)
+                            .and_then(|t| attempt_index(t, k)),
+                        _ => None,
+                    };
                     let done = self.run.turns.iter().filter(|t| !unreviewed(t)).count();
                     self.status = format!(
                         "run {id}: {n} turns, {done} reviewed · b: runs · m: next unreviewed"
