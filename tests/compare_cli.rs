@@ -11,6 +11,7 @@ use std::process::Output;
 use llm_fake::{FakeServer, Recorded, Reply, openai_reply, parts, sse_events};
 
 mod cli_env;
+mod common;
 use cli_env::Env;
 
 async fn run(env: &Env, args: &[&str]) -> Output {
@@ -471,36 +472,14 @@ async fn unpaired_mode_compares_distributions_with_intervals() {
     assert!(pass_a["rate"].as_f64().unwrap() > 0.5, "{v}");
 }
 
-/// `kakeai compare …` under a pseudo-terminal (util-linux `script`), stderr to the terminal or
-/// to `err_file`; returns what the terminal showed.
+/// `kakeai ARGS` under a pseudo-terminal (tests/common/terminal.rs), stderr to the terminal
+/// or to `err_file`; returns what the terminal showed.
 async fn on_terminal(env: &Env, args: &[&str], err_file: Option<&std::path::Path>) -> String {
-    let q = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
-    let mut line = format!(
-        "KAKEAI_CONFIG_DIR={} KAKEAI_DATA_DIR={} KAKEAI_ANALYZER=fallback {}",
-        q(&env.dir.path().join("config").display().to_string()),
-        q(&env.dir.path().join("data").display().to_string()),
-        q(env!("CARGO_BIN_EXE_kakeai"))
-    );
-    for a in args {
-        line.push(' ');
-        line.push_str(&q(a));
-    }
-    if let Some(f) = err_file {
-        line.push_str(&format!(" 2>{}", q(&f.display().to_string())));
-    }
-    let mut c = std::process::Command::new("script");
-    c.args(["-qfec", &line, "/dev/null"])
-        .env_remove("KAKEAI_DB")
-        .env_remove("CI")
-        .env("TERM", "xterm-256color")
-        .env("COLUMNS", "120");
-    let out = tokio::task::spawn_blocking(move || c.output())
+    let c = env.cmd(args);
+    let err = err_file.map(std::path::Path::to_path_buf);
+    tokio::task::spawn_blocking(move || common::terminal::on_terminal(&c, None, err.as_deref()))
         .await
-        .unwrap();
-    match out {
-        Ok(o) => String::from_utf8_lossy(&o.stdout).into_owned(),
-        Err(e) => panic!("util-linux `script` is needed for the terminal test: {e}"),
-    }
+        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
