@@ -108,10 +108,14 @@ fn the_browser_marks_compare_and_probe_samples_and_nothing_else() {
         let at = |id| s.find(row(&s, id)).unwrap();
         assert!(at(r.probe_sample) < at(r.compare_sample));
         assert!(at(r.compare_sample) < at(r.baseline));
-        // At 80 columns the browser's title is cut without … (a bug, see the ignored test
-        // below): the snapshot keeps every other row rather than record it.
-        let kept: Vec<&str> = s
-            .lines()
+        // Two rows record bugs (see the ignored tests below) and are left out rather than
+        // kept as a baseline: at 80 columns the browser's title is cut without …, and the
+        // command bar under the browser offers the conversation's keys (p:pause, +:👍 …),
+        // which here type into the filter. The last row is the command bar.
+        let rows: Vec<&str> = s.lines().collect();
+        let kept: Vec<&str> = rows[..rows.len() - 1]
+            .iter()
+            .copied()
             .filter(|l| w > 80 || !l.contains("┌ runs "))
             .collect();
         insta::assert_snapshot!(format!("runs_browser_samples_{w}x{h}"), kept.join("\n"));
@@ -152,4 +156,18 @@ fn start_up_opens_the_newest_run_to_review_not_a_newer_sample() {
         "2026-08-01T19:00:00.000Z",
     );
     assert_eq!(only.latest_run_id().unwrap(), None);
+}
+
+/// The command bar names the keys of what has the focus (issue 23: the footer derives from the
+/// one `Focus`): under the runs browser it offers the conversation's p:pause, s:stop, +:👍 …,
+/// while a printable key there types into the filter. Fails today (src/tui is others' work).
+#[test]
+#[ignore = "bug: under the runs browser the command bar offers the conversation's keys"]
+fn the_command_bar_under_the_browser_offers_no_conversation_keys() {
+    let r = runs();
+    let s = screen(&browser(&r), 140, 40);
+    let bar = s.lines().last().expect(&s);
+    for k in ["p:pause", "s:stop", "i:instruct"] {
+        assert!(!bar.contains(k), "{bar}");
+    }
 }
