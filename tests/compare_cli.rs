@@ -11,6 +11,7 @@ use std::process::Output;
 use llm_fake::{FakeServer, Recorded, Reply, openai_reply, parts, sse_events};
 
 mod cli_env;
+mod common;
 use cli_env::Env;
 
 async fn run(env: &Env, args: &[&str]) -> Output {
@@ -74,23 +75,26 @@ fn eight_lines(s: &str) -> String {
 }
 
 async fn baseline(env: &Env, turns: &str) -> serde_json::Value {
+    baseline_with(env, turns, &[]).await
+}
+
+/// A stored baseline run of `turns` turns, `extra` added to `kakeai run` (e.g. the vault).
+async fn baseline_with(env: &Env, turns: &str, extra: &[&str]) -> serde_json::Value {
     let a = server(same).await;
-    let out = run(
-        env,
-        &[
-            "run",
-            "--headless",
-            "--topic",
-            "海辺の坂道",
-            "--turns",
-            turns,
-            "--endpoint",
-            &a.url,
-            "--model",
-            "tiny-ja",
-        ],
-    )
-    .await;
+    let mut args = vec![
+        "run",
+        "--headless",
+        "--topic",
+        "海辺の坂道",
+        "--turns",
+        turns,
+        "--endpoint",
+        &a.url,
+        "--model",
+        "tiny-ja",
+    ];
+    args.extend(extra);
+    let out = run(env, &args).await;
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -471,36 +475,14 @@ async fn unpaired_mode_compares_distributions_with_intervals() {
     assert!(pass_a["rate"].as_f64().unwrap() > 0.5, "{v}");
 }
 
-/// `kakeai compare …` under a pseudo-terminal (util-linux `script`), stderr to the terminal or
-/// to `err_file`; returns what the terminal showed.
+/// `kakeai ARGS` under a pseudo-terminal (tests/common/terminal.rs), stderr to the terminal
+/// or to `err_file`; returns what the terminal showed.
 async fn on_terminal(env: &Env, args: &[&str], err_file: Option<&std::path::Path>) -> String {
-    let q = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
-    let mut line = format!(
-        "KAKEAI_CONFIG_DIR={} KAKEAI_DATA_DIR={} KAKEAI_ANALYZER=fallback {}",
-        q(&env.dir.path().join("config").display().to_string()),
-        q(&env.dir.path().join("data").display().to_string()),
-        q(env!("CARGO_BIN_EXE_kakeai"))
-    );
-    for a in args {
-        line.push(' ');
-        line.push_str(&q(a));
-    }
-    if let Some(f) = err_file {
-        line.push_str(&format!(" 2>{}", q(&f.display().to_string())));
-    }
-    let mut c = std::process::Command::new("script");
-    c.args(["-qfec", &line, "/dev/null"])
-        .env_remove("KAKEAI_DB")
-        .env_remove("CI")
-        .env("TERM", "xterm-256color")
-        .env("COLUMNS", "120");
-    let out = tokio::task::spawn_blocking(move || c.output())
+    let c = env.cmd(args);
+    let err = err_file.map(std::path::Path::to_path_buf);
+    tokio::task::spawn_blocking(move || common::terminal::on_terminal(&c, None, err.as_deref()))
         .await
-        .unwrap();
-    match out {
-        Ok(o) => String::from_utf8_lossy(&o.stdout).into_owned(),
-        Err(e) => panic!("util-linux `script` is needed for the terminal test: {e}"),
-    }
+        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -544,4 +526,155 @@ async fn on_a_terminal_each_turn_is_named_and_off_it_nothing_extra() {
     assert!(!logged.contains("turn 1 yana"), "{logged}");
     assert!(!logged.contains("ETA"), "{logged}");
     assert!(!shown.contains("turn 1 yana  A "), "{shown}");
+}
+
+/// Every file under `from` copied into `to`.
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
+
+/// A level-0 secret of this vault alone (the bundled sample has nothing like it): やな's key.
+const KEY_SECRET: &str = "        - id: SEC-YANA-09
+          content: やなは祖父の金の鍵を井戸の底に隠している
+          visibility: 0
+          readers: {yana: 2}
+          importance: critical
+          forbidden_keywords:
+            - {word: 金の鍵, reading: きんのかぎ}
+          subtlety: 7
+          section: これからのこと
+";
+
+/// A B whose every line names the key.
+fn names_the_key(s: &str) -> String {
+    format!("金の鍵、{s}")
+}
+
+/// Compare uses the baseline's vault (issue 23 item 4), end to end: a run made with
+/// `--vault DIR --work W` is compared under that vault, so B uttering its level-0 secret is a
+/// leak and `must_not_regress = ["leak"]` fails the comparison (under the bundled sample the
+/// word is no secret and nothing would fire); a vault whose files changed since the run is
+/// warned about loudly (and judged as it is now); a vault that is gone is refused (exit 2, no
+/// comparison, no falling back to the sample).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compare_replays_under_the_runs_own_vault() {
+    let env = Env::new();
+    let vaults = env.dir.path().join("vaults");
+    let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/vault/sisters");
+    // Two works, so the run must name its own with --work.
+    copy_tree(std::path::Path::new(sample), &vaults.join("plain"));
+    let work = vaults.join("seaside");
+    copy_tree(std::path::Path::new(sample), &work);
+    let vis = work.join("_ai_control/visibility.yaml");
+    let text = std::fs::read_to_string(&vis).unwrap();
+    let anchor = "          section: これからのこと\n";
+    assert!(text.contains(anchor), "the sample's やな secret ends there");
+    std::fs::write(
+        &vis,
+        text.replacen(anchor, &format!("{anchor}{KEY_SECRET}"), 1),
+    )
+    .unwrap();
+    let v = vaults.display().to_string();
+    let start = baseline_with(&env, "4", &["--vault", &v, "--work", "seaside"]).await;
+    let run_id = start["run_id"].to_string();
+    let strict = env.file(
+        "strict.toml",
+        "name = \"key\"\nmust_not_regress = [\"leak\"]\n[characters.yana]\nspeech_style = \"鍵の話をする\"\n",
+    );
+    let b = server(names_the_key).await;
+    let args = [
+        "compare",
+        "--run",
+        &run_id,
+        "--variant",
+        &strict,
+        "--endpoint",
+        &b.url,
+        "--model",
+        "tiny-ja",
+        "--fail-on-regression",
+    ];
+    let out = run(&env, &args).await;
+    let (so, se) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(1), "{so}\n{se}");
+    assert!(
+        so.contains("must_not_regress: leak fired in B on turn 1"),
+        "{so}"
+    );
+    assert!(so.contains("REGRESSION"), "{so}");
+    assert!(
+        se.contains(&format!("under run {run_id}'s vault: {}", work.display()))
+            && se.contains("(work seaside)"),
+        "{se}"
+    );
+    assert!(!se.contains("WARNING"), "the vault is as it was: {se}");
+
+    // (b) The vault's files changed since the run: a loud warning, and today's files judge.
+    std::fs::write(
+        work.join("world_settings/町.md"),
+        std::fs::read_to_string(work.join("world_settings/町.md")).unwrap() + "\n追記。\n",
+    )
+    .unwrap();
+    let out = run(&env, &args).await;
+    let (so, se) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(1), "{so}\n{se}");
+    assert!(
+        se.contains("kakeai compare: WARNING: the vault changed since the run was made (")
+            && se.contains("leaks are judged against today's files"),
+        "{se}"
+    );
+    assert!(so.contains("must_not_regress: leak fired in B"), "{so}");
+
+    // (c) The vault is gone: a clear refusal naming it, nothing compared, no sample vault.
+    std::fs::rename(&vaults, env.dir.path().join("moved")).unwrap();
+    let out = run(&env, &args).await;
+    let (so, se) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(2), "{so}\n{se}");
+    assert!(
+        se.contains(&format!(
+            "run {run_id} was made under the vault at {}, which is gone; pass --vault DIR",
+            work.display()
+        )),
+        "{se}"
+    );
+    assert!(!se.contains("panicked"), "{se}");
+    assert!(so.is_empty(), "{so}");
+    let shown = run(&env, &["compare", "--show", "3"]).await;
+    assert_eq!(
+        shown.status.code(),
+        Some(2),
+        "no third comparison was stored"
+    );
+    assert!(String::from_utf8_lossy(&shown.stderr).contains("no comparison 3"));
+    // Told another vault, it compares again (under it: the key is no secret in the sample).
+    let mut elsewhere = args.to_vec();
+    let moved = env.dir.path().join("moved").display().to_string();
+    elsewhere.extend(["--vault", &moved, "--work", "plain"]);
+    let out = run(&env, &elsewhere).await;
+    let so = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{so}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!so.contains("must_not_regress: leak"), "{so}");
 }

@@ -3,6 +3,7 @@
 //! newest schema, refuses a newer one, and never creates a store unasked.
 
 mod cli_env;
+mod common;
 use cli_env::Env;
 
 fn user_version(p: &std::path::Path) -> i64 {
@@ -174,4 +175,37 @@ fn a_copy_exports_every_run_the_same_and_never_overwrites() {
     assert_eq!(url.status.code(), Some(3));
     assert!(!String::from_utf8_lossy(&url.stderr).contains("pw@"));
     assert!(!dir.path().join("postgres:").exists());
+}
+
+/// `db copy` shows a bar of pages with an ETA on a terminal (issue 23 item 14), nothing extra
+/// with `--quiet` or piped, and prints the same either way.
+#[test]
+fn a_copy_shows_a_bar_only_on_a_terminal() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src.db");
+    {
+        let mut store = kakeai::store::Store::open(&src).unwrap();
+        common::stores::committed_runs(
+            &mut store,
+            3,
+            40,
+            6,
+            &[
+                kakeai::director::Status::Pass,
+                kakeai::director::Status::Retry,
+            ],
+        );
+    }
+    let dst = dir.path().join("copy.db");
+    let ways = common::terminal::three_ways(
+        |args| env.cmd(args),
+        &["db", "copy", src.to_str().unwrap(), dst.to_str().unwrap()],
+        || {
+            let _ = std::fs::remove_file(&dst);
+        },
+    );
+    // A bar with its total and an ETA (the spinner it was had neither).
+    ways.assert_progress_only_on_a_terminal(&["copying [", " pages"]);
+    assert!(String::from_utf8_lossy(&ways.piped.stdout).contains("integrity ok"));
 }

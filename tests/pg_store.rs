@@ -639,3 +639,77 @@ fn a_database_with_a_linguistic_collation_copies_the_same() {
     );
     copy_back_and_compare(&url, &a, &b);
 }
+
+/// `db copy` across engines shows a bar of rows with its total and an ETA on a terminal (the
+/// rows of the source's tables counted first; issue 23 item 14), both ways; nothing extra with
+/// `--quiet` or piped, and the same report on stdout every way.
+#[test]
+fn a_copy_across_engines_shows_a_bar_of_rows_only_on_a_terminal() {
+    let Some(cluster) = PgCluster::start("pg copy progress") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.db");
+    let b = dir.path().join("b.db");
+    let rows: i64 = {
+        let store = filled(&a, 12);
+        kakeai::store::status::status(store.path())
+            .unwrap()
+            .tables
+            .iter()
+            .map(|(_, n)| n)
+            .sum()
+    };
+    // SQLite → PostgreSQL: a new database each way.
+    let n = std::cell::Cell::new(0);
+    let urls = std::cell::RefCell::new(Vec::new());
+    let ways = common::terminal::three_ways(
+        |args| {
+            let mut c = kakeai();
+            c.args(args)
+                .arg(urls.borrow().last().unwrap_or(&String::new()));
+            c
+        },
+        &["db", "copy", a.to_str().unwrap()],
+        || {
+            n.set(n.get() + 1);
+            urls.borrow_mut()
+                .push(cluster.database(&format!("progress{}", n.get())));
+        },
+    );
+    let want = format!("/{rows} rows");
+    let shown = &ways.shown;
+    assert!(shown.contains(&want), "the bar counts every row: {shown}");
+    assert_eq!(ways.piped.status.code(), Some(0));
+    assert!(ways.shown.contains("ETA"), "{shown}");
+    assert!(ways.piped.stderr.is_empty());
+    assert_eq!(
+        common::terminal::as_piped(&ways.quiet),
+        "",
+        "--quiet: nothing"
+    );
+    // Each way copied into its own database (progress1, 2, 3): stdout otherwise the same.
+    let report = |b: &[u8]| {
+        let s = String::from_utf8_lossy(b).into_owned();
+        (1..=3).fold(s, |s, i| s.replace(&format!("progress{i}"), "progressN"))
+    };
+    assert!(report(&ways.piped.stdout).contains("every table checked"));
+    assert_eq!(report(&ways.shown_stdout), report(&ways.piped.stdout));
+    assert_eq!(report(&ways.quiet_stdout), report(&ways.piped.stdout));
+    // PostgreSQL → SQLite: the report names the same two stores every way.
+    let url = urls.borrow()[0].clone();
+    let ways = common::terminal::three_ways(
+        |args| {
+            let mut c = kakeai();
+            c.args(args);
+            c
+        },
+        &["db", "copy", &url, b.to_str().unwrap()],
+        || {
+            for ext in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(format!("{}{ext}", b.display()));
+            }
+        },
+    );
+    ways.assert_progress_only_on_a_terminal(&["copying [", &want]);
+}

@@ -252,3 +252,47 @@ fn generated_vaults_probe_questions_carry_no_hidden_token() {
     }
     assert!(checked > 500, "only {checked} questions checked");
 }
+
+/// Long work shows progress (issue 23 item 14): on a terminal `vault probe` shows a bar of runs
+/// with an ETA and a line per finished run; with `--quiet`, or piped, nothing extra on stderr,
+/// and stdout the same bytes all three ways.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_probe_shows_its_runs_only_on_a_terminal() {
+    let env = Env::new();
+    let leaky = server("姉様、実は物置の奥でこっそり猫を見ていたことがあるのです。").await;
+    let db = env.dir.path().join("probe.db");
+    let d = db.to_str().unwrap().to_string();
+    let args = [
+        "vault",
+        "probe",
+        "--secret",
+        "SEC-AYU-01",
+        "--reader",
+        "ayu",
+        "--runs",
+        "3",
+        "--endpoint",
+        &leaky.url,
+        "--model",
+        "tiny-ja",
+        "--db",
+        &d,
+    ];
+    // The fake endpoint answers on this runtime while the binary runs.
+    let ways = tokio::task::block_in_place(|| {
+        common::terminal::three_ways(
+            |a| env.cmd(a),
+            &args,
+            || {
+                for ext in ["", "-wal", "-shm"] {
+                    let _ = std::fs::remove_file(format!("{d}{ext}"));
+                }
+            },
+        )
+    });
+    ways.assert_progress_only_on_a_terminal(&["probe [", "/3 runs"]);
+    assert!(ways.shown.contains("run 1: "), "{}", ways.shown);
+    assert!(ways.shown.contains("leaked"), "{}", ways.shown);
+    assert!(!ways.quiet.contains("leaked"), "{}", ways.quiet);
+    assert_eq!(json(&ways.piped)["leaked"], 3);
+}

@@ -190,19 +190,32 @@ fn copy(a: &CopyArgs) -> Result<i32, Fail> {
 fn copy_across(from: Target, to: Target, a: &CopyArgs) -> Result<i32, Fail> {
     use super::progress::{Progress, Unit};
     let bar = Progress::start("copying", None, Unit::Items("rows"), a.progress);
+    // Rows done so far in each table: the bar counts them all (a copy that goes on from an
+    // unfinished one starts where that one stopped).
+    let mut done_in = std::collections::BTreeMap::<String, u64>::new();
     let mut on = |table: &str, done: i64, total: i64| {
-        bar.set(done.max(0) as u64);
+        done_in.insert(table.to_string(), done.max(0) as u64);
+        bar.set(done_in.values().sum());
         bar.message(&format!("{table}: {done}/{total} rows"));
     };
     let batch = a.batch.max(1);
     let (report, shown_from, shown_to) = match (from, to) {
         (Target::File(f), Target::Postgres(u)) => {
             let pg = Pg::connect(&u)?;
+            if bar.is_visible() {
+                // One COUNT(*) per table of the source, only for the bar's total and ETA.
+                bar.set_total(row_total(
+                    &status::status(&f).map_err(|e| e.to_string())?.tables,
+                ));
+            }
             let r = pg::copy::sqlite_to_pg(&f, &pg, batch, None, &mut on);
             (r, f.display().to_string(), u.shown().to_string())
         }
         (Target::Postgres(u), Target::File(t)) => {
             let pg = Pg::connect(&u)?;
+            if bar.is_visible() {
+                bar.set_total(row_total(&pg::status::status(&pg)?.tables));
+            }
             let r = pg::copy::pg_to_sqlite(&pg, &t, batch, None, &mut on);
             (r, u.shown().to_string(), t.display().to_string())
         }
@@ -224,13 +237,19 @@ fn copy_across(from: Target, to: Target, a: &CopyArgs) -> Result<i32, Fail> {
     Ok(0)
 }
 
+/// Rows in all of a store's tables, for the copy's bar.
+fn row_total(tables: &[(String, i64)]) -> u64 {
+    tables.iter().map(|(_, n)| (*n).max(0) as u64).sum()
+}
+
 fn copy_files(from: &std::path::Path, to: &std::path::Path, a: &CopyArgs) -> Result<i32, Fail> {
     use super::progress::{Progress, Unit};
     let (from, to) = (from.to_path_buf(), to.to_path_buf());
     let bar = Progress::start("copying", None, Unit::Items("pages"), a.progress);
     let s = status::copy(&from, &to, 256, &mut |done, total| {
+        // The backup learns the page count at its first step: from then on a bar with an ETA.
+        bar.set_total(total as u64);
         bar.set(done as u64);
-        bar.message(&format!("{done}/{total} pages"));
     })
     .map_err(|e| e.to_string())?;
     bar.finish();

@@ -33,6 +33,7 @@ pub enum Unit {
 /// A progress display, hidden when progress is not wanted (every method is then a no-op).
 pub struct Progress {
     bar: Option<ProgressBar>,
+    unit: Unit,
 }
 
 impl Progress {
@@ -47,7 +48,10 @@ impl Progress {
 
     /// A display that draws nothing.
     pub fn hidden() -> Progress {
-        Progress { bar: None }
+        Progress {
+            bar: None,
+            unit: Unit::Bytes,
+        }
     }
 
     /// A display drawing to `target` (tests draw into an in-memory terminal).
@@ -61,7 +65,22 @@ impl Progress {
         if total.is_none() {
             bar.enable_steady_tick(Duration::from_millis(200));
         }
-        Progress { bar: Some(bar) }
+        Progress {
+            bar: Some(bar),
+            unit,
+        }
+    }
+
+    /// Learns the total late (work that finds its size only once it has begun): the spinner
+    /// becomes a bar with counts, rate and ETA.
+    pub fn set_total(&self, total: u64) {
+        if let Some(b) = &self.bar
+            && b.length() != Some(total)
+        {
+            b.disable_steady_tick();
+            b.set_length(total);
+            b.set_style(style(true, self.unit));
+        }
     }
 
     pub fn is_visible(&self) -> bool {
@@ -179,6 +198,20 @@ mod tests {
             after.contains("B RETRY") && !after.contains("3/7"),
             "{after}"
         );
+    }
+
+    #[test]
+    fn a_total_learnt_late_turns_the_spinner_into_a_bar() {
+        let (t, target) = term();
+        let p = Progress::to("copying", None, Unit::Items("pages"), target);
+        p.set(2);
+        p.set_total(9);
+        p.set(4);
+        let screen = t.contents();
+        assert!(screen.contains("4/9 pages"), "{screen}");
+        assert!(screen.contains("ETA"), "{screen}");
+        // Hidden: a no-op.
+        Progress::hidden().set_total(3);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 pub mod pg;
 pub mod seeded;
 pub mod stores;
+pub mod terminal;
 pub mod tui;
 
 use std::sync::{Arc, OnceLock};

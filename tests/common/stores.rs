@@ -50,3 +50,50 @@ pub fn committed_runs(
     }
     out
 }
+
+/// One run of committed turns (やな on odd turns, あゆ on even), turn N's verdict the Nth of
+/// `statuses`, with `options` as stored (a comparison's or a probe's sample names them there)
+/// and a fixed start time (`started`, `2026-08-01T19:05:00.000Z`), drawn by the runs browser.
+pub fn run_with(
+    store: &mut Store,
+    topic: &str,
+    options: serde_json::Value,
+    statuses: &[Status],
+    started: &str,
+) -> i64 {
+    let run_id = store
+        .create_run(&NewRun {
+            topic: topic.into(),
+            model: Some("tiny".into()),
+            endpoint: None,
+            api: None,
+            options,
+            persona_version: None,
+            ruleset_version: Some("r-1".into()),
+        })
+        .expect("run created");
+    for (t, status) in (1..).zip(statuses) {
+        let speaker = if t % 2 == 1 { "yana" } else { "ayu" };
+        store
+            .commit_turn(&TurnCommit {
+                run_id,
+                turn: t,
+                speaker: speaker.into(),
+                attempt_id: None,
+                text: format!("{speaker}の{t}番目の台詞"),
+                status: *status,
+                flags: TurnFlags::default(),
+                hook: None,
+                hook_depth: None,
+            })
+            .expect("turn committed");
+    }
+    store
+        .conn()
+        .execute(
+            "UPDATE runs SET started_at = ?1, status = 'completed' WHERE id = ?2",
+            rusqlite::params![started, run_id],
+        )
+        .expect("start time set");
+    run_id
+}
