@@ -190,7 +190,7 @@ fn stringly_results(code: &str) -> Vec<String> {
         let Some(e) = end else { continue };
         // A trailing comma closes the list without another argument.
         let args = body[..e].strip_suffix(',').unwrap_or(&body[..e]);
-        let last_comma = commas.into_iter().filter(|c| *c < args.len()).last();
+        let last_comma = commas.into_iter().rfind(|c| *c < args.len());
         if let Some(c) = last_comma
             && &args[c + 1..] == "String"
         {

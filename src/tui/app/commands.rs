@@ -75,14 +75,28 @@ pub fn dialog_name(m: &Modal) -> &'static str {
     m.dialog().name()
 }
 
-/// (keys, label) for the footer, in the data's order; an action with no key is left out.
+/// (keys, label) for the footer: the key bar of whatever has the keyboard (`App::focus`: a
+/// dialog, the help, the runs browser, the search box, the compare view, insights, an
+/// interview, a confirmation), else the focused pane's actions in the data's order (an action
+/// with no key is left out).
 pub fn footer_items(app: &App) -> Vec<(String, String)> {
     let d = data();
-    if let Some(m) = &app.modal {
-        return d.dialogs.get(dialog_name(m)).cloned().unwrap_or_default();
-    }
-    if app.help {
-        return d.dialogs.get("help").cloned().unwrap_or_default();
+    let bar = |name: &str| d.dialogs.get(name).cloned().unwrap_or_default();
+    match app.focus() {
+        Focus::Dialog(_) => {
+            if let Some(m) = &app.modal {
+                return bar(dialog_name(m));
+            }
+            return bar("secret");
+        }
+        Focus::Help => return bar("help"),
+        Focus::Runs => return bar("runs"),
+        Focus::Search => return bar("search"),
+        Focus::Compare => return bar("compare"),
+        Focus::Insights => return bar("insights"),
+        Focus::Interview => return bar("interview"),
+        Focus::Confirm => return bar("confirm"),
+        Focus::Pane(_) | Focus::Chat | Focus::Errors => {}
     }
     let pane = focus(app);
     let mut out: Vec<(String, String)> = Vec::new();
@@ -293,12 +307,26 @@ mod tests {
         assert_eq!(footer_text(&items[..2], 80), "0:アクション 1:アクション");
     }
 
-    /// Every pane has a footer and every dialog a key bar in commands.toml.
+    /// Every pane has a footer and every dialog and overlay a key bar in commands.toml.
     #[test]
     fn every_pane_and_dialog_has_its_commands() {
         let d = data();
         for s in crate::tui::focus::Focus::keymap_sections() {
             assert!(d.footer.contains_key(s), "no [footer] {s}");
+        }
+        for o in [
+            "runs",
+            "search",
+            "compare",
+            "insights",
+            "interview",
+            "confirm",
+            "help",
+        ] {
+            assert!(
+                d.dialogs.get(o).is_some_and(|b| !b.is_empty()),
+                "no [dialogs] {o}"
+            );
         }
         for dl in crate::tui::focus::Dialog::ALL {
             assert!(
