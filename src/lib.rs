@@ -23,3 +23,6 @@ pub mod store;
 pub mod text;
 pub mod tui;
 pub mod vault;
+
+#[cfg(test)]
+mod test_rng;

@@ -10,22 +10,22 @@ mod common;
 mod review_fixture;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use kakeai::tui::app::{App, Conn, Header};
+use kakeai::tui::app::{App, Conn};
 use kakeai::tui::keymap::{Action, Keymap};
-use kakeai::tui::theme;
 
 fn app_with(keymap: Keymap) -> App {
-    let header = Header {
-        endpoint: "http://127.0.0.1:11434".into(),
-        model: "gemma2:27b".into(),
-        conn: Conn::Up {
-            api: "ollama".into(),
-        },
-        analyzer: "fallback".into(),
-        ruleset: "0123456789ab".into(),
-        db: "/tmp/kakeai.db".into(),
+    let up = Conn::Up {
+        api: "ollama".into(),
     };
-    App::new(header, theme::load_all().0, keymap)
+    let h = common::tui::header;
+    let header = h(
+        "http://127.0.0.1:11434",
+        "gemma2:27b",
+        up,
+        "0123456789ab",
+        "/tmp/kakeai.db",
+    );
+    common::tui::app_with(header, keymap)
 }
 
 /// Item 8: the first hints name the key the keymap binds to a new run (ctrl-n by default, the

@@ -280,6 +280,51 @@ async fn a_critical_message_is_blocked_before_the_model_and_meta_talk_is_a_world
     );
 }
 
+/// Chat answers carry their target (issue 23): an answer still in flight when chat mode is
+/// closed and opened again never lands under the new chat's message; the new chat's own does.
+#[test]
+fn a_late_chat_answer_lands_on_its_own_exchange_or_nowhere() {
+    use kakeai::tui::app::{ChatMsg, Command};
+    let mut a = app();
+    let send = |a: &mut App, text: &str| {
+        for c in text.chars() {
+            a.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+        }
+        match a
+            .on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE))
+            .pop()
+        {
+            Some(Command::ChatSend { to, .. }) => to,
+            other => panic!("no ChatSend: {other:?}"),
+        }
+    };
+    let reply = |t: &str| ChatMsg::Reply {
+        text: t.into(),
+        source: Source::Llm,
+    };
+    a.act(kakeai::tui::keymap::Action::Chat);
+    let old = send(&mut a, "おはよう");
+    // Chat closed while the answer is in flight, then opened again with a new message.
+    a.chat = None;
+    a.act(kakeai::tui::keymap::Action::Chat);
+    let fresh = send(&mut a, "こんばんは");
+    assert_ne!(fresh.session, old.session);
+    assert_eq!(
+        fresh.exchange, old.exchange,
+        "both are their chat's first exchange"
+    );
+    a.on_msg(UiMsg::Chat(old, reply("古い返事")));
+    let ex = &a.chat.as_ref().unwrap().exchanges;
+    assert_eq!(ex.len(), 1);
+    assert_eq!(
+        ex[0].reply, "",
+        "an old chat's answer landed in the new chat"
+    );
+    a.on_msg(UiMsg::Chat(fresh, reply("こんばんは！")));
+    let ex = &a.chat.as_ref().unwrap().exchanges;
+    assert_eq!(ex[0].reply, "こんばんは！");
+}
+
 /// Judge calls say じゃれ合い; generation says something harmless.
 async fn banter_server() -> FakeServer {
     FakeServer::with(|req: &Recorded, _| match req.path.as_str() {
@@ -653,19 +698,28 @@ fn ctrl_t_starts_the_other_sisters_own_history() {
         }
         let cmds = a.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
         let Some(Command::ChatSend {
-            character, history, ..
+            character,
+            history,
+            to,
+            ..
         }) = cmds.into_iter().next()
         else {
             panic!("no ChatSend")
         };
-        a.on_msg(UiMsg::Chat(ChatMsg::Reply {
-            text: format!("{character}の返事"),
-            source: Source::Llm,
-        }));
-        a.on_msg(UiMsg::Chat(ChatMsg::Done {
-            id: None,
-            error: None,
-        }));
+        a.on_msg(UiMsg::Chat(
+            to,
+            ChatMsg::Reply {
+                text: format!("{character}の返事"),
+                source: Source::Llm,
+            },
+        ));
+        a.on_msg(UiMsg::Chat(
+            to,
+            ChatMsg::Done {
+                id: None,
+                error: None,
+            },
+        ));
         (character, history)
     };
     let ctrl_t = KeyEvent::new(KeyCode::Char('t'), KeyModifiers::CONTROL);

@@ -26,7 +26,7 @@ fn app_with(conn: Conn, keymap: Keymap) -> App {
         "0123456789ab",
         "/tmp/kakeai.db",
     );
-    App::new(header, kakeai::tui::theme::load_all().0, keymap)
+    common::tui::app_with(header, keymap)
 }
 
 fn app() -> App {

@@ -158,15 +158,9 @@ mod tests {
         assert_eq!(r.values, 40);
     }
 
-    /// xorshift64*, for generated data.
+    /// Seeded, for generated data.
     fn rng(seed: u64) -> impl FnMut(u64) -> u64 {
-        let mut s = seed;
-        move |n| {
-            s ^= s >> 12;
-            s ^= s << 25;
-            s ^= s >> 27;
-            (s.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) % n
-        }
+        crate::test_rng::below_u64(seed)
     }
 
     fn data(seed: u64) -> Vec<Vec<u8>> {

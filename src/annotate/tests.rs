@@ -13,16 +13,8 @@ fn spec(k: u32, overlap: bool) -> QueueSpec {
     }
 }
 
-/// A tiny deterministic generator (xorshift64*), so every run checks the same variants.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) % n
-    }
-}
+/// Seeded, so every run checks the same variants.
+use crate::test_rng::Rng;
 
 const PEOPLE: [&str; 4] = ["花子", "taro", "jiro", "めい"];
 
@@ -47,7 +39,7 @@ fn random_state(r: &mut Rng, now: i64) -> ItemState {
 #[test]
 fn the_rule_holds_on_generated_states() {
     let now = 1_000_000;
-    let mut r = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut r = Rng::new(0x9E37_79B9_7F4A_7C15);
     for round in 0..2_000 {
         let k = 1 + r.next(3) as u32;
         let overlap = r.next(5) == 0;
@@ -84,7 +76,7 @@ fn the_rule_holds_on_generated_states() {
 #[test]
 fn pick_prefers_my_live_lease_then_the_first_open_item_and_never_a_closed_one() {
     let now = 5_000;
-    let mut r = Rng(42);
+    let mut r = Rng::new(42);
     for _ in 0..500 {
         let sp = spec(1 + r.next(3) as u32, r.next(4) == 0);
         let items: Vec<(usize, ItemState)> =

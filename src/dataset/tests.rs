@@ -13,15 +13,7 @@ use crate::director::Status;
 use crate::duo::TurnFlags;
 use crate::store::{ActionKind, AttemptOutcome, NewAction, NewAttempt, NewRun, Store, TurnCommit};
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) % n
-    }
-}
+use crate::test_rng::Rng;
 
 const WORLD: &str = "港町の工房。姉妹は灯台守の娘。";
 const REVIEWERS: [&str; 3] = ["花子", "taro", "めい"];
@@ -211,7 +203,7 @@ fn generate(seed: u64, runs: usize) -> (tempfile::TempDir, Store, Truth) {
     let dir = tempfile::tempdir().unwrap();
     let mut s = Store::open(&dir.path().join("k.db")).unwrap();
     let mut t = Truth::default();
-    let mut r = Rng(seed);
+    let mut r = Rng::new(seed);
     for k in 0..runs {
         let run = s
             .create_run(&NewRun {

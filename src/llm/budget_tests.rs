@@ -5,13 +5,7 @@ use super::*;
 use crate::llm::types::{Message, Role};
 
 fn rng(seed: u64) -> impl FnMut(usize) -> usize {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    move |n| {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        (s % n.max(1) as u64) as usize
-    }
+    crate::test_rng::below(seed)
 }
 
 #[test]

@@ -171,13 +171,7 @@ fn generated_spellings_match_on_their_own_span() {
     let prefixes = ["", "ねえ、", "昨日、", "「", "あのさ "];
     let suffixes = ["", "。", "って本当？", "」と言った。", "！"];
     let seps = [" ", "　", "・", "･"];
-    let mut seed = 0x9e37_79b9_u64;
-    let mut rnd = |n: usize| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed % n as u64) as usize
-    };
+    let mut rnd = crate::test_rng::below(0x9e37_79b9);
     for dict in &dicts {
         let s = set(dict.clone());
         for _ in 0..300 {

@@ -172,15 +172,9 @@ mod tests {
         }
     }
 
-    /// xorshift, so every seed gives another fragment.
+    /// Seeded, so every seed gives another fragment.
     fn rng(seed: u64) -> impl FnMut(usize) -> usize {
-        let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        move |n| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s % n.max(1) as u64) as usize
-        }
+        crate::test_rng::below(seed)
     }
 
     /// Any stretch of either judge prompt (≥ 10 folded chars), copied into a reason with or

@@ -157,13 +157,7 @@ mod tests {
         ];
         const ENDS: [char; 3] = ['。', '！', '？'];
         const STRAY: [char; 4] = ['「', '『', '（', '('];
-        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = |m: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % m as u64) as usize
-        };
+        let mut next = crate::test_rng::below(0x2545_f491_4f6c_dd1d);
         for _ in 0..300 {
             let n = 1 + next(5);
             let mut chars: Vec<char> = Vec::new();

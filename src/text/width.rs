@@ -151,15 +151,9 @@ mod tests {
         assert_eq!(width(&pad("あゆ", 7)), 7);
     }
 
-    /// A seeded generator (xorshift64*), so failures reproduce.
+    /// A seeded generator, so failures reproduce.
     fn rng(seed: u64) -> impl FnMut() -> u64 {
-        let mut s = seed.max(1);
-        move || {
-            s ^= s >> 12;
-            s ^= s << 25;
-            s ^= s >> 27;
-            s.wrapping_mul(0x2545_F491_4F6C_DD1D)
-        }
+        crate::test_rng::words(seed)
     }
 
     #[test]

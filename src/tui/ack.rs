@@ -97,15 +97,9 @@ impl Review {
 mod tests {
     use super::*;
 
-    /// A small deterministic generator (xorshift) so orderings vary per seed.
+    /// Seeded, so orderings vary per seed.
     fn rng(seed: u64) -> impl FnMut(usize) -> usize {
-        let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        move |n| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s % n as u64) as usize
-        }
+        crate::test_rng::below(seed)
     }
 
     #[test]

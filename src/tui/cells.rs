@@ -151,14 +151,11 @@ mod tests {
             "x",
             "ﾗ",
         ];
-        let mut s: u64 = 11;
+        let mut g = crate::test_rng::Rng::new(11);
         for _ in 0..300 {
             let mut text = String::new();
             for _ in 0..8 {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                text.push_str(parts[(s % parts.len() as u64) as usize]);
+                text.push_str(g.pick(&parts));
             }
             let mut b = Buffer::empty(Rect::new(0, 0, 30, 1));
             let (end, _) = b.set_stringn(0, 0, &text, 30, Style::new());

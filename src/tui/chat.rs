@@ -61,7 +61,17 @@ pub struct Exchange {
     pub at_ms: i64,
 }
 
+/// Where an answer in flight belongs: this chat (a closed and reopened chat is another one)
+/// and its exchange. An answer for another chat is dropped, never shown under a new message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChatTarget {
+    pub session: u64,
+    pub exchange: usize,
+}
+
 pub struct ChatView {
+    /// This chat's number (each chat mode opened is a new one).
+    pub session: u64,
     /// Character id the user talks to.
     pub character: String,
     pub exchanges: Vec<Exchange>,
@@ -74,7 +84,9 @@ pub struct ChatView {
 
 impl ChatView {
     pub fn new(character: &str) -> ChatView {
+        static SESSIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         ChatView {
+            session: SESSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             character: character.to_string(),
             exchanges: Vec::new(),
             selected: 0,
@@ -140,6 +152,8 @@ pub enum ChatAsk {
         text: String,
         character: String,
         history: Vec<crate::chat::Turn>,
+        /// The exchange the answer belongs to.
+        to: ChatTarget,
     },
     /// `/insights` typed.
     Insights,
@@ -206,6 +220,10 @@ impl ChatView {
             text,
             character,
             history,
+            to: ChatTarget {
+                session: self.session,
+                exchange: self.exchanges.len() - 1,
+            },
         }
     }
 
@@ -271,9 +289,13 @@ impl ChatView {
         ChatAsk::Done(None)
     }
 
-    /// Progress of the message in flight; its failure, for the status line.
-    pub fn apply(&mut self, m: ChatMsg) -> Option<crate::tui::error::UiError> {
-        let e = self.exchanges.last_mut()?;
+    /// Progress of the message in flight to `to`; its failure, for the status line. An answer
+    /// for another chat is dropped.
+    pub fn apply(&mut self, to: ChatTarget, m: ChatMsg) -> Option<crate::tui::error::UiError> {
+        if to.session != self.session {
+            return None;
+        }
+        let e = self.exchanges.get_mut(to.exchange)?;
         match m {
             ChatMsg::Masked { masked, kinds } => {
                 e.masked = masked;

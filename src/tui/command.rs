@@ -115,6 +115,8 @@ pub enum Command {
         /// Her earlier exchanges, oldest first (blocked ones included, as `chat::context`
         /// wants them).
         history: Vec<crate::chat::Turn>,
+        /// The exchange the answer belongs to.
+        to: crate::tui::chat::ChatTarget,
     },
     /// 👍/👎 on a stored chat exchange (its `thumb` column).
     /// Interview mode: start `interview NAME`, answer (raw; masked by the runner), leave.

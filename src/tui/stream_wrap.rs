@@ -82,13 +82,7 @@ mod tests {
     use crate::text::width::graphemes;
 
     fn rng(seed: u64) -> impl FnMut() -> u64 {
-        let mut s = seed.max(1);
-        move || {
-            s ^= s >> 12;
-            s ^= s << 25;
-            s ^= s >> 27;
-            s.wrapping_mul(0x2545_F491_4F6C_DD1D)
-        }
+        crate::test_rng::words(seed)
     }
 
     /// Token by token (split anywhere between characters, even inside a cluster), the kept rows

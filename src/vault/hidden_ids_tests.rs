@@ -7,20 +7,8 @@ use std::path::Path;
 use super::load::from_files;
 use super::review;
 
-/// Small deterministic generator (xorshift), enough to vary the vaults.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+/// Seeded, enough to vary the vaults.
+use crate::test_rng::Rng;
 
 const WORDS: [&str; 10] = [
     "灯台守",
@@ -37,7 +25,7 @@ const WORDS: [&str; 10] = [
 
 #[test]
 fn level_zero_ids_never_reach_findings_evidence_or_exports() {
-    let mut rng = Rng(0x5eed_1234_abcd);
+    let mut rng = Rng::new(0x5eed_1234_abcd);
     for round in 0..25 {
         let mut vis = String::from(
             "version: \"1.0\"\ndefault_visibility: 3\nentities:\n  characters:\n    あゆ:\n      secrets:\n",
@@ -46,7 +34,7 @@ fn level_zero_ids_never_reach_findings_evidence_or_exports() {
         let mut hidden_ids = Vec::new();
         let mut text = String::new();
         for k in 0..1 + rng.below(4) {
-            let id = format!("SEC-Q{round}X{k}-{}", rng.next() % 9000 + 1000);
+            let id = format!("SEC-Q{round}X{k}-{}", rng.word() % 9000 + 1000);
             let level = rng.below(3);
             let word = WORDS[rng.below(WORDS.len())];
             vis.push_str(&format!(
@@ -57,7 +45,7 @@ fn level_zero_ids_never_reach_findings_evidence_or_exports() {
             }
             text.push_str(&format!("昨日、{word}の話を少しだけした。"));
         }
-        let fs_id = format!("FS-Z{round}-{}", rng.next() % 9000 + 1000);
+        let fs_id = format!("FS-Z{round}-{}", rng.word() % 9000 + 1000);
         let fs_word = WORDS[rng.below(WORDS.len())];
         vis.push_str(&format!(
             "  foreshadowing:\n    {fs_id}:\n      visibility: 0\n"

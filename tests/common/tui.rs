@@ -22,7 +22,12 @@ pub fn header(endpoint: &str, model: &str, conn: Conn, ruleset: &str, db: &str) 
 
 /// The workbench with the built-in themes and keymap.
 pub fn app(header: Header) -> App {
-    App::new(header, theme::load_all().0, Keymap::builtin())
+    app_with(header, Keymap::builtin())
+}
+
+/// The workbench with the built-in themes and `keymap`.
+pub fn app_with(header: Header, keymap: Keymap) -> App {
+    App::new(header, theme::load_all().0, keymap)
 }
 
 /// What `app` draws at `w`×`h`, as ratatui's test backend prints it (one quoted row a line).

@@ -2,23 +2,8 @@
 
 use super::*;
 
-/// A small seeded generator (xorshift64*), so failures reproduce.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
-        xs[self.below(xs.len())]
-    }
-}
+/// Seeded, so failures reproduce.
+use crate::test_rng::Rng;
 
 const PIECES: &[&str] = &[
     "わ！",
@@ -76,7 +61,7 @@ fn line(r: &mut Rng, i: usize) -> String {
 }
 
 fn corpus(seed: u64, lines: usize) -> String {
-    let mut r = Rng(seed | 1);
+    let mut r = Rng::new(seed | 1);
     let mut s: String = (0..lines).map(|i| line(&mut r, i) + "\n").collect();
     if r.below(2) == 0 {
         s.pop(); // no final line break
@@ -275,7 +260,7 @@ fn uneven_reads_and_a_read_error_keep_order() {
         for threads in [1, 2, 4] {
             let mut src = Flaky {
                 data: input.as_bytes(),
-                rng: Rng(seed),
+                rng: Rng::new(seed),
             };
             let (mut out, mut errs) = (Vec::new(), Vec::new());
             let t = pipeline::run(&mut src, "f", threads, echo, &mut out, &mut |m| {

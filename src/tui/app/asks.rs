@@ -296,10 +296,12 @@ impl App {
                 text,
                 character,
                 history,
+                to,
             } => run(vec![Command::ChatSend {
                 text,
                 character,
                 history,
+                to,
             }]),
             ChatAsk::Insights => run(vec![Command::InsightsOpen]),
             ChatAsk::Interview(name) => run(vec![Command::InterviewStart(name)]),
@@ -338,8 +340,8 @@ impl App {
         self.chat_ask(ask)
     }
 
-    pub(crate) fn on_chat(&mut self, m: ChatMsg) {
-        if let Some(err) = self.chat.as_mut().and_then(|c| c.apply(m)) {
+    pub(crate) fn on_chat(&mut self, to: crate::tui::chat::ChatTarget, m: ChatMsg) {
+        if let Some(err) = self.chat.as_mut().and_then(|c| c.apply(to, m)) {
             self.notify(err.level(), err.to_string());
         }
     }

@@ -121,7 +121,8 @@ pub enum UiMsg {
     /// visibility.yaml written (the path and the work as saved), or why not.
     VaultSaved(Result<Box<VaultSaved>, UiError>),
     VaultOpened(Result<Box<crate::vault::Work>, UiError>),
-    Chat(ChatMsg),
+    /// Chat mode's progress, for the chat and exchange it belongs to.
+    Chat(crate::tui::chat::ChatTarget, ChatMsg),
     Interview(super::interview_view::InterviewMsg),
     /// A room's loader answered (panes.rs).
     Room(super::panes::RoomMsg),
@@ -425,7 +426,7 @@ impl App {
             UiMsg::MarksRefreshed(r) => self.marks_refreshed(r),
             UiMsg::VaultSaved(r) => self.on_vault_saved(r),
             UiMsg::VaultOpened(r) => self.on_vault_opened(r),
-            UiMsg::Chat(m) => self.on_chat(m),
+            UiMsg::Chat(to, m) => self.on_chat(to, m),
             UiMsg::Interview(m) => self.interview_msg(m),
             UiMsg::Room(m) => {
                 if let Some(n) = self.rooms.loaded(m) {

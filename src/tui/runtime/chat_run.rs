@@ -15,7 +15,7 @@ use crate::store::chat::NewChat;
 use crate::text::Analyzer;
 use crate::tui::Runtime;
 use crate::tui::app::{ChatMsg, UiMsg};
-use crate::tui::chat::Source;
+use crate::tui::chat::{ChatTarget, Source};
 use crate::vault::SharedVault;
 
 /// What one message needs, cloned out of the runtime's services.
@@ -35,15 +35,20 @@ pub(crate) struct Deps {
     pub scene: String,
 }
 
-/// Reports to the app; the trace is also kept for the stored exchange.
-pub(crate) struct Emit(pub UnboundedSender<UiMsg>, std::sync::Mutex<Vec<String>>);
+/// Reports to the app, for the exchange the answer belongs to; the trace is also kept for the
+/// stored exchange.
+pub(crate) struct Emit(
+    pub UnboundedSender<UiMsg>,
+    std::sync::Mutex<Vec<String>>,
+    pub ChatTarget,
+);
 
 impl Emit {
-    pub fn new(tx: UnboundedSender<UiMsg>) -> Emit {
-        Emit(tx, std::sync::Mutex::new(Vec::new()))
+    pub fn new(tx: UnboundedSender<UiMsg>, to: ChatTarget) -> Emit {
+        Emit(tx, std::sync::Mutex::new(Vec::new()), to)
     }
     pub fn send(&self, m: ChatMsg) {
-        let _ = self.0.send(UiMsg::Chat(m));
+        let _ = self.0.send(UiMsg::Chat(self.2, m));
     }
     pub fn trace(&self, s: impl Into<String>) {
         let s = s.into();
@@ -63,6 +68,7 @@ impl Runtime {
         text: String,
         character: String,
         history: Vec<crate::chat::Turn>,
+        to: ChatTarget,
     ) {
         let s = &self.services;
         let first = self
@@ -83,7 +89,7 @@ impl Runtime {
             vault: s.vault.clone(),
             scene: s.duo.world.clone(),
         };
-        let emit = Emit::new(self.tx.clone());
+        let emit = Emit::new(self.tx.clone(), to);
         tokio::spawn(async move {
             let error = respond(&deps, text, &character, &ctx.history, &emit)
                 .await
@@ -268,7 +274,7 @@ async fn answer(
         budget: CHAT_BUDGET,
         fallback: &fallback,
     };
-    let mut watch = Watching(emit.0.clone());
+    let mut watch = Watching(emit.0.clone(), emit.2);
     let c = engine(deps).choose(&plan, pattern, &mut watch).await;
     said(deps, me, c, row, emit).await
 }
@@ -346,18 +352,19 @@ const CHAT_BUDGET: std::time::Duration = std::time::Duration::from_secs(180);
 
 /// Streams the attempts to the chat: tokens as they come, a new attempt clears the shown
 /// text, a rejected line is listed under the exchange.
-struct Watching(UnboundedSender<UiMsg>);
+struct Watching(UnboundedSender<UiMsg>, ChatTarget);
 
 impl crate::chat::choose::Watch for Watching {
     fn attempt(&mut self, n: usize) {
-        let _ = self.0.send(UiMsg::Chat(ChatMsg::Attempt(n)));
+        let _ = self.0.send(UiMsg::Chat(self.1, ChatMsg::Attempt(n)));
     }
     fn token(&mut self, delta: &str) {
-        let _ = self.0.send(UiMsg::Chat(ChatMsg::Token(delta.to_string())));
+        let m = ChatMsg::Token(delta.to_string());
+        let _ = self.0.send(UiMsg::Chat(self.1, m));
     }
     fn rejected(&mut self, text: &str, verdict: &Verdict) {
         let m = ChatMsg::Rejected(text.to_string(), Box::new(verdict.clone()));
-        let _ = self.0.send(UiMsg::Chat(m));
+        let _ = self.0.send(UiMsg::Chat(self.1, m));
     }
 }
 
