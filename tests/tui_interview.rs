@@ -1,6 +1,8 @@
 //! Snapshots of the interview mode and the insights view (TestBackend, 100×30 and 140×40),
 //! with Japanese text mixing full-width, half-width katakana and emoji.
 
+mod common;
+
 use kakeai::director::Status;
 use kakeai::insight::{Deck, Severity, Theme};
 use kakeai::interview::{Event, InterviewConfig, Machine, Next};
@@ -24,7 +26,7 @@ fn reply(m: &Machine, text: &str, source: &'static str) -> Event {
 /// third answer, then the fixed questions take over.
 fn interview_view() -> InterviewView {
     let cfg = InterviewConfig::sample();
-    let mut v = InterviewView::new(&cfg);
+    let mut v = InterviewView::new(1, &cfg);
     let mut m = Machine::new(&cfg, false);
     m.start();
     v.apply(&reply(
@@ -156,4 +158,36 @@ fn insights_view_lists_cards_and_the_selected_quotes() {
     assert!(v.on_key(KeyEvent::new(KeyCode::Right, KeyModifiers::NONE)));
     let s = draw(100, 30, |f| insights_view::render(f, f.area(), &v, th));
     assert!(s.contains("tone_drift") && !s.contains("献立決め"), "{s}");
+}
+
+/// Interview events carry their run (issue 23: async answers carry their target): after the
+/// reviewer leaves an interview and starts another, a late event of the first never lands in
+/// the second; the second's own events do.
+#[test]
+fn a_left_interviews_late_events_never_reach_the_next_one() {
+    use kakeai::tui::app::UiMsg;
+    use kakeai::tui::interview_view::InterviewMsg;
+    let h = common::tui::header;
+    let conn = kakeai::tui::app::Conn::Probing;
+    let mut a = common::tui::app(h("http://127.0.0.1:9", "m", conn, "r", "/tmp/k.db"));
+    let cfg = InterviewConfig::sample();
+    let started = |run| UiMsg::Interview(InterviewMsg::Started(run, Box::new(cfg.clone())));
+    let mut m = Machine::new(&cfg, false);
+    m.start();
+    let said = |run, text: &str| {
+        UiMsg::Interview(InterviewMsg::Event(run, Box::new(reply(&m, text, "model"))))
+    };
+    a.on_msg(started(1));
+    a.on_msg(said(1, "一つ目の質問です。"));
+    assert_eq!(a.interview.as_ref().unwrap().lines.len(), 1);
+    // Left, and a second interview started before the first's runner noticed.
+    a.interview = None;
+    a.on_msg(started(2));
+    a.on_msg(said(1, "古いインタビューの返事です。"));
+    assert!(
+        a.interview.as_ref().unwrap().lines.is_empty(),
+        "the first interview's event landed in the second"
+    );
+    a.on_msg(said(2, "二つ目の質問です。"));
+    assert_eq!(a.interview.as_ref().unwrap().lines.len(), 1);
 }

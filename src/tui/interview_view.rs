@@ -26,6 +26,8 @@ pub struct Said {
 
 #[derive(Debug, Clone)]
 pub struct InterviewView {
+    /// The run number its events carry.
+    pub run: u64,
     pub name: String,
     pub sister: String,
     pub state: State,
@@ -42,8 +44,9 @@ pub struct InterviewView {
 }
 
 impl InterviewView {
-    pub fn new(cfg: &InterviewConfig) -> InterviewView {
+    pub fn new(run: u64, cfg: &InterviewConfig) -> InterviewView {
         InterviewView {
+            run,
             name: cfg.name.clone(),
             sister: cfg.sister.clone(),
             state: State::Intro,
@@ -197,8 +200,10 @@ fn conversation_lines(v: &InterviewView, width: usize, t: &Theme) -> Vec<Line<'s
 /// What the interview runtime tells the app.
 #[derive(Debug, Clone)]
 pub enum InterviewMsg {
-    Started(Box<InterviewConfig>),
-    Event(Box<Event>),
+    /// An interview started, with its run number (each `/interview` is a new one).
+    Started(u64, Box<InterviewConfig>),
+    /// An event of interview run `u64`: dropped when another interview is on screen.
+    Event(u64, Box<Event>),
     /// A line for the status bar with its level (an error, or the analysis result).
     Notice(crate::tui::error::Notice),
     Insights(Result<Box<super::insights_view::InsightsView>, crate::tui::error::UiError>),

@@ -29,14 +29,17 @@ impl App {
         use crate::tui::interview_view::{InterviewMsg, InterviewView};
         self.dirty = true;
         match m {
-            InterviewMsg::Started(cfg) => {
-                self.interview = Some(InterviewView::new(&cfg));
+            InterviewMsg::Started(run, cfg) => {
+                self.interview = Some(InterviewView::new(run, &cfg));
                 self.status = format!(
                     "interview {} — Enter answers, Tab skips, Esc leaves",
                     cfg.name
                 );
             }
-            InterviewMsg::Event(e) => {
+            // An event of an interview no longer on screen (left, or another started) is dropped.
+            InterviewMsg::Event(run, _) if self.interview.as_ref().is_none_or(|v| v.run != run) => {
+            }
+            InterviewMsg::Event(_, e) => {
                 if let Some(v) = self.interview.as_mut() {
                     v.apply(&e);
                 }

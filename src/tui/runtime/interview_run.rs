@@ -33,9 +33,12 @@ impl Runtime {
             s.analyzer.clone(),
             self.tx.clone(),
         );
-        let _ = tx.send(UiMsg::Interview(InterviewMsg::Started(Box::new(
-            cfg.clone(),
-        ))));
+        static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let _ = tx.send(UiMsg::Interview(InterviewMsg::Started(
+            run,
+            Box::new(cfg.clone()),
+        )));
         tokio::spawn(async move {
             let mut machine = Machine::new(&cfg, client.is_none());
             let (n, sister, state) = (
@@ -64,7 +67,10 @@ impl Runtime {
             };
             let etx = tx.clone();
             let mut emit = move |e: &crate::interview::Event| {
-                let _ = etx.send(UiMsg::Interview(InterviewMsg::Event(Box::new(e.clone()))));
+                let _ = etx.send(UiMsg::Interview(InterviewMsg::Event(
+                    run,
+                    Box::new(e.clone()),
+                )));
             };
             match runner.run(&mut machine, &mut answers, &mut emit).await {
                 Err(e) => {
