@@ -80,6 +80,26 @@ fn only_the_runtime_spawns_tasks() {
     assert!(bad.is_empty(), "I/O tasks outside runtime/: {bad:?}");
 }
 
+/// Files and the store are opened at the edge only: outside runtime/, no code in src/tui
+/// (tests aside) reads or writes a file or opens a store.
+#[test]
+fn only_the_runtime_touches_files_or_the_store() {
+    let bad: Vec<String> = code_outside(&["runtime"])
+        .into_iter()
+        .filter(|(rel, _)| !rel.ends_with("_tests.rs"))
+        .filter(|(_, c)| {
+            ["std::fs::", "limits::read", "Store::open", "read_dir("]
+                .iter()
+                .any(|w| c.contains(w))
+        })
+        .map(|(rel, _)| rel)
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "file or store I/O outside runtime/: {bad:?}"
+    );
+}
+
 #[test]
 fn no_function_in_the_workbench_is_longer_than_80_lines() {
     let mut long = Vec::new();

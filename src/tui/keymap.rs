@@ -142,16 +142,6 @@ impl Keymap {
         })
     }
 
-    /// Defaults ⊕ `<config_dir>/keymap.toml`.
-    pub fn load() -> Result<Keymap, ConfigError> {
-        let user = crate::config::config_dir().map(|d| d.join("keymap.toml"));
-        let text = match user.as_deref().filter(|p| p.exists()) {
-            Some(p) => Some(crate::limits::read_text(p, crate::limits::MAX_FILE_BYTES)?),
-            None => None,
-        };
-        Keymap::from_text(user.as_deref().zip(text.as_deref()))
-    }
-
     /// Parses, merges and checks: every key name known, a quit key left (file:line:col).
     pub fn from_text(user: Option<(&std::path::Path, &str)>) -> Result<Keymap, ConfigError> {
         let f: KeymapFile = crate::config::layered_from_str(DEFAULT_PATH, DEFAULT, user)?;

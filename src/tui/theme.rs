@@ -117,8 +117,16 @@ impl Theme {
     }
 }
 
-/// The built-in themes, then the user's; errors in user files come back alongside.
+/// The built-in themes (errors in them come back alongside; a test keeps them empty).
 pub fn load_all() -> (Vec<Theme>, Vec<ConfigError>) {
+    with_user(Vec::new())
+}
+
+/// The built-in themes, then the user's `files` as the runtime read them (path, text or why
+/// it could not be read), in path order; errors in user files come back alongside.
+pub fn with_user(
+    mut files: Vec<(std::path::PathBuf, std::io::Result<String>)>,
+) -> (Vec<Theme>, Vec<ConfigError>) {
     let mut themes = Vec::new();
     let mut errors = Vec::new();
     for (path, text) in BUILTIN {
@@ -127,17 +135,9 @@ pub fn load_all() -> (Vec<Theme>, Vec<ConfigError>) {
             Err(e) => errors.push(e),
         }
     }
-    let dir = crate::config::config_dir().map(|d| d.join("themes"));
-    let mut files: Vec<_> = dir
-        .and_then(|d| std::fs::read_dir(d).ok())
-        .into_iter()
-        .flatten()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    files.sort();
-    for p in files {
-        match crate::limits::read_string(&p) {
+    files.sort_by(|a, b| a.0.cmp(&b.0));
+    for (p, text) in files {
+        match text {
             Ok(text) => match Theme::parse(&p, &text) {
                 Ok(t) => themes.push(t),
                 Err(e) => errors.push(e),

@@ -289,16 +289,17 @@ fn judge_chunk(
     out
 }
 
-/// Writes the edited fields into the user's rules file, keeping whatever else it holds.
-pub fn save(rules: &RuleSet, path: &std::path::Path) -> Result<(), UiError> {
-    let file = |what: &std::path::Path, e: &dyn std::fmt::Display| {
-        UiError::File(format!("{}: {e}", what.display()))
-    };
-    let mut table = match crate::limits::read_string(path) {
-        Ok(text) => crate::config::load_toml_table(path, &text)
+/// The user's rules file with the edited fields written in, keeping whatever else it holds:
+/// `existing` is its text (None: no file yet). Pure; the runtime reads and writes the file.
+pub fn merged(
+    rules: &RuleSet,
+    path: &std::path::Path,
+    existing: Option<&str>,
+) -> Result<String, UiError> {
+    let mut table = match existing {
+        Some(text) => crate::config::load_toml_table(path, text)
             .map_err(|e| UiError::Refused(e.to_string()))?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => toml::Table::new(),
-        Err(e) => return Err(file(path, &e)),
+        None => toml::Table::new(),
     };
     for f in fields() {
         let value = match f.key {
@@ -323,13 +324,7 @@ pub fn save(rules: &RuleSet, path: &std::path::Path) -> Result<(), UiError> {
         }
         t.insert(leaf.to_string(), value);
     }
-    let text = toml::to_string(&table).map_err(|e| UiError::Refused(e.to_string()))?;
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| file(dir, &e))?;
-    }
-    let tmp = path.with_extension("toml.tmp");
-    std::fs::write(&tmp, text).map_err(|e| file(&tmp, &e))?;
-    std::fs::rename(&tmp, path).map_err(|e| file(path, &e))
+    toml::to_string(&table).map_err(|e| UiError::Refused(e.to_string()))
 }
 
 /// What a key in the rules pane asks of the workbench.

@@ -159,7 +159,7 @@ fn save_writes_the_values_and_keeps_the_rest_of_the_file() {
     let path = dir.path().join("rules.toml");
     std::fs::write(&path, "[praise]\nevaluation_words = [\"すごい\"]\n").unwrap();
     let rules = adjust(&RuleSet::builtin().unwrap(), field("lines.warn"), 1.0).unwrap();
-    save(&rules, &path).unwrap();
+    crate::tui::runtime::save_rules_file(&rules, &path).unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
     let t: toml::Table = text.parse().unwrap();
     assert_eq!(t["lines"]["warn"].as_integer(), Some(7));

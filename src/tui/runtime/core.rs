@@ -144,7 +144,7 @@ impl Runtime {
     /// The tuned rules into the user's rules file (a small file: written here, at once).
     fn save_rules(&mut self, rules: &RuleSet) {
         let (level, said) = match crate::director::ruleset::user_rules_path() {
-            Some(p) => match tuning::save(rules, &p) {
+            Some(p) => match save_rules_file(rules, &p) {
                 Ok(()) => (
                     app::status::Level::Info,
                     format!("saved to {}", p.display()),
@@ -445,4 +445,24 @@ fn conn_of(report: &crate::doctor::Report) -> Conn {
             }
         }
     }
+}
+
+/// Writes the tuned rules into the user's rules file (`tuning::merged` keeps what else it
+/// holds): read, merged, written to a temporary file and renamed over it.
+pub(crate) fn save_rules_file(rules: &RuleSet, path: &std::path::Path) -> Result<(), UiError> {
+    let file = |what: &std::path::Path, e: &dyn std::fmt::Display| {
+        UiError::File(format!("{}: {e}", what.display()))
+    };
+    let existing = match crate::limits::read_string(path) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(file(path, &e)),
+    };
+    let text = tuning::merged(rules, path, existing.as_deref())?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| file(dir, &e))?;
+    }
+    let tmp = path.with_extension("toml.tmp");
+    std::fs::write(&tmp, text).map_err(|e| file(&tmp, &e))?;
+    std::fs::rename(&tmp, path).map_err(|e| file(path, &e))
 }

@@ -5,6 +5,8 @@
 
 pub(crate) mod chat_run;
 mod core;
+#[cfg(test)]
+pub(crate) use core::save_rules_file;
 pub use core::{Runtime, Services};
 pub(crate) mod compare;
 pub(crate) mod conversations;

@@ -46,7 +46,7 @@ pub fn run(opts: Options) -> i32 {
     } = configured(&opts, &mut problems);
     // Loaded after the first frame (`warm_up`); a load error reaches the status line then.
     let safety = crate::safety::SharedSafety::pending();
-    let (themes, theme_errors) = theme::load_all();
+    let (themes, theme_errors) = theme::with_user(user_theme_files());
     problems.extend(theme_errors.iter().map(|e| e.to_string()));
     let (analyzer, db, store) = match opened(&opts) {
         Ok(o) => o,
@@ -124,7 +124,7 @@ fn configured(opts: &Options, problems: &mut Vec<String>) -> Configured {
             LlmConfig::default()
         })
         .with_flags(opts.endpoint.clone(), opts.model.clone(), opts.api);
-    let keymap = Keymap::load().unwrap_or_else(|e| {
+    let keymap = user_keymap().unwrap_or_else(|e| {
         note(&e);
         Keymap::builtin()
     });
@@ -451,6 +451,31 @@ use crate::tui::app;
 fn is_redraw(k: &crossterm::event::KeyEvent) -> bool {
     k.code == crossterm::event::KeyCode::Char('l')
         && k.modifiers == crossterm::event::KeyModifiers::CONTROL
+}
+
+/// The user's theme files (`<config_dir>/themes/*.toml`), read here at the edge.
+fn user_theme_files() -> Vec<(std::path::PathBuf, std::io::Result<String>)> {
+    let dir = crate::config::config_dir().map(|d| d.join("themes"));
+    dir.and_then(|d| std::fs::read_dir(d).ok())
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .map(|p| {
+            let text = crate::limits::read_string(&p);
+            (p, text)
+        })
+        .collect()
+}
+
+/// Defaults ⊕ `<config_dir>/keymap.toml`, the file read here at the edge.
+fn user_keymap() -> Result<Keymap, crate::config::ConfigError> {
+    let user = crate::config::config_dir().map(|d| d.join("keymap.toml"));
+    let text = match user.as_deref().filter(|p| p.exists()) {
+        Some(p) => Some(crate::limits::read_text(p, crate::limits::MAX_FILE_BYTES)?),
+        None => None,
+    };
+    Keymap::from_text(user.as_deref().zip(text.as_deref()))
 }
 
 #[cfg(test)]
