@@ -168,6 +168,11 @@ fn evaluate(name: &str, mask: &dyn Fn(&str) -> Vec<PiiItem>) -> (Counts, String)
         &format!("[{name}] dev3 (hand-written chat, unseen entities; tuning only)"),
         &dev3,
     ));
+    let dev4 = score(&load("../pii_dev4/dev4.jsonl"), mask, &mut misses);
+    report.push_str(&table(
+        &format!("[{name}] dev4 (no-cue names and companies, look-alikes; tuning only)"),
+        &dev4,
+    ));
     report.push_str(&format!(
         "[{name}] held-out: {} misses/false positives (not shown); dev: {}:\n",
         unseen.len(),
@@ -282,7 +287,10 @@ fn lindera_on_heldout() {
 fn detector_lists_hold_no_dev2_entity() {
     let mut own =
         std::fs::read_to_string(format!("{DIR}../pii_dev2/entities.txt")).expect("entities");
-    for e in load("../pii_dev3/dev3.jsonl") {
+    for e in load("../pii_dev3/dev3.jsonl")
+        .into_iter()
+        .chain(load("../pii_dev4/dev4.jsonl"))
+    {
         for (s, t, kind) in &e.spans {
             let entry: String = e.text.chars().skip(*s).take(t - s).collect();
             own.push_str(&format!("\n{kind}\t{entry}"));
@@ -327,6 +335,29 @@ fn detector_data_holds_no_held_out_entity() {
                 "held-out {kind} {entry} is in the detector's data"
             );
         }
+    }
+}
+
+/// dev4 alone (tuning only, never reported): its table and every miss, for both analyzers —
+/// `cargo test --test pii_heldout dev4 -- --nocapture` reads no held-out message.
+#[test]
+fn dev4_tuning_set() {
+    let set = load("../pii_dev4/dev4.jsonl");
+    assert!(set.len() >= 200, "dev4: {}", set.len());
+    let report = |name: &str, mask: &dyn Fn(&str) -> Vec<PiiItem>| {
+        let mut misses = Vec::new();
+        let c = score(&set, mask, &mut misses);
+        let mut out = table(&format!("[{name}] dev4 (tuning only)"), &c);
+        for m in &misses {
+            out.push_str(&format!("  {m}\n"));
+        }
+        println!("{out}");
+    };
+    let masker = PiiMasker::new();
+    report("fallback", &|t| masker.mask(t).items);
+    if let Some(an) = lindera() {
+        let masker = PiiMasker::new().with_analyzer(an);
+        report("lindera", &|t| masker.mask(t).items);
     }
 }
 
