@@ -43,6 +43,7 @@ mod mynumber;
 mod names;
 mod names_context;
 mod names_cue;
+mod names_subject;
 mod org_forms;
 mod orgs;
 mod proper;
@@ -64,6 +65,8 @@ mod tests_kinds;
 mod tests_llm;
 #[cfg(test)]
 mod tests_props;
+#[cfg(test)]
+mod tests_subject;
 #[cfg(test)]
 mod tests_words;
 
@@ -277,6 +280,7 @@ pub struct PiiMasker {
     schools: AhoCorasick,
     forms: org_forms::Forms,
     names: names::Names,
+    subjects: names_subject::Subjects,
     /// The morphological analyzer whose proper nouns add names and organisations; `None` is
     /// the fallback (rules only, lower recall on names the lists do not hold).
     analyzer: Option<std::sync::Arc<dyn Analyzer>>,
@@ -308,6 +312,7 @@ impl PiiMasker {
             schools,
             forms: org_forms::Forms::builtin(),
             names: names::Names::builtin(),
+            subjects: names_subject::Subjects::new(),
             analyzer: None,
         }
     }
@@ -489,6 +494,13 @@ impl PiiMasker {
             cands.extend(found);
         }
         cands.extend(names_cue::vocative(&v).map(|(s, e)| Cand::new(PiiKind::Name, s, e)));
+        let mut subjects = Vec::new();
+        self.subjects.find(&v, &self.names, &mut subjects);
+        cands.extend(
+            subjects
+                .into_iter()
+                .map(|(s, e)| Cand::new(PiiKind::Name, s, e)),
+        );
         self.forms.find(&v, &mut cands);
         self.forms.find_named(&v, &mut cands);
         if let Some(an) = &self.analyzer {

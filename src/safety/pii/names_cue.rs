@@ -10,7 +10,7 @@ use super::view::{View, is_edge};
 
 /// Hiragana words that stand before さん/ちゃん/くん without being a name (みなさん,
 /// ねえさん, あかちゃん) or that end a phrase (もうちゃんと).
-const NOT_KANA_NAMES: [&str; 74] = [
+pub(super) const NOT_KANA_NAMES: [&str; 74] = [
     // kakeai's own characters (seed 000): やな and あゆ are not people.
     "やな",
     "あゆ",
@@ -91,7 +91,7 @@ const NOT_KANA_NAMES: [&str; 74] = [
 ];
 
 /// Katakana words used with さん that are roles, not names (コックさん, サンタさん).
-const NOT_KATA_NAMES: [&str; 20] = [
+pub(super) const NOT_KATA_NAMES: [&str; 20] = [
     "ママ",
     "パパ",
     "コック",
@@ -118,7 +118,7 @@ const NOT_KATA_NAMES: [&str; 20] = [
 const ROLE_ENDS: &str = "員者手屋師士官長主人方客母父兄姉弟妹娘婦夫皆様嫁婿孫職友家医匠神奥彼仏諸貴店堂社組亭園館院局署所駅市区県機業事";
 
 /// Work words that take さん without being a name (編集さん, 受付さん, 建設さん).
-const ROLE_WORDS: [&str; 24] = [
+pub(super) const ROLE_WORDS: [&str; 24] = [
     "編集", "営業", "事務", "受付", "担当", "広報", "総務", "人事", "経理", "秘書", "建設", "工事",
     "清掃", "警備", "配達", "郵便", "宅配", "管理", "設計", "窓口", "大工", "庭師", "植木", "電気",
 ];
@@ -138,7 +138,7 @@ pub(super) const LEADING_NOISE: [&str; 12] = [
 const KU_STEMS: &str = "行書着聞歩働驚置泣咲引弾吹巻抱開磨焼描浮向招除欠続叩届解導築嘆敷履拭渇傾突頷退効動乾覗湧紡呟囁躓呻閃剥";
 
 /// Last kanji of animals called with ちゃん/さん (猫ちゃん, 三毛猫さん, 子犬ちゃん).
-const ANIMAL_ENDS: &str = "猫犬兎猿豚狸狐虎象";
+pub(super) const ANIMAL_ENDS: &str = "猫犬兎猿豚狸狐虎象";
 
 /// Honorifics that a single unlisted kanji before them makes a word (模様, 仕様, 本殿, 彼氏).
 const WORD_AFTER_ONE_KANJI: [&str; 4] = ["様", "さま", "殿", "氏"];
@@ -176,6 +176,7 @@ pub(super) fn honorific_word(v: &View, s: usize, e: usize, cue: &str, listed: bo
         || (cue == "殿" && !listed)
         || (cue == "くん" && one_kanji && last.is_some_and(|c| KU_STEMS.contains(c)))
         || (cue == "さん" && (word.ends_with("たく") || word.ends_with("だく")))
+        || (cue == "ちゃん" && word == "赤")
         || (one_kanji && !listed && WORD_AFTER_ONE_KANJI.contains(&cue))
         || last.is_some_and(|c| ANIMAL_ENDS.contains(c))
 }

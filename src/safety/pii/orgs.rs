@@ -309,7 +309,7 @@ pub(super) fn named_after(v: &View, q: usize, out: &mut Vec<Cand>) {
 
 /// Katakana and latin words that stand before a business cue without being a company name:
 /// workplaces, countries and cities (コンビニでバイト, アメリカで働いて).
-const NOT_BARE: [&str; 45] = [
+pub(super) const NOT_BARE: [&str; 45] = [
     "バイト",
     "アルバイト",
     "パート",
