@@ -290,6 +290,7 @@ fn detector_lists_hold_no_dev2_entity() {
     for e in load("../pii_dev3/dev3.jsonl")
         .into_iter()
         .chain(load("../pii_dev4/dev4.jsonl"))
+        .chain(load("../pii_dev4/dev4_gen.jsonl"))
     {
         for (s, t, kind) in &e.spans {
             let entry: String = e.text.chars().skip(*s).take(t - s).collect();
@@ -343,13 +344,22 @@ fn detector_data_holds_no_held_out_entity() {
 #[test]
 fn dev4_tuning_set() {
     let set = load("../pii_dev4/dev4.jsonl");
-    assert!(set.len() >= 200, "dev4: {}", set.len());
+    let gen_ = load("../pii_dev4/dev4_gen.jsonl");
+    assert!(
+        set.len() >= 200 && gen_.len() >= 180,
+        "dev4: {} + {}",
+        set.len(),
+        gen_.len()
+    );
     let report = |name: &str, mask: &dyn Fn(&str) -> Vec<PiiItem>| {
-        let mut misses = Vec::new();
-        let c = score(&set, mask, &mut misses);
-        let mut out = table(&format!("[{name}] dev4 (tuning only)"), &c);
-        for m in &misses {
-            out.push_str(&format!("  {m}\n"));
+        let mut out = String::new();
+        for (title, set) in [("dev4", &set), ("dev4_gen", &gen_)] {
+            let mut misses = Vec::new();
+            let c = score(set, mask, &mut misses);
+            out.push_str(&table(&format!("[{name}] {title} (tuning only)"), &c));
+            for m in &misses {
+                out.push_str(&format!("  {m}\n"));
+            }
         }
         println!("{out}");
     };

@@ -177,6 +177,7 @@ pub(super) fn honorific_word(v: &View, s: usize, e: usize, cue: &str, listed: bo
         || (cue == "くん" && one_kanji && last.is_some_and(|c| KU_STEMS.contains(c)))
         || (cue == "さん" && (word.ends_with("たく") || word.ends_with("だく")))
         || (cue == "ちゃん" && word == "赤")
+        || (cue == "氏" && word.ends_with('彼'))
         || (one_kanji && !listed && WORD_AFTER_ONE_KANJI.contains(&cue))
         || last.is_some_and(|c| ANIMAL_ENDS.contains(c))
 }
@@ -349,7 +350,13 @@ fn kanji(v: &View, p: usize) -> Option<usize> {
     let kanji_or_kana = |c: char| is_kanji(c) || is_hiragana(c);
     if given == p {
         let gs = v.run_before(p, 4, kanji_or_kana);
-        if gs < p && gs >= 2 && v.at(gs - 1) == Some(' ') && v.at(gs - 2).is_some_and(is_kanji) {
+        // …but 轟木 澪のお母さん: a given name holds no の.
+        if gs < p
+            && gs >= 2
+            && v.at(gs - 1) == Some(' ')
+            && v.at(gs - 2).is_some_and(is_kanji)
+            && !v.slice(gs, p).contains('の')
+        {
             end = gs - 1;
         }
     }

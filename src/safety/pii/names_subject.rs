@@ -19,20 +19,28 @@ use super::names_cue::{LEADING_NOISE, is_common_kana_word, kanji_word_ok};
 use super::view::{View, is_edge, is_han};
 
 /// The subject: が, は, も.
-const S: u8 = 1;
+const S: u16 = 1;
 /// The partner: と (とは, とも).
-const P: u8 = 2;
+const P: u16 = 2;
 /// The one spoken to or met: に (には, にも).
-const T: u8 = 4;
+const T: u16 = 4;
 /// The sender: から (からは, からも).
-const F: u8 = 8;
+const F: u16 = 8;
 /// The subject marked by が only: は and も also stand for the object of a transitive verb
 /// (サイズも教えて, 会社も辞めた, それは言ってた).
-const G: u8 = 16;
+const G: u16 = 16;
+/// The owner: の before a noun only a person has (鴫原の誕生日, シギハラの彼氏).
+const N: u16 = 32;
+/// The object: を before a verb whose object is a person (鴫原を誘って, 迎えに行く).
+const O: u16 = 64;
+/// No particle at all: さっき駅で鴫原見かけた.
+const Z: u16 = 128;
+/// って: 鴫原って覚えてる？
+const Q: u16 = 256;
 
 /// Predicates a person takes, as written (inflected stems), with the particles that mark
 /// the person. 来る takes no から (東京から来た is a place).
-const PREDICATES: &[(&str, u8)] = &[
+const PREDICATES: &[(&str, u16)] = &[
     ("来た", S),
     ("来る", S),
     ("来て", S),
@@ -102,7 +110,7 @@ const PREDICATES: &[(&str, u8)] = &[
     ("帰る", S),
     ("待って", S),
     ("頑張", S),
-    ("LINE", G | T | F),
+    ("LINE", G | T | F | N),
     ("ライン", T | F),
     ("連絡", G | T | F),
     ("電話", G | T | F),
@@ -129,7 +137,7 @@ const PREDICATES: &[(&str, u8)] = &[
     ("告白", G | T | F),
     ("振られ", T),
     ("フラれ", T),
-    ("誘", S | T | F),
+    ("誘", S | T | F | O),
     ("頼ん", T),
     ("頼ま", T),
     ("頼む", T),
@@ -168,8 +176,63 @@ const PREDICATES: &[(&str, u8)] = &[
     ("同じ部活", P),
     ("同じ大学", P),
     ("仲良", P),
-    ("一緒に行", S),
-    ("一緒に来", S),
+    ("一緒に行", S | P),
+    ("一緒に来", S | P),
+    ("一緒に帰", S | P),
+    ("一緒だ", S | P),
+    ("一緒", P),
+    ("作っ", G),
+    ("迎えに", S | O),
+    ("見かけ", S | O | Z),
+    ("覚えて", Q),
+    ("呼ん", O),
+    ("呼ぶ", O),
+    ("呼び", O),
+    ("泣かせ", O),
+    ("怒らせ", O),
+    ("笑わせ", O),
+    ("励ま", O),
+    ("慰め", O),
+    ("見送", O),
+    ("起こし", O),
+    ("優し", S),
+    ("イケメン", S),
+    ("美人", S),
+    ("背が高", S),
+    ("頭いい", S),
+    ("頭良", S),
+    ("天才", S),
+    ("いい人", S),
+    ("いいやつ", S),
+    ("いい奴", S),
+    ("モテ", S),
+    ("誕生日", N),
+    ("家で", N),
+    ("家に", N),
+    ("家ま", N),
+    ("実家", N),
+    ("インスタ", N),
+    ("アカウント", N),
+    ("連絡先", N),
+    ("電話番号", N),
+    ("お母さん", N),
+    ("お父さん", N),
+    ("お兄さん", N),
+    ("お姉さん", N),
+    ("お母様", N),
+    ("お父様", N),
+    ("奥さん", N),
+    ("旦那", N),
+    ("彼氏", N),
+    ("彼女", N),
+    ("元カレ", N),
+    ("元カノ", N),
+    ("結婚式", N),
+    ("送別会", N),
+    ("歓迎会", N),
+    ("誕生会", N),
+    ("お見舞い", N),
+    ("笑顔", N),
 ];
 
 /// Words that may stand between the particle and the predicate (鷹取が今日休み).
@@ -208,7 +271,7 @@ const BETWEEN: &[&str] = &[
 
 /// Kanji that end a word for a thing, an institution, a group or a time — never a person's
 /// name before a person predicate (会社, 学校, 荷物, 台風, 土日, 半分).
-const NOT_NAME_ENDS: &str = "雨雪学性度祝節期徒坊民病波船包筒線痛界促検査果表否定用達当通初後緒対剣寧単気斉際互外全常然死敵終切的量校庁省課室会塾察班隊団物話絡紙知車求風震番文配料粉休末便報金曜日週月年時分数半類品具薬器械活動議験習題格績容情況態画像曲集";
+const NOT_NAME_ENDS: &str = "々段記婚前築目回暦号件雨雪学性度祝節期徒坊民病波船包筒線痛界促検査果表否定用達当通初後緒対剣寧単気斉際互外全常然死敵終切的量校庁省課室会塾察班隊団物話絡紙知車求風震番文配料粉休末便報金曜日週月年時分数半類品具薬器械活動議験習題格績容情況態画像曲集";
 
 /// Common kanji words that stand as a subject or partner without being a name and that no
 /// ending rule catches (仲間と遊んだ, 部下が休み, 職場から電話).
@@ -313,6 +376,36 @@ const NOT_NAMES_KANJI: &[&str] = &[
     "神戸",
     "幼馴染",
     "ついで",
+    "田舎",
+    "写真",
+    "人形",
+    "横浜",
+    "渋谷",
+    "新宿",
+    "池袋",
+    "札幌",
+    "仙台",
+    "鎌倉",
+    "銀座",
+    "原宿",
+    "浅草",
+    "秋葉原",
+    "六本木",
+    "吉祥寺",
+    "下北沢",
+    "品川",
+    "梅田",
+    "難波",
+    "博多",
+    "天神",
+    "金沢",
+    "軽井沢",
+    "箱根",
+    "熱海",
+    "日光",
+    "函館",
+    "小樽",
+    "横須賀",
 ];
 
 /// Hiragana words of a name's shape that stand as a subject or partner (ともだちと遊んだ,
@@ -392,6 +485,16 @@ const NOT_NAMES_HIRA: &[&str] = &[
     "まとも",
     "ていねい",
     "かんたん",
+    "あまり",
+    "ほとんど",
+    "ときどき",
+    "しょっちゅう",
+    "いつも",
+    "めっちゃ",
+    "あけまして",
+    "こちら",
+    "そちら",
+    "あちら",
 ];
 
 /// Katakana words that stand as a subject or partner without being a name (コーチに怒られた,
@@ -522,6 +625,23 @@ const NOT_NAMES_KATA: &[&str] = &[
     "バーベキュー",
     "カラオケ",
     "デート",
+    "データ",
+    "マジ",
+    "タヌキ",
+    "キツネ",
+    "クマ",
+    "サル",
+    "シカ",
+    "ハト",
+    "カラス",
+    "ツバメ",
+    "ウサギ",
+    "リス",
+    "ヘビ",
+    "エレベーター",
+    "ピザ",
+    "デリバリー",
+    "レシピ",
     "ミンナ",
 ];
 
@@ -563,9 +683,71 @@ const NOT_NAMES_LATIN: &[&str] = &[
     "Copilot",
 ];
 
+/// Words after which a name is said to be who plays a part (担当は鴫原です, 幹事はシギハラ,
+/// 撮ってくれたのは鴫原): the name runs to the end of the sentence, です or だ.
+const TOPICS: &[&str] = &[
+    "担当は",
+    "担当者は",
+    "幹事は",
+    "当番は",
+    "犯人は",
+    "相手は",
+    "好きな人は",
+    "推しは",
+    "司会は",
+    "キャプテンは",
+    "リーダーは",
+    "主役は",
+    "代表は",
+    "くれたのは",
+    "来たのは",
+    "言ったのは",
+    "会ったのは",
+    "誘ったのは",
+    "いたのは",
+];
+
+/// What ends the name after a topic: the end, a pause, です, だ.
+const TOPIC_ENDS: &[&str] = &[
+    "です",
+    "だよ",
+    "だった",
+    "だ。",
+    "だね",
+    "じゃ",
+    "でした",
+    "って",
+    "。",
+    "！",
+    "!",
+    "？",
+    "?",
+    "、",
+    "\n",
+    " ",
+];
+
+/// What follows a name called out at the start and a comma (漆戸、今どこ？).
+const CALLS: &[&str] = &[
+    "今どこ",
+    "どこいる",
+    "どこにいる",
+    "起きてる",
+    "何してる",
+    "なにしてる",
+    "今暇",
+    "今ひま",
+    "ちょっといい",
+    "元気",
+    "久しぶり",
+    "おはよう",
+    "おやすみ",
+];
+
 /// The predicate automaton, built once with the masker.
 pub(super) struct Subjects {
     automaton: AhoCorasick,
+    topics: AhoCorasick,
 }
 
 impl Subjects {
@@ -575,17 +757,27 @@ impl Subjects {
             .build(PREDICATES.iter().map(|(p, _)| *p))
             // Constant patterns: a failure here is a programming error.
             .expect("predicate automaton builds");
-        Subjects { automaton }
+        let topics = AhoCorasick::new(TOPICS).expect("topic automaton builds");
+        Subjects { automaton, topics }
     }
 
     /// Every name standing as the subject or partner of a person predicate: its span.
     pub fn find(&self, v: &View, names: &Names, out: &mut Vec<(usize, usize)>) {
         for m in self.automaton.find_iter(&v.norm) {
             let p = skip_between(v, v.char_at(m.start()));
-            let Some((e, role)) = particle_before(v, p) else {
+            let (pred, roles) = PREDICATES[m.pattern().as_usize()];
+            // と一緒 ends the sentence (今日のシフト、鴫原と一緒); と一緒に食べる is a thing.
+            let after = v.at(v.char_at(m.end()));
+            if pred == "一緒" && !after.is_none_or(|c| is_edge(c) || c == 'で') {
                 continue;
+            }
+            let (e, role) = match particle_before(v, p) {
+                Some(found) => found,
+                // 駅で鴫原見かけた: a name glued to the verb, after a particle or a pause.
+                None if roles & Z != 0 => (p, Z),
+                None => continue,
             };
-            if PREDICATES[m.pattern().as_usize()].1 & role == 0 {
+            if roles & role == 0 {
                 continue;
             }
             let Some(s) = name_before(v, e, names) else {
@@ -597,7 +789,70 @@ impl Subjects {
                 out.extend(name_before(v, s - 1, names).map(|s2| (s2, s - 1)));
             }
         }
+        for m in self.topics.find_iter(&v.norm) {
+            out.extend(after_topic(v, v.char_at(m.end()), names));
+        }
+        out.extend(called(v, names));
+        out.extend(signed(v, names));
     }
+}
+
+/// The name right after a topic at `q`, up to the end of its phrase.
+fn after_topic(v: &View, q: usize, names: &Names) -> Option<(usize, usize)> {
+    let c = v.at(q)?;
+    let class: fn(char) -> bool = if is_han(c) {
+        is_han
+    } else if is_hiragana(c) {
+        is_hiragana
+    } else if is_katakana(c) {
+        is_katakana
+    } else if c.is_ascii_alphabetic() {
+        |c: char| c.is_ascii_alphabetic()
+    } else {
+        return None;
+    };
+    let mut e = v.run_after(q, 12, class);
+    if v.at(e) == Some(' ') && v.at(e + 1).is_some_and(class) {
+        e = v.run_after(e + 1, 12, class);
+    }
+    // A hiragana run carries its predicate along (しぎはらだよ): cut it at an ending.
+    if is_hiragana(c) {
+        let cut = (q + 2..e).find(|&i| {
+            TOPIC_ENDS
+                .iter()
+                .any(|w| v.slice(i, v.len()).starts_with(w))
+        });
+        e = cut.unwrap_or(e);
+    }
+    let rest = v.slice(e, v.len());
+    let ends = e == v.len() || TOPIC_ENDS.iter().any(|w| rest.starts_with(w));
+    let shaped = if is_hiragana(c) {
+        hira_word(v, q, e)
+    } else {
+        name_before(v, e, names) == Some(q)
+    };
+    (ends && shaped).then_some((q, e))
+}
+
+/// A name called out at the start before a comma and a question (漆戸、今どこ？).
+fn called(v: &View, names: &Names) -> Option<(usize, usize)> {
+    if !v.has_comma {
+        return None;
+    }
+    let comma = (1..v.len().min(14)).find(|&i| v.at(i) == Some('、'))?;
+    let rest = v.slice(comma + 1, v.len());
+    if !CALLS.iter().any(|w| rest.starts_with(w)) {
+        return None;
+    }
+    (name_before(v, comma, names) == Some(0)).then_some((0, comma))
+}
+
+/// A name signing the message with より at its end (ありがとう！ 鴫原より).
+fn signed(v: &View, names: &Names) -> Option<(usize, usize)> {
+    let text = v.norm.trim_end_matches(['。', '!', '！', '♪', ' ', '\n']);
+    let e = text.strip_suffix("より")?.chars().count();
+    let s = name_before(v, e, names)?;
+    (s == 0 || v.at(s - 1).is_some_and(is_edge)).then_some((s, e))
 }
 
 /// `p` moved back over adverbs and one comma between a particle and the predicate.
@@ -614,6 +869,14 @@ fn skip_between(v: &View, mut p: usize) -> usize {
             }
             continue;
         }
+        // 鴫原を駅まで迎えに: a place and まで between.
+        if p >= 3 && v.slice(p - 2, p) == "まで" {
+            let s = v.run_before(p - 2, 6, |c| is_han(c) || is_katakana(c));
+            if s < p - 2 {
+                p = s;
+                continue;
+            }
+        }
         match BETWEEN.iter().find(|w| {
             let n = w.chars().count();
             p >= n && v.slice(p - n, p) == **w
@@ -626,7 +889,7 @@ fn skip_between(v: &View, mut p: usize) -> usize {
 }
 
 /// The particle ending at `p`: where the name ends and which role it marks.
-fn particle_before(v: &View, p: usize) -> Option<(usize, u8)> {
+fn particle_before(v: &View, p: usize) -> Option<(usize, u16)> {
     let mut p = p;
     let mut topic = false;
     if p >= 3 && matches!(v.at(p - 1), Some('は' | 'も')) {
@@ -640,11 +903,16 @@ fn particle_before(v: &View, p: usize) -> Option<(usize, u8)> {
     if p >= 3 && v.slice(p - 2, p) == "から" {
         return Some((p - 2, F));
     }
+    if p >= 3 && v.slice(p - 2, p) == "って" && !topic {
+        return Some((p - 2, Q));
+    }
     let role = match v.at(p.checked_sub(1)?)? {
         'と' => P,
         'に' => T,
         'が' if !topic => S | G,
         'は' | 'も' if !topic => S,
+        'の' if !topic => N,
+        'を' if !topic => O,
         _ => return None,
     };
     Some((p - 1, role))
@@ -736,17 +1004,28 @@ fn hiragana_name(v: &View, e: usize) -> Option<usize> {
                 let n = w.chars().count();
                 s > n && v.slice(s - 1 - n, s - 1) == *w
             });
-        if after_word && !time_word && "はがをにでへもとやの".contains(c) {
+        // 久しぶりに|うるしど: a particle after an adverb's ending ends the phrase too.
+        let after_adverb = ["ぶり", "よう", "ため", "すぐ", "たま", "つい"]
+            .iter()
+            .any(|w| v.slice(0, s - 1).ends_with(w));
+        if (after_word || after_adverb) && !time_word && "はがをにでへもとやの".contains(c)
+        {
             cut = true;
             break;
         }
         s -= 1;
     }
-    let word = v.slice(s, e);
-    let n = e - s;
     // Glued to any other kanji, the kana are a verb's ending (会える|ように).
     let after_time_word = LEADING_NOISE.iter().any(|w| v.slice(0, s).ends_with(w));
     let alone = cut || s == 0 || after_time_word || v.at(s - 1).is_some_and(is_edge);
+    (alone && hira_word(v, s, e)).then_some(s)
+}
+
+/// A hiragana word `[s, e)` of a name's shape: two to eight chars, no common word, no adverb
+/// (ゆっくり, にこにこ), no honorific (the honorific rule's).
+fn hira_word(v: &View, s: usize, e: usize) -> bool {
+    let word = v.slice(s, e);
+    let n = e - s;
     // あいつとこいつ: a common word on either side of a particle inside the run.
     let common =
         |w: &str| NOT_NAMES_HIRA.contains(&w) || super::names_cue::NOT_KANA_NAMES.contains(&w);
@@ -757,8 +1036,7 @@ fn hiragana_name(v: &View, e: usize) -> Option<usize> {
     });
     let chars: Vec<char> = word.chars().collect();
     let adverb = n == 4 && chars[3] == 'り' && matches!(chars[1], 'っ' | 'ん');
-    let ok = alone
-        && (2..=8).contains(&n)
+    (2..=8).contains(&n)
         && !word.ends_with(['っ', 'ん', 'の'])
         && !["さん", "ちゃん", "くん", "さま"]
             .iter()
@@ -768,8 +1046,7 @@ fn hiragana_name(v: &View, e: usize) -> Option<usize> {
         && !adverb
         && !joined_common
         && !reduplicated(word)
-        && !reduplicated(v.slice(v.run_before(e, 9, is_hiragana), e));
-    ok.then_some(s)
+        && !reduplicated(v.slice(v.run_before(e, 9, is_hiragana), e))
 }
 
 /// A katakana word, or two with a space or ・ between: no common word of that shape.

@@ -292,3 +292,94 @@ fn chat_look_alikes_stay() {
         assert!(names_found(text).is_empty(), "{text}: {:?}", found(text));
     }
 }
+
+/// Frames of dev4_gen's shapes: the owner before a person's noun, the object of a verb whose
+/// object is a person, って覚えてる, a part played (担当は…), a name called out before a
+/// question, a signature with より, と一緒 at the end, a name glued to 見かけた.
+const MORE_FRAMES: [&str; 16] = [
+    "{}の誕生日いつだっけ",
+    "{}の家で鍋パする",
+    "{}のインスタ見た？",
+    "{}の彼氏かっこいい",
+    "{}のお母さんに会った",
+    "{}を誘ってみたら？",
+    "{}を駅まで迎えに行く",
+    "{}って覚えてる？",
+    "担当は{}です",
+    "幹事は{}",
+    "写真撮ってくれたのは{}",
+    "{}、今どこ？",
+    "ありがとう！ {}より",
+    "今日のシフト、{}と一緒",
+    "さっき駅で{}見かけた",
+    "{}は優しいよね",
+];
+
+#[test]
+fn a_person_in_more_shapes() {
+    for name in PEOPLE.iter().chain(&["ｼｷﾞﾊﾗ", "Tokita Mio"]) {
+        for frame in MORE_FRAMES {
+            let text = frame.replace("{}", name);
+            assert_eq!(names_found(&text), [*name], "{text}");
+        }
+    }
+}
+
+#[test]
+fn common_words_in_more_shapes_stay() {
+    let mut fired = Vec::new();
+    for word in COMMON {
+        for frame in MORE_FRAMES {
+            let text = frame.replace("{}", word);
+            let names = names_found(&text);
+            if !names.is_empty() {
+                fired.push(format!("{text}: {names:?}"));
+            }
+        }
+    }
+    assert!(
+        fired.is_empty(),
+        "{} fired:\n{}",
+        fired.len(),
+        fired.join("\n")
+    );
+}
+
+#[test]
+fn look_alikes_of_more_shapes_stay() {
+    for text in [
+        "猫用のおやつを紹介してみるのはいかがでしょうか？",
+        "ゲシュタルトにも似てるね",
+        "料理の写真見た？",
+        "富士山の写真",
+        "横浜の家に帰る",
+        "会社の誕生日会",
+        "手を振った",
+        "名前を呼んで",
+        "救急車を呼んだ",
+        "誕生日を迎えた",
+        "節目を迎える",
+        "ご飯と一緒に食べる",
+        "薬と一緒に飲んで",
+        "いつも、ありがとう",
+        "結婚、おめでとう",
+        "あけまして、おめでとう",
+        "思ったより",
+        "普段より",
+        "いつもより",
+        "それより",
+        "東京より",
+        "大事なのは健康です",
+        "好きなのはカレー",
+        "担当は営業部です",
+        "幹事は未定",
+        "相手は会社だよ",
+        "あまり見かけない",
+        "よく見かける",
+        "芸能人見かけた",
+        "このケーキは優しい味",
+        "ルールは厳しい",
+    ] {
+        assert!(names_found(text).is_empty(), "{text}: {:?}", found(text));
+    }
+}
