@@ -383,3 +383,93 @@ fn look_alikes_of_more_shapes_stay() {
         assert!(names_found(text).is_empty(), "{text}: {:?}", found(text));
     }
 }
+
+/// A school's short form (◯◯小, ◯◯中, ◯◯高) before a school word, in every script — and the
+/// words ending in 小/中/高 that stay.
+#[test]
+fn short_school_forms_before_a_school_word() {
+    for name in ["朝凪", "鞍馬第二", "みさき野", "カモメ"] {
+        for form in ["小", "中", "高"] {
+            for after in [
+                "の運動会",
+                "の先輩",
+                "に通ってる",
+                "出身です",
+                "の文化祭行く？",
+            ] {
+                let text = format!("{name}{form}{after}");
+                let want = format!("{name}{form}");
+                assert!(
+                    found(&text).iter().any(|(k, s)| *k == School && *s == want),
+                    "{text}: {:?}",
+                    found(&text)
+                );
+            }
+        }
+    }
+    for text in [
+        "日本中の先輩が集まった",
+        "一日中の文化祭",
+        "最高の先輩",
+        "授業中の先生",
+        "途中の先輩",
+        "世界中の生徒",
+        "田中の先輩",
+        "山中の後輩",
+        "中小の先輩企業",
+        "朝凪小で遊んだ",
+    ] {
+        assert!(
+            !found(text).iter().any(|(k, _)| *k == School),
+            "{text}: {:?}",
+            found(text)
+        );
+    }
+}
+
+/// A bare katakana or latin company before the business cues dev4 added (の人と打ち合わせ,
+/// と取引, の本社, の社長, からオファー …) — and the katakana words that stay.
+#[test]
+fn bare_companies_before_more_business_cues() {
+    let cues = [
+        "の人と打ち合わせ",
+        "と取引してる",
+        "の本社に行った",
+        "の社長と会った",
+        "の社員です",
+        "の支店で働く",
+        "から発注きた",
+        "に納品した",
+        "と契約した",
+        "の案件やってる",
+        "からオファー来た",
+        "で派遣してる",
+    ];
+    for name in ["ミズナギ", "カゼトオシ", "Lumiforge"] {
+        for cue in cues {
+            let text = format!("{name}{cue}");
+            assert!(
+                found(&text).iter().any(|(k, s)| *k == Company && s == name),
+                "{text}: {:?}",
+                found(&text)
+            );
+        }
+    }
+    for word in [
+        "チーム",
+        "グループ",
+        "プロジェクト",
+        "システム",
+        "サービス",
+        "コンビニ",
+    ] {
+        for cue in cues {
+            let text = format!("{word}{cue}");
+            assert!(
+                !found(&text).iter().any(|(k, _)| *k == Company),
+                "{text}: {:?}",
+                found(&text)
+            );
+        }
+    }
+}
