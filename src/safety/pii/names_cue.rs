@@ -228,6 +228,16 @@ fn romaji(v: &View, p: usize) -> Option<usize> {
 /// non-kana char (友達の|ゆい), at most `max` long.
 fn hira_start(v: &View, at: usize, max: usize) -> usize {
     let s = super::orgs::kana_run_start(v, at, max);
+    // 昨日|かぶらぎ: after a time word, か/と/や… open a name rather than end a phrase.
+    let full = v.run_before(at, max, is_hiragana);
+    let s = if full < s
+        && v.at(full).is_some_and(|c| "かやねよと".contains(c))
+        && LEADING_NOISE.iter().any(|w| v.slice(0, full).ends_with(w))
+    {
+        full
+    } else {
+        s
+    };
     // No word starts with っ/ん/ー: the particle cut was wrong (昨日|はっとり).
     if s > 0 && s < at && matches!(v.at(s), Some('っ' | 'ん' | 'ー')) && is_hiragana(v.chars[s - 1])
     {
@@ -453,7 +463,24 @@ pub(super) fn before_desu(v: &View, p: usize, q: usize) -> Option<(usize, usize)
     } else {
         s == 0 || v.at(s - 1).is_some_and(is_edge) || first_person_before(v, s)
     };
-    lead_ok.then_some((s, p))
+    // 担当の蕪木伊吹です。よろしく…: a role with の before the name of a writer introducing
+    // themselves.
+    let role_no = s >= 2 && v.at(s - 1) == Some('の') && self_introduction(v) && {
+        let before = v.slice(0, s - 1);
+        ROLE_WORDS.iter().any(|w| before.ends_with(w))
+            || [
+                "担当者",
+                "営業部",
+                "総務部",
+                "人事部",
+                "新人",
+                "新入社員",
+                "後任",
+            ]
+            .iter()
+            .any(|w| before.ends_with(w))
+    };
+    (lead_ok || role_no).then_some((s, p))
 }
 
 /// Hiragana words that stand before です in a self-introduction without being a name.
@@ -544,6 +571,10 @@ fn self_introduction(v: &View) -> bool {
             "を担当して",
             "お世話になります",
             "初投稿",
+            // A greeting that opens a work message (お疲れさまです、鈴木です).
+            "お疲れさまです",
+            "お疲れ様です",
+            "おつかれさまです",
         ]
         .iter()
         .any(|w| v.norm.contains(w))

@@ -29,13 +29,13 @@ const F: u16 = 8;
 /// The subject marked by が only: は and も also stand for the object of a transitive verb
 /// (サイズも教えて, 会社も辞めた, それは言ってた).
 const G: u16 = 16;
-/// The owner: の before a noun only a person has (鴫原の誕生日, シギハラの彼氏).
+/// The owner: の before a noun only a person has (鷹取の誕生日, タカトリの彼氏).
 const N: u16 = 32;
-/// The object: を before a verb whose object is a person (鴫原を誘って, 迎えに行く).
+/// The object: を before a verb whose object is a person (鷹取を誘って, 迎えに行く).
 const O: u16 = 64;
-/// No particle at all: さっき駅で鴫原見かけた.
+/// No particle at all: さっき駅で鷹取見かけた.
 const Z: u16 = 128;
-/// って: 鴫原って覚えてる？
+/// って: 鷹取って覚えてる？
 const Q: u16 = 256;
 
 /// Predicates a person takes, as written (inflected stems), with the particles that mark
@@ -497,6 +497,31 @@ const NOT_NAMES_HIRA: &[&str] = &[
     "あちら",
 ];
 
+/// Hiragana words that open a phrase before a name in hiragana (さっきとどろきから).
+const HIRA_LEADS: &[&str] = &[
+    "さっき",
+    "あとで",
+    "ねえ",
+    "でも",
+    "じつは",
+    "やっぱり",
+    "やっぱ",
+    "そういえば",
+    "なんか",
+    "きのう",
+    "きょう",
+    "あした",
+    "これ",
+    "それ",
+    "あれ",
+    "また",
+    "まだ",
+    "もう",
+    "いま",
+    "ところで",
+    "たしか",
+];
+
 /// Katakana words that stand as a subject or partner without being a name (コーチに怒られた,
 /// チームが勝った, インスタに上げた).
 const NOT_NAMES_KATA: &[&str] = &[
@@ -683,8 +708,8 @@ const NOT_NAMES_LATIN: &[&str] = &[
     "Copilot",
 ];
 
-/// Words after which a name is said to be who plays a part (担当は鴫原です, 幹事はシギハラ,
-/// 撮ってくれたのは鴫原): the name runs to the end of the sentence, です or だ.
+/// Words after which a name is said to be who plays a part (担当は鷹取です, 幹事はタカトリ,
+/// 撮ってくれたのは鷹取): the name runs to the end of the sentence, です or だ.
 const TOPICS: &[&str] = &[
     "担当は",
     "担当者は",
@@ -727,7 +752,7 @@ const TOPIC_ENDS: &[&str] = &[
     " ",
 ];
 
-/// What follows a name called out at the start and a comma (漆戸、今どこ？).
+/// What follows a name called out at the start and a comma (轟木、今どこ？).
 const CALLS: &[&str] = &[
     "今どこ",
     "どこいる",
@@ -766,14 +791,14 @@ impl Subjects {
         for m in self.automaton.find_iter(&v.norm) {
             let p = skip_between(v, v.char_at(m.start()));
             let (pred, roles) = PREDICATES[m.pattern().as_usize()];
-            // と一緒 ends the sentence (今日のシフト、鴫原と一緒); と一緒に食べる is a thing.
+            // と一緒 ends the sentence (今日のシフト、鷹取と一緒); と一緒に食べる is a thing.
             let after = v.at(v.char_at(m.end()));
             if pred == "一緒" && !after.is_none_or(|c| is_edge(c) || c == 'で') {
                 continue;
             }
             let (e, role) = match particle_before(v, p) {
                 Some(found) => found,
-                // 駅で鴫原見かけた: a name glued to the verb, after a particle or a pause.
+                // 駅で鷹取見かけた: a name glued to the verb, after a particle or a pause.
                 None if roles & Z != 0 => (p, Z),
                 None => continue,
             };
@@ -784,7 +809,7 @@ impl Subjects {
                 continue;
             };
             out.push((s, e));
-            // 漆戸と樫葉がケンカ: a partner joined by と before the subject.
+            // 轟木と鴇田がケンカ: a partner joined by と before the subject.
             if role & S != 0 && s >= 2 && v.at(s - 1) == Some('と') {
                 out.extend(name_before(v, s - 1, names).map(|s2| (s2, s - 1)));
             }
@@ -815,11 +840,12 @@ fn after_topic(v: &View, q: usize, names: &Names) -> Option<(usize, usize)> {
     if v.at(e) == Some(' ') && v.at(e + 1).is_some_and(class) {
         e = v.run_after(e + 1, 12, class);
     }
-    // A hiragana run carries its predicate along (しぎはらだよ): cut it at an ending.
+    // A hiragana run carries its predicate along (たかとりだよ): cut it at an ending.
     if is_hiragana(c) {
         let cut = (q + 2..e).find(|&i| {
             TOPIC_ENDS
                 .iter()
+                .filter(|w| **w != " ")
                 .any(|w| v.slice(i, v.len()).starts_with(w))
         });
         e = cut.unwrap_or(e);
@@ -827,14 +853,16 @@ fn after_topic(v: &View, q: usize, names: &Names) -> Option<(usize, usize)> {
     let rest = v.slice(e, v.len());
     let ends = e == v.len() || TOPIC_ENDS.iter().any(|w| rest.starts_with(w));
     let shaped = if is_hiragana(c) {
-        hira_word(v, q, e)
+        // たかとり ゆうり: each word of a name's shape.
+        let mid = (q..e).find(|&i| v.at(i) == Some(' ')).unwrap_or(e);
+        hira_word(v, q, mid) && (mid == e || hira_word(v, mid + 1, e))
     } else {
         name_before(v, e, names) == Some(q)
     };
     (ends && shaped).then_some((q, e))
 }
 
-/// A name called out at the start before a comma and a question (漆戸、今どこ？).
+/// A name called out at the start before a comma and a question (轟木、今どこ？).
 fn called(v: &View, names: &Names) -> Option<(usize, usize)> {
     if !v.has_comma {
         return None;
@@ -847,7 +875,7 @@ fn called(v: &View, names: &Names) -> Option<(usize, usize)> {
     (name_before(v, comma, names) == Some(0)).then_some((0, comma))
 }
 
-/// A name signing the message with より at its end (ありがとう！ 鴫原より).
+/// A name signing the message with より at its end (ありがとう！ 鷹取より).
 fn signed(v: &View, names: &Names) -> Option<(usize, usize)> {
     let text = v.norm.trim_end_matches(['。', '!', '！', '♪', ' ', '\n']);
     let e = text.strip_suffix("より")?.chars().count();
@@ -860,7 +888,7 @@ fn skip_between(v: &View, mut p: usize) -> usize {
     for _ in 0..3 {
         if p > 0 && v.at(p - 1) == Some('、') {
             p -= 1;
-            // カブラギがさ、: a filler after the particle.
+            // トドロキがさ、: a filler after the particle.
             if p >= 2
                 && matches!(v.at(p - 1), Some('さ' | 'ね'))
                 && matches!(v.at(p - 2), Some('が' | 'は' | 'も'))
@@ -869,7 +897,7 @@ fn skip_between(v: &View, mut p: usize) -> usize {
             }
             continue;
         }
-        // 鴫原を駅まで迎えに: a place and まで between.
+        // 鷹取を駅まで迎えに: a place and まで between.
         if p >= 3 && v.slice(p - 2, p) == "まで" {
             let s = v.run_before(p - 2, 6, |c| is_han(c) || is_katakana(c));
             if s < p - 2 {
@@ -945,7 +973,7 @@ fn reduplicated(w: &str) -> bool {
 /// institution, thing or time word, no place.
 fn kanji_name(v: &View, e: usize, names: &Names) -> Option<usize> {
     let mut s = v.run_before(e, 8, is_han);
-    // 蕪木 碧海と: a full name with one space.
+    // 轟木 澪と: a full name with one space.
     if s >= 2 && v.at(s - 1) == Some(' ') && v.at(s - 2).is_some_and(is_han) {
         let s2 = v.run_before(s - 1, 5, is_han);
         if (s - 1 - s2) <= 4 && e - s <= 3 {
@@ -1004,7 +1032,7 @@ fn hiragana_name(v: &View, e: usize) -> Option<usize> {
                 let n = w.chars().count();
                 s > n && v.slice(s - 1 - n, s - 1) == *w
             });
-        // 久しぶりに|うるしど: a particle after an adverb's ending ends the phrase too.
+        // 久しぶりに|ときた: a particle after an adverb's ending ends the phrase too.
         let after_adverb = ["ぶり", "よう", "ため", "すぐ", "たま", "つい"]
             .iter()
             .any(|w| v.slice(0, s - 1).ends_with(w));
@@ -1018,7 +1046,32 @@ fn hiragana_name(v: &View, e: usize) -> Option<usize> {
     // Glued to any other kanji, the kana are a verb's ending (会える|ように).
     let after_time_word = LEADING_NOISE.iter().any(|w| v.slice(0, s).ends_with(w));
     let alone = cut || s == 0 || after_time_word || v.at(s - 1).is_some_and(is_edge);
-    (alone && hira_word(v, s, e)).then_some(s)
+    // さっき|とどろき, これ|ときたが: a leading adverb or demonstrative is no part of it.
+    'lead: loop {
+        if !alone {
+            break;
+        }
+        for w in HIRA_LEADS {
+            let n = w.chars().count();
+            if v.slice(s, e).starts_with(w) && e - s >= n + 2 {
+                s += n;
+                continue 'lead;
+            }
+        }
+        break;
+    }
+    if !(alone && hira_word(v, s, e)) {
+        return None;
+    }
+    // ひよどり あかりと: a hiragana surname one space before the given name.
+    if s >= 2
+        && v.at(s - 1) == Some(' ')
+        && v.at(s - 2).is_some_and(is_hiragana)
+        && let Some(s2) = hiragana_name(v, s - 1)
+    {
+        return Some(s2);
+    }
+    Some(s)
 }
 
 /// A hiragana word `[s, e)` of a name's shape: two to eight chars, no common word, no adverb
