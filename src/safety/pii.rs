@@ -452,13 +452,25 @@ impl PiiMasker {
                     }))
                 }
                 // 祈って名前を: one unlisted kanji before って is a verb's stem, not a name.
-                Marker::StrongIntro => name(self.names.introduced(&v, p).or_else(|| {
-                    names_cue::before_strong(&v, p).filter(|&(s, e)| {
-                        !(cue_text.starts_with("って")
-                            && e - s == 1
-                            && v.at(s).is_some_and(crate::text::chars::is_kanji))
+                Marker::StrongIntro => {
+                    let strong = || {
+                        names_cue::before_strong(&v, p).filter(|&(s, e)| {
+                            !(cue_text.starts_with("って")
+                                && e - s == 1
+                                && v.at(s).is_some_and(crate::text::chars::is_kanji))
+                        })
+                    };
+                    name(match self.names.introduced(&v, p) {
+                        // 鴫原ゆうりと申します: the list knows 原, the kanji run is longer.
+                        Some((s, e))
+                            if s > 0 && v.at(s - 1).is_some_and(crate::text::chars::is_kanji) =>
+                        {
+                            strong().filter(|&(cs, _)| cs < s).or(Some((s, e)))
+                        }
+                        Some(found) => Some(found),
+                        None => strong(),
                     })
-                })),
+                }
                 Marker::WeakIntro => name(
                     self.names
                         .self_intro(&v, p)

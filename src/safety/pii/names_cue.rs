@@ -443,8 +443,10 @@ pub(super) fn before_desu(v: &View, p: usize, q: usize) -> Option<(usize, usize)
         kanji(v, p).filter(|_| intro).or_else(|| {
             hiragana(v, p).filter(|&s| {
                 let w = v.slice(s, p);
-                w.contains(' ')
-                    || (intro && w.chars().count() >= 3 && !NOT_INTRO_WORDS.contains(&w))
+                // …and not an honorific's word (ゆうりさんです: the honorific rule's).
+                !["さん", "ちゃん", "くん"].iter().any(|h| w.ends_with(h))
+                    && (w.contains(' ')
+                        || (intro && w.chars().count() >= 3 && !NOT_INTRO_WORDS.contains(&w)))
             })
         })
     } else if is_kanji(c) && self_introduction(v) {
@@ -571,7 +573,10 @@ fn self_introduction(v: &View) -> bool {
             "を担当して",
             "お世話になります",
             "初投稿",
-            // A greeting that opens a work message (お疲れさまです、鈴木です).
+            // A greeting that opens a message (お疲れさまです、鈴木です / こんにちは、…です).
+            "こんにちは、",
+            "こんばんは、",
+            "おはようございます、",
             "お疲れさまです",
             "お疲れ様です",
             "おつかれさまです",

@@ -156,6 +156,15 @@ const PREDICATES: &[(&str, u16)] = &[
     ("映画見", P),
     ("映画に行", P),
     ("カラオケ", P),
+    ("ランチ行", P),
+    ("ランチし", P),
+    ("ランチに行", P),
+    ("お茶し", P),
+    ("お茶行", P),
+    ("買い物", P),
+    ("ドライブ", P),
+    ("勉強し", P),
+    ("練習し", P),
     ("ご飯行", P),
     ("ご飯食べ", P),
     ("ご飯し", P),
@@ -492,6 +501,20 @@ const NOT_NAMES_HIRA: &[&str] = &[
     "いつも",
     "めっちゃ",
     "あけまして",
+    "こんにちは",
+    "こんにち",
+    "こんばん",
+    "こんばんは",
+    "おやすみ",
+    "ありがとう",
+    "よろしく",
+    "ただいま",
+    "おかえり",
+    "さようなら",
+    "またね",
+    "はじめまして",
+    "おつかれ",
+    "おめでとう",
     "こちら",
     "そちら",
     "あちら",
@@ -953,7 +976,7 @@ fn name_before(v: &View, e: usize, names: &Names) -> Option<usize> {
     if is_han(c) {
         kanji_name(v, e, names)
     } else if is_hiragana(c) {
-        hiragana_name(v, e)
+        hiragana_name(v, e, names)
     } else if is_katakana(c) && c != '・' {
         katakana_name(v, e)
     } else if c.is_ascii_alphabetic() {
@@ -1017,7 +1040,7 @@ fn kanji_name(v: &View, e: usize, names: &Names) -> Option<usize> {
 
 /// A hiragana word from the start of its phrase: two to eight chars, no common word, no
 /// adverb (ゆっくり, にこにこ), no honorific (the honorific rule's).
-fn hiragana_name(v: &View, e: usize) -> Option<usize> {
+fn hiragana_name(v: &View, e: usize, names: &Names) -> Option<usize> {
     // 実は|とどろきと, 轟木と|ときたが: a particle after a word ends the phrase before the
     // name — but 昨日とどろき is a time word and a name.
     let mut s = e;
@@ -1043,7 +1066,24 @@ fn hiragana_name(v: &View, e: usize) -> Option<usize> {
         }
         s -= 1;
     }
-    // Glued to any other kanji, the kana are a verb's ending (会える|ように).
+    // Glued to any other kanji, the kana are a verb's ending (会える|ように) — unless two or
+    // more kanji of a name's shape and a kana given name ending like one (鴫原ゆうりと).
+    if !cut
+        && s >= 2
+        && v.at(s - 1).is_some_and(is_han)
+        && (2..=4).contains(&(e - s))
+        && !v
+            .slice(s, e)
+            .ends_with(|c: char| "いるたてだうくすつぬふむずんっ".contains(c))
+        && !"はがをにでへもとやの".contains(v.chars[s])
+        && !NOT_NAMES_HIRA.contains(&v.slice(s, e))
+        && !is_common_kana_word(v.slice(s, e))
+        && let Some(ks) = kanji_name(v, s, names)
+        && v.slice(ks, s).chars().count() >= 2
+        && !v.slice(ks, s).contains(' ')
+    {
+        return Some(ks);
+    }
     let after_time_word = LEADING_NOISE.iter().any(|w| v.slice(0, s).ends_with(w));
     let alone = cut || s == 0 || after_time_word || v.at(s - 1).is_some_and(is_edge);
     // さっき|とどろき, これ|ときたが: a leading adverb or demonstrative is no part of it.
@@ -1067,7 +1107,7 @@ fn hiragana_name(v: &View, e: usize) -> Option<usize> {
     if s >= 2
         && v.at(s - 1) == Some(' ')
         && v.at(s - 2).is_some_and(is_hiragana)
-        && let Some(s2) = hiragana_name(v, s - 1)
+        && let Some(s2) = hiragana_name(v, s - 1, names)
     {
         return Some(s2);
     }
@@ -1127,6 +1167,21 @@ fn katakana_name(v: &View, e: usize) -> Option<usize> {
     ok.then_some(s)
 }
 
+/// A word spelt as Japanese romaji: every consonant cluster one romaji has (ch, sh, ts, ky…,
+/// n before a consonant, a doubled consonant) — ABC, NHK are not.
+fn romaji_like(w: &str) -> bool {
+    let w = w.to_ascii_lowercase();
+    let b = w.as_bytes();
+    let vowel = |c: u8| b"aeiou".contains(&c);
+    b.windows(2).all(|p| {
+        vowel(p[0])
+            || vowel(p[1])
+            || p[0] == b'n'
+            || p[0] == p[1]
+            || matches!(p, [b'c' | b's', b'h'] | [b't', b's'] | [_, b'y'])
+    }) && b.last().is_some_and(|&c| vowel(c) || c == b'n')
+}
+
 /// A capitalised latin name (Kanade, Taro Aoki): not all capitals (LINE, NHK), no brand.
 fn latin_name(v: &View, e: usize) -> Option<usize> {
     let mut s = v.run_before(e, 16, |c| c.is_ascii_alphabetic());
@@ -1134,11 +1189,19 @@ fn latin_name(v: &View, e: usize) -> Option<usize> {
         s = v.run_before(s - 1, 16, |c| c.is_ascii_alphabetic());
     }
     let word = v.slice(s, e);
-    let shaped = word.split(' ').all(|w| {
+    let capitalised = |w: &str| {
         w.len() >= 2
             && w.starts_with(|c: char| c.is_ascii_uppercase())
             && w[1..].chars().all(|c| c.is_ascii_lowercase())
-    });
+    };
+    // SHIGIHARA Yuri: a surname in capitals beside a capitalised given name.
+    let parts: Vec<&str> = word.split(' ').collect();
+    let caps_surname = parts.len() == 2
+        && parts.iter().any(|w| capitalised(w))
+        && parts
+            .iter()
+            .any(|w| w.len() >= 2 && w.chars().all(|c| c.is_ascii_uppercase()) && romaji_like(w));
+    let shaped = parts.iter().all(|w| capitalised(w)) || caps_surname;
     let glued = s > 0 && v.at(s - 1).is_some_and(|c| c.is_ascii_alphanumeric());
     (shaped && !glued && !NOT_NAMES_LATIN.contains(&word)).then_some(s)
 }

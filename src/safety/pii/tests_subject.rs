@@ -513,3 +513,41 @@ fn full_names_in_every_script_with_more_cues() {
         assert!(names_found(text).is_empty(), "{text}: {:?}", found(text));
     }
 }
+
+/// A surname in capitals beside a given name (SHIGIHARA Yuri), a kanji surname with a kana
+/// given name (轟木みおと), a greeting before a self-introduction (こんにちは、…です), と +
+/// ランチ / 買い物 — and the words of those shapes that stay.
+#[test]
+fn more_forms_of_a_name() {
+    for (text, name) in [
+        ("TODOROKI Mioから連絡ありました", "TODOROKI Mio"),
+        ("昨日TODOROKI Mioと会った", "TODOROKI Mio"),
+        ("轟木みおから連絡ありました", "轟木みお"),
+        ("昨日轟木みおと会った", "轟木みお"),
+        ("轟木みおの誕生日", "轟木みお"),
+        ("こんにちは、トドロキ・ミオです", "トドロキ・ミオ"),
+        ("こんにちは、Mioです", "Mio"),
+        ("こんばんは、ﾐｵです", "ﾐｵ"),
+        ("今日トドロキとランチ行った", "トドロキ"),
+        ("鴇田と買い物してきた", "鴇田"),
+    ] {
+        assert_eq!(names_found(text), [name], "{text}");
+    }
+    assert_eq!(names_found("こんにちは、みおさんです"), ["みお"]);
+    for text in [
+        "NHKとランチ行った",
+        "ABC Martと買い物",
+        "勉強しようと思った",
+        "元気かなと思って",
+        "結婚したと言ってた",
+        "明日までと言われた",
+        "こんにちは、元気です",
+        "こんにちは、元気？",
+        "こんばんは、今どこ？",
+        "おはよう、起きてる？",
+        "こんにちは、初めてです",
+        "サラダとランチ",
+    ] {
+        assert!(names_found(text).is_empty(), "{text}: {:?}", found(text));
+    }
+}
