@@ -43,6 +43,7 @@ mod mynumber;
 mod names;
 mod names_context;
 mod names_cue;
+mod names_subject;
 mod org_forms;
 mod orgs;
 mod proper;
@@ -64,6 +65,8 @@ mod tests_kinds;
 mod tests_llm;
 #[cfg(test)]
 mod tests_props;
+#[cfg(test)]
+mod tests_subject;
 #[cfg(test)]
 mod tests_words;
 
@@ -277,6 +280,7 @@ pub struct PiiMasker {
     schools: AhoCorasick,
     forms: org_forms::Forms,
     names: names::Names,
+    subjects: names_subject::Subjects,
     /// The morphological analyzer whose proper nouns add names and organisations; `None` is
     /// the fallback (rules only, lower recall on names the lists do not hold).
     analyzer: Option<std::sync::Arc<dyn Analyzer>>,
@@ -308,6 +312,7 @@ impl PiiMasker {
             schools,
             forms: org_forms::Forms::builtin(),
             names: names::Names::builtin(),
+            subjects: names_subject::Subjects::new(),
             analyzer: None,
         }
     }
@@ -447,13 +452,25 @@ impl PiiMasker {
                     }))
                 }
                 // 祈って名前を: one unlisted kanji before って is a verb's stem, not a name.
-                Marker::StrongIntro => name(self.names.introduced(&v, p).or_else(|| {
-                    names_cue::before_strong(&v, p).filter(|&(s, e)| {
-                        !(cue_text.starts_with("って")
-                            && e - s == 1
-                            && v.at(s).is_some_and(crate::text::chars::is_kanji))
+                Marker::StrongIntro => {
+                    let strong = || {
+                        names_cue::before_strong(&v, p).filter(|&(s, e)| {
+                            !(cue_text.starts_with("って")
+                                && e - s == 1
+                                && v.at(s).is_some_and(crate::text::chars::is_kanji))
+                        })
+                    };
+                    name(match self.names.introduced(&v, p) {
+                        // 鴫原ゆうりと申します: the list knows 原, the kanji run is longer.
+                        Some((s, e))
+                            if s > 0 && v.at(s - 1).is_some_and(crate::text::chars::is_kanji) =>
+                        {
+                            strong().filter(|&(cs, _)| cs < s).or(Some((s, e)))
+                        }
+                        Some(found) => Some(found),
+                        None => strong(),
                     })
-                })),
+                }
                 Marker::WeakIntro => name(
                     self.names
                         .self_intro(&v, p)
@@ -489,6 +506,13 @@ impl PiiMasker {
             cands.extend(found);
         }
         cands.extend(names_cue::vocative(&v).map(|(s, e)| Cand::new(PiiKind::Name, s, e)));
+        let mut subjects = Vec::new();
+        self.subjects.find(&v, &self.names, &mut subjects);
+        cands.extend(
+            subjects
+                .into_iter()
+                .map(|(s, e)| Cand::new(PiiKind::Name, s, e)),
+        );
         self.forms.find(&v, &mut cands);
         self.forms.find_named(&v, &mut cands);
         if let Some(an) = &self.analyzer {

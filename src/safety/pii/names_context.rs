@@ -10,7 +10,7 @@ use super::address::place_like as place;
 use super::view::{View, is_edge};
 
 /// Words that stand in a pair before a relationship verb without being a name.
-const NOT_PAIR_NAMES: [&str; 44] = [
+pub(super) const NOT_PAIR_NAMES: [&str; 44] = [
     "先輩",
     "後輩",
     "友達",

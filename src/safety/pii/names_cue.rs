@@ -10,7 +10,7 @@ use super::view::{View, is_edge};
 
 /// Hiragana words that stand before さん/ちゃん/くん without being a name (みなさん,
 /// ねえさん, あかちゃん) or that end a phrase (もうちゃんと).
-const NOT_KANA_NAMES: [&str; 74] = [
+pub(super) const NOT_KANA_NAMES: [&str; 74] = [
     // kakeai's own characters (seed 000): やな and あゆ are not people.
     "やな",
     "あゆ",
@@ -91,7 +91,7 @@ const NOT_KANA_NAMES: [&str; 74] = [
 ];
 
 /// Katakana words used with さん that are roles, not names (コックさん, サンタさん).
-const NOT_KATA_NAMES: [&str; 20] = [
+pub(super) const NOT_KATA_NAMES: [&str; 20] = [
     "ママ",
     "パパ",
     "コック",
@@ -118,7 +118,7 @@ const NOT_KATA_NAMES: [&str; 20] = [
 const ROLE_ENDS: &str = "員者手屋師士官長主人方客母父兄姉弟妹娘婦夫皆様嫁婿孫職友家医匠神奥彼仏諸貴店堂社組亭園館院局署所駅市区県機業事";
 
 /// Work words that take さん without being a name (編集さん, 受付さん, 建設さん).
-const ROLE_WORDS: [&str; 24] = [
+pub(super) const ROLE_WORDS: [&str; 24] = [
     "編集", "営業", "事務", "受付", "担当", "広報", "総務", "人事", "経理", "秘書", "建設", "工事",
     "清掃", "警備", "配達", "郵便", "宅配", "管理", "設計", "窓口", "大工", "庭師", "植木", "電気",
 ];
@@ -138,7 +138,7 @@ pub(super) const LEADING_NOISE: [&str; 12] = [
 const KU_STEMS: &str = "行書着聞歩働驚置泣咲引弾吹巻抱開磨焼描浮向招除欠続叩届解導築嘆敷履拭渇傾突頷退効動乾覗湧紡呟囁躓呻閃剥";
 
 /// Last kanji of animals called with ちゃん/さん (猫ちゃん, 三毛猫さん, 子犬ちゃん).
-const ANIMAL_ENDS: &str = "猫犬兎猿豚狸狐虎象";
+pub(super) const ANIMAL_ENDS: &str = "猫犬兎猿豚狸狐虎象";
 
 /// Honorifics that a single unlisted kanji before them makes a word (模様, 仕様, 本殿, 彼氏).
 const WORD_AFTER_ONE_KANJI: [&str; 4] = ["様", "さま", "殿", "氏"];
@@ -176,6 +176,8 @@ pub(super) fn honorific_word(v: &View, s: usize, e: usize, cue: &str, listed: bo
         || (cue == "殿" && !listed)
         || (cue == "くん" && one_kanji && last.is_some_and(|c| KU_STEMS.contains(c)))
         || (cue == "さん" && (word.ends_with("たく") || word.ends_with("だく")))
+        || (cue == "ちゃん" && word == "赤")
+        || (cue == "氏" && word.ends_with('彼'))
         || (one_kanji && !listed && WORD_AFTER_ONE_KANJI.contains(&cue))
         || last.is_some_and(|c| ANIMAL_ENDS.contains(c))
 }
@@ -226,6 +228,16 @@ fn romaji(v: &View, p: usize) -> Option<usize> {
 /// non-kana char (友達の|ゆい), at most `max` long.
 fn hira_start(v: &View, at: usize, max: usize) -> usize {
     let s = super::orgs::kana_run_start(v, at, max);
+    // 昨日|かぶらぎ: after a time word, か/と/や… open a name rather than end a phrase.
+    let full = v.run_before(at, max, is_hiragana);
+    let s = if full < s
+        && v.at(full).is_some_and(|c| "かやねよと".contains(c))
+        && LEADING_NOISE.iter().any(|w| v.slice(0, full).ends_with(w))
+    {
+        full
+    } else {
+        s
+    };
     // No word starts with っ/ん/ー: the particle cut was wrong (昨日|はっとり).
     if s > 0 && s < at && matches!(v.at(s), Some('っ' | 'ん' | 'ー')) && is_hiragana(v.chars[s - 1])
     {
@@ -348,7 +360,13 @@ fn kanji(v: &View, p: usize) -> Option<usize> {
     let kanji_or_kana = |c: char| is_kanji(c) || is_hiragana(c);
     if given == p {
         let gs = v.run_before(p, 4, kanji_or_kana);
-        if gs < p && gs >= 2 && v.at(gs - 1) == Some(' ') && v.at(gs - 2).is_some_and(is_kanji) {
+        // …but 轟木 澪のお母さん: a given name holds no の.
+        if gs < p
+            && gs >= 2
+            && v.at(gs - 1) == Some(' ')
+            && v.at(gs - 2).is_some_and(is_kanji)
+            && !v.slice(gs, p).contains('の')
+        {
             end = gs - 1;
         }
     }
@@ -425,8 +443,10 @@ pub(super) fn before_desu(v: &View, p: usize, q: usize) -> Option<(usize, usize)
         kanji(v, p).filter(|_| intro).or_else(|| {
             hiragana(v, p).filter(|&s| {
                 let w = v.slice(s, p);
-                w.contains(' ')
-                    || (intro && w.chars().count() >= 3 && !NOT_INTRO_WORDS.contains(&w))
+                // …and not an honorific's word (ゆうりさんです: the honorific rule's).
+                !["さん", "ちゃん", "くん"].iter().any(|h| w.ends_with(h))
+                    && (w.contains(' ')
+                        || (intro && w.chars().count() >= 3 && !NOT_INTRO_WORDS.contains(&w)))
             })
         })
     } else if is_kanji(c) && self_introduction(v) {
@@ -445,7 +465,24 @@ pub(super) fn before_desu(v: &View, p: usize, q: usize) -> Option<(usize, usize)
     } else {
         s == 0 || v.at(s - 1).is_some_and(is_edge) || first_person_before(v, s)
     };
-    lead_ok.then_some((s, p))
+    // 担当の蕪木伊吹です。よろしく…: a role with の before the name of a writer introducing
+    // themselves.
+    let role_no = s >= 2 && v.at(s - 1) == Some('の') && self_introduction(v) && {
+        let before = v.slice(0, s - 1);
+        ROLE_WORDS.iter().any(|w| before.ends_with(w))
+            || [
+                "担当者",
+                "営業部",
+                "総務部",
+                "人事部",
+                "新人",
+                "新入社員",
+                "後任",
+            ]
+            .iter()
+            .any(|w| before.ends_with(w))
+    };
+    (lead_ok || role_no).then_some((s, p))
 }
 
 /// Hiragana words that stand before です in a self-introduction without being a name.
@@ -536,6 +573,13 @@ fn self_introduction(v: &View) -> bool {
             "を担当して",
             "お世話になります",
             "初投稿",
+            // A greeting that opens a message (お疲れさまです、鈴木です / こんにちは、…です).
+            "こんにちは、",
+            "こんばんは、",
+            "おはようございます、",
+            "お疲れさまです",
+            "お疲れ様です",
+            "おつかれさまです",
         ]
         .iter()
         .any(|w| v.norm.contains(w))

@@ -50,6 +50,9 @@ struct Cues {
     named_after: Vec<String>,
     #[serde(default)]
     bare_after: Vec<String>,
+    /// After a school's short form (朝凪小の運動会): a school only before one of these.
+    #[serde(default)]
+    school_after: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -100,6 +103,21 @@ impl Forms {
             let (p, q) = (v.char_at(m.start()), v.char_at(m.end()));
             let f = &self.forms[m.pattern().as_usize()];
             match (f.kind, f.side) {
+                (OrgKind::School, _) if f.cue => {
+                    let mut found = Vec::new();
+                    orgs::school(v, p, q, &mut found);
+                    out.extend(found.into_iter().filter(|c| {
+                        let word = v.slice(c.s, c.e);
+                        let after = v.slice(c.e, (c.e + 8).min(v.len()));
+                        c.e - c.s > f.text.chars().count() + 1
+                            && self
+                                .cues
+                                .school_after
+                                .iter()
+                                .any(|w| after.starts_with(w.as_str()))
+                            && !f.not.iter().any(|n| word.ends_with(n.as_str()))
+                    }));
+                }
                 (OrgKind::School, _) => orgs::school(v, p, q, out),
                 (OrgKind::Company, Side::Either) => orgs::company(v, p, q, out),
                 (OrgKind::Company, Side::After) => orgs::company_after(v, p, q, out),

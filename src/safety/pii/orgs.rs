@@ -309,7 +309,7 @@ pub(super) fn named_after(v: &View, q: usize, out: &mut Vec<Cand>) {
 
 /// Katakana and latin words that stand before a business cue without being a company name:
 /// workplaces, countries and cities (コンビニでバイト, アメリカで働いて).
-const NOT_BARE: [&str; 45] = [
+pub(super) const NOT_BARE: [&str; 60] = [
     "バイト",
     "アルバイト",
     "パート",
@@ -355,6 +355,21 @@ const NOT_BARE: [&str; 45] = [
     "インド",
     "リモート",
     "テレワーク",
+    "チーム",
+    "グループ",
+    "ブランド",
+    "サロン",
+    "プロジェクト",
+    "システム",
+    "サイト",
+    "アプリ",
+    "サービス",
+    "イベント",
+    "ショップ",
+    "ジム",
+    "クラブ",
+    "サークル",
+    "バンド",
 ];
 
 /// A bare company name (no form, no industry word) right before a business cue at `p`:

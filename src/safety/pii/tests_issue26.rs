@@ -127,7 +127,9 @@ fn every_company_and_school_form_in_the_data_has_a_name_beside_it() {
                 Side::Before | Side::Either => format!("{name}{}", f.text),
                 Side::After => format!("{}{name}", f.text),
             };
-            let text = if f.cue {
+            let text = if f.cue && kind == School {
+                format!("姉は{whole}の卒業生です")
+            } else if f.cue {
                 format!("父は{whole}で働いています")
             } else {
                 format!("実は{whole}の話なんだけど")

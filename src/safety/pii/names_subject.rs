@@ -1,0 +1,1207 @@
+//! Names with no cue at all, found by the part they play in the sentence (issue 26 §1, dev4):
+//! the subject or the partner of a predicate only a person takes — 鷹取が今日休みでさ,
+//! 七瀬からLINE来てた, ナナセと付き合ってる, Kanadeに言われた. A predicate (休む, 来る, 言う,
+//! 結婚, 付き合う, LINE, 連絡, 会う, 笑う…) names the particles it takes a person with (が/は/も,
+//! と, に, から); a few adverbs may stand between (鷹取は今日もう帰った). What stands before the
+//! particle is a name when it has a name's shape in one script and is no common word of that
+//! shape: a role or kin word (先生, 上司, 母), an institution (会社, 学校, 病院), a thing or a
+//! season that comes (荷物, 台風), a time word (明日は休み), a place (東京から来た — から takes
+//! no 来る), or a common kana word (みんな, ゲーム, チーム). The rules need no dictionary;
+//! with lindera, `proper` adds what IPADIC knows.
+
+use aho_corasick::{AhoCorasick, MatchKind};
+
+use crate::text::chars::{is_hiragana, is_katakana};
+
+use super::address::place_like;
+use super::names::Names;
+use super::names_cue::{LEADING_NOISE, is_common_kana_word, kanji_word_ok};
+use super::view::{View, is_edge, is_han};
+
+/// The subject: が, は, も.
+const S: u16 = 1;
+/// The partner: と (とは, とも).
+const P: u16 = 2;
+/// The one spoken to or met: に (には, にも).
+const T: u16 = 4;
+/// The sender: から (からは, からも).
+const F: u16 = 8;
+/// The subject marked by が only: は and も also stand for the object of a transitive verb
+/// (サイズも教えて, 会社も辞めた, それは言ってた).
+const G: u16 = 16;
+/// The owner: の before a noun only a person has (鷹取の誕生日, タカトリの彼氏).
+const N: u16 = 32;
+/// The object: を before a verb whose object is a person (鷹取を誘って, 迎えに行く).
+const O: u16 = 64;
+/// No particle at all: さっき駅で鷹取見かけた.
+const Z: u16 = 128;
+/// って: 鷹取って覚えてる？
+const Q: u16 = 256;
+
+/// Predicates a person takes, as written (inflected stems), with the particles that mark
+/// the person. 来る takes no から (東京から来た is a place).
+const PREDICATES: &[(&str, u16)] = &[
+    ("来た", S),
+    ("来る", S),
+    ("来て", S),
+    ("来れ", S),
+    ("来な", S),
+    ("来ま", S),
+    ("来ら", S),
+    ("来ず", S),
+    ("言っ", G | F),
+    ("言う", G),
+    ("言い", G),
+    ("言わ", G | T | F),
+    ("休み", S),
+    ("休ん", S),
+    ("休む", S),
+    ("休ま", S),
+    ("結婚", S | P),
+    ("付き合", S | P),
+    ("つきあ", S | P),
+    ("付きあ", S | P),
+    ("別れ", S | P),
+    ("喧嘩", S | P),
+    ("ケンカ", S | P),
+    ("けんか", S | P),
+    ("笑っ", S),
+    ("笑う", S),
+    ("笑い", S),
+    ("笑わ", S | T),
+    ("泣い", S),
+    ("泣き", S),
+    ("泣く", S),
+    ("泣か", S),
+    ("怒っ", S),
+    ("怒ら", S | T),
+    ("怒る", S),
+    ("遅刻", S),
+    ("寝坊", S),
+    ("辞め", G),
+    ("引っ越", S),
+    ("引越", S),
+    ("教え", G | T),
+    ("教わ", T | F),
+    ("手伝", S | T),
+    ("迎え", S),
+    ("いない", S),
+    ("いなく", S),
+    ("いなかっ", S),
+    ("いたよ", S),
+    ("いた。", S),
+    ("元気", S),
+    ("合格", S),
+    ("入院", S),
+    ("退院", S),
+    ("卒業", S),
+    ("転校", S),
+    ("退職", S),
+    ("出産", S),
+    ("妊娠", S),
+    ("熱出", S),
+    ("熱を出", S),
+    ("風邪", S),
+    ("インフル", S),
+    ("亡くな", S),
+    ("喜ん", S),
+    ("怪我", S),
+    ("帰っ", S),
+    ("帰る", S),
+    ("待って", S),
+    ("頑張", S),
+    ("LINE", G | T | F | N),
+    ("ライン", T | F),
+    ("連絡", G | T | F),
+    ("電話", G | T | F),
+    ("メール", T | F),
+    ("返信", G | T | F),
+    ("返事", G | T | F),
+    ("手紙", T | F),
+    ("年賀状", T | F),
+    ("プレゼント", T | F),
+    ("誕生日プレゼント", T | F),
+    ("お礼", T),
+    ("DM", T | F),
+    ("会っ", P | T),
+    ("会う", P | T),
+    ("会い", P | T),
+    ("会え", P | T),
+    ("会わ", P | T),
+    ("聞い", T | F),
+    ("聞く", T),
+    ("聞け", T),
+    ("聞き", T),
+    ("謝", T),
+    ("相談", T | P),
+    ("告白", G | T | F),
+    ("振られ", T),
+    ("フラれ", T),
+    ("誘", S | T | F | O),
+    ("頼ん", T),
+    ("頼ま", T),
+    ("頼む", T),
+    ("借り", T | F),
+    ("貸し", T),
+    ("伝え", T),
+    ("紹介", S | T),
+    ("遊ん", P),
+    ("遊ぶ", P),
+    ("遊び", P),
+    ("話し", P),
+    ("話す", P),
+    ("話せ", P),
+    ("映画行", P),
+    ("映画観", P),
+    ("映画見", P),
+    ("映画に行", P),
+    ("カラオケ", P),
+    ("ランチ行", P),
+    ("ランチし", P),
+    ("ランチに行", P),
+    ("お茶し", P),
+    ("お茶行", P),
+    ("買い物", P),
+    ("ドライブ", P),
+    ("勉強し", P),
+    ("練習し", P),
+    ("ご飯行", P),
+    ("ご飯食べ", P),
+    ("ご飯し", P),
+    ("ごはん行", P),
+    ("ごはん食べ", P),
+    ("飯行", P),
+    ("飲みに", P),
+    ("飲み行", P),
+    ("飲んだ", P),
+    ("飲んで", P),
+    ("旅行行", P),
+    ("旅行に行", P),
+    ("旅行し", P),
+    ("旅行する", P),
+    ("デート", P),
+    ("同じクラス", P),
+    ("同じ学校", P),
+    ("同じ部活", P),
+    ("同じ大学", P),
+    ("仲良", P),
+    ("一緒に行", S | P),
+    ("一緒に来", S | P),
+    ("一緒に帰", S | P),
+    ("一緒だ", S | P),
+    ("一緒", P),
+    ("作っ", G),
+    ("迎えに", S | O),
+    ("見かけ", S | O | Z),
+    ("覚えて", Q),
+    ("呼ん", O),
+    ("呼ぶ", O),
+    ("呼び", O),
+    ("泣かせ", O),
+    ("怒らせ", O),
+    ("笑わせ", O),
+    ("励ま", O),
+    ("慰め", O),
+    ("見送", O),
+    ("起こし", O),
+    ("優し", S),
+    ("イケメン", S),
+    ("美人", S),
+    ("背が高", S),
+    ("頭いい", S),
+    ("頭良", S),
+    ("天才", S),
+    ("いい人", S),
+    ("いいやつ", S),
+    ("いい奴", S),
+    ("モテ", S),
+    ("誕生日", N),
+    ("家で", N),
+    ("家に", N),
+    ("家ま", N),
+    ("実家", N),
+    ("インスタ", N),
+    ("アカウント", N),
+    ("連絡先", N),
+    ("電話番号", N),
+    ("お母さん", N),
+    ("お父さん", N),
+    ("お兄さん", N),
+    ("お姉さん", N),
+    ("お母様", N),
+    ("お父様", N),
+    ("奥さん", N),
+    ("旦那", N),
+    ("彼氏", N),
+    ("彼女", N),
+    ("元カレ", N),
+    ("元カノ", N),
+    ("結婚式", N),
+    ("送別会", N),
+    ("歓迎会", N),
+    ("誕生会", N),
+    ("お見舞い", N),
+    ("笑顔", N),
+];
+
+/// Words that may stand between the particle and the predicate (鷹取が今日休み).
+const BETWEEN: &[&str] = &[
+    "今日",
+    "明日",
+    "昨日",
+    "今",
+    "また",
+    "もう",
+    "まだ",
+    "急に",
+    "さっき",
+    "ずっと",
+    "めっちゃ",
+    "ちょっと",
+    "先に",
+    "絶対",
+    "たぶん",
+    "多分",
+    "よく",
+    "いつも",
+    "全然",
+    "結局",
+    "突然",
+    "今朝",
+    "今度",
+    "来週",
+    "先週",
+    "昨夜",
+    "泣きながら",
+    "ついに",
+    "やっと",
+    "珍しく",
+];
+
+/// Kanji that end a word for a thing, an institution, a group or a time — never a person's
+/// name before a person predicate (会社, 学校, 荷物, 台風, 土日, 半分).
+const NOT_NAME_ENDS: &str = "々段記婚前築目回暦号件雨雪学性度祝節期徒坊民病波船包筒線痛界促検査果表否定用達当通初後緒対剣寧単気斉際互外全常然死敵終切的量校庁省課室会塾察班隊団物話絡紙知車求風震番文配料粉休末便報金曜日週月年時分数半類品具薬器械活動議験習題格績容情況態画像曲集";
+
+/// Common kanji words that stand as a subject or partner without being a name and that no
+/// ending rule catches (仲間と遊んだ, 部下が休み, 職場から電話).
+const NOT_NAMES_KANJI: &[&str] = &[
+    "仲間",
+    "部下",
+    "家内",
+    "職場",
+    "現場",
+    "会場",
+    "工場",
+    "役場",
+    "日本",
+    "窓口",
+    "連中",
+    "本部",
+    "兄貴",
+    "姉貴",
+    "両親",
+    "家族",
+    "先方",
+    "運営",
+    "子供",
+    "子ども",
+    "友達",
+    "同僚",
+    "後輩",
+    "先輩",
+    "上司",
+    "担任",
+    "監督",
+    "大人",
+    "全員",
+    "誰か",
+    "自分",
+    "本人",
+    "相方",
+    "地元",
+    "近所",
+    "本社",
+    "支社",
+    "営業",
+    "人事",
+    "総務",
+    "経理",
+    "台風",
+    "地震",
+    "荷物",
+    "電車",
+    "時間",
+    "人間",
+    "世間",
+    "旦那",
+    "彼氏",
+    "彼女",
+    "元彼",
+    "元カレ",
+    "元カノ",
+    "赤ちゃん",
+    "親戚",
+    "隣人",
+    "大家",
+    "警察",
+    "政府",
+    "銀行",
+    "一緒",
+    "無理",
+    "自由",
+    "正直",
+    "素直",
+    "綺麗",
+    "確実",
+    "上手",
+    "下手",
+    "大事",
+    "勝手",
+    "久々",
+    "次々",
+    "徐々",
+    "真面目",
+    "時代",
+    "未来",
+    "案内",
+    "招待",
+    "期待",
+    "楽天",
+    "試合",
+    "花火",
+    "旅行",
+    "質問",
+    "投稿",
+    "着信",
+    "返信",
+    "受信",
+    "送信",
+    "通信",
+    "自信",
+    "修理",
+    "見積",
+    "公式",
+    "趣味",
+    "神戸",
+    "幼馴染",
+    "ついで",
+    "田舎",
+    "写真",
+    "人形",
+    "横浜",
+    "渋谷",
+    "新宿",
+    "池袋",
+    "札幌",
+    "仙台",
+    "鎌倉",
+    "銀座",
+    "原宿",
+    "浅草",
+    "秋葉原",
+    "六本木",
+    "吉祥寺",
+    "下北沢",
+    "品川",
+    "梅田",
+    "難波",
+    "博多",
+    "天神",
+    "金沢",
+    "軽井沢",
+    "箱根",
+    "熱海",
+    "日光",
+    "函館",
+    "小樽",
+    "横須賀",
+];
+
+/// Hiragana words of a name's shape that stand as a subject or partner (ともだちと遊んだ,
+/// だれかが来た) or adverbs before と/に (わざと言った, たまに会う).
+const NOT_NAMES_HIRA: &[&str] = &[
+    "ともだち",
+    "かぞく",
+    "せんせい",
+    "せんぱい",
+    "こうはい",
+    "おや",
+    "おとうと",
+    "いもうと",
+    "あに",
+    "あね",
+    "おっと",
+    "つま",
+    "だんな",
+    "よめ",
+    "むすめ",
+    "むすこ",
+    "じぶん",
+    "ぼく",
+    "わたし",
+    "あたし",
+    "おれ",
+    "うち",
+    "こども",
+    "おとな",
+    "ひと",
+    "だれか",
+    "なに",
+    "なん",
+    "いつ",
+    "どこ",
+    "ここ",
+    "そこ",
+    "あそこ",
+    "こと",
+    "もの",
+    "へんじ",
+    "にもつ",
+    "たいふう",
+    "はる",
+    "なつ",
+    "ふゆ",
+    "ちゃん",
+    "きちん",
+    "わざ",
+    "つい",
+    "すぐ",
+    "たま",
+    "ほんと",
+    "ふつう",
+    "さいご",
+    "さいしょ",
+    "ひさしぶり",
+    "べつ",
+    "とく",
+    "いっしょ",
+    "きゅう",
+    "ぜったい",
+    "まじ",
+    "ほか",
+    "さき",
+    "まえ",
+    "あと",
+    "つぎ",
+    "よう",
+    "ため",
+    "ほど",
+    "ごと",
+    "しずか",
+    "きれい",
+    "げんき",
+    "じょうず",
+    "まとも",
+    "ていねい",
+    "かんたん",
+    "あまり",
+    "ほとんど",
+    "ときどき",
+    "しょっちゅう",
+    "いつも",
+    "めっちゃ",
+    "あけまして",
+    "こんにちは",
+    "こんにち",
+    "こんばん",
+    "こんばんは",
+    "おやすみ",
+    "ありがとう",
+    "よろしく",
+    "ただいま",
+    "おかえり",
+    "さようなら",
+    "またね",
+    "はじめまして",
+    "おつかれ",
+    "おめでとう",
+    "こちら",
+    "そちら",
+    "あちら",
+];
+
+/// Hiragana words that open a phrase before a name in hiragana (さっきとどろきから).
+const HIRA_LEADS: &[&str] = &[
+    "さっき",
+    "あとで",
+    "ねえ",
+    "でも",
+    "じつは",
+    "やっぱり",
+    "やっぱ",
+    "そういえば",
+    "なんか",
+    "きのう",
+    "きょう",
+    "あした",
+    "これ",
+    "それ",
+    "あれ",
+    "また",
+    "まだ",
+    "もう",
+    "いま",
+    "ところで",
+    "たしか",
+];
+
+/// Katakana words that stand as a subject or partner without being a name (コーチに怒られた,
+/// チームが勝った, インスタに上げた).
+const NOT_NAMES_KATA: &[&str] = &[
+    "ママ",
+    "パパ",
+    "ネコ",
+    "イヌ",
+    "ペット",
+    "コーチ",
+    "マネージャー",
+    "マネジャー",
+    "リーダー",
+    "メンバー",
+    "チーム",
+    "スタッフ",
+    "バイト",
+    "アルバイト",
+    "パート",
+    "ボス",
+    "クラス",
+    "サークル",
+    "ゼミ",
+    "ジム",
+    "バンド",
+    "グループ",
+    "ゲーム",
+    "スマホ",
+    "パソコン",
+    "テレビ",
+    "ラジオ",
+    "ニュース",
+    "ネット",
+    "アプリ",
+    "ライン",
+    "メール",
+    "メッセージ",
+    "コメント",
+    "インスタ",
+    "ツイッター",
+    "アイドル",
+    "ファン",
+    "オタク",
+    "タクシー",
+    "バス",
+    "コロナ",
+    "インフル",
+    "ホテル",
+    "カフェ",
+    "コンビニ",
+    "スーパー",
+    "ドクター",
+    "ナース",
+    "ゲスト",
+    "オーナー",
+    "マスター",
+    "シェフ",
+    "コック",
+    "サンタ",
+    "ドライバー",
+    "キャプテン",
+    "カレシ",
+    "カノジョ",
+    "カレ",
+    "カノ",
+    "タバコ",
+    "サイズ",
+    "チャンス",
+    "ブーム",
+    "オファー",
+    "クレーム",
+    "アンケート",
+    "ピーク",
+    "ボーナス",
+    "シーズン",
+    "ターン",
+    "ツケ",
+    "バチ",
+    "エラー",
+    "アップデート",
+    "アプデ",
+    "セール",
+    "イベント",
+    "ライブ",
+    "トラック",
+    "ヘリ",
+    "パトカー",
+    "ライバル",
+    "ユーザー",
+    "カウンセラー",
+    "ドラマ",
+    "アニメ",
+    "リプ",
+    "ツイート",
+    "レビュー",
+    "クリスマス",
+    "バレンタイン",
+    "ホワイトデー",
+    "ウーバー",
+    "ナビ",
+    "カーナビ",
+    "アレクサ",
+    "メルカリ",
+    "アマゾン",
+    "ヤフー",
+    "グーグル",
+    "アップル",
+    "ラクマ",
+    "ペイペイ",
+    "ヨドバシ",
+    "ユニクロ",
+    "ニトリ",
+    "ドコモ",
+    "ソフトバンク",
+    "ヤマト",
+    "ボウリング",
+    "ダーツ",
+    "ビリヤード",
+    "ゲーセン",
+    "ランチ",
+    "ディナー",
+    "ドライブ",
+    "ショッピング",
+    "パーティー",
+    "ツアー",
+    "キャンプ",
+    "バーベキュー",
+    "カラオケ",
+    "デート",
+    "データ",
+    "マジ",
+    "タヌキ",
+    "キツネ",
+    "クマ",
+    "サル",
+    "シカ",
+    "ハト",
+    "カラス",
+    "ツバメ",
+    "ウサギ",
+    "リス",
+    "ヘビ",
+    "エレベーター",
+    "ピザ",
+    "デリバリー",
+    "レシピ",
+    "ミンナ",
+];
+
+/// Katakana endings of services, places and roles (カスタマーサポート, コールセンター,
+/// クラスメイト).
+const NOT_NAME_KATA_ENDS: &[&str] = &[
+    "サポート",
+    "センター",
+    "デスク",
+    "サービス",
+    "ショップ",
+    "ストア",
+    "メイト",
+    "ナビ",
+];
+
+/// Capitalised latin words that stand as a sender or partner without being a person.
+const NOT_NAMES_LATIN: &[&str] = &[
+    "Amazon",
+    "Google",
+    "Apple",
+    "Microsoft",
+    "Netflix",
+    "Uber",
+    "Yahoo",
+    "Facebook",
+    "Twitter",
+    "Instagram",
+    "Discord",
+    "Slack",
+    "Zoom",
+    "Teams",
+    "Gmail",
+    "Outlook",
+    "Siri",
+    "Alexa",
+    "Claude",
+    "Gemini",
+    "Copilot",
+];
+
+/// Words after which a name is said to be who plays a part (担当は鷹取です, 幹事はタカトリ,
+/// 撮ってくれたのは鷹取): the name runs to the end of the sentence, です or だ.
+const TOPICS: &[&str] = &[
+    "担当は",
+    "担当者は",
+    "幹事は",
+    "当番は",
+    "犯人は",
+    "相手は",
+    "好きな人は",
+    "推しは",
+    "司会は",
+    "キャプテンは",
+    "リーダーは",
+    "主役は",
+    "代表は",
+    "くれたのは",
+    "来たのは",
+    "言ったのは",
+    "会ったのは",
+    "誘ったのは",
+    "いたのは",
+];
+
+/// What ends the name after a topic: the end, a pause, です, だ.
+const TOPIC_ENDS: &[&str] = &[
+    "です",
+    "だよ",
+    "だった",
+    "だ。",
+    "だね",
+    "じゃ",
+    "でした",
+    "って",
+    "。",
+    "！",
+    "!",
+    "？",
+    "?",
+    "、",
+    "\n",
+    " ",
+];
+
+/// What follows a name called out at the start and a comma (轟木、今どこ？).
+const CALLS: &[&str] = &[
+    "今どこ",
+    "どこいる",
+    "どこにいる",
+    "起きてる",
+    "何してる",
+    "なにしてる",
+    "今暇",
+    "今ひま",
+    "ちょっといい",
+    "元気",
+    "久しぶり",
+    "おはよう",
+    "おやすみ",
+];
+
+/// The predicate automaton, built once with the masker.
+pub(super) struct Subjects {
+    automaton: AhoCorasick,
+    topics: AhoCorasick,
+}
+
+impl Subjects {
+    pub fn new() -> Subjects {
+        let automaton = AhoCorasick::builder()
+            .match_kind(MatchKind::LeftmostLongest)
+            .build(PREDICATES.iter().map(|(p, _)| *p))
+            // Constant patterns: a failure here is a programming error.
+            .expect("predicate automaton builds");
+        let topics = AhoCorasick::new(TOPICS).expect("topic automaton builds");
+        Subjects { automaton, topics }
+    }
+
+    /// Every name standing as the subject or partner of a person predicate: its span.
+    pub fn find(&self, v: &View, names: &Names, out: &mut Vec<(usize, usize)>) {
+        for m in self.automaton.find_iter(&v.norm) {
+            let p = skip_between(v, v.char_at(m.start()));
+            let (pred, roles) = PREDICATES[m.pattern().as_usize()];
+            // と一緒 ends the sentence (今日のシフト、鷹取と一緒); と一緒に食べる is a thing.
+            let after = v.at(v.char_at(m.end()));
+            if pred == "一緒" && !after.is_none_or(|c| is_edge(c) || c == 'で') {
+                continue;
+            }
+            let (e, role) = match particle_before(v, p) {
+                Some(found) => found,
+                // 駅で鷹取見かけた: a name glued to the verb, after a particle or a pause.
+                None if roles & Z != 0 => (p, Z),
+                None => continue,
+            };
+            if roles & role == 0 {
+                continue;
+            }
+            let Some(s) = name_before(v, e, names) else {
+                continue;
+            };
+            out.push((s, e));
+            // 轟木と鴇田がケンカ: a partner joined by と before the subject.
+            if role & S != 0 && s >= 2 && v.at(s - 1) == Some('と') {
+                out.extend(name_before(v, s - 1, names).map(|s2| (s2, s - 1)));
+            }
+        }
+        for m in self.topics.find_iter(&v.norm) {
+            out.extend(after_topic(v, v.char_at(m.end()), names));
+        }
+        out.extend(called(v, names));
+        out.extend(signed(v, names));
+    }
+}
+
+/// The name right after a topic at `q`, up to the end of its phrase.
+fn after_topic(v: &View, q: usize, names: &Names) -> Option<(usize, usize)> {
+    let c = v.at(q)?;
+    let class: fn(char) -> bool = if is_han(c) {
+        is_han
+    } else if is_hiragana(c) {
+        is_hiragana
+    } else if is_katakana(c) {
+        is_katakana
+    } else if c.is_ascii_alphabetic() {
+        |c: char| c.is_ascii_alphabetic()
+    } else {
+        return None;
+    };
+    let mut e = v.run_after(q, 12, class);
+    if v.at(e) == Some(' ') && v.at(e + 1).is_some_and(class) {
+        e = v.run_after(e + 1, 12, class);
+    }
+    // A hiragana run carries its predicate along (たかとりだよ): cut it at an ending.
+    if is_hiragana(c) {
+        let cut = (q + 2..e).find(|&i| {
+            TOPIC_ENDS
+                .iter()
+                .filter(|w| **w != " ")
+                .any(|w| v.slice(i, v.len()).starts_with(w))
+        });
+        e = cut.unwrap_or(e);
+    }
+    let rest = v.slice(e, v.len());
+    let ends = e == v.len() || TOPIC_ENDS.iter().any(|w| rest.starts_with(w));
+    let shaped = if is_hiragana(c) {
+        // たかとり ゆうり: each word of a name's shape.
+        let mid = (q..e).find(|&i| v.at(i) == Some(' ')).unwrap_or(e);
+        hira_word(v, q, mid) && (mid == e || hira_word(v, mid + 1, e))
+    } else {
+        name_before(v, e, names) == Some(q)
+    };
+    (ends && shaped).then_some((q, e))
+}
+
+/// A name called out at the start before a comma and a question (轟木、今どこ？).
+fn called(v: &View, names: &Names) -> Option<(usize, usize)> {
+    if !v.has_comma {
+        return None;
+    }
+    let comma = (1..v.len().min(14)).find(|&i| v.at(i) == Some('、'))?;
+    let rest = v.slice(comma + 1, v.len());
+    if !CALLS.iter().any(|w| rest.starts_with(w)) {
+        return None;
+    }
+    (name_before(v, comma, names) == Some(0)).then_some((0, comma))
+}
+
+/// A name signing the message with より at its end (ありがとう！ 鷹取より).
+fn signed(v: &View, names: &Names) -> Option<(usize, usize)> {
+    let text = v.norm.trim_end_matches(['。', '!', '！', '♪', ' ', '\n']);
+    let e = text.strip_suffix("より")?.chars().count();
+    let s = name_before(v, e, names)?;
+    (s == 0 || v.at(s - 1).is_some_and(is_edge)).then_some((s, e))
+}
+
+/// `p` moved back over adverbs and one comma between a particle and the predicate.
+fn skip_between(v: &View, mut p: usize) -> usize {
+    for _ in 0..3 {
+        if p > 0 && v.at(p - 1) == Some('、') {
+            p -= 1;
+            // トドロキがさ、: a filler after the particle.
+            if p >= 2
+                && matches!(v.at(p - 1), Some('さ' | 'ね'))
+                && matches!(v.at(p - 2), Some('が' | 'は' | 'も'))
+            {
+                p -= 1;
+            }
+            continue;
+        }
+        // 鷹取を駅まで迎えに: a place and まで between.
+        if p >= 3 && v.slice(p - 2, p) == "まで" {
+            let s = v.run_before(p - 2, 6, |c| is_han(c) || is_katakana(c));
+            if s < p - 2 {
+                p = s;
+                continue;
+            }
+        }
+        match BETWEEN.iter().find(|w| {
+            let n = w.chars().count();
+            p >= n && v.slice(p - n, p) == **w
+        }) {
+            Some(w) => p -= w.chars().count(),
+            None => break,
+        }
+    }
+    p
+}
+
+/// The particle ending at `p`: where the name ends and which role it marks.
+fn particle_before(v: &View, p: usize) -> Option<(usize, u16)> {
+    let mut p = p;
+    let mut topic = false;
+    if p >= 3 && matches!(v.at(p - 1), Some('は' | 'も')) {
+        let before = v.at(p - 2);
+        if matches!(before, Some('に' | 'と')) || v.slice(p.saturating_sub(3), p - 1) == "から"
+        {
+            p -= 1;
+            topic = true;
+        }
+    }
+    if p >= 3 && v.slice(p - 2, p) == "から" {
+        return Some((p - 2, F));
+    }
+    if p >= 3 && v.slice(p - 2, p) == "って" && !topic {
+        return Some((p - 2, Q));
+    }
+    let role = match v.at(p.checked_sub(1)?)? {
+        'と' => P,
+        'に' => T,
+        'が' if !topic => S | G,
+        'は' | 'も' if !topic => S,
+        'の' if !topic => N,
+        'を' if !topic => O,
+        _ => return None,
+    };
+    Some((p - 1, role))
+}
+
+/// The start of a name ending at `e` (before its particle), when what stands there reads as
+/// one.
+fn name_before(v: &View, e: usize, names: &Names) -> Option<usize> {
+    let c = v.at(e.checked_sub(1)?)?;
+    if is_han(c) {
+        kanji_name(v, e, names)
+    } else if is_hiragana(c) {
+        hiragana_name(v, e, names)
+    } else if is_katakana(c) && c != '・' {
+        katakana_name(v, e)
+    } else if c.is_ascii_alphabetic() {
+        latin_name(v, e)
+    } else {
+        None
+    }
+}
+
+/// A word that repeats its first half (にこにこ, ニコニコ): a mimetic word, no name.
+fn reduplicated(w: &str) -> bool {
+    let c: Vec<char> = w.chars().collect();
+    c.len() >= 4 && c.len().is_multiple_of(2) && c[..c.len() / 2] == c[c.len() / 2..]
+}
+
+/// Two to six kanji (a surname, a given name, or both with one space between), no role,
+/// institution, thing or time word, no place.
+fn kanji_name(v: &View, e: usize, names: &Names) -> Option<usize> {
+    let mut s = v.run_before(e, 8, is_han);
+    // 轟木 澪と: a full name with one space.
+    if s >= 2 && v.at(s - 1) == Some(' ') && v.at(s - 2).is_some_and(is_han) {
+        let s2 = v.run_before(s - 1, 5, is_han);
+        if (s - 1 - s2) <= 4 && e - s <= 3 {
+            s = s2;
+        }
+    }
+    'noise: loop {
+        for w in LEADING_NOISE {
+            let n = w.chars().count();
+            if v.slice(s, e).starts_with(w) && e - s > n {
+                s += n;
+                continue 'noise;
+            }
+        }
+        break;
+    }
+    let word = v.slice(s, e);
+    let first = word.split(' ').next().unwrap_or(word);
+    let last = word.rsplit(' ').next().unwrap_or(word);
+    let n = word.chars().filter(|&c| c != ' ').count();
+    let polite = s > 0 && matches!(v.at(s - 1), Some('お' | 'ご'));
+    if !(2..=6).contains(&n) || polite || last.chars().count() > 4 {
+        return None;
+    }
+    if names.contains(first) && first.chars().count() >= 2 {
+        return Some(s);
+    }
+    let end = last.chars().last()?;
+    let ok = !place_like(word)
+        && kanji_word_ok(last)
+        && !NOT_NAME_ENDS.contains(end)
+        && !NOT_NAMES_KANJI.contains(&last)
+        && !super::names_context::NOT_PAIR_NAMES.contains(&last)
+        && !super::names_cue::ROLE_WORDS
+            .iter()
+            .any(|w| last.ends_with(w))
+        && !(end == '部' && last.chars().count() >= 3)
+        && !super::names_cue::ANIMAL_ENDS.contains(end);
+    ok.then_some(s)
+}
+
+/// A hiragana word from the start of its phrase: two to eight chars, no common word, no
+/// adverb (ゆっくり, にこにこ), no honorific (the honorific rule's).
+fn hiragana_name(v: &View, e: usize, names: &Names) -> Option<usize> {
+    // 実は|とどろきと, 轟木と|ときたが: a particle after a word ends the phrase before the
+    // name — but 昨日とどろき is a time word and a name.
+    let mut s = e;
+    let mut cut = false;
+    while s > 0 && e - s < 9 && v.at(s - 1).is_some_and(is_hiragana) {
+        let c = v.chars[s - 1];
+        let after_word = s >= 2
+            && v.at(s - 2)
+                .is_some_and(|w| is_han(w) || is_katakana(w) || w.is_ascii_alphanumeric());
+        let time_word = c == 'と'
+            && LEADING_NOISE.iter().any(|w| {
+                let n = w.chars().count();
+                s > n && v.slice(s - 1 - n, s - 1) == *w
+            });
+        // 久しぶりに|ときた: a particle after an adverb's ending ends the phrase too.
+        let after_adverb = ["ぶり", "よう", "ため", "すぐ", "たま", "つい"]
+            .iter()
+            .any(|w| v.slice(0, s - 1).ends_with(w));
+        if (after_word || after_adverb) && !time_word && "はがをにでへもとやの".contains(c)
+        {
+            cut = true;
+            break;
+        }
+        s -= 1;
+    }
+    // Glued to any other kanji, the kana are a verb's ending (会える|ように) — unless two or
+    // more kanji of a name's shape and a kana given name ending like one (鴫原ゆうりと).
+    if !cut
+        && s >= 2
+        && v.at(s - 1).is_some_and(is_han)
+        && (2..=4).contains(&(e - s))
+        && !v
+            .slice(s, e)
+            .ends_with(|c: char| "いるたてだうくすつぬふむずんっ".contains(c))
+        && !"はがをにでへもとやの".contains(v.chars[s])
+        && !NOT_NAMES_HIRA.contains(&v.slice(s, e))
+        && !is_common_kana_word(v.slice(s, e))
+        && let Some(ks) = kanji_name(v, s, names)
+        && v.slice(ks, s).chars().count() >= 2
+        && !v.slice(ks, s).contains(' ')
+    {
+        return Some(ks);
+    }
+    let after_time_word = LEADING_NOISE.iter().any(|w| v.slice(0, s).ends_with(w));
+    let alone = cut || s == 0 || after_time_word || v.at(s - 1).is_some_and(is_edge);
+    // さっき|とどろき, これ|ときたが: a leading adverb or demonstrative is no part of it.
+    'lead: loop {
+        if !alone {
+            break;
+        }
+        for w in HIRA_LEADS {
+            let n = w.chars().count();
+            if v.slice(s, e).starts_with(w) && e - s >= n + 2 {
+                s += n;
+                continue 'lead;
+            }
+        }
+        break;
+    }
+    if !(alone && hira_word(v, s, e)) {
+        return None;
+    }
+    // ひよどり あかりと: a hiragana surname one space before the given name.
+    if s >= 2
+        && v.at(s - 1) == Some(' ')
+        && v.at(s - 2).is_some_and(is_hiragana)
+        && let Some(s2) = hiragana_name(v, s - 1, names)
+    {
+        return Some(s2);
+    }
+    Some(s)
+}
+
+/// A hiragana word `[s, e)` of a name's shape: two to eight chars, no common word, no adverb
+/// (ゆっくり, にこにこ), no honorific (the honorific rule's).
+fn hira_word(v: &View, s: usize, e: usize) -> bool {
+    let word = v.slice(s, e);
+    let n = e - s;
+    // あいつとこいつ: a common word on either side of a particle inside the run.
+    let common =
+        |w: &str| NOT_NAMES_HIRA.contains(&w) || super::names_cue::NOT_KANA_NAMES.contains(&w);
+    let joined_common = word.char_indices().any(|(i, c)| {
+        i > 0
+            && "とのはがもにや".contains(c)
+            && (common(&word[..i]) || common(&word[i + c.len_utf8()..]))
+    });
+    let chars: Vec<char> = word.chars().collect();
+    let adverb = n == 4 && chars[3] == 'り' && matches!(chars[1], 'っ' | 'ん');
+    (2..=8).contains(&n)
+        && !word.ends_with(['っ', 'ん', 'の'])
+        && !["さん", "ちゃん", "くん", "さま"]
+            .iter()
+            .any(|h| word.ends_with(h))
+        && !is_common_kana_word(word)
+        && !NOT_NAMES_HIRA.contains(&word)
+        && !adverb
+        && !joined_common
+        && !reduplicated(word)
+        && !reduplicated(v.slice(v.run_before(e, 9, is_hiragana), e))
+}
+
+/// A katakana word, or two with a space or ・ between: no common word of that shape.
+fn katakana_name(v: &View, e: usize) -> Option<usize> {
+    let kata = |c: char| is_katakana(c) && c != '・';
+    let mut s = v.run_before(e, 10, kata);
+    if s >= 2 && matches!(v.at(s - 1), Some(' ' | '・')) && v.at(s - 2).is_some_and(kata) {
+        s = v.run_before(s - 1, 10, kata);
+    }
+    let word = v.slice(s, e);
+    let last = word.rsplit([' ', '・']).next().unwrap_or(word);
+    // 元カレ, 新メンバー: glued to kanji, the katakana is the tail of a word (not after a
+    // time word: 昨日トドロキに).
+    let glued = s > 0
+        && v.at(s - 1).is_some_and(is_han)
+        && !LEADING_NOISE.iter().any(|w| v.slice(0, s).ends_with(w));
+    let ok = (2..=12).contains(&(e - s))
+        && !glued
+        && !word.ends_with(['ッ', 'ー'])
+        && !NOT_NAMES_KATA.contains(&last)
+        && !NOT_NAME_KATA_ENDS.iter().any(|w| last.ends_with(w))
+        && !super::names_cue::NOT_KATA_NAMES.contains(&last)
+        && !super::orgs::NOT_BARE.contains(&last)
+        && !reduplicated(word);
+    ok.then_some(s)
+}
+
+/// A word spelt as Japanese romaji: every consonant cluster one romaji has (ch, sh, ts, ky…,
+/// n before a consonant, a doubled consonant) — ABC, NHK are not.
+fn romaji_like(w: &str) -> bool {
+    let w = w.to_ascii_lowercase();
+    let b = w.as_bytes();
+    let vowel = |c: u8| b"aeiou".contains(&c);
+    b.windows(2).all(|p| {
+        vowel(p[0])
+            || vowel(p[1])
+            || p[0] == b'n'
+            || p[0] == p[1]
+            || matches!(p, [b'c' | b's', b'h'] | [b't', b's'] | [_, b'y'])
+    }) && b.last().is_some_and(|&c| vowel(c) || c == b'n')
+}
+
+/// A capitalised latin name (Kanade, Taro Aoki): not all capitals (LINE, NHK), no brand.
+fn latin_name(v: &View, e: usize) -> Option<usize> {
+    let mut s = v.run_before(e, 16, |c| c.is_ascii_alphabetic());
+    if s >= 2 && v.at(s - 1) == Some(' ') && v.at(s - 2).is_some_and(|c| c.is_ascii_alphabetic()) {
+        s = v.run_before(s - 1, 16, |c| c.is_ascii_alphabetic());
+    }
+    let word = v.slice(s, e);
+    let capitalised = |w: &str| {
+        w.len() >= 2
+            && w.starts_with(|c: char| c.is_ascii_uppercase())
+            && w[1..].chars().all(|c| c.is_ascii_lowercase())
+    };
+    // SHIGIHARA Yuri: a surname in capitals beside a capitalised given name.
+    let parts: Vec<&str> = word.split(' ').collect();
+    let caps_surname = parts.len() == 2
+        && parts.iter().any(|w| capitalised(w))
+        && parts
+            .iter()
+            .any(|w| w.len() >= 2 && w.chars().all(|c| c.is_ascii_uppercase()) && romaji_like(w));
+    let shaped = parts.iter().all(|w| capitalised(w)) || caps_surname;
+    let glued = s > 0 && v.at(s - 1).is_some_and(|c| c.is_ascii_alphanumeric());
+    (shaped && !glued && !NOT_NAMES_LATIN.contains(&word)).then_some(s)
+}
