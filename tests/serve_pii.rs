@@ -132,11 +132,13 @@ fn user_rows(s: &Serve) -> Vec<(String, String, String)> {
 
 /// Generated messages with the nickname in different places and scripts around it.
 fn messages() -> Vec<String> {
+    // Frames where no rule can tell the nickname is a person (behind a person's predicate —
+    // 「…がさ、また遅刻」「…って覚えてる」「…の誕生日」 — the rules now find it themselves).
     let frames = [
         "きのう{}と駅前のカフェに行ったよ",
-        "{}がさ、また遅刻してきたの笑",
-        "ねえ聞いて、{}って覚えてる？",
-        "今度の土曜、{}の誕生日なんだよね。何あげよう",
+        "駅前で{}を見た",
+        "{}のことで相談があるんだ",
+        "さっき{}からスタンプ届いた",
     ];
     frames.iter().map(|f| f.replace("{}", NICK)).collect()
 }
@@ -229,7 +231,7 @@ async fn a_checked_message_after_an_unchecked_one_sees_a_placeholder() {
     let line = FakeLine::ok().await;
     let s = Serve::start(Env::new(), &line.url, &llm.url, &config("fail-closed"), &[]);
     let msgs = vec![
-        "ひみつの話なんだけど、カナタンが引っ越すんだって".to_string(),
+        "ひみつの話なんだけど、カナタンのことで相談があるんだ".to_string(),
         "今日は暑いね".to_string(),
     ];
     chat(&s, &line, &msgs).await;
