@@ -144,6 +144,10 @@ pub struct Summary {
     /// Mean of each judge aspect over scored lines, A then B; None when nothing was scored.
     pub judge_aspects: [Option<[f64; 5]>; 2],
     pub must_not_regress: Vec<Regressed>,
+    /// The rules the variant named in `must_not_regress` (stored comparisons from before this
+    /// field read as none).
+    #[serde(default)]
+    pub guarded: Vec<String>,
     /// The `--fail-on-regression` verdict: worse significantly more often, or a listed rule
     /// regressed.
     pub regression: bool,
@@ -279,6 +283,7 @@ pub fn summarise(rows: &[TurnRow], significance: f64, must_not: &[RuleId]) -> Su
         judge_aspects: [ja, jb],
         regression: significant || !regressed.is_empty(),
         must_not_regress: regressed,
+        guarded: must_not.iter().map(|r| r.as_str().to_string()).collect(),
     }
 }
 
@@ -292,8 +297,16 @@ pub fn gate_note(s: &Summary) -> Option<String> {
     let needed = (1..=64)
         .find(|&n| stats::sign_test(0, n) < s.significance)
         .unwrap_or(64);
+    let only = if s.guarded.is_empty() {
+        "add turns or name must_not_regress rules".to_string()
+    } else {
+        format!(
+            "only must_not_regress ({}) can fail it; add turns for the rest",
+            s.guarded.join(", ")
+        )
+    };
     Some(format!(
-        "the gate cannot fire on {} pairs (the sign test needs ≥ {needed} to reach p < {}); add turns or name must_not_regress rules",
+        "the gate cannot fire on {} pairs (the sign test needs ≥ {needed} to reach p < {}); {only}",
         s.turns, s.significance
     ))
 }

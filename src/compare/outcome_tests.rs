@@ -1,5 +1,5 @@
 use super::*;
-use crate::director::Status;
+use crate::director::{RuleId, Status};
 
 fn side(status: Status, exhausted: bool, judge: Option<f64>, rules: &[RuleId]) -> Side {
     Side {
@@ -136,6 +136,15 @@ fn the_summary_says_when_the_gate_cannot_fire() {
         if let Some(note) = note {
             assert!(
                 note.starts_with(&format!("the gate cannot fire on {n} pairs")),
+                "{note}"
+            );
+            assert!(note.ends_with("name must_not_regress rules"), "{note}");
+            // With rules named, the note says only they can fail it (it asked to name some).
+            let named = summarise(&rows, 0.05, &[RuleId::Leak]);
+            let note = gate_note(&named).expect("still too few pairs");
+            assert!(
+                note.contains("only must_not_regress (leak) can fail it")
+                    && !note.contains("name must_not_regress"),
                 "{note}"
             );
         }
