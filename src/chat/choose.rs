@@ -109,6 +109,20 @@ impl Engine<'_> {
         v
     }
 
+    /// `text` judged as her line in `plan`'s conversation, Layer 5's note into `c`'s trace.
+    async fn judged_line(
+        &self,
+        plan: &Plan<'_>,
+        text: &str,
+        scaffold: &[String],
+        deadline: Instant,
+        c: &mut How,
+    ) -> Verdict {
+        let (me, history) = (plan.me, plan.judge_history);
+        self.judged(me, history, text, scaffold, deadline, &mut c.trace)
+            .await
+    }
+
     /// The line she says to `plan.said`: `pattern` when one was chosen for banter and it is
     /// usable, else the model's first usable attempt, else her fallback when usable, else
     /// nothing (withheld).
@@ -122,14 +136,7 @@ impl Engine<'_> {
         if let Some(p) = pattern {
             let text = p.pattern.bot_response.clone();
             let v = self
-                .judged(
-                    plan.me,
-                    plan.judge_history,
-                    &text,
-                    &[],
-                    plan.deadline(),
-                    &mut c.trace,
-                )
+                .judged_line(plan, &text, &[], plan.deadline(), &mut c)
                 .await;
             if super::usable(&v) {
                 return c.said(Line::Pattern(Box::new(p)), text, v);
@@ -159,16 +166,7 @@ impl Engine<'_> {
     pub async fn fallback(&self, plan: &Plan<'_>, mut c: How) -> Choice {
         let deadline = plan.deadline().max(Instant::now() + FALLBACK_GRACE);
         let text = plan.fallback.to_string();
-        let v = self
-            .judged(
-                plan.me,
-                plan.judge_history,
-                &text,
-                &[],
-                deadline,
-                &mut c.trace,
-            )
-            .await;
+        let v = self.judged_line(plan, &text, &[], deadline, &mut c).await;
         c.review = true;
         if super::usable(&v) {
             return c.said(Line::Fallback, text, v);
@@ -212,16 +210,9 @@ impl Engine<'_> {
                 }
                 Ok(Ok(g)) => {
                     c.trace.extend(g.notes);
-                    let (history, scaffold) = (plan.judge_history, &g.scaffold);
+                    let deadline = plan.deadline();
                     let v = self
-                        .judged(
-                            plan.me,
-                            history,
-                            &g.text,
-                            scaffold,
-                            plan.deadline(),
-                            &mut c.trace,
-                        )
+                        .judged_line(plan, &g.text, &g.scaffold, deadline, c)
                         .await;
                     if super::usable(&v) {
                         c.trace

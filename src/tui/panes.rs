@@ -186,29 +186,26 @@ impl Rooms {
     /// `Ask::NotMine` when the key names none of them.
     pub fn key(&mut self, pane: Pane, key: &KeyEvent, keymap: &Keymap, cx: &Ctx) -> Ask {
         let section = pane.name();
+        let none = || Ask::NotMine;
         match pane {
             Pane::Detail | Pane::Stats => Ask::NotMine,
-            Pane::Rules => match keymap.verb(section, key) {
-                Some(v) => self.rules.act(Input::Verb(v), cx.rules),
-                None => Ask::NotMine,
-            },
+            Pane::Rules => keymap
+                .verb(section, key)
+                .map_or_else(none, |v| self.rules.act(Input::Verb(v), cx.rules)),
             Pane::Visibility => match (keymap.verb(section, key), self.vis.as_mut()) {
                 (Some(v), Some(room)) => room.action(Input::Verb(v)).into_ask(),
                 (Some(_), None) => Ask::Done(Some("no vault is open (--vault DIR)".into())),
                 (None, _) => Ask::NotMine,
             },
-            Pane::Patterns => match keymap.verb(section, key) {
-                Some(v) => self.patterns.action(Input::Verb(v)).into_ask(),
-                None => Ask::NotMine,
-            },
-            Pane::Conversations => match keymap.verb(section, key) {
-                Some(v) => self.conversations.action(Input::Verb(v)).into_ask(),
-                None => Ask::NotMine,
-            },
-            Pane::Queues => match keymap.verb(section, key) {
-                Some(v) => self.queues.act(Input::Verb(v)),
-                None => Ask::NotMine,
-            },
+            Pane::Patterns => keymap
+                .verb(section, key)
+                .map_or_else(none, |v| self.patterns.action(Input::Verb(v)).into_ask()),
+            Pane::Conversations => keymap.verb(section, key).map_or_else(none, |v| {
+                self.conversations.action(Input::Verb(v)).into_ask()
+            }),
+            Pane::Queues => keymap
+                .verb(section, key)
+                .map_or_else(none, |v| self.queues.act(Input::Verb(v))),
         }
     }
 

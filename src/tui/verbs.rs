@@ -18,14 +18,6 @@ pub trait Verbs: Copy + PartialEq + Sized + 'static {
             .find(|(n, ..)| *n == name)
             .map(|(_, v, _)| *v)
     }
-
-    /// Its name in the keymap.
-    fn name(self) -> &'static str {
-        Self::ALL
-            .iter()
-            .find(|(_, v, _)| *v == self)
-            .map_or("", |(n, ..)| n)
-    }
 }
 
 /// (name, description) of every verb of `V`, for the keymap check, the footer and the help.
@@ -68,6 +60,5 @@ mod tests {
             crate::tui::tuning::RulesVerb::parse("raise"),
             Some(crate::tui::tuning::RulesVerb::Raise)
         );
-        assert_eq!(crate::tui::tuning::RulesVerb::Raise.name(), "raise");
     }
 }

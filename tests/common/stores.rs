@@ -18,33 +18,10 @@ pub fn committed_runs(
     let mut g = super::seeded::Gen::new(seed);
     let mut out = Vec::new();
     for n in 0..runs {
-        let run_id = store
-            .create_run(&NewRun {
-                topic: format!("話題{n}"),
-                model: Some("tiny".into()),
-                endpoint: None,
-                api: None,
-                options: json!({}),
-                persona_version: None,
-                ruleset_version: Some("r-1".into()),
-            })
-            .expect("run created");
+        let run_id = new_run(store, &format!("話題{n}"), json!({}));
         for t in 1..=turns {
-            let speaker = if t % 2 == 1 { "yana" } else { "ayu" };
             let status = *g.pick(statuses);
-            store
-                .commit_turn(&TurnCommit {
-                    run_id,
-                    turn: t,
-                    speaker: speaker.into(),
-                    attempt_id: None,
-                    text: format!("{speaker}の{t}番目の台詞"),
-                    status,
-                    flags: TurnFlags::default(),
-                    hook: None,
-                    hook_depth: None,
-                })
-                .expect("turn committed");
+            let speaker = commit(store, run_id, t, status);
             out.push(((run_id, t), speaker.to_string(), status));
         }
     }
@@ -61,32 +38,9 @@ pub fn run_with(
     statuses: &[Status],
     started: &str,
 ) -> i64 {
-    let run_id = store
-        .create_run(&NewRun {
-            topic: topic.into(),
-            model: Some("tiny".into()),
-            endpoint: None,
-            api: None,
-            options,
-            persona_version: None,
-            ruleset_version: Some("r-1".into()),
-        })
-        .expect("run created");
+    let run_id = new_run(store, topic, options);
     for (t, status) in (1..).zip(statuses) {
-        let speaker = if t % 2 == 1 { "yana" } else { "ayu" };
-        store
-            .commit_turn(&TurnCommit {
-                run_id,
-                turn: t,
-                speaker: speaker.into(),
-                attempt_id: None,
-                text: format!("{speaker}の{t}番目の台詞"),
-                status: *status,
-                flags: TurnFlags::default(),
-                hook: None,
-                hook_depth: None,
-            })
-            .expect("turn committed");
+        commit(store, run_id, t, *status);
     }
     store
         .conn()
@@ -96,4 +50,38 @@ pub fn run_with(
         )
         .expect("start time set");
     run_id
+}
+
+/// A run of the tiny model with `options` as stored.
+fn new_run(store: &mut Store, topic: &str, options: serde_json::Value) -> i64 {
+    store
+        .create_run(&NewRun {
+            topic: topic.into(),
+            model: Some("tiny".into()),
+            endpoint: None,
+            api: None,
+            options,
+            persona_version: None,
+            ruleset_version: Some("r-1".into()),
+        })
+        .expect("run created")
+}
+
+/// Turn `t` committed with `status`: やな on odd turns, あゆ on even; returns the speaker.
+fn commit(store: &mut Store, run_id: i64, t: u32, status: Status) -> &'static str {
+    let speaker = if t % 2 == 1 { "yana" } else { "ayu" };
+    store
+        .commit_turn(&TurnCommit {
+            run_id,
+            turn: t,
+            speaker: speaker.into(),
+            attempt_id: None,
+            text: format!("{speaker}の{t}番目の台詞"),
+            status,
+            flags: TurnFlags::default(),
+            hook: None,
+            hook_depth: None,
+        })
+        .expect("turn committed");
+    speaker
 }

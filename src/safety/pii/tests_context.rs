@@ -3,7 +3,7 @@
 //! that must stay. The names here are invented for these tests and are in no list.
 
 use super::PiiKind::*;
-use super::tests_issue16::{found, masks};
+use super::tests_issue16::{found, masks, names_found};
 
 /// One invented person in every script: (surname, full name) pairs.
 const PEOPLE: [(&str, &str); 6] = [
@@ -14,14 +14,6 @@ const PEOPLE: [(&str, &str); 6] = [
     ("汐見", "汐見 凪"),
     ("シオミ", "シオミ・ナギ"),
 ];
-
-fn names_found(text: &str) -> Vec<String> {
-    found(text)
-        .into_iter()
-        .filter(|(k, _)| *k == Name)
-        .map(|(_, s)| s)
-        .collect()
-}
 
 #[test]
 fn two_people_before_a_relationship_verb() {

@@ -20,6 +20,15 @@ pub(super) fn found(text: &str) -> Vec<(PiiKind, String)> {
         .collect()
 }
 
+/// The spans found as names in `text`.
+pub(super) fn names_found(text: &str) -> Vec<String> {
+    found(text)
+        .into_iter()
+        .filter(|(k, _)| *k == Name)
+        .map(|(_, s)| s)
+        .collect()
+}
+
 /// `text` masks to exactly `want`.
 #[track_caller]
 pub(super) fn masks(text: &str, want: &str) {

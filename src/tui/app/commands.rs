@@ -83,12 +83,7 @@ pub fn footer_items(app: &App) -> Vec<(String, String)> {
     let d = data();
     let bar = |name: &str| d.dialogs.get(name).cloned().unwrap_or_default();
     match app.focus() {
-        Focus::Dialog(_) => {
-            if let Some(m) = &app.modal {
-                return bar(dialog_name(m));
-            }
-            return bar("secret");
-        }
+        Focus::Dialog(d) => return bar(d.name()),
         Focus::Help => return bar("help"),
         Focus::Runs => return bar("runs"),
         Focus::Search => return bar("search"),

@@ -257,7 +257,7 @@ async fn answer(
         "model: {} at {}",
         deps.llm.model, deps.llm.endpoint
     ));
-    let serve = crate::serve::config::ServeConfig::defaults();
+    let serve = serve_defaults();
     let fallback = serve
         .lines
         .get(&me.id)
@@ -344,6 +344,13 @@ async fn said(
     row.verdict = serde_json::to_value(&c.verdict).ok();
     emit.send(ChatMsg::Judged(Box::new(c.verdict)));
     Ok(())
+}
+
+/// The bot's bundled settings (her fallback lines, `max_attempts`), parsed once: chat mode
+/// chooses as the bot does.
+fn serve_defaults() -> &'static crate::serve::config::ServeConfig {
+    static D: std::sync::OnceLock<crate::serve::config::ServeConfig> = std::sync::OnceLock::new();
+    D.get_or_init(crate::serve::config::ServeConfig::defaults)
 }
 
 /// How long chat mode waits for one answer, every attempt included (a person at the
