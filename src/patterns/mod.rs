@@ -39,6 +39,8 @@ pub const DEFAULT_WINDOW_SECS: i64 = 30 * 60;
 pub enum PatternError {
     #[error("database error: {0}")]
     Sql(#[from] rusqlite::Error),
+    #[error("database error: {0}")]
+    Db(#[from] crate::store::sql::DbError),
     #[error("{field}: {message}")]
     Invalid {
         field: &'static str,

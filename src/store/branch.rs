@@ -23,7 +23,7 @@ impl Store {
     /// (None when there was nothing to set aside).
     pub fn branch_off(&mut self, run_id: i64, from_turn: u32) -> Result<Option<u32>, StoreError> {
         self.write(|tx| {
-            require_run(tx, run_id)?;
+            require_run(super::sql::Db::Sqlite(tx), run_id)?;
             let n: u32 = tx.query_row(
                 "SELECT COALESCE(MAX(branch), 0) + 1 FROM branches WHERE run_id = ?1",
                 [run_id],

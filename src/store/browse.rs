@@ -185,7 +185,7 @@ impl Store {
             a.payload.to_string()
         };
         self.write(|tx| {
-            require_run(tx, a.run_id)?;
+            require_run(super::sql::Db::Sqlite(tx), a.run_id)?;
             tx.execute(
                 "INSERT INTO actions (run_id, turn, attempt_id, kind, payload, created_at,
                                       reviewer)

@@ -32,6 +32,7 @@ mod read;
 mod recover;
 mod rekey;
 pub mod review;
+pub mod sql;
 pub mod status;
 pub mod target;
 pub mod time;
@@ -41,7 +42,10 @@ pub mod write;
 
 use std::path::{Path, PathBuf};
 
-use rusqlite::{Connection, OptionalExtension, Transaction, params};
+use rusqlite::{Connection, Transaction};
+
+use crate::p;
+use sql::Optional;
 
 pub use actor::StoreHandle;
 pub use recover::INTERRUPTED;
@@ -78,6 +82,11 @@ pub enum StoreError {
     NotWal { path: PathBuf, mode: String },
     #[error("database error: {0}")]
     Sql(#[from] rusqlite::Error),
+    #[error("database error: {0}")]
+    Db(#[from] sql::DbError),
+    /// A PostgreSQL store could not be reached, used or migrated.
+    #[error("{0}")]
+    Pg(#[from] pg::PgError),
     /// `--db` named a URL this kakeai cannot use (never taken as a file name).
     #[error("{0}")]
     Url(String),
@@ -100,7 +109,13 @@ pub enum StoreError {
 
 /// Owns one connection. Every write method commits before it returns.
 pub struct Store {
+    /// SQLite: the store's connection. PostgreSQL: an empty in-memory SQLite, so code not yet
+    /// written for both engines (through [`Store::conn`]) fails with "no such table" instead
+    /// of reading or writing anything — the commands that reach it refuse a URL first.
     conn: Connection,
+    /// PostgreSQL: the store's connection.
+    pg: Option<sql::PgConn>,
+    /// The file, or the URL with its password as `***`.
     path: PathBuf,
     /// Claimed when this process creates its first run.
     owner: Option<recover::Owner>,
@@ -132,11 +147,50 @@ impl Store {
         migrate::apply(&mut conn, path)?;
         let mut store = Store {
             conn,
+            pg: None,
             path: path.to_path_buf(),
             owner: None,
         };
         // Runs a quit or kill -9 left `running` are marked on every start. Best effort: when
         // another process holds the lock too long, the next start does it.
+        if let Err(e) = store.mark_interrupted()
+            && !write::BusyCheck::is_busy(&e)
+        {
+            return Err(e);
+        }
+        Ok(store)
+    }
+
+    /// Opens what `--db` names: an SQLite file ([`Store::open`]) or a PostgreSQL URL
+    /// ([`Store::open_pg`]).
+    pub fn open_target(db: &Path) -> Result<Store, StoreError> {
+        match target::classify(db).map_err(StoreError::Url)? {
+            target::Target::File(p) => Store::open(&p),
+            target::Target::Postgres(url) => Store::open_pg(&url),
+        }
+    }
+
+    /// Connects to a PostgreSQL store and migrates it (once, however many instances start
+    /// together: the migrations hold an advisory lock). Safe to call from inside a runtime:
+    /// the migration runs on a thread of its own.
+    pub fn open_pg(url: &target::PgUrl) -> Result<Store, StoreError> {
+        let u = url.clone();
+        std::thread::spawn(move || -> Result<(), pg::PgError> {
+            let pg = pg::Pg::connect(&u)?;
+            pg::migrate::apply(&pg).map(|_| ())
+        })
+        .join()
+        .map_err(|_| StoreError::Panicked("migrating the PostgreSQL store".into()))??;
+        let conn = Connection::open_in_memory().map_err(|source| StoreError::Open {
+            path: PathBuf::from(url.shown()),
+            source,
+        })?;
+        let mut store = Store {
+            conn,
+            pg: Some(sql::PgConn::connect(url)?),
+            path: PathBuf::from(url.shown()),
+            owner: None,
+        };
         if let Err(e) = store.mark_interrupted()
             && !write::BusyCheck::is_busy(&e)
         {
@@ -178,7 +232,21 @@ impl Store {
         migrate::latest()
     }
 
-    /// The connection, for queries kept outside the store module (e.g. `crate::patterns`).
+    /// The store's connection on either engine, for queries kept outside the store module.
+    pub fn db(&self) -> sql::Db<'_> {
+        match &self.pg {
+            Some(pg) => sql::Db::Pg(pg),
+            None => sql::Db::Sqlite(&self.conn),
+        }
+    }
+
+    /// Which engine holds the store.
+    pub fn kind(&self) -> sql::Kind {
+        self.db().kind()
+    }
+
+    /// The SQLite connection, for code not yet written for both engines (on a PostgreSQL
+    /// store: an empty database, see the field).
     pub fn conn(&self) -> &Connection {
         &self.conn
     }
@@ -195,12 +263,12 @@ impl Store {
             r.options.to_string()
         };
         let owner = self.owner_token()?;
-        self.write(|tx| {
-            tx.execute(
+        self.transact(|tx| {
+            Ok(tx.one::<i64>(
                 "INSERT INTO runs (topic, model, endpoint, api, options, persona_version,
                                    ruleset_version, started_at, status, owner)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'running', ?9)",
-                params![
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'running', ?9) RETURNING id",
+                p![
                     r.topic,
                     r.model,
                     r.endpoint,
@@ -211,8 +279,7 @@ impl Store {
                     time::now_iso(),
                     owner
                 ],
-            )?;
-            Ok(tx.last_insert_rowid())
+            )?)
         })
     }
 
@@ -222,10 +289,10 @@ impl Store {
         status: RunStatus,
         error: Option<&str>,
     ) -> Result<(), StoreError> {
-        let n = self.write(|tx| {
+        let n = self.transact(|tx| {
             Ok(tx.execute(
                 "UPDATE runs SET status = ?2, error = ?3, ended_at = ?4 WHERE id = ?1",
-                params![run_id, status.as_str(), error, time::now_iso()],
+                p![run_id, status.as_str(), error, time::now_iso()],
             )?)
         })?;
         if n == 0 {
@@ -239,13 +306,13 @@ impl Store {
         check_speaker(&a.speaker)?;
         check_ordinal("turn", a.turn)?;
         check_ordinal("attempt", a.attempt)?;
-        self.write(|tx| {
+        self.transact(|tx| {
             require_run(tx, a.run_id)?;
-            tx.execute(
+            Ok(tx.one::<i64>(
                 "INSERT INTO attempts (run_id, turn, speaker, attempt, state, text, tokens,
                                        guidance, prompt_hash, started_at, first_token_ms)
-                 VALUES (?1, ?2, ?3, ?4, 'streaming', ?5, ?6, ?7, ?8, ?9, ?10)",
-                params![
+                 VALUES (?1, ?2, ?3, ?4, 'streaming', ?5, ?6, ?7, ?8, ?9, ?10) RETURNING id",
+                p![
                     a.run_id,
                     a.turn,
                     a.speaker,
@@ -257,8 +324,7 @@ impl Store {
                     time::iso_utc(a.started_at),
                     a.first_token_ms.map(clamp_i64)
                 ],
-            )?;
-            Ok(tx.last_insert_rowid())
+            )?)
         })
     }
 
@@ -269,10 +335,10 @@ impl Store {
         partial: &str,
         tokens: u32,
     ) -> Result<(), StoreError> {
-        let n = self.write(|tx| {
+        let n = self.transact(|tx| {
             Ok(tx.execute(
                 "UPDATE attempts SET text = ?2, tokens = ?3 WHERE id = ?1",
-                params![attempt_id, partial, tokens],
+                p![attempt_id, partial, tokens],
             )?)
         })?;
         if n == 0 {
@@ -296,13 +362,13 @@ impl Store {
             o.verdict.as_ref().map(|v| v.to_string()),
             o.judge.as_ref().map(|v| v.to_string()),
         );
-        let n = self.write(|tx| {
+        let n = self.transact(|tx| {
             Ok(tx.execute(
                 "UPDATE attempts SET state = ?2, text = ?3, tokens = COALESCE(?4, tokens),
                         status = ?5, verdict = ?6, judge = ?7, judge_raw = ?8, latency_ms = ?9,
                         error = ?10, fallback = ?11
                  WHERE id = ?1",
-                params![
+                p![
                     attempt_id,
                     o.state.as_str(),
                     o.text,
@@ -329,13 +395,13 @@ impl Store {
         check_speaker(&t.speaker)?;
         check_ordinal("turn", t.turn)?;
         let status = status_text(t.status)?;
-        self.write(|tx| {
+        self.transact(|tx| {
             require_run(tx, t.run_id)?;
             if let Some(id) = t.attempt_id {
                 let owner: Option<(i64, u32)> = tx
                     .query_row(
                         "SELECT run_id, turn FROM attempts WHERE id = ?1",
-                        [id],
+                        p![id],
                         |r| Ok((r.get(0)?, r.get(1)?)),
                     )
                     .optional()?;
@@ -351,7 +417,7 @@ impl Store {
                                     futile, held, hook, hook_depth, committed_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
                  ON CONFLICT (run_id, turn) DO NOTHING",
-                params![
+                p![
                     t.run_id,
                     t.turn,
                     t.speaker,
@@ -379,11 +445,11 @@ impl Store {
     /// Drops the committed turns from `from_turn` on (a regeneration rewinds the run). Their
     /// attempts stay: the history of what was tried is kept.
     pub fn truncate_turns(&mut self, run_id: i64, from_turn: u32) -> Result<usize, StoreError> {
-        self.write(|tx| {
+        self.transact(|tx| {
             require_run(tx, run_id)?;
             Ok(tx.execute(
                 "DELETE FROM turns WHERE run_id = ?1 AND turn >= ?2",
-                params![run_id, from_turn],
+                p![run_id, from_turn],
             )?)
         })
     }
@@ -394,12 +460,12 @@ impl Store {
         } else {
             a.payload.to_string()
         };
-        self.write(|tx| {
+        self.transact(|tx| {
             require_run(tx, a.run_id)?;
-            tx.execute(
+            Ok(tx.one::<i64>(
                 "INSERT INTO actions (run_id, turn, attempt_id, kind, payload, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id",
+                p![
                     a.run_id,
                     a.turn,
                     a.attempt_id,
@@ -407,13 +473,25 @@ impl Store {
                     payload,
                     time::now_iso()
                 ],
-            )?;
-            Ok(tx.last_insert_rowid())
+            )?)
         })
     }
 
+    /// Runs `f` as one committed write on either engine (see [`sql`]'s doc: IMMEDIATE on
+    /// SQLite, SERIALIZABLE on PostgreSQL, retried while another writer is in the way). `f`
+    /// may run more than once.
+    pub fn transact<T>(
+        &mut self,
+        f: impl FnMut(sql::Db<'_>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        match &self.pg {
+            Some(pg) => sql::pg_write(pg, f),
+            None => sql::sqlite_write(&mut self.conn, f),
+        }
+    }
+
     /// Runs `f` as one committed write: IMMEDIATE, waiting for and retrying a busy lock (see
-    /// [`write::immediate`]). `f` may run more than once.
+    /// [`write::immediate`]). `f` may run more than once. SQLite only (see [`Store::conn`]).
     pub fn write<T>(
         &mut self,
         f: impl FnMut(&Transaction<'_>) -> Result<T, StoreError>,
@@ -438,9 +516,9 @@ fn file_only(p: &Path) -> Result<(), String> {
     }
 }
 
-fn require_run(conn: &Connection, run_id: i64) -> Result<(), StoreError> {
-    let found: Option<i64> = conn
-        .query_row("SELECT id FROM runs WHERE id = ?1", [run_id], |r| r.get(0))
+fn require_run(db: sql::Db<'_>, run_id: i64) -> Result<(), StoreError> {
+    let found: Option<i64> = db
+        .one("SELECT id FROM runs WHERE id = ?1", p![run_id])
         .optional()?;
     found.map(|_| ()).ok_or(StoreError::NoSuchRun(run_id))
 }

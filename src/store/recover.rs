@@ -5,9 +5,9 @@
 use std::fs::{File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
 
-use rusqlite::params;
-
+use super::sql::{Db, Kind};
 use super::{Store, StoreError, time};
+use crate::p;
 
 /// The message written on runs (and their streaming attempts) found interrupted.
 pub const INTERRUPTED: &str =
@@ -18,12 +18,15 @@ pub const INTERRUPTED: &str =
 pub(super) struct Owner {
     pub token: String,
     path: PathBuf,
-    _file: File,
+    /// SQLite: the locked file; PostgreSQL: none (the lock lives with the connection).
+    _file: Option<File>,
 }
 
 impl Drop for Owner {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        if self._file.is_some() {
+            let _ = std::fs::remove_file(&self.path);
+        }
     }
 }
 
@@ -61,7 +64,7 @@ pub(super) fn claim(db: &Path) -> Result<Owner, StoreError> {
     Ok(Owner {
         token,
         path,
-        _file: file,
+        _file: Some(file),
     })
 }
 
@@ -90,24 +93,30 @@ impl Store {
     /// Returns the run ids marked.
     pub fn mark_interrupted(&mut self) -> Result<Vec<i64>, StoreError> {
         let mine = self.owner.as_ref().map(|o| o.token.clone());
-        let candidates: Vec<(i64, Option<String>)> = self
-            .conn
-            .prepare("SELECT id, owner FROM runs WHERE status = 'running' ORDER BY id")?
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-            .collect::<Result<_, _>>()?;
+        let candidates: Vec<(i64, Option<String>)> = self.db().query_map(
+            "SELECT id, owner FROM runs WHERE status = 'running' ORDER BY id",
+            p![],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
         let path = self.path.clone();
-        let dead: Vec<i64> = candidates
-            .into_iter()
-            .filter(|(_, owner)| match owner {
+        let mut dead = Vec::new();
+        for (id, owner) in candidates {
+            let gone = match &owner {
                 None => true,
-                Some(o) => Some(o) != mine.as_ref() && !alive(&path, o),
-            })
-            .map(|(id, _)| id)
-            .collect();
+                Some(o) if Some(o) == mine.as_ref() => false,
+                Some(o) => match self.kind() {
+                    Kind::Sqlite => !alive(&path, o),
+                    Kind::Postgres => !pg_alive(self.db(), o)?,
+                },
+            };
+            if gone {
+                dead.push(id);
+            }
+        }
         if dead.is_empty() {
             return Ok(dead);
         }
-        self.write(|tx| {
+        self.transact(|tx| {
             for id in &dead {
                 end_run(tx, *id, "interrupted", INTERRUPTED)?;
             }
@@ -119,13 +128,16 @@ impl Store {
     /// Ends a run that is still running as `stopped` (e.g. on Ctrl-C), its streaming attempts
     /// cancelled with their partial text kept. False when the run had already ended.
     pub fn stop_run(&mut self, run_id: i64, why: &str) -> Result<bool, StoreError> {
-        self.write(|tx| end_run(tx, run_id, "stopped", why))
+        self.transact(|tx| end_run(tx, run_id, "stopped", why))
     }
 
     /// The token written as `runs.owner`, claiming (and locking) it on first use.
     pub(super) fn owner_token(&mut self) -> Result<String, StoreError> {
         if self.owner.is_none() {
-            self.owner = Some(claim(&self.path)?);
+            self.owner = Some(match self.kind() {
+                Kind::Sqlite => claim(&self.path)?,
+                Kind::Postgres => pg_claim(self.db())?,
+            });
         }
         Ok(self
             .owner
@@ -135,21 +147,52 @@ impl Store {
     }
 }
 
-fn end_run(
-    tx: &rusqlite::Transaction<'_>,
-    run_id: i64,
-    status: &str,
-    why: &str,
-) -> Result<bool, StoreError> {
+/// On PostgreSQL the owner's claim is a session advisory lock keyed by the token: held by the
+/// store's connection, released by the server when that connection ends however the process
+/// ended (a `kill -9` closes its socket).
+fn pg_claim(db: Db<'_>) -> Result<Owner, StoreError> {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let token = format!("pg-{}-{nanos}", std::process::id());
+    db.execute(
+        "SELECT pg_advisory_lock(hashtextextended(?1, 24))",
+        p![token],
+    )?;
+    Ok(Owner {
+        token,
+        path: PathBuf::new(),
+        _file: None,
+    })
+}
+
+/// True when another session holds the owner's advisory lock. Taking it means the owner is
+/// gone; it is given back at once.
+fn pg_alive(db: Db<'_>, token: &str) -> Result<bool, StoreError> {
+    let took: bool = db.one(
+        "SELECT pg_try_advisory_lock(hashtextextended(?1, 24))",
+        p![token],
+    )?;
+    if took {
+        db.execute(
+            "SELECT pg_advisory_unlock(hashtextextended(?1, 24))",
+            p![token],
+        )?;
+    }
+    Ok(!took)
+}
+
+fn end_run(tx: Db<'_>, run_id: i64, status: &str, why: &str) -> Result<bool, StoreError> {
     let n = tx.execute(
         "UPDATE runs SET status = ?2, error = COALESCE(error, ?3), ended_at = ?4
          WHERE id = ?1 AND status = 'running'",
-        params![run_id, status, why, time::now_iso()],
+        p![run_id, status, why, time::now_iso()],
     )?;
     tx.execute(
         "UPDATE attempts SET state = 'cancelled', error = COALESCE(error, ?2)
          WHERE run_id = ?1 AND state = 'streaming'",
-        params![run_id, why],
+        p![run_id, why],
     )?;
     Ok(n > 0)
 }

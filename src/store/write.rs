@@ -41,7 +41,7 @@ where
     let mut tries = 0;
     loop {
         let once = (|| -> Result<T, E> {
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let tx = immediate_tx(conn)?;
             let v = f(&tx)?;
             tx.commit()?;
             Ok(v)
@@ -54,6 +54,11 @@ where
             r => return r,
         }
     }
+}
+
+/// A transaction holding the write lock from its start.
+pub fn immediate_tx(conn: &mut Connection) -> rusqlite::Result<Transaction<'_>> {
+    conn.transaction_with_behavior(TransactionBehavior::Immediate)
 }
 
 /// Errors that can say "the lock was busy".
@@ -69,13 +74,27 @@ impl BusyCheck for rusqlite::Error {
 
 impl BusyCheck for super::StoreError {
     fn is_busy(&self) -> bool {
-        matches!(self, super::StoreError::Sql(e) if is_busy(e))
+        match self {
+            super::StoreError::Sql(e) => is_busy(e),
+            super::StoreError::Db(e) => e.is_busy(),
+            _ => false,
+        }
     }
 }
 
 impl BusyCheck for crate::patterns::PatternError {
     fn is_busy(&self) -> bool {
-        matches!(self, crate::patterns::PatternError::Sql(e) if is_busy(e))
+        match self {
+            crate::patterns::PatternError::Sql(e) => is_busy(e),
+            crate::patterns::PatternError::Db(e) => e.is_busy(),
+            _ => false,
+        }
+    }
+}
+
+impl BusyCheck for super::sql::DbError {
+    fn is_busy(&self) -> bool {
+        super::sql::DbError::is_busy(self)
     }
 }
 

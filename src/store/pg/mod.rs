@@ -290,7 +290,7 @@ fn pgpass_fields(line: &str) -> Vec<String> {
 }
 
 /// TLS for `sslmode=prefer|require` through rustls and the webpki roots (no OpenSSL).
-fn tls() -> tokio_postgres_rustls::MakeRustlsConnect {
+pub(crate) fn tls() -> tokio_postgres_rustls::MakeRustlsConnect {
     let roots = rustls::RootCertStore {
         roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
     };
