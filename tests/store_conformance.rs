@@ -7,7 +7,7 @@ mod common;
 
 use std::time::SystemTime;
 
-use common::pg::PgCluster;
+use common::both::Case;
 use kakeai::director::Status;
 use kakeai::p;
 use kakeai::store::sql::{DbError, Optional};
@@ -15,8 +15,6 @@ use kakeai::store::{
     ActionKind, AttemptOutcome, NewAction, NewAttempt, NewRun, Store, StoreError, TurnCommit,
     TurnFlags,
 };
-
-type Case = fn(&mut Store, &dyn Fn() -> Store);
 
 /// Every case, by name.
 const CASES: &[(&str, Case)] = &[
@@ -45,41 +43,7 @@ const CASES: &[(&str, Case)] = &[
     ),
 ];
 
-/// Runs every case on `open`'s stores, naming each failure.
-fn run_all(engine: &str, open: &dyn Fn(&str) -> Box<dyn Fn() -> Store>) {
-    let mut failed = Vec::new();
-    for (name, case) in CASES {
-        let reopen = open(name);
-        let mut store = reopen();
-        let r =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| case(&mut store, &*reopen)));
-        if r.is_err() {
-            failed.push(*name);
-        }
-    }
-    assert!(failed.is_empty(), "{engine}: failed cases {failed:?}");
-}
-
-#[test]
-fn every_case_on_sqlite() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let base = dir.path().to_path_buf();
-    run_all("sqlite", &|name| {
-        let path = base.join(format!("{name}.db"));
-        Box::new(move || Store::open(&path).expect("opens"))
-    });
-}
-
-#[test]
-fn every_case_on_postgresql() {
-    let Some(cluster) = PgCluster::start("every_case_on_postgresql") else {
-        return;
-    };
-    run_all("postgresql", &|name| {
-        let url = cluster.database(name);
-        Box::new(move || Store::open_target(std::path::Path::new(&url)).expect("opens"))
-    });
-}
+on_both_engines!(CASES);
 
 fn new_run(store: &mut Store, topic: &str) -> i64 {
     store

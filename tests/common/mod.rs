@@ -1,6 +1,7 @@
 //! Shared helpers for the integration tests.
 #![allow(dead_code)]
 
+pub mod both;
 pub mod pg;
 pub mod seeded;
 pub mod stores;
