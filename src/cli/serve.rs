@@ -10,7 +10,7 @@ use clap::{Args, Subcommand};
 use crate::llm::{ApiKind, LlmConfig};
 use crate::serve::config::ServeConfig;
 use crate::serve::{Services, metrics};
-use crate::store::{Store, StoreHandle};
+use crate::store::{Store, StoreError, StoreHandle};
 use crate::text::analyzer::{self, AnalyzerChoice};
 
 #[derive(Args, Debug)]
@@ -154,14 +154,20 @@ pub fn run(args: ServeArgs) -> i32 {
         Ok(a) => a,
         Err(e) => return fail(2, e.to_string()),
     };
-    let db = match Store::path_or_default(args.db.as_deref()) {
+    // A file or a PostgreSQL URL: on PostgreSQL several instances share one store.
+    let lease_seconds = cfg.lease_seconds;
+    let db = match Store::target_or_default(args.db.as_deref()) {
         Ok(p) => p,
         Err(e) => return fail(2, e),
     };
-    let (store, ingress) = match (Store::open(&db), Store::open(&db)) {
-        (Ok(a), Ok(b)) => (StoreHandle::spawn(a), StoreHandle::spawn(b)),
-        (Err(e), _) | (_, Err(e)) => return fail(2, format!("{}: {e}", db.display())),
-    };
+    let (store, ingress) =
+        match Store::open_target(&db).and_then(|a| Ok((a, Store::open_target(&db)?))) {
+            Ok((a, b)) => (StoreHandle::spawn(a), StoreHandle::spawn(b)),
+            Err(e) if matches!(e, StoreError::Pg(_) | StoreError::Db(_)) => {
+                return fail(e.exit_code(), e.to_string());
+            }
+            Err(e) => return fail(e.exit_code(), format!("{}: {e}", db.display())),
+        };
     let api = match crate::serve::line_api::LineApi::new(&cfg.api_base, token, cfg.line_api.clone())
     {
         Ok(a) => a,
@@ -195,6 +201,7 @@ pub fn run(args: ServeArgs) -> i32 {
         log: Arc::new(crate::serve::oplog::OpLog::beside(&db)),
         line_health: Arc::new(crate::serve::ready::LineHealth::default()),
         work: Some(work.handle().clone()),
+        lease: crate::serve::lease::Lease::new(lease_seconds),
     });
     if let Err(e) = check_lines(&svc) {
         return fail(2, e);

@@ -1,14 +1,15 @@
 //! Seed 002's `JudgmentCacheRepository` on `judgment_caches`: save (upsert on channel + thread),
 //! find_by_scope, delete_expired (next_check_at before a time), delete_by_scope.
 
-use rusqlite::{OptionalExtension, Row, params};
+use crate::p;
+use crate::store::sql::{DbError, Optional, Row};
 
 use super::judgment::JudgmentCache;
 use crate::patterns::stamp::{self, Millis};
 use crate::store::{Store, StoreError};
 
-fn cache_row(r: &Row) -> rusqlite::Result<JudgmentCache> {
-    let t = |i: usize| -> rusqlite::Result<Millis> {
+fn cache_row(r: &Row) -> Result<JudgmentCache, DbError> {
+    let t = |i: usize| -> Result<Millis, DbError> {
         let s: String = r.get(i)?;
         Ok(stamp::from_db(&s).unwrap_or(0))
     };
@@ -28,7 +29,7 @@ fn cache_row(r: &Row) -> rusqlite::Result<JudgmentCache> {
 
 /// Upsert: the same channel + thread updates the one row (created_at kept).
 pub fn save_cache(store: &mut Store, c: &JudgmentCache) -> Result<(), StoreError> {
-    store.write(|tx| {
+    store.transact(|tx| {
         tx.execute(
             "INSERT INTO judgment_caches (channel_id, thread_ts, should_respond, confidence, reason,
                latest_message_ts, next_check_at, created_at, updated_at)
@@ -37,7 +38,7 @@ pub fn save_cache(store: &mut Store, c: &JudgmentCache) -> Result<(), StoreError
                should_respond = excluded.should_respond, confidence = excluded.confidence,
                reason = excluded.reason, latest_message_ts = excluded.latest_message_ts,
                next_check_at = excluded.next_check_at, updated_at = excluded.updated_at",
-            params![
+            p![
                 c.channel_id,
                 c.thread_ts.as_deref().unwrap_or(""),
                 c.should_respond,
@@ -61,12 +62,12 @@ pub fn find_cache(
     thread: Option<&str>,
 ) -> Result<Option<JudgmentCache>, StoreError> {
     Ok(store
-        .conn()
+        .db()
         .query_row(
             &format!(
                 "SELECT {CACHE_COLS} FROM judgment_caches WHERE channel_id = ?1 AND thread_ts = ?2"
             ),
-            params![channel, thread.unwrap_or("")],
+            p![channel, thread.unwrap_or("")],
             cache_row,
         )
         .optional()?)
@@ -74,16 +75,22 @@ pub fn find_cache(
 
 /// Every cache row, newest update first (the workbench's view).
 pub fn all_caches(store: &Store) -> Result<Vec<JudgmentCache>, StoreError> {
-    let mut st = store.conn().prepare(&format!(
-        "SELECT {CACHE_COLS} FROM judgment_caches ORDER BY updated_at DESC, id DESC"
-    ))?;
-    Ok(st.query_map([], cache_row)?.collect::<Result<_, _>>()?)
+    Ok(store.db().query_map(
+        &format!("SELECT {CACHE_COLS} FROM judgment_caches ORDER BY updated_at DESC, id DESC"),
+        p![],
+        cache_row,
+    )?)
 }
 
 /// Deletes rows whose next_check_at is before `before`; returns how many.
 pub fn delete_expired(store: &mut Store, before: Millis) -> Result<usize, StoreError> {
     let b = stamp::iso(before);
-    store.write(|tx| Ok(tx.execute("DELETE FROM judgment_caches WHERE next_check_at < ?1", [&b])?))
+    store.transact(|tx| {
+        Ok(tx.execute(
+            "DELETE FROM judgment_caches WHERE next_check_at < ?1",
+            p![&b],
+        )?)
+    })
 }
 
 pub fn delete_cache(
@@ -91,10 +98,10 @@ pub fn delete_cache(
     channel: &str,
     thread: Option<&str>,
 ) -> Result<(), StoreError> {
-    store.write(|tx| {
+    store.transact(|tx| {
         tx.execute(
             "DELETE FROM judgment_caches WHERE channel_id = ?1 AND thread_ts = ?2",
-            params![channel, thread.unwrap_or("")],
+            p![channel, thread.unwrap_or("")],
         )?;
         Ok(())
     })

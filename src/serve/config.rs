@@ -110,6 +110,8 @@ pub struct ServeConfig {
     pub max_attempts: usize,
     pub workers: usize,
     pub drain_seconds: f64,
+    /// How long an instance holds a message it is answering (see serve.toml).
+    pub lease_seconds: f64,
     pub http: HttpConfig,
     pub line_api: LineApiConfig,
     pub response: ResponseConfig,
@@ -182,6 +184,7 @@ impl ServeConfig {
         let times = [
             self.answer_budget_seconds,
             self.drain_seconds,
+            self.lease_seconds,
             h.header_timeout_seconds,
             h.body_timeout_seconds,
             h.max_connection_seconds,
@@ -192,7 +195,7 @@ impl ServeConfig {
             || h.max_body_bytes == 0
             || h.max_connections == 0
         {
-            return Err("answer_budget_seconds, drain_seconds and every [http] limit must be positive (seconds at most a day)".into());
+            return Err("answer_budget_seconds, drain_seconds, lease_seconds and every [http] limit must be positive (seconds at most a day)".into());
         }
         let p = self.pii.llm_seconds;
         if !p.is_finite() || p <= 0.0 || p > 86_400.0 {

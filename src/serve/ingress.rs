@@ -20,7 +20,8 @@ pub struct Ingress {
 }
 
 impl Ingress {
-    pub fn start(store: StoreHandle) -> Ingress {
+    /// `lease`: the new messages are held by this instance (see `lease`).
+    pub fn start(store: StoreHandle, lease: Option<super::lease::Lease>) -> Ingress {
         let (tx, mut rx) = mpsc::unbounded_channel::<Waiting>();
         tokio::spawn(async move {
             while let Some(first) = rx.recv().await {
@@ -34,7 +35,10 @@ impl Ingress {
                 let sizes: Vec<usize> = batch.iter().map(|(e, _)| e.len()).collect();
                 let (all, replies): (Vec<Vec<NewEvent>>, Vec<_>) = batch.into_iter().unzip();
                 let all: Vec<NewEvent> = all.into_iter().flatten().collect();
-                let r = store.call(move |s| store::accept(s, &all)).await;
+                let hold = lease.clone();
+                let r = store
+                    .call(move |s| store::accept_held(s, &all, hold.as_ref()))
+                    .await;
                 match r {
                     Ok(results) => {
                         let mut it = results.into_iter();

@@ -10,6 +10,7 @@ pub mod config_secrets;
 pub mod events;
 pub mod ingress;
 pub mod judgment;
+pub mod lease;
 pub mod line_api;
 pub mod listen;
 pub mod metrics;
@@ -58,6 +59,8 @@ pub struct Services {
     /// The runtime the pipeline (workers, checker) runs on, apart from the one answering HTTP,
     /// so acknowledgements never queue behind answers; None: the current runtime.
     pub work: Option<tokio::runtime::Handle>,
+    /// This instance's hold on the messages it answers (several instances on one store).
+    pub lease: lease::Lease,
 }
 
 impl Services {

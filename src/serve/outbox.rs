@@ -6,7 +6,8 @@
 //! after the crash, so LINE answers 409 to a push it already accepted), and a reply re-uses
 //! its single-use reply token (LINE refuses a used one).
 
-use rusqlite::{OptionalExtension, params};
+use crate::p;
+use crate::store::sql::Optional;
 
 use super::store::BotLine;
 use crate::store::{Store, StoreError};
@@ -52,10 +53,10 @@ pub fn settle(
     note: Option<&str>,
     user_state: &'static str,
 ) -> Result<(), StoreError> {
-    store.write(|tx| {
+    store.transact(|tx| {
         let (trace, reply_to): (String, i64) = tx.query_row(
             "SELECT trace, reply_to FROM line_messages WHERE id = ?1",
-            [bot_id],
+            p![bot_id],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )?;
         let mut trace: Vec<String> = serde_json::from_str(&trace).unwrap_or_default();
@@ -65,8 +66,8 @@ pub fn settle(
         let review = state != "sent";
         tx.execute(
             "UPDATE line_messages SET state = ?1, delivery = ?2, trace = ?3,
-               review = MAX(review, ?4) WHERE id = ?5",
-            params![
+               review = CASE WHEN review > ?4 THEN review ELSE ?4 END WHERE id = ?5",
+            p![
                 state,
                 delivery,
                 serde_json::to_string(&trace).unwrap_or_else(|_| "[]".into()),
@@ -76,7 +77,7 @@ pub fn settle(
         )?;
         tx.execute(
             "UPDATE line_messages SET state = ?1 WHERE id = ?2",
-            params![user_state, reply_to],
+            p![user_state, reply_to],
         )?;
         Ok(())
     })
@@ -84,31 +85,31 @@ pub fn settle(
 
 /// The lines a crash left `sending`, oldest first.
 pub fn sending(store: &Store) -> Result<Vec<Sending>, StoreError> {
-    let mut st = store.conn().prepare(
+    Ok(store.db().query_map(
         "SELECT id, reply_to, channel_id, text_masked, delivery FROM line_messages
           WHERE role = 'bot' AND state = 'sending' ORDER BY id",
-    )?;
-    let rows = st.query_map([], |r| {
-        let delivery: String = r.get(4)?;
-        Ok(Sending {
-            bot_id: r.get(0)?,
-            reply_to: r.get(1)?,
-            channel_id: r.get(2)?,
-            text: r.get(3)?,
-            reply_token: delivery.strip_prefix(REPLY).map(str::to_string),
-        })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+        p![],
+        |r| {
+            let delivery: String = r.get(4)?;
+            Ok(Sending {
+                bot_id: r.get(0)?,
+                reply_to: r.get(1)?,
+                channel_id: r.get(2)?,
+                text: r.get(3)?,
+                reply_token: delivery.strip_prefix(REPLY).map(str::to_string),
+            })
+        },
+    )?)
 }
 
 /// The user-message state a settled line leaves (`answered`, or `unsupported` for her
 /// text-only line), read back for a resumed one.
 pub fn user_state_of(store: &Store, bot_id: i64) -> Result<&'static str, StoreError> {
     let source: Option<String> = store
-        .conn()
+        .db()
         .query_row(
             "SELECT source FROM line_messages WHERE id = ?1",
-            [bot_id],
+            p![bot_id],
             |r| r.get(0),
         )
         .optional()?;

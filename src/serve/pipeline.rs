@@ -278,23 +278,22 @@ async fn context(svc: &Services, user: &UserLine) -> (ChatContext, Option<GroupV
     let (rows, me) = svc
         .store
         .call(move |s| {
-            let mut st = s.conn().prepare(&format!(
-                "SELECT role, {}, state, speaker FROM line_messages WHERE channel_id = ?1
-                   AND thread_ts IS ?2 AND id < ?3 ORDER BY id DESC LIMIT ?4",
-                super::store::MODEL_TEXT
-            ))?;
-            let mut v: Vec<Row> = st
-                .query_map(rusqlite::params![ch, th, id, limit as i64], |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-                })?
-                .collect::<Result<_, _>>()?;
+            let mut v: Vec<Row> = s.db().query_map(
+                &format!(
+                    "SELECT role, {}, state, speaker FROM line_messages WHERE channel_id = ?1
+                       AND thread_ts IS NOT DISTINCT FROM ?2 AND id < ?3
+                     ORDER BY id DESC LIMIT ?4",
+                    super::store::MODEL_TEXT
+                ),
+                crate::p![ch, th, id, limit as i64],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )?;
             v.reverse();
             let me: String = s
-                .conn()
-                .query_row(
+                .db()
+                .one(
                     "SELECT speaker FROM line_messages WHERE id = ?1",
-                    [id],
-                    |r| r.get(0),
+                    crate::p![id],
                 )
                 .unwrap_or_default();
             Ok((v, me))

@@ -37,7 +37,10 @@ pub async fn report(svc: &Services) -> (bool, serde_json::Value) {
     };
     let store = svc
         .store
-        .call(|s| Ok(s.conn().query_row("SELECT 1", [], |r| r.get::<_, i64>(0))?))
+        .call(|s| {
+            Ok(s.db()
+                .one::<i64>("SELECT COUNT(*) FROM line_events", crate::p![])?)
+        })
         .await
         .map(|_| ())
         .map_err(|e| e.to_string());

@@ -3,7 +3,8 @@
 //! outcome (continued / replied / dropout, or pending while the window is open), and the
 //! reviewer's 👍/👎 (for a pattern reply also the pattern's like_rate), override and note.
 
-use rusqlite::params;
+use crate::p;
+use crate::store::sql::Db;
 
 use crate::patterns::stamp::Millis;
 use crate::store::{Store, StoreError};
@@ -100,13 +101,12 @@ fn block_reason(safety: Option<&str>) -> String {
 }
 
 /// The user's blocked messages in chat `ch`, as rows of the view.
-fn blocked(conn: &rusqlite::Connection, ch: &str) -> Result<Vec<Reply>, StoreError> {
-    let mut st = conn.prepare(
+fn blocked(conn: Db<'_>, ch: &str) -> Result<Vec<Reply>, StoreError> {
+    let rows = conn.query_map(
         "SELECT id, text_masked, safety, at_ms FROM line_messages
          WHERE channel_id = ?1 AND role = 'user' AND state = 'blocked'",
-    )?;
-    let rows = st
-        .query_map([ch], |r| {
+        p![ch],
+        |r| {
             let safety: Option<String> = r.get(2)?;
             Ok(Reply {
                 id: r.get(0)?,
@@ -126,8 +126,8 @@ fn blocked(conn: &rusqlite::Connection, ch: &str) -> Result<Vec<Reply>, StoreErr
                 error: Some(block_reason(safety.as_deref())),
                 findings: Vec::new(),
             })
-        })?
-        .collect::<Result<_, _>>()?;
+        },
+    )?;
     Ok(rows)
 }
 
@@ -181,29 +181,31 @@ pub fn conversations(
     window_ms: i64,
     limit: usize,
 ) -> Result<Vec<Conversation>, StoreError> {
-    let conn = store.conn();
-    let mut chans = conn.prepare(
-        "SELECT channel_id, source_type, MAX(at_ms) FROM line_messages GROUP BY channel_id
-         ORDER BY MAX(id) DESC LIMIT ?1",
+    let conn = store.db();
+    // The chat's source type from its newest row (a chat keeps one; SQLite took any row's).
+    let chans: Vec<(String, String, Millis)> = conn.query_map(
+        "SELECT c.channel_id, m.source_type, c.last_at FROM
+           (SELECT channel_id, MAX(at_ms) AS last_at, MAX(id) AS last_id FROM line_messages
+             GROUP BY channel_id) c JOIN line_messages m ON m.id = c.last_id
+         ORDER BY c.last_id DESC LIMIT ?1",
+        p![limit as i64],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
     )?;
-    let chans: Vec<(String, String, Millis)> = chans
-        .query_map([limit as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-        .collect::<Result<_, _>>()?;
     let mut out = Vec::new();
     for (ch, st, last) in chans {
-        let users: Vec<Millis> = conn
-            .prepare("SELECT at_ms FROM line_messages WHERE channel_id = ?1 AND role = 'user' ORDER BY at_ms")?
-            .query_map([&ch], |r| r.get(0))?
-            .collect::<Result<_, _>>()?;
-        let mut st_r = conn.prepare(
+        let users: Vec<Millis> = conn.query_map(
+            "SELECT at_ms FROM line_messages WHERE channel_id = ?1 AND role = 'user' ORDER BY at_ms",
+            p![ch],
+            |r| r.get(0),
+        )?;
+        let replies = conn.query_map(
             "SELECT b.id, COALESCE(u.text_masked, ''), b.text_masked, b.verdict, b.verdict_override,
                     b.source, b.pattern_id, b.review, b.thumb, b.note, b.delivery, b.at_ms,
                     b.state, b.trace
              FROM line_messages b LEFT JOIN line_messages u ON u.id = b.reply_to
              WHERE b.channel_id = ?1 AND b.role = 'bot' ORDER BY b.id DESC",
-        )?;
-        let replies = st_r
-            .query_map([&ch], |r| {
+            p![ch],
+            |r| {
                 let verdict: Option<String> = r.get(3)?;
                 let over: Option<String> = r.get(4)?;
                 let state: String = r.get(12)?;
@@ -232,8 +234,8 @@ pub fn conversations(
                     state,
                     findings,
                 })
-            })?
-            .collect::<Result<Vec<Reply>, _>>()?;
+            },
+        )?;
         let mut replies = replies;
         replies.extend(blocked(conn, &ch)?);
         replies.sort_by_key(|r| std::cmp::Reverse(r.id));
@@ -250,17 +252,17 @@ pub fn conversations(
 /// 👍 (`up`) or 👎 on a reply; a pattern reply's use also takes it (the pattern's like_rate).
 pub fn thumb(store: &mut Store, reply_id: i64, up: bool) -> Result<Option<i64>, StoreError> {
     let v = if up { 1 } else { -1 };
-    let usage: Option<i64> = store.write(|tx| {
+    let usage: Option<i64> = store.transact(|tx| {
         let n = tx.execute(
             "UPDATE line_messages SET thumb = ?1 WHERE id = ?2 AND role = 'bot'",
-            params![v, reply_id],
+            p![v, reply_id],
         )?;
         if n == 0 {
             return Err(StoreError::Invalid(format!("no LINE reply {reply_id}")));
         }
         Ok(tx.query_row(
             "SELECT usage_id FROM line_messages WHERE id = ?1",
-            [reply_id],
+            p![reply_id],
             |r| r.get(0),
         )?)
     })?;
@@ -284,10 +286,10 @@ pub fn set_override(
             "an override is PASS, WARN or RETRY, not {s:?}"
         )));
     }
-    store.write(|tx| {
+    store.transact(|tx| {
         tx.execute(
             "UPDATE line_messages SET verdict_override = ?1 WHERE id = ?2 AND role = 'bot'",
-            params![status, reply_id],
+            p![status, reply_id],
         )?;
         Ok(())
     })
@@ -295,10 +297,10 @@ pub fn set_override(
 
 pub fn set_note(store: &mut Store, reply_id: i64, note: &str) -> Result<(), StoreError> {
     let note = note.trim();
-    store.write(|tx| {
+    store.transact(|tx| {
         tx.execute(
             "UPDATE line_messages SET note = ?1 WHERE id = ?2 AND role = 'bot'",
-            params![(!note.is_empty()).then_some(note), reply_id],
+            p![(!note.is_empty()).then_some(note), reply_id],
         )?;
         Ok(())
     })

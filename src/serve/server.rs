@@ -41,10 +41,11 @@ pub async fn run(
     let jobs = super::worker::start(svc.clone());
     super::worker::resume(&svc, &jobs).await;
     let checker = svc.spawn(super::checker::run(svc.clone(), jobs.stopping()));
+    let holds = svc.spawn(super::worker::hold(svc.clone(), jobs.clone()));
     let state = AppState {
         svc: svc.clone(),
         jobs: jobs.clone(),
-        ingress: super::ingress::Ingress::start(svc.ingress.clone()),
+        ingress: super::ingress::Ingress::start(svc.ingress.clone(), Some(svc.lease.clone())),
     };
     let app = Router::new()
         .route(&svc.cfg.webhook_path, post(webhook))
@@ -87,13 +88,19 @@ pub async fn run(
     }
     // One deadline for the lanes and the checker together.
     let _ = tokio::time::timeout_at(until, checker).await;
+    holds.abort();
     let _ = stop_tx.send(true);
     if let Some(m) = monitor {
         let _ = m.await;
     }
     let _ = svc
         .store
-        .call(|s| Ok(s.conn().execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")?))
+        .call(|s| match s.kind() {
+            crate::store::sql::Kind::Sqlite => {
+                Ok(s.db().batch("PRAGMA wal_checkpoint(TRUNCATE)")?)
+            }
+            crate::store::sql::Kind::Postgres => Ok(()),
+        })
         .await;
     served
 }

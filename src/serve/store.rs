@@ -2,7 +2,8 @@
 //! messages in and out (masked text only). Seed 002's repository is in `cache_store`, re-exported
 //! here. Every write goes through `Store::write` (BEGIN IMMEDIATE, retried).
 
-use rusqlite::{OptionalExtension, Row, params};
+use crate::p;
+use crate::store::sql::{Db, DbError, Optional, Row};
 
 use crate::patterns::stamp::{self, Millis};
 use crate::store::{Store, StoreError};
@@ -86,14 +87,25 @@ pub fn accept(
     store: &mut Store,
     events: &[NewEvent],
 ) -> Result<Vec<Option<Option<i64>>>, StoreError> {
+    accept_held(store, events, None)
+}
+
+/// [`accept`], the new messages held by `lease`'s instance (see `lease`).
+pub fn accept_held(
+    store: &mut Store,
+    events: &[NewEvent],
+    lease: Option<&super::lease::Lease>,
+) -> Result<Vec<Option<Option<i64>>>, StoreError> {
     let now = crate::store::time::now_iso();
-    store.write(|tx| {
+    let hold = lease.map(|l| (l.owner.as_str(), l.until(stamp::now_ms())));
+    store.transact(|tx| {
         let mut out = Vec::with_capacity(events.len());
         for e in events {
             let n = tx.execute(
-                "INSERT OR IGNORE INTO line_events (webhook_event_id, event_type, source_type,
-                   channel_id, redelivery, state, received_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![
+                "INSERT INTO line_events (webhook_event_id, event_type, source_type,
+                   channel_id, redelivery, state, received_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                 ON CONFLICT DO NOTHING",
+                p![
                     e.webhook_event_id,
                     e.event_type,
                     e.source_type,
@@ -112,12 +124,12 @@ pub fn accept(
                 continue;
             }
             match &e.message {
-                Some(m) if e.malformed.is_none() => match insert_message(tx, m, &now)? {
+                Some(m) if e.malformed.is_none() => match insert_message(tx, m, &now, hold)? {
                     Some(id) => out.push(Some(Some(id))),
                     None => {
                         tx.execute(
                             "UPDATE line_events SET state = 'duplicate' WHERE webhook_event_id = ?1",
-                            [&e.webhook_event_id],
+                            p![&e.webhook_event_id],
                         )?;
                         out.push(None);
                     }
@@ -131,60 +143,69 @@ pub fn accept(
 
 /// Inserts a message (a LINE message id seen before is ignored: `None`).
 fn insert_message(
-    tx: &rusqlite::Transaction<'_>,
+    tx: Db<'_>,
     m: &NewMessage,
     now: &str,
+    hold: Option<(&str, Millis)>,
 ) -> Result<Option<i64>, StoreError> {
+    // Only a message someone must answer is held (a group message waits for the checker).
+    let hold = hold.filter(|_| m.state.starts_with("queued"));
     let thread: Option<String> = match &m.quoted {
         None => None,
         Some(q) => Some(
             tx.query_row(
                 "SELECT thread_ts FROM line_messages WHERE message_id = ?1",
-                [q],
-                |r| r.get::<_, Option<String>>(0),
+                p![q],
+                |r| r.get::<Option<String>>(0),
             )
             .optional()?
             .flatten()
             .unwrap_or_else(|| q.clone()),
         ),
     };
-    let n = tx.execute(
-        "INSERT OR IGNORE INTO line_messages (channel_id, source_type, thread_ts, message_id,
+    let id: Option<i64> = tx
+        .query_row(
+            "INSERT INTO line_messages (channel_id, source_type, thread_ts, message_id,
            webhook_event_id, role, character, text_masked, original_content_hash, pii_kinds,
-           mention, at_ms, state, created_at, speaker)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
-        params![
-            m.channel_id,
-            m.source_type,
-            thread,
-            m.message_id,
-            m.webhook_event_id,
-            m.role,
-            m.character,
-            m.text_masked,
-            m.original_content_hash,
-            serde_json::to_string(&m.pii_kinds).unwrap_or_else(|_| "[]".into()),
-            m.mention,
-            m.at_ms,
-            m.state,
-            now,
-            m.speaker
-        ],
-    )?;
-    Ok((n > 0).then(|| tx.last_insert_rowid()))
+           mention, at_ms, state, created_at, speaker, lease_owner, lease_until)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
+         ON CONFLICT DO NOTHING RETURNING id",
+            p![
+                m.channel_id,
+                m.source_type,
+                thread,
+                m.message_id,
+                m.webhook_event_id,
+                m.role,
+                m.character,
+                m.text_masked,
+                m.original_content_hash,
+                serde_json::to_string(&m.pii_kinds).unwrap_or_else(|_| "[]".into()),
+                m.mention,
+                m.at_ms,
+                m.state,
+                now,
+                m.speaker,
+                hold.map(|h| h.0),
+                hold.map(|h| h.1)
+            ],
+            |r| r.get(0),
+        )
+        .optional()?;
+    Ok(id)
 }
 
 const USER_COLS: &str =
     "id, channel_id, source_type, thread_ts, message_id, character, text_masked, at_ms, state,
      pii_check";
 
-fn user_line(r: &Row) -> rusqlite::Result<UserLine> {
+fn user_line(r: &Row) -> Result<UserLine, DbError> {
     Ok(UserLine {
         id: r.get(0)?,
         channel_id: r.get(1)?,
         source_type: r.get(2)?,
         thread_ts: r.get(3)?,
-        message_id: r.get::<_, Option<String>>(4)?.unwrap_or_default(),
+        message_id: r.get::<Option<String>>(4)?.unwrap_or_default(),
         character: r.get(5)?,
         text_masked: r.get(6)?,
         at_ms: r.get(7)?,
@@ -195,10 +216,10 @@ fn user_line(r: &Row) -> rusqlite::Result<UserLine> {
 
 pub fn user_line_by_id(store: &Store, id: i64) -> Result<Option<UserLine>, StoreError> {
     Ok(store
-        .conn()
+        .db()
         .query_row(
             &format!("SELECT {USER_COLS} FROM line_messages WHERE id = ?1"),
-            [id],
+            p![id],
             user_line,
         )
         .optional()?)
@@ -212,12 +233,12 @@ pub fn set_pii_check(
     masked: Option<(&str, &[String])>,
     check: &str,
 ) -> Result<(), StoreError> {
-    store.write(|tx| {
+    store.transact(|tx| {
         match masked {
             Some((text, kinds)) => tx.execute(
                 "UPDATE line_messages SET text_masked = ?1, pii_kinds = ?2, pii_check = ?3
                   WHERE id = ?4",
-                params![
+                p![
                     text,
                     serde_json::to_string(kinds).unwrap_or_default(),
                     check,
@@ -226,7 +247,7 @@ pub fn set_pii_check(
             )?,
             None => tx.execute(
                 "UPDATE line_messages SET pii_check = ?1 WHERE id = ?2",
-                params![check, id],
+                p![check, id],
             )?,
         };
         Ok(())
@@ -235,28 +256,31 @@ pub fn set_pii_check(
 
 /// User messages acknowledged but not yet answered (a restart resumes them, by push).
 pub fn queued(store: &Store) -> Result<Vec<UserLine>, StoreError> {
-    let mut st = store.conn().prepare(&format!(
-        "SELECT {USER_COLS} FROM line_messages WHERE role = 'user' AND state = 'queued' ORDER BY id"
-    ))?;
-    Ok(st.query_map([], user_line)?.collect::<Result<_, _>>()?)
+    Ok(store.db().query_map(
+        &format!(
+            "SELECT {USER_COLS} FROM line_messages WHERE role = 'user' AND state = 'queued' ORDER BY id"
+        ),
+        p![],
+        user_line,
+    )?)
 }
 
 pub fn set_state(store: &mut Store, id: i64, state: &'static str) -> Result<(), StoreError> {
-    store.write(|tx| {
+    store.transact(|tx| {
         tx.execute(
             "UPDATE line_messages SET state = ?1 WHERE id = ?2",
-            params![state, id],
+            p![state, id],
         )?;
         Ok(event_done(tx, id)?)
     })
 }
 
 /// The webhook event that carried message `id` is done.
-fn event_done(tx: &rusqlite::Transaction, id: i64) -> rusqlite::Result<()> {
+fn event_done(tx: Db<'_>, id: i64) -> Result<(), DbError> {
     tx.execute(
         "UPDATE line_events SET state = 'done' WHERE webhook_event_id =
            (SELECT webhook_event_id FROM line_messages WHERE id = ?1)",
-        [id],
+        p![id],
     )?;
     Ok(())
 }
@@ -269,10 +293,10 @@ pub fn set_blocked(
     safety: Option<&serde_json::Value>,
 ) -> Result<(), StoreError> {
     let json = safety.map(|v| v.to_string());
-    store.write(|tx| {
+    store.transact(|tx| {
         tx.execute(
             "UPDATE line_messages SET state = 'blocked', safety = ?1 WHERE id = ?2",
-            params![json, id],
+            p![json, id],
         )?;
         Ok(event_done(tx, id)?)
     })
@@ -286,18 +310,26 @@ pub fn save_bot_line(
 ) -> Result<i64, StoreError> {
     let now = crate::store::time::now_iso();
     let json = |v: &Option<serde_json::Value>| v.as_ref().map(|v| v.to_string());
-    store.write(|tx| {
-        let (channel, source_type, thread, character): (String, String, Option<String>, String) = tx.query_row(
-            "SELECT channel_id, source_type, thread_ts, character FROM line_messages WHERE id = ?1",
-            [b.reply_to],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+    store.transact(|tx| {
+        let (channel, source_type, thread, character, state): (String, String, Option<String>, String, String) = tx.query_row(
+            "SELECT channel_id, source_type, thread_ts, character, state FROM line_messages WHERE id = ?1",
+            p![b.reply_to],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
         )?;
-        tx.execute(
+        // Answered at most once: another instance (or an earlier try) settled it already.
+        if !UNANSWERED.contains(&state.as_str()) {
+            return Err(StoreError::Invalid(format!(
+                "message {} is {state} already: it is not answered twice",
+                b.reply_to
+            )));
+        }
+        let id: i64 = tx.one(
             "INSERT INTO line_messages (channel_id, source_type, thread_ts, role, character,
                text_masked, at_ms, state, reply_to, source, delivery, pattern_id, usage_id, safety,
                verdict, attempts, review, trace, created_at)
-             VALUES (?1, ?2, ?3, 'bot', ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
-            params![
+             VALUES (?1, ?2, ?3, 'bot', ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)
+             RETURNING id",
+            p![
                 channel,
                 source_type,
                 thread,
@@ -318,19 +350,21 @@ pub fn save_bot_line(
                 now
             ],
         )?;
-        let id = tx.last_insert_rowid();
         tx.execute(
             "UPDATE line_messages SET state = ?1 WHERE id = ?2",
-            params![user_state, b.reply_to],
+            p![user_state, b.reply_to],
         )?;
         tx.execute(
             "UPDATE line_events SET state = 'done' WHERE webhook_event_id =
                (SELECT webhook_event_id FROM line_messages WHERE id = ?1)",
-            [b.reply_to],
+            p![b.reply_to],
         )?;
         Ok(id)
     })
 }
+
+/// User-message states her line may still answer.
+pub const UNANSWERED: [&str; 3] = ["queued", "queued-nontext", "pending"];
 
 /// One scope with unreplied messages, as the checker sees it.
 #[derive(Debug, Clone, PartialEq)]
@@ -348,16 +382,18 @@ pub fn pending_scopes(
     min_wait_ms: i64,
     max_age_ms: i64,
 ) -> Result<Vec<PendingScope>, StoreError> {
-    let mut st = store.conn().prepare(&format!(
-        "SELECT {USER_COLS} FROM line_messages m WHERE role = 'user' AND state = 'pending'
-           AND id = (SELECT MAX(id) FROM line_messages n WHERE n.role = 'user'
-                      AND n.channel_id = m.channel_id AND n.thread_ts IS m.thread_ts)
-           AND at_ms <= ?1 AND at_ms >= ?2
-         ORDER BY id"
-    ))?;
-    let rows: Vec<UserLine> = st
-        .query_map(params![now - min_wait_ms, now - max_age_ms], user_line)?
-        .collect::<Result<_, _>>()?;
+    let rows: Vec<UserLine> = store.db().query_map(
+        &format!(
+            "SELECT {USER_COLS} FROM line_messages m WHERE role = 'user' AND state = 'pending'
+               AND id = (SELECT MAX(id) FROM line_messages n WHERE n.role = 'user'
+                          AND n.channel_id = m.channel_id
+                          AND n.thread_ts IS NOT DISTINCT FROM m.thread_ts)
+               AND at_ms <= ?1 AND at_ms >= ?2
+             ORDER BY id"
+        ),
+        p![now - min_wait_ms, now - max_age_ms],
+        user_line,
+    )?;
     Ok(rows
         .into_iter()
         .map(|l| PendingScope {
@@ -380,15 +416,15 @@ pub fn scope_lines(
     thread: Option<&str>,
     limit: usize,
 ) -> Result<Vec<(String, String, Millis)>, StoreError> {
-    let mut st = store.conn().prepare(&format!(
-        "SELECT role, {MODEL_TEXT}, at_ms FROM line_messages WHERE channel_id = ?1 AND thread_ts IS ?2
-         ORDER BY id DESC LIMIT ?3"
-    ))?;
-    let mut v: Vec<(String, String, Millis)> = st
-        .query_map(params![channel, thread, limit as i64], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-        })?
-        .collect::<Result<_, _>>()?;
+    let mut v: Vec<(String, String, Millis)> = store.db().query_map(
+        &format!(
+            "SELECT role, {MODEL_TEXT}, at_ms FROM line_messages
+              WHERE channel_id = ?1 AND thread_ts IS NOT DISTINCT FROM ?2
+              ORDER BY id DESC LIMIT ?3"
+        ),
+        p![channel, thread, limit as i64],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )?;
     v.reverse();
     Ok(v)
 }
@@ -401,11 +437,11 @@ pub fn settle_scope(
     upto: i64,
     state: &'static str,
 ) -> Result<usize, StoreError> {
-    store.write(|tx| {
+    store.transact(|tx| {
         Ok(tx.execute(
             "UPDATE line_messages SET state = ?1 WHERE role = 'user' AND state = 'pending'
-               AND channel_id = ?2 AND thread_ts IS ?3 AND id <= ?4",
-            params![state, channel, thread, upto],
+               AND channel_id = ?2 AND thread_ts IS NOT DISTINCT FROM ?3 AND id <= ?4",
+            p![state, channel, thread, upto],
         )?)
     })
 }

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{Semaphore, mpsc};
 
 use super::Services;
+use super::lease;
 use super::line_api::SendError;
 use super::metrics::inc;
 use super::outbox::{self, Sending};
@@ -146,31 +147,65 @@ pub fn start(svc: Arc<Services>) -> Dispatcher {
 
 /// After a restart: lines a crash left `sending` are delivered again (LINE tells repeats
 /// apart, see `outbox`), then messages acknowledged and never answered are answered — their
-/// reply tokens are gone, so by push.
+/// reply tokens are gone, so by push. On PostgreSQL only what no live instance holds (see
+/// `lease`); the rest is taken over by [`hold`] if its holder dies.
 pub async fn resume(svc: &Services, jobs: &Dispatcher) {
-    if let Ok(rows) = svc.store.call(|s| outbox::sending(s)).await {
-        for r in rows {
-            jobs.send(Job {
-                id: r.reply_to,
-                channel: r.channel_id.clone(),
-                reply_token: None,
-                quote_token: None,
-                received: Instant::now(),
-                resend: Some(r),
-            });
+    let lease = svc.lease.clone();
+    match svc.store.call(move |s| lease::at_start(s, &lease)).await {
+        Ok(taken) => dispatch(jobs, taken),
+        Err(e) => eprintln!("kakeai serve: unanswered messages not resumed: {e}"),
+    }
+}
+
+/// While the instance runs: renews its holds every third of a lease, and takes over the
+/// messages of instances whose holds lapsed (see `lease`).
+pub async fn hold(svc: Arc<Services>, jobs: Dispatcher) {
+    let every = Duration::from_millis((svc.lease.ms / 3).max(50) as u64);
+    loop {
+        tokio::time::sleep(every).await;
+        if jobs.stopping().load(Ordering::SeqCst) {
+            return;
+        }
+        let lease = svc.lease.clone();
+        let r = svc
+            .store
+            .call(move |s| {
+                let now = crate::patterns::stamp::now_ms();
+                lease::renew(s, &lease, now)?;
+                lease::take_over(s, &lease, now, false, 500)
+            })
+            .await;
+        match r {
+            Ok(taken) if !taken.is_empty() => {
+                svc.log.write(
+                    "takeover",
+                    &format!(
+                        "{} message(s) from an instance whose hold lapsed",
+                        taken.len()
+                    ),
+                );
+                dispatch(&jobs, taken);
+            }
+            Ok(_) => {}
+            Err(e) => eprintln!("kakeai serve: holds not renewed: {e}"),
         }
     }
-    if let Ok(rows) = svc.store.call(|s| store::queued(s)).await {
-        for r in rows {
-            jobs.send(Job {
-                id: r.id,
-                channel: r.channel_id,
-                reply_token: None,
-                quote_token: None,
-                received: Instant::now(),
-                resend: None,
-            });
-        }
+}
+
+fn dispatch(jobs: &Dispatcher, taken: Vec<lease::Taken>) {
+    for t in taken {
+        let (id, channel, resend) = match t {
+            lease::Taken::Queued { id, channel } => (id, channel, None),
+            lease::Taken::Sending(r) => (r.reply_to, r.channel_id.clone(), Some(r)),
+        };
+        jobs.send(Job {
+            id,
+            channel,
+            reply_token: None,
+            quote_token: None,
+            received: Instant::now(),
+            resend,
+        });
     }
 }
 

@@ -22,6 +22,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (12, include_str!("migrations/012_line_speaker.sql")),
     (13, include_str!("migrations/013_queues.sql")),
     (14, include_str!("migrations/014_pii_check.sql")),
+    (15, include_str!("migrations/015_line_lease.sql")),
 ];
 
 /// Steps SQL cannot express, run after version N's SQL in the same transaction.

@@ -210,6 +210,17 @@ impl Store {
         Ok(p)
     }
 
+    /// `--db` (a file or a PostgreSQL URL), else `$KAKEAI_DB`, else the data dir's kakeai.db:
+    /// for the commands that work on both engines ([`Store::open_target`] opens it).
+    pub fn target_or_default(db: Option<&Path>) -> Result<PathBuf, String> {
+        let p = db
+            .map(Path::to_path_buf)
+            .or_else(Store::default_path)
+            .ok_or("no data directory found; pass --db PATH or set KAKEAI_DATA_DIR")?;
+        target::classify(&p)?;
+        Ok(p)
+    }
+
     /// Opens `db`, or the default store, with an error that names the file.
     pub fn open_or_default(db: Option<&Path>) -> Result<Store, String> {
         let path = Store::path_or_default(db)?;
@@ -497,6 +508,18 @@ impl Store {
         f: impl FnMut(&Transaction<'_>) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         write::immediate(&mut self.conn, f)
+    }
+}
+
+impl StoreError {
+    /// The exit code of a command that could not open or use its store: 3 when a PostgreSQL
+    /// server cannot be reached or used at all, 2 otherwise.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            StoreError::Pg(e) => e.exit_code(),
+            StoreError::Db(sql::DbError::Connect(_)) => 3,
+            _ => 2,
+        }
     }
 }
 

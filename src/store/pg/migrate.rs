@@ -21,6 +21,7 @@ pub const MIGRATIONS: &[(i64, &str)] = &[
     (12, include_str!("../migrations_pg/012_line_speaker.sql")),
     (13, include_str!("../migrations_pg/013_queues.sql")),
     (14, include_str!("../migrations_pg/014_pii_check.sql")),
+    (15, include_str!("../migrations_pg/015_line_lease.sql")),
 ];
 
 /// Any constant key: kakeai's migrations hold this advisory lock while they run.
