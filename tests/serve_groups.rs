@@ -180,7 +180,9 @@ async fn when_she_should_speak_the_late_answer_goes_by_push_and_is_judged() {
             |r| Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?)),
         );
         // Settled: the push has returned (the row is written `sending-push` before it).
-        r.into_iter().next().filter(|(d, _)| !d.starts_with("sending"))
+        r.into_iter()
+            .next()
+            .filter(|(d, _)| !d.starts_with("sending"))
     })
     .await
     .unwrap();
