@@ -51,6 +51,9 @@ pub fn version(pg: &Pg) -> Result<i64, PgError> {
 /// Brings the database up to [`latest`]: (version before, version after). A database from a
 /// newer kakeai is refused, never downgraded.
 pub fn apply(pg: &Pg) -> Result<(i64, i64), PgError> {
+    let server: String =
+        pg.block(async |c| Ok(c.query_one("SHOW server_version_num", &[]).await?.get(0)))?;
+    supported_server(&server, pg.shown())?;
     let found = version(pg)?;
     if found > latest() {
         return Err(PgError::TooNew {
@@ -87,8 +90,55 @@ pub fn apply(pg: &Pg) -> Result<(i64, i64), PgError> {
     Ok((found, version(pg)?))
 }
 
+/// The oldest server the schema runs on: stored generated columns (migration 002) are
+/// PostgreSQL 12's.
+pub const OLDEST_SERVER: i64 = 120_000;
+
+/// Refuses a server older than [`OLDEST_SERVER`] (`server_version_num`, e.g. "110022"), before
+/// any migration step, naming the URL and the fix.
+pub fn supported_server(version_num: &str, shown: &str) -> Result<(), PgError> {
+    let n: i64 = version_num.trim().parse().unwrap_or(0);
+    if n >= OLDEST_SERVER {
+        return Ok(());
+    }
+    Err(PgError::Other(format!(
+        "{shown}: PostgreSQL {} is too old for kakeai's schema (it needs {} or newer); upgrade \
+         the server, or keep the store in an SQLite file",
+        if n > 0 {
+            (n / 10_000).to_string()
+        } else {
+            format!("{version_num:?}")
+        },
+        OLDEST_SERVER / 10_000
+    )))
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_server_older_than_12_is_refused_naming_the_url_and_the_fix() {
+        for (num, ok) in [
+            ("120000", true),
+            ("150004", true),
+            ("170000", true),
+            ("110022", false),
+            ("90624", false),
+            ("", false),
+            ("x", false),
+        ] {
+            let r = super::supported_server(num, "postgresql://kakeai:***@db/kakeai");
+            assert_eq!(r.is_ok(), ok, "{num}");
+            if let Err(e) = r {
+                let m = e.to_string();
+                assert!(
+                    m.starts_with("postgresql://kakeai:***@db/kakeai: PostgreSQL"),
+                    "{m}"
+                );
+                assert!(m.contains("needs 12 or newer"), "{m}");
+            }
+        }
+    }
+
     #[test]
     fn both_engines_name_the_same_schema_versions() {
         let pg: Vec<i64> = super::MIGRATIONS.iter().map(|(v, _)| *v).collect();
