@@ -7,7 +7,8 @@
 //! 'dropout', which would make them dropout-review candidates), each with the average reaction
 //! time — so `COUNT`, the continued share and `AVG` read back exactly as exported.
 
-use rusqlite::{Connection, params};
+use crate::p;
+use crate::store::sql::{Db, Kind, Value};
 use serde::{Deserialize, Serialize};
 
 use super::db::LogStats;
@@ -68,26 +69,60 @@ impl UsageSummary {
 }
 
 /// Writes the usage-log rows that give `pattern` the exported summary back.
-pub fn restore(conn: &Connection, pattern: &Pattern, u: &UsageSummary) -> Result<(), PatternError> {
+pub fn restore(db: Db<'_>, pattern: &Pattern, u: &UsageSummary) -> Result<(), PatternError> {
     u.validate()?;
-    let mut st = conn.prepare_cached(
-        "INSERT INTO prowrestling_usage_log
+    let times = reaction_times(db.kind(), u);
+    let insert = "INSERT INTO prowrestling_usage_log
              (pattern_id, conversation_id, user_reaction, reaction_time_seconds, character)
-         VALUES (?1, ?2, ?3, ?4, ?5)",
-    )?;
-    for i in 0..u.resolved {
+         VALUES (?1, ?2, ?3, ?4, ?5)";
+    for (i, time) in (0..u.resolved).zip(times) {
         let reaction = if i < u.continued {
             "continued"
         } else {
             "replied"
         };
-        st.execute(params![
-            pattern.pattern_id,
-            IMPORT_CONVERSATION,
-            reaction,
-            u.avg_reaction_time,
-            pattern.character.as_str(),
-        ])?;
+        db.execute(
+            insert,
+            p![
+                pattern.pattern_id,
+                IMPORT_CONVERSATION,
+                reaction,
+                time,
+                pattern.character.as_str(),
+            ],
+        )?;
     }
     Ok(())
+}
+
+/// Each restored row's reaction time. SQLite keeps the average itself in every row (its
+/// INTEGER column holds a real as it is), so `AVG` reads it back exactly. PostgreSQL's column
+/// is BIGINT: the average is spread as whole seconds over the fewest rows `k` whose sum it
+/// makes whole (the rest NULL, which `AVG` skips) — exact for every average a PostgreSQL store
+/// exports (a sum of whole seconds over its uses); otherwise over every row, to the nearest
+/// `1/resolved` second.
+fn reaction_times(kind: Kind, u: &UsageSummary) -> Vec<Value> {
+    let n = u.resolved as usize;
+    let Some(avg) = u.avg_reaction_time else {
+        return vec![Value::Null; n];
+    };
+    if kind == Kind::Sqlite {
+        return vec![Value::Real(avg); n];
+    }
+    let whole = |k: usize| {
+        let total = avg * k as f64;
+        ((total - total.round()).abs() < 1e-6).then_some(total.round() as i64)
+    };
+    let (k, total) = (1..=n)
+        .find_map(|k| whole(k).map(|t| (k, t)))
+        .unwrap_or((n, (avg * n as f64).round() as i64));
+    let k_i64 = k.max(1) as i64;
+    let (base, extra) = (total.div_euclid(k_i64), total.rem_euclid(k_i64));
+    (0..n)
+        .map(|i| match i as i64 {
+            i if i < extra => Value::Int(base + 1),
+            i if i < k_i64 => Value::Int(base),
+            _ => Value::Null,
+        })
+        .collect()
 }
