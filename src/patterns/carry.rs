@@ -126,3 +126,55 @@ fn reaction_times(kind: Kind, u: &UsageSummary) -> Vec<Value> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn summary(resolved: u32, avg: Option<f64>) -> UsageSummary {
+        UsageSummary {
+            resolved,
+            continued: 0,
+            avg_reaction_time: avg,
+        }
+    }
+
+    /// The restored rows' (sum, count) of non-NULL times.
+    fn sum_count(times: &[Value]) -> (i64, i64) {
+        times.iter().fold((0, 0), |(s, n), v| match v {
+            Value::Int(i) => (s + i, n + 1),
+            Value::Null => (s, n),
+            other => panic!("{other:?}"),
+        })
+    }
+
+    #[test]
+    fn sqlite_keeps_the_average_itself() {
+        let t = reaction_times(Kind::Sqlite, &summary(3, Some(12.345)));
+        assert_eq!(t, vec![Value::Real(12.345); 3]);
+        let none = reaction_times(Kind::Postgres, &summary(2, None));
+        assert_eq!(none, vec![Value::Null; 2]);
+    }
+
+    #[test]
+    fn postgresql_spreads_whole_seconds_over_the_fewest_rows() {
+        let t = reaction_times(Kind::Postgres, &summary(3, Some(12.5)));
+        assert_eq!(t, vec![Value::Int(13), Value::Int(12), Value::Null]);
+        // Not a ratio of whole seconds over at most `resolved` rows: the nearest over all.
+        let t = reaction_times(Kind::Postgres, &summary(2, Some(12.345)));
+        assert_eq!(sum_count(&t), (25, 2));
+        // Generated: any average a PostgreSQL store exports (whole seconds over m ≤ n uses)
+        // comes back exactly.
+        let mut rng = crate::test_rng::Rng::new(24);
+        for _ in 0..2000 {
+            let m = 1 + rng.below(30);
+            let n = m + rng.below(30);
+            let sum: i64 = (0..m).map(|_| rng.below(4000) as i64).sum();
+            let avg = sum as f64 / m as f64;
+            let t = reaction_times(Kind::Postgres, &summary(n as u32, Some(avg)));
+            assert_eq!(t.len(), n);
+            let (s, k) = sum_count(&t);
+            assert_eq!(s * m as i64, sum * k, "{sum}/{m} over {n}: {t:?}");
+        }
+    }
+}
