@@ -9,6 +9,7 @@ use std::hint::black_box;
 use criterion::{Criterion, criterion_group, criterion_main};
 use kakeai::patterns::{self as pat, BestQuery, Character};
 use kakeai::store::Store;
+use kakeai::store::sql::Db;
 
 const N: usize = 100_000;
 
@@ -97,37 +98,39 @@ fn bench(c: &mut Criterion) {
     fill(&store, false);
     let conn = store.conn();
     let q = BestQuery::new(Character::Yana, "やなってまた寝坊したの？");
-    let found = pat::best_match(conn, &q)
+    let found = pat::best_match(Db::Sqlite(conn), &q)
         .unwrap()
         .expect("a pattern qualifies");
     assert!(found.pattern.success_rate >= 0.7);
     c.bench_function("best match, 100k patterns", |b| {
-        b.iter(|| pat::best_match(conn, black_box(&q)).unwrap())
+        b.iter(|| pat::best_match(Db::Sqlite(conn), black_box(&q)).unwrap())
     });
     let typed = BestQuery {
         message_type: Some("自虐"),
         ..BestQuery::new(Character::Ayu, "どうせ自分なんて")
     };
     c.bench_function("best match with a message type, 100k patterns", |b| {
-        b.iter(|| pat::best_match(conn, black_box(&typed)).unwrap())
+        b.iter(|| pat::best_match(Db::Sqlite(conn), black_box(&typed)).unwrap())
     });
     c.bench_function("best match + score of the winner, 100k patterns", |b| {
         b.iter(|| {
-            let m = pat::best_match(conn, black_box(&q)).unwrap().unwrap();
-            pat::scored(conn, m.pattern.pattern_id).unwrap()
+            let m = pat::best_match(Db::Sqlite(conn), black_box(&q))
+                .unwrap()
+                .unwrap();
+            pat::scored(Db::Sqlite(conn), m.pattern.pattern_id).unwrap()
         })
     });
 
     let dir2 = tempfile::tempdir().unwrap();
     let hostile = Store::open(&dir2.path().join("kakeai.db")).unwrap();
     fill(&hostile, true);
-    let found = pat::best_match(hostile.conn(), &q)
+    let found = pat::best_match(hostile.db(), &q)
         .unwrap()
         .expect("qualifies");
     assert!(found.pattern.success_rate >= 0.7);
     c.bench_function(
         "best match, 100k patterns, 5k high keys below the threshold",
-        |b| b.iter(|| pat::best_match(hostile.conn(), black_box(&q)).unwrap()),
+        |b| b.iter(|| pat::best_match(hostile.db(), black_box(&q)).unwrap()),
     );
 }
 

@@ -10,6 +10,7 @@ use kakeai::patterns::{
     ResponseType, db::SortKey,
 };
 use kakeai::store::Store;
+use kakeai::store::sql::Db;
 use rusqlite::Connection;
 
 const T0: i64 = 1_769_947_200_000; // 2026-02-01T12:00:00Z
@@ -42,7 +43,7 @@ fn new(c: Character, kind: &str, example: &str, response: &str, t: ResponseType)
 
 fn yana(conn: &Connection, response: &str) -> i64 {
     pat::add(
-        conn,
+        Db::Sqlite(conn),
         &new(
             Character::Yana,
             "からかい",
@@ -67,7 +68,7 @@ fn set(conn: &Connection, id: i64, success: u32, failure: u32, like: u32, dislik
 
 fn use_at(conn: &Connection, id: i64, at: i64) -> i64 {
     pat::record_use(
-        conn,
+        Db::Sqlite(conn),
         &NewUse {
             pattern_id: id,
             conversation_id: Some("c1".into()),
@@ -155,13 +156,13 @@ fn generated_rates_follow_the_counters() {
     let (_d, s) = store();
     let c = s.conn();
     let id = yana(c, "寝坊は才能だもん！");
-    let p = pat::get(c, id).unwrap();
+    let p = pat::get(Db::Sqlite(c), id).unwrap();
     assert_eq!((p.success_rate, p.like_rate), (0.0, 0.0), "no data → 0.0");
     set(c, id, 3, 1, 1, 3);
-    let p = pat::get(c, id).unwrap();
+    let p = pat::get(Db::Sqlite(c), id).unwrap();
     assert_eq!((p.success_rate, p.like_rate), (0.75, 0.25));
     set(c, id, 0, 2, 5, 0);
-    let p = pat::get(c, id).unwrap();
+    let p = pat::get(Db::Sqlite(c), id).unwrap();
     assert_eq!((p.success_rate, p.like_rate), (0.0, 1.0));
 }
 
@@ -178,7 +179,7 @@ fn the_unique_rule_is_per_message_type_response_and_character() {
         "寝坊は才能だもん！",
         ResponseType::Nagashi,
     );
-    match pat::add(c, &again) {
+    match pat::add(Db::Sqlite(c), &again) {
         Err(PatternError::Duplicate { existing }) => assert_eq!(existing, first),
         other => panic!("{other:?}"),
     }
@@ -191,11 +192,11 @@ fn the_unique_rule_is_per_message_type_response_and_character() {
     assert!(raw.unwrap_err().to_string().contains("UNIQUE"));
     // Another character or another message type is another pattern.
     again.character = Some(Character::Ayu);
-    assert!(pat::add(c, &again).is_ok());
+    assert!(pat::add(Db::Sqlite(c), &again).is_ok());
     again.character = Some(Character::Yana);
     again.user_message_type = "いじり".into();
-    assert!(pat::add(c, &again).is_ok());
-    assert_eq!(pat::list(c, None).unwrap().len(), 3);
+    assert!(pat::add(Db::Sqlite(c), &again).is_ok());
+    assert_eq!(pat::list(Db::Sqlite(c), None).unwrap().len(), 3);
 }
 
 #[test]
@@ -211,7 +212,7 @@ fn unknown_characters_and_reply_types_are_refused_by_the_library_and_the_databas
     );
     p.bot_response = "   ".into();
     assert!(matches!(
-        pat::add(c, &p),
+        pat::add(Db::Sqlite(c), &p),
         Err(PatternError::Invalid {
             field: "bot_response",
             ..
@@ -220,7 +221,7 @@ fn unknown_characters_and_reply_types_are_refused_by_the_library_and_the_databas
     p.bot_response = "返し".into();
     p.character = None;
     assert!(matches!(
-        pat::add(c, &p),
+        pat::add(Db::Sqlite(c), &p),
         Err(PatternError::Invalid {
             field: "character",
             ..
@@ -230,7 +231,7 @@ fn unknown_characters_and_reply_types_are_refused_by_the_library_and_the_databas
     p.counts.used_count = 1;
     p.counts.success_count = 2;
     assert!(matches!(
-        pat::add(c, &p),
+        pat::add(Db::Sqlite(c), &p),
         Err(PatternError::Invalid {
             field: "used_count",
             ..
@@ -257,7 +258,7 @@ fn unknown_characters_and_reply_types_are_refused_by_the_library_and_the_databas
     bad(&format!(
         "INSERT INTO prowrestling_usage_log (pattern_id, feedback) VALUES ({id}, 2)"
     ));
-    assert_eq!(pat::list(c, None).unwrap().len(), 1);
+    assert_eq!(pat::list(Db::Sqlite(c), None).unwrap().len(), 1);
 }
 
 #[test]
@@ -267,7 +268,7 @@ fn ids_that_look_personal_are_stored_as_keyed_pseudonyms() {
     let id = yana(c, "寝坊は才能だもん！");
     for (conv, user) in [("taro@example.com", "090-1234-5678"), ("c1", "u1")] {
         let log = pat::record_use(
-            c,
+            Db::Sqlite(c),
             &NewUse {
                 pattern_id: id,
                 conversation_id: Some(conv.into()),
@@ -305,7 +306,7 @@ fn a_use_is_counted_logged_masked_and_checked() {
     let c = s.conn();
     let id = yana(c, "寝坊は才能だもん！");
     let log = pat::record_use(
-        c,
+        Db::Sqlite(c),
         &NewUse {
             pattern_id: id,
             user_message: Some("佐藤さんに090-8765-4321って伝えて".into()),
@@ -315,7 +316,7 @@ fn a_use_is_counted_logged_masked_and_checked() {
     )
     .unwrap();
     use_at(c, id, T0 - 5 * MIN);
-    let p = pat::get(c, id).unwrap();
+    let p = pat::get(Db::Sqlite(c), id).unwrap();
     assert_eq!(p.used_count, 2);
     assert_eq!(p.last_used_at.as_deref(), Some("2026-02-01T12:00:00.000Z"));
     let (msg, resp, ch): (String, String, String) = c
@@ -336,7 +337,7 @@ fn a_use_is_counted_logged_masked_and_checked() {
         ..NewUse::default()
     };
     assert!(matches!(
-        pat::record_use(c, &wrong),
+        pat::record_use(Db::Sqlite(c), &wrong),
         Err(PatternError::Invalid {
             field: "character",
             ..
@@ -348,10 +349,10 @@ fn a_use_is_counted_logged_masked_and_checked() {
         ..NewUse::default()
     };
     assert!(matches!(
-        pat::record_use(c, &missing),
+        pat::record_use(Db::Sqlite(c), &missing),
         Err(PatternError::NoSuchPattern(99))
     ));
-    assert_eq!(pat::get(c, id).unwrap().used_count, 2);
+    assert_eq!(pat::get(Db::Sqlite(c), id).unwrap().used_count, 2);
 }
 
 #[test]
@@ -365,42 +366,42 @@ fn outcomes_follow_the_window_to_the_second_and_are_recorded_once() {
     let silent = use_at(c, id, T0);
     let reply = |at, continued| Observation::Replied { at, continued };
     assert_eq!(
-        pat::resolve_use(c, on_edge, reply(T0 + 30 * MIN, true), w).unwrap(),
+        pat::resolve_use(Db::Sqlite(c), on_edge, reply(T0 + 30 * MIN, true), w).unwrap(),
         Resolution::Success {
             reaction_time_seconds: 1800,
             continued: true
         }
     );
     assert_eq!(
-        pat::resolve_use(c, late, reply(T0 + 30 * MIN + 1000, false), w).unwrap(),
+        pat::resolve_use(Db::Sqlite(c), late, reply(T0 + 30 * MIN + 1000, false), w).unwrap(),
         Resolution::Failure
     );
     // Silence: pending until the window has closed, and pending writes nothing.
-    let before = pat::get(c, id).unwrap();
+    let before = pat::get(Db::Sqlite(c), id).unwrap();
     let open = Observation::Silent {
         as_of: T0 + 30 * MIN - 1000,
     };
     assert_eq!(
-        pat::resolve_use(c, silent, open, w).unwrap(),
+        pat::resolve_use(Db::Sqlite(c), silent, open, w).unwrap(),
         Resolution::Pending
     );
-    assert_eq!(pat::get(c, id).unwrap(), before);
+    assert_eq!(pat::get(Db::Sqlite(c), id).unwrap(), before);
     let closed = Observation::Silent {
         as_of: T0 + 30 * MIN,
     };
     assert_eq!(
-        pat::resolve_use(c, silent, closed, w).unwrap(),
+        pat::resolve_use(Db::Sqlite(c), silent, closed, w).unwrap(),
         Resolution::Failure
     );
-    let p = pat::get(c, id).unwrap();
+    let p = pat::get(Db::Sqlite(c), id).unwrap();
     assert_eq!((p.success_count, p.failure_count), (1, 2));
     assert!((p.success_rate - 1.0 / 3.0).abs() < 1e-12);
     // Once only.
     assert!(matches!(
-        pat::resolve_use(c, on_edge, reply(T0 + MIN, false), w),
+        pat::resolve_use(Db::Sqlite(c), on_edge, reply(T0 + MIN, false), w),
         Err(PatternError::AlreadyResolved(id)) if id == on_edge
     ));
-    assert_eq!(pat::get(c, id).unwrap().success_count, 1);
+    assert_eq!(pat::get(Db::Sqlite(c), id).unwrap().success_count, 1);
     let row = |log: i64| -> (Option<String>, Option<i64>, Option<bool>) {
         c.query_row(
             "SELECT user_reaction, reaction_time_seconds, next_message_exists
@@ -418,26 +419,29 @@ fn outcomes_follow_the_window_to_the_second_and_are_recorded_once() {
     // A shorter window turns the same timing into a failure; a reply before the use is refused.
     let short = use_at(c, id, T0);
     assert_eq!(
-        pat::resolve_use(c, short, reply(T0 + 10 * MIN, false), 5 * 60).unwrap(),
+        pat::resolve_use(Db::Sqlite(c), short, reply(T0 + 10 * MIN, false), 5 * 60).unwrap(),
         Resolution::Failure
     );
     let early = use_at(c, id, T0);
-    assert!(pat::resolve_use(c, early, reply(T0 - 1000, false), w).is_err());
+    assert!(pat::resolve_use(Db::Sqlite(c), early, reply(T0 - 1000, false), w).is_err());
     assert!(matches!(
-        pat::resolve_use(c, 404, reply(T0, false), w),
+        pat::resolve_use(Db::Sqlite(c), 404, reply(T0, false), w),
         Err(PatternError::NoSuchLog(404))
     ));
     // A later mark of continued banter touches no counter.
     let replied = use_at(c, id, T0);
-    pat::resolve_use(c, replied, reply(T0 + MIN, false), w).unwrap();
-    let before = pat::get(c, id).unwrap();
-    assert!(pat::mark_continued(c, replied).unwrap());
-    assert!(!pat::mark_continued(c, replied).unwrap());
+    pat::resolve_use(Db::Sqlite(c), replied, reply(T0 + MIN, false), w).unwrap();
+    let before = pat::get(Db::Sqlite(c), id).unwrap();
+    assert!(pat::mark_continued(Db::Sqlite(c), replied).unwrap());
+    assert!(!pat::mark_continued(Db::Sqlite(c), replied).unwrap());
     assert!(
-        !pat::mark_continued(c, late).unwrap(),
+        !pat::mark_continued(Db::Sqlite(c), late).unwrap(),
         "a dropout stays one"
     );
-    assert_eq!(pat::get(c, id).unwrap().success_count, before.success_count);
+    assert_eq!(
+        pat::get(Db::Sqlite(c), id).unwrap().success_count,
+        before.success_count
+    );
 }
 
 #[test]
@@ -448,23 +452,23 @@ fn feedback_is_plus_or_minus_one_and_a_changed_vote_moves() {
     let a = use_at(c, id, T0);
     let b = use_at(c, id, T0 + MIN);
     let counts = || {
-        let p = pat::get(c, id).unwrap();
+        let p = pat::get(Db::Sqlite(c), id).unwrap();
         (p.like_count, p.dislike_count, p.like_rate)
     };
-    let ch = pat::feedback(c, a, 1).unwrap();
+    let ch = pat::feedback(Db::Sqlite(c), a, 1).unwrap();
     assert_eq!((ch.previous, ch.feedback), (None, 1));
     assert_eq!(counts(), (1, 0, 1.0));
-    pat::feedback(c, a, 1).unwrap();
+    pat::feedback(Db::Sqlite(c), a, 1).unwrap();
     assert_eq!(counts(), (1, 0, 1.0), "the same vote twice counts once");
-    pat::feedback(c, b, -1).unwrap();
+    pat::feedback(Db::Sqlite(c), b, -1).unwrap();
     assert_eq!(counts(), (1, 1, 0.5));
-    let moved = pat::feedback(c, a, -1).unwrap();
+    let moved = pat::feedback(Db::Sqlite(c), a, -1).unwrap();
     assert_eq!(moved.previous, Some(1));
     assert_eq!(counts(), (0, 2, 0.0), "the vote moved, not added");
-    pat::feedback(c, a, 1).unwrap();
+    pat::feedback(Db::Sqlite(c), a, 1).unwrap();
     assert_eq!(counts(), (1, 1, 0.5));
     for bad in [0, 2, -2, 5] {
-        match pat::feedback(c, a, bad) {
+        match pat::feedback(Db::Sqlite(c), a, bad) {
             Err(e @ PatternError::BadFeedback(_)) => {
                 assert!(e.to_string().contains("+1 (👍) or -1 (👎)"), "{e}");
             }
@@ -473,7 +477,7 @@ fn feedback_is_plus_or_minus_one_and_a_changed_vote_moves() {
     }
     assert_eq!(counts(), (1, 1, 0.5));
     assert!(matches!(
-        pat::feedback(c, 77, 1),
+        pat::feedback(Db::Sqlite(c), 77, 1),
         Err(PatternError::NoSuchLog(77))
     ));
     let fb: i64 = c
@@ -508,10 +512,10 @@ fn scores_come_from_the_counters_and_the_usage_log() {
                 as_of: T0 + 60 * MIN,
             },
         };
-        pat::resolve_use(c, log, obs, w).unwrap();
-        pat::feedback(c, log, if continued { 1 } else { -1 }).unwrap();
+        pat::resolve_use(Db::Sqlite(c), log, obs, w).unwrap();
+        pat::feedback(Db::Sqlite(c), log, if continued { 1 } else { -1 }).unwrap();
     }
-    let got = pat::scored(c, id).unwrap();
+    let got = pat::scored(Db::Sqlite(c), id).unwrap();
     assert_eq!(got.pattern.success_rate, 0.75);
     assert_eq!(got.prowrestling_rate, 0.5, "2 of 4 resolved uses went on");
     assert_eq!(got.avg_reaction_time, Some(60.0));
@@ -532,21 +536,21 @@ fn scores_come_from_the_counters_and_the_usage_log() {
     let strong = yana(c, "そうそう、朝は布団と親友なの！");
     set(c, strong, 95, 0, 95, 0);
     let unused = yana(c, "また言ってる〜");
-    let list = pat::list_scored(c, Some(Character::Yana), SortKey::Score).unwrap();
+    let list = pat::list_scored(Db::Sqlite(c), Some(Character::Yana), SortKey::Score).unwrap();
     let ids: Vec<i64> = list.iter().map(|p| p.pattern.pattern_id).collect();
     assert_eq!(ids, [strong, id, unused]);
     // success 1, likes 1, no logged uses: (0.45 + 0.20) × 0.95 = 0.6175 → B.
     assert_eq!(list[0].rank, Rank::B);
     assert_eq!(list[2].score, 0.0);
     assert!(
-        pat::list_scored(c, Some(Character::Ayu), SortKey::Score)
+        pat::list_scored(Db::Sqlite(c), Some(Character::Ayu), SortKey::Score)
             .unwrap()
             .is_empty()
     );
-    let by_likes = pat::list_scored(c, None, SortKey::Likes).unwrap();
+    let by_likes = pat::list_scored(Db::Sqlite(c), None, SortKey::Likes).unwrap();
     assert_eq!(by_likes[0].pattern.pattern_id, strong);
     assert_eq!(by_likes[1].pattern.pattern_id, id);
-    let by_rank = pat::list_scored(c, None, SortKey::Rank).unwrap();
+    let by_rank = pat::list_scored(Db::Sqlite(c), None, SortKey::Rank).unwrap();
     assert_eq!(by_rank[0].pattern.pattern_id, strong);
     assert_eq!(
         by_rank[1].pattern.pattern_id, id,
@@ -555,7 +559,7 @@ fn scores_come_from_the_counters_and_the_usage_log() {
 }
 
 fn best(c: &Connection, ch: Character, msg: &str) -> Option<pat::BestMatch> {
-    pat::best_match(c, &BestQuery::new(ch, msg)).unwrap()
+    pat::best_match(Db::Sqlite(c), &BestQuery::new(ch, msg)).unwrap()
 }
 
 #[test]
@@ -583,7 +587,7 @@ fn best_match_follows_the_seed_order_threshold_and_character() {
         min_success: 0.85,
         ..BestQuery::new(Character::Yana, "")
     };
-    let m = pat::best_match(c, &strict).unwrap().unwrap();
+    let m = pat::best_match(Db::Sqlite(c), &strict).unwrap().unwrap();
     assert_eq!(m.pattern.pattern_id, top);
     assert!((m.match_key - 0.74).abs() < 1e-12);
     let exact = BestQuery {
@@ -593,7 +597,7 @@ fn best_match_follows_the_seed_order_threshold_and_character() {
     set(c, liked, 0, 0, 0, 0);
     set(c, top, 0, 0, 0, 0);
     assert_eq!(
-        pat::best_match(c, &exact)
+        pat::best_match(Db::Sqlite(c), &exact)
             .unwrap()
             .unwrap()
             .pattern
@@ -602,12 +606,12 @@ fn best_match_follows_the_seed_order_threshold_and_character() {
         "success_rate exactly at the threshold qualifies; 0.69 does not"
     );
     set(c, edge, 0, 0, 0, 0);
-    assert!(pat::best_match(c, &exact).unwrap().is_none());
+    assert!(pat::best_match(Db::Sqlite(c), &exact).unwrap().is_none());
     let nonsense = BestQuery {
         min_success: 1.5,
         ..BestQuery::new(Character::Yana, "")
     };
-    assert!(pat::best_match(c, &nonsense).is_err());
+    assert!(pat::best_match(Db::Sqlite(c), &nonsense).is_err());
 }
 
 #[test]
@@ -616,7 +620,7 @@ fn ties_go_to_relevance_then_the_key_then_the_lower_id() {
     let c = s.conn();
     let mk = |example: &str, response: &str| {
         let p = pat::add(
-            c,
+            Db::Sqlite(c),
             &new(
                 Character::Ayu,
                 "からかい",
@@ -691,7 +695,7 @@ fn a_known_message_type_is_preferred_then_any_type() {
     let c = s.conn();
     let tease = yana(c, "はいはい、寝坊の女王です！");
     let selfdep = pat::add(
-        c,
+        Db::Sqlite(c),
         &new(
             Character::Yana,
             "自虐",
@@ -708,9 +712,9 @@ fn a_known_message_type_is_preferred_then_any_type() {
         message_type: Some(t),
         ..BestQuery::new(Character::Yana, "")
     };
-    let m = pat::best_match(c, &q("自虐")).unwrap().unwrap();
+    let m = pat::best_match(Db::Sqlite(c), &q("自虐")).unwrap().unwrap();
     assert_eq!((m.pattern.pattern_id, m.type_matched), (selfdep, true));
-    let m = pat::best_match(c, &q("悪口")).unwrap().unwrap();
+    let m = pat::best_match(Db::Sqlite(c), &q("悪口")).unwrap().unwrap();
     assert_eq!((m.pattern.pattern_id, m.type_matched), (tease, false));
 }
 
@@ -723,11 +727,13 @@ fn best_match_walks_the_expression_index_without_sorting() {
             "EXPLAIN QUERY PLAN
              SELECT pattern_id, success_rate * 0.6 + like_rate * 0.4, user_message_example
              FROM prowrestling_patterns INDEXED BY idx_pattern_best
-             WHERE character = ?1 AND ?2 IS NULL AND success_rate >= ?3
-             ORDER BY success_rate * 0.6 + like_rate * 0.4 DESC, pattern_id",
+             WHERE character = ?1 AND CAST(?2 AS TEXT) IS NULL AND success_rate >= ?3
+             ORDER BY success_rate * 0.6 + like_rate * 0.4 DESC, pattern_id LIMIT ?4",
         )
         .unwrap()
-        .query_map(rusqlite::params!["yana", None::<String>, 0.7], |r| r.get(3))
+        .query_map(rusqlite::params!["yana", None::<String>, 0.7, 64], |r| {
+            r.get(3)
+        })
         .unwrap()
         .map(Result::unwrap)
         .collect();
@@ -839,7 +845,7 @@ fn best_match_agrees_with_the_rule_written_out_on_many_patterns() {
         .unwrap();
     }
     c.execute_batch("COMMIT").unwrap();
-    let all = pat::list(c, None).unwrap();
+    let all = pat::list(Db::Sqlite(c), None).unwrap();
     let mut checked = 0;
     for min in [0.0, 0.5, 0.7, 0.9, 1.0] {
         for message in ["", "お弁当茶色いね", "寝坊ばっかりじゃん", "方向音痴"]
@@ -852,7 +858,7 @@ fn best_match_agrees_with_the_rule_written_out_on_many_patterns() {
                         min_success: min,
                         message_type: kind,
                     };
-                    let got = pat::best_match(c, &q)
+                    let got = pat::best_match(Db::Sqlite(c), &q)
                         .unwrap()
                         .map(|m| m.pattern.pattern_id);
                     assert_eq!(got, reference(&all, &q), "{q:?}");

@@ -10,6 +10,7 @@ use kakeai::patterns::exchange;
 use kakeai::patterns::ingest::{IngestError, IngestOptions, ingest, parse_log};
 use kakeai::patterns::{self as pat, PatternError, ResponseType};
 use kakeai::store::Store;
+use kakeai::store::sql::Db;
 use rusqlite::Connection;
 
 const T0: i64 = 1_769_947_200; // 2026-02-01T12:00:00Z, in unix seconds
@@ -32,7 +33,7 @@ fn store() -> (tempfile::TempDir, Store) {
 fn starter(conn: &Connection) {
     let text = std::fs::read_to_string("assets/patterns/starter.jsonl").unwrap();
     let lines = exchange::parse_file(&text).unwrap();
-    let r = exchange::import(conn, &lines, false).unwrap();
+    let r = exchange::import(Db::Sqlite(conn), &lines, false).unwrap();
     assert_eq!(r.imported.len(), 13);
 }
 
@@ -62,7 +63,7 @@ fn run(
     as_of_secs: i64,
 ) -> kakeai::patterns::ingest::IngestReport {
     let msgs = parse_log(&lines.join("\n")).unwrap();
-    ingest(conn, &msgs, &opts(as_of_secs)).unwrap()
+    ingest(Db::Sqlite(conn), &msgs, &opts(as_of_secs)).unwrap()
 }
 
 fn count(conn: &Connection, table: &str) -> i64 {
@@ -110,7 +111,7 @@ fn a_log_becomes_conversations_uses_outcomes_and_dropouts() {
         (10, 2, 2, 1, 1, 0)
     );
     assert_eq!(count(c, "conversation_messages"), 10);
-    let p = pat::get(c, 1).unwrap();
+    let p = pat::get(Db::Sqlite(c), 1).unwrap();
     assert_eq!((p.used_count, p.success_count, p.failure_count), (2, 1, 1));
     assert_eq!(reaction(c, 1), (Some("continued".into()), Some(60)));
     assert_eq!(reaction(c, 2), (Some("dropout".into()), None));
@@ -124,10 +125,10 @@ fn a_log_becomes_conversations_uses_outcomes_and_dropouts() {
         .unwrap();
     assert_eq!(user_message, "やなって地図読めないよね");
     assert_eq!(bot, "そうだよ！地図アプリにまで…");
-    let scored = pat::scored(c, 1).unwrap();
+    let scored = pat::scored(Db::Sqlite(c), 1).unwrap();
     assert_eq!(scored.prowrestling_rate, 0.5);
     // Dropouts: b's pattern line (the user came back an hour later) and a's last line.
-    let d = dropouts(c, W, (T0 + 10_000) * 1000).unwrap();
+    let d = dropouts(Db::Sqlite(c), W, (T0 + 10_000) * 1000).unwrap();
     let ids: Vec<(String, Option<i64>)> = d
         .iter()
         .map(|x| (x.bot_text.clone(), x.returned_after_seconds))
@@ -145,8 +146,18 @@ fn a_log_becomes_conversations_uses_outcomes_and_dropouts() {
     assert_eq!(d[1].character, Some(pat::Character::Yana));
     assert_eq!(r.dropouts, 3);
     // Before the window has closed, a conversation's last line is no dropout yet.
-    assert_eq!(dropouts(c, W, (T0 + 125 + W - 1) * 1000).unwrap().len(), 1);
-    assert_eq!(dropouts(c, W, (T0 + 3615 + W) * 1000).unwrap().len(), 3);
+    assert_eq!(
+        dropouts(Db::Sqlite(c), W, (T0 + 125 + W - 1) * 1000)
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(
+        dropouts(Db::Sqlite(c), W, (T0 + 3615 + W) * 1000)
+            .unwrap()
+            .len(),
+        3
+    );
 }
 
 #[test]
@@ -174,7 +185,7 @@ fn uses_wait_for_evidence_and_are_resolved_by_a_later_ingest() {
     let r = run(c, &third, 1400);
     assert_eq!((r.successes, r.failures), (0, 0));
     assert_eq!(reaction(c, 1).0.as_deref(), Some("continued"));
-    let p = pat::get(c, 10).unwrap();
+    let p = pat::get(Db::Sqlite(c), 10).unwrap();
     assert_eq!((p.used_count, p.success_count), (1, 1));
     // Ingesting the same lines again adds nothing.
     let r = run(c, &first, 9999);
@@ -192,12 +203,12 @@ fn the_dropout_is_the_last_of_several_bot_lines() {
         line("d", "bot", "おーい、聞いてる？", 2000, None),
     ];
     run(c, &log, 9999);
-    let d = dropouts(c, W, (T0 + 9999) * 1000).unwrap();
+    let d = dropouts(Db::Sqlite(c), W, (T0 + 9999) * 1000).unwrap();
     assert_eq!(d.len(), 1);
     assert_eq!(d[0].bot_text, "おーい、聞いてる？");
     assert_eq!(d[0].user_text.as_deref(), Some("ねえ"));
     assert!(matches!(
-        dropout(c, d[0].dropout_id - 1, W, (T0 + 9999) * 1000),
+        dropout(Db::Sqlite(c), d[0].dropout_id - 1, W, (T0 + 9999) * 1000),
         Err(PatternError::NotADropout(_))
     ));
 }
@@ -259,7 +270,7 @@ fn a_problem_found_while_writing_writes_nothing() {
         line("f", "bot", "えっ", 9, Some(404)),
     ];
     let msgs = parse_log(&unknown_pattern.join("\n")).unwrap();
-    match ingest(c, &msgs, &opts(9999)) {
+    match ingest(Db::Sqlite(c), &msgs, &opts(9999)) {
         Err(IngestError::Line { line, message }) => {
             assert_eq!(line, 3);
             assert!(message.contains("404"), "{message}");
@@ -278,7 +289,7 @@ fn a_problem_found_while_writing_writes_nothing() {
     )
     .unwrap();
     assert!(matches!(
-        ingest(c, &msgs, &opts(9999)),
+        ingest(Db::Sqlite(c), &msgs, &opts(9999)),
         Err(IngestError::Line { line: 2, .. })
     ));
     for t in [
@@ -288,7 +299,7 @@ fn a_problem_found_while_writing_writes_nothing() {
     ] {
         assert_eq!(count(c, t), 0, "{t}");
     }
-    assert_eq!(pat::get(c, 1).unwrap().used_count, 0);
+    assert_eq!(pat::get(Db::Sqlite(c), 1).unwrap().used_count, 0);
 }
 
 #[test]
@@ -325,7 +336,7 @@ fn no_raw_personal_data_reaches_the_database_file() {
             serde_json::from_str(&line("h", "user", "やっほー", 0, None)).unwrap();
         with_id["user_id"] = "takahashi.m@example.jp".into();
         let msgs = parse_log(&[log.join("\n"), with_id.to_string()].join("\n")).unwrap();
-        let r = ingest(c, &msgs, &opts(9999)).unwrap();
+        let r = ingest(Db::Sqlite(c), &msgs, &opts(9999)).unwrap();
         assert_eq!(r.masked, 3);
         let stored: Vec<String> = c
             .prepare("SELECT text FROM conversation_messages ORDER BY message_id")
@@ -382,9 +393,9 @@ fn a_dropout_is_drafted_accepted_and_becomes_a_counterfactual_pattern() {
         bot.to_string(),
     ]
     .join("\n");
-    ingest(c, &parse_log(&log).unwrap(), &opts(9999)).unwrap();
+    ingest(Db::Sqlite(c), &parse_log(&log).unwrap(), &opts(9999)).unwrap();
     let as_of = (T0 + 9999) * 1000;
-    let d = dropouts(c, W, as_of).unwrap();
+    let d = dropouts(Db::Sqlite(c), W, as_of).unwrap();
     assert_eq!(d.len(), 1);
     let id = d[0].dropout_id;
     let accept = |t, text| Accept {
@@ -398,7 +409,7 @@ fn a_dropout_is_drafted_accepted_and_becomes_a_counterfactual_pattern() {
     };
     // Nothing drafted yet and no text given: refused.
     assert!(matches!(
-        cf::accept(c, &accept(ResponseType::Uke, None)),
+        cf::accept(Db::Sqlite(c), &accept(ResponseType::Uke, None)),
         Err(PatternError::Invalid { field: "text", .. })
     ));
     let drafts = Drafts {
@@ -416,8 +427,8 @@ fn a_dropout_is_drafted_accepted_and_becomes_a_counterfactual_pattern() {
             })
             .collect(),
     };
-    cf::save_drafts(c, id, &drafts, Some("tiny-ja")).unwrap();
-    let p = cf::accept(c, &accept(ResponseType::Uke, None)).unwrap();
+    cf::save_drafts(Db::Sqlite(c), id, &drafts, Some("tiny-ja")).unwrap();
+    let p = cf::accept(Db::Sqlite(c), &accept(ResponseType::Uke, None)).unwrap();
     assert!(p.is_counterfactual);
     assert_eq!(p.character, pat::Character::Ayu);
     assert_eq!(p.user_message_type, "からかい");
@@ -425,7 +436,7 @@ fn a_dropout_is_drafted_accepted_and_becomes_a_counterfactual_pattern() {
     assert_eq!(p.bot_response, "はい、卵焼きは毎回スクランブルになります。");
     assert_eq!(p.used_count, 0);
     let edited = cf::accept(
-        c,
+        Db::Sqlite(c),
         &accept(
             ResponseType::Counter,
             Some("では、今度一緒に作りませんか？"),
@@ -434,10 +445,10 @@ fn a_dropout_is_drafted_accepted_and_becomes_a_counterfactual_pattern() {
     .unwrap();
     assert_eq!(edited.bot_response, "では、今度一緒に作りませんか？");
     assert!(matches!(
-        cf::accept(c, &accept(ResponseType::Uke, None)),
+        cf::accept(Db::Sqlite(c), &accept(ResponseType::Uke, None)),
         Err(PatternError::Duplicate { .. })
     ));
-    let stored = cf::stored_drafts(c, id).unwrap();
+    let stored = cf::stored_drafts(Db::Sqlite(c), id).unwrap();
     assert_eq!(stored.len(), 3);
     assert_eq!(stored[0].pattern_id, Some(p.pattern_id));
     assert_eq!(stored[2].text, "では、今度一緒に作りませんか？");
@@ -447,11 +458,11 @@ fn a_dropout_is_drafted_accepted_and_becomes_a_counterfactual_pattern() {
     for d in &mut again.drafts {
         d.text = format!("{}（二回目）", d.text);
     }
-    cf::save_drafts(c, id, &again, None).unwrap();
-    let stored = cf::stored_drafts(c, id).unwrap();
+    cf::save_drafts(Db::Sqlite(c), id, &again, None).unwrap();
+    let stored = cf::stored_drafts(Db::Sqlite(c), id).unwrap();
     assert_eq!(stored[0].text, "はい、卵焼きは毎回スクランブルになります。");
     assert!(stored[1].text.ends_with("（二回目）"));
-    let d = dropout(c, id, W, as_of).unwrap();
+    let d = dropout(Db::Sqlite(c), id, W, as_of).unwrap();
     assert_eq!((d.drafts, d.accepted), (3, 2));
     // A line that is not a dropout cannot be accepted.
     let not = Accept {
@@ -459,7 +470,7 @@ fn a_dropout_is_drafted_accepted_and_becomes_a_counterfactual_pattern() {
         ..accept(ResponseType::Nagashi, Some("x"))
     };
     assert!(matches!(
-        cf::accept(c, &not),
+        cf::accept(Db::Sqlite(c), &not),
         Err(PatternError::NotADropout(_))
     ));
 }
@@ -481,10 +492,10 @@ fn pattern_files_round_trip_and_duplicates_change_nothing() {
             );
         }
     }
-    exchange::import(c, &lines, false).unwrap();
+    exchange::import(Db::Sqlite(c), &lines, false).unwrap();
     let id = 3;
     let log = pat::record_use(
-        c,
+        Db::Sqlite(c),
         &pat::NewUse {
             pattern_id: id,
             at: T0 * 1000,
@@ -492,8 +503,8 @@ fn pattern_files_round_trip_and_duplicates_change_nothing() {
         },
     )
     .unwrap();
-    pat::feedback(c, log, -1).unwrap();
-    let exported = exchange::export(c).unwrap();
+    pat::feedback(Db::Sqlite(c), log, -1).unwrap();
+    let exported = exchange::export(Db::Sqlite(c)).unwrap();
     assert_eq!(exported.len(), lines.len());
     assert_eq!((exported[2].used_count, exported[2].dislike_count), (1, 1));
     let file: String = exported
@@ -503,40 +514,40 @@ fn pattern_files_round_trip_and_duplicates_change_nothing() {
     // Into a fresh database and out again: the same file.
     let (_d2, s2) = store();
     let again = exchange::parse_file(&file).unwrap();
-    exchange::import(s2.conn(), &again, false).unwrap();
-    let file2: String = exchange::export(s2.conn())
+    exchange::import(s2.db(), &again, false).unwrap();
+    let file2: String = exchange::export(s2.db())
         .unwrap()
         .iter()
         .map(|r| serde_json::to_string(r).unwrap() + "\n")
         .collect();
     assert_eq!(file, file2);
     // Re-import: every line reported, nothing written.
-    let before = exchange::export(c).unwrap();
-    let r = exchange::import(c, &again, false).unwrap();
+    let before = exchange::export(Db::Sqlite(c)).unwrap();
+    let r = exchange::import(Db::Sqlite(c), &again, false).unwrap();
     assert!(!r.written && r.imported.is_empty());
     assert_eq!(r.duplicates.len(), lines.len());
     assert_eq!(r.duplicates[0], (1, 1));
-    assert_eq!(exchange::export(c).unwrap(), before);
+    assert_eq!(exchange::export(Db::Sqlite(c)).unwrap(), before);
     // A new line among duplicates: nothing, or (skipping) just the new one.
     let mut mixed = again.clone();
     let mut fresh = mixed[0].1.clone();
     fresh.bot_response = "方向音痴じゃなくて冒険家なの！".into();
     mixed.push((99, fresh, None));
     assert!(
-        exchange::import(c, &mixed, false)
+        exchange::import(Db::Sqlite(c), &mixed, false)
             .unwrap()
             .imported
             .is_empty()
     );
-    assert_eq!(pat::list(c, None).unwrap().len(), lines.len());
-    let r = exchange::import(c, &mixed, true).unwrap();
+    assert_eq!(pat::list(Db::Sqlite(c), None).unwrap().len(), lines.len());
+    let r = exchange::import(Db::Sqlite(c), &mixed, true).unwrap();
     assert_eq!((r.imported.len(), r.duplicates.len()), (1, lines.len()));
     // Two identical lines in one file: the second is the duplicate.
     let (_d3, s3) = store();
     let twice = vec![(1, again[0].1.clone(), None), (2, again[0].1.clone(), None)];
-    let r = exchange::import(s3.conn(), &twice, false).unwrap();
+    let r = exchange::import(s3.db(), &twice, false).unwrap();
     assert_eq!(r.duplicates, [(2, 1)]);
-    assert!(pat::list(s3.conn(), None).unwrap().is_empty());
+    assert!(pat::list(s3.db(), None).unwrap().is_empty());
 }
 
 #[test]
@@ -591,20 +602,20 @@ fn open_uses_become_failures_once_their_window_closes_in_silence() {
     let r = run(c, &lines, 100);
     assert_eq!((r.uses, r.pending, r.successes), (2, 1, 1));
     // Before the window closes nothing changes.
-    let early = pat::ingest::resolve_open(c, &opts(W)).unwrap();
+    let early = pat::ingest::resolve_open(Db::Sqlite(c), &opts(W)).unwrap();
     assert_eq!(
         (early.conversations, early.failures, early.pending),
         (1, 0, 1)
     );
     assert_eq!(reaction(c, 1), (None, None));
     // After it: the silent use is a failure; the answered one is untouched.
-    let late = pat::ingest::resolve_open(c, &opts(W + 10)).unwrap();
+    let late = pat::ingest::resolve_open(Db::Sqlite(c), &opts(W + 10)).unwrap();
     assert_eq!((late.conversations, late.failures), (1, 1));
     assert_eq!(reaction(c, 1).0.as_deref(), Some("dropout"));
     assert_eq!(reaction(c, 2).0.as_deref(), Some("replied"));
-    assert_eq!(pat::get(c, 10).unwrap().failure_count, 1);
+    assert_eq!(pat::get(Db::Sqlite(c), 10).unwrap().failure_count, 1);
     // Nothing left open.
-    let again = pat::ingest::resolve_open(c, &opts(W * 10)).unwrap();
+    let again = pat::ingest::resolve_open(Db::Sqlite(c), &opts(W * 10)).unwrap();
     assert_eq!(again.conversations, 0);
 }
 
@@ -664,20 +675,20 @@ fn scores_and_ranks_survive_export_and_import() {
             .collect()
     };
     for id in logs {
-        pat::feedback(c, id, 1).unwrap();
+        pat::feedback(Db::Sqlite(c), id, 1).unwrap();
     }
-    let before = pat::list_scored(c, None, pat::db::SortKey::Score).unwrap();
+    let before = pat::list_scored(Db::Sqlite(c), None, pat::db::SortKey::Score).unwrap();
     let star = before.iter().find(|p| p.pattern.pattern_id == 1).unwrap();
     assert_eq!(star.rank, pat::Rank::S, "{star:?}");
-    let file: String = exchange::export(c)
+    let file: String = exchange::export(Db::Sqlite(c))
         .unwrap()
         .iter()
         .map(|r| serde_json::to_string(r).unwrap() + "\n")
         .collect();
     let (_d2, s2) = store();
     let lines = exchange::parse_file(&file).unwrap();
-    exchange::import(s2.conn(), &lines, false).unwrap();
-    let after = pat::list_scored(s2.conn(), None, pat::db::SortKey::Score).unwrap();
+    exchange::import(s2.db(), &lines, false).unwrap();
+    let after = pat::list_scored(s2.db(), None, pat::db::SortKey::Score).unwrap();
     assert_eq!(before.len(), after.len());
     for (b, a) in before.iter().zip(&after) {
         assert_eq!(b.pattern.bot_response, a.pattern.bot_response);
@@ -697,10 +708,10 @@ fn scores_and_ranks_survive_export_and_import() {
         )
         .unwrap();
     assert!(rows > 0 && texts == 0);
-    assert!(dropouts(s2.conn(), W, as_of * 1000).unwrap().is_empty());
+    assert!(dropouts(s2.db(), W, as_of * 1000).unwrap().is_empty());
     // The second export is the first (the mean reaction time to the last bit of a float sum).
-    let first = exchange::export(c).unwrap();
-    let second = exchange::export(s2.conn()).unwrap();
+    let first = exchange::export(Db::Sqlite(c)).unwrap();
+    let second = exchange::export(s2.db()).unwrap();
     for (x, y) in first.iter().zip(&second) {
         let (ux, uy) = (x.usage.unwrap(), y.usage.unwrap());
         assert_eq!((ux.resolved, ux.continued), (uy.resolved, uy.continued));

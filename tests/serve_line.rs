@@ -265,7 +265,7 @@ async fn a_banter_message_is_answered_from_the_pattern_db_and_resolved_by_the_ne
     let llm = llm(LINE, no_judgment()).await;
     let env = Env::new();
     let pattern_id = {
-        let mut st = kakeai::store::Store::open(&env.data_db()).unwrap();
+        let st = kakeai::store::Store::open(&env.data_db()).unwrap();
         let mut p = NewPattern {
             character: Some(Character::Yana),
             user_message_type: "からかい".into(),
@@ -278,7 +278,7 @@ async fn a_banter_message_is_answered_from_the_pattern_db_and_resolved_by_the_ne
         p.counts.used_count = 10;
         p.counts.success_count = 9;
         p.counts.failure_count = 1;
-        pat::db::add(st.connection(), &p).unwrap().pattern_id
+        pat::db::add(st.db(), &p).unwrap().pattern_id
     };
     let s = Serve::start(env, &line.url, &llm.server.url, &fast_config(60.0), &[]);
     let user = ("user", "U4ddddddddddddddddddddddddddddddd");
@@ -379,12 +379,11 @@ async fn a_line_conversation_left_unanswered_is_a_dropout_for_the_patterns_pane(
     // Within the window it is not a dropout yet; past it, it is — the same query the patterns
     // pane runs.
     assert!(
-        kakeai::patterns::dropouts::dropouts(st.conn(), window, now)
+        kakeai::patterns::dropouts::dropouts(st.db(), window, now)
             .unwrap()
             .is_empty()
     );
-    let later =
-        kakeai::patterns::dropouts::dropouts(st.conn(), window, now + 2 * 3_600_000).unwrap();
+    let later = kakeai::patterns::dropouts::dropouts(st.db(), window, now + 2 * 3_600_000).unwrap();
     assert_eq!(later.len(), 1, "{later:?}");
     assert_eq!(later[0].conversation_id, format!("line:{}", user.1));
     assert_eq!(later[0].bot_text, SAID);

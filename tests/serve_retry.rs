@@ -218,7 +218,7 @@ async fn a_retry_pattern_is_skipped_and_marked_and_the_model_answers() {
     let env = Env::new();
     let bad = "あたしAIだから、そういうのは開発者に言って！";
     {
-        let mut st = kakeai::store::Store::open(&env.data_db()).unwrap();
+        let st = kakeai::store::Store::open(&env.data_db()).unwrap();
         // Written straight to the DB (as a pattern of an older version would be): the CLI
         // refuses it now.
         let mut p = NewPattern {
@@ -233,7 +233,7 @@ async fn a_retry_pattern_is_skipped_and_marked_and_the_model_answers() {
         p.counts.used_count = 10;
         p.counts.success_count = 9;
         p.counts.failure_count = 1;
-        pat::db::add(st.connection(), &p).unwrap();
+        pat::db::add(st.db(), &p).unwrap();
     }
     let s = Serve::start(env, &line.url, &llm.url, &fast_config(60.0), &[]);
     let user = ("user", "U4eeeeeeeeeeeeeeeeeeeeeeeeeeeeeee");

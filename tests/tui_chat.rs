@@ -362,7 +362,7 @@ async fn banter_is_answered_from_the_pattern_db_and_its_outcome_and_thumb_are_re
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("k.db");
     {
-        let mut s = Store::open(&db).unwrap();
+        let s = Store::open(&db).unwrap();
         let mut p = NewPattern {
             character: Some(Character::Yana),
             user_message_type: "からかい".into(),
@@ -375,7 +375,7 @@ async fn banter_is_answered_from_the_pattern_db_and_its_outcome_and_thumb_are_re
         p.counts.used_count = 10;
         p.counts.success_count = 9;
         p.counts.failure_count = 1;
-        pat::db::add(s.connection(), &p).unwrap();
+        pat::db::add(s.db(), &p).unwrap();
     }
     let (mut rt, mut rx) = runtime(&server.url, &db);
     // A returning user: three ordinary messages first.
@@ -448,7 +448,7 @@ async fn banter_is_answered_from_the_pattern_db_and_its_outcome_and_thumb_are_re
     drop(rt);
     std::thread::sleep(Duration::from_millis(200));
     let mut s = Store::open(&db).unwrap();
-    let p = pat::get(s.connection(), pattern_id).unwrap();
+    let p = pat::get(s.db(), pattern_id).unwrap();
     // Used twice in this chat (the last banter was answered from it again, still pending).
     assert_eq!((p.used_count, p.success_count, p.like_count), (12, 10, 1));
     let fb: i64 = s
@@ -629,7 +629,7 @@ async fn a_dropouts_draft_is_edited_in_the_pane_and_accepted_as_a_counterfactual
             as_of: kakeai::patterns::stamp::now_ms(),
             source: "test".into(),
         };
-        let r = ingest(s.conn(), &parse_log(&log).unwrap(), &opts).unwrap();
+        let r = ingest(s.db(), &parse_log(&log).unwrap(), &opts).unwrap();
         assert_eq!(r.dropouts, 1);
     }
     let (mut rt, mut rx) = runtime(&server.url, &db);

@@ -78,9 +78,9 @@ fn seed(db: &std::path::Path) -> (i64, i64) {
         counts: Default::default(),
         is_counterfactual: false,
     };
-    let pid = pat::db::add(s.connection(), &p).unwrap().pattern_id;
+    let pid = pat::db::add(s.db(), &p).unwrap().pattern_id;
     let usage = pat::usage::record_use(
-        s.connection(),
+        s.db(),
         &pat::NewUse {
             pattern_id: pid,
             ..Default::default()

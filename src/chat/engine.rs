@@ -156,11 +156,10 @@ pub async fn best_pattern(
     store
         .call(move |s| {
             let q = pat::best::BestQuery::new(who, &message);
-            let Some(c) = pat::cold::choose(s.connection(), &q).map_err(crate::store::invalid)?
-            else {
+            let Some(c) = pat::cold::choose(s.db(), &q).map_err(crate::store::invalid)? else {
                 return Ok(None);
             };
-            let rank = pat::db::scored(s.connection(), c.found.pattern.pattern_id)
+            let rank = pat::db::scored(s.db(), c.found.pattern.pattern_id)
                 .map(|sp| sp.rank.as_str().to_string())
                 .map_err(crate::store::invalid)?;
             let trace = pattern_trace(&c);

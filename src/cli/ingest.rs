@@ -104,7 +104,7 @@ fn ingest_file(
         Unit::Items("messages"),
         args.progress,
     );
-    let report = ingest::ingest_with(store.conn(), &messages, &opts, &mut |n| shown.inc(n as u64));
+    let report = ingest::ingest_with(store.db(), &messages, &opts, &mut |n| shown.inc(n as u64));
     shown.finish();
     let report = report.map_err(|e| match e {
         IngestError::Line { line, message } => {

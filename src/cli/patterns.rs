@@ -128,8 +128,8 @@ fn add(a: &AddArgs, out: &mut dyn Write, err: &mut dyn FnMut(&str)) -> Result<i3
         Err(why) => return Err(Fail(2, format!("not added: {why}"))),
     }
     let store = open(a.common.db.as_deref())?;
-    let p = pat::add(store.conn(), &new)?;
-    let scored = pat::scored(store.conn(), p.pattern_id)?;
+    let p = pat::add(store.db(), &new)?;
+    let scored = pat::scored(store.db(), p.pattern_id)?;
     match a.common.format {
         Format::Json => print_json(out, &scored)?,
         Format::Table => writeln!(
@@ -143,7 +143,7 @@ fn add(a: &AddArgs, out: &mut dyn Write, err: &mut dyn FnMut(&str)) -> Result<i3
 
 fn list(a: &ListArgs, out: &mut dyn Write) -> Result<i32, Fail> {
     let mut rows = match open_existing(a.common.db.as_deref())? {
-        Some(store) => pat::list_scored(store.conn(), a.character, a.sort)?,
+        Some(store) => pat::list_scored(store.db(), a.character, a.sort)?,
         None => Vec::new(),
     };
     if let Some(n) = a.limit {
@@ -166,10 +166,10 @@ fn best(a: &BestArgs, out: &mut dyn Write) -> Result<i32, Fail> {
         min_success: a.min_success,
         message_type: a.message_type.as_deref(),
     };
-    let Some(m) = pat::best_match(store.conn(), &q)? else {
+    let Some(m) = pat::best_match(store.db(), &q)? else {
         return none_found(a.common.format, out);
     };
-    let scored = pat::scored(store.conn(), m.pattern.pattern_id)?;
+    let scored = pat::scored(store.db(), m.pattern.pattern_id)?;
     match a.common.format {
         Format::Json => {
             let mut v = serde_json::to_value(&scored)?;
@@ -209,7 +209,7 @@ fn none_found(format: Format, out: &mut dyn Write) -> Result<i32, Fail> {
 fn use_(a: &UseArgs, out: &mut dyn Write) -> Result<i32, Fail> {
     let store = open(a.common.db.as_deref())?;
     let log_id = pat::record_use(
-        store.conn(),
+        store.db(),
         &pat::NewUse {
             pattern_id: a.pattern,
             conversation_id: a.conversation.clone(),
@@ -220,7 +220,7 @@ fn use_(a: &UseArgs, out: &mut dyn Write) -> Result<i32, Fail> {
             at: a.at.unwrap_or_else(stamp::now_ms),
         },
     )?;
-    let p = pat::get(store.conn(), a.pattern)?;
+    let p = pat::get(store.db(), a.pattern)?;
     match a.common.format {
         Format::Json => print_json(
             out,
@@ -251,7 +251,7 @@ fn vote(s: &str) -> Result<i64, Fail> {
 fn feedback(a: &FeedbackArgs, out: &mut dyn Write) -> Result<i32, Fail> {
     let value = vote(&a.value)?;
     let store = open(a.common.db.as_deref())?;
-    let change = pat::feedback(store.conn(), a.log, value)?;
+    let change = pat::feedback(store.db(), a.log, value)?;
     match a.common.format {
         Format::Json => print_json(out, &change)?,
         Format::Table => {
@@ -280,7 +280,7 @@ fn outcome(a: &OutcomeArgs, out: &mut dyn Write, err: &mut dyn FnMut(&str)) -> R
         },
     };
     let store = open(a.common.db.as_deref())?;
-    let r = pat::resolve_use(store.conn(), a.log, obs, a.window.secs())?;
+    let r = pat::resolve_use(store.db(), a.log, obs, a.window.secs())?;
     match a.common.format {
         Format::Json => {
             let mut v = serde_json::to_value(r)?;
@@ -354,7 +354,7 @@ fn import(a: &ImportArgs, out: &mut dyn Write, err: &mut dyn FnMut(&str)) -> Res
         ));
     }
     let store = open(a.common.db.as_deref())?;
-    let report = exchange::import(store.conn(), &lines, a.skip_duplicates)?;
+    let report = exchange::import(store.db(), &lines, a.skip_duplicates)?;
     for (line, existing) in &report.duplicates {
         err(&format!(
             "{name}:{line}: duplicate of pattern {existing} (same user_message_type, \
@@ -387,7 +387,7 @@ fn import(a: &ImportArgs, out: &mut dyn Write, err: &mut dyn FnMut(&str)) -> Res
 
 fn export(a: &ExportArgs, out: &mut dyn Write) -> Result<i32, Fail> {
     let records = match open_existing(a.db.as_deref())? {
-        Some(store) => exchange::export(store.conn())?,
+        Some(store) => exchange::export(store.db())?,
         None => Vec::new(),
     };
     match a.format {
@@ -404,7 +404,7 @@ fn export(a: &ExportArgs, out: &mut dyn Write) -> Result<i32, Fail> {
 
 fn dropouts(a: &DropoutsArgs, out: &mut dyn Write) -> Result<i32, Fail> {
     let rows = match open_existing(a.common.db.as_deref())? {
-        Some(store) => pat::dropouts::dropouts(store.conn(), a.window.secs(), a.window.as_of())?,
+        Some(store) => pat::dropouts::dropouts(store.db(), a.window.secs(), a.window.as_of())?,
         None => Vec::new(),
     };
     match a.common.format {

@@ -18,7 +18,8 @@
 //! 256 patterns qualify (a probe of the success_rate index says so), the seed's plan is used
 //! instead: find them through `idx_character_success_rate` and sort them.
 
-use rusqlite::{Connection, params};
+use crate::p;
+use crate::store::sql::{Db, Kind};
 use serde::Serialize;
 
 use super::db::{COLUMNS, from_row};
@@ -64,7 +65,7 @@ pub struct BestMatch {
 }
 
 /// The best qualifying pattern, or `None` when none reaches the threshold.
-pub fn best_match(conn: &Connection, q: &BestQuery) -> Result<Option<BestMatch>, PatternError> {
+pub fn best_match(conn: Db<'_>, q: &BestQuery) -> Result<Option<BestMatch>, PatternError> {
     if !(0.0..=1.0).contains(&q.min_success) {
         return Err(PatternError::invalid(
             "min_success",
@@ -81,7 +82,7 @@ pub fn best_match(conn: &Connection, q: &BestQuery) -> Result<Option<BestMatch>,
 }
 
 fn pick(
-    conn: &Connection,
+    conn: Db<'_>,
     q: &BestQuery,
     message_type: Option<&str>,
     grams: &[(char, char)],
@@ -106,11 +107,11 @@ fn pick(
     let Some((relevance, match_key, id)) = best else {
         return Ok(None);
     };
-    let pattern = conn
-        .prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM prowrestling_patterns WHERE pattern_id = ?1"
-        ))?
-        .query_row([id], from_row)?;
+    let pattern = conn.query_row(
+        &format!("SELECT {COLUMNS} FROM prowrestling_patterns WHERE pattern_id = ?1"),
+        p![id],
+        from_row,
+    )?;
     Ok(Some(BestMatch {
         pattern,
         match_key,
@@ -127,13 +128,10 @@ fn bucket(key: f64) -> i64 {
 type Cand = (i64, f64, String);
 
 /// Keeps the leading rows of one key bucket, at most `BUCKET_CAP`.
-fn first_bucket(
-    rows: impl Iterator<Item = rusqlite::Result<Cand>>,
-) -> Result<Option<Vec<Cand>>, PatternError> {
+fn first_bucket(rows: Vec<Cand>) -> Result<Option<Vec<Cand>>, PatternError> {
     let mut out = Vec::new();
     let mut top = None;
-    for row in rows {
-        let cand = row?;
+    for cand in rows {
         let b = bucket(cand.1);
         if top.is_some_and(|t| t != b) || out.len() >= BUCKET_CAP {
             break;
@@ -147,7 +145,7 @@ fn first_bucket(
 /// The qualifying patterns in the highest key bucket, or `None` when no pattern
 /// qualifies.
 fn top_bucket(
-    conn: &Connection,
+    conn: Db<'_>,
     q: &BestQuery,
     message_type: Option<&str>,
 ) -> Result<Option<Vec<Cand>>, PatternError> {
@@ -157,51 +155,67 @@ fn top_bucket(
     }
     let (index, type_filter) = match message_type {
         Some(_) => ("idx_pattern_best_by_type", "user_message_type = ?2"),
-        None => ("idx_pattern_best", "?2 IS NULL"),
+        None => ("idx_pattern_best", "CAST(?2 AS TEXT) IS NULL"),
     };
-    let mut st = conn.prepare_cached(&format!(
-        "SELECT pattern_id, success_rate * 0.6 + like_rate * 0.4, user_message_example
-         FROM prowrestling_patterns INDEXED BY {index}
-         WHERE character = ?1 AND {type_filter} AND success_rate >= ?3
-         ORDER BY success_rate * 0.6 + like_rate * 0.4 DESC, pattern_id"
-    ))?;
-    let rows = st.query_map(params![q.character.as_str(), message_type, min], |r| {
-        Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-    })?;
+    // At most BUCKET_CAP rows are ever kept, so no more are read.
+    let rows = conn.query_map(
+        &format!(
+            "SELECT pattern_id, success_rate * 0.6 + like_rate * 0.4, user_message_example
+             FROM prowrestling_patterns {}
+             WHERE character = ?1 AND {type_filter} AND success_rate >= ?3
+             ORDER BY success_rate * 0.6 + like_rate * 0.4 DESC, pattern_id LIMIT ?4",
+            indexed_by(conn.kind(), index)
+        ),
+        p![q.character.as_str(), message_type, min, BUCKET_CAP],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )?;
     first_bucket(rows)
+}
+
+/// SQLite's `INDEXED BY` (the plan is part of the contract there, see the tests); PostgreSQL's
+/// planner chooses the same indexes by itself.
+fn indexed_by(kind: Kind, index: &str) -> String {
+    match kind {
+        Kind::Sqlite => format!("INDEXED BY {index}"),
+        Kind::Postgres => String::new(),
+    }
 }
 
 /// How many of the character's patterns reach `min`, counting no further than `cap`.
 fn qualifying_at_most(
-    conn: &Connection,
+    conn: Db<'_>,
     character: Character,
     min: f64,
     cap: i64,
 ) -> Result<i64, PatternError> {
-    let mut st = conn.prepare_cached(
-        "SELECT COUNT(*) FROM (SELECT 1 FROM prowrestling_patterns
-             INDEXED BY idx_character_success_rate
-             WHERE character = ?1 AND success_rate >= ?2 LIMIT ?3)",
-    )?;
-    Ok(st.query_row(params![character.as_str(), min, cap], |r| r.get(0))?)
+    Ok(conn.one(
+        &format!(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM prowrestling_patterns {}
+                 WHERE character = ?1 AND success_rate >= ?2 LIMIT ?3) AS qualifying",
+            indexed_by(conn.kind(), "idx_character_success_rate")
+        ),
+        p![character.as_str(), min, cap],
+    )?)
 }
 
 /// The seed's own plan, for when few patterns qualify: find them all through the success_rate
 /// index and sort them.
 fn few_qualifying(
-    conn: &Connection,
+    conn: Db<'_>,
     character: Character,
     min: f64,
 ) -> Result<Option<Vec<Cand>>, PatternError> {
-    let mut st = conn.prepare_cached(
-        "SELECT pattern_id, success_rate * 0.6 + like_rate * 0.4, user_message_example
-         FROM prowrestling_patterns INDEXED BY idx_character_success_rate
-         WHERE character = ?1 AND success_rate >= ?2
-         ORDER BY success_rate * 0.6 + like_rate * 0.4 DESC, pattern_id",
+    let rows = conn.query_map(
+        &format!(
+            "SELECT pattern_id, success_rate * 0.6 + like_rate * 0.4, user_message_example
+             FROM prowrestling_patterns {}
+             WHERE character = ?1 AND success_rate >= ?2
+             ORDER BY success_rate * 0.6 + like_rate * 0.4 DESC, pattern_id LIMIT ?3",
+            indexed_by(conn.kind(), "idx_character_success_rate")
+        ),
+        p![character.as_str(), min, BUCKET_CAP],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
     )?;
-    let rows = st.query_map(params![character.as_str(), min], |r| {
-        Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-    })?;
     first_bucket(rows)
 }
 

@@ -15,7 +15,8 @@
 //! pattern, then only its real rate counts. Deterministic (no random draws), so tests and
 //! replays pick the same pattern.
 
-use rusqlite::{Connection, params};
+use crate::p;
+use crate::store::sql::Db;
 
 use super::best::{BestMatch, BestQuery, best_match, relevance};
 use super::db::{COLUMNS, from_row};
@@ -56,7 +57,7 @@ pub struct Choice {
 }
 
 /// A pattern on trial if there is one, else seed 000 §6.3's best match.
-pub fn choose(conn: &Connection, q: &BestQuery) -> Result<Option<Choice>, PatternError> {
+pub fn choose(conn: Db<'_>, q: &BestQuery) -> Result<Option<Choice>, PatternError> {
     if let Some(found) = trial(conn, q)? {
         return Ok(Some(Choice { found, trial: true }));
     }
@@ -66,14 +67,16 @@ pub fn choose(conn: &Connection, q: &BestQuery) -> Result<Option<Choice>, Patter
     }))
 }
 
-fn trial(conn: &Connection, q: &BestQuery) -> Result<Option<BestMatch>, PatternError> {
-    let mut st = conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM prowrestling_patterns WHERE character = ?1 AND used_count < ?2"
-    ))?;
-    let rows = st.query_map(params![q.character.as_str(), TRIAL_USES], from_row)?;
+fn trial(conn: Db<'_>, q: &BestQuery) -> Result<Option<BestMatch>, PatternError> {
+    let rows = conn.query_map(
+        &format!(
+            "SELECT {COLUMNS} FROM prowrestling_patterns WHERE character = ?1 AND used_count < ?2"
+        ),
+        p![q.character.as_str(), TRIAL_USES],
+        from_row,
+    )?;
     let mut best: Option<(u32, f64, f64, Pattern)> = None;
-    for row in rows {
-        let p = row?;
+    for p in rows {
         if !on_trial(&p, q.min_success) {
             continue;
         }

@@ -3,7 +3,8 @@
 
 use std::collections::HashMap;
 
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use crate::p;
+use crate::store::sql::{Db, DbError, Optional, Row};
 use serde::Serialize;
 
 use super::score::{self, Rank, ScoreInputs};
@@ -15,17 +16,11 @@ pub(crate) const COLUMNS: &str = "pattern_id, character, user_message_type, user
      dislike_count, is_counterfactual, success_rate, like_rate, created_at, last_used_at, \
      updated_at";
 
-pub(crate) fn from_row(r: &Row) -> rusqlite::Result<Pattern> {
-    let text = |idx: usize, what: String| {
-        rusqlite::Error::FromSqlConversionFailure(
-            idx,
-            rusqlite::types::Type::Text,
-            Box::new(std::io::Error::new(std::io::ErrorKind::InvalidData, what)),
-        )
-    };
+pub(crate) fn from_row(r: &Row) -> Result<Pattern, DbError> {
+    let text = |idx: usize, what: String| DbError::Column(format!("column {idx}: {what}"));
     let c: String = r.get(1)?;
     let t: String = r.get(5)?;
-    let count = |idx: usize| -> rusqlite::Result<u32> {
+    let count = |idx: usize| -> Result<u32, DbError> {
         let v: Option<i64> = r.get(idx)?;
         Ok(u32::try_from(v.unwrap_or(0).max(0)).unwrap_or(u32::MAX))
     };
@@ -42,7 +37,7 @@ pub(crate) fn from_row(r: &Row) -> rusqlite::Result<Pattern> {
         failure_count: count(8)?,
         like_count: count(9)?,
         dislike_count: count(10)?,
-        is_counterfactual: r.get::<_, Option<bool>>(11)?.unwrap_or(false),
+        is_counterfactual: r.get::<Option<bool>>(11)?.unwrap_or(false),
         success_rate: r.get(12)?,
         like_rate: r.get(13)?,
         created_at: r.get(14)?,
@@ -53,14 +48,14 @@ pub(crate) fn from_row(r: &Row) -> rusqlite::Result<Pattern> {
 
 /// Inserts one pattern; a pattern with the same (user_message_type, bot_response, character)
 /// is refused as [`PatternError::Duplicate`] naming the one already there.
-pub fn add(conn: &Connection, p: &NewPattern) -> Result<Pattern, PatternError> {
+pub fn add(db: Db<'_>, p: &NewPattern) -> Result<Pattern, PatternError> {
     let v = p.validate()?;
-    atomic(conn, |conn| {
-        let existing: Option<i64> = conn
+    atomic(db, |db| {
+        let existing: Option<i64> = db
             .query_row(
                 "SELECT pattern_id FROM prowrestling_patterns
                  WHERE user_message_type = ?1 AND bot_response = ?2 AND character = ?3",
-                params![v.user_message_type, v.bot_response, v.character.as_str()],
+                p![v.user_message_type, v.bot_response, v.character.as_str()],
                 |r| r.get(0),
             )
             .optional()?;
@@ -69,13 +64,14 @@ pub fn add(conn: &Connection, p: &NewPattern) -> Result<Pattern, PatternError> {
         }
         let now = stamp::iso(stamp::now_ms());
         let c = v.counts;
-        conn.execute(
+        let id: i64 = db.one(
             "INSERT INTO prowrestling_patterns (user_message_type, user_message_example,
                  bot_response, bot_response_type, character, used_count, success_count,
                  failure_count, like_count, dislike_count, is_counterfactual, created_at,
                  updated_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12)",
-            params![
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12)
+             RETURNING pattern_id",
+            p![
                 v.user_message_type,
                 v.user_message_example,
                 v.bot_response,
@@ -90,14 +86,14 @@ pub fn add(conn: &Connection, p: &NewPattern) -> Result<Pattern, PatternError> {
                 now
             ],
         )?;
-        get(conn, conn.last_insert_rowid())
+        get(db, id)
     })
 }
 
-pub fn get(conn: &Connection, pattern_id: i64) -> Result<Pattern, PatternError> {
-    conn.query_row(
+pub fn get(db: Db<'_>, pattern_id: i64) -> Result<Pattern, PatternError> {
+    db.query_row(
         &format!("SELECT {COLUMNS} FROM prowrestling_patterns WHERE pattern_id = ?1"),
-        [pattern_id],
+        p![pattern_id],
         from_row,
     )
     .optional()?
@@ -105,13 +101,16 @@ pub fn get(conn: &Connection, pattern_id: i64) -> Result<Pattern, PatternError> 
 }
 
 /// Every pattern (of one character, or all), by id.
-pub fn list(conn: &Connection, character: Option<Character>) -> Result<Vec<Pattern>, PatternError> {
-    let mut st = conn.prepare(&format!(
-        "SELECT {COLUMNS} FROM prowrestling_patterns
-         WHERE ?1 IS NULL OR character = ?1 ORDER BY pattern_id"
-    ))?;
-    let rows = st.query_map([character.map(Character::as_str)], from_row)?;
-    Ok(rows.collect::<Result<_, _>>()?)
+pub fn list(db: Db<'_>, character: Option<Character>) -> Result<Vec<Pattern>, PatternError> {
+    // The CAST gives PostgreSQL the parameter's type, which `?1 IS NULL` alone does not.
+    Ok(db.query_map(
+        &format!(
+            "SELECT {COLUMNS} FROM prowrestling_patterns
+             WHERE CAST(?1 AS TEXT) IS NULL OR character = ?1 ORDER BY pattern_id"
+        ),
+        p![character.map(Character::as_str)],
+        from_row,
+    )?)
 }
 
 /// A pattern with what the usage log says about it, its score and rank.
@@ -135,31 +134,32 @@ pub(crate) struct LogStats {
 }
 
 pub(crate) fn log_stats(
-    conn: &Connection,
+    db: Db<'_>,
     only: Option<i64>,
 ) -> Result<HashMap<i64, LogStats>, PatternError> {
-    let mut st = conn.prepare(
+    let rows = db.query_map(
         "SELECT pattern_id,
                 COUNT(user_reaction),
-                SUM(user_reaction = 'continued'),
+                COUNT(*) FILTER (WHERE user_reaction = 'continued'),
                 AVG(CASE WHEN user_reaction IN ('replied', 'continued')
                          THEN reaction_time_seconds END)
          FROM prowrestling_usage_log
-         WHERE pattern_id IS NOT NULL AND (?1 IS NULL OR pattern_id = ?1)
+         WHERE pattern_id IS NOT NULL AND (CAST(?1 AS BIGINT) IS NULL OR pattern_id = ?1)
          GROUP BY pattern_id",
+        p![only],
+        |r| {
+            let n = |v: Option<i64>| u32::try_from(v.unwrap_or(0).max(0)).unwrap_or(u32::MAX);
+            Ok((
+                r.get::<i64>(0)?,
+                LogStats {
+                    resolved: n(r.get(1)?),
+                    continued: n(r.get(2)?),
+                    avg_reaction: r.get(3)?,
+                },
+            ))
+        },
     )?;
-    let rows = st.query_map([only], |r| {
-        let n = |v: Option<i64>| u32::try_from(v.unwrap_or(0).max(0)).unwrap_or(u32::MAX);
-        Ok((
-            r.get::<_, i64>(0)?,
-            LogStats {
-                resolved: n(r.get(1)?),
-                continued: n(r.get(2)?),
-                avg_reaction: r.get(3)?,
-            },
-        ))
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    Ok(rows.into_iter().collect())
 }
 
 fn with_stats(p: Pattern, s: LogStats) -> ScoredPattern {
@@ -187,9 +187,9 @@ fn with_stats(p: Pattern, s: LogStats) -> ScoredPattern {
 }
 
 /// One pattern, scored.
-pub fn scored(conn: &Connection, pattern_id: i64) -> Result<ScoredPattern, PatternError> {
-    let p = get(conn, pattern_id)?;
-    let stats = log_stats(conn, Some(pattern_id))?;
+pub fn scored(db: Db<'_>, pattern_id: i64) -> Result<ScoredPattern, PatternError> {
+    let p = get(db, pattern_id)?;
+    let stats = log_stats(db, Some(pattern_id))?;
     Ok(with_stats(
         p,
         stats.get(&pattern_id).copied().unwrap_or_default(),
@@ -212,12 +212,12 @@ pub enum SortKey {
 
 /// Every pattern (of one character, or all), scored and sorted.
 pub fn list_scored(
-    conn: &Connection,
+    db: Db<'_>,
     character: Option<Character>,
     sort: SortKey,
 ) -> Result<Vec<ScoredPattern>, PatternError> {
-    let stats = log_stats(conn, None)?;
-    let mut out: Vec<ScoredPattern> = list(conn, character)?
+    let stats = log_stats(db, None)?;
+    let mut out: Vec<ScoredPattern> = list(db, character)?
         .into_iter()
         .map(|p| {
             let s = stats.get(&p.pattern_id).copied().unwrap_or_default();

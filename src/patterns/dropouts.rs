@@ -6,7 +6,8 @@
 //! `as_of`. Its id is the bot message's `message_id`; it is computed from the log each time, so
 //! a later ingest that shows the user came back in time makes it disappear.
 
-use rusqlite::{Connection, OptionalExtension};
+use crate::p;
+use crate::store::sql::{Db, DbError, Optional};
 use serde::Serialize;
 
 use super::ingest::Role;
@@ -46,22 +47,15 @@ struct Row {
     pattern_id: Option<i64>,
 }
 
-fn load(conn: &Connection, conv: Option<&str>) -> Result<Vec<Row>, PatternError> {
+fn load(conn: Db<'_>, conv: Option<&str>) -> Result<Vec<Row>, PatternError> {
     // Two statements: `?1 IS NULL OR conversation_id = ?1` cannot use the index, and one
-    // conversation's lookup would scan every message.
-    let mut st = match conv {
-        Some(_) => conn.prepare_cached(
-            "SELECT message_id, conversation_id, role, text, at_ms, at, character, pattern_id
-             FROM conversation_messages WHERE conversation_id = ?1
-             ORDER BY conversation_id, at_ms, message_id",
-        )?,
-        None => conn.prepare_cached(
-            "SELECT message_id, conversation_id, role, text, at_ms, at, character, pattern_id
-             FROM conversation_messages
-             ORDER BY conversation_id, at_ms, message_id",
-        )?,
-    };
-    let map = |r: &rusqlite::Row<'_>| {
+    // conversation's lookup would scan every message. Conversations are ordered byte by byte
+    // on both engines (detection walks them in that order).
+    let order = format!(
+        "ORDER BY {}, at_ms, message_id",
+        conn.kind().bytewise("conversation_id")
+    );
+    let map = |r: &crate::store::sql::Row| -> Result<Row, DbError> {
         let role: String = r.get(2)?;
         Ok(Row {
             id: r.get(0)?,
@@ -79,14 +73,28 @@ fn load(conn: &Connection, conv: Option<&str>) -> Result<Vec<Row>, PatternError>
         })
     };
     let rows = match conv {
-        Some(c) => st.query_map([c], map)?.collect::<Result<_, _>>()?,
-        None => st.query_map([], map)?.collect::<Result<_, _>>()?,
+        Some(c) => conn.query_map(
+            &format!(
+                "SELECT message_id, conversation_id, role, text, at_ms, at, character, pattern_id
+                 FROM conversation_messages WHERE conversation_id = ?1 {order}"
+            ),
+            p![c],
+            map,
+        )?,
+        None => conn.query_map(
+            &format!(
+                "SELECT message_id, conversation_id, role, text, at_ms, at, character, pattern_id
+                 FROM conversation_messages {order}"
+            ),
+            p![],
+            map,
+        )?,
     };
     Ok(rows)
 }
 
 fn detect(
-    conn: &Connection,
+    conn: Db<'_>,
     rows: &[Row],
     window_secs: i64,
     as_of: Millis,
@@ -112,12 +120,12 @@ fn detect(
         };
         let (drafts, accepted): (u32, u32) = conn.query_row(
             "SELECT COUNT(*), COUNT(pattern_id) FROM counterfactual_drafts WHERE dropout_id = ?1",
-            [r.id],
+            p![r.id],
             |q| Ok((q.get(0)?, q.get(1)?)),
         )?;
         let user_id: String = conn.query_row(
             "SELECT user_id FROM conversations WHERE conversation_id = ?1",
-            [&r.conv],
+            p![r.conv],
             |q| q.get(0),
         )?;
         out.push(Dropout {
@@ -140,7 +148,7 @@ fn detect(
 
 /// Every dropout, by conversation and time.
 pub fn dropouts(
-    conn: &Connection,
+    conn: Db<'_>,
     window_secs: i64,
     as_of: Millis,
 ) -> Result<Vec<Dropout>, PatternError> {
@@ -149,7 +157,7 @@ pub fn dropouts(
 
 /// The dropouts of one conversation.
 pub fn in_conversation(
-    conn: &Connection,
+    conn: Db<'_>,
     conversation_id: &str,
     window_secs: i64,
     as_of: Millis,
@@ -165,7 +173,7 @@ pub fn in_conversation(
 /// One dropout by id; [`PatternError::NotADropout`] when the message is not one (or is no
 /// bot message at all).
 pub fn dropout(
-    conn: &Connection,
+    conn: Db<'_>,
     dropout_id: i64,
     window_secs: i64,
     as_of: Millis,
@@ -173,7 +181,7 @@ pub fn dropout(
     let conv: Option<String> = conn
         .query_row(
             "SELECT conversation_id FROM conversation_messages WHERE message_id = ?1",
-            [dropout_id],
+            p![dropout_id],
             |r| r.get(0),
         )
         .optional()?;

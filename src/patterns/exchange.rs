@@ -2,7 +2,7 @@
 //! the seed's column names. Import is all or nothing: every line is checked, and a duplicate
 //! (the seed's UNIQUE rule, against the database or an earlier line) is reported by line.
 
-use rusqlite::Connection;
+use crate::store::sql::Db;
 use serde::{Deserialize, Serialize};
 
 use super::carry::{self, UsageSummary};
@@ -185,7 +185,7 @@ pub struct ImportReport {
 /// Imports parsed lines in one savepoint. With duplicates and `skip_duplicates` false nothing
 /// is written and every duplicate is reported; with it true the others are imported.
 pub fn import(
-    conn: &Connection,
+    db: Db<'_>,
     lines: &[ImportLine],
     skip_duplicates: bool,
 ) -> Result<ImportReport, PatternError> {
@@ -194,7 +194,10 @@ pub fn import(
         duplicates: Vec::new(),
         written: false,
     };
-    let done = atomic(conn, |conn| {
+    let done = atomic(db, |conn| {
+        // From the start again when PostgreSQL runs the transaction a second time.
+        report.imported.clear();
+        report.duplicates.clear();
         for (line, p, usage) in lines {
             match db::add(conn, p) {
                 Ok(pat) => {
@@ -231,7 +234,7 @@ pub fn import(
 }
 
 /// Every pattern as a file line, by id, with its usage history summed up.
-pub fn export(conn: &Connection) -> Result<Vec<PatternRecord>, PatternError> {
+pub fn export(conn: Db<'_>) -> Result<Vec<PatternRecord>, PatternError> {
     let stats = db::log_stats(conn, None)?;
     Ok(db::list(conn, None)?
         .iter()

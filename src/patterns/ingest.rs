@@ -5,7 +5,8 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use rusqlite::{Connection, OptionalExtension, params};
+use crate::p;
+use crate::store::sql::{Db, DbError, Optional};
 use serde::Serialize;
 
 pub use super::logline::{LineError, LogMessage, Role, parse_line, parse_log};
@@ -50,6 +51,21 @@ impl From<rusqlite::Error> for IngestError {
     }
 }
 
+impl From<DbError> for IngestError {
+    fn from(e: DbError) -> Self {
+        IngestError::Pattern(PatternError::Db(e))
+    }
+}
+
+impl crate::store::write::BusyCheck for IngestError {
+    fn is_busy(&self) -> bool {
+        match self {
+            IngestError::Pattern(e) => e.is_busy(),
+            IngestError::Line { .. } => false,
+        }
+    }
+}
+
 /// An id as stored: see [`pii::pseudonym`] (a keyed pseudonym when it looks personal).
 pub fn pseudonym(id: &str) -> Result<String, pii::KeyError> {
     pii::pseudonym(id)
@@ -70,7 +86,7 @@ pub const BATCH: usize = 500;
 /// new bot lines and resolves their conversations, batch by batch again. Every step is keyed so
 /// that a re-run after a crash (or of the same file) adds nothing twice and finishes the work.
 pub fn ingest(
-    conn: &Connection,
+    conn: Db<'_>,
     messages: &[LogMessage],
     opts: &IngestOptions,
 ) -> Result<IngestReport, IngestError> {
@@ -79,7 +95,7 @@ pub fn ingest(
 
 /// [`ingest`], telling `written` how many messages each committed batch held (for progress).
 pub fn ingest_with(
-    conn: &Connection,
+    conn: Db<'_>,
     messages: &[LogMessage],
     opts: &IngestOptions,
     written: &mut dyn FnMut(usize),
@@ -95,65 +111,102 @@ pub fn ingest_with(
     let mut first_new: Option<i64> = None;
     let key = pii::installation_key()?;
     for (chunk, chars) in messages.chunks(BATCH).zip(characters.chunks(BATCH)) {
-        atomic(conn, |conn| -> Result<(), IngestError> {
+        // What the batch wrote, kept only once it committed (PostgreSQL may run it twice).
+        let batch = atomic(conn, |conn| -> Result<Batch, IngestError> {
+            let mut b = Batch::default();
+            let kind = conn.kind();
+            let upsert = format!(
+                "INSERT INTO conversations (conversation_id, user_id, first_at, last_at,
+                     ingested_at) VALUES (?1, ?2, ?3, ?3, ?4)
+                 ON CONFLICT (conversation_id) DO UPDATE SET
+                     first_at = {}, last_at = {}",
+                kind.least(
+                    &kind.bytewise("conversations.first_at"),
+                    &kind.bytewise("excluded.first_at")
+                ),
+                kind.greatest(
+                    &kind.bytewise("conversations.last_at"),
+                    &kind.bytewise("excluded.last_at")
+                ),
+            );
             for (m, character) in chunk.iter().zip(chars) {
                 let (conv, user) = (ids.of(&m.conversation_id)?, ids.of(&m.user_id)?);
                 let at = stamp::iso(m.at);
-                conn.execute(
-                    "INSERT INTO conversations (conversation_id, user_id, first_at, last_at,
-                         ingested_at) VALUES (?1, ?2, ?3, ?3, ?4)
-                     ON CONFLICT (conversation_id) DO UPDATE SET
-                         first_at = MIN(first_at, excluded.first_at),
-                         last_at = MAX(last_at, excluded.last_at)",
-                    params![conv, user, at, now],
-                )?;
+                conn.execute(&upsert, p![conv, user, at, now])?;
                 let masked = pii::shared().mask(&m.text);
-                let n = conn.execute(
-                    "INSERT INTO conversation_messages (conversation_id, role, text,
+                let new_id: Option<i64> = conn
+                    .query_row(
+                        "INSERT INTO conversation_messages (conversation_id, role, text,
                          original_sha256, pii_detected, at_ms, at, character, pattern_id, source)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
-                     ON CONFLICT (conversation_id, role, at_ms, original_sha256) DO NOTHING",
-                    params![
-                        conv,
-                        m.role.as_str(),
-                        masked.masked_text,
-                        masked.digest(key),
-                        masked.pii_detected,
-                        m.at,
-                        at,
-                        character.map(Character::as_str),
-                        m.pattern_id,
-                        format!("{}:{}", opts.source, m.line)
-                    ],
-                )?;
-                if n == 0 {
-                    report.duplicates += 1;
+                     ON CONFLICT (conversation_id, role, at_ms, original_sha256) DO NOTHING
+                     RETURNING message_id",
+                        p![
+                            conv,
+                            m.role.as_str(),
+                            masked.masked_text,
+                            masked.digest(key),
+                            masked.pii_detected,
+                            m.at,
+                            at,
+                            character.map(Character::as_str),
+                            m.pattern_id,
+                            format!("{}:{}", opts.source, m.line)
+                        ],
+                        |r| r.get(0),
+                    )
+                    .optional()?;
+                let Some(id) = new_id else {
+                    b.duplicates += 1;
                     continue;
-                }
-                first_new.get_or_insert(conn.last_insert_rowid());
-                report.messages += 1;
-                report.masked += usize::from(masked.pii_detected);
-                touched.insert(conv);
+                };
+                b.first.get_or_insert(id);
+                b.messages += 1;
+                b.masked += usize::from(masked.pii_detected);
+                b.touched.push(conv);
             }
-            Ok(())
+            Ok(b)
         })?;
+        report.duplicates += batch.duplicates;
+        report.messages += batch.messages;
+        report.masked += batch.masked;
+        if let Some(id) = batch.first {
+            first_new.get_or_insert(id);
+        }
+        touched.extend(batch.touched);
         written(chunk.len());
     }
     log_uses(conn, first_new, &mut touched, &mut report)?;
     report.conversations = touched.len();
     let touched: Vec<String> = touched.into_iter().collect();
     for convs in touched.chunks(BATCH) {
-        atomic(conn, |conn| -> Result<(), IngestError> {
+        let part = atomic(conn, |conn| -> Result<IngestReport, IngestError> {
+            let mut part = IngestReport::default();
             for conv in convs {
-                resolve_conversation(conn, conv, opts, &mut report)?;
-                report.dropouts +=
+                resolve_conversation(conn, conv, opts, &mut part)?;
+                part.dropouts +=
                     super::dropouts::in_conversation(conn, conv, opts.window_secs, opts.as_of)?
                         .len();
             }
-            Ok(())
+            Ok(part)
         })?;
+        report.successes += part.successes;
+        report.failures += part.failures;
+        report.pending += part.pending;
+        report.dropouts += part.dropouts;
     }
     Ok(report)
+}
+
+/// What one batch of messages wrote.
+#[derive(Default)]
+struct Batch {
+    duplicates: usize,
+    messages: usize,
+    masked: usize,
+    /// The first new message's id.
+    first: Option<i64>,
+    touched: Vec<String>,
 }
 
 /// Ids as stored, each looked up once (the PII check behind [`pseudonym`] is not free).
@@ -175,7 +228,7 @@ impl Pseudonyms {
 /// the store), each pattern exists and is the line's character's. Returns each message's
 /// character (the pattern's, when it has one).
 fn check(
-    conn: &Connection,
+    conn: Db<'_>,
     messages: &[LogMessage],
     ids: &mut Pseudonyms,
 ) -> Result<Vec<Option<Character>>, IngestError> {
@@ -193,8 +246,8 @@ fn check(
             None => conn
                 .query_row(
                     "SELECT user_id FROM conversations WHERE conversation_id = ?1",
-                    [&conv],
-                    |r| r.get::<_, String>(0),
+                    p![conv],
+                    |r| r.get::<String>(0),
                 )
                 .optional()?,
         };
@@ -237,53 +290,49 @@ fn check(
 /// first one this ingest wrote; a re-run after a crash finds the ones it left, since they have
 /// no log id), in batches.
 fn log_uses(
-    conn: &Connection,
+    conn: Db<'_>,
     from: Option<i64>,
     touched: &mut BTreeSet<String>,
     report: &mut IngestReport,
 ) -> Result<(), IngestError> {
     // Lines a crashed ingest wrote but never logged come before `from`: start at the oldest.
-    let orphan: Option<i64> = conn.query_row(
+    let orphan: Option<i64> = conn.one(
         "SELECT MIN(message_id) FROM conversation_messages
          WHERE pattern_id IS NOT NULL AND log_id IS NULL",
-        [],
-        |r| r.get(0),
+        p![],
     )?;
     let Some(mut after) = orphan.or(from).map(|id| id - 1) else {
         return Ok(());
     };
     loop {
-        let done = atomic(conn, |conn| -> Result<bool, IngestError> {
-            let batch: Vec<(i64, i64, String)> = conn
-                .prepare_cached(
+        let batch = atomic(
+            conn,
+            |conn| -> Result<Vec<(i64, i64, String)>, IngestError> {
+                let batch: Vec<(i64, i64, String)> = conn.query_map(
                     "SELECT message_id, pattern_id, conversation_id FROM conversation_messages
-                     WHERE message_id > ?1 AND pattern_id IS NOT NULL AND log_id IS NULL
-                     ORDER BY message_id LIMIT ?2",
-                )?
-                .query_map(params![after, BATCH as i64], |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-                })?
-                .collect::<Result<_, _>>()?;
-            for (message_id, pattern_id, conv) in &batch {
-                log_one(conn, *message_id, *pattern_id, conv)?;
-                report.uses += 1;
-                touched.insert(conv.clone());
-                after = *message_id;
-            }
-            Ok(batch.len() < BATCH)
-        })?;
-        if done {
+                 WHERE message_id > ?1 AND pattern_id IS NOT NULL AND log_id IS NULL
+                 ORDER BY message_id LIMIT ?2",
+                    p![after, BATCH as i64],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )?;
+                for (message_id, pattern_id, conv) in &batch {
+                    log_one(conn, *message_id, *pattern_id, conv)?;
+                }
+                Ok(batch)
+            },
+        )?;
+        for (message_id, _, conv) in &batch {
+            report.uses += 1;
+            touched.insert(conv.clone());
+            after = *message_id;
+        }
+        if batch.len() < BATCH {
             return Ok(());
         }
     }
 }
 
-fn log_one(
-    conn: &Connection,
-    message_id: i64,
-    pattern_id: i64,
-    conv: &str,
-) -> Result<(), IngestError> {
+fn log_one(conn: Db<'_>, message_id: i64, pattern_id: i64, conv: &str) -> Result<(), IngestError> {
     let (user_message, bot_text, at, user): (Option<String>, String, i64, String) = conn
         .query_row(
             "SELECT (SELECT u.text FROM conversation_messages u
@@ -293,7 +342,7 @@ fn log_one(
                     b.text, b.at_ms,
                     (SELECT c.user_id FROM conversations c WHERE c.conversation_id = b.conversation_id)
              FROM conversation_messages b WHERE b.message_id = ?1",
-            [message_id],
+            p![message_id],
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
         )?;
     let log_id = usage::record_use(
@@ -310,7 +359,7 @@ fn log_one(
     )?;
     conn.execute(
         "UPDATE conversation_messages SET log_id = ?2 WHERE message_id = ?1",
-        params![message_id, log_id],
+        p![message_id, log_id],
     )?;
     Ok(())
 }
@@ -324,17 +373,16 @@ struct Msg {
 
 /// Resolves the conversation's open pattern uses and marks banter that went on since.
 fn resolve_conversation(
-    conn: &Connection,
+    conn: Db<'_>,
     conv: &str,
     opts: &IngestOptions,
     report: &mut IngestReport,
 ) -> Result<(), PatternError> {
-    let mut st = conn.prepare_cached(
+    let msgs: Vec<Msg> = conn.query_map(
         "SELECT role, at_ms, log_id FROM conversation_messages WHERE conversation_id = ?1
          ORDER BY at_ms, message_id",
-    )?;
-    let msgs: Vec<Msg> = st
-        .query_map([conv], |r| {
+        p![conv],
+        |r| {
             let role: String = r.get(0)?;
             Ok(Msg {
                 role: if role == "user" {
@@ -345,14 +393,14 @@ fn resolve_conversation(
                 at: r.get(1)?,
                 log_id: r.get(2)?,
             })
-        })?
-        .collect::<Result<_, _>>()?;
+        },
+    )?;
     let window_ms = opts.window_secs.saturating_mul(1000);
     for (i, m) in msgs.iter().enumerate() {
         let Some(log_id) = m.log_id else { continue };
         let state: Option<String> = conn.query_row(
             "SELECT user_reaction FROM prowrestling_usage_log WHERE log_id = ?1",
-            [log_id],
+            p![log_id],
             |r| r.get(0),
         )?;
         let obs = observe(&msgs, i, window_ms, opts.as_of);
@@ -405,16 +453,18 @@ fn observe(msgs: &[Msg], i: usize, window_ms: i64, as_of: Millis) -> Observation
 /// Resolves every conversation that still has an open pattern use, as of `opts.as_of`: uses
 /// whose window has closed in silence become failures. Workbench chats call this when they
 /// start, so a user who never wrote again still counts against the pattern.
-pub fn resolve_open(conn: &Connection, opts: &IngestOptions) -> Result<IngestReport, PatternError> {
-    atomic(conn, |conn| {
-        let convs: Vec<String> = conn
-            .prepare(
-                "SELECT DISTINCT m.conversation_id FROM conversation_messages m
+pub fn resolve_open(db: Db<'_>, opts: &IngestOptions) -> Result<IngestReport, PatternError> {
+    atomic(db, |conn| {
+        let convs: Vec<String> = conn.query_map(
+            &format!(
+                "SELECT DISTINCT {} FROM conversation_messages m
                  JOIN prowrestling_usage_log l ON l.log_id = m.log_id
                  WHERE l.user_reaction IS NULL ORDER BY 1",
-            )?
-            .query_map([], |r| r.get(0))?
-            .collect::<Result<_, _>>()?;
+                conn.kind().bytewise("m.conversation_id")
+            ),
+            p![],
+            |r| r.get(0),
+        )?;
         let mut report = IngestReport {
             conversations: convs.len(),
             ..IngestReport::default()
@@ -430,7 +480,7 @@ pub fn resolve_open(conn: &Connection, opts: &IngestOptions) -> Result<IngestRep
 /// use logging and outcome resolution as `kakeai ingest`. Returns the report and, for a bot
 /// line from a pattern, the usage-log id its 👍/👎 go to.
 pub fn log_live(
-    conn: &Connection,
+    conn: Db<'_>,
     message: LogMessage,
     opts: &IngestOptions,
 ) -> Result<(IngestReport, Option<i64>), IngestError> {
@@ -441,7 +491,7 @@ pub fn log_live(
         .query_row(
             "SELECT log_id FROM conversation_messages WHERE conversation_id = ?1 AND role = ?2
                AND at_ms = ?3 ORDER BY message_id DESC LIMIT 1",
-            params![conv, role, at],
+            p![conv, role, at],
             |r| r.get(0),
         )
         .optional()?

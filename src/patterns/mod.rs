@@ -2,9 +2,10 @@
 //! outcomes within the dropout window, 👍/👎 feedback, score and rank, best match, conversation
 //! log ingest, dropouts and counterfactual drafts.
 //!
-//! Every function takes a `&rusqlite::Connection` of a migrated [`crate::store::Store`]
-//! (`store.conn()`, or the connection of an open transaction) and is atomic on its own: it runs
-//! inside a savepoint, so it also nests inside a caller's transaction.
+//! Every function takes a [`Db`] of a migrated [`crate::store::Store`] on either engine
+//! (`store.db()`, or the `Db` of an open transaction, e.g. inside `store.transact`) and is
+//! atomic on its own: it runs inside a savepoint, so it also nests inside a caller's
+//! transaction (see [`atomic`]).
 
 pub mod best;
 pub mod carry;
@@ -30,7 +31,8 @@ pub use usage::{
     resolve_use,
 };
 
-use rusqlite::Connection;
+use crate::store::sql::{Db, DbError};
+use crate::store::write::BusyCheck;
 
 /// The seed's dropout window: no user message within 30 minutes of a bot line.
 pub const DEFAULT_WINDOW_SECS: i64 = 30 * 60;
@@ -75,45 +77,73 @@ impl PatternError {
     }
 }
 
-/// Runs `f` inside a savepoint: all of it is kept, or none of it. Outside a transaction the
-/// savepoint is an IMMEDIATE transaction instead: it takes the write lock up front (waiting for
-/// it through the busy timeout) rather than failing when a read has to become a write.
-pub(crate) fn atomic<T, E: From<rusqlite::Error>>(
-    conn: &Connection,
-    f: impl FnOnce(&Connection) -> Result<T, E>,
-) -> Result<T, E> {
-    if conn.is_autocommit() {
-        begin_immediate(conn)?;
-        return match f(conn) {
-            Ok(v) => {
-                if let Err(e) = conn.execute_batch("COMMIT") {
-                    let _ = conn.execute_batch("ROLLBACK");
-                    return Err(e.into());
+/// Runs `f` atomically: all of it is kept, or none of it. Inside a caller's transaction (either
+/// engine) it runs in a savepoint, so it nests. Outside one it is a write transaction of its
+/// own: on SQLite an IMMEDIATE one (the write lock up front, waiting for it through the busy
+/// timeout, rather than failing when a read has to become a write), run once; on PostgreSQL a
+/// SERIALIZABLE one, run again while another writer is in the way — so `f` may run more than
+/// once and must only touch the database through the `Db` it is given.
+pub(crate) fn atomic<T, E>(db: Db<'_>, mut f: impl FnMut(Db<'_>) -> Result<T, E>) -> Result<T, E>
+where
+    E: From<DbError> + BusyCheck,
+{
+    match db {
+        Db::Sqlite(conn) if conn.is_autocommit() => {
+            begin_immediate(conn).map_err(DbError::from)?;
+            match f(db) {
+                Ok(v) => {
+                    if let Err(e) = conn.execute_batch("COMMIT") {
+                        let _ = conn.execute_batch("ROLLBACK");
+                        return Err(DbError::from(e).into());
+                    }
+                    Ok(v)
                 }
-                Ok(v)
+                Err(e) => {
+                    let _ = conn.execute_batch("ROLLBACK");
+                    Err(e)
+                }
             }
-            Err(e) => {
-                let _ = conn.execute_batch("ROLLBACK");
-                Err(e)
-            }
-        };
+        }
+        Db::Sqlite(_) => savepoint(db, f),
+        Db::Pg(c) => match db.batch(SAVEPOINT) {
+            Ok(()) => released(db, f(db)),
+            // 25P01 no_active_sql_transaction: not inside a transaction, so this is one.
+            Err(DbError::Pg {
+                code: Some(code), ..
+            }) if code == "25P01" => crate::store::sql::pg_write(c, f),
+            Err(e) => Err(e.into()),
+        },
     }
-    conn.execute_batch("SAVEPOINT kakeai_patterns")?;
-    match f(conn) {
+}
+
+const SAVEPOINT: &str = "SAVEPOINT kakeai_patterns";
+
+fn savepoint<T, E: From<DbError>>(
+    db: Db<'_>,
+    mut f: impl FnMut(Db<'_>) -> Result<T, E>,
+) -> Result<T, E> {
+    db.batch(SAVEPOINT)?;
+    released(db, f(db))
+}
+
+/// Ends the savepoint `r` ran in: released when it succeeded, rolled back when it failed.
+fn released<T, E: From<DbError>>(db: Db<'_>, r: Result<T, E>) -> Result<T, E> {
+    match r {
         Ok(v) => {
-            conn.execute_batch("RELEASE kakeai_patterns")?;
+            db.batch("RELEASE kakeai_patterns")?;
             Ok(v)
         }
         Err(e) => {
             // The rollback can only fail if the connection is gone; the first error says more.
-            let _ = conn.execute_batch("ROLLBACK TO kakeai_patterns; RELEASE kakeai_patterns");
+            // (On PostgreSQL it also ends the aborted state the error left the transaction in.)
+            let _ = db.batch("ROLLBACK TO kakeai_patterns; RELEASE kakeai_patterns");
             Err(e)
         }
     }
 }
 
 /// `BEGIN IMMEDIATE`, tried again (after the busy timeout ran out) a bounded number of times.
-fn begin_immediate(conn: &Connection) -> Result<(), rusqlite::Error> {
+fn begin_immediate(conn: &rusqlite::Connection) -> Result<(), rusqlite::Error> {
     let mut tries = 0;
     loop {
         match conn.execute_batch("BEGIN IMMEDIATE") {

@@ -1,7 +1,8 @@
 //! The review side of counterfactuals: the drafts table (one draft per reply type and
 //! dropout) and accepting a (possibly edited) draft as a pattern with is_counterfactual = 1.
 
-use rusqlite::{Connection, OptionalExtension, params};
+use crate::p;
+use crate::store::sql::{Db, Optional};
 use serde::Serialize;
 
 use super::counterfactual::Drafts;
@@ -11,12 +12,12 @@ use super::{Character, NewPattern, Pattern, PatternError, ResponseType, atomic, 
 
 /// Replaces the stored drafts of a dropout (accepted ones are kept as they were accepted).
 pub fn save_drafts(
-    conn: &Connection,
+    db: Db<'_>,
     dropout_id: i64,
     drafts: &Drafts,
     model: Option<&str>,
 ) -> Result<(), PatternError> {
-    atomic(conn, |conn| {
+    atomic(db, |conn| {
         let now = stamp::iso(stamp::now_ms());
         for d in &drafts.drafts {
             conn.execute(
@@ -26,8 +27,8 @@ pub fn save_drafts(
                  ON CONFLICT (dropout_id, bot_response_type) DO UPDATE
                  SET text = excluded.text, user_message_type = excluded.user_message_type,
                      model = excluded.model, created_at = excluded.created_at
-                 WHERE pattern_id IS NULL",
-                params![
+                 WHERE counterfactual_drafts.pattern_id IS NULL",
+                p![
                     dropout_id,
                     d.bot_response_type.as_str(),
                     d.text,
@@ -52,28 +53,36 @@ pub struct StoredDraft {
     pub pattern_id: Option<i64>,
 }
 
-pub fn stored_drafts(conn: &Connection, dropout_id: i64) -> Result<Vec<StoredDraft>, PatternError> {
-    let mut st = conn.prepare(
+pub fn stored_drafts(conn: Db<'_>, dropout_id: i64) -> Result<Vec<StoredDraft>, PatternError> {
+    let rows = conn.query_map(
         "SELECT bot_response_type, text, user_message_type, model, created_at, pattern_id
          FROM counterfactual_drafts WHERE dropout_id = ?1",
-    )?;
-    let mut out: Vec<StoredDraft> = st
-        .query_map([dropout_id], |r| {
+        p![dropout_id],
+        |r| {
             let t: String = r.get(0)?;
-            Ok((t, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?))
-        })?
-        .filter_map(|row| match row {
-            Ok((t, text, kind, model, created_at, pattern_id)) => Some(Ok(StoredDraft {
-                bot_response_type: ResponseType::parse(&t)?,
+            Ok((
+                ResponseType::parse(&t),
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+            ))
+        },
+    )?;
+    let mut out: Vec<StoredDraft> = rows
+        .into_iter()
+        .filter_map(|(t, text, kind, model, created_at, pattern_id)| {
+            Some(StoredDraft {
+                bot_response_type: t?,
                 text,
                 user_message_type: kind,
                 model,
                 created_at,
                 pattern_id,
-            })),
-            Err(e) => Some(Err(e)),
+            })
         })
-        .collect::<Result<_, _>>()?;
+        .collect();
     out.sort_by_key(|d| d.bot_response_type);
     Ok(out)
 }
@@ -95,7 +104,7 @@ pub struct Accept<'a> {
 
 /// Stores the chosen (or edited) reply as a pattern with is_counterfactual = 1; its example is
 /// the user's (masked) line before the dropout.
-pub fn accept(conn: &Connection, a: &Accept) -> Result<Pattern, PatternError> {
+pub fn accept(conn: Db<'_>, a: &Accept) -> Result<Pattern, PatternError> {
     accept_checked(conn, a, &|_, _| Ok(()))
 }
 
@@ -105,11 +114,11 @@ pub type ReplyCheck<'a> = &'a dyn Fn(Option<Character>, &str) -> Result<(), Stri
 /// [`accept`], with `check` run on the chosen reply (and its character) before anything is
 /// written; a refusal is `PatternError::Invalid` on `bot_response`.
 pub fn accept_checked(
-    conn: &Connection,
+    db: Db<'_>,
     a: &Accept,
     check: ReplyCheck<'_>,
 ) -> Result<Pattern, PatternError> {
-    atomic(conn, |conn| {
+    atomic(db, |conn| {
         let d: Dropout = dropouts::dropout(conn, a.dropout_id, a.window_secs, a.as_of)?;
         let stored = stored_drafts(conn, a.dropout_id)?;
         let draft = stored
@@ -162,7 +171,7 @@ pub fn accept_checked(
             .query_row(
                 "SELECT 1 FROM counterfactual_drafts
                  WHERE dropout_id = ?1 AND bot_response_type = ?2",
-                params![a.dropout_id, a.bot_response_type.as_str()],
+                p![a.dropout_id, a.bot_response_type.as_str()],
                 |r| r.get(0),
             )
             .optional()?;
@@ -171,7 +180,7 @@ pub fn accept_checked(
             conn.execute(
                 "UPDATE counterfactual_drafts SET text = ?3, pattern_id = ?4
                  WHERE dropout_id = ?1 AND bot_response_type = ?2",
-                params![
+                p![
                     a.dropout_id,
                     a.bot_response_type.as_str(),
                     pattern.bot_response,
@@ -183,7 +192,7 @@ pub fn accept_checked(
                 "INSERT INTO counterfactual_drafts (dropout_id, bot_response_type, text,
                      user_message_type, model, created_at, pattern_id)
                  VALUES (?1, ?2, ?3, ?4, NULL, ?5, ?6)",
-                params![
+                p![
                     a.dropout_id,
                     a.bot_response_type.as_str(),
                     pattern.bot_response,

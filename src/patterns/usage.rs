@@ -7,7 +7,8 @@
 //! voted rows. The pattern is the one the row names — the seed's function took the pattern id
 //! separately and could credit the wrong pattern.
 
-use rusqlite::{Connection, OptionalExtension, params};
+use crate::p;
+use crate::store::sql::{Db, Optional};
 use serde::Serialize;
 
 use super::stamp::{self, Millis};
@@ -31,8 +32,8 @@ pub struct NewUse {
 
 /// Writes a usage-log row and counts the use on the pattern (used_count + 1, last_used_at).
 /// Returns the row's log_id.
-pub fn record_use(conn: &Connection, u: &NewUse) -> Result<i64, PatternError> {
-    atomic(conn, |conn| {
+pub fn record_use(db: Db<'_>, u: &NewUse) -> Result<i64, PatternError> {
+    atomic(db, |conn| {
         let p = db::get(conn, u.pattern_id)?;
         if let Some(c) = u.character.filter(|c| *c != p.character) {
             return Err(PatternError::invalid(
@@ -49,11 +50,11 @@ pub fn record_use(conn: &Connection, u: &NewUse) -> Result<i64, PatternError> {
             .transpose()?;
         let user = u.user_id.as_deref().map(pii::pseudonym).transpose()?;
         let at = stamp::iso(u.at);
-        conn.execute(
+        let log_id: i64 = conn.one(
             "INSERT INTO prowrestling_usage_log (pattern_id, conversation_id, user_id,
                  user_message, bot_response, character, timestamp)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING log_id",
+            p![
                 p.pattern_id,
                 conversation,
                 user,
@@ -63,15 +64,21 @@ pub fn record_use(conn: &Connection, u: &NewUse) -> Result<i64, PatternError> {
                 at
             ],
         )?;
-        let log_id = conn.last_insert_rowid();
-        // ISO-8601 UTC text sorts as time, so MAX keeps the latest use.
+        // ISO-8601 UTC text sorts as time (byte by byte), so the larger keeps the latest use.
+        let kind = conn.kind();
         conn.execute(
-            "UPDATE prowrestling_patterns
-             SET used_count = COALESCE(used_count, 0) + 1,
-                 last_used_at = MAX(COALESCE(last_used_at, ''), ?2),
-                 updated_at = ?3
-             WHERE pattern_id = ?1",
-            params![p.pattern_id, at, stamp::iso(stamp::now_ms())],
+            &format!(
+                "UPDATE prowrestling_patterns
+                 SET used_count = COALESCE(used_count, 0) + 1,
+                     last_used_at = {},
+                     updated_at = ?3
+                 WHERE pattern_id = ?1",
+                kind.greatest(
+                    &kind.bytewise("COALESCE(last_used_at, '')"),
+                    &kind.bytewise("CAST(?2 AS TEXT)")
+                )
+            ),
+            p![p.pattern_id, at, stamp::iso(stamp::now_ms())],
         )?;
         Ok(log_id)
     })
@@ -105,7 +112,7 @@ pub enum Resolution {
 /// after the use is a success (its reaction time recorded, next_message_exists = 1); a later
 /// reply, or silence once the window has closed, is a failure. Each use is resolved once.
 pub fn resolve_use(
-    conn: &Connection,
+    db: Db<'_>,
     log_id: i64,
     obs: Observation,
     window_secs: i64,
@@ -116,7 +123,7 @@ pub fn resolve_use(
             "must be at least one second",
         ));
     }
-    atomic(conn, |conn| {
+    atomic(db, |conn| {
         let (pattern_id, at, reaction) = load_log(conn, log_id)?;
         if reaction.is_some() {
             return Err(PatternError::AlreadyResolved(log_id));
@@ -158,7 +165,7 @@ pub fn resolve_use(
                 conn.execute(
                     "UPDATE prowrestling_usage_log SET user_reaction = ?2,
                          reaction_time_seconds = ?3, next_message_exists = 1 WHERE log_id = ?1",
-                    params![log_id, label, reaction_time_seconds],
+                    p![log_id, label, reaction_time_seconds],
                 )?;
                 "success_count"
             }
@@ -166,7 +173,7 @@ pub fn resolve_use(
                 conn.execute(
                     "UPDATE prowrestling_usage_log SET user_reaction = 'dropout',
                          next_message_exists = 0 WHERE log_id = ?1",
-                    [log_id],
+                    p![log_id],
                 )?;
                 "failure_count"
             }
@@ -177,7 +184,7 @@ pub fn resolve_use(
                     "UPDATE prowrestling_patterns SET {counter} = COALESCE({counter}, 0) + 1,
                          updated_at = ?2 WHERE pattern_id = ?1"
                 ),
-                params![pid, stamp::iso(stamp::now_ms())],
+                p![pid, stamp::iso(stamp::now_ms())],
             )?;
         }
         Ok(resolution)
@@ -186,12 +193,12 @@ pub fn resolve_use(
 
 /// Marks a successful use whose banter went on (more evidence arrived after it was resolved).
 /// Counters are untouched; returns whether the row changed.
-pub fn mark_continued(conn: &Connection, log_id: i64) -> Result<bool, PatternError> {
+pub fn mark_continued(conn: Db<'_>, log_id: i64) -> Result<bool, PatternError> {
     load_log(conn, log_id)?;
     let n = conn.execute(
         "UPDATE prowrestling_usage_log SET user_reaction = 'continued'
          WHERE log_id = ?1 AND user_reaction = 'replied'",
-        [log_id],
+        p![log_id],
     )?;
     Ok(n > 0)
 }
@@ -199,11 +206,11 @@ pub fn mark_continued(conn: &Connection, log_id: i64) -> Result<bool, PatternErr
 /// A usage-log row's pattern, timestamp and outcome label.
 type LogHead = (Option<i64>, Option<String>, Option<String>);
 
-fn load_log(conn: &Connection, log_id: i64) -> Result<LogHead, PatternError> {
+fn load_log(conn: Db<'_>, log_id: i64) -> Result<LogHead, PatternError> {
     conn.query_row(
         "SELECT pattern_id, timestamp, user_reaction FROM prowrestling_usage_log
          WHERE log_id = ?1",
-        [log_id],
+        p![log_id],
         |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
     )
     .optional()?
@@ -221,19 +228,15 @@ pub struct FeedbackChange {
 }
 
 /// Records 👍 (+1) or 👎 (−1) on a usage-log row; anything else is refused.
-pub fn feedback(
-    conn: &Connection,
-    log_id: i64,
-    value: i64,
-) -> Result<FeedbackChange, PatternError> {
+pub fn feedback(db: Db<'_>, log_id: i64, value: i64) -> Result<FeedbackChange, PatternError> {
     if value != 1 && value != -1 {
         return Err(PatternError::BadFeedback(value));
     }
-    atomic(conn, |conn| {
+    atomic(db, |conn| {
         let (pattern_id, previous): (Option<i64>, Option<i64>) = conn
             .query_row(
                 "SELECT pattern_id, feedback FROM prowrestling_usage_log WHERE log_id = ?1",
-                [log_id],
+                p![log_id],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .optional()?
@@ -241,7 +244,7 @@ pub fn feedback(
         if previous != Some(value) {
             conn.execute(
                 "UPDATE prowrestling_usage_log SET feedback = ?2 WHERE log_id = ?1",
-                params![log_id, value],
+                p![log_id, value],
             )?;
             if let Some(pid) = pattern_id {
                 let (like, dislike) = match (previous, value) {
@@ -250,13 +253,16 @@ pub fn feedback(
                     (None, 1) => (1, 0),
                     (None, _) => (0, 1),
                 };
+                let kind = conn.kind();
                 conn.execute(
-                    "UPDATE prowrestling_patterns
-                     SET like_count = MAX(0, COALESCE(like_count, 0) + ?2),
-                         dislike_count = MAX(0, COALESCE(dislike_count, 0) + ?3),
-                         updated_at = ?4
-                     WHERE pattern_id = ?1",
-                    params![pid, like, dislike, stamp::iso(stamp::now_ms())],
+                    &format!(
+                        "UPDATE prowrestling_patterns
+                         SET like_count = {}, dislike_count = {}, updated_at = ?4
+                         WHERE pattern_id = ?1",
+                        kind.greatest("0", "COALESCE(like_count, 0) + ?2"),
+                        kind.greatest("0", "COALESCE(dislike_count, 0) + ?3"),
+                    ),
+                    p![pid, like, dislike, stamp::iso(stamp::now_ms())],
                 )?;
             }
         }

@@ -74,9 +74,7 @@ pub async fn log_line(
     };
     let r = svc
         .store
-        .call(move |s| {
-            pat::ingest::log_live(s.connection(), message, &opts).map_err(crate::store::invalid)
-        })
+        .call(move |s| pat::ingest::log_live(s.db(), message, &opts).map_err(crate::store::invalid))
         .await;
     match r {
         Ok((rep, usage)) => {

@@ -267,7 +267,7 @@ pub fn thumb(store: &mut Store, reply_id: i64, up: bool) -> Result<Option<i64>, 
         )?)
     })?;
     if let Some(u) = usage {
-        crate::patterns::usage::feedback(store.connection(), u, v)
+        crate::patterns::usage::feedback(store.db(), u, v)
             .map_err(|e| StoreError::Invalid(e.to_string()))?;
     }
     Ok(usage)

@@ -378,9 +378,8 @@ impl PatternsPane {
 
 /// The stored patterns, best first, as the pane lists them.
 pub fn read_rows(s: &mut Store) -> Result<Vec<PatternRow>, StoreError> {
-    let list =
-        crate::patterns::db::list_scored(s.connection(), None, crate::patterns::db::SortKey::Score)
-            .map_err(|e| StoreError::Invalid(e.to_string()))?;
+    let list = crate::patterns::db::list_scored(s.db(), None, crate::patterns::db::SortKey::Score)
+        .map_err(|e| StoreError::Invalid(e.to_string()))?;
     Ok(list
         .into_iter()
         .map(|sp| PatternRow {

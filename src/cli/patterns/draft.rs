@@ -55,7 +55,7 @@ pub struct AcceptArgs {
 
 pub(super) fn draft(a: &DraftArgs, out: &mut dyn Write) -> Result<i32, Fail> {
     let store = open(a.common.db.as_deref())?;
-    let conn = store.conn();
+    let conn = store.db();
     let d = pat::dropouts::dropout(conn, a.dropout, a.window.secs(), a.window.as_of())?;
     let character = match a.character.or(d.character) {
         Some(c) => c,
@@ -143,7 +143,7 @@ pub(super) fn accept(
     };
     let store = open(a.common.db.as_deref())?;
     let p = cf::accept_checked(
-        store.conn(),
+        store.db(),
         &cf::Accept {
             dropout_id: a.dropout,
             bot_response_type: a.response_type,
@@ -173,7 +173,7 @@ pub(super) fn accept(
         err(n);
     }
     match a.common.format {
-        Format::Json => print_json(out, &pat::scored(store.conn(), p.pattern_id)?)?,
+        Format::Json => print_json(out, &pat::scored(store.db(), p.pattern_id)?)?,
         Format::Table => writeln!(
             out,
             "added counterfactual pattern {} ({}, {}): {}",

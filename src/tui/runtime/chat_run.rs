@@ -434,8 +434,7 @@ async fn log_message(
     let r = deps
         .store
         .call(move |s| {
-            pat::ingest::log_live(s.connection(), message, &ingest_options())
-                .map_err(crate::store::invalid)
+            pat::ingest::log_live(s.db(), message, &ingest_options()).map_err(crate::store::invalid)
         })
         .await;
     match r {
@@ -463,8 +462,7 @@ async fn settle_stale_uses(deps: &Deps, emit: &Emit) {
     let r = deps
         .store
         .call(|s| {
-            pat::ingest::resolve_open(s.connection(), &ingest_options())
-                .map_err(crate::store::invalid)
+            pat::ingest::resolve_open(s.db(), &ingest_options()).map_err(crate::store::invalid)
         })
         .await;
     match r {

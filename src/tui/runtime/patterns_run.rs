@@ -19,10 +19,10 @@ pub const WINDOW_SECS: i64 = 30 * 60;
 
 fn dropouts(s: &mut Store) -> Result<Vec<DropoutRow>, StoreError> {
     let now = pat::stamp::now_ms();
-    let list = pat::dropouts::dropouts(s.connection(), WINDOW_SECS, now).map_err(se)?;
+    let list = pat::dropouts::dropouts(s.db(), WINDOW_SECS, now).map_err(se)?;
     let mut out = Vec::new();
     for d in list {
-        let stored = cf::stored_drafts(s.connection(), d.dropout_id).map_err(se)?;
+        let stored = cf::stored_drafts(s.db(), d.dropout_id).map_err(se)?;
         let message_type = stored.iter().find_map(|sd| sd.user_message_type.clone());
         let drafts = stored
             .into_iter()
@@ -60,7 +60,7 @@ impl Runtime {
         tokio::spawn(async move {
             let r = store
                 .call(move |s| {
-                    pat::usage::feedback(s.connection(), usage_id, value)
+                    pat::usage::feedback(s.db(), usage_id, value)
                         .map(|_| ())
                         .map_err(se)
                 })
@@ -98,7 +98,7 @@ impl Runtime {
                             let t = ResponseType::parse(&kind)
                                 .ok_or_else(|| se(format!("unknown reply type {kind}")))?;
                             cf::accept(
-                                s.connection(),
+                                s.db(),
                                 &cf::Accept {
                                     dropout_id: dropout,
                                     bot_response_type: t,
@@ -144,13 +144,8 @@ impl Runtime {
         tokio::spawn(async move {
             let found = store
                 .call(move |s| {
-                    pat::dropouts::dropout(
-                        s.connection(),
-                        dropout,
-                        WINDOW_SECS,
-                        pat::stamp::now_ms(),
-                    )
-                    .map_err(se)
+                    pat::dropouts::dropout(s.db(), dropout, WINDOW_SECS, pat::stamp::now_ms())
+                        .map_err(se)
                 })
                 .await;
             let d = match found {
@@ -182,9 +177,7 @@ impl Runtime {
                 .collect();
             let message_type = drafts.user_message_type.clone();
             let saved = store
-                .call(move |s| {
-                    cf::save_drafts(s.connection(), dropout, &drafts, Some(&model)).map_err(se)
-                })
+                .call(move |s| cf::save_drafts(s.db(), dropout, &drafts, Some(&model)).map_err(se))
                 .await;
             match saved {
                 Ok(()) => send_drafts(&tx, dropout, Ok((message_type, list))),
@@ -207,7 +200,7 @@ impl Runtime {
                         counts: Default::default(),
                         is_counterfactual: false,
                     };
-                    pat::db::add(s.connection(), &new).map_err(se)
+                    pat::db::add(s.db(), &new).map_err(se)
                 })
                 .await;
             let msg = match r {
