@@ -105,14 +105,8 @@ where
             }
         }
         Db::Sqlite(_) => savepoint(db, f),
-        Db::Pg(c) => match db.batch(SAVEPOINT) {
-            Ok(()) => released(db, f(db)),
-            // 25P01 no_active_sql_transaction: not inside a transaction, so this is one.
-            Err(DbError::Pg {
-                code: Some(code), ..
-            }) if code == "25P01" => crate::store::sql::pg_write(c, f),
-            Err(e) => Err(e.into()),
-        },
+        Db::Pg(c) if c.in_transaction() => savepoint(db, f),
+        Db::Pg(c) => crate::store::sql::pg_write(c, f),
     }
 }
 

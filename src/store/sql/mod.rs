@@ -278,16 +278,16 @@ where
     let mut tries = 0u32;
     loop {
         let once = (|| -> Result<T, E> {
-            c.batch("BEGIN ISOLATION LEVEL SERIALIZABLE")?;
+            c.begin("BEGIN ISOLATION LEVEL SERIALIZABLE")?;
             let v = f(Db::Pg(c))?;
-            c.batch("COMMIT")?;
+            c.end("COMMIT")?;
             Ok(v)
         })();
         match once {
             Ok(v) => return Ok(v),
             Err(e) => {
                 // A failed COMMIT has ended the transaction already; ROLLBACK then only warns.
-                let _ = c.batch("ROLLBACK");
+                let _ = c.end("ROLLBACK");
                 if tries < PG_RETRIES && e.is_busy() {
                     tries += 1;
                     let jitter = u64::from(std::process::id() % 7 + tries * 3);

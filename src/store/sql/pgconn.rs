@@ -38,6 +38,8 @@ type Job = (Op, std_mpsc::Sender<Result<Answer, DbError>>);
 /// A connection's door. Cloning is not offered: one store, one connection, one order.
 pub struct PgConn {
     jobs: mpsc::UnboundedSender<Job>,
+    /// Inside a transaction this door began ([`PgConn::begin`] until [`PgConn::end`]).
+    in_tx: std::sync::atomic::AtomicBool,
     notices: Arc<Mutex<std_mpsc::Receiver<Notice>>>,
     shown: String,
 }
@@ -59,6 +61,7 @@ impl PgConn {
         match up_rx.recv() {
             Ok(Ok(())) => Ok(PgConn {
                 jobs,
+                in_tx: std::sync::atomic::AtomicBool::new(false),
                 notices: Arc::new(Mutex::new(note_rx)),
                 shown,
             }),
@@ -96,6 +99,25 @@ impl PgConn {
 
     pub fn batch(&self, sql: &str) -> Result<(), DbError> {
         self.ask(Op::Batch(sql.to_string())).map(|_| ())
+    }
+
+    /// Begins a transaction (`BEGIN …`).
+    pub fn begin(&self, sql: &str) -> Result<(), DbError> {
+        self.batch(sql)?;
+        self.in_tx.store(true, std::sync::atomic::Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// Ends the transaction (`COMMIT` or `ROLLBACK`); it is over even when this fails.
+    pub fn end(&self, sql: &str) -> Result<(), DbError> {
+        let r = self.batch(sql);
+        self.in_tx.store(false, std::sync::atomic::Ordering::SeqCst);
+        r
+    }
+
+    /// True between [`PgConn::begin`] and [`PgConn::end`]: a write nests in a savepoint.
+    pub fn in_transaction(&self) -> bool {
+        self.in_tx.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Notifications received so far (after `LISTEN channel`), without waiting.
