@@ -72,7 +72,7 @@ fn write(a: &ReportArgs) -> Result<(), String> {
         let work = crate::vault::load::open(a.vault.vault.as_deref(), a.vault.work.as_deref())
             .map_err(|e| e.to_string())?;
         let rows =
-            crate::vault::scorecard::scorecard(store.conn(), &work).map_err(|e| e.to_string())?;
+            crate::vault::scorecard::scorecard(store.db(), &work).map_err(|e| e.to_string())?;
         let section = crate::report::scorecard_section(&rows, &work.name);
         page = page.replacen("\n</body>", &format!("{section}\n</body>"), 1);
     }

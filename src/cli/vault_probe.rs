@@ -74,7 +74,7 @@ pub fn scorecard(a: ScorecardArgs) -> i32 {
         Ok(s) => s,
         Err(e) => return fail(2, e),
     };
-    let rows = match sc::scorecard(store.conn(), &work) {
+    let rows = match sc::scorecard(store.db(), &work) {
         Ok(r) => r,
         Err(e) => return fail(2, e),
     };
@@ -306,7 +306,7 @@ pub fn probe(a: ProbeArgs) -> i32 {
         }
         shown.finish();
         let rows = store
-            .call(move |s| sc::scorecard(s.conn(), &work).map_err(crate::store::StoreError::from))
+            .call(move |s| sc::scorecard(s.db(), &work).map_err(crate::store::StoreError::from))
             .await;
         let rows: Vec<sc::Row> = match rows {
             Ok(r) => r

@@ -111,13 +111,15 @@ impl From<rusqlite::Error> for DatasetError {
 
 /// The runs the options select, oldest first.
 fn run_ids(store: &Store, o: &Options) -> Result<Vec<i64>, DatasetError> {
-    let mut st = store.conn().prepare(
-        "SELECT id FROM runs WHERE (?1 IS NULL OR started_at >= ?1)
-           AND (?2 IS NULL OR started_at < ?2) ORDER BY id",
-    )?;
-    let ids: Vec<i64> = st
-        .query_map(rusqlite::params![o.since, o.until], |r| r.get(0))?
-        .collect::<Result<_, _>>()?;
+    let ids: Vec<i64> = store
+        .db()
+        .query_map(
+            "SELECT id FROM runs WHERE (CAST(?1 AS TEXT) IS NULL OR started_at >= ?1)
+               AND (CAST(?2 AS TEXT) IS NULL OR started_at < ?2) ORDER BY id",
+            crate::p![o.since, o.until],
+            |r| r.get(0),
+        )
+        .map_err(crate::store::StoreError::from)?;
     if o.runs.is_empty() {
         return Ok(ids);
     }

@@ -463,14 +463,12 @@ pub fn period_report(
     since: Option<&str>,
     until: Option<&str>,
 ) -> Result<String, StoreError> {
-    let ids: Vec<i64> = store
-        .conn()
-        .prepare(
-            "SELECT id FROM runs WHERE (?1 IS NULL OR started_at >= ?1)
-               AND (?2 IS NULL OR started_at < ?2) ORDER BY id",
-        )?
-        .query_map(rusqlite::params![since, until], |r| r.get(0))?
-        .collect::<Result<_, _>>()?;
+    let ids: Vec<i64> = store.db().query_map(
+        "SELECT id FROM runs WHERE (CAST(?1 AS TEXT) IS NULL OR started_at >= ?1)
+           AND (CAST(?2 AS TEXT) IS NULL OR started_at < ?2) ORDER BY id",
+        crate::p![since, until],
+        |r| r.get(0),
+    )?;
     let mut all = Vec::new();
     let mut rows = String::from(
         "<table id=\"runs\"><tr><th class=\"n\">run</th><th>話題</th><th class=\"v\">PASS</th></tr>",

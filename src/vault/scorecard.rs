@@ -14,8 +14,10 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use rusqlite::Connection;
 use serde::Serialize;
+
+use crate::p;
+use crate::store::sql::{Db, DbError};
 
 use super::Work;
 use crate::director::Status;
@@ -79,12 +81,6 @@ pub fn secrets(work: &Work) -> Vec<(String, String, u8)> {
     out
 }
 
-/// The coverage part of a verdict: (vault version, semantic check missing) from its
-/// `coverage` evidence; `-` and unknown when it has none.
-const COVERAGE_SQL: &str =
-    "(SELECT json_extract(f.value, '$.evidence') FROM json_each(v, '$.findings') f
-     WHERE json_extract(f.value, '$.evidence') LIKE 'coverage %' LIMIT 1)";
-
 fn coverage(evidence: Option<String>) -> (String, bool) {
     let Some(e) = evidence else {
         return ("-".into(), false);
@@ -101,128 +97,86 @@ fn coverage(evidence: Option<String>) -> (String, bool) {
     (version, semantic)
 }
 
-/// Reads the store: lines per group, and every leak finding.
-pub fn read(conn: &Connection) -> rusqlite::Result<(BTreeMap<Group, Lines>, Vec<LeakHit>)> {
+/// Reads the store: lines per group, and every leak finding. The verdicts are read as they
+/// are stored and their findings taken apart here (the same on both engines; a verdict that
+/// is not JSON counts as a reviewed line without coverage, as SQLite's json_valid had it).
+pub fn read(db: Db<'_>) -> Result<(BTreeMap<Group, Lines>, Vec<LeakHit>), DbError> {
     let mut groups: BTreeMap<Group, Lines> = BTreeMap::new();
-    let mut add = |g: Group, cov: Option<String>, n: usize| {
-        let (vault_version, semantic_missing) = coverage(cov);
-        let e = groups.entry(Group { vault_version, ..g }).or_default();
-        e.reviewed += n;
-        if semantic_missing {
-            e.without_semantic += n;
-        }
-    };
-    let sql = format!(
-        "SELECT speaker, model, persona, cov, COUNT(*) FROM (
-           SELECT a.speaker AS speaker, COALESCE(r.model, '') AS model,
-                  COALESCE(r.persona_version, '') AS persona,
-                  CASE WHEN json_valid(a.verdict) THEN
-                    {} END AS cov
-           FROM attempts a JOIN runs r ON r.id = a.run_id
-           WHERE a.verdict IS NOT NULL)
-         GROUP BY 1, 2, 3, 4",
-        COVERAGE_SQL.replace("json_each(v", "json_each(a.verdict")
-    );
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map([], |r| {
-        Ok((
-            Group {
-                reader: r.get(0)?,
-                model: r.get(1)?,
-                prompt_version: r.get(2)?,
-                vault_version: String::new(),
-            },
-            r.get::<_, Option<String>>(3)?,
-            r.get::<_, i64>(4)? as usize,
-        ))
-    })?;
-    for row in rows {
-        let (g, cov, n) = row?;
-        add(g, cov, n);
-    }
-    let sql = format!(
-        "SELECT character, cov, COUNT(*) FROM (
-           SELECT c.character AS character,
-                  CASE WHEN json_valid(c.verdict) THEN {} END AS cov
-           FROM chat_exchanges c WHERE c.verdict IS NOT NULL)
-         GROUP BY 1, 2",
-        COVERAGE_SQL.replace("json_each(v", "json_each(c.verdict")
-    );
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map([], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, Option<String>>(1)?,
-            r.get::<_, i64>(2)?,
-        ))
-    })?;
-    for row in rows {
-        let (reader, cov, n) = row?;
-        add(chat_group(reader), cov, n as usize);
-    }
     let mut hits = Vec::new();
-    let sql = format!(
-        "SELECT 'attempt:' || a.id, a.speaker, COALESCE(r.model, ''),
-                COALESCE(r.persona_version, ''),
-                json_extract(f.value, '$.status'), json_extract(f.value, '$.evidence'),
-                {}
-         FROM attempts a JOIN runs r ON r.id = a.run_id, json_each(a.verdict, '$.findings') f
-         WHERE instr(a.verdict, '\"leak\"') > 0 AND json_valid(a.verdict)
-           AND json_extract(f.value, '$.rule') = 'leak'",
-        COVERAGE_SQL
-            .replace("json_each(v", "json_each(a.verdict")
-            .replace(" f\n", " g\n")
-            .replace("f.value", "g.value")
-    );
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map([], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            Group {
-                reader: r.get(1)?,
-                model: r.get(2)?,
-                prompt_version: r.get(3)?,
-                vault_version: coverage(r.get::<_, Option<String>>(6)?).0,
-            },
-            r.get::<_, Option<String>>(4)?,
-            r.get::<_, Option<String>>(5)?,
-        ))
-    })?;
-    for row in rows {
-        let (line, group, status, evidence) = row?;
-        hits.extend(hit(line, group, status, evidence));
+    let attempts: Vec<(i64, Group, String)> = db.query_map(
+        "SELECT a.id, a.speaker, COALESCE(r.model, ''), COALESCE(r.persona_version, ''),
+                a.verdict
+         FROM attempts a JOIN runs r ON r.id = a.run_id WHERE a.verdict IS NOT NULL",
+        p![],
+        |r| {
+            Ok((
+                r.get(0)?,
+                Group {
+                    reader: r.get(1)?,
+                    model: r.get(2)?,
+                    prompt_version: r.get(3)?,
+                    vault_version: String::new(),
+                },
+                r.get(4)?,
+            ))
+        },
+    )?;
+    for (id, g, verdict) in attempts {
+        note(&mut groups, &mut hits, format!("attempt:{id}"), g, &verdict);
     }
-    let sql = format!(
-        "SELECT 'chat:' || c.id, c.character,
-                json_extract(f.value, '$.status'), json_extract(f.value, '$.evidence'),
-                {}
-         FROM chat_exchanges c, json_each(c.verdict, '$.findings') f
-         WHERE c.verdict LIKE '%\"leak\"%' AND json_valid(c.verdict)
-           AND json_extract(f.value, '$.rule') = 'leak'",
-        COVERAGE_SQL
-            .replace("json_each(v", "json_each(c.verdict")
-            .replace(" f\n", " g\n")
-            .replace("f.value", "g.value")
-    );
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map([], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, String>(1)?,
-            r.get::<_, Option<String>>(2)?,
-            r.get::<_, Option<String>>(3)?,
-            r.get::<_, Option<String>>(4)?,
-        ))
-    })?;
-    for row in rows {
-        let (line, reader, status, evidence, cov) = row?;
-        let group = Group {
-            vault_version: coverage(cov).0,
-            ..chat_group(reader)
-        };
-        hits.extend(hit(line, group, status, evidence));
+    let chats: Vec<(i64, String, String)> = db.query_map(
+        "SELECT id, character, verdict FROM chat_exchanges WHERE verdict IS NOT NULL",
+        p![],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )?;
+    for (id, reader, verdict) in chats {
+        note(
+            &mut groups,
+            &mut hits,
+            format!("chat:{id}"),
+            chat_group(reader),
+            &verdict,
+        );
     }
     Ok((groups, hits))
+}
+
+/// One reviewed line: counted in its group (by the vault version its coverage finding
+/// names), and each of its `leak` findings kept.
+fn note(
+    groups: &mut BTreeMap<Group, Lines>,
+    hits: &mut Vec<LeakHit>,
+    line: String,
+    g: Group,
+    verdict: &str,
+) {
+    let v: Option<serde_json::Value> = serde_json::from_str(verdict).ok();
+    let findings = v
+        .as_ref()
+        .and_then(|v| v["findings"].as_array())
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let cov = findings
+        .iter()
+        .filter_map(|f| f["evidence"].as_str())
+        .find(|e| e.starts_with("coverage "))
+        .map(str::to_string);
+    let (vault_version, semantic_missing) = coverage(cov);
+    let group = Group { vault_version, ..g };
+    let e = groups.entry(group.clone()).or_default();
+    e.reviewed += 1;
+    if semantic_missing {
+        e.without_semantic += 1;
+    }
+    for f in findings.iter().filter(|f| f["rule"] == "leak") {
+        let text = |k: &str| f[k].as_str().map(str::to_string);
+        hits.extend(hit(
+            line.clone(),
+            group.clone(),
+            text("status"),
+            text("evidence"),
+        ));
+    }
 }
 
 fn chat_group(reader: String) -> Group {
@@ -338,8 +292,8 @@ pub fn tally(cur: &Current, groups: &BTreeMap<Group, Lines>, hits: &[LeakHit]) -
 }
 
 /// The scorecard of `work` from the store.
-pub fn scorecard(conn: &Connection, work: &Work) -> rusqlite::Result<Vec<Row>> {
-    let (groups, hits) = read(conn)?;
+pub fn scorecard(db: Db<'_>, work: &Work) -> Result<Vec<Row>, DbError> {
+    let (groups, hits) = read(db)?;
     Ok(tally(&Current::of(work), &groups, &hits))
 }
 

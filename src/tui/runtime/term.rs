@@ -178,7 +178,7 @@ fn visibility_pane(v: &crate::vault::SharedVault, store: &StoreHandle) -> vis::V
     let mut pane = vis::VisPane::with_works(work, works);
     let w = pane.work.clone();
     pane.scorecard = store
-        .call_blocking(move |s| Ok(crate::vault::scorecard::scorecard(s.conn(), &w).ok()))
+        .call_blocking(move |s| Ok(crate::vault::scorecard::scorecard(s.db(), &w).ok()))
         .ok()
         .flatten()
         .unwrap_or_default();
