@@ -162,12 +162,12 @@ fn scorecard(c: &mut Criterion) {
         drop(stmt);
         tx.commit().unwrap();
     }
-    let rows = kakeai::vault::scorecard::scorecard(store.conn(), &work).unwrap();
+    let rows = kakeai::vault::scorecard::scorecard(store.db(), &work).unwrap();
     assert!(rows.iter().any(|r| r.leaked > 0));
     let mut g = c.benchmark_group("scorecard");
     g.sample_size(20);
     g.bench_function("scorecard_100k_attempts", |b| {
-        b.iter(|| black_box(kakeai::vault::scorecard::scorecard(store.conn(), &work).unwrap()))
+        b.iter(|| black_box(kakeai::vault::scorecard::scorecard(store.db(), &work).unwrap()))
     });
     g.finish();
 }
