@@ -150,17 +150,14 @@ fn note(
     g: Group,
     verdict: &str,
 ) {
-    let v: Option<serde_json::Value> = serde_json::from_str(verdict).ok();
-    let findings = v
-        .as_ref()
-        .and_then(|v| v["findings"].as_array())
-        .map(Vec::as_slice)
+    // Only the findings' three fields are read (the rest of a verdict is skipped unparsed).
+    let findings = serde_json::from_str::<Verdict>(verdict)
+        .map(|v| v.findings)
         .unwrap_or_default();
     let cov = findings
         .iter()
-        .filter_map(|f| f["evidence"].as_str())
-        .find(|e| e.starts_with("coverage "))
-        .map(str::to_string);
+        .filter_map(|f| text(&f.evidence))
+        .find(|e| e.starts_with("coverage "));
     let (vault_version, semantic_missing) = coverage(cov);
     let group = Group { vault_version, ..g };
     let e = groups.entry(group.clone()).or_default();
@@ -168,15 +165,37 @@ fn note(
     if semantic_missing {
         e.without_semantic += 1;
     }
-    for f in findings.iter().filter(|f| f["rule"] == "leak") {
-        let text = |k: &str| f[k].as_str().map(str::to_string);
+    for f in findings
+        .into_iter()
+        .filter(|f| text(&f.rule).as_deref() == Some("leak"))
+    {
         hits.extend(hit(
             line.clone(),
             group.clone(),
-            text("status"),
-            text("evidence"),
+            text(&f.status),
+            text(&f.evidence),
         ));
     }
+}
+
+/// What the scorecard reads of a stored verdict.
+#[derive(serde::Deserialize)]
+struct Verdict {
+    #[serde(default)]
+    findings: Vec<Finding>,
+}
+
+/// Any JSON in each field: a severity that is not a string still reads (as unreadable: the
+/// worst, see `hit`) instead of dropping the verdict's findings.
+#[derive(serde::Deserialize)]
+struct Finding {
+    rule: Option<serde_json::Value>,
+    status: Option<serde_json::Value>,
+    evidence: Option<serde_json::Value>,
+}
+
+fn text(v: &Option<serde_json::Value>) -> Option<String> {
+    v.as_ref().and_then(|v| v.as_str()).map(str::to_string)
 }
 
 fn chat_group(reader: String) -> Group {
