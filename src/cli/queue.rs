@@ -221,7 +221,7 @@ fn create(a: &CreateArgs) -> Result<i32, String> {
 
 fn list(a: &StoreArgs) -> Result<i32, String> {
     let mut store = open(a, false)?;
-    let queues = db::list(store.conn()).map_err(|e| e.to_string())?;
+    let queues = db::list(store.db()).map_err(|e| e.to_string())?;
     let mut rows = Vec::new();
     for q in &queues {
         let p = db::progress(&mut store, &q.spec.name, now_ms()).map_err(|e| e.to_string())?;
@@ -329,7 +329,7 @@ fn print_pair(store: &Store, comparison: i64, turn: u32) {
 fn judge(a: &JudgeArgs) -> Result<i32, String> {
     let me = reviewer(&a.reviewer)?;
     let mut store = open(&a.store, false)?;
-    let q = db::get(store.conn(), &a.name).map_err(|e| e.to_string())?;
+    let q = db::get(store.db(), &a.name).map_err(|e| e.to_string())?;
     match (q.spec.comparison, &a.choice, &a.thumb) {
         (Some(c), Some(choice), None) => {
             let choice = annotate::pairwise::Choice::parse(choice)
@@ -398,9 +398,9 @@ fn release(a: &ReleaseArgs) -> Result<i32, String> {
 
 fn show(name: &str, a: &StoreArgs) -> Result<String, String> {
     let mut store = open(a, false)?;
-    let q = db::get(store.conn(), name).map_err(|e| e.to_string())?;
+    let q = db::get(store.db(), name).map_err(|e| e.to_string())?;
     let p = db::progress(&mut store, name, now_ms()).map_err(|e| e.to_string())?;
-    let alpha = db::agreement(store.conn(), &q).map_err(|e| e.to_string())?;
+    let alpha = db::agreement(store.db(), &q).map_err(|e| e.to_string())?;
     if a.json {
         return Ok(
             json!({"name": name, "items": p.items, "done": p.done, "held": p.held,

@@ -490,6 +490,21 @@ impl Store {
         }
     }
 
+    /// [`Store::transact`] for any error type a `DbError` converts into (queue and other
+    /// module errors).
+    pub fn transact_with<T, E>(
+        &mut self,
+        f: impl FnMut(sql::Db<'_>) -> Result<T, E>,
+    ) -> Result<T, E>
+    where
+        E: From<sql::DbError> + write::BusyCheck,
+    {
+        match &self.pg {
+            Some(pg) => sql::pg_write(pg, f),
+            None => sql::sqlite_write(&mut self.conn, f),
+        }
+    }
+
     /// Runs `f` as one committed write: IMMEDIATE, waiting for and retrying a busy lock (see
     /// [`write::immediate`]). `f` may run more than once. SQLite only (see [`Store::conn`]).
     pub fn write<T>(
