@@ -38,7 +38,7 @@ pub fn notes(s: &Store, run: Option<i64>) -> Result<Vec<Note>, StoreError> {
     let rows = s.db().query_map(
         "SELECT a.id, a.run_id, r.topic, a.kind, a.payload FROM actions a
          JOIN runs r ON r.id = a.run_id
-         WHERE a.kind IN ('feedback', 'override') AND (?1 IS NULL OR a.run_id = ?1)
+         WHERE a.kind IN ('feedback', 'override') AND (CAST(?1 AS BIGINT) IS NULL OR a.run_id = ?1)
          ORDER BY a.id",
         p![run],
         |r| {

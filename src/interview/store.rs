@@ -99,7 +99,7 @@ pub fn finish(s: &mut Store, id: i64, finish: &str) -> Result<(), StoreError> {
 pub fn finished(s: &Store, name: Option<&str>) -> Result<Vec<InterviewRow>, StoreError> {
     let rows = s.db().query_map(
         "SELECT id, name, state, fallback, finish, user_turns, analysis FROM interviews
-         WHERE ended_at IS NOT NULL AND (?1 IS NULL OR name = ?1) ORDER BY id",
+         WHERE ended_at IS NOT NULL AND (CAST(?1 AS TEXT) IS NULL OR name = ?1) ORDER BY id",
         p![name],
         |r| {
             Ok(InterviewRow {

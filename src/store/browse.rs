@@ -252,11 +252,11 @@ impl Store {
         Ok(db.query_map(
             &format!(
                 "SELECT run_id, turn, text, NULL FROM turns
-                 WHERE (?1 IS NULL OR run_id = ?1) AND {}
+                 WHERE (CAST(?1 AS BIGINT) IS NULL OR run_id = ?1) AND {}
                  UNION ALL
                  SELECT a.run_id, a.turn, a.text, a.attempt FROM attempts a
                  LEFT JOIN turns t ON t.run_id = a.run_id AND t.turn = a.turn
-                 WHERE (?1 IS NULL OR a.run_id = ?1) AND {}
+                 WHERE (CAST(?1 AS BIGINT) IS NULL OR a.run_id = ?1) AND {}
                    AND (t.run_id IS NULL
                         OR (a.id IS DISTINCT FROM t.attempt_id AND a.text <> t.text))
                  ORDER BY 1 DESC, 2, 4 NULLS FIRST LIMIT ?3",
