@@ -142,10 +142,10 @@ pub fn run(args: AnalyzeArgs) -> i32 {
             if let Some(id) = run {
                 let found = store
                     .call(move |s| {
-                        use rusqlite::OptionalExtension;
+                        use crate::store::sql::Optional;
                         let row = s
-                            .conn()
-                            .query_row("SELECT 1 FROM runs WHERE id = ?1", [id], |_| Ok(()))
+                            .db()
+                            .one::<i64>("SELECT 1 FROM runs WHERE id = ?1", crate::p![id])
                             .optional()?;
                         Ok(row.is_some())
                     })
