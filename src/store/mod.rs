@@ -216,22 +216,19 @@ impl Store {
         Store::open(&path).map_err(|e| format!("{}: {e}", path.display()))
     }
 
-    /// `--db`, else `$KAKEAI_DB`, else the data dir's kakeai.db: an SQLite file or a
-    /// PostgreSQL URL, for the commands whose queries run on both engines.
-    pub fn target_or_default(db: Option<&Path>) -> Result<target::Target, String> {
-        let p = db
-            .map(Path::to_path_buf)
-            .or_else(Store::default_path)
-            .ok_or("no data directory found; pass --db PATH or set KAKEAI_DATA_DIR")?;
-        target::classify(&p)
-    }
-
     /// Opens what `--db` (or the default) names for a command written for both engines: an
     /// SQLite file — which must exist unless `create` — or a PostgreSQL database (migrated,
     /// as a file is). Errors name the file, or the URL with its password hidden, with the
     /// exit code: 3 when the PostgreSQL server cannot be reached, else 2.
     pub fn open_existing(db: Option<&Path>, create: bool) -> Result<Store, (String, i32)> {
-        match Store::target_or_default(db).map_err(|e| (e, 2))? {
+        let p = db
+            .map(Path::to_path_buf)
+            .or_else(Store::default_path)
+            .ok_or((
+                "no data directory found; pass --db PATH or set KAKEAI_DATA_DIR".to_string(),
+                2,
+            ))?;
+        match target::classify(&p).map_err(|e| (e, 2))? {
             target::Target::File(path) => {
                 if !create && !path.exists() {
                     return Err((
@@ -564,7 +561,7 @@ fn file_only(p: &Path) -> Result<(), String> {
     match target::classify(p)? {
         target::Target::File(_) => Ok(()),
         target::Target::Postgres(u) => Err(format!(
-            "--db {}: this command keeps its store in an SQLite file, and a URL is never taken as a file name. A PostgreSQL database is used so far by `kakeai db status | migrate | copy`, `kakeai runs`, `kakeai export --format jsonl|md` and `kakeai queue` (copy a store there and back); pass a file path with --db (or unset KAKEAI_DB)",
+            "--db {}: this command keeps its store in an SQLite file, and a URL is never taken as a file name. A PostgreSQL database is used by `kakeai db status | migrate | copy` (copy a store there and back) and by the commands that run on it (`kakeai runs`, `export --format jsonl|md`, `queue` …); pass a file path with --db (or unset KAKEAI_DB)",
             u.shown()
         )),
     }
