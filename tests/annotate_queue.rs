@@ -58,8 +58,8 @@ fn thumb(store: &mut Store, item: Item, who: &str, up: bool) {
 }
 
 fn judged_by(store: &mut Store, name: &str) -> BTreeMap<Item, Vec<String>> {
-    let q = db::get(store.conn(), name).unwrap();
-    db::states(store.conn(), &q)
+    let q = db::get(store.db(), name).unwrap();
+    db::states(store.db(), &q)
         .unwrap()
         .into_iter()
         .map(|(i, s)| (i, s.judged_by.into_iter().collect()))

@@ -1,6 +1,6 @@
 //! A URL is never a file name (issue 24): every command that takes `--db` (or `KAKEAI_DB`)
-//! either uses a `postgresql://` URL (`db status | migrate`, `runs`: here nothing answers,
-//! exit 3) or refuses it with one clear line — its password shown as `***` — and none creates
+//! either uses a `postgresql://` URL (`db status | migrate`, `runs`, `export` of a run,
+//! `queue`: here nothing answers, exit 3) or refuses it with one clear line — its password shown as `***` — and none creates
 //! anything in the current directory.
 
 mod cli_env;
@@ -41,9 +41,10 @@ fn a_database_url_is_refused_by_every_command_and_never_becomes_a_file() {
                 .output()
                 .unwrap();
             let err = String::from_utf8_lossy(&out.stderr);
-            // `db status | migrate` and `runs` try a PostgreSQL URL: nothing answers here,
-            // exit 3.
-            let reaches = ["db", "runs"].contains(&args[0].as_str()) && url.starts_with("postgres");
+            // `db status | migrate`, `runs`, `export` (jsonl, md) and `queue` try a PostgreSQL
+            // URL: nothing answers here, exit 3.
+            let reaches = ["db", "runs", "export", "queue"].contains(&args[0].as_str())
+                && url.starts_with("postgres");
             let code = if reaches { 3 } else { 2 };
             assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
             assert!(
@@ -51,8 +52,8 @@ fn a_database_url_is_refused_by_every_command_and_never_becomes_a_file() {
                 "{args:?} printed the password: {err}"
             );
             assert!(err.contains("***"), "{args:?}: {err}");
-            // `db status | migrate` and `runs` use a PostgreSQL URL (issue 24): here nothing
-            // answers, and they say so; every other command refuses the URL.
+            // Those use a PostgreSQL URL (issue 24): here nothing answers, and they say so;
+            // every other command refuses the URL.
             let said = if reaches {
                 err.contains("cannot use this PostgreSQL database")
             } else {
@@ -60,14 +61,24 @@ fn a_database_url_is_refused_by_every_command_and_never_becomes_a_file() {
             };
             assert!(said, "{args:?}: {err}");
         }
-        // Through the environment too.
+        // Through the environment too; a dataset export (not yet on PostgreSQL) refuses it.
         let out = env
             .cmd(&["export", "--run", "1"])
             .env("KAKEAI_DB", url)
             .current_dir(cwd.path())
             .output()
             .unwrap();
-        assert_eq!(out.status.code(), Some(2));
+        let code = if url.starts_with("postgres") { 3 } else { 2 };
+        assert_eq!(out.status.code(), Some(code));
+        let out = env
+            .cmd(&["export", "--format", "sft", "--out", "x.jsonl"])
+            .env("KAKEAI_DB", url)
+            .current_dir(cwd.path())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(!err.contains("hunter2"), "{err}");
     }
     let left: Vec<_> = std::fs::read_dir(cwd.path()).unwrap().collect();
     assert!(

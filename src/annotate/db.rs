@@ -4,7 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
+use crate::p;
+use crate::store::sql::{Db, Optional, Row, Value};
 
 use super::{Filter, ItemState, Queue, QueueError, QueueSpec, pick};
 use crate::store::review::{Mark, fold};
@@ -41,18 +42,18 @@ pub fn create(store: &mut Store, spec: &QueueSpec, by: Option<&str>) -> Result<i
     spec.validate()?;
     let filter = serde_json::to_string(&spec.filter)
         .map_err(|e| QueueError::Invalid(format!("filter: {e}")))?;
-    crate::store::write::immediate(store.connection(), |tx| {
+    store.transact_with(|tx| {
         if let Some(c) = spec.comparison {
             super::pairwise::require_paired(tx, c)?;
         }
         if find(tx, &spec.name)?.is_some() {
             return Err(QueueError::Exists(spec.name.clone()));
         }
-        tx.execute(
+        Ok(tx.one::<i64>(
             "INSERT INTO review_queues (name, filter, k, lease_ms, overlap, created_at, created_by,
                                         comparison_id)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            params![
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING id",
+            p![
                 spec.name,
                 filter,
                 spec.k,
@@ -62,17 +63,16 @@ pub fn create(store: &mut Store, spec: &QueueSpec, by: Option<&str>) -> Result<i
                 by,
                 spec.comparison
             ],
-        )?;
-        Ok(tx.last_insert_rowid())
+        )?)
     })
 }
 
-fn find(conn: &Connection, name: &str) -> Result<Option<Queue>, QueueError> {
+fn find(conn: Db<'_>, name: &str) -> Result<Option<Queue>, QueueError> {
     let row = conn
         .query_row(
             "SELECT id, name, filter, k, lease_ms, overlap, created_at, created_by, comparison_id
              FROM review_queues WHERE name = ?1",
-            [name],
+            p![name],
             read_queue,
         )
         .optional()?;
@@ -91,7 +91,7 @@ type Raw = (
     Option<i64>,
 );
 
-fn read_queue(r: &rusqlite::Row<'_>) -> rusqlite::Result<Raw> {
+fn read_queue(r: &Row) -> Result<Raw, crate::store::sql::DbError> {
     Ok((
         r.get(0)?,
         r.get(1)?,
@@ -130,35 +130,36 @@ fn finish(
 }
 
 /// The queue named `name`.
-pub fn get(conn: &Connection, name: &str) -> Result<Queue, QueueError> {
+pub fn get(conn: Db<'_>, name: &str) -> Result<Queue, QueueError> {
     find(conn, name)?.ok_or_else(|| QueueError::NoSuchQueue(name.to_string()))
 }
 
 /// Every queue, oldest first.
-pub fn list(conn: &Connection) -> Result<Vec<Queue>, QueueError> {
-    let mut st = conn.prepare(
+pub fn list(conn: Db<'_>) -> Result<Vec<Queue>, QueueError> {
+    let raw = conn.query_map(
         "SELECT id, name, filter, k, lease_ms, overlap, created_at, created_by, comparison_id
          FROM review_queues ORDER BY id",
+        p![],
+        read_queue,
     )?;
-    let raw = st
-        .query_map([], read_queue)?
-        .collect::<Result<Vec<_>, _>>()?;
     raw.into_iter().map(finish).collect()
 }
 
 /// Adds the committed turns that match the filter now; returns how many were new.
-pub fn refresh(conn: &Connection, q: &Queue) -> Result<usize, QueueError> {
+pub fn refresh(conn: Db<'_>, q: &Queue) -> Result<usize, QueueError> {
     if let Some(c) = q.spec.comparison {
         return super::pairwise::refresh(conn, q, c);
     }
     let f = &q.spec.filter;
+    let kind = conn.kind();
+    let started = kind.bytewise("r.started_at");
     let mut sql = String::from(
-        "INSERT OR IGNORE INTO queue_items (queue_id, subject, turn, added_at)
-         SELECT ?1, t.run_id, t.turn, ?2 FROM turns t JOIN runs r ON r.id = t.run_id WHERE 1 = 1",
+        "INSERT INTO queue_items (queue_id, subject, turn, added_at)
+         SELECT CAST(?1 AS BIGINT), t.run_id, t.turn, CAST(?2 AS TEXT)
+         FROM turns t JOIN runs r ON r.id = t.run_id WHERE 1 = 1",
     );
-    let mut args: Vec<rusqlite::types::Value> =
-        vec![q.id.into(), crate::store::time::now_iso().into()];
-    let mut bind = |sql: &mut String, clause: &str, v: rusqlite::types::Value| {
+    let mut args: Vec<Value> = vec![Value::Int(q.id), Value::Text(crate::store::time::now_iso())];
+    let mut bind = |sql: &mut String, clause: &str, v: Value| {
         args.push(v);
         sql.push_str(&clause.replace('?', &format!("?{}", args.len())));
     };
@@ -171,54 +172,61 @@ pub fn refresh(conn: &Connection, q: &Queue) -> Result<usize, QueueError> {
         sql.push_str(&format!(" AND t.status IN ({})", list.join(", ")));
     }
     if let Some(s) = &f.sister {
-        bind(&mut sql, " AND t.speaker = ?", s.clone().into());
+        bind(&mut sql, " AND t.speaker = ?", Value::Text(s.clone()));
     }
     if let Some(s) = &f.since {
-        bind(&mut sql, " AND r.started_at >= ?", s.clone().into());
+        bind(
+            &mut sql,
+            &format!(" AND {started} >= ?"),
+            Value::Text(s.clone()),
+        );
     }
     if let Some(s) = &f.until {
-        bind(&mut sql, " AND r.started_at < ?", s.clone().into());
+        bind(
+            &mut sql,
+            &format!(" AND {started} < ?"),
+            Value::Text(s.clone()),
+        );
     }
     if !f.runs.is_empty() {
         let ids: Vec<String> = f.runs.iter().map(i64::to_string).collect();
         sql.push_str(&format!(" AND t.run_id IN ({})", ids.join(", ")));
     }
-    Ok(conn.execute(&sql, params_from_iter(args))?)
+    sql.push_str(" ON CONFLICT DO NOTHING");
+    Ok(conn.execute(&sql, &args)?)
 }
 
 /// Whether `item` is (now) in the queue; items are refreshed first.
 pub fn has_item(store: &mut Store, name: &str, item: Item) -> Result<bool, QueueError> {
-    crate::store::write::immediate(store.connection(), |tx| {
+    store.transact_with(|tx| {
         let q = get(tx, name)?;
         refresh(tx, &q)?;
-        let n: i64 = tx.query_row(
+        let n: i64 = tx.one(
             "SELECT COUNT(*) FROM queue_items WHERE queue_id = ?1 AND subject = ?2 AND turn = ?3",
-            params![q.id, item.0, item.1],
-            |r| r.get(0),
+            p![q.id, item.0, item.1],
         )?;
         Ok(n > 0)
     })
 }
 
 /// Every item of the queue in order, with who judged it and who holds it.
-pub fn states(conn: &Connection, q: &Queue) -> Result<Vec<(Item, ItemState)>, QueueError> {
+pub fn states(conn: Db<'_>, q: &Queue) -> Result<Vec<(Item, ItemState)>, QueueError> {
     let mut items: BTreeMap<Item, ItemState> = BTreeMap::new();
-    let mut st = conn.prepare("SELECT subject, turn FROM queue_items WHERE queue_id = ?1")?;
-    for row in st.query_map([q.id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, u32>(1)?)))? {
-        items.insert(row?, ItemState::default());
+    for item in items_of(conn, q.id)? {
+        items.insert(item, ItemState::default());
     }
-    let mut st = conn.prepare(
+    let leases = conn.query_map(
         "SELECT subject, turn, reviewer, until_ms FROM queue_leases WHERE queue_id = ?1",
+        p![q.id],
+        |r| {
+            Ok((
+                (r.get::<i64>(0)?, r.get::<u32>(1)?),
+                r.get::<String>(2)?,
+                r.get::<i64>(3)?,
+            ))
+        },
     )?;
-    let leases = st.query_map([q.id], |r| {
-        Ok((
-            (r.get::<_, i64>(0)?, r.get::<_, u32>(1)?),
-            r.get::<_, String>(2)?,
-            r.get::<_, i64>(3)?,
-        ))
-    })?;
-    for l in leases {
-        let (item, who, until) = l?;
+    for (item, who, until) in leases {
         if let Some(s) = items.get_mut(&item) {
             s.held_by.insert(who, until);
         }
@@ -232,7 +240,15 @@ pub fn states(conn: &Connection, q: &Queue) -> Result<Vec<(Item, ItemState)>, Qu
 }
 
 /// Every judgement in force on the queue's items: (item, reviewer, label).
-fn labels_of(conn: &Connection, q: &Queue) -> Result<Vec<(Item, String, String)>, QueueError> {
+fn items_of(conn: Db<'_>, queue_id: i64) -> Result<Vec<Item>, QueueError> {
+    Ok(conn.query_map(
+        "SELECT subject, turn FROM queue_items WHERE queue_id = ?1",
+        p![queue_id],
+        |r| Ok((r.get::<i64>(0)?, r.get::<u32>(1)?)),
+    )?)
+}
+
+fn labels_of(conn: Db<'_>, q: &Queue) -> Result<Vec<(Item, String, String)>, QueueError> {
     match q.spec.comparison {
         Some(c) => super::pairwise::judged(conn, c),
         None => judged(conn, q.id),
@@ -241,11 +257,8 @@ fn labels_of(conn: &Connection, q: &Queue) -> Result<Vec<(Item, String, String)>
 
 /// Krippendorff's α across every reviewer over the queue's items (labels: fine/not, or
 /// A/B/tie in a pairwise queue).
-pub fn agreement(conn: &Connection, q: &Queue) -> Result<Option<super::alpha::Alpha>, QueueError> {
-    let items: std::collections::BTreeSet<Item> = conn
-        .prepare("SELECT subject, turn FROM queue_items WHERE queue_id = ?1")?
-        .query_map([q.id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, u32>(1)?)))?
-        .collect::<Result<_, _>>()?;
+pub fn agreement(conn: Db<'_>, q: &Queue) -> Result<Option<super::alpha::Alpha>, QueueError> {
+    let items: std::collections::BTreeSet<Item> = items_of(conn, q.id)?.into_iter().collect();
     let mut units: BTreeMap<Item, Vec<String>> = BTreeMap::new();
     for (item, _, label) in labels_of(conn, q)? {
         if items.contains(&item) {
@@ -262,20 +275,17 @@ type Logged = (u32, ActionKind, serde_json::Value);
 /// (item, reviewer) for every named reviewer whose 👍/👎 or override is in force on an item.
 /// Each with the reviewer's label as agreement reads it: `fine` (👍, or an override to PASS) or
 /// `not` (👎, or an override to anything else); an override outranks her 👍/👎, as in κ.
-fn judged(conn: &Connection, queue_id: i64) -> Result<Vec<(Item, String, String)>, QueueError> {
-    let mut st = conn.prepare(
+fn judged(conn: Db<'_>, queue_id: i64) -> Result<Vec<(Item, String, String)>, QueueError> {
+    type Row = (i64, u32, String, String, String);
+    let rows: Vec<Row> = conn.query_map(
         "SELECT a.run_id, a.turn, a.kind, a.payload, a.reviewer FROM actions a
          JOIN queue_items qi ON qi.subject = a.run_id AND qi.turn = a.turn
          WHERE qi.queue_id = ?1 AND a.reviewer IS NOT NULL
            AND a.kind IN ('thumb', 'override', 'undo')
          ORDER BY a.id",
+        p![queue_id],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
     )?;
-    type Row = (i64, u32, String, String, String);
-    let rows: Vec<Row> = st
-        .query_map([queue_id], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
-        })?
-        .collect::<Result<_, _>>()?;
     let mut per: BTreeMap<(i64, String), Vec<Logged>> = BTreeMap::new();
     for (run, turn, kind, payload, who) in rows {
         // An unreadable action is not a judgement (fail closed: the item stays open).
@@ -321,12 +331,12 @@ pub fn claim(
             "a queue needs your name: --reviewer NAME (or KAKEAI_REVIEWER)".into(),
         ));
     }
-    crate::store::write::immediate(store.connection(), |tx| {
+    store.transact_with(|tx| {
         let q = get(tx, name)?;
         refresh(tx, &q)?;
         tx.execute(
             "DELETE FROM queue_leases WHERE queue_id = ?1 AND until_ms <= ?2",
-            params![q.id, now_ms],
+            p![q.id, now_ms],
         )?;
         let all = states(tx, &q)?;
         let Some((subject, turn)) = pick(&q.spec, &all, reviewer, now_ms) else {
@@ -337,14 +347,14 @@ pub fn claim(
             "INSERT INTO queue_leases (queue_id, subject, turn, reviewer, until_ms)
              VALUES (?1, ?2, ?3, ?4, ?5)
              ON CONFLICT (queue_id, subject, turn, reviewer) DO UPDATE SET until_ms = excluded.until_ms",
-            params![q.id, subject, turn, reviewer, until_ms],
+            p![q.id, subject, turn, reviewer, until_ms],
         )?;
         let from = if q.spec.comparison.is_some() {
             "SELECT speaker FROM comparison_turns WHERE comparison_id = ?1 AND turn = ?2"
         } else {
             "SELECT speaker FROM turns WHERE run_id = ?1 AND turn = ?2"
         };
-        let speaker: String = tx.query_row(from, params![subject, turn], |r| r.get(0))?;
+        let speaker: String = tx.one(from, p![subject, turn])?;
         Ok(Some(Claim {
             subject,
             pairwise: q.spec.comparison.is_some(),
@@ -362,11 +372,11 @@ pub fn release(
     reviewer: &str,
     item: Item,
 ) -> Result<bool, QueueError> {
-    crate::store::write::immediate(store.connection(), |tx| {
+    store.transact_with(|tx| {
         let q = get(tx, name)?;
         let n = tx.execute(
             "DELETE FROM queue_leases WHERE queue_id = ?1 AND subject = ?2 AND turn = ?3 AND reviewer = ?4",
-            params![q.id, item.0, item.1, reviewer],
+            p![q.id, item.0, item.1, reviewer],
         )?;
         Ok(n > 0)
     })
@@ -374,7 +384,7 @@ pub fn release(
 
 /// Where the queue stands (items refreshed first).
 pub fn progress(store: &mut Store, name: &str, now_ms: i64) -> Result<Progress, QueueError> {
-    crate::store::write::immediate(store.connection(), |tx| {
+    store.transact_with(|tx| {
         let q = get(tx, name)?;
         refresh(tx, &q)?;
         let all = states(tx, &q)?;

@@ -111,10 +111,16 @@ impl From<rusqlite::Error> for QueueError {
     }
 }
 
+impl From<crate::store::sql::DbError> for QueueError {
+    fn from(e: crate::store::sql::DbError) -> Self {
+        QueueError::Store(e.into())
+    }
+}
+
 impl crate::store::write::BusyCheck for QueueError {
     fn is_busy(&self) -> bool {
         match self {
-            QueueError::Store(crate::store::StoreError::Sql(e)) => crate::store::write::is_busy(e),
+            QueueError::Store(e) => crate::store::write::BusyCheck::is_busy(e),
             _ => false,
         }
     }

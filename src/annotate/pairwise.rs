@@ -5,7 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use crate::p;
+use crate::store::sql::{Db, Optional};
 use serde::Serialize;
 
 use super::db::Item;
@@ -70,13 +71,9 @@ impl Tally {
 }
 
 /// Refuses anything but a stored paired comparison.
-pub fn require_paired(conn: &Connection, comparison: i64) -> Result<(), QueueError> {
+pub fn require_paired(conn: Db<'_>, comparison: i64) -> Result<(), QueueError> {
     let kind: Option<String> = conn
-        .query_row(
-            "SELECT kind FROM comparisons WHERE id = ?1",
-            [comparison],
-            |r| r.get(0),
-        )
+        .one("SELECT kind FROM comparisons WHERE id = ?1", p![comparison])
         .optional()?;
     match kind.as_deref() {
         Some("paired") => Ok(()),
@@ -90,12 +87,13 @@ pub fn require_paired(conn: &Connection, comparison: i64) -> Result<(), QueueErr
 }
 
 /// The comparison's turns (one sister with --sister) become the queue's items.
-pub(super) fn refresh(conn: &Connection, q: &Queue, comparison: i64) -> Result<usize, QueueError> {
+pub(super) fn refresh(conn: Db<'_>, q: &Queue, comparison: i64) -> Result<usize, QueueError> {
     Ok(conn.execute(
-        "INSERT OR IGNORE INTO queue_items (queue_id, subject, turn, added_at)
-         SELECT ?1, comparison_id, turn, ?2 FROM comparison_turns
-         WHERE comparison_id = ?3 AND (?4 IS NULL OR speaker = ?4)",
-        params![
+        "INSERT INTO queue_items (queue_id, subject, turn, added_at)
+         SELECT CAST(?1 AS BIGINT), comparison_id, turn, CAST(?2 AS TEXT) FROM comparison_turns
+         WHERE comparison_id = ?3 AND (CAST(?4 AS TEXT) IS NULL OR speaker = ?4)
+         ON CONFLICT DO NOTHING",
+        p![
             q.id,
             crate::store::time::now_iso(),
             comparison,
@@ -106,7 +104,7 @@ pub(super) fn refresh(conn: &Connection, q: &Queue, comparison: i64) -> Result<u
 
 /// (item, reviewer, A|B|tie) for every pairwise mark in force.
 pub(super) fn judged(
-    conn: &Connection,
+    conn: Db<'_>,
     comparison: i64,
 ) -> Result<Vec<(Item, String, String)>, QueueError> {
     Ok(in_force(conn, comparison)?
@@ -116,23 +114,14 @@ pub(super) fn judged(
 }
 
 /// (turn, reviewer) → the latest choice.
-fn in_force(
-    conn: &Connection,
-    comparison: i64,
-) -> Result<BTreeMap<(u32, String), Choice>, QueueError> {
-    let mut st = conn.prepare(
+fn in_force(conn: Db<'_>, comparison: i64) -> Result<BTreeMap<(u32, String), Choice>, QueueError> {
+    let rows = conn.query_map(
         "SELECT turn, reviewer, choice FROM pairwise_marks WHERE comparison_id = ?1 ORDER BY id",
+        p![comparison],
+        |r| Ok((r.get::<u32>(0)?, r.get::<String>(1)?, r.get::<String>(2)?)),
     )?;
-    let rows = st.query_map([comparison], |r| {
-        Ok((
-            r.get::<_, u32>(0)?,
-            r.get::<_, String>(1)?,
-            r.get::<_, String>(2)?,
-        ))
-    })?;
     let mut out = BTreeMap::new();
-    for row in rows {
-        let (turn, who, choice) = row?;
+    for (turn, who, choice) in rows {
         // The CHECK keeps other values out; one that got in anyway counts as nothing.
         if let Some(c) = Choice::parse(&choice) {
             out.insert((turn, who), c);
@@ -155,13 +144,12 @@ pub fn judge(
             "a pairwise mark needs your name: --reviewer NAME (or KAKEAI_REVIEWER)".into(),
         ));
     }
-    crate::store::write::immediate(store.connection(), |tx| {
+    store.transact_with(|tx| {
         require_paired(tx, comparison)?;
         let known: Option<u32> = tx
-            .query_row(
+            .one(
                 "SELECT turn FROM comparison_turns WHERE comparison_id = ?1 AND turn = ?2",
-                params![comparison, turn],
-                |r| r.get(0),
+                p![comparison, turn],
             )
             .optional()?;
         if known.is_none() {
@@ -172,7 +160,7 @@ pub fn judge(
         tx.execute(
             "INSERT INTO pairwise_marks (comparison_id, turn, reviewer, choice, reason, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![
+            p![
                 comparison,
                 turn,
                 reviewer.trim(),
@@ -186,7 +174,7 @@ pub fn judge(
 }
 
 /// The reviewers' preferences in force over a comparison.
-pub fn tally(conn: &Connection, comparison: i64) -> Result<Tally, QueueError> {
+pub fn tally(conn: Db<'_>, comparison: i64) -> Result<Tally, QueueError> {
     let marks = in_force(conn, comparison)?;
     let mut t = Tally::default();
     let mut who = std::collections::BTreeSet::new();

@@ -127,7 +127,7 @@ pub fn run(args: CompareArgs) -> i32 {
     if let Some(id) = args.show {
         return match db::load(&store, id) {
             Ok(Some(s)) => {
-                let tally = match crate::annotate::pairwise::tally(store.conn(), id) {
+                let tally = match crate::annotate::pairwise::tally(store.db(), id) {
                     Ok(t) => t,
                     Err(e) => return fail(EXIT_BAD_INPUT, e),
                 };

@@ -29,7 +29,7 @@ pub struct ExportArgs {
     pub format: ExportFormat,
     #[command(flatten)]
     pub dataset: DatasetArgs,
-    /// The store file (default: <data dir>/kakeai.db).
+    /// The store file, or for jsonl and md a postgresql:// URL (default: <data dir>/kakeai.db).
     #[arg(long, env = "KAKEAI_DB")]
     pub db: Option<PathBuf>,
     /// Write here instead of stdout.
@@ -87,22 +87,20 @@ pub fn run(args: ExportArgs) -> i32 {
     }
     match export_run(&args) {
         Ok(()) => 0,
-        Err(e) => {
+        Err((e, code)) => {
             eprintln!("kakeai export: {e}");
-            2
+            code
         }
     }
 }
 
-fn export_run(args: &ExportArgs) -> Result<(), String> {
-    let path = Store::path_or_default(args.db.as_deref())?;
-    if !path.exists() {
-        return Err(format!(
-            "no store at {} yet (run or import something first)",
-            path.display()
-        ));
-    }
-    let store = Store::open(&path).map_err(|e| e.to_string())?;
+fn export_run(args: &ExportArgs) -> Result<(), (String, i32)> {
+    // jsonl and md read one run (`Store::load_run`), on either engine.
+    let store = Store::open_existing(args.db.as_deref(), false)?;
+    export_one(args, &store).map_err(|e| (e, 2))
+}
+
+fn export_one(args: &ExportArgs, store: &Store) -> Result<(), String> {
     let [run] = args.run[..] else {
         return Err("--run N: one run for jsonl and md (see `kakeai runs`)".into());
     };

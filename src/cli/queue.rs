@@ -33,7 +33,7 @@ pub enum QueueCommand {
 
 #[derive(Args, Debug, Clone)]
 pub struct StoreArgs {
-    /// The run store (default: kakeai.db in the data dir)
+    /// The run store: an SQLite file or a postgresql:// URL (default: kakeai.db in the data dir)
     #[arg(long, env = "KAKEAI_DB")]
     pub db: Option<PathBuf>,
     /// JSON instead of text
@@ -152,28 +152,38 @@ pub fn run(cmd: QueueCommand) -> i32 {
         }),
         QueueCommand::Watch(a) => watch(&a),
     };
-    out.unwrap_or_else(|e| {
+    out.unwrap_or_else(|Fail(e, code)| {
         eprintln!("kakeai queue: {}", crate::text::sanitize::for_terminal(&e));
-        2
+        code
     })
 }
 
-fn open(a: &StoreArgs, create: bool) -> Result<Store, String> {
-    let path = Store::path_or_default(a.db.as_deref())?;
-    if !create && !path.exists() {
-        return Err(format!(
-            "no store at {} yet (run or import something first)",
-            path.display()
-        ));
+/// Why a queue command failed, and its exit code (3: the PostgreSQL server cannot be
+/// reached; 2 otherwise).
+struct Fail(String, i32);
+
+impl From<String> for Fail {
+    fn from(e: String) -> Fail {
+        Fail(e, 2)
     }
-    Store::open(&path).map_err(|e| e.to_string())
+}
+
+impl From<&str> for Fail {
+    fn from(e: &str) -> Fail {
+        Fail(e.to_string(), 2)
+    }
+}
+
+/// The store file, or a PostgreSQL database (every queue query runs on both engines).
+fn open(a: &StoreArgs, create: bool) -> Result<Store, Fail> {
+    Store::open_existing(a.db.as_deref(), create).map_err(|(e, code)| Fail(e, code))
 }
 
 fn now_ms() -> i64 {
     crate::patterns::stamp::now_ms()
 }
 
-fn create(a: &CreateArgs) -> Result<i32, String> {
+fn create(a: &CreateArgs) -> Result<i32, Fail> {
     let statuses = a
         .status
         .iter()
@@ -219,9 +229,9 @@ fn create(a: &CreateArgs) -> Result<i32, String> {
     Ok(0)
 }
 
-fn list(a: &StoreArgs) -> Result<i32, String> {
+fn list(a: &StoreArgs) -> Result<i32, Fail> {
     let mut store = open(a, false)?;
-    let queues = db::list(store.conn()).map_err(|e| e.to_string())?;
+    let queues = db::list(store.db()).map_err(|e| e.to_string())?;
     let mut rows = Vec::new();
     for q in &queues {
         let p = db::progress(&mut store, &q.spec.name, now_ms()).map_err(|e| e.to_string())?;
@@ -265,7 +275,7 @@ fn reviewer(r: &Option<String>) -> Result<String, String> {
     }
 }
 
-fn next(a: &ClaimArgs) -> Result<i32, String> {
+fn next(a: &ClaimArgs) -> Result<i32, Fail> {
     let me = reviewer(&a.reviewer)?;
     let mut store = open(&a.store, false)?;
     let claim = db::claim(&mut store, &a.name, &me, now_ms()).map_err(|e| e.to_string())?;
@@ -326,10 +336,10 @@ fn print_pair(store: &Store, comparison: i64, turn: u32) {
     }
 }
 
-fn judge(a: &JudgeArgs) -> Result<i32, String> {
+fn judge(a: &JudgeArgs) -> Result<i32, Fail> {
     let me = reviewer(&a.reviewer)?;
     let mut store = open(&a.store, false)?;
-    let q = db::get(store.conn(), &a.name).map_err(|e| e.to_string())?;
+    let q = db::get(store.db(), &a.name).map_err(|e| e.to_string())?;
     match (q.spec.comparison, &a.choice, &a.thumb) {
         (Some(c), Some(choice), None) => {
             let choice = annotate::pairwise::Choice::parse(choice)
@@ -338,7 +348,7 @@ fn judge(a: &JudgeArgs) -> Result<i32, String> {
                 return Err("a pairwise choice needs --reason (what made it better)".into());
             }
             if a.run.is_some_and(|r| r != c) {
-                return Err(format!("queue {} is over comparison {c}", a.name));
+                return Err(format!("queue {} is over comparison {c}", a.name).into());
             }
             annotate::pairwise::judge(&mut store, c, a.turn, &me, choice, &a.reason)
                 .map_err(|e| e.to_string())?;
@@ -351,10 +361,7 @@ fn judge(a: &JudgeArgs) -> Result<i32, String> {
         (None, None, Some(thumb)) => {
             let run = a.run.ok_or("--run is needed in a turn queue")?;
             if !db::has_item(&mut store, &a.name, (run, a.turn)).map_err(|e| e.to_string())? {
-                return Err(format!(
-                    "run {run} turn {} is not in queue {}",
-                    a.turn, a.name
-                ));
+                return Err(format!("run {run} turn {} is not in queue {}", a.turn, a.name).into());
             }
             let up = thumb == "up";
             store
@@ -381,7 +388,7 @@ fn judge(a: &JudgeArgs) -> Result<i32, String> {
     Ok(0)
 }
 
-fn release(a: &ReleaseArgs) -> Result<i32, String> {
+fn release(a: &ReleaseArgs) -> Result<i32, Fail> {
     let me = reviewer(&a.reviewer)?;
     let mut store = open(&a.store, false)?;
     let held = db::release(&mut store, &a.name, &me, (a.run, a.turn)).map_err(|e| e.to_string())?;
@@ -392,15 +399,16 @@ fn release(a: &ReleaseArgs) -> Result<i32, String> {
         Err(format!(
             "{me} holds no lease on run {} turn {} in {}",
             a.run, a.turn, a.name
-        ))
+        )
+        .into())
     }
 }
 
-fn show(name: &str, a: &StoreArgs) -> Result<String, String> {
+fn show(name: &str, a: &StoreArgs) -> Result<String, Fail> {
     let mut store = open(a, false)?;
-    let q = db::get(store.conn(), name).map_err(|e| e.to_string())?;
+    let q = db::get(store.db(), name).map_err(|e| e.to_string())?;
     let p = db::progress(&mut store, name, now_ms()).map_err(|e| e.to_string())?;
-    let alpha = db::agreement(store.conn(), &q).map_err(|e| e.to_string())?;
+    let alpha = db::agreement(store.db(), &q).map_err(|e| e.to_string())?;
     if a.json {
         return Ok(
             json!({"name": name, "items": p.items, "done": p.done, "held": p.held,
@@ -428,7 +436,7 @@ fn show(name: &str, a: &StoreArgs) -> Result<String, String> {
     Ok(t)
 }
 
-fn watch(a: &WatchArgs) -> Result<i32, String> {
+fn watch(a: &WatchArgs) -> Result<i32, Fail> {
     let mut shown = 0;
     loop {
         let t = show(&a.name, &a.store)?;

@@ -2,7 +2,8 @@
 //! before its first turn, each turn's row is committed as it finishes, and the summary last —
 //! so an interrupted comparison keeps every finished turn. Writes go through `Store::write`.
 
-use rusqlite::{OptionalExtension, params};
+use crate::p;
+use crate::store::sql::Optional;
 use serde::{Deserialize, Serialize};
 
 use super::outcome::{Summary, TurnRow};
@@ -40,13 +41,13 @@ pub struct Stored {
 pub fn create(store: &mut Store, h: &Header) -> Result<i64, StoreError> {
     let options = h.options.to_string();
     let samples = serde_json::to_string(&h.sample_runs).unwrap_or_else(|_| "[]".into());
-    store.write(|tx| {
-        tx.execute(
+    store.transact(|tx| {
+        Ok(tx.one::<i64>(
             "INSERT INTO comparisons (kind, baseline_run, variant_name, variant_path, variant_text,
                                       variant_hash, model, endpoint, options, sample_runs,
                                       created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-            params![
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) RETURNING id",
+            p![
                 h.kind,
                 h.baseline_run,
                 h.variant_name,
@@ -59,18 +60,17 @@ pub fn create(store: &mut Store, h: &Header) -> Result<i64, StoreError> {
                 samples,
                 time::now_iso()
             ],
-        )?;
-        Ok(tx.last_insert_rowid())
+        )?)
     })
 }
 
 /// Sample runs are created after the header (they name it): record them.
 pub fn set_sample_runs(store: &mut Store, id: i64, runs: &[i64]) -> Result<(), StoreError> {
     let text = serde_json::to_string(runs).unwrap_or_else(|_| "[]".into());
-    store.write(|tx| {
+    store.transact(|tx| {
         tx.execute(
             "UPDATE comparisons SET sample_runs = ?2 WHERE id = ?1",
-            params![id, text],
+            p![id, text],
         )?;
         Ok(())
     })
@@ -82,11 +82,13 @@ pub fn add_turn(store: &mut Store, id: i64, row: &TurnRow) -> Result<(), StoreEr
         .ok()
         .and_then(|v| v.as_str().map(str::to_string))
         .unwrap_or_default();
-    store.write(|tx| {
+    store.transact(|tx| {
         tx.execute(
-            "INSERT OR REPLACE INTO comparison_turns (comparison_id, turn, speaker, change, row)
-             VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![id, row.turn as i64, row.speaker, change, json],
+            "INSERT INTO comparison_turns (comparison_id, turn, speaker, change, row)
+             VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT (comparison_id, turn) DO UPDATE SET speaker = excluded.speaker,
+                 change = excluded.change, row = excluded.row",
+            p![id, row.turn as i64, row.speaker, change, json],
         )?;
         Ok(())
     })
@@ -94,10 +96,10 @@ pub fn add_turn(store: &mut Store, id: i64, row: &TurnRow) -> Result<(), StoreEr
 
 pub fn set_summary<T: Serialize>(store: &mut Store, id: i64, s: &T) -> Result<(), StoreError> {
     let json = serde_json::to_string(s).map_err(|e| StoreError::Invalid(e.to_string()))?;
-    store.write(|tx| {
+    store.transact(|tx| {
         tx.execute(
             "UPDATE comparisons SET summary = ?2 WHERE id = ?1",
-            params![id, json],
+            p![id, json],
         )?;
         Ok(())
     })
@@ -106,7 +108,7 @@ pub fn set_summary<T: Serialize>(store: &mut Store, id: i64, s: &T) -> Result<()
 /// A stored comparison; Ok(None) when there is no such id. A row that does not parse is an
 /// error naming the comparison and turn (never silently skipped).
 pub fn load(store: &Store, id: i64) -> Result<Option<Stored>, StoreError> {
-    let conn = store.conn();
+    let conn = store.db();
     type Row = (
         String,
         Option<i64>,
@@ -126,7 +128,7 @@ pub fn load(store: &Store, id: i64) -> Result<Option<Stored>, StoreError> {
             "SELECT kind, baseline_run, variant_name, variant_path, variant_text, variant_hash,
                     model, endpoint, options, sample_runs, summary, created_at
              FROM comparisons WHERE id = ?1",
-            [id],
+            p![id],
             |r| {
                 Ok((
                     r.get(0)?,
@@ -155,11 +157,11 @@ pub fn load(store: &Store, id: i64) -> Result<Option<Stored>, StoreError> {
             summary = Some(serde_json::from_str(s).map_err(|e| bad(format!("summary: {e}")))?);
         }
     }
-    let mut stmt = conn
-        .prepare("SELECT turn, row FROM comparison_turns WHERE comparison_id = ?1 ORDER BY turn")?;
-    let raw: Vec<(i64, String)> = stmt
-        .query_map([id], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<Result<_, _>>()?;
+    let raw: Vec<(i64, String)> = conn.query_map(
+        "SELECT turn, row FROM comparison_turns WHERE comparison_id = ?1 ORDER BY turn",
+        p![id],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
     let mut turns = Vec::new();
     for (t, json) in raw {
         turns.push(serde_json::from_str(&json).map_err(|e| bad(format!("turn {t}: {e}")))?);
@@ -187,13 +189,11 @@ pub fn load(store: &Store, id: i64) -> Result<Option<Stored>, StoreError> {
 
 /// The newest comparison whose baseline is `run`, if any.
 pub fn latest_for_run(store: &Store, run: i64) -> Result<Option<i64>, StoreError> {
-    use rusqlite::OptionalExtension;
     Ok(store
-        .conn()
-        .query_row(
+        .db()
+        .one(
             "SELECT id FROM comparisons WHERE baseline_run = ?1 ORDER BY id DESC LIMIT 1",
-            [run],
-            |r| r.get(0),
+            p![run],
         )
         .optional()?)
 }

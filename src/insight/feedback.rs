@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use rusqlite::params;
+use crate::p;
 use serde::Serialize;
 
 use super::cards::{Card, Deck};
@@ -35,23 +35,22 @@ pub struct Note {
 
 /// Feedback and override actions (of one run, or all).
 pub fn notes(s: &Store, run: Option<i64>) -> Result<Vec<Note>, StoreError> {
-    let mut st = s.conn().prepare(
+    let rows = s.db().query_map(
         "SELECT a.id, a.run_id, r.topic, a.kind, a.payload FROM actions a
          JOIN runs r ON r.id = a.run_id
-         WHERE a.kind IN ('feedback', 'override') AND (?1 IS NULL OR a.run_id = ?1)
+         WHERE a.kind IN ('feedback', 'override') AND (CAST(?1 AS BIGINT) IS NULL OR a.run_id = ?1)
          ORDER BY a.id",
-    )?;
-    let rows = st
-        .query_map(params![run], |r| {
+        p![run],
+        |r| {
             Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, i64>(1)?,
-                r.get::<_, String>(2)?,
-                r.get::<_, String>(3)?,
-                r.get::<_, String>(4)?,
+                r.get::<i64>(0)?,
+                r.get::<i64>(1)?,
+                r.get::<String>(2)?,
+                r.get::<String>(3)?,
+                r.get::<String>(4)?,
             ))
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
+        },
+    )?;
     let masker = crate::safety::pii::shared();
     Ok(rows
         .into_iter()

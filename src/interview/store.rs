@@ -1,7 +1,8 @@
 //! Interview rows in the run store (migration 010): every write goes through
 //! `Store::write` (BEGIN IMMEDIATE, busy retry), so a line is shown only after it is saved.
 
-use rusqlite::{OptionalExtension, params};
+use crate::p;
+use crate::store::sql::Optional;
 use serde::Serialize;
 
 use crate::store::{Store, StoreError, time};
@@ -38,13 +39,12 @@ pub fn create(
     endpoint: &str,
     state: &str,
 ) -> Result<i64, StoreError> {
-    s.write(|tx| {
-        tx.execute(
+    s.transact(|tx| {
+        Ok(tx.one::<i64>(
             "INSERT INTO interviews (name, sister, model, endpoint, started_at, state)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![name, sister, model, endpoint, time::now_iso(), state],
-        )?;
-        Ok(tx.last_insert_rowid())
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id",
+            p![name, sister, model, endpoint, time::now_iso(), state],
+        )?)
     })
 }
 
@@ -57,12 +57,12 @@ pub fn add_message(
 ) -> Result<(), StoreError> {
     let kinds = serde_json::to_string(&m.pii_kinds).unwrap_or_else(|_| "[]".into());
     let verdict = m.verdict.as_ref().map(|v| v.to_string());
-    s.write(|tx| {
+    s.transact(|tx| {
         tx.execute(
             "INSERT INTO interview_messages (interview_id, seq, role, state, content,
                  original_content_hash, pii_kinds, source, verdict, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-            params![
+            p![
                 m.interview_id,
                 m.seq,
                 m.role,
@@ -77,7 +77,7 @@ pub fn add_message(
         )?;
         tx.execute(
             "UPDATE interviews SET state = ?2, fallback = ?3, user_turns = ?4 WHERE id = ?1",
-            params![m.interview_id, m.state, fallback, user_turns as i64],
+            p![m.interview_id, m.state, fallback, user_turns as i64],
         )?;
         Ok(())
     })
@@ -85,11 +85,11 @@ pub fn add_message(
 
 /// Marks the interview finished and queues its analysis.
 pub fn finish(s: &mut Store, id: i64, finish: &str) -> Result<(), StoreError> {
-    s.write(|tx| {
+    s.transact(|tx| {
         tx.execute(
             "UPDATE interviews SET state = 'done', finish = ?2, ended_at = ?3,
                  analysis = 'queued' WHERE id = ?1",
-            params![id, finish, time::now_iso()],
+            p![id, finish, time::now_iso()],
         )?;
         Ok(())
     })
@@ -97,12 +97,11 @@ pub fn finish(s: &mut Store, id: i64, finish: &str) -> Result<(), StoreError> {
 
 /// Finished interviews (all, or one name's), oldest first.
 pub fn finished(s: &Store, name: Option<&str>) -> Result<Vec<InterviewRow>, StoreError> {
-    let mut st = s.conn().prepare(
+    let rows = s.db().query_map(
         "SELECT id, name, state, fallback, finish, user_turns, analysis FROM interviews
-         WHERE ended_at IS NOT NULL AND (?1 IS NULL OR name = ?1) ORDER BY id",
-    )?;
-    let rows = st
-        .query_map([name], |r| {
+         WHERE ended_at IS NOT NULL AND (CAST(?1 AS TEXT) IS NULL OR name = ?1) ORDER BY id",
+        p![name],
+        |r| {
             Ok(InterviewRow {
                 id: r.get(0)?,
                 name: r.get(1)?,
@@ -112,20 +111,19 @@ pub fn finished(s: &Store, name: Option<&str>) -> Result<Vec<InterviewRow>, Stor
                 user_turns: r.get(5)?,
                 analysis: r.get(6)?,
             })
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
+        },
+    )?;
     Ok(rows)
 }
 
 /// The user's messages of one interview, oldest first, without `[スキップ]`.
 pub fn user_messages(s: &Store, id: i64) -> Result<Vec<String>, StoreError> {
-    let mut st = s.conn().prepare(
+    let rows = s.db().query_map(
         "SELECT content FROM interview_messages WHERE interview_id = ?1 AND role = 'user'
          ORDER BY seq",
+        p![id],
+        |r| r.get::<String>(0),
     )?;
-    let rows = st
-        .query_map([id], |r| r.get::<_, String>(0))?
-        .collect::<Result<Vec<_>, _>>()?;
     Ok(rows
         .into_iter()
         .filter(|m| m.trim() != super::state::SKIP)
@@ -139,10 +137,10 @@ pub fn set_analysis(
     error: Option<&str>,
     keywords: &serde_json::Value,
 ) -> Result<(), StoreError> {
-    s.write(|tx| {
+    s.transact(|tx| {
         tx.execute(
             "UPDATE interviews SET analysis = ?2, analysis_error = ?3, keywords = ?4 WHERE id = ?1",
-            params![id, status, error, keywords.to_string()],
+            p![id, status, error, keywords.to_string()],
         )?;
         Ok(())
     })
@@ -150,9 +148,7 @@ pub fn set_analysis(
 
 /// The interview's name, when it exists.
 pub fn name_of(s: &Store, id: i64) -> Result<Option<String>, StoreError> {
-    Ok(s.conn()
-        .query_row("SELECT name FROM interviews WHERE id = ?1", [id], |r| {
-            r.get(0)
-        })
+    Ok(s.db()
+        .one("SELECT name FROM interviews WHERE id = ?1", p![id])
         .optional()?)
 }

@@ -397,7 +397,7 @@ pub fn compare_report(store: &Store, id: i64) -> Result<String, StoreError> {
         }
         None => b.push_str(&missing("summary", "the comparison did not finish")),
     }
-    if let Ok(t) = crate::annotate::pairwise::tally(store.conn(), id)
+    if let Ok(t) = crate::annotate::pairwise::tally(store.db(), id)
         && t.reviewers > 0
     {
         let _ = write!(b, "<p>{}</p>", esc(&t.line()));

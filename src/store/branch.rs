@@ -2,7 +2,7 @@
 //! `branches` (migration 007) in the same transaction that removes them from the main line, so
 //! nothing acknowledged is dropped; a reopened run lists its branches.
 
-use rusqlite::params;
+use crate::p;
 
 use super::{Store, StoreError, require_run};
 use crate::director::Status;
@@ -22,23 +22,22 @@ impl Store {
     /// Moves the committed turns from `from_turn` on into a new branch; returns its number
     /// (None when there was nothing to set aside).
     pub fn branch_off(&mut self, run_id: i64, from_turn: u32) -> Result<Option<u32>, StoreError> {
-        self.write(|tx| {
-            require_run(super::sql::Db::Sqlite(tx), run_id)?;
-            let n: u32 = tx.query_row(
+        self.transact(|tx| {
+            require_run(tx, run_id)?;
+            let n: u32 = tx.one(
                 "SELECT COALESCE(MAX(branch), 0) + 1 FROM branches WHERE run_id = ?1",
-                [run_id],
-                |r| r.get(0),
+                p![run_id],
             )?;
             let moved = tx.execute(
                 "INSERT INTO branches (run_id, branch, turn, speaker, attempt_id, text, status,
                                        committed_at)
                  SELECT run_id, ?3, turn, speaker, attempt_id, text, status, committed_at
                  FROM turns WHERE run_id = ?1 AND turn >= ?2",
-                params![run_id, from_turn, n],
+                p![run_id, from_turn, n],
             )?;
             tx.execute(
                 "DELETE FROM turns WHERE run_id = ?1 AND turn >= ?2",
-                params![run_id, from_turn],
+                p![run_id, from_turn],
             )?;
             Ok((moved > 0).then_some(n))
         })
@@ -46,12 +45,11 @@ impl Store {
 
     /// The branches of a run, by branch then turn.
     pub fn branches(&self, run_id: i64) -> Result<Vec<BranchTurn>, StoreError> {
-        let mut st = self.conn.prepare_cached(
+        Ok(self.db().query_map(
             "SELECT branch, turn, speaker, attempt_id, text, status FROM branches
              WHERE run_id = ?1 ORDER BY branch, turn",
-        )?;
-        Ok(st
-            .query_map([run_id], |r| {
+            p![run_id],
+            |r| {
                 let s: String = r.get(5)?;
                 Ok(BranchTurn {
                     branch: r.get(0)?,
@@ -61,7 +59,7 @@ impl Store {
                     text: r.get(4)?,
                     status: Status::parse(&s).unwrap_or(Status::Unscored),
                 })
-            })?
-            .collect::<Result<_, _>>()?)
+            },
+        )?)
     }
 }

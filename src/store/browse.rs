@@ -3,7 +3,9 @@
 //! stored text, and the exact request of an attempt. Pages are read by index (`runs_by_start`,
 //! the turns' primary key, `actions_by_run_turn`): opening the browser never scans the store.
 
-use rusqlite::{OptionalExtension, params};
+use crate::p;
+
+use super::sql::{Kind, Optional};
 
 use super::review::{Mark, fold};
 use super::{ActionKind, NewAction, RunStatus, Store, StoreError, require_run, time};
@@ -60,6 +62,18 @@ pub(crate) fn like(needle: &str) -> String {
     s
 }
 
+/// `col` contains the `LIKE` pattern `param` (see [`like`]), ASCII letters in any case, on
+/// both engines: SQLite's `LIKE` folds ASCII only; on PostgreSQL `LOWER` under the "C"
+/// collation folds ASCII only too (`ILIKE` would fold every letter).
+pub(crate) fn like_ci(kind: Kind, col: &str, param: &str) -> String {
+    match kind {
+        Kind::Sqlite => format!("{col} LIKE {param} ESCAPE '\\'"),
+        Kind::Postgres => format!(
+            "LOWER({col} COLLATE \"C\") LIKE LOWER(CAST({param} AS TEXT) COLLATE \"C\") ESCAPE '\\'"
+        ),
+    }
+}
+
 impl Store {
     /// Runs newest first whose topic, model, status, source or id contains `filter`
     /// (case-insensitive for ASCII); `limit` rows from `offset`.
@@ -69,72 +83,58 @@ impl Store {
         limit: usize,
         offset: usize,
     ) -> Result<BrowsePage, StoreError> {
+        let db = self.db();
+        let kind = db.kind();
         let pat = like(filter.trim());
-        let cond = "(?1 = '%%' OR r.topic LIKE ?1 ESCAPE '\\' OR r.model LIKE ?1 ESCAPE '\\'
-                     OR r.status LIKE ?1 ESCAPE '\\' OR r.source LIKE ?1 ESCAPE '\\'
-                     OR CAST(r.id AS TEXT) = ?2)";
-        let total: i64 = self.conn.query_row(
+        let cond = format!(
+            "(?1 = '%%' OR {} OR {} OR {} OR {} OR CAST(r.id AS TEXT) = ?2)",
+            like_ci(kind, "r.topic", "?1"),
+            like_ci(kind, "r.model", "?1"),
+            like_ci(kind, "r.status", "?1"),
+            like_ci(kind, "r.source", "?1"),
+        );
+        let total: i64 = db.one(
             &format!("SELECT COUNT(*) FROM runs r WHERE {cond}"),
-            params![pat, filter.trim()],
-            |r| r.get(0),
+            p![pat, filter.trim()],
         )?;
-        let mut st = self.conn.prepare_cached(&format!(
-            "SELECT r.id, r.started_at, r.topic, r.model, r.status, r.source,
-                    {} FROM runs r
-             WHERE {cond} ORDER BY r.started_at DESC, r.id DESC LIMIT ?3 OFFSET ?4",
-            super::SAMPLE_SQL
-        ))?;
-        let mut rows = st
-            .query_map(
-                params![pat, filter.trim(), limit as i64, offset as i64],
-                |r| {
-                    let status: String = r.get(4)?;
-                    Ok((
-                        BrowseRow {
-                            id: r.get(0)?,
-                            started_at: r.get(1)?,
-                            topic: r.get(2)?,
-                            model: r.get(3)?,
-                            status: RunStatus::Failed,
-                            source: r.get(5)?,
-                            strip: Vec::new(),
-                            reviewed: 0,
-                            sample: r.get(6)?,
-                        },
-                        status,
-                    ))
-                },
-            )?
-            .collect::<Result<Vec<_>, _>>()?
-            .into_iter()
-            .map(|(mut row, s)| {
-                // An unknown status reads as failed rather than hiding the run.
-                row.status = RunStatus::parse(&s).unwrap_or(RunStatus::Failed);
-                row
-            })
-            .collect::<Vec<_>>();
-        let mut strip = self
-            .conn
-            .prepare_cached("SELECT status FROM turns WHERE run_id = ?1 ORDER BY turn")?;
-        let mut marks = self.conn.prepare_cached(
-            "SELECT turn, kind, payload FROM actions
-             WHERE run_id = ?1 AND turn IS NOT NULL
-               AND kind IN ('thumb', 'override', 'feedback', 'note', 'undo') ORDER BY id",
+        let mut rows = db.query_map(
+            &format!(
+                "SELECT r.id, r.started_at, r.topic, r.model, r.status, r.source,
+                            {} FROM runs r
+                     WHERE {cond} ORDER BY {} DESC, r.id DESC LIMIT ?3 OFFSET ?4",
+                super::read::sample_column(kind),
+                kind.bytewise("r.started_at")
+            ),
+            p![pat, filter.trim(), limit as i64, offset as i64],
+            |r| {
+                let status: String = r.get(4)?;
+                Ok(BrowseRow {
+                    id: r.get(0)?,
+                    started_at: r.get(1)?,
+                    topic: r.get(2)?,
+                    model: r.get(3)?,
+                    // An unknown status reads as failed rather than hiding the run.
+                    status: RunStatus::parse(&status).unwrap_or(RunStatus::Failed),
+                    source: r.get(5)?,
+                    strip: Vec::new(),
+                    reviewed: 0,
+                    sample: super::read::sample(kind, r, 6)?,
+                })
+            },
         )?;
         for row in &mut rows {
-            row.strip = strip
-                .query_map([row.id], |r| r.get::<_, String>(0))?
-                .map(|s| Ok(s.map(|s| Status::parse(&s).unwrap_or(Status::Unscored))?))
-                .collect::<Result<_, StoreError>>()?;
-            let log = marks
-                .query_map([row.id], |r| {
-                    Ok((
-                        r.get::<_, u32>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, String>(2)?,
-                    ))
-                })?
-                .collect::<Result<Vec<_>, _>>()?;
+            row.strip = db.query_map(
+                "SELECT status FROM turns WHERE run_id = ?1 ORDER BY turn",
+                p![row.id],
+                |r| Ok(Status::parse(&r.get::<String>(0)?).unwrap_or(Status::Unscored)),
+            )?;
+            let log = db.query_map(
+                "SELECT turn, kind, payload FROM actions
+                 WHERE run_id = ?1 AND turn IS NOT NULL
+                   AND kind IN ('thumb', 'override', 'feedback', 'note', 'undo') ORDER BY id",
+                p![row.id],
+                |r| Ok((r.get::<u32>(0)?, r.get::<String>(1)?, r.get::<String>(2)?)),
+            )?;
             let parsed: Vec<(u32, ActionKind, serde_json::Value)> = log
                 .into_iter()
                 .filter_map(|(t, k, p)| {
@@ -159,18 +159,44 @@ impl Store {
     /// The newest run to review (by start time, then id): comparison and probe samples are
     /// passed over (issue 23 item 10).
     pub fn latest_run_id(&self) -> Result<Option<i64>, StoreError> {
-        Ok(self
-            .conn
-            .query_row(
-                &format!(
-                    "SELECT r.id FROM runs r WHERE ({}) IS NULL
-                     ORDER BY r.started_at DESC, r.id DESC LIMIT 1",
-                    super::SAMPLE_SQL
-                ),
-                [],
-                |r| r.get(0),
-            )
-            .optional()?)
+        let db = self.db();
+        match db.kind() {
+            Kind::Sqlite => Ok(db
+                .one(
+                    &format!(
+                        "SELECT r.id FROM runs r WHERE ({}) IS NULL
+                         ORDER BY r.started_at DESC, r.id DESC LIMIT 1",
+                        super::SAMPLE_SQL
+                    ),
+                    p![],
+                )
+                .optional()?),
+            // PostgreSQL 15 cannot test the options for JSON in SQL: pages of runs, newest
+            // first, until one is not a sample (samples are few beside the runs to review).
+            Kind::Postgres => {
+                const PAGE: i64 = 200;
+                let mut offset = 0i64;
+                loop {
+                    let page = db.query_map(
+                        "SELECT r.id, r.options FROM runs r
+                         ORDER BY r.started_at COLLATE \"C\" DESC, r.id DESC
+                         LIMIT ?1 OFFSET ?2",
+                        p![PAGE, offset],
+                        |r| Ok((r.get::<i64>(0)?, r.get::<String>(1)?)),
+                    )?;
+                    if let Some((id, _)) = page
+                        .iter()
+                        .find(|(_, o)| super::pg::read::sample_of(o).is_none())
+                    {
+                        return Ok(Some(*id));
+                    }
+                    if (page.len() as i64) < PAGE {
+                        return Ok(None);
+                    }
+                    offset += PAGE;
+                }
+            }
+        }
     }
 
     /// [`Store::add_action`] with the reviewer's name stored beside it.
@@ -184,13 +210,13 @@ impl Store {
         } else {
             a.payload.to_string()
         };
-        self.write(|tx| {
-            require_run(super::sql::Db::Sqlite(tx), a.run_id)?;
-            tx.execute(
+        self.transact(|tx| {
+            require_run(tx, a.run_id)?;
+            Ok(tx.one::<i64>(
                 "INSERT INTO actions (run_id, turn, attempt_id, kind, payload, created_at,
                                       reviewer)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING id",
+                p![
                     a.run_id,
                     a.turn,
                     a.attempt_id,
@@ -199,19 +225,17 @@ impl Store {
                     time::now_iso(),
                     reviewer
                 ],
-            )?;
-            Ok(tx.last_insert_rowid())
+            )?)
         })
     }
 
     /// The reviewer of each action of a run, by action id (None: unnamed or imported).
     pub fn reviewers(&self, run_id: i64) -> Result<Vec<(i64, Option<String>)>, StoreError> {
-        let mut st = self
-            .conn
-            .prepare_cached("SELECT id, reviewer FROM actions WHERE run_id = ?1 ORDER BY id")?;
-        Ok(st
-            .query_map([run_id], |r| Ok((r.get(0)?, r.get(1)?)))?
-            .collect::<Result<_, _>>()?)
+        Ok(self.db().query_map(
+            "SELECT id, reviewer FROM actions WHERE run_id = ?1 ORDER BY id",
+            p![run_id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?)
     }
 
     /// Turns whose committed text, or an attempt not kept, contains `needle`, in one run or
@@ -223,26 +247,32 @@ impl Store {
         needle: &str,
         limit: usize,
     ) -> Result<Vec<TextHit>, StoreError> {
-        let mut st = self.conn.prepare_cached(
-            "SELECT run_id, turn, text, NULL FROM turns
-             WHERE (?1 IS NULL OR run_id = ?1) AND text LIKE ?2 ESCAPE '\\'
-             UNION ALL
-             SELECT a.run_id, a.turn, a.text, a.attempt FROM attempts a
-             LEFT JOIN turns t ON t.run_id = a.run_id AND t.turn = a.turn
-             WHERE (?1 IS NULL OR a.run_id = ?1) AND a.text LIKE ?2 ESCAPE '\\'
-               AND (t.run_id IS NULL OR (a.id IS NOT t.attempt_id AND a.text <> t.text))
-             ORDER BY 1 DESC, 2, 4 LIMIT ?3",
-        )?;
-        Ok(st
-            .query_map(params![run_id, like(needle), limit as i64], |r| {
+        let db = self.db();
+        let kind = db.kind();
+        Ok(db.query_map(
+            &format!(
+                "SELECT run_id, turn, text, NULL FROM turns
+                 WHERE (CAST(?1 AS BIGINT) IS NULL OR run_id = ?1) AND {}
+                 UNION ALL
+                 SELECT a.run_id, a.turn, a.text, a.attempt FROM attempts a
+                 LEFT JOIN turns t ON t.run_id = a.run_id AND t.turn = a.turn
+                 WHERE (CAST(?1 AS BIGINT) IS NULL OR a.run_id = ?1) AND {}
+                   AND (t.run_id IS NULL
+                        OR (a.id IS DISTINCT FROM t.attempt_id AND a.text <> t.text))
+                 ORDER BY 1 DESC, 2, 4 NULLS FIRST LIMIT ?3",
+                like_ci(kind, "text", "?2"),
+                like_ci(kind, "a.text", "?2"),
+            ),
+            p![run_id, like(needle), limit as i64],
+            |r| {
                 Ok(TextHit {
                     run_id: r.get(0)?,
                     turn: r.get(1)?,
                     text: r.get(2)?,
                     attempt: r.get(3)?,
                 })
-            })?
-            .collect::<Result<_, _>>()?)
+            },
+        )?)
     }
 
     /// Keeps the exact request (messages and options, as JSON) an attempt sent.
@@ -252,10 +282,11 @@ impl Store {
         request: &serde_json::Value,
     ) -> Result<(), StoreError> {
         let text = request.to_string();
-        self.write(|tx| {
+        self.transact(|tx| {
             tx.execute(
-                "INSERT OR REPLACE INTO requests (attempt_id, request) VALUES (?1, ?2)",
-                params![attempt_id, text],
+                "INSERT INTO requests (attempt_id, request) VALUES (?1, ?2)
+                 ON CONFLICT (attempt_id) DO UPDATE SET request = excluded.request",
+                p![attempt_id, text],
             )?;
             Ok(())
         })
@@ -270,11 +301,10 @@ impl Store {
         attempt: u32,
     ) -> Result<Option<serde_json::Value>, StoreError> {
         let id: Option<i64> = self
-            .conn
-            .query_row(
+            .db()
+            .one(
                 "SELECT id FROM attempts WHERE run_id = ?1 AND turn = ?2 AND attempt = ?3",
-                params![run, turn, attempt],
-                |r| r.get(0),
+                p![run, turn, attempt],
             )
             .optional()?;
         match id {
@@ -286,9 +316,11 @@ impl Store {
     /// The request an attempt sent, if it was kept (attempts before 007 have only a hash).
     pub fn request_of(&self, attempt_id: i64) -> Result<Option<serde_json::Value>, StoreError> {
         let s: Option<String> = self
-            .conn
-            .prepare_cached("SELECT request FROM requests WHERE attempt_id = ?1")?
-            .query_row([attempt_id], |r| r.get(0))
+            .db()
+            .one(
+                "SELECT request FROM requests WHERE attempt_id = ?1",
+                p![attempt_id],
+            )
             .optional()?;
         s.map(|s| {
             serde_json::from_str(&s)

@@ -1,7 +1,7 @@
 //! Chat-mode exchanges: masked user text + hash, the safety judgment, the reply and its
 //! verdict. Nothing here ever sees the raw user text.
 
-use rusqlite::params;
+use crate::p;
 
 use super::{Store, StoreError};
 
@@ -27,13 +27,13 @@ pub struct NewChat {
 impl Store {
     pub fn save_chat(&mut self, c: &NewChat) -> Result<i64, StoreError> {
         let json = |v: &serde_json::Value| v.to_string();
-        self.write(|tx| {
-            tx.execute(
+        self.transact(|tx| {
+            Ok(tx.one::<i64>(
                 "INSERT INTO chat_exchanges (conversation_id, character, user_masked,
                 original_content_hash, pii_kinds, action, safety, source, pattern_id, usage_id,
                 reply, verdict, trace, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-                params![
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14) RETURNING id",
+                p![
                     c.conversation_id,
                     c.character,
                     c.user_masked,
@@ -49,16 +49,15 @@ impl Store {
                     serde_json::to_string(&c.trace).unwrap_or_else(|_| "[]".into()),
                     super::time::now_iso(),
                 ],
-            )?;
-            Ok(tx.last_insert_rowid())
+            )?)
         })
     }
 
     pub fn set_chat_thumb(&mut self, id: i64, up: bool) -> Result<(), StoreError> {
-        let n = self.write(|tx| {
+        let n = self.transact(|tx| {
             Ok(tx.execute(
                 "UPDATE chat_exchanges SET thumb = ?1 WHERE id = ?2",
-                params![if up { 1 } else { -1 }, id],
+                p![if up { 1i64 } else { -1 }, id],
             )?)
         })?;
         if n == 0 {

@@ -227,6 +227,42 @@ impl Store {
         Store::open(&path).map_err(|e| format!("{}: {e}", path.display()))
     }
 
+    /// Opens what `--db` (or the default) names for a command written for both engines: an
+    /// SQLite file — which must exist unless `create` — or a PostgreSQL database (migrated,
+    /// as a file is). Errors name the file, or the URL with its password hidden, with the
+    /// exit code: 3 when the PostgreSQL server cannot be reached, else 2.
+    pub fn open_existing(db: Option<&Path>, create: bool) -> Result<Store, (String, i32)> {
+        let p = db
+            .map(Path::to_path_buf)
+            .or_else(Store::default_path)
+            .ok_or((
+                "no data directory found; pass --db PATH or set KAKEAI_DATA_DIR".to_string(),
+                2,
+            ))?;
+        match target::classify(&p).map_err(|e| (e, 2))? {
+            target::Target::File(path) => {
+                if !create && !path.exists() {
+                    return Err((
+                        format!(
+                            "no store at {} yet (run or import something first)",
+                            path.display()
+                        ),
+                        2,
+                    ));
+                }
+                Store::open(&path).map_err(|e| (format!("{}: {e}", path.display()), 2))
+            }
+            target::Target::Postgres(url) => Store::open_pg(&url).map_err(|e| match e {
+                // Connection and migration errors name the URL already.
+                StoreError::Pg(p) => (p.to_string(), p.exit_code()),
+                StoreError::Db(d @ sql::DbError::Connect(_)) => {
+                    (format!("{}: {d}", url.shown()), 3)
+                }
+                e => (format!("{}: {e}", url.shown()), 2),
+            }),
+        }
+    }
+
     pub fn default_path() -> Option<PathBuf> {
         if let Some(p) = std::env::var_os("KAKEAI_DB").filter(|p| !p.is_empty()) {
             return Some(PathBuf::from(p));
@@ -501,6 +537,21 @@ impl Store {
         }
     }
 
+    /// [`Store::transact`] for any error type a `DbError` converts into (queue and other
+    /// module errors).
+    pub fn transact_with<T, E>(
+        &mut self,
+        f: impl FnMut(sql::Db<'_>) -> Result<T, E>,
+    ) -> Result<T, E>
+    where
+        E: From<sql::DbError> + write::BusyCheck,
+    {
+        match &self.pg {
+            Some(pg) => sql::pg_write(pg, f),
+            None => sql::sqlite_write(&mut self.conn, f),
+        }
+    }
+
     /// Runs `f` as one committed write: IMMEDIATE, waiting for and retrying a busy lock (see
     /// [`write::immediate`]). `f` may run more than once. SQLite only (see [`Store::conn`]).
     pub fn write<T>(
@@ -533,7 +584,7 @@ fn file_only(p: &Path) -> Result<(), String> {
     match target::classify(p)? {
         target::Target::File(_) => Ok(()),
         target::Target::Postgres(u) => Err(format!(
-            "--db {}: this command keeps its store in an SQLite file, and a URL is never taken as a file name. A PostgreSQL database is used so far by `kakeai db status | migrate | copy` (copy a store there and back); pass a file path with --db (or unset KAKEAI_DB)",
+            "--db {}: this command keeps its store in an SQLite file, and a URL is never taken as a file name. A PostgreSQL database is used by `kakeai db status | migrate | copy` (copy a store there and back) and by the commands that run on it (`kakeai runs`, `export --format jsonl|md`, `queue` …); pass a file path with --db (or unset KAKEAI_DB)",
             u.shown()
         )),
     }

@@ -1,6 +1,8 @@
 //! Typed read queries: the run list and one whole run.
 
-use rusqlite::{OptionalExtension, Row, params};
+use crate::p;
+
+use super::sql::{DbError, Kind, Optional, Row};
 
 use super::{
     ActionKind, ActionRow, AttemptRow, AttemptState, RunRecord, RunRow, RunStatus, RunSummary,
@@ -11,37 +13,43 @@ use crate::director::Status;
 impl Store {
     /// The newest runs first (by start time, then id).
     pub fn runs(&self, limit: usize) -> Result<Vec<RunSummary>, StoreError> {
-        let mut st = self.conn.prepare_cached(&format!(
-            "SELECT r.id, r.started_at, r.topic, r.model, r.status, r.source,
-                    (SELECT COUNT(*) FROM turns t WHERE t.run_id = r.id), {}
-             FROM runs r ORDER BY r.started_at DESC, r.id DESC LIMIT ?1",
-            super::SAMPLE_SQL
-        ))?;
+        let db = self.db();
+        let kind = db.kind();
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let rows = st.query_map([limit], |r| {
-            Ok(RunSummary {
-                id: r.get(0)?,
-                started_at: r.get(1)?,
-                topic: r.get(2)?,
-                model: r.get(3)?,
-                status: run_status(r, 4)?,
-                source: r.get(5)?,
-                turns: r.get(6)?,
-                sample: r.get(7)?,
-            })
-        })?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        let rows = db.query_map(
+            &format!(
+                "SELECT r.id, r.started_at, r.topic, r.model, r.status, r.source,
+                        (SELECT COUNT(*) FROM turns t WHERE t.run_id = r.id), {}
+                 FROM runs r ORDER BY {} DESC, r.id DESC LIMIT ?1",
+                sample_column(kind),
+                kind.bytewise("r.started_at")
+            ),
+            p![limit],
+            |r| {
+                Ok(RunSummary {
+                    id: r.get(0)?,
+                    started_at: r.get(1)?,
+                    topic: r.get(2)?,
+                    model: r.get(3)?,
+                    status: run_status(r, 4)?,
+                    source: r.get(5)?,
+                    turns: r.get(6)?,
+                    sample: sample(kind, r, 7)?,
+                })
+            },
+        )?;
+        Ok(rows)
     }
 
     /// The run with its turns, every attempt (committed or not) and its actions.
     pub fn load_run(&self, run_id: i64) -> Result<RunRecord, StoreError> {
-        let run = self
-            .conn
+        let db = self.db();
+        let run = db
             .query_row(
                 "SELECT id, topic, model, endpoint, api, options, persona_version,
                         ruleset_version, started_at, ended_at, status, error, source
                  FROM runs WHERE id = ?1",
-                [run_id],
+                p![run_id],
                 |r| {
                     Ok(RunRow {
                         id: r.get(0)?,
@@ -63,13 +71,12 @@ impl Store {
             .optional()?
             .ok_or(StoreError::NoSuchRun(run_id))?;
 
-        let mut st = self.conn.prepare_cached(
+        let turns = db.query_map(
             "SELECT turn, speaker, attempt_id, text, status, exhausted, futile, held, hook,
                     hook_depth, committed_at
              FROM turns WHERE run_id = ?1 ORDER BY turn",
-        )?;
-        let turns = st
-            .query_map([run_id], |r| {
+            p![run_id],
+            |r| {
                 Ok(TurnRow {
                     turn: r.get(0)?,
                     speaker: r.get(1)?,
@@ -85,17 +92,16 @@ impl Store {
                     hook_depth: r.get(9)?,
                     committed_at: r.get(10)?,
                 })
-            })?
-            .collect::<Result<Vec<_>, _>>()?;
+            },
+        )?;
 
-        let mut st = self.conn.prepare_cached(
+        let attempts = db.query_map(
             "SELECT id, turn, speaker, attempt, state, text, status, verdict, judge, judge_raw,
                     guidance, prompt_hash, started_at, first_token_ms, latency_ms, tokens, error,
                     origin, fallback
              FROM attempts WHERE run_id = ?1 ORDER BY turn, attempt",
-        )?;
-        let attempts = st
-            .query_map([run_id], |r| {
+            p![run_id],
+            |r| {
                 Ok(AttemptRow {
                     id: r.get(0)?,
                     turn: r.get(1)?,
@@ -117,15 +123,14 @@ impl Store {
                     origin: json(r, 17)?,
                     fallback: r.get(18)?,
                 })
-            })?
-            .collect::<Result<Vec<_>, _>>()?;
+            },
+        )?;
 
-        let mut st = self.conn.prepare_cached(
+        let actions = db.query_map(
             "SELECT id, turn, attempt_id, kind, payload, created_at, source, reviewer
              FROM actions WHERE run_id = ?1 ORDER BY id",
-        )?;
-        let actions = st
-            .query_map(params![run_id], |r| {
+            p![run_id],
+            |r| {
                 Ok(ActionRow {
                     id: r.get(0)?,
                     turn: r.get(1)?,
@@ -136,8 +141,8 @@ impl Store {
                     source: r.get(6)?,
                     reviewer: r.get(7)?,
                 })
-            })?
-            .collect::<Result<Vec<_>, _>>()?;
+            },
+        )?;
 
         Ok(RunRecord {
             run,
@@ -148,36 +153,52 @@ impl Store {
     }
 }
 
-fn bad_text(idx: usize, what: String) -> rusqlite::Error {
-    rusqlite::Error::FromSqlConversionFailure(
-        idx,
-        rusqlite::types::Type::Text,
-        Box::new(std::io::Error::new(std::io::ErrorKind::InvalidData, what)),
-    )
+/// What the run list shows as a run's sample mark: SQLite computes it in SQL
+/// ([`super::SAMPLE_SQL`]); PostgreSQL (15 has no `IS JSON` to guard a cast) returns the
+/// options and [`sample`] reads them as `SAMPLE_SQL` does (`pg::read::sample_of`).
+pub(super) fn sample_column(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Sqlite => super::SAMPLE_SQL,
+        Kind::Postgres => "r.options",
+    }
 }
 
-fn parse_col<T>(r: &Row, idx: usize, parse: fn(&str) -> Option<T>) -> rusqlite::Result<T> {
+/// Reads the column [`sample_column`] selected.
+pub(super) fn sample(kind: Kind, r: &Row, idx: usize) -> Result<Option<String>, DbError> {
+    match kind {
+        Kind::Sqlite => r.get(idx),
+        Kind::Postgres => Ok(r
+            .get::<Option<String>>(idx)?
+            .and_then(|o| super::pg::read::sample_of(&o))),
+    }
+}
+
+fn bad_text(idx: usize, what: String) -> DbError {
+    DbError::Column(format!("column {idx}: {what}"))
+}
+
+fn parse_col<T>(r: &Row, idx: usize, parse: fn(&str) -> Option<T>) -> Result<T, DbError> {
     let s: String = r.get(idx)?;
     parse(&s).ok_or_else(|| bad_text(idx, format!("unknown value {s:?}")))
 }
 
-fn run_status(r: &Row, idx: usize) -> rusqlite::Result<RunStatus> {
+fn run_status(r: &Row, idx: usize) -> Result<RunStatus, DbError> {
     parse_col(r, idx, RunStatus::parse)
 }
 
-fn status(r: &Row, idx: usize) -> rusqlite::Result<Option<Status>> {
+fn status(r: &Row, idx: usize) -> Result<Option<Status>, DbError> {
     let s: Option<String> = r.get(idx)?;
     s.map(|s| Status::parse(&s).ok_or_else(|| bad_text(idx, format!("unknown status {s:?}"))))
         .transpose()
 }
 
-fn json(r: &Row, idx: usize) -> rusqlite::Result<Option<serde_json::Value>> {
+fn json(r: &Row, idx: usize) -> Result<Option<serde_json::Value>, DbError> {
     let s: Option<String> = r.get(idx)?;
     s.map(|s| serde_json::from_str(&s).map_err(|e| bad_text(idx, e.to_string())))
         .transpose()
 }
 
-fn non_negative(r: &Row, idx: usize) -> rusqlite::Result<Option<u64>> {
+fn non_negative(r: &Row, idx: usize) -> Result<Option<u64>, DbError> {
     let v: Option<i64> = r.get(idx)?;
     Ok(v.map(|v| u64::try_from(v).unwrap_or(0)))
 }

@@ -3,6 +3,13 @@
 //! reviewer's workbench, `kakeai queue judge`, an import — commits to the same file. Polling it
 //! costs one pragma (no table is read), so a workbench can ask every few hundred milliseconds and
 //! reload its marks only when something changed.
+//!
+//! On PostgreSQL there is no `data_version`; the watcher asks for the server's current
+//! snapshot (`pg_current_snapshot()`: the next transaction id and those in progress), as cheap
+//! (no table is read). A transaction id is given only to a transaction that writes, so the
+//! snapshot moves when a writer starts and again when it commits or rolls back; reads never
+//! move it. It is the cluster's, not the database's: writes to another database of the same
+//! server (or autovacuum's analyze) read as changes too — a needless reload, never a missed one.
 
 use std::path::Path;
 
@@ -10,10 +17,16 @@ use rusqlite::{Connection, OpenFlags};
 
 use super::StoreError;
 
-/// Watches one store file for commits made through other connections.
+/// Watches one store (file or PostgreSQL database) for commits made through other
+/// connections.
 pub struct Watch {
-    conn: Connection,
-    last: i64,
+    conn: Watched,
+    last: String,
+}
+
+enum Watched {
+    Sqlite(Connection),
+    Pg(super::sql::PgConn),
 }
 
 /// A read-only connection to an existing store (with the store's busy timeout): it can never
@@ -34,9 +47,13 @@ pub(super) fn read_only(path: &Path) -> Result<Connection, StoreError> {
 }
 
 impl Watch {
-    /// Opens a read-only watcher on an existing store.
+    /// Opens a read-only watcher on an existing store: a file, or what a PostgreSQL URL
+    /// names (`--db` as typed).
     pub fn open(path: &Path) -> Result<Watch, StoreError> {
-        let conn = read_only(path)?;
+        let conn = match super::target::classify(path).map_err(StoreError::Url)? {
+            super::target::Target::File(p) => Watched::Sqlite(read_only(&p)?),
+            super::target::Target::Postgres(url) => Watched::Pg(super::sql::PgConn::connect(&url)?),
+        };
         let last = version(&conn)?;
         Ok(Watch { conn, last })
     }
@@ -50,8 +67,15 @@ impl Watch {
     }
 }
 
-fn version(conn: &Connection) -> Result<i64, StoreError> {
-    Ok(conn.query_row("PRAGMA data_version", [], |r| r.get(0))?)
+fn version(conn: &Watched) -> Result<String, StoreError> {
+    Ok(match conn {
+        Watched::Sqlite(c) => c
+            .query_row("PRAGMA data_version", [], |r| r.get::<_, i64>(0))?
+            .to_string(),
+        Watched::Pg(c) => {
+            super::sql::Db::Pg(c).one("SELECT CAST(pg_current_snapshot() AS TEXT)", crate::p![])?
+        }
+    })
 }
 
 #[cfg(test)]

@@ -43,10 +43,10 @@ pub fn run_with(
         commit(store, run_id, t, *status);
     }
     store
-        .conn()
+        .db()
         .execute(
             "UPDATE runs SET started_at = ?1, status = 'completed' WHERE id = ?2",
-            rusqlite::params![started, run_id],
+            kakeai::p![started, run_id],
         )
         .expect("start time set");
     run_id

@@ -52,7 +52,7 @@ pub fn load(s: &mut Store) -> RoomMsg {
 fn read(s: &mut Store) -> Result<Vec<QueueRow>, StoreError> {
     let bad = |e: crate::annotate::QueueError| StoreError::Invalid(e.to_string());
     let now = crate::patterns::stamp::now_ms();
-    let queues = db::list(s.connection()).map_err(bad)?;
+    let queues = db::list(s.db()).map_err(bad)?;
     let mut out = Vec::new();
     for q in queues {
         let p = db::progress(s, &q.spec.name, now).map_err(bad)?;
