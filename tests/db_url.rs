@@ -1,7 +1,7 @@
 //! A URL is never a file name (issue 24): every command that takes `--db` (or `KAKEAI_DB`)
-//! either uses a `postgresql://` URL (`db status | migrate`, `runs`, `export` of a run,
-//! `queue`: here nothing answers, exit 3) or refuses it with one clear line — its password shown as `***` — and none creates
-//! anything in the current directory.
+//! uses a `postgresql://` URL (here nothing answers: exit 3, one line naming the URL with its
+//! password as `***`), any other scheme is refused (exit 2), and none creates anything in the
+//! current directory.
 
 mod cli_env;
 use cli_env::Env;
@@ -28,7 +28,7 @@ fn commands(url: &str) -> Vec<Vec<String>> {
 }
 
 #[test]
-fn a_database_url_is_refused_by_every_command_and_never_becomes_a_file() {
+fn a_database_url_is_used_or_refused_by_every_command_and_never_becomes_a_file() {
     let env = Env::new();
     let cwd = tempfile::tempdir().unwrap();
     for url in URLS {
@@ -41,10 +41,8 @@ fn a_database_url_is_refused_by_every_command_and_never_becomes_a_file() {
                 .output()
                 .unwrap();
             let err = String::from_utf8_lossy(&out.stderr);
-            // `db status | migrate`, `runs`, `export` (jsonl, md) and `queue` try a PostgreSQL
-            // URL: nothing answers here, exit 3.
-            let reaches = ["db", "runs", "export", "queue"].contains(&args[0].as_str())
-                && url.starts_with("postgres");
+            // Every command tries a PostgreSQL URL: nothing answers here, exit 3.
+            let reaches = url.starts_with("postgres");
             let code = if reaches { 3 } else { 2 };
             assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
             assert!(
@@ -52,8 +50,8 @@ fn a_database_url_is_refused_by_every_command_and_never_becomes_a_file() {
                 "{args:?} printed the password: {err}"
             );
             assert!(err.contains("***"), "{args:?}: {err}");
-            // Those use a PostgreSQL URL (issue 24): here nothing answers, and they say so;
-            // every other command refuses the URL.
+            // A PostgreSQL URL is used (issue 24): here nothing answers, and they say so;
+            // another scheme is refused.
             let said = if reaches {
                 err.contains("cannot use this PostgreSQL database")
             } else {
@@ -61,7 +59,7 @@ fn a_database_url_is_refused_by_every_command_and_never_becomes_a_file() {
             };
             assert!(said, "{args:?}: {err}");
         }
-        // Through the environment too; a dataset export (not yet on PostgreSQL) refuses it.
+        // Through the environment too, for a run's export and a dataset export.
         let out = env
             .cmd(&["export", "--run", "1"])
             .env("KAKEAI_DB", url)
@@ -77,7 +75,7 @@ fn a_database_url_is_refused_by_every_command_and_never_becomes_a_file() {
             .output()
             .unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(out.status.code(), Some(code), "{err}");
         assert!(!err.contains("hunter2"), "{err}");
     }
     let left: Vec<_> = std::fs::read_dir(cwd.path()).unwrap().collect();

@@ -9,6 +9,7 @@ use std::process::Output;
 use llm_fake::{FakeServer, Recorded, Reply, openai_reply, parts, sse_events};
 
 mod cli_env;
+mod common;
 use cli_env::Env;
 
 /// Runs the binary off the async runtime, which keeps serving the fake endpoint meanwhile.
@@ -194,4 +195,80 @@ async fn a_missing_model_exits_3_and_usage_errors_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     let out = run(&env, &["run", "--headless"]).await;
     assert_eq!(out.status.code(), Some(2), "--topic is required");
+}
+
+/// Issue 24's reproduction: `kakeai run --db postgresql://…` wrote its turns into an SQLite file
+/// under a directory named after the URL. Now the run lands in that PostgreSQL database: the
+/// current directory stays empty, `runs` and `export` read it back from the URL, and the
+/// export is the same bytes as the same run's would be from anywhere else (its events match).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_with_a_postgresql_url_lands_in_that_database() {
+    let Some(cluster) =
+        common::pg::PgCluster::start("a_run_with_a_postgresql_url_lands_in_that_database")
+    else {
+        return;
+    };
+    let url = cluster.database("runs");
+    let server = openai_server().await;
+    let env = Env::new();
+    let cwd = tempfile::tempdir().unwrap();
+    let mut c = env.cmd(&[
+        "run",
+        "--headless",
+        "--topic",
+        "坂の上の景色",
+        "--turns",
+        "2",
+        "--endpoint",
+        &server.url,
+        "--model",
+        "tiny-ja",
+        "--db",
+        &url,
+    ]);
+    c.current_dir(cwd.path());
+    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ev = events(&out.stdout);
+    let commits = ev.iter().filter(|e| e["event"] == "turn_commit").count();
+    assert_eq!(commits, 2);
+    let left: Vec<_> = std::fs::read_dir(cwd.path()).unwrap().collect();
+    assert!(
+        left.is_empty(),
+        "created in the current directory: {left:?}"
+    );
+    let listed = run(&env, &["runs", "--db", &url, "--format", "json"]).await;
+    assert_eq!(
+        listed.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&listed.stderr)
+    );
+    let runs: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(runs[0]["topic"], "坂の上の景色", "{runs}");
+    assert_eq!(runs[0]["turns"], 2, "{runs}");
+    let run_id = ev[0]["run_id"].as_i64().unwrap().to_string();
+    let exported = run(
+        &env,
+        &[
+            "export", "--run", &run_id, "--format", "jsonl", "--db", &url,
+        ],
+    )
+    .await;
+    assert_eq!(exported.status.code(), Some(0));
+    let records = events(&exported.stdout);
+    let turns: Vec<&serde_json::Value> = records.iter().filter(|r| r["record"] == "turn").collect();
+    let said: Vec<&serde_json::Value> = ev
+        .iter()
+        .filter(|e| e["event"] == "turn_commit")
+        .map(|e| &e["text"])
+        .collect();
+    assert_eq!(turns.iter().map(|t| &t["text"]).collect::<Vec<_>>(), said);
 }

@@ -116,13 +116,9 @@ fn print_with_reviewers(s: &Stored, f: OutFormat, t: &crate::annotate::pairwise:
 }
 
 pub fn run(args: CompareArgs) -> i32 {
-    let db_path = match Store::path_or_default(args.db.as_deref()) {
-        Ok(p) => p,
-        Err(e) => return fail(EXIT_BAD_INPUT, e),
-    };
-    let mut store = match Store::open(&db_path) {
+    let mut store = match Store::open_existing(args.db.as_deref(), true) {
         Ok(s) => s,
-        Err(e) => return fail(EXIT_BAD_INPUT, format!("{}: {e}", db_path.display())),
+        Err((e, code)) => return fail(code, e),
     };
     if let Some(id) = args.show {
         return match db::load(&store, id) {

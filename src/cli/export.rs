@@ -77,7 +77,15 @@ pub fn run(args: ExportArgs) -> i32 {
         _ => None,
     };
     if let Some(f) = dataset {
-        return match export_dataset(&args, f) {
+        // The store first (exit 3 when its PostgreSQL server cannot be reached).
+        let store = match Store::open_existing(args.db.as_deref(), false) {
+            Ok(s) => s,
+            Err((e, code)) => {
+                eprintln!("kakeai export: {e}");
+                return code;
+            }
+        };
+        return match export_dataset(&args, f, &store) {
             Ok(()) => 0,
             Err(e) => {
                 eprintln!("kakeai export: {e}");
@@ -125,7 +133,11 @@ fn export_one(args: &ExportArgs, store: &Store) -> Result<(), String> {
 }
 
 /// `--format dpo|kto|sft`: the records to `--out`, the dataset card beside them.
-fn export_dataset(args: &ExportArgs, format: crate::dataset::Format) -> Result<(), String> {
+fn export_dataset(
+    args: &ExportArgs,
+    format: crate::dataset::Format,
+    store: &Store,
+) -> Result<(), String> {
     let Some(out) = &args.out else {
         return Err(format!(
             "--format {}: name the file with --out (a dataset card is written beside it)",
@@ -156,19 +168,11 @@ fn export_dataset(args: &ExportArgs, format: crate::dataset::Format) -> Result<(
         reviewers_only: d.reviewers_only,
         redact_vault: d.redact_vault,
     };
-    let path = Store::path_or_default(args.db.as_deref())?;
-    if !path.exists() {
-        return Err(format!(
-            "no store at {} yet (run or import something first)",
-            path.display()
-        ));
-    }
-    let store = Store::open(&path).map_err(|e| e.to_string())?;
     // Written to a temporary file first: a failed export never leaves half a dataset behind.
     let tmp = out.with_extension("partial");
     let file = std::fs::File::create(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
     let mut w = std::io::BufWriter::new(file);
-    let tally = match crate::dataset::export(&store, format, &opts, &mut w) {
+    let tally = match crate::dataset::export(store, format, &opts, &mut w) {
         Ok(t) => t,
         Err(e) => {
             drop(w);

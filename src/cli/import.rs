@@ -56,12 +56,17 @@ fn import(args: &DuoTalkArgs) -> Result<(), (i32, String)> {
     for f in &args.files {
         std::fs::File::open(f).map_err(|e| (2, format!("{}: {e}", f.display())))?;
     }
-    let path = Store::path_or_default(args.db.as_deref()).map_err(|e| (2, e))?;
+    let path = Store::target_or_default(args.db.as_deref()).map_err(|e| (2, e))?;
     let store_fail = |e: crate::store::StoreError| {
         let busy = crate::store::write::BusyCheck::is_busy(&e);
         (super::patterns::store_code(busy), e.to_string())
     };
-    let mut store = Store::open(&path).map_err(store_fail)?;
+    let mut store = match crate::store::target::classify(&path).map_err(|e| (2, e))? {
+        crate::store::target::Target::File(p) => Store::open(&p).map_err(store_fail)?,
+        crate::store::target::Target::Postgres(_) => {
+            Store::open_existing(Some(&path), true).map_err(|(e, code)| (code, e))?
+        }
+    };
     let mut reports = Vec::new();
     let size: u64 = args
         .files

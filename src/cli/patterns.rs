@@ -84,7 +84,10 @@ fn dispatch(
 
 /// Opens (creating if needed) the store for a command that writes.
 pub(crate) fn open(db: Option<&Path>) -> Result<Store, Fail> {
-    let path = Store::path_or_default(db).map_err(|e| Fail(2, e))?;
+    let path = Store::target_or_default(db).map_err(|e| Fail(2, e))?;
+    if is_url(&path) {
+        return Store::open_existing(Some(&path), true).map_err(|(e, code)| Fail(code, e));
+    }
     Store::open(&path).map_err(|e| {
         Fail(
             store_code(crate::store::write::BusyCheck::is_busy(&e)),
@@ -96,13 +99,26 @@ pub(crate) fn open(db: Option<&Path>) -> Result<Store, Fail> {
 /// Opens the store for a command that only reads; `None` when there is none yet (reading must
 /// not create one).
 pub(crate) fn open_existing(db: Option<&Path>) -> Result<Option<Store>, Fail> {
-    let path = Store::path_or_default(db).map_err(|e| Fail(2, e))?;
+    let path = Store::target_or_default(db).map_err(|e| Fail(2, e))?;
+    if is_url(&path) {
+        return Store::open_existing(Some(&path), false)
+            .map(Some)
+            .map_err(|(e, code)| Fail(code, e));
+    }
     if !path.exists() {
         return Ok(None);
     }
     Store::open(&path)
         .map(Some)
         .map_err(|e| Fail(2, e.to_string()))
+}
+
+/// `--db` names a PostgreSQL database.
+fn is_url(p: &Path) -> bool {
+    matches!(
+        crate::store::target::classify(p),
+        Ok(crate::store::target::Target::Postgres(_))
+    )
 }
 
 pub(crate) fn print_json(out: &mut dyn Write, v: &impl serde::Serialize) -> Result<(), Fail> {

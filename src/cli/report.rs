@@ -42,14 +42,7 @@ pub fn run(a: ReportArgs) -> i32 {
 }
 
 fn write(a: &ReportArgs) -> Result<(), String> {
-    let path = Store::path_or_default(a.db.as_deref())?;
-    if !path.exists() {
-        return Err(format!(
-            "no store at {} yet (run or import something first)",
-            path.display()
-        ));
-    }
-    let store = Store::open(&path).map_err(|e| e.to_string())?;
+    let store = Store::open_existing(a.db.as_deref(), false).map_err(|(e, _)| e)?;
     let when = |flag: &str, v: &Option<String>| {
         v.as_deref()
             .map(|s| crate::annotate::parse_when(flag, s).map_err(|e| e.to_string()))

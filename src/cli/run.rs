@@ -139,13 +139,13 @@ pub fn run(args: RunArgs) -> i32 {
         Ok(a) => a,
         Err(e) => return fail(2, e.to_string()),
     };
-    let db = match Store::path_or_default(args.db.as_deref()) {
-        Ok(p) => p,
-        Err(e) => return fail(2, e),
-    };
-    let store = match Store::open(&db) {
+    // A file (created when missing) or a PostgreSQL URL (exit 3 when it cannot be reached).
+    let shown = Store::target_or_default(args.db.as_deref())
+        .map(|p| crate::store::target::mask(&p.display().to_string()))
+        .unwrap_or_default();
+    let store = match Store::open_existing(args.db.as_deref(), true) {
         Ok(s) => StoreHandle::spawn(s),
-        Err(e) => return fail(2, format!("{}: {e}", db.display())),
+        Err((e, code)) => return fail(code, e),
     };
     let rt = match crate::duo::driver::runtime() {
         Ok(rt) => rt,
@@ -183,7 +183,7 @@ pub fn run(args: RunArgs) -> i32 {
         );
         let run_id = match store.call(move |s| s.create_run(&new)).await {
             Ok(id) => id,
-            Err(e) => return fail(2, format!("{}: {e}", db.display())),
+            Err(e) => return fail(2, format!("{shown}: {e}")),
         };
         let mut printer = Printer {
             out: &mut out,

@@ -15,22 +15,12 @@ pub fn forget(id: &str, db: Option<&Path>) -> i32 {
         eprintln!("kakeai serve forget: {id:?} is not a LINE user, group or room id (U…, C…, R…)");
         return 2;
     }
-    let path = match Store::path_or_default(db) {
-        Ok(p) if p.exists() => p,
-        Ok(p) => {
-            eprintln!("kakeai serve forget: no store at {}", p.display());
-            return 2;
-        }
-        Err(e) => {
-            eprintln!("kakeai serve forget: {e}");
-            return 2;
-        }
-    };
-    let mut store = match Store::open(&path) {
+    // A file that must exist, or the bot's PostgreSQL database.
+    let mut store = match Store::open_existing(db, false) {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("kakeai serve forget: {}: {e}", path.display());
-            return 2;
+        Err((e, code)) => {
+            eprintln!("kakeai serve forget: {e}");
+            return code;
         }
     };
     match forget_in(&mut store, id) {

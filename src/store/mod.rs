@@ -222,9 +222,9 @@ impl Store {
     }
 
     /// Opens `db`, or the default store, with an error that names the file.
+    /// A PostgreSQL URL opens that database (its password hidden in errors).
     pub fn open_or_default(db: Option<&Path>) -> Result<Store, String> {
-        let path = Store::path_or_default(db)?;
-        Store::open(&path).map_err(|e| format!("{}: {e}", path.display()))
+        Store::open_existing(db, true).map_err(|(e, _)| e)
     }
 
     /// Opens what `--db` (or the default) names for a command written for both engines: an
@@ -584,7 +584,7 @@ fn file_only(p: &Path) -> Result<(), String> {
     match target::classify(p)? {
         target::Target::File(_) => Ok(()),
         target::Target::Postgres(u) => Err(format!(
-            "--db {}: this command keeps its store in an SQLite file, and a URL is never taken as a file name. A PostgreSQL database is used by `kakeai db status | migrate | copy` (copy a store there and back) and by the commands that run on it (`kakeai runs`, `export --format jsonl|md`, `queue` …); pass a file path with --db (or unset KAKEAI_DB)",
+            "--db {}: this step needs an SQLite file, and a URL is never taken as a file name; pass a file path with --db (or unset KAKEAI_DB)",
             u.shown()
         )),
     }

@@ -117,7 +117,7 @@ pub fn import_bytes(
 fn import_log(store: &mut Store, path: &Path, log: parse::Log) -> Result<ImportReport, StoreError> {
     let mut new = ImportCounts::default();
     for runs in log.runs.chunks(RUNS_PER_BATCH) {
-        new.add(&store.write(|tx| Ok(write::write(tx, runs)?))?);
+        new.add(&store.transact(|tx| Ok(write::write(tx, runs)?))?);
     }
     new.skipped_lines = log.problems.len();
     Ok(ImportReport {

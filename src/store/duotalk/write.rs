@@ -1,14 +1,15 @@
 //! Writes a parsed duo-talk log into the store inside one transaction. Every insert is keyed
 //! (run source, run/turn/attempt, turn, action source), so a second import adds nothing.
 
-use rusqlite::{OptionalExtension, Transaction, params};
+use crate::p;
+use crate::store::sql::{Db, DbError, Optional};
 use serde_json::{Map, Value, json};
 
 use super::ImportCounts;
 use super::parse::{AttemptAcc, RunAcc, TurnAcc, status_of};
 use crate::store::time::{now_iso, parse_iso_ms};
 
-pub(super) fn write(tx: &Transaction, runs: &[RunAcc]) -> rusqlite::Result<ImportCounts> {
+pub(super) fn write(tx: Db<'_>, runs: &[RunAcc]) -> Result<ImportCounts, DbError> {
     let mut n = ImportCounts::default();
     for run in runs {
         let run_id = upsert_run(tx, run, &mut n)?;
@@ -17,18 +18,17 @@ pub(super) fn write(tx: &Transaction, runs: &[RunAcc]) -> rusqlite::Result<Impor
             write_turn(tx, run_id, turn0 + 1, t, run_start, &mut n)?;
         }
         for fb in &run.feedback {
-            n.feedback += tx
-                .prepare_cached(
-                    "INSERT INTO actions (run_id, turn, kind, payload, created_at, source)
+            n.feedback += tx.execute(
+                "INSERT INTO actions (run_id, turn, kind, payload, created_at, source)
                      VALUES (?1, ?2, 'feedback', ?3, ?4, ?5) ON CONFLICT (source) DO NOTHING",
-                )?
-                .execute(params![
+                p![
                     run_id,
                     fb.turn,
                     fb.payload.to_string(),
                     fb.ts.clone().unwrap_or_else(now_iso),
                     fb.key
-                ])?;
+                ],
+            )?;
         }
     }
     Ok(n)
@@ -36,7 +36,7 @@ pub(super) fn write(tx: &Transaction, runs: &[RunAcc]) -> rusqlite::Result<Impor
 
 /// The run's id; a run seen before only has its blanks filled in (a feedback file imported
 /// first knows no topic or model).
-fn upsert_run(tx: &Transaction, run: &RunAcc, n: &mut ImportCounts) -> rusqlite::Result<i64> {
+fn upsert_run(tx: Db<'_>, run: &RunAcc, n: &mut ImportCounts) -> Result<i64, DbError> {
     let source = format!("duo-talk:{}", run.run_id);
     let topic = run.topic.clone().unwrap_or_default();
     let started = run
@@ -46,43 +46,37 @@ fn upsert_run(tx: &Transaction, run: &RunAcc, n: &mut ImportCounts) -> rusqlite:
         .unwrap_or_else(now_iso);
     let options = Value::Object(run.options.clone()).to_string();
     let existing: Option<i64> = tx
-        .prepare_cached("SELECT id FROM runs WHERE source = ?1")?
-        .query_row([&source], |r| r.get(0))
+        .query_row("SELECT id FROM runs WHERE source = ?1", p![source], |r| {
+            r.get(0)
+        })
         .optional()?;
     if let Some(id) = existing {
-        tx.prepare_cached(
+        tx.execute(
             "UPDATE runs SET topic = CASE WHEN topic = '' THEN ?2 ELSE topic END,
                     model = COALESCE(model, ?3), ended_at = COALESCE(ended_at, ?4),
                     options = CASE WHEN options = '{}' THEN ?5 ELSE options END
              WHERE id = ?1",
-        )?
-        .execute(params![id, topic, run.model, run.ended_at, options])?;
+            p![id, topic, run.model, run.ended_at, options],
+        )?;
         return Ok(id);
     }
-    tx.prepare_cached(
+    let id: i64 = tx.one(
         "INSERT INTO runs (topic, model, options, started_at, ended_at, status, source)
-         VALUES (?1, ?2, ?3, ?4, ?5, 'imported', ?6)",
-    )?
-    .execute(params![
-        topic,
-        run.model,
-        options,
-        started,
-        run.ended_at,
-        source
-    ])?;
+         VALUES (?1, ?2, ?3, ?4, ?5, 'imported', ?6) RETURNING id",
+        p![topic, run.model, options, started, run.ended_at, source],
+    )?;
     n.runs += 1;
-    Ok(tx.last_insert_rowid())
+    Ok(id)
 }
 
 fn write_turn(
-    tx: &Transaction,
+    tx: Db<'_>,
     run_id: i64,
     turn: u32,
     t: &TurnAcc,
     run_start: Option<&str>,
     n: &mut ImportCounts,
-) -> rusqlite::Result<()> {
+) -> Result<(), DbError> {
     let director_status = t
         .director
         .as_ref()
@@ -141,14 +135,12 @@ fn write_turn(
             _ => None,
         };
         let origin = origin(a, t, is_committed, !t.attempts.contains_key(&k));
-        let added = tx
-            .prepare_cached(
-                "INSERT INTO attempts (run_id, turn, speaker, attempt, state, text, status,
+        let added = tx.execute(
+            "INSERT INTO attempts (run_id, turn, speaker, attempt, state, text, status,
                                        guidance, started_at, latency_ms, origin)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
                  ON CONFLICT (run_id, turn, attempt) DO NOTHING",
-            )?
-            .execute(params![
+            p![
                 run_id,
                 turn,
                 speaker,
@@ -160,15 +152,15 @@ fn write_turn(
                 started,
                 latency,
                 origin.to_string()
-            ])?;
+            ],
+        )?;
         n.attempts += added;
         if is_committed {
-            committed_id = Some(
-                tx.prepare_cached(
-                    "SELECT id FROM attempts WHERE run_id = ?1 AND turn = ?2 AND attempt = ?3",
-                )?
-                .query_row(params![run_id, turn, k], |r| r.get::<_, i64>(0))?,
-            );
+            committed_id = Some(tx.query_row(
+                "SELECT id FROM attempts WHERE run_id = ?1 AND turn = ?2 AND attempt = ?3",
+                p![run_id, turn, k],
+                |r| r.get::<i64>(0),
+            )?);
             committed_result = result;
         }
     }
@@ -181,14 +173,12 @@ fn write_turn(
         .unwrap_or(crate::director::Status::Unscored);
     // duo-talk accepts the last attempt as it stands after its retries run out (§1.4).
     let exhausted = committed_result == Some(crate::director::Status::Retry);
-    n.turns += tx
-        .prepare_cached(
-            "INSERT INTO turns (run_id, turn, speaker, attempt_id, text, status, exhausted,
+    n.turns += tx.execute(
+        "INSERT INTO turns (run_id, turn, speaker, attempt_id, text, status, exhausted,
                                 hook, hook_depth, committed_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
              ON CONFLICT (run_id, turn) DO NOTHING",
-        )?
-        .execute(params![
+        p![
             run_id,
             turn,
             speak.speaker,
@@ -203,7 +193,8 @@ fn write_turn(
                 .clone()
                 .or_else(|| run_start.map(str::to_string))
                 .unwrap_or_else(now_iso)
-        ])?;
+        ],
+    )?;
     Ok(())
 }
 

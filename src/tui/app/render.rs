@@ -116,7 +116,10 @@ fn header(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
     let l2 = Line::from(vec![Span::styled(
         format!(
             "{who}{run} · analyzer {} · rules {} · db {}{leak}",
-            h.analyzer, h.ruleset, h.db
+            h.analyzer,
+            h.ruleset,
+            // A PostgreSQL URL is shown with its password as ***.
+            crate::store::target::mask(&h.db)
         ),
         dim,
     )]);

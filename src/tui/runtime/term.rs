@@ -156,10 +156,11 @@ fn configured(opts: &Options, problems: &mut Vec<String>) -> Configured {
 fn opened(opts: &Options) -> Result<Opened, UiError> {
     let analyzer = analyzer::open(opts.analyzer, &mut |m| eprintln!("{m}"))
         .map_err(|e| UiError::File(e.to_string()))?;
-    let db = Store::path_or_default(opts.db.as_deref()).map_err(UiError::Store)?;
-    let store = Store::open(&db)
+    // A file (created when missing) or a PostgreSQL URL.
+    let db = Store::target_or_default(opts.db.as_deref()).map_err(UiError::Store)?;
+    let store = Store::open_existing(Some(&db), true)
         .map(StoreHandle::spawn)
-        .map_err(|e| UiError::Store(format!("{}: {e}", db.display())))?;
+        .map_err(|(e, _)| UiError::Store(e))?;
     Ok((analyzer, db, store))
 }
 
