@@ -994,7 +994,7 @@ fn reduplicated(w: &str) -> bool {
 
 /// Two to six kanji (a surname, a given name, or both with one space between), no role,
 /// institution, thing or time word, no place.
-fn kanji_name(v: &View, e: usize, names: &Names) -> Option<usize> {
+pub(super) fn kanji_name(v: &View, e: usize, names: &Names) -> Option<usize> {
     let mut s = v.run_before(e, 8, is_han);
     // 轟木 澪と: a full name with one space.
     if s >= 2 && v.at(s - 1) == Some(' ') && v.at(s - 2).is_some_and(is_han) {
@@ -1143,7 +1143,7 @@ fn hira_word(v: &View, s: usize, e: usize) -> bool {
 }
 
 /// A katakana word, or two with a space or ・ between: no common word of that shape.
-fn katakana_name(v: &View, e: usize) -> Option<usize> {
+pub(super) fn katakana_name(v: &View, e: usize) -> Option<usize> {
     let kata = |c: char| is_katakana(c) && c != '・';
     let mut s = v.run_before(e, 10, kata);
     if s >= 2 && matches!(v.at(s - 1), Some(' ' | '・')) && v.at(s - 2).is_some_and(kata) {
@@ -1169,7 +1169,7 @@ fn katakana_name(v: &View, e: usize) -> Option<usize> {
 
 /// A word spelt as Japanese romaji: every consonant cluster one romaji has (ch, sh, ts, ky…,
 /// n before a consonant, a doubled consonant) — ABC, NHK are not.
-fn romaji_like(w: &str) -> bool {
+pub(super) fn romaji_like(w: &str) -> bool {
     let w = w.to_ascii_lowercase();
     let b = w.as_bytes();
     let vowel = |c: u8| b"aeiou".contains(&c);
