@@ -252,7 +252,8 @@ fn lindera() -> Option<std::sync::Arc<dyn kakeai::text::Analyzer>> {
 
 /// The lindera path's floors (README records the measured figures).
 const LINDERA_FLOORS: &[(&str, f64, f64)] = &[
-    ("氏名", 0.99, 0.89),
+    // 0.922 measured after dev5's name slots (0.896 before).
+    ("氏名", 0.99, 0.92),
     ("電話番号", 0.99, 0.99),
     ("メールアドレス", 0.99, 0.99),
     ("住所", 0.99, 0.99),
@@ -575,7 +576,7 @@ fn few_spans_on_unseen_duo_talk_lines() {
     assert!(spans <= 24, "{spans} spans masked on {n} unseen lines");
 }
 
-/// The same on the lindera path (measured at 16 spans; 83 before).
+/// The same on the lindera path (measured at 16 spans, 83 before; 25 after dev5's name slots).
 #[test]
 fn few_spans_on_unseen_duo_talk_lines_lindera() {
     let Some(an) = lindera() else { return };
