@@ -10,11 +10,12 @@
 use serde::Deserialize;
 
 use crate::text::analyzer::{ProperKind, ProperNoun};
-use crate::text::chars::{is_kanji, is_katakana};
+use crate::text::chars::{is_hiragana, is_kanji, is_katakana};
 
 use super::address::place_like;
 use super::names::Names;
-use super::names_subject::{kanji_name, katakana_name, romaji_like};
+use super::names_cue::is_common_kana_word;
+use super::names_subject::{NOT_NAMES_HIRA, hira_word, kanji_name, katakana_name, romaji_like};
 use super::view::{View, is_edge};
 
 const SLOTS_TOML: &str = include_str!("../../../assets/safety/name_slots.toml");
@@ -26,6 +27,7 @@ pub(super) struct Slots {
     particles: Vec<String>,
     place_particles: Vec<String>,
     leads: Vec<String>,
+    owned: Vec<String>,
     thing_predicates: Vec<String>,
     english: Vec<String>,
 }
@@ -54,6 +56,73 @@ impl Slots {
             }
             i = j.max(i + 1);
         }
+        self.hiragana(v, toks, out);
+    }
+
+    /// A hiragana name the dictionary reads as pieces (ひ|づめ, くつ|わ|だ, かも|しだ) or as a
+    /// person or a place (こずえ, あかね), from a phrase's start to the first particle (not a
+    /// pause): three kana or more, two tokens or more of nouns and one-kana fragments, no prefix
+    /// (お|かあさん), no common word.
+    fn hiragana(&self, v: &View, toks: &[ProperNoun], out: &mut Vec<(usize, usize)>) {
+        // A pause is no particle here: なんか、 そっか、 ふふ、 are words.
+        let Some(k) = toks.iter().position(|t| {
+            let w = v.slice(t.start, t.end);
+            t.kind == ProperKind::NotNoun && w != "、" && self.particles.iter().any(|p| p == w)
+        }) else {
+            return;
+        };
+        let e = toks[k].start;
+        let mut s = v.run_before(e, 9, is_hiragana);
+        if s >= 2 && v.at(s - 1) == Some(' ') && v.at(s - 2).is_some_and(is_hiragana) {
+            s = v.run_before(s - 1, 9, is_hiragana);
+        }
+        let inside: Vec<&ProperNoun> = toks[..k].iter().filter(|t| t.start >= s).collect();
+        let aligned = inside.first().is_some_and(|t| t.start == s);
+        let pieces = inside.iter().all(|t| {
+            matches!(
+                t.kind,
+                ProperKind::Common
+                    | ProperKind::Unknown
+                    | ProperKind::Surname
+                    | ProperKind::GivenName
+                    | ProperKind::Person
+                    | ProperKind::Place
+            ) || t.end - t.start == 1
+        });
+        let named = inside.iter().any(|t| {
+            matches!(
+                t.kind,
+                ProperKind::Surname | ProperKind::GivenName | ProperKind::Place
+            )
+        });
+        let prefix = matches!(v.at(s), Some('お' | 'ご'));
+        // これ|どこ: a piece that is a common word of its own.
+        let common_piece = inside.iter().any(|t| {
+            let w = v.slice(t.start, t.end);
+            t.end - t.start >= 2 && (NOT_NAMES_HIRA.contains(&w) || is_common_kana_word(w))
+        });
+        let word_ok = v.slice(s, e).split(' ').all(|w| {
+            let ws = s + v
+                .slice(s, e)
+                .find(w)
+                .map_or(0, |b| v.slice(s, e)[..b].chars().count());
+            hira_word(v, ws, ws + w.chars().count())
+        });
+        if e - s >= 3
+            && aligned
+            && pieces
+            && (inside.len() >= 2 || named)
+            && !prefix
+            && !common_piece
+            && word_ok
+            && self.opens_phrase(v, s, toks)
+        {
+            let particle = v.slice(e, toks[k].end);
+            let run: Vec<ProperNoun> = inside.into_iter().copied().collect();
+            if !self.thing_like(v, &run, e, particle) {
+                out.push((s, e));
+            }
+        }
     }
 
     /// The run's span when it has a name's signal, shape and slot.
@@ -65,44 +134,14 @@ impl Slots {
         names: &Names,
     ) -> Option<(usize, usize)> {
         let (s, e) = (run.first()?.start, run.last()?.end);
-        if e > v.len() || !run.iter().any(|t| signal(v, t)) {
+        if e > v.len() || !run_signal(v, run) {
             return None;
         }
         let place_only = run.iter().all(|t| {
             matches!(t.kind, ProperKind::Place | ProperKind::Common) || t.end - t.start == 1
         }) && run.iter().any(|t| t.kind == ProperKind::Place);
-        let rest = v.slice(e, v.len());
-        let particle = self
-            .particles
-            .iter()
-            .find(|p| rest.starts_with(p.as_str()))?;
-        if place_only && !self.place_particles.contains(particle) {
-            return None;
-        }
-        let after = v.slice(e + particle.chars().count(), v.len());
-        if ["が", "は", "も"].contains(&particle.as_str())
-            && self
-                .thing_predicates
-                .iter()
-                .any(|w| after.starts_with(w.as_str()))
-        {
-            return None;
-        }
-        // 水梨と書かれて, テニムっていうんだ: a word being named is a thing.
-        let naming = ["いう", "言う", "書", "読", "呼ば", "何"];
-        if ["って", "と"].contains(&particle.as_str())
-            && naming.iter().any(|w| after.starts_with(w))
-        {
-            return None;
-        }
-        // クミンを少し: a katakana word the dictionary does not know, as an object, is a thing.
-        let kana_unknown =
-            run.iter().all(|t| t.kind == ProperKind::Unknown) && v.at(s).is_some_and(is_katakana);
-        if kana_unknown && particle == "を" {
-            return None;
-        }
-        if run.len() == 1 && e - s == 1 && v.at(s).is_some_and(is_kanji) {
-            // One kanji alone (鮎, 栞) is a word as often as a name.
+        let particle = self.particle(v, s, e, place_only)?;
+        if self.thing_like(v, run, e, particle) {
             return None;
         }
         let shaped = self.shaped(v, s, e, names) && !(place_only && place_like(v.slice(s, e)));
@@ -118,6 +157,49 @@ impl Slots {
             self.opens_phrase(v, s, toks)
         };
         (shaped && opens).then_some((s, e))
+    }
+
+    /// The particle after a name ending at `e`: one of the list, の before a thing a person has
+    /// (蛭間のおかげ, 鰐淵の送迎), and for a place the dictionary knows only the place particles —
+    /// or です at the start (鶉野です、よろしく).
+    fn particle(&self, v: &View, s: usize, e: usize, place_only: bool) -> Option<&str> {
+        let rest = v.slice(e, v.len());
+        let listed = self
+            .particles
+            .iter()
+            .find(|p| rest.starts_with(p.as_str()))
+            .map(String::as_str);
+        let owned = || {
+            rest.strip_prefix('の')
+                .is_some_and(|r| self.owned.iter().any(|w| r.starts_with(w.as_str())))
+                .then_some("の")
+        };
+        let p = listed.or_else(owned)?;
+        let intro = ["です", "でした", "っす"].contains(&p)
+            && (s == 0 || (v.at(s - 1) == Some('、') && s <= 8));
+        (!place_only || intro || self.place_particles.iter().any(|w| w == p)).then_some(p)
+    }
+
+    /// What follows says a thing, not a person: ポケモンが好き, 水梨と書かれて, クミンを少し,
+    /// or one kanji alone (鮎, 栞 — a word as often as a name).
+    fn thing_like(&self, v: &View, run: &[ProperNoun], e: usize, particle: &str) -> bool {
+        let after = v.slice(e + particle.chars().count(), v.len());
+        let s = run.first().map_or(e, |t| t.start);
+        let thing_said = ["が", "は", "も"].contains(&particle)
+            && self
+                .thing_predicates
+                .iter()
+                .any(|w| after.starts_with(w.as_str()));
+        let naming = ["って", "と"].contains(&particle)
+            && ["いう", "言う", "書", "読", "呼ば", "何"]
+                .iter()
+                .any(|w| after.starts_with(w));
+        // A katakana word the dictionary does not know, as an object, is a thing.
+        let kana_object = particle == "を"
+            && run.iter().all(|t| t.kind == ProperKind::Unknown)
+            && v.at(s).is_some_and(is_katakana);
+        let one_kanji = run.len() == 1 && e - s == 1 && v.at(s).is_some_and(is_kanji);
+        thing_said || naming || kana_object || one_kanji
     }
 
     /// What stands before `s` opens a phrase: the start, a pause, a lead word, or と joining
@@ -232,20 +314,29 @@ fn run_end(v: &View, toks: &[ProperNoun], i: usize) -> usize {
             let prev = toks[j - 1].end;
             toks[j].start == prev || (toks[j].start == prev + 1 && v.at(prev) == Some(' '))
         };
-        // A one-kanji common noun only after a person's token of two kanji or more (舘鼻 no,
-        // 透|真 yes): after a place or a word it makes a compound (日本|酒, 飛騨|牛, 辛|口).
-        let glue = toks[j].kind == ProperKind::Common;
-        let glue_ok = j > i && {
-            let p = &toks[j - 1];
-            matches!(p.kind, ProperKind::GivenName | ProperKind::Person)
-                || (p.kind == ProperKind::Surname && p.end - p.start >= 2)
-        };
-        if !gap_ok || (glue && !glue_ok) {
+        if !gap_ok {
             break;
         }
         j += 1;
     }
     j
+}
+
+/// The run reads as a name's: a signal token, with one-kanji common nouns only after a given
+/// name or a surname of two kanji or more (透|真); before a name or after a place or a word
+/// they make a compound (菊|正宗, 日本|酒, 飛騨|牛, 辛|口), and runs of them alone are words
+/// the dictionary splits (獣|臭, 瓶|体, 獺|祭).
+fn run_signal(v: &View, run: &[ProperNoun]) -> bool {
+    let glue = |t: &ProperNoun| t.kind == ProperKind::Common;
+    let long = |t: &ProperNoun| t.end - t.start >= 2;
+    run.first().is_some_and(|t| !glue(t))
+        && run.iter().any(|t| signal(v, t))
+        && run.windows(2).all(|w| {
+            !glue(&w[1])
+                || matches!(w[0].kind, ProperKind::GivenName | ProperKind::Person)
+                || (w[0].kind == ProperKind::Surname && long(&w[0]))
+                || glue(&w[0])
+        })
 }
 
 fn name_like(v: &View, t: &ProperNoun) -> bool {
