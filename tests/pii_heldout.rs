@@ -510,6 +510,70 @@ fn lindera_names_in_a_name_slot() {
     }
 }
 
+/// Hiragana names IPADIC reads as pieces or a person, in a name's slot; common kana phrases
+/// of the same shape stay.
+#[test]
+fn lindera_hiragana_names_in_a_name_slot() {
+    let Some(an) = lindera() else { return };
+    let masker = PiiMasker::new().with_analyzer(an);
+    for (text, name) in [
+        ("ひづめと帰った", "ひづめ"),
+        ("ともえに渡しといて", "ともえ"),
+        ("しずくいしが手伝ってくれた", "しずくいし"),
+        ("こずえから返事きた", "こずえ"),
+    ] {
+        let m = masker.mask(text);
+        assert!(!m.masked_text.contains(name), "{text} → {}", m.masked_text);
+    }
+    for text in [
+        "おかあさんが言ってた",
+        "ともだちと遊んだ",
+        "これどこから来た肉なんだろう",
+        "なんか、今日は綺麗だね",
+        "ふふ、そうだね",
+        "おいしいものが食べたい",
+        "みんなのうたが好き",
+    ] {
+        assert!(masker.mask(text).items.is_empty(), "{text}");
+    }
+}
+
+/// An industry word after a name the dictionary reads as a person, a place or an unknown word
+/// is a company with no business context (蛭間工業で溶接); common words, countries,
+/// prefectures and acronyms before one are not.
+#[test]
+fn lindera_companies_with_a_proper_head() {
+    let Some(an) = lindera() else { return };
+    let masker = PiiMasker::new().with_analyzer(an);
+    for (text, name) in [
+        ("蛭間工業で溶接やってる", "蛭間工業"),
+        ("鰐淵物流のトラック", "鰐淵物流"),
+    ] {
+        let m = masker.mask(text);
+        assert!(
+            m.masked_text.contains("[会社名]") && !m.masked_text.contains(name),
+            "{text} → {}",
+            m.masked_text
+        );
+    }
+    for text in [
+        "冷凍食品が安い",
+        "日本食品の話",
+        "大阪建設の話",
+        "LINEグループ作ってくれた",
+        "重工業の歴史",
+    ] {
+        assert!(
+            masker
+                .mask(text)
+                .items
+                .iter()
+                .all(|i| i.kind.label() != "会社名"),
+            "{text}"
+        );
+    }
+}
+
 /// IPADIC reads some common words as a surname and a given name (室町|時代, ツイ|てる, 鏡|公):
 /// with no cue, a pair is a name only in one script, three chars or more, with one part in
 /// kakeai's lists — full names the lists know still are.

@@ -523,10 +523,14 @@ impl PiiMasker {
                 .into_iter()
                 .map(|(s, e)| Cand::new(PiiKind::Name, s, e)),
         );
-        self.forms.find(&v, &mut cands);
+        let toks = self
+            .analyzer
+            .as_ref()
+            .map(|an| an.proper_nouns(text))
+            .unwrap_or_default();
+        self.forms.find(&v, &toks, &mut cands);
         self.forms.find_named(&v, &mut cands);
-        if let Some(an) = &self.analyzer {
-            let toks = an.proper_nouns(text);
+        if self.analyzer.is_some() {
             proper::find(&v, &toks, &self.names, &mut cands);
             let mut slots = Vec::new();
             self.slots.find(&v, &toks, &self.names, &mut slots);
