@@ -365,13 +365,14 @@ fn look_alikes_of_more_shapes_stay() {
 }
 
 /// A school's short form (◯◯小, ◯◯中, ◯◯高) before a school word, in every script — and the
-/// words ending in 小/中/高 that stay.
+/// words ending in 小/中/高/大/女子 that stay.
 #[test]
 fn short_school_forms_before_a_school_word() {
     for name in ["朝凪", "鞍馬第二", "みさき野", "カモメ"] {
-        for form in ["小", "中", "高"] {
+        for form in ["小", "中", "高", "大", "女子"] {
             for after in [
                 "の運動会",
+                "の学生",
                 "の先輩",
                 "に通ってる",
                 "出身です",
@@ -398,6 +399,12 @@ fn short_school_forms_before_a_school_word() {
         "山中の後輩",
         "中小の先輩企業",
         "朝凪小で遊んだ",
+        "最大の先輩",
+        "偉大の先輩",
+        "巨大の学生",
+        "理系女子の先輩",
+        "大人女子の文化祭",
+        "朝凪大で遊んだ",
     ] {
         assert!(
             !found(text).iter().any(|(k, _)| *k == School),
