@@ -15,7 +15,9 @@ use crate::text::chars::{is_hiragana, is_kanji, is_katakana};
 use super::address::place_like;
 use super::names::Names;
 use super::names_cue::is_common_kana_word;
-use super::names_subject::{NOT_NAMES_HIRA, hira_word, kanji_name, katakana_name, romaji_like};
+use super::names_subject::{
+    HIRA_LEADS, NOT_NAMES_HIRA, hira_word, kanji_name, katakana_name, romaji_like,
+};
 use super::view::{View, is_edge};
 
 const SLOTS_TOML: &str = include_str!("../../../assets/safety/name_slots.toml");
@@ -75,6 +77,13 @@ impl Slots {
         let mut s = v.run_before(e, 9, is_hiragana);
         if s >= 2 && v.at(s - 1) == Some(' ') && v.at(s - 2).is_some_and(is_hiragana) {
             s = v.run_before(s - 1, 9, is_hiragana);
+        }
+        // きのう|ひづめ, さっき|こずえ: a leading adverb is no part of the name.
+        if let Some(w) = HIRA_LEADS
+            .iter()
+            .find(|w| v.slice(s, e).starts_with(**w) && e - s >= w.chars().count() + 3)
+        {
+            s += w.chars().count();
         }
         let inside: Vec<&ProperNoun> = toks[..k].iter().filter(|t| t.start >= s).collect();
         let aligned = inside.first().is_some_and(|t| t.start == s);

@@ -558,7 +558,7 @@ pub(super) const NOT_NAMES_HIRA: &[&str] = &[
 ];
 
 /// Hiragana words that open a phrase before a name in hiragana (さっきとどろきから).
-const HIRA_LEADS: &[&str] = &[
+pub(super) const HIRA_LEADS: &[&str] = &[
     "さっき",
     "あとで",
     "ねえ",
