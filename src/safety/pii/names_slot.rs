@@ -270,6 +270,10 @@ impl Slots {
     /// Every romaji name before a romaji honorific, one space apart or glued with a hyphen: its
     /// span (the honorific is kept, as after a kanji name). Both analyzers.
     pub fn romaji_honorific(&self, v: &View, out: &mut Vec<(usize, usize)>) {
+        // Most messages hold no lowercase latin letter: one byte scan and out.
+        if !v.norm.bytes().any(|b| b.is_ascii_lowercase()) {
+            return;
+        }
         let latin = |c: char| c.is_ascii_alphabetic();
         let mut i = 0;
         while i < v.len() {

@@ -438,7 +438,7 @@ impl LinderaAnalyzer {
             return Vec::new();
         };
         let dict = &self.segmenter.dictionary;
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(tokens.len());
         let (mut byte_at, mut char_at) = (0, 0);
         for token in &tokens {
             let (Some(gap), Some(surface)) = (
