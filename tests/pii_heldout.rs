@@ -252,11 +252,13 @@ fn lindera() -> Option<std::sync::Arc<dyn kakeai::text::Analyzer>> {
 
 /// The lindera path's floors (README records the measured figures).
 const LINDERA_FLOORS: &[(&str, f64, f64)] = &[
-    ("氏名", 0.99, 0.89),
+    // 0.922 measured after dev5's name slots (0.896 before).
+    ("氏名", 0.99, 0.92),
     ("電話番号", 0.99, 0.99),
     ("メールアドレス", 0.99, 0.99),
     ("住所", 0.99, 0.99),
-    ("会社名", 0.99, 0.93),
+    // 0.945 measured after dev5 (0.936 before).
+    ("会社名", 0.99, 0.94),
     ("学校名", 0.99, 0.98),
     ("カード番号", 0.90, 0.99),
     ("マイナンバー", 0.99, 0.99),
@@ -291,6 +293,7 @@ fn detector_lists_hold_no_dev2_entity() {
         .into_iter()
         .chain(load("../pii_dev4/dev4.jsonl"))
         .chain(load("../pii_dev4/dev4_gen.jsonl"))
+        .chain(load("../pii_dev5/dev5.jsonl"))
     {
         for (s, t, kind) in &e.spans {
             let entry: String = e.text.chars().skip(*s).take(t - s).collect();
@@ -371,6 +374,39 @@ fn dev4_tuning_set() {
     }
 }
 
+/// dev5 alone (tuning only, never reported): its table and every miss, for both analyzers —
+/// `cargo test --test pii_heldout dev5 -- --nocapture` reads no held-out message. Its
+/// look-alikes (a third of it) hold the precision floor.
+#[test]
+fn dev5_tuning_set() {
+    let set = load("../pii_dev5/dev5.jsonl");
+    let look = set.iter().filter(|e| e.spans.is_empty()).count();
+    assert!(
+        set.len() - look >= 200 && look >= 100,
+        "dev5: {} + {look}",
+        set.len() - look
+    );
+    let report = |name: &str, mask: &dyn Fn(&str) -> Vec<PiiItem>| {
+        let mut misses = Vec::new();
+        let c = score(&set, mask, &mut misses);
+        let mut out = table(&format!("[{name}] dev5 (tuning only)"), &c);
+        for m in &misses {
+            out.push_str(&format!("  {m}\n"));
+        }
+        println!("{out}");
+        c
+    };
+    let masker = PiiMasker::new();
+    let mut all = vec![report("fallback", &|t| masker.mask(t).items)];
+    if let Some(an) = lindera() {
+        let masker = PiiMasker::new().with_analyzer(an);
+        all.push(report("lindera", &|t| masker.mask(t).items));
+    }
+    for c in all.iter().flat_map(|c| c.values()) {
+        assert!(c.precision() >= 0.98, "dev5 precision fell: {c:?}");
+    }
+}
+
 /// A person the dictionary knows, right after a relation word with の, is a name (妹の花子が);
 /// a thing there is not (妹の部屋が).
 #[test]
@@ -395,6 +431,147 @@ fn lindera_people_after_relation_words() {
         "彼氏の車で帰った",
     ] {
         assert!(masker.mask(text).items.is_empty(), "{text}");
+    }
+}
+
+/// A name in a name's slot, read with the dictionary (src/safety/pii/names_slot.rs): a word
+/// IPADIC tags as a person or a small place, or does not know, at the start of a phrase before
+/// a particle — in frames with no cue and no listed predicate. Common words, places, loanwords
+/// and things in the same frames stay.
+#[test]
+fn lindera_names_in_a_name_slot() {
+    let Some(an) = lindera() else { return };
+    let masker = PiiMasker::new().with_analyzer(an);
+    let frames = [
+        "{}が髪切ってた",
+        "{}は来週から出張",
+        "{}を空港まで送ってきた",
+        "{}、今日来れないって",
+        "昨日{}と飲んだ",
+        "{}に傘貸したままだ",
+        "{}からお菓子もらった",
+    ];
+    // A name IPADIC reads as a place (鶉野, 樋爪) is taken only where a place is not: never
+    // before に or から (京都から来た).
+    let place_frames = &frames[..5];
+    for (name, place) in [
+        ("鶉野", true),
+        ("樋爪", true),
+        ("檜山", false),
+        ("蜂須賀", false),
+        ("シズクイシ", false),
+        ("クツワダ", false),
+        ("sakuya", false),
+        ("nagisa", false),
+    ] {
+        for frame in if place { place_frames } else { &frames[..] } {
+            // An unknown katakana word as an object is taken for a thing (クミンを少し).
+            if frame.contains("{}を") && name.starts_with(|c: char| ('ァ'..='ヺ').contains(&c)) {
+                continue;
+            }
+            let text = frame.replace("{}", name);
+            let m = masker.mask(&text);
+            assert!(!m.masked_text.contains(name), "{text} → {}", m.masked_text);
+        }
+    }
+    for word in [
+        "会社",
+        "明日",
+        "天気",
+        "東京",
+        "大阪",
+        "ストロングゼロ",
+        "シナモンロール",
+        "time",
+    ] {
+        // Frames a thing stands in too (a person predicate takes any word of a name's shape:
+        // names_subject's rule, whatever the script).
+        for frame in [
+            "{}が楽しみ",
+            "{}は来週から",
+            "{}、いいね",
+            "昨日{}を買った",
+            "{}に行った",
+            "{}から始まる",
+        ] {
+            let text = frame.replace("{}", word);
+            assert!(masker.mask(&text).items.is_empty(), "{text}");
+        }
+    }
+    for text in [
+        "ポケモンが好き",
+        "甘口、辛口、それとも純米",
+        "白猫と黒鳥が違う方向見てる",
+        "水梨と書かれている",
+        "テニムっていうんだ",
+        "その時、クミンを少し",
+        "音羽の滝の近く",
+    ] {
+        assert!(masker.mask(text).items.is_empty(), "{text}");
+    }
+}
+
+/// Hiragana names IPADIC reads as pieces or a person, in a name's slot; common kana phrases
+/// of the same shape stay.
+#[test]
+fn lindera_hiragana_names_in_a_name_slot() {
+    let Some(an) = lindera() else { return };
+    let masker = PiiMasker::new().with_analyzer(an);
+    for (text, name) in [
+        ("ひづめと帰った", "ひづめ"),
+        ("ともえに渡しといて", "ともえ"),
+        ("しずくいしが手伝ってくれた", "しずくいし"),
+        ("こずえから返事きた", "こずえ"),
+    ] {
+        let m = masker.mask(text);
+        assert!(!m.masked_text.contains(name), "{text} → {}", m.masked_text);
+    }
+    for text in [
+        "おかあさんが言ってた",
+        "ともだちと遊んだ",
+        "これどこから来た肉なんだろう",
+        "なんか、今日は綺麗だね",
+        "ふふ、そうだね",
+        "おいしいものが食べたい",
+        "みんなのうたが好き",
+    ] {
+        assert!(masker.mask(text).items.is_empty(), "{text}");
+    }
+}
+
+/// An industry word after a name the dictionary reads as a person, a place or an unknown word
+/// is a company with no business context (蛭間工業で溶接); common words, countries,
+/// prefectures and acronyms before one are not.
+#[test]
+fn lindera_companies_with_a_proper_head() {
+    let Some(an) = lindera() else { return };
+    let masker = PiiMasker::new().with_analyzer(an);
+    for (text, name) in [
+        ("蛭間工業で溶接やってる", "蛭間工業"),
+        ("鰐淵物流のトラック", "鰐淵物流"),
+    ] {
+        let m = masker.mask(text);
+        assert!(
+            m.masked_text.contains("[会社名]") && !m.masked_text.contains(name),
+            "{text} → {}",
+            m.masked_text
+        );
+    }
+    for text in [
+        "冷凍食品が安い",
+        "日本食品の話",
+        "大阪建設の話",
+        "LINEグループ作ってくれた",
+        "重工業の歴史",
+    ] {
+        assert!(
+            masker
+                .mask(text)
+                .items
+                .iter()
+                .all(|i| i.kind.label() != "会社名"),
+            "{text}"
+        );
     }
 }
 
@@ -472,7 +649,7 @@ fn few_spans_on_unseen_duo_talk_lines() {
     assert!(spans <= 24, "{spans} spans masked on {n} unseen lines");
 }
 
-/// The same on the lindera path (measured at 16 spans; 83 before).
+/// The same on the lindera path (measured at 16 spans, 83 before; 25 after dev5's name slots).
 #[test]
 fn few_spans_on_unseen_duo_talk_lines_lindera() {
     let Some(an) = lindera() else { return };

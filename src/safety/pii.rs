@@ -43,6 +43,7 @@ mod mynumber;
 mod names;
 mod names_context;
 mod names_cue;
+mod names_slot;
 mod names_subject;
 mod org_forms;
 mod orgs;
@@ -281,6 +282,7 @@ pub struct PiiMasker {
     forms: org_forms::Forms,
     names: names::Names,
     subjects: names_subject::Subjects,
+    slots: names_slot::Slots,
     /// The morphological analyzer whose proper nouns add names and organisations; `None` is
     /// the fallback (rules only, lower recall on names the lists do not hold).
     analyzer: Option<std::sync::Arc<dyn Analyzer>>,
@@ -313,6 +315,7 @@ impl PiiMasker {
             forms: org_forms::Forms::builtin(),
             names: names::Names::builtin(),
             subjects: names_subject::Subjects::new(),
+            slots: names_slot::Slots::new(),
             analyzer: None,
         }
     }
@@ -513,10 +516,29 @@ impl PiiMasker {
                 .into_iter()
                 .map(|(s, e)| Cand::new(PiiKind::Name, s, e)),
         );
-        self.forms.find(&v, &mut cands);
+        let mut romaji = Vec::new();
+        self.slots.romaji_honorific(&v, &mut romaji);
+        cands.extend(
+            romaji
+                .into_iter()
+                .map(|(s, e)| Cand::new(PiiKind::Name, s, e)),
+        );
+        let toks = self
+            .analyzer
+            .as_ref()
+            .map(|an| an.proper_nouns(text))
+            .unwrap_or_default();
+        self.forms.find(&v, &toks, &mut cands);
         self.forms.find_named(&v, &mut cands);
-        if let Some(an) = &self.analyzer {
-            proper::find(&v, &an.proper_nouns(text), &self.names, &mut cands);
+        if self.analyzer.is_some() {
+            proper::find(&v, &toks, &self.names, &mut cands);
+            let mut slots = Vec::new();
+            self.slots.find(&v, &toks, &self.names, &mut slots);
+            cands.extend(
+                slots
+                    .into_iter()
+                    .map(|(s, e)| Cand::new(PiiKind::Name, s, e)),
+            );
         }
         for m in self.schools.find_iter(&v.norm) {
             orgs::short_school(&v, v.char_at(m.start()), v.char_at(m.end()), &mut cands);

@@ -107,13 +107,46 @@ const PREDICATES: &[(&str, u16)] = &[
     ("喜ん", S),
     ("怪我", S),
     ("帰っ", S),
+    // dev5: more that only a person does
+    ("遅れて", S),
+    ("遅れる", S),
+    ("遅れた", S),
+    ("代わっ", S),
+    ("寝て", S),
+    ("寝た", S),
+    ("運転", S),
+    ("出張", S),
+    ("転職", S),
+    ("泊まり", S),
+    ("髪切", S),
+    ("参加", S),
+    ("車出", S),
+    ("揉め", S | P),
+    ("約束", P),
+    ("送っ", O),
+    ("見習", O),
+    ("落とし", G),
+    ("まとめ", G),
+    ("撮っ", G),
+    ("貸し", T | S),
+    ("返し", T),
+    ("お願い", T),
+    ("見せ", T),
+    ("おかげ", N),
+    ("せいで", N),
+    ("車で", N),
+    ("車に", N),
+    ("送迎", N),
+    ("席", N),
+    ("弟", N),
+    ("妹", N),
     ("帰る", S),
     ("待って", S),
     ("頑張", S),
     ("LINE", G | T | F | N),
     ("ライン", T | F),
     ("連絡", G | T | F),
-    ("電話", G | T | F),
+    ("電話", G | T | F | P),
     ("メール", T | F),
     ("返信", G | T | F),
     ("返事", G | T | F),
@@ -246,6 +279,10 @@ const PREDICATES: &[(&str, u16)] = &[
 
 /// Words that may stand between the particle and the predicate (鷹取が今日休み).
 const BETWEEN: &[&str] = &[
+    "来週から",
+    "来月から",
+    "明日から",
+    "今日から",
     "今日",
     "明日",
     "昨日",
@@ -280,7 +317,7 @@ const BETWEEN: &[&str] = &[
 
 /// Kanji that end a word for a thing, an institution, a group or a time — never a person's
 /// name before a person predicate (会社, 学校, 荷物, 台風, 土日, 半分).
-const NOT_NAME_ENDS: &str = "々段記婚前築目回暦号件雨雪学性度祝節期徒坊民病波船包筒線痛界促検査果表否定用達当通初後緒対剣寧単気斉際互外全常然死敵終切的量校庁省課室会塾察班隊団物話絡紙知車求風震番文配料粉休末便報金曜日週月年時分数半類品具薬器械活動議験習題格績容情況態画像曲集";
+const NOT_NAME_ENDS: &str = "事々段記婚前築目回暦号件雨雪学性度祝節期徒坊民病波船包筒線痛界促検査果表否定用達当通初後緒対剣寧単気斉際互外全常然死敵終切的量校庁省課室会塾察班隊団物話絡紙知車求風震番文配料粉休末便報金曜日週月年時分数半類品具薬器械活動議験習題格績容情況態画像曲集";
 
 /// Common kanji words that stand as a subject or partner without being a name and that no
 /// ending rule catches (仲間と遊んだ, 部下が休み, 職場から電話).
@@ -419,7 +456,7 @@ const NOT_NAMES_KANJI: &[&str] = &[
 
 /// Hiragana words of a name's shape that stand as a subject or partner (ともだちと遊んだ,
 /// だれかが来た) or adverbs before と/に (わざと言った, たまに会う).
-const NOT_NAMES_HIRA: &[&str] = &[
+pub(super) const NOT_NAMES_HIRA: &[&str] = &[
     "ともだち",
     "かぞく",
     "せんせい",
@@ -521,7 +558,7 @@ const NOT_NAMES_HIRA: &[&str] = &[
 ];
 
 /// Hiragana words that open a phrase before a name in hiragana (さっきとどろきから).
-const HIRA_LEADS: &[&str] = &[
+pub(super) const HIRA_LEADS: &[&str] = &[
     "さっき",
     "あとで",
     "ねえ",
@@ -885,14 +922,22 @@ fn after_topic(v: &View, q: usize, names: &Names) -> Option<(usize, usize)> {
     (ends && shaped).then_some((q, e))
 }
 
-/// A name called out at the start before a comma and a question (轟木、今どこ？).
+/// A name called out at the start before a comma and a question (轟木、今どこ？) or news told
+/// as hearsay (芹生、今日来れないって).
 fn called(v: &View, names: &Names) -> Option<(usize, usize)> {
     if !v.has_comma {
         return None;
     }
     let comma = (1..v.len().min(14)).find(|&i| v.at(i) == Some('、'))?;
     let rest = v.slice(comma + 1, v.len());
-    if !CALLS.iter().any(|w| rest.starts_with(w)) {
+    // 芹生、今日来れないって: news of someone, told as hearsay after the call.
+    let said = rest.trim_end_matches(['。', '!', '！', '?', '？', '…', 'w', 'ｗ', '笑', ' ']);
+    let told = ["って", "らしい", "みたい", "だって", "ってさ", "そう"]
+        .iter()
+        .any(|w| said.ends_with(w));
+    let call = CALLS.iter().any(|w| rest.starts_with(w));
+    // A hiragana phrase before the pause is a clause as often as a name (とどろきがさ、).
+    if !call && (!told || v.at(comma - 1).is_some_and(is_hiragana)) {
         return None;
     }
     (name_before(v, comma, names) == Some(0)).then_some((0, comma))
@@ -994,7 +1039,7 @@ fn reduplicated(w: &str) -> bool {
 
 /// Two to six kanji (a surname, a given name, or both with one space between), no role,
 /// institution, thing or time word, no place.
-fn kanji_name(v: &View, e: usize, names: &Names) -> Option<usize> {
+pub(super) fn kanji_name(v: &View, e: usize, names: &Names) -> Option<usize> {
     let mut s = v.run_before(e, 8, is_han);
     // 轟木 澪と: a full name with one space.
     if s >= 2 && v.at(s - 1) == Some(' ') && v.at(s - 2).is_some_and(is_han) {
@@ -1116,7 +1161,7 @@ fn hiragana_name(v: &View, e: usize, names: &Names) -> Option<usize> {
 
 /// A hiragana word `[s, e)` of a name's shape: two to eight chars, no common word, no adverb
 /// (ゆっくり, にこにこ), no honorific (the honorific rule's).
-fn hira_word(v: &View, s: usize, e: usize) -> bool {
+pub(super) fn hira_word(v: &View, s: usize, e: usize) -> bool {
     let word = v.slice(s, e);
     let n = e - s;
     // あいつとこいつ: a common word on either side of a particle inside the run.
@@ -1143,7 +1188,7 @@ fn hira_word(v: &View, s: usize, e: usize) -> bool {
 }
 
 /// A katakana word, or two with a space or ・ between: no common word of that shape.
-fn katakana_name(v: &View, e: usize) -> Option<usize> {
+pub(super) fn katakana_name(v: &View, e: usize) -> Option<usize> {
     let kata = |c: char| is_katakana(c) && c != '・';
     let mut s = v.run_before(e, 10, kata);
     if s >= 2 && matches!(v.at(s - 1), Some(' ' | '・')) && v.at(s - 2).is_some_and(kata) {
@@ -1169,7 +1214,7 @@ fn katakana_name(v: &View, e: usize) -> Option<usize> {
 
 /// A word spelt as Japanese romaji: every consonant cluster one romaji has (ch, sh, ts, ky…,
 /// n before a consonant, a doubled consonant) — ABC, NHK are not.
-fn romaji_like(w: &str) -> bool {
+pub(super) fn romaji_like(w: &str) -> bool {
     let w = w.to_ascii_lowercase();
     let b = w.as_bytes();
     let vowel = |c: u8| b"aeiou".contains(&c);

@@ -6,6 +6,8 @@
 use aho_corasick::{AhoCorasick, MatchKind};
 use serde::Deserialize;
 
+use crate::text::analyzer::{ProperKind, ProperNoun};
+
 use super::view::View;
 use super::{Cand, PiiKind, orgs};
 
@@ -98,7 +100,10 @@ impl Forms {
         })
     }
 
-    pub fn find(&self, v: &View, out: &mut Vec<Cand>) {
+    /// Every name beside a form. `toks` are the analyzer's tokens (empty without one): an
+    /// industry word after a name the dictionary reads as a person, a place or an unknown word
+    /// (蛭間工業, 粟飯原不動産) is a company with no business context.
+    pub fn find(&self, v: &View, toks: &[ProperNoun], out: &mut Vec<Cand>) {
         for m in self.automaton.find_iter(&v.norm) {
             let (p, q) = (v.char_at(m.start()), v.char_at(m.end()));
             let f = &self.forms[m.pattern().as_usize()];
@@ -130,7 +135,9 @@ impl Forms {
                     orgs::named_before(v, p, q, PiiKind::Company, &mut found);
                     out.extend(found.into_iter().filter(|c| {
                         let word = v.slice(c.s, c.e);
-                        (!f.cue || self.in_business_context(v, c.s, c.e))
+                        (!f.cue
+                            || self.in_business_context(v, c.s, c.e)
+                            || proper_head(v, toks, c.s, p))
                             && !f.not.iter().any(|n| word.ends_with(n.as_str()))
                     }));
                 }
@@ -166,6 +173,35 @@ impl Forms {
                 .iter()
                 .any(|c| before.ends_with(c.as_str()))
     }
+}
+
+/// `[s, p)` is made of tokens the dictionary reads as a person, a place or an unknown word,
+/// at least one of them two chars long, no prefecture or country (蛭間|工業; 日本|食品, 大阪|建設
+/// and 冷凍|食品 stay).
+fn proper_head(v: &View, toks: &[ProperNoun], s: usize, p: usize) -> bool {
+    let head = v.slice(s, p);
+    if head == "日本" || super::address::place_like(head) {
+        return false;
+    }
+    let inside: Vec<&ProperNoun> = toks.iter().filter(|t| t.start >= s && t.end <= p).collect();
+    let covered = inside.first().is_some_and(|t| t.start == s)
+        && inside.last().is_some_and(|t| t.end == p)
+        && inside.windows(2).all(|w| w[0].end == w[1].start);
+    covered
+        && inside.iter().any(|t| t.end - t.start >= 2)
+        && inside.iter().all(|t| match t.kind {
+            ProperKind::Surname
+            | ProperKind::GivenName
+            | ProperKind::Person
+            | ProperKind::Place => true,
+            // LINE|グループ: an acronym is no name.
+            ProperKind::Unknown => !v
+                .slice(t.start, t.end)
+                .chars()
+                .skip(1)
+                .any(|c| c.is_ascii_uppercase()),
+            _ => false,
+        })
 }
 
 /// A form written in ASCII letters (KK) must not be the tail of a latin word (OKK, KKK).

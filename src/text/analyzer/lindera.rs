@@ -438,7 +438,7 @@ impl LinderaAnalyzer {
             return Vec::new();
         };
         let dict = &self.segmenter.dictionary;
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(tokens.len());
         let (mut byte_at, mut char_at) = (0, 0);
         for token in &tokens {
             let (Some(gap), Some(surface)) = (
@@ -450,11 +450,27 @@ impl LinderaAnalyzer {
             let start = char_at + gap.chars().count();
             char_at = start + surface.chars().count();
             byte_at = token.byte_end;
-            if !token.word_id.is_system() || token.word_id.is_unknown() {
+            // 未知語: a word the dictionary does not know, kept with its flag (a name's
+            // signal in a name's slot); punctuation is no word.
+            if token.word_id.is_unknown() {
+                if surface.chars().any(char::is_alphanumeric) {
+                    out.push(ProperNoun::new(start, char_at, ProperKind::Unknown));
+                }
+                continue;
+            }
+            if !token.word_id.is_system() {
                 continue;
             }
             let mut f = dict.word_details_iter(token.word_id.id() as usize);
-            if f.next() != Some("名詞") || f.next() != Some("固有名詞") {
+            let (pos, sub1) = (f.next(), f.next());
+            if pos != Some("名詞") || sub1 != Some("固有名詞") {
+                // A common word: what a name's slot holds when it is no name.
+                let kind = if pos == Some("名詞") {
+                    ProperKind::Common
+                } else {
+                    ProperKind::NotNoun
+                };
+                out.push(ProperNoun::new(start, char_at, kind));
                 continue;
             }
             let kind = match (f.next().unwrap_or(""), f.next().unwrap_or("")) {
@@ -465,11 +481,7 @@ impl LinderaAnalyzer {
                 ("地域", _) => ProperKind::Place,
                 _ => ProperKind::Other,
             };
-            out.push(ProperNoun {
-                start,
-                end: char_at,
-                kind,
-            });
+            out.push(ProperNoun::new(start, char_at, kind));
         }
         out
     }

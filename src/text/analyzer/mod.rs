@@ -122,8 +122,8 @@ pub trait Analyzer: Send + Sync {
     fn reading(&self, _text: &str) -> Option<String> {
         None
     }
-    /// The proper nouns of `text` with IPADIC's kind (人名,姓 / 人名,名 / 組織 / 地域), as char
-    /// offsets. Empty for an analyzer without a dictionary (the fallback): the caller then
+    /// Every token of `text` with IPADIC's proper-noun kind (人名,姓 / 人名,名 / 組織 / 地域), or
+    /// `Unknown` (未知語), `Common` (another noun) or `NotNoun`, as char offsets. Empty for an analyzer without a dictionary (the fallback): the caller then
     /// relies on its own rules and says so.
     fn proper_nouns(&self, _text: &str) -> Vec<ProperNoun> {
         Vec::new()
@@ -145,14 +145,28 @@ pub enum ProperKind {
     Place,
     /// 固有名詞,一般 and the rest
     Other,
+    /// 未知語: a word the dictionary does not know (a katakana or latin run, a rare kanji).
+    Unknown,
+    /// A known noun that is no proper noun (会社, 天気, 今日).
+    Common,
+    /// A known word that is no noun (a particle, a verb, an adverb, a symbol).
+    NotNoun,
 }
 
-/// One proper noun: char offsets `[start, end)` and its kind.
+/// One token of [`Analyzer::proper_nouns`]: char offsets `[start, end)` and its kind — a
+/// proper noun's, or `Unknown` / `Common` / `NotNoun` for the other tokens, so a rule can tell
+/// what stands beside a name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProperNoun {
     pub start: usize,
     pub end: usize,
     pub kind: ProperKind,
+}
+
+impl ProperNoun {
+    pub fn new(start: usize, end: usize, kind: ProperKind) -> ProperNoun {
+        ProperNoun { start, end, kind }
+    }
 }
 
 /// Which analyzer the user asked for.
