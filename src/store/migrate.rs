@@ -23,6 +23,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (13, include_str!("migrations/013_queues.sql")),
     (14, include_str!("migrations/014_pii_check.sql")),
     (15, include_str!("migrations/015_line_lease.sql")),
+    (16, include_str!("migrations/016_notify.sql")),
 ];
 
 /// Steps SQL cannot express, run after version N's SQL in the same transaction.

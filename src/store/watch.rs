@@ -4,18 +4,20 @@
 //! costs one pragma (no table is read), so a workbench can ask every few hundred milliseconds and
 //! reload its marks only when something changed.
 //!
-//! On PostgreSQL there is no `data_version`; the watcher asks for the server's current
-//! snapshot (`pg_current_snapshot()`: the next transaction id and those in progress), as cheap
-//! (no table is read). A transaction id is given only to a transaction that writes, so the
-//! snapshot moves when a writer starts and again when it commits or rolls back; reads never
-//! move it. It is the cluster's, not the database's: writes to another database of the same
-//! server (or autovacuum's analyze) read as changes too — a needless reload, never a missed one.
+//! On PostgreSQL the watcher listens: every statement writing a table the workbench shows
+//! sends `NOTIFY kakeai_changes` (migration 016's triggers), delivered when its transaction
+//! commits — never for a rolled-back one, and never for reads or for another database of the
+//! same server. A poll drains what arrived and, when nothing did, asks `SELECT 1` so a lost
+//! connection is an error rather than silence.
 
 use std::path::Path;
 
 use rusqlite::{Connection, OpenFlags};
 
 use super::StoreError;
+
+/// The channel migration 016's triggers notify.
+pub const CHANNEL: &str = "kakeai_changes";
 
 /// Watches one store (file or PostgreSQL database) for commits made through other
 /// connections.
@@ -52,7 +54,11 @@ impl Watch {
     pub fn open(path: &Path) -> Result<Watch, StoreError> {
         let conn = match super::target::classify(path).map_err(StoreError::Url)? {
             super::target::Target::File(p) => Watched::Sqlite(read_only(&p)?),
-            super::target::Target::Postgres(url) => Watched::Pg(super::sql::PgConn::connect(&url)?),
+            super::target::Target::Postgres(url) => {
+                let c = super::sql::PgConn::connect(&url)?;
+                c.batch(&format!("LISTEN {CHANNEL}"))?;
+                Watched::Pg(c)
+            }
         };
         let last = version(&conn)?;
         Ok(Watch { conn, last })
@@ -60,6 +66,14 @@ impl Watch {
 
     /// True once per batch of commits made elsewhere since the last call.
     pub fn changed(&mut self) -> Result<bool, StoreError> {
+        if let Watched::Pg(c) = &self.conn {
+            if !c.notices().is_empty() {
+                return Ok(true);
+            }
+            c.batch("SELECT 1")?;
+            // A notice that arrived while we asked counts now, not at the next poll.
+            return Ok(!c.notices().is_empty());
+        }
         let now = version(&self.conn)?;
         let moved = now != self.last;
         self.last = now;
@@ -72,9 +86,7 @@ fn version(conn: &Watched) -> Result<String, StoreError> {
         Watched::Sqlite(c) => c
             .query_row("PRAGMA data_version", [], |r| r.get::<_, i64>(0))?
             .to_string(),
-        Watched::Pg(c) => {
-            super::sql::Db::Pg(c).one("SELECT CAST(pg_current_snapshot() AS TEXT)", crate::p![])?
-        }
+        Watched::Pg(_) => String::new(),
     })
 }
 

@@ -22,6 +22,7 @@ pub const MIGRATIONS: &[(i64, &str)] = &[
     (13, include_str!("../migrations_pg/013_queues.sql")),
     (14, include_str!("../migrations_pg/014_pii_check.sql")),
     (15, include_str!("../migrations_pg/015_line_lease.sql")),
+    (16, include_str!("../migrations_pg/016_notify.sql")),
 ];
 
 /// Any constant key: kakeai's migrations hold this advisory lock while they run.
