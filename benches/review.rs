@@ -121,9 +121,10 @@ fn fill(s: &mut Store) -> i64 {
 mod pg_cluster;
 
 /// The same reads from a copy of the store on PostgreSQL (issue 24 §1), when the system has
-/// PostgreSQL: a throwaway cluster started as the tests start one (skipped without it).
-fn pg_figures(c: &mut Criterion, db: &std::path::Path) {
-    use kakeai::store::pg::{Pg, copy, read};
+/// PostgreSQL: a throwaway cluster started as the tests start one (skipped without it). The
+/// store is opened as every command opens it (`Store::open_target`, through store::sql).
+fn pg_figures(c: &mut Criterion, db: &std::path::Path, big: i64) {
+    use kakeai::store::pg::{Pg, copy};
     use kakeai::store::target::{Target, classify};
     let Some(cluster) = pg_cluster::PgCluster::start("bench review (PostgreSQL)") else {
         return;
@@ -134,14 +135,78 @@ fn pg_figures(c: &mut Criterion, db: &std::path::Path) {
     };
     let pg = Pg::connect(&u).unwrap();
     copy::sqlite_to_pg(db, &pg, 2000, None, &mut |_, _, _| {}).unwrap();
+    drop(pg);
+    let mut s = Store::open_target(std::path::Path::new(&url)).unwrap();
     c.bench_function("PostgreSQL: runs browser, a page of 10,000 runs", |b| {
-        b.iter(|| black_box(read::browse(&pg, "", 200, 0).unwrap().total))
+        b.iter(|| black_box(s.browse("", 200, 0).unwrap().total))
     });
     c.bench_function("PostgreSQL: runs browser, filter 10,000 runs", |b| {
-        b.iter(|| black_box(read::browse(&pg, "祭り 99", 200, 0).unwrap().total))
+        b.iter(|| black_box(s.browse("祭り 99", 200, 0).unwrap().total))
     });
     c.bench_function("PostgreSQL: runs, the newest 50", |b| {
-        b.iter(|| black_box(read::runs(&pg, 50).unwrap().len()))
+        b.iter(|| black_box(s.runs(50).unwrap().len()))
+    });
+    c.bench_function("PostgreSQL: open a run of 500 turns (the read)", |b| {
+        b.iter(|| black_box(reopen::open(&s, big, None).unwrap().turns.len()))
+    });
+    writes(c, "PostgreSQL", &mut s);
+}
+
+/// A streamed-text save (the partial text of an attempt, as each chunk is kept) and a turn
+/// commit, on the engine `s` is on.
+fn writes(c: &mut Criterion, engine: &str, s: &mut Store) {
+    let run = s
+        .create_run(&kakeai::store::NewRun {
+            topic: "bench".into(),
+            model: None,
+            endpoint: None,
+            api: None,
+            options: serde_json::json!({}),
+            persona_version: None,
+            ruleset_version: None,
+        })
+        .unwrap();
+    let attempt = |s: &mut Store, turn: u32| {
+        s.start_attempt(&kakeai::store::NewAttempt {
+            run_id: run,
+            turn,
+            speaker: "yana".into(),
+            attempt: 1,
+            text: "ねえ".into(),
+            tokens: 1,
+            guidance: None,
+            prompt_hash: None,
+            started_at: std::time::SystemTime::now(),
+            first_token_ms: Some(100),
+        })
+        .unwrap()
+    };
+    let a = attempt(s, 1);
+    let mut text = String::from("ねえあゆ、");
+    c.bench_function(&format!("{engine}: a streamed-text save"), |b| {
+        b.iter(|| {
+            text.push('あ');
+            s.update_attempt_text(a, &text, text.chars().count() as u32)
+                .unwrap()
+        })
+    });
+    let mut turn = 1u32;
+    c.bench_function(&format!("{engine}: a turn commit"), |b| {
+        b.iter(|| {
+            turn += 1;
+            s.commit_turn(&kakeai::store::TurnCommit {
+                run_id: run,
+                turn,
+                speaker: "yana".into(),
+                attempt_id: None,
+                text: "うん、それいいね！".into(),
+                status: kakeai::director::Status::Pass,
+                flags: Default::default(),
+                hook: None,
+                hook_depth: None,
+            })
+            .unwrap()
+        })
     });
 }
 
@@ -171,7 +236,7 @@ fn bench(c: &mut Criterion) {
         "runs browser: a page of 10,000 runs (the read alone)",
         |b| b.iter(|| black_box(s.browse("", 200, 0).unwrap().total)),
     );
-    pg_figures(c, &dir.path().join("bench.db"));
+    pg_figures(c, &dir.path().join("bench.db"), big);
     c.bench_function("open a run of 500 turns", |b| {
         b.iter(|| {
             let mut a = app();
@@ -198,6 +263,7 @@ fn bench(c: &mut Criterion) {
     c.bench_function("search: a word in all 100,000 turns", |b| {
         b.iter(|| black_box(s.search_text(None, "閉まる", 500).unwrap().len()))
     });
+    writes(c, "SQLite", &mut s);
 }
 
 criterion_group! {
