@@ -147,7 +147,7 @@ fn pg_figures(c: &mut Criterion, db: &std::path::Path, big: i64) {
         b.iter(|| black_box(s.runs(50).unwrap().len()))
     });
     c.bench_function("PostgreSQL: open a run of 500 turns (the read)", |b| {
-        b.iter(|| black_box(reopen::open(&s, big, None).unwrap().turns.len()))
+        b.iter(|| black_box(reopen::open(&s, big, None).unwrap().view.turns.len()))
     });
     writes(c, "PostgreSQL", &mut s);
 }
