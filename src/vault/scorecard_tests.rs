@@ -144,3 +144,90 @@ fn coverage_evidence_gives_version_and_semantic() {
     );
     assert_eq!(coverage(None), ("-".to_string(), false));
 }
+
+/// The quick read of a verdict (most name no leak) finds the same coverage as reading every
+/// finding, on generated verdicts: with and without coverage, leak findings, escapes, other
+/// fields that mention coverage, and text that is not JSON.
+#[test]
+fn the_quick_read_agrees_with_reading_every_finding() {
+    let mut rng = crate::test_rng::Rng::new(26);
+    let pieces = [
+        r#"{"rule":"coverage","status":"INFO","evidence":"coverage v3 unchecked:semantic"}"#,
+        r#"{"rule":"coverage","status":"INFO","evidence":"coverage v4 unchecked:"}"#,
+        r#"{"rule":"leak","status":"WARN","evidence":"keyword SEC-HEIR"}"#,
+        r#"{"rule":"tone","status":"PASS","evidence":"語尾 \"だね\""}"#,
+        r#"{"rule":"tone","status":"PASS","message":"coverage of tone"}"#,
+        r#"{"rule":"x","status":3,"evidence":"coverage \"q\" v1"}"#,
+    ];
+    for _ in 0..2_000 {
+        let n = rng.below(4);
+        let fs: Vec<&str> = (0..n).map(|_| rng.pick(&pieces)).collect();
+        let mut v = format!(r#"{{"status":"PASS","findings":[{}]}}"#, fs.join(","));
+        if rng.below(10) == 0 {
+            v.truncate(v.len() - 1); // not JSON
+        }
+        let full = serde_json::from_str::<super::Verdict>(&v)
+            .map(|v| v.findings)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|f| super::text(&f.evidence))
+            .find(|e| e.starts_with("coverage "));
+        assert_eq!(super::read_verdict(&v).0, full, "{v}");
+    }
+}
+
+/// SQLite's read (inside the engine) and the engine-neutral read (PostgreSQL's) give the same
+/// groups and leak hits on generated verdicts: coverage or none, leak findings of every
+/// severity, a severity that is not a string, escapes, text that is not JSON.
+#[test]
+fn both_reads_agree_on_generated_verdicts() {
+    let d = tempfile::tempdir().unwrap();
+    let mut store = crate::store::Store::open(&d.path().join("k.db")).unwrap();
+    let mut rng = crate::test_rng::Rng::new(2426);
+    let pieces = [
+        r#"{"rule":"coverage","status":"INFO","evidence":"coverage v3 unchecked:semantic"}"#,
+        r#"{"rule":"coverage","status":"INFO","evidence":"coverage v4 unchecked:"}"#,
+        r#"{"rule":"leak","status":"WARN","evidence":"keyword SEC-HEIR"}"#,
+        r#"{"rule":"leak","status":"RETRY","evidence":"reading SEC-ROYAL"}"#,
+        r#"{"rule":"leak","status":7,"evidence":"keyword SEC-HEIR"}"#,
+        r#"{"rule":"tone","status":"PASS","evidence":"語尾 \"だね\""}"#,
+        r#"{"rule":"tone","status":"PASS","message":"coverage of tone"}"#,
+    ];
+    for r in 0..6 {
+        let run = store
+            .create_run(&crate::store::NewRun {
+                topic: format!("t{r}"),
+                model: Some(["gemma2:27b", "qwen"][r % 2].into()),
+                endpoint: None,
+                api: None,
+                options: serde_json::json!({}),
+                persona_version: Some(format!("p{}", r % 3)),
+                ruleset_version: None,
+            })
+            .unwrap();
+        for k in 0..40u32 {
+            let n = rng.below(4);
+            let fs: Vec<&str> = (0..n).map(|_| rng.pick(&pieces)).collect();
+            let mut v = format!(r#"{{"status":"PASS","findings":[{}]}}"#, fs.join(","));
+            if rng.below(12) == 0 {
+                v.truncate(v.len() - 1);
+            }
+            store
+                .db()
+                .execute(
+                    "INSERT INTO attempts (run_id, turn, speaker, attempt, state, text, verdict,
+                       started_at) VALUES (?1, ?2, ?3, 1, 'done', 'x', ?4, '2026-11-27T00:00:00Z')",
+                    crate::p![run, k + 1, ["yana", "ayu"][k as usize % 2], v],
+                )
+                .unwrap();
+        }
+    }
+    let (g1, mut h1) = read(store.db()).unwrap();
+    let (g2, mut h2) = read_rows(store.db()).unwrap();
+    assert_eq!(g1, g2);
+    let key = |h: &LeakHit| (h.line.clone(), h.secret.clone(), h.status.as_str());
+    h1.sort_by_key(key);
+    h2.sort_by_key(key);
+    assert_eq!(h1, h2);
+    assert!(h1.len() > 20, "{}", h1.len());
+}
