@@ -81,12 +81,6 @@ pub fn secrets(work: &Work) -> Vec<(String, String, u8)> {
     out
 }
 
-/// The coverage part of a verdict: (vault version, semantic check missing) from its
-/// `coverage` evidence; `-` and unknown when it has none.
-const COVERAGE_SQL: &str =
-    "(SELECT json_extract(f.value, '$.evidence') FROM json_each(v, '$.findings') f
-     WHERE json_extract(f.value, '$.evidence') LIKE 'coverage %' LIMIT 1)";
-
 fn coverage(evidence: Option<String>) -> (String, bool) {
     let Some(e) = evidence else {
         return ("-".into(), false);
@@ -103,19 +97,12 @@ fn coverage(evidence: Option<String>) -> (String, bool) {
     (version, semantic)
 }
 
-/// Reads the store: lines per group, and every leak finding. On SQLite inside the engine
-/// ([`read_sqlite`]); on PostgreSQL the verdicts are read as they are stored and their
-/// findings taken apart here (a verdict that is not JSON counts as a reviewed line without
-/// coverage, as SQLite's json_valid has it). A test checks both give the same scorecard.
+/// Reads the store: lines per group, and every leak finding. The verdicts are read as they
+/// are stored and taken apart here, the same on both engines (a verdict that is not JSON
+/// counts as a reviewed line without coverage). Faster than SQLite's json functions did it
+/// inside the engine (344 vs 444 ms over 100,000 attempts); a test keeps that SQL as an
+/// oracle and checks both agree.
 pub fn read(db: Db<'_>) -> Result<(BTreeMap<Group, Lines>, Vec<LeakHit>), DbError> {
-    match db {
-        Db::Sqlite(c) => Ok(read_sqlite(c)?),
-        Db::Pg(_) => read_rows(db),
-    }
-}
-
-/// The engine-neutral read (PostgreSQL's; SQLite's too in the test that compares them).
-pub fn read_rows(db: Db<'_>) -> Result<(BTreeMap<Group, Lines>, Vec<LeakHit>), DbError> {
     let mut groups: BTreeMap<Group, Lines> = BTreeMap::new();
     let mut hits = Vec::new();
     let attempts: Vec<(i64, Group, String)> = db.query_map(
@@ -191,7 +178,12 @@ fn note(
 /// coverage evidence is found in the text; the rest are read field by field.
 fn read_verdict(verdict: &str) -> (Option<String>, Vec<Finding>) {
     const MARK: &str = "\"evidence\":\"coverage ";
-    if !verdict.contains("\"leak\"")
+    let no_leak = !verdict.contains("\"leak\"");
+    // Neither a leak finding nor a coverage evidence can be in it: nothing to read.
+    if no_leak && !verdict.contains("coverage ") {
+        return (None, Vec::new());
+    }
+    if no_leak
         && verdict.matches(MARK).count() == 1
         && serde_json::from_str::<serde::de::IgnoredAny>(verdict).is_ok()
         && let Some(at) = verdict.find(MARK)
@@ -231,140 +223,6 @@ struct Finding {
 
 fn text(v: &Option<serde_json::Value>) -> Option<String> {
     v.as_ref().and_then(|v| v.as_str()).map(str::to_string)
-}
-
-/// SQLite's read: its json functions take the verdicts apart inside the engine, and the
-/// partial indexes of migration 011 serve it (five times faster than reading every verdict
-/// out: 66 vs 344 ms over 100,000 attempts).
-fn read_sqlite(
-    conn: &rusqlite::Connection,
-) -> rusqlite::Result<(BTreeMap<Group, Lines>, Vec<LeakHit>)> {
-    let mut groups: BTreeMap<Group, Lines> = BTreeMap::new();
-    let mut add = |g: Group, cov: Option<String>, n: usize| {
-        let (vault_version, semantic_missing) = coverage(cov);
-        let e = groups.entry(Group { vault_version, ..g }).or_default();
-        e.reviewed += n;
-        if semantic_missing {
-            e.without_semantic += n;
-        }
-    };
-    let sql = format!(
-        "SELECT speaker, model, persona, cov, COUNT(*) FROM (
-           SELECT a.speaker AS speaker, COALESCE(r.model, '') AS model,
-                  COALESCE(r.persona_version, '') AS persona,
-                  CASE WHEN json_valid(a.verdict) THEN
-                    {} END AS cov
-           FROM attempts a JOIN runs r ON r.id = a.run_id
-           WHERE a.verdict IS NOT NULL)
-         GROUP BY 1, 2, 3, 4",
-        COVERAGE_SQL.replace("json_each(v", "json_each(a.verdict")
-    );
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map([], |r| {
-        Ok((
-            Group {
-                reader: r.get(0)?,
-                model: r.get(1)?,
-                prompt_version: r.get(2)?,
-                vault_version: String::new(),
-            },
-            r.get::<_, Option<String>>(3)?,
-            r.get::<_, i64>(4)? as usize,
-        ))
-    })?;
-    for row in rows {
-        let (g, cov, n) = row?;
-        add(g, cov, n);
-    }
-    let sql = format!(
-        "SELECT character, cov, COUNT(*) FROM (
-           SELECT c.character AS character,
-                  CASE WHEN json_valid(c.verdict) THEN {} END AS cov
-           FROM chat_exchanges c WHERE c.verdict IS NOT NULL)
-         GROUP BY 1, 2",
-        COVERAGE_SQL.replace("json_each(v", "json_each(c.verdict")
-    );
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map([], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, Option<String>>(1)?,
-            r.get::<_, i64>(2)?,
-        ))
-    })?;
-    for row in rows {
-        let (reader, cov, n) = row?;
-        add(chat_group(reader), cov, n as usize);
-    }
-    let mut hits = Vec::new();
-    let sql = format!(
-        "SELECT 'attempt:' || a.id, a.speaker, COALESCE(r.model, ''),
-                COALESCE(r.persona_version, ''),
-                CASE WHEN json_type(f.value, '$.status') = 'text'
-                     THEN json_extract(f.value, '$.status') END,
-                CASE WHEN json_type(f.value, '$.evidence') = 'text'
-                     THEN json_extract(f.value, '$.evidence') END,
-                {}
-         FROM attempts a JOIN runs r ON r.id = a.run_id, json_each(a.verdict, '$.findings') f
-         WHERE instr(a.verdict, '\"leak\"') > 0 AND json_valid(a.verdict)
-           AND json_extract(f.value, '$.rule') = 'leak'",
-        COVERAGE_SQL
-            .replace("json_each(v", "json_each(a.verdict")
-            .replace(" f\n", " g\n")
-            .replace("f.value", "g.value")
-    );
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map([], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            Group {
-                reader: r.get(1)?,
-                model: r.get(2)?,
-                prompt_version: r.get(3)?,
-                vault_version: coverage(r.get::<_, Option<String>>(6)?).0,
-            },
-            r.get::<_, Option<String>>(4)?,
-            r.get::<_, Option<String>>(5)?,
-        ))
-    })?;
-    for row in rows {
-        let (line, group, status, evidence) = row?;
-        hits.extend(hit(line, group, status, evidence));
-    }
-    let sql = format!(
-        "SELECT 'chat:' || c.id, c.character,
-                CASE WHEN json_type(f.value, '$.status') = 'text'
-                     THEN json_extract(f.value, '$.status') END,
-                CASE WHEN json_type(f.value, '$.evidence') = 'text'
-                     THEN json_extract(f.value, '$.evidence') END,
-                {}
-         FROM chat_exchanges c, json_each(c.verdict, '$.findings') f
-         WHERE c.verdict LIKE '%\"leak\"%' AND json_valid(c.verdict)
-           AND json_extract(f.value, '$.rule') = 'leak'",
-        COVERAGE_SQL
-            .replace("json_each(v", "json_each(c.verdict")
-            .replace(" f\n", " g\n")
-            .replace("f.value", "g.value")
-    );
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map([], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, String>(1)?,
-            r.get::<_, Option<String>>(2)?,
-            r.get::<_, Option<String>>(3)?,
-            r.get::<_, Option<String>>(4)?,
-        ))
-    })?;
-    for row in rows {
-        let (line, reader, status, evidence, cov) = row?;
-        let group = Group {
-            vault_version: coverage(cov).0,
-            ..chat_group(reader)
-        };
-        hits.extend(hit(line, group, status, evidence));
-    }
-    Ok((groups, hits))
 }
 
 fn chat_group(reader: String) -> Group {

@@ -1,4 +1,5 @@
 use super::*;
+use std::collections::BTreeMap;
 
 fn gv(reader: &str, model: &str, version: &str) -> Group {
     Group {
@@ -176,7 +177,7 @@ fn the_quick_read_agrees_with_reading_every_finding() {
     }
 }
 
-/// SQLite's read (inside the engine) and the engine-neutral read (PostgreSQL's) give the same
+/// The SQL oracle (SQLite's json functions) and the read in Rust give the same
 /// groups and leak hits on generated verdicts: coverage or none, leak findings of every
 /// severity, a severity that is not a string, escapes, text that is not JSON.
 #[test]
@@ -222,12 +223,151 @@ fn both_reads_agree_on_generated_verdicts() {
                 .unwrap();
         }
     }
-    let (g1, mut h1) = read(store.db()).unwrap();
-    let (g2, mut h2) = read_rows(store.db()).unwrap();
+    let (g1, mut h1) = read_sqlite(store.conn()).unwrap();
+    let (g2, mut h2) = read(store.db()).unwrap();
     assert_eq!(g1, g2);
     let key = |h: &LeakHit| (h.line.clone(), h.secret.clone(), h.status.as_str());
     h1.sort_by_key(key);
     h2.sort_by_key(key);
     assert_eq!(h1, h2);
     assert!(h1.len() > 20, "{}", h1.len());
+}
+
+/// The coverage part of a verdict: (vault version, semantic check missing) from its
+/// `coverage` evidence; `-` and unknown when it has none.
+const COVERAGE_SQL: &str =
+    "(SELECT json_extract(f.value, '$.evidence') FROM json_each(v, '$.findings') f
+     WHERE json_extract(f.value, '$.evidence') LIKE 'coverage %' LIMIT 1)";
+
+/// The oracle: the scorecard's read as SQL with SQLite's json functions (the code before
+/// issue 24 moved the read into Rust for both engines).
+fn read_sqlite(
+    conn: &rusqlite::Connection,
+) -> rusqlite::Result<(BTreeMap<Group, Lines>, Vec<LeakHit>)> {
+    let mut groups: BTreeMap<Group, Lines> = BTreeMap::new();
+    let mut add = |g: Group, cov: Option<String>, n: usize| {
+        let (vault_version, semantic_missing) = coverage(cov);
+        let e = groups.entry(Group { vault_version, ..g }).or_default();
+        e.reviewed += n;
+        if semantic_missing {
+            e.without_semantic += n;
+        }
+    };
+    let sql = format!(
+        "SELECT speaker, model, persona, cov, COUNT(*) FROM (
+           SELECT a.speaker AS speaker, COALESCE(r.model, '') AS model,
+                  COALESCE(r.persona_version, '') AS persona,
+                  CASE WHEN json_valid(a.verdict) THEN
+                    {} END AS cov
+           FROM attempts a JOIN runs r ON r.id = a.run_id
+           WHERE a.verdict IS NOT NULL)
+         GROUP BY 1, 2, 3, 4",
+        COVERAGE_SQL.replace("json_each(v", "json_each(a.verdict")
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map([], |r| {
+        Ok((
+            Group {
+                reader: r.get(0)?,
+                model: r.get(1)?,
+                prompt_version: r.get(2)?,
+                vault_version: String::new(),
+            },
+            r.get::<_, Option<String>>(3)?,
+            r.get::<_, i64>(4)? as usize,
+        ))
+    })?;
+    for row in rows {
+        let (g, cov, n) = row?;
+        add(g, cov, n);
+    }
+    let sql = format!(
+        "SELECT character, cov, COUNT(*) FROM (
+           SELECT c.character AS character,
+                  CASE WHEN json_valid(c.verdict) THEN {} END AS cov
+           FROM chat_exchanges c WHERE c.verdict IS NOT NULL)
+         GROUP BY 1, 2",
+        COVERAGE_SQL.replace("json_each(v", "json_each(c.verdict")
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map([], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, Option<String>>(1)?,
+            r.get::<_, i64>(2)?,
+        ))
+    })?;
+    for row in rows {
+        let (reader, cov, n) = row?;
+        add(chat_group(reader), cov, n as usize);
+    }
+    let mut hits = Vec::new();
+    let sql = format!(
+        "SELECT 'attempt:' || a.id, a.speaker, COALESCE(r.model, ''),
+                COALESCE(r.persona_version, ''),
+                CASE WHEN json_type(f.value, '$.status') = 'text'
+                     THEN json_extract(f.value, '$.status') END,
+                CASE WHEN json_type(f.value, '$.evidence') = 'text'
+                     THEN json_extract(f.value, '$.evidence') END,
+                {}
+         FROM attempts a JOIN runs r ON r.id = a.run_id, json_each(a.verdict, '$.findings') f
+         WHERE instr(a.verdict, '\"leak\"') > 0 AND json_valid(a.verdict)
+           AND json_extract(f.value, '$.rule') = 'leak'",
+        COVERAGE_SQL
+            .replace("json_each(v", "json_each(a.verdict")
+            .replace(" f\n", " g\n")
+            .replace("f.value", "g.value")
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map([], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            Group {
+                reader: r.get(1)?,
+                model: r.get(2)?,
+                prompt_version: r.get(3)?,
+                vault_version: coverage(r.get::<_, Option<String>>(6)?).0,
+            },
+            r.get::<_, Option<String>>(4)?,
+            r.get::<_, Option<String>>(5)?,
+        ))
+    })?;
+    for row in rows {
+        let (line, group, status, evidence) = row?;
+        hits.extend(hit(line, group, status, evidence));
+    }
+    let sql = format!(
+        "SELECT 'chat:' || c.id, c.character,
+                CASE WHEN json_type(f.value, '$.status') = 'text'
+                     THEN json_extract(f.value, '$.status') END,
+                CASE WHEN json_type(f.value, '$.evidence') = 'text'
+                     THEN json_extract(f.value, '$.evidence') END,
+                {}
+         FROM chat_exchanges c, json_each(c.verdict, '$.findings') f
+         WHERE c.verdict LIKE '%\"leak\"%' AND json_valid(c.verdict)
+           AND json_extract(f.value, '$.rule') = 'leak'",
+        COVERAGE_SQL
+            .replace("json_each(v", "json_each(c.verdict")
+            .replace(" f\n", " g\n")
+            .replace("f.value", "g.value")
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map([], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, Option<String>>(2)?,
+            r.get::<_, Option<String>>(3)?,
+            r.get::<_, Option<String>>(4)?,
+        ))
+    })?;
+    for row in rows {
+        let (line, reader, status, evidence, cov) = row?;
+        let group = Group {
+            vault_version: coverage(cov).0,
+            ..chat_group(reader)
+        };
+        hits.extend(hit(line, group, status, evidence));
+    }
+    Ok((groups, hits))
 }
