@@ -38,15 +38,20 @@ pub fn immediate<T, E>(
 where
     E: From<rusqlite::Error> + BusyCheck,
 {
+    while_busy(|| {
+        let tx = immediate_tx(conn)?;
+        let v = f(&tx)?;
+        tx.commit()?;
+        Ok(v)
+    })
+}
+
+/// Runs `once` again while it fails because the lock is held, up to [`BUSY_RETRIES`] times
+/// with a growing pause; any other outcome is returned as it is.
+pub fn while_busy<T, E: BusyCheck>(mut once: impl FnMut() -> Result<T, E>) -> Result<T, E> {
     let mut tries = 0;
     loop {
-        let once = (|| -> Result<T, E> {
-            let tx = immediate_tx(conn)?;
-            let v = f(&tx)?;
-            tx.commit()?;
-            Ok(v)
-        })();
-        match once {
+        match once() {
             Err(e) if tries < BUSY_RETRIES && e.is_busy() => {
                 tries += 1;
                 std::thread::sleep(Duration::from_millis(20 * u64::from(tries)));

@@ -252,23 +252,13 @@ pub fn sqlite_write<T, E>(
 where
     E: From<DbError> + crate::store::write::BusyCheck,
 {
-    use crate::store::write::{BUSY_RETRIES, immediate_tx};
-    let mut tries = 0;
-    loop {
-        let once = (|| -> Result<T, E> {
-            let tx = immediate_tx(c).map_err(DbError::from)?;
-            let v = f(Db::Sqlite(&tx))?;
-            tx.commit().map_err(DbError::from)?;
-            Ok(v)
-        })();
-        match once {
-            Err(e) if tries < BUSY_RETRIES && e.is_busy() => {
-                tries += 1;
-                std::thread::sleep(Duration::from_millis(20 * u64::from(tries)));
-            }
-            r => return r,
-        }
-    }
+    use crate::store::write::{immediate_tx, while_busy};
+    while_busy(|| {
+        let tx = immediate_tx(c).map_err(DbError::from)?;
+        let v = f(Db::Sqlite(&tx))?;
+        tx.commit().map_err(DbError::from)?;
+        Ok(v)
+    })
 }
 
 pub fn pg_write<T, E>(c: &PgConn, mut f: impl FnMut(Db<'_>) -> Result<T, E>) -> Result<T, E>
