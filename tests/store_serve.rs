@@ -264,3 +264,50 @@ fn the_judgment_cache_is_one_row_per_scope(store: &mut Store, reopen: &dyn Fn() 
     assert_eq!(line::all_caches(store).expect("all").len(), 2);
     assert_eq!(line::delete_expired(store, 10_000_000).expect("expired"), 2);
 }
+
+/// The workstation's conversations view reads what the bot stored, from the shared store:
+/// chats newest first, each reply with the masked user line, and a reviewer's 👍, override
+/// and note written back through another connection.
+fn the_workbench_reads_the_bots_conversations(store: &mut Store, reopen: &dyn Fn() -> Store) {
+    use kakeai::serve::review;
+    let mut bot = reopen();
+    let mut ids = Vec::new();
+    for (k, user) in ["U1", "U2", "U1"].iter().enumerate() {
+        let mut e = event(&format!("E{k}"), &format!("m{k}"), user);
+        if let Some(m) = e.message.as_mut() {
+            m.at_ms = 1_000 + k as i64;
+            m.text_masked = format!("［氏名］さん{k}の話");
+        }
+        let id = line::accept(&mut bot, &[e]).expect("accept")[0]
+            .flatten()
+            .expect("id");
+        ids.push(
+            line::save_bot_line(&mut bot, &bot_line_at(id, 2_000 + k as i64), "answered")
+                .expect("line"),
+        );
+    }
+    review::thumb(store, ids[2], true).expect("thumb");
+    review::set_override(store, ids[2], Some("WARN")).expect("override");
+    review::set_note(store, ids[2], "言い過ぎ").expect("note");
+    let convs = review::conversations(&reopen(), 10_000, 30 * 60_000, 10).expect("read");
+    let chats: Vec<&str> = convs.iter().map(|c| c.channel_id.as_str()).collect();
+    assert_eq!(chats, ["U1", "U2"], "newest chat first");
+    let u1 = &convs[0];
+    assert_eq!(u1.source_type, "user");
+    assert_eq!(u1.replies.len(), 2);
+    let newest = &u1.replies[0];
+    assert_eq!(newest.id, ids[2]);
+    assert_eq!(newest.user_text, "［氏名］さん2の話");
+    assert_eq!(
+        (newest.thumb, newest.verdict.as_str(), newest.overridden),
+        (Some(1), "WARN", true)
+    );
+    assert_eq!(newest.note.as_deref(), Some("言い過ぎ"));
+}
+
+fn bot_line_at(reply_to: i64, at_ms: i64) -> BotLine {
+    BotLine {
+        at_ms,
+        ..bot(reply_to)
+    }
+}
