@@ -34,6 +34,10 @@ const CASES: &[(&str, Case)] = &[
         "the_judgment_cache_is_one_row_per_scope",
         the_judgment_cache_is_one_row_per_scope,
     ),
+    (
+        "the_workbench_reads_the_bots_conversations",
+        the_workbench_reads_the_bots_conversations,
+    ),
 ];
 
 on_both_engines!(CASES);
