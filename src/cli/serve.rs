@@ -10,7 +10,7 @@ use clap::{Args, Subcommand};
 use crate::llm::{ApiKind, LlmConfig};
 use crate::serve::config::ServeConfig;
 use crate::serve::{Services, metrics};
-use crate::store::{Store, StoreError, StoreHandle};
+use crate::store::{Store, StoreHandle};
 use crate::text::analyzer::{self, AnalyzerChoice};
 
 #[derive(Args, Debug)]
@@ -154,20 +154,24 @@ pub fn run(args: ServeArgs) -> i32 {
         Ok(a) => a,
         Err(e) => return fail(2, e.to_string()),
     };
-    // A file or a PostgreSQL URL: on PostgreSQL several instances share one store.
+    // A file or a PostgreSQL URL (several instances share one store): two connections, the
+    // pipeline's and the acknowledgement path's.
     let lease_seconds = cfg.lease_seconds;
-    let db = match Store::target_or_default(args.db.as_deref()) {
-        Ok(p) => p,
-        Err(e) => return fail(2, e),
+    let open = || Store::open_existing(args.db.as_deref(), true);
+    // The operator's log beside an SQLite store; for a URL (never a file name) in the data dir.
+    let log_dir = match Store::target_or_default(args.db.as_deref())
+        .and_then(|p| crate::store::target::classify(&p))
+    {
+        Ok(crate::store::target::Target::File(p)) => p
+            .parent()
+            .map(std::path::Path::to_path_buf)
+            .unwrap_or_else(|| ".".into()),
+        _ => crate::config::data_dir().unwrap_or_else(|| ".".into()),
     };
-    let (store, ingress) =
-        match Store::open_target(&db).and_then(|a| Ok((a, Store::open_target(&db)?))) {
-            Ok((a, b)) => (StoreHandle::spawn(a), StoreHandle::spawn(b)),
-            Err(e) if matches!(e, StoreError::Pg(_) | StoreError::Db(_)) => {
-                return fail(e.exit_code(), e.to_string());
-            }
-            Err(e) => return fail(e.exit_code(), format!("{}: {e}", db.display())),
-        };
+    let (store, ingress) = match open().and_then(|a| Ok((a, open()?))) {
+        Ok((a, b)) => (StoreHandle::spawn(a), StoreHandle::spawn(b)),
+        Err((e, code)) => return fail(code, e),
+    };
     let api = match crate::serve::line_api::LineApi::new(&cfg.api_base, token, cfg.line_api.clone())
     {
         Ok(a) => a,
@@ -198,7 +202,7 @@ pub fn run(args: ServeArgs) -> i32 {
         vault,
         scene,
         metrics: Arc::new(metrics::Metrics::default()),
-        log: Arc::new(crate::serve::oplog::OpLog::beside(&db)),
+        log: Arc::new(crate::serve::oplog::OpLog::in_dir(&log_dir)),
         line_health: Arc::new(crate::serve::ready::LineHealth::default()),
         work: Some(work.handle().clone()),
         lease: crate::serve::lease::Lease::new(lease_seconds),

@@ -29,13 +29,10 @@ pub fn short_id(id: &str) -> String {
 }
 
 impl OpLog {
-    /// The log beside `db` (`kakeai-serve.log`), created 0600; without a usable file, stderr only
-    /// (and it says so).
-    pub fn beside(db: &Path) -> OpLog {
-        let path = db
-            .parent()
-            .unwrap_or_else(|| Path::new("."))
-            .join("kakeai-serve.log");
+    /// The log in `dir` (`kakeai-serve.log`: beside an SQLite store, in the data dir for a
+    /// PostgreSQL one), created 0600; without a usable file, stderr only (and it says so).
+    pub fn in_dir(dir: &Path) -> OpLog {
+        let path = dir.join("kakeai-serve.log");
         let mut opts = std::fs::OpenOptions::new();
         opts.create(true).append(true);
         #[cfg(unix)]

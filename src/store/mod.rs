@@ -145,20 +145,24 @@ impl Store {
         conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;")
             .map_err(open_err)?;
         migrate::apply(&mut conn, path)?;
-        let mut store = Store {
+        Store {
             conn,
             pg: None,
             path: path.to_path_buf(),
             owner: None,
-        };
-        // Runs a quit or kill -9 left `running` are marked on every start. Best effort: when
-        // another process holds the lock too long, the next start does it.
-        if let Err(e) = store.mark_interrupted()
+        }
+        .started()
+    }
+
+    /// Runs a quit or kill -9 left `running` are marked on every start. Best effort: when
+    /// another process holds the lock too long, the next start does it.
+    fn started(mut self) -> Result<Store, StoreError> {
+        if let Err(e) = self.mark_interrupted()
             && !write::BusyCheck::is_busy(&e)
         {
             return Err(e);
         }
-        Ok(store)
+        Ok(self)
     }
 
     /// Opens what `--db` names: an SQLite file ([`Store::open`]) or a PostgreSQL URL
@@ -185,27 +189,19 @@ impl Store {
             path: PathBuf::from(url.shown()),
             source,
         })?;
-        let mut store = Store {
+        Store {
             conn,
             pg: Some(sql::PgConn::connect(url)?),
             path: PathBuf::from(url.shown()),
             owner: None,
-        };
-        if let Err(e) = store.mark_interrupted()
-            && !write::BusyCheck::is_busy(&e)
-        {
-            return Err(e);
         }
-        Ok(store)
+        .started()
     }
 
-    /// `$KAKEAI_DB`, else `<data_dir>/kakeai.db`.
-    /// `--db`, else `$KAKEAI_DB`, else the data dir's kakeai.db.
+    /// `--db`, else `$KAKEAI_DB`, else the data dir's kakeai.db — an SQLite file only (a URL
+    /// is refused, never taken as a file name).
     pub fn path_or_default(db: Option<&Path>) -> Result<PathBuf, String> {
-        let p = db
-            .map(Path::to_path_buf)
-            .or_else(Store::default_path)
-            .ok_or("no data directory found; pass --db PATH or set KAKEAI_DATA_DIR")?;
+        let p = named(db)?;
         file_only(&p)?;
         Ok(p)
     }
@@ -213,10 +209,7 @@ impl Store {
     /// `--db` (a file or a PostgreSQL URL), else `$KAKEAI_DB`, else the data dir's kakeai.db:
     /// for the commands that work on both engines ([`Store::open_target`] opens it).
     pub fn target_or_default(db: Option<&Path>) -> Result<PathBuf, String> {
-        let p = db
-            .map(Path::to_path_buf)
-            .or_else(Store::default_path)
-            .ok_or("no data directory found; pass --db PATH or set KAKEAI_DATA_DIR")?;
+        let p = named(db)?;
         target::classify(&p)?;
         Ok(p)
     }
@@ -232,13 +225,7 @@ impl Store {
     /// as a file is). Errors name the file, or the URL with its password hidden, with the
     /// exit code: 3 when the PostgreSQL server cannot be reached, else 2.
     pub fn open_existing(db: Option<&Path>, create: bool) -> Result<Store, (String, i32)> {
-        let p = db
-            .map(Path::to_path_buf)
-            .or_else(Store::default_path)
-            .ok_or((
-                "no data directory found; pass --db PATH or set KAKEAI_DATA_DIR".to_string(),
-                2,
-            ))?;
+        let p = named(db).map_err(|e| (e, 2))?;
         match target::classify(&p).map_err(|e| (e, 2))? {
             target::Target::File(path) => {
                 if !create && !path.exists() {
@@ -255,9 +242,7 @@ impl Store {
             target::Target::Postgres(url) => Store::open_pg(&url).map_err(|e| match e {
                 // Connection and migration errors name the URL already.
                 StoreError::Pg(p) => (p.to_string(), p.exit_code()),
-                StoreError::Db(d @ sql::DbError::Connect(_)) => {
-                    (format!("{}: {d}", url.shown()), 3)
-                }
+                StoreError::Db(d @ sql::DbError::Connect(_)) => (d.to_string(), 3),
                 e => (format!("{}: {e}", url.shown()), 2),
             }),
         }
@@ -578,6 +563,13 @@ impl StoreError {
 /// A store error from any message (a pattern or queue error raised inside a store call).
 pub fn invalid(e: impl std::fmt::Display) -> StoreError {
     StoreError::Invalid(e.to_string())
+}
+
+/// What `--db` names: itself, else `$KAKEAI_DB`, else the data dir's kakeai.db.
+fn named(db: Option<&Path>) -> Result<PathBuf, String> {
+    db.map(Path::to_path_buf)
+        .or_else(Store::default_path)
+        .ok_or_else(|| "no data directory found; pass --db PATH or set KAKEAI_DATA_DIR".into())
 }
 
 fn file_only(p: &Path) -> Result<(), String> {

@@ -2,7 +2,7 @@
 //! the part of SQL both accept (`ON CONFLICT DO NOTHING`, `RETURNING id`, `IS NOT DISTINCT
 //! FROM`, `COALESCE`, `COUNT(*) FILTER (WHERE …)`); the few things that cannot be are here:
 //! SQLite's `?N` placeholders become PostgreSQL's `$N`, and [`Kind`] lets a statement choose
-//! (`string_agg` vs `group_concat`, `GREATEST` vs `MAX(a, b)`).
+//! (`GREATEST` vs `MAX(a, b)`, byte-order text).
 
 /// Which engine a statement runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -12,14 +12,6 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// `group_concat(expr, sep)` / `string_agg(expr, sep)`.
-    pub fn concat(self, expr: &str, sep: &str) -> String {
-        match self {
-            Kind::Sqlite => format!("group_concat({expr}, '{sep}')"),
-            Kind::Postgres => format!("string_agg(CAST({expr} AS TEXT), '{sep}')"),
-        }
-    }
-
     /// The larger of two values (SQLite's scalar `MAX(a, b)`).
     pub fn greatest(self, a: &str, b: &str) -> String {
         match self {

@@ -3,7 +3,7 @@
 //! transaction on either engine — and runs statements written once ([`dialect`]); values
 //! cross as [`Value`]s.
 //!
-//! Writes go through [`Engine::write`]: on SQLite a `BEGIN IMMEDIATE` transaction (the write
+//! Writes go through `Store::transact` ([`sqlite_write`] / [`pg_write`]): on SQLite a `BEGIN IMMEDIATE` transaction (the write
 //! lock up front, see `store::write`), on PostgreSQL a `SERIALIZABLE` one, so a transaction
 //! sees the database as if it ran alone on both engines; a lock held too long (SQLite) or a
 //! serialization failure or deadlock (PostgreSQL) rolls back and runs the closure again, a
@@ -19,7 +19,7 @@ use std::time::Duration;
 
 pub use dialect::Kind;
 pub use pgconn::{Notice, PgConn};
-pub use value::{ColumnIndex, FromValue, Row, ToValue, Value};
+pub use value::{FromValue, Row, ToValue, Value};
 
 /// Why a statement failed, on either engine.
 #[derive(Debug, thiserror::Error)]
@@ -32,7 +32,8 @@ pub enum DbError {
         code: Option<String>,
         message: String,
     },
-    #[error("cannot use this PostgreSQL database: {0}")]
+    /// The URL (password hidden), then why and what to do.
+    #[error("{0}")]
     Connect(String),
     #[error("the query returned no rows")]
     NoRows,
@@ -211,40 +212,11 @@ fn sqlite_rows(c: &rusqlite::Connection, sql: &str, params: &[Value]) -> Result<
     Ok(out)
 }
 
-/// An owned connection on either engine.
-pub enum Engine {
-    Sqlite(rusqlite::Connection),
-    Pg(PgConn),
-}
-
 /// Attempts after the first when PostgreSQL reports a serialization failure or deadlock.
 /// Higher than SQLite's lock retries: there a busy wait already waited 5 s.
 pub const PG_RETRIES: u32 = 12;
 
-impl Engine {
-    pub fn db(&self) -> Db<'_> {
-        match self {
-            Engine::Sqlite(c) => Db::Sqlite(c),
-            Engine::Pg(c) => Db::Pg(c),
-        }
-    }
-
-    pub fn kind(&self) -> Kind {
-        self.db().kind()
-    }
-
-    /// Runs `f` in one write transaction and commits it (see the module doc).
-    pub fn write<T, E>(&mut self, f: impl FnMut(Db<'_>) -> Result<T, E>) -> Result<T, E>
-    where
-        E: From<DbError> + crate::store::write::BusyCheck,
-    {
-        match self {
-            Engine::Sqlite(c) => sqlite_write(c, f),
-            Engine::Pg(c) => pg_write(c, f),
-        }
-    }
-}
-
+/// Runs `f` in one SQLite write transaction and commits it (see the module doc).
 pub fn sqlite_write<T, E>(
     c: &mut rusqlite::Connection,
     mut f: impl FnMut(Db<'_>) -> Result<T, E>,
@@ -261,6 +233,7 @@ where
     })
 }
 
+/// Runs `f` in one PostgreSQL SERIALIZABLE transaction and commits it (see the module doc).
 pub fn pg_write<T, E>(c: &PgConn, mut f: impl FnMut(Db<'_>) -> Result<T, E>) -> Result<T, E>
 where
     E: From<DbError> + crate::store::write::BusyCheck,

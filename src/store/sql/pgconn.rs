@@ -41,15 +41,13 @@ pub struct PgConn {
     /// Inside a transaction this door began ([`PgConn::begin`] until [`PgConn::end`]).
     in_tx: std::sync::atomic::AtomicBool,
     notices: Arc<Mutex<std_mpsc::Receiver<Notice>>>,
-    shown: String,
 }
 
 impl PgConn {
     /// Connects (in the connection's own thread) and waits until it is up.
     pub fn connect(url: &PgUrl) -> Result<PgConn, DbError> {
         let shown = url.shown().to_string();
-        let config =
-            pg::config(url.raw()).map_err(|m| DbError::Connect(format!("{shown}: {m}")))?;
+        let config = pg::config(url.raw()).map_err(|m| unusable(&shown, m))?;
         let (jobs, rx) = mpsc::unbounded_channel::<Job>();
         let (up_tx, up_rx) = std_mpsc::channel();
         let (note_tx, note_rx) = std_mpsc::channel();
@@ -57,24 +55,16 @@ impl PgConn {
         std::thread::Builder::new()
             .name("kakeai-pg".into())
             .spawn(move || serve(config, rx, up_tx, note_tx, who))
-            .map_err(|e| DbError::Connect(format!("{shown}: {e}")))?;
+            .map_err(|e| unusable(&shown, e))?;
         match up_rx.recv() {
             Ok(Ok(())) => Ok(PgConn {
                 jobs,
                 in_tx: std::sync::atomic::AtomicBool::new(false),
                 notices: Arc::new(Mutex::new(note_rx)),
-                shown,
             }),
             Ok(Err(e)) => Err(e),
-            Err(_) => Err(DbError::Connect(format!(
-                "{shown}: the connection thread stopped"
-            ))),
+            Err(_) => Err(unusable(&shown, "its connection thread stopped")),
         }
-    }
-
-    /// The URL with its password as `***`.
-    pub fn shown(&self) -> &str {
-        &self.shown
     }
 
     fn ask(&self, op: Op) -> Result<Answer, DbError> {
@@ -125,12 +115,13 @@ impl PgConn {
         let rx = self.notices.lock().unwrap_or_else(|p| p.into_inner());
         rx.try_iter().collect()
     }
+}
 
-    /// Waits up to `wait` for the next notification.
-    pub fn next_notice(&self, wait: std::time::Duration) -> Option<Notice> {
-        let rx = self.notices.lock().unwrap_or_else(|p| p.into_inner());
-        rx.recv_timeout(wait).ok()
-    }
+/// A connection that cannot be had: the URL (password hidden), then why.
+fn unusable(shown: &str, why: impl std::fmt::Display) -> DbError {
+    DbError::Connect(format!(
+        "{shown}: cannot use this PostgreSQL database: {why}"
+    ))
 }
 
 /// The connection thread: connect, then answer jobs in order until every door is dropped.
@@ -147,7 +138,7 @@ fn serve(
     {
         Ok(rt) => rt,
         Err(e) => {
-            let _ = up.send(Err(DbError::Connect(format!("{shown}: {e}"))));
+            let _ = up.send(Err(unusable(&shown, e)));
             return;
         }
     };
@@ -155,7 +146,7 @@ fn serve(
         let client = match connect(&config, notes).await {
             Ok(c) => c,
             Err(e) => {
-                let _ = up.send(Err(DbError::Connect(format!("{shown}: {e}"))));
+                let _ = up.send(Err(unusable(&shown, e)));
                 return;
             }
         };

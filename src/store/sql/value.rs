@@ -216,54 +216,13 @@ pub struct Row {
     pub(crate) values: Vec<Value>,
 }
 
-/// A column by position or by name.
-pub trait ColumnIndex {
-    fn index(&self, row: &Row) -> Result<usize, DbError>;
-}
-
-impl ColumnIndex for usize {
-    fn index(&self, row: &Row) -> Result<usize, DbError> {
-        if *self < row.values.len() {
-            Ok(*self)
-        } else {
-            Err(DbError::Column(format!(
-                "column {self} of a row of {}",
-                row.values.len()
-            )))
-        }
-    }
-}
-
-impl ColumnIndex for &str {
-    fn index(&self, row: &Row) -> Result<usize, DbError> {
-        row.names
-            .iter()
-            .position(|n| n.eq_ignore_ascii_case(self))
-            .ok_or_else(|| DbError::Column(format!("no column named {self}")))
-    }
-}
-
 impl Row {
-    pub fn get<T: FromValue>(&self, i: impl ColumnIndex) -> Result<T, DbError> {
-        let at = i.index(self)?;
-        T::from_value(&self.values[at])
-            .map_err(|e| DbError::Column(format!("column {} ({}): {e}", at, self.names[at])))
-    }
-
-    /// The raw value of column `i`.
-    pub fn value(&self, i: usize) -> Option<&Value> {
-        self.values.get(i)
-    }
-
-    pub fn len(&self) -> usize {
-        self.values.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.values.is_empty()
-    }
-
-    pub fn names(&self) -> &[String] {
-        &self.names
+    /// Column `at` (0-based) read into `T`; an error names the column.
+    pub fn get<T: FromValue>(&self, at: usize) -> Result<T, DbError> {
+        let v = self.values.get(at).ok_or_else(|| {
+            DbError::Column(format!("column {at} of a row of {}", self.values.len()))
+        })?;
+        T::from_value(v)
+            .map_err(|e| DbError::Column(format!("column {at} ({}): {e}", self.names[at])))
     }
 }
