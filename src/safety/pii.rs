@@ -49,6 +49,7 @@ mod org_forms;
 mod orgs;
 mod proper;
 mod resolve;
+mod scan;
 pub mod second;
 mod view;
 
@@ -72,8 +73,6 @@ mod tests_subject;
 mod tests_words;
 
 use std::sync::OnceLock;
-
-use aho_corasick::{AhoCorasick, MatchKind};
 
 use crate::text::analyzer::{Analyzer, AnalyzerKind};
 use serde::{Deserialize, Serialize};
@@ -277,8 +276,10 @@ pub struct PiiMasker {
     contact: contact::Contact,
     address: address::Address,
     latin: latin::Latin,
-    markers: AhoCorasick,
-    schools: AhoCorasick,
+    /// Every word list below, searched in one pass (`scan`).
+    lists: scan::Lists,
+    markers: scan::ListId,
+    schools: scan::ListId,
     forms: org_forms::Forms,
     names: names::Names,
     subjects: names_subject::Subjects,
@@ -296,25 +297,23 @@ impl Default for PiiMasker {
 
 impl PiiMasker {
     pub fn new() -> PiiMasker {
-        let markers = AhoCorasick::builder()
-            .match_kind(MatchKind::LeftmostLongest)
-            .build(MARKERS.iter().map(|(p, _)| *p))
-            // Constant patterns: a failure here is a programming error.
-            .expect("marker automaton builds");
+        let mut lists = scan::Builder::default();
+        let markers = lists.list(MARKERS.iter().map(|(p, _)| *p), scan::Pick::LeftmostLongest);
         // Apart from the markers: 京大 must not hide the 大学 of 東京大学.
-        let schools = AhoCorasick::builder()
-            .match_kind(MatchKind::LeftmostLongest)
-            .build(short_schools())
-            .expect("school automaton builds");
+        let schools = lists.list(short_schools(), scan::Pick::LeftmostLongest);
+        let forms = org_forms::Forms::builtin(&mut lists);
+        let subjects = names_subject::Subjects::new(&mut lists);
         PiiMasker {
             contact: contact::Contact::new(),
             address: address::Address::new(),
             latin: latin::Latin::new(),
+            // Constant patterns: a failure here is a programming error.
+            lists: lists.build().expect("the word lists' automaton builds"),
             markers,
             schools,
-            forms: org_forms::Forms::builtin(),
+            forms,
             names: names::Names::builtin(),
-            subjects: names_subject::Subjects::new(),
+            subjects,
             slots: names_slot::Slots::new(),
             analyzer: None,
         }
@@ -403,6 +402,7 @@ impl PiiMasker {
     /// Every detection before overlaps are resolved, and the existing tokens' spans.
     fn candidates(&self, text: &str) -> (Vec<Cand>, Vec<(usize, usize)>) {
         let v = view::View::new(text);
+        let hits = self.lists.scan(&v.norm);
         let mut cands = Vec::new();
         let mut tokens: Vec<(usize, usize)> = Vec::new();
         self.contact.find(&v, &mut cands);
@@ -416,10 +416,10 @@ impl PiiMasker {
             full.into_iter()
                 .map(|(s, e)| Cand::new(PiiKind::Name, s, e)),
         );
-        for m in self.markers.find_iter(&v.norm) {
-            let (p, q) = (v.char_at(m.start()), v.char_at(m.end()));
+        for m in hits.of(self.markers) {
+            let (p, q) = (v.char_at(m.start), v.char_at(m.end));
             let name = |r: Option<(usize, usize)>| r.map(|(s, e)| Cand::new(PiiKind::Name, s, e));
-            let (cue_text, marker) = MARKERS[m.pattern().as_usize()];
+            let (cue_text, marker) = MARKERS[m.pattern];
             // 鮫島いおり（刑部）です / 「イッシキ」って名字: a reading in brackets or quotes
             // between a name and its cue is a name too, and the name stands before it.
             let p = match marker {
@@ -510,7 +510,7 @@ impl PiiMasker {
         }
         cands.extend(names_cue::vocative(&v).map(|(s, e)| Cand::new(PiiKind::Name, s, e)));
         let mut subjects = Vec::new();
-        self.subjects.find(&v, &self.names, &mut subjects);
+        self.subjects.find(&v, &hits, &self.names, &mut subjects);
         cands.extend(
             subjects
                 .into_iter()
@@ -528,8 +528,8 @@ impl PiiMasker {
             .as_ref()
             .map(|an| an.proper_nouns(text))
             .unwrap_or_default();
-        self.forms.find(&v, &toks, &mut cands);
-        self.forms.find_named(&v, &mut cands);
+        self.forms.find(&v, &hits, &toks, &mut cands);
+        self.forms.find_named(&v, &hits, &mut cands);
         if self.analyzer.is_some() {
             proper::find(&v, &toks, &self.names, &mut cands);
             let mut slots = Vec::new();
@@ -540,8 +540,8 @@ impl PiiMasker {
                     .map(|(s, e)| Cand::new(PiiKind::Name, s, e)),
             );
         }
-        for m in self.schools.find_iter(&v.norm) {
-            orgs::short_school(&v, v.char_at(m.start()), v.char_at(m.end()), &mut cands);
+        for m in hits.of(self.schools) {
+            orgs::short_school(&v, v.char_at(m.start), v.char_at(m.end), &mut cands);
         }
         debug_assert!(cands.iter().all(|c| c.s < c.e && c.e <= v.len()));
         (cands, tokens)

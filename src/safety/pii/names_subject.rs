@@ -9,13 +9,12 @@
 //! no 来る), or a common kana word (みんな, ゲーム, チーム). The rules need no dictionary;
 //! with lindera, `proper` adds what IPADIC knows.
 
-use aho_corasick::{AhoCorasick, MatchKind};
-
 use crate::text::chars::{is_hiragana, is_katakana};
 
 use super::address::place_like;
 use super::names::Names;
 use super::names_cue::{LEADING_NOISE, is_common_kana_word, kanji_word_ok};
+use super::scan::{Builder, Hits, ListId, Pick};
 use super::view::{View, is_edge, is_han};
 
 /// The subject: が, は, も.
@@ -829,30 +828,26 @@ const CALLS: &[&str] = &[
     "おやすみ",
 ];
 
-/// The predicate automaton, built once with the masker.
+/// The predicate and topic lists, in the masker's scan.
 pub(super) struct Subjects {
-    automaton: AhoCorasick,
-    topics: AhoCorasick,
+    automaton: ListId,
+    topics: ListId,
 }
 
 impl Subjects {
-    pub fn new() -> Subjects {
-        let automaton = AhoCorasick::builder()
-            .match_kind(MatchKind::LeftmostLongest)
-            .build(PREDICATES.iter().map(|(p, _)| *p))
-            // Constant patterns: a failure here is a programming error.
-            .expect("predicate automaton builds");
-        let topics = AhoCorasick::new(TOPICS).expect("topic automaton builds");
+    pub fn new(lists: &mut Builder) -> Subjects {
+        let automaton = lists.list(PREDICATES.iter().map(|(p, _)| *p), Pick::LeftmostLongest);
+        let topics = lists.list(TOPICS, Pick::Standard);
         Subjects { automaton, topics }
     }
 
     /// Every name standing as the subject or partner of a person predicate: its span.
-    pub fn find(&self, v: &View, names: &Names, out: &mut Vec<(usize, usize)>) {
-        for m in self.automaton.find_iter(&v.norm) {
-            let p = skip_between(v, v.char_at(m.start()));
-            let (pred, roles) = PREDICATES[m.pattern().as_usize()];
+    pub fn find(&self, v: &View, hits: &Hits, names: &Names, out: &mut Vec<(usize, usize)>) {
+        for m in hits.of(self.automaton) {
+            let p = skip_between(v, v.char_at(m.start));
+            let (pred, roles) = PREDICATES[m.pattern];
             // と一緒 ends the sentence (今日のシフト、鷹取と一緒); と一緒に食べる is a thing.
-            let after = v.at(v.char_at(m.end()));
+            let after = v.at(v.char_at(m.end));
             if pred == "一緒" && !after.is_none_or(|c| is_edge(c) || c == 'で') {
                 continue;
             }
@@ -874,8 +869,8 @@ impl Subjects {
                 out.extend(name_before(v, s - 1, names).map(|s2| (s2, s - 1)));
             }
         }
-        for m in self.topics.find_iter(&v.norm) {
-            out.extend(after_topic(v, v.char_at(m.end()), names));
+        for m in hits.of(self.topics) {
+            out.extend(after_topic(v, v.char_at(m.end), names));
         }
         out.extend(called(v, names));
         out.extend(signed(v, names));

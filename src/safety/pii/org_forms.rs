@@ -3,11 +3,11 @@
 //! English forms after a latin name (Inc., Co., Ltd.), industry words that name a company only
 //! in a business context (◯◯運輸で働いています), and school suffixes (大学, 学園, 幼稚園).
 
-use aho_corasick::{AhoCorasick, MatchKind};
 use serde::Deserialize;
 
 use crate::text::analyzer::{ProperKind, ProperNoun};
 
+use super::scan::{Builder, Hits, ListId, Pick};
 use super::view::View;
 use super::{Cand, PiiKind, orgs};
 
@@ -63,34 +63,35 @@ struct File {
     form: Vec<Form>,
 }
 
-/// The forms, their automaton (longest match first) and the business cues.
+/// The forms, their word lists in the masker's scan (longest match first) and the business
+/// cues.
 pub(super) struct Forms {
     pub forms: Vec<Form>,
-    automaton: AhoCorasick,
+    automaton: ListId,
     cues: Cues,
-    /// `named_before` then `named_after`, one automaton.
-    naming: AhoCorasick,
-    bare: AhoCorasick,
+    /// `named_before` then `named_after`, one list.
+    naming: ListId,
+    bare: ListId,
 }
 
 impl Forms {
-    /// The bundled forms. The file is part of the binary and covered by tests: a parse
-    /// failure is a programming error.
-    pub fn builtin() -> Forms {
-        Forms::parse(FORMS_TOML).expect("assets/safety/org_forms.toml parses")
+    /// The bundled forms, their lists added to `lists`. The file is part of the binary and
+    /// covered by tests: a parse failure is a programming error.
+    pub fn builtin(lists: &mut Builder) -> Forms {
+        Forms::parse(FORMS_TOML, lists).expect("assets/safety/org_forms.toml parses")
     }
 
-    pub fn parse(text: &str) -> Result<Forms, String> {
+    pub fn parse(text: &str, lists: &mut Builder) -> Result<Forms, String> {
         let file: File = toml::from_str(text).map_err(|e| e.to_string())?;
-        let automaton = AhoCorasick::builder()
-            .match_kind(MatchKind::LeftmostLongest)
-            .build(file.form.iter().map(|f| f.text.as_str()))
-            .map_err(|e| e.to_string())?;
-        let naming = AhoCorasick::builder()
-            .match_kind(MatchKind::LeftmostLongest)
-            .build(file.cues.named_before.iter().chain(&file.cues.named_after))
-            .map_err(|e| e.to_string())?;
-        let bare = AhoCorasick::new(&file.cues.bare_after).map_err(|e| e.to_string())?;
+        let automaton = lists.list(
+            file.form.iter().map(|f| f.text.as_str()),
+            Pick::LeftmostLongest,
+        );
+        let naming = lists.list(
+            file.cues.named_before.iter().chain(&file.cues.named_after),
+            Pick::LeftmostLongest,
+        );
+        let bare = lists.list(&file.cues.bare_after, Pick::Standard);
         Ok(Forms {
             forms: file.form,
             automaton,
@@ -103,10 +104,10 @@ impl Forms {
     /// Every name beside a form. `toks` are the analyzer's tokens (empty without one): an
     /// industry word after a name the dictionary reads as a person, a place or an unknown word
     /// (蛭間工業, 粟飯原不動産) is a company with no business context.
-    pub fn find(&self, v: &View, toks: &[ProperNoun], out: &mut Vec<Cand>) {
-        for m in self.automaton.find_iter(&v.norm) {
-            let (p, q) = (v.char_at(m.start()), v.char_at(m.end()));
-            let f = &self.forms[m.pattern().as_usize()];
+    pub fn find(&self, v: &View, hits: &Hits, toks: &[ProperNoun], out: &mut Vec<Cand>) {
+        for m in hits.of(self.automaton) {
+            let (p, q) = (v.char_at(m.start), v.char_at(m.end));
+            let f = &self.forms[m.pattern];
             match (f.kind, f.side) {
                 (OrgKind::School, _) if f.cue => {
                     let mut found = Vec::new();
@@ -146,17 +147,17 @@ impl Forms {
     }
 
     /// A company named by a phrase alone (シオサイって会社, 勤務先：ミナトテック).
-    pub fn find_named(&self, v: &View, out: &mut Vec<Cand>) {
-        for m in self.naming.find_iter(&v.norm) {
-            let (p, q) = (v.char_at(m.start()), v.char_at(m.end()));
-            if m.pattern().as_usize() < self.cues.named_before.len() {
+    pub fn find_named(&self, v: &View, hits: &Hits, out: &mut Vec<Cand>) {
+        for m in hits.of(self.naming) {
+            let (p, q) = (v.char_at(m.start), v.char_at(m.end));
+            if m.pattern < self.cues.named_before.len() {
                 orgs::named_before(v, p, p, PiiKind::Company, out);
             } else {
                 orgs::named_after(v, q, out);
             }
         }
-        for m in self.bare.find_iter(&v.norm) {
-            orgs::bare_before(v, v.char_at(m.start()), out);
+        for m in hits.of(self.bare) {
+            orgs::bare_before(v, v.char_at(m.start), out);
         }
     }
 

@@ -155,12 +155,13 @@ const NOT_A_COMPANY_NAME: [&str; 10] = [
 /// Strips generic words from the end and noise words from the front of `[s, e)`; returns the
 /// start of what is left, or `None` when nothing specific is left.
 fn specific_start(v: &View, s: usize, e: usize) -> Option<usize> {
+    // Compared as strings; a word's length in chars is counted only when it matched.
     let mut end = e;
     'right: while end > s {
+        let run = v.slice(s, end);
         for g in GENERIC {
-            let n = g.chars().count();
-            if end >= s + n && v.slice(end - n, end) == g {
-                end -= n;
+            if run.ends_with(g) {
+                end -= g.chars().count();
                 continue 'right;
             }
         }
@@ -168,10 +169,10 @@ fn specific_start(v: &View, s: usize, e: usize) -> Option<usize> {
     }
     let mut start = s;
     'left: while start < end {
+        let run = v.slice(start, end);
         for w in LEADING_NOISE {
-            let n = w.chars().count();
-            if start + n <= end && v.slice(start, start + n) == w {
-                start += n;
+            if run.starts_with(w) {
+                start += w.chars().count();
                 continue 'left;
             }
         }

@@ -108,7 +108,7 @@ const NAMES: [&str; 3] = ["ミドリ", "青空", "ひばり"];
 
 #[test]
 fn every_company_and_school_form_in_the_data_has_a_name_beside_it() {
-    let forms = Forms::builtin();
+    let forms = Forms::builtin(&mut super::scan::Builder::default());
     assert!(forms.forms.len() >= 50);
     for f in &forms.forms {
         let kind = match f.kind {
