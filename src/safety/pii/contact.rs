@@ -69,7 +69,8 @@ impl Contact {
         }
         if AT_WORDS
             .iter()
-            .any(|w| v.norm.contains(w) || v.norm.contains(&w.to_uppercase()))
+            // Upper case only where the message has an ASCII capital.
+            .any(|w| v.norm.contains(w) || (v.has_upper && v.norm.contains(&w.to_uppercase())))
         {
             for m in self.email_words.find_iter(&v.norm) {
                 out.push(Cand::new(

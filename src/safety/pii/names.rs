@@ -6,7 +6,7 @@
 //! name wherever it stands as a whole kanji run (山田太郎って, 俺、伊藤大輔。). The honorific
 //! itself is kept.
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 
 use super::address::PREFECTURES;
 use super::view::{View, is_edge, is_han};
@@ -106,7 +106,7 @@ pub(super) struct Names {
 impl Names {
     pub fn builtin() -> Names {
         let mut n = Names {
-            surnames: HashSet::new(),
+            surnames: HashSet::default(),
             max_len: 0,
             given: GIVEN
                 .lines()

@@ -868,7 +868,13 @@ pub(super) fn after_name_is(v: &View, q: usize) -> Option<(usize, usize)> {
 /// してる？): a name called out.
 pub(super) fn vocative(v: &View) -> Option<(usize, usize)> {
     // Cheap first: most messages hold no greeting after a comma.
-    if !v.has_comma || !(GREETINGS.iter().any(|g| v.norm.contains(g)) || v.norm.contains('歳')) {
+    // Every greeting starts with its comma: look only where a comma stands.
+    let greeting = || {
+        v.norm
+            .match_indices('、')
+            .any(|(i, _)| GREETINGS.iter().any(|g| v.norm[i..].starts_with(g)))
+    };
+    if !v.has_comma || !(greeting() || v.norm.contains('歳')) {
         return None;
     }
     let greeted = |e: usize, greetings: &[&str]| {
@@ -891,7 +897,7 @@ pub(super) fn vocative(v: &View) -> Option<(usize, usize)> {
 }
 
 /// A greeting after a name called out (サメジマ リツ、元気？).
-const GREETINGS: [&str; 12] = [
+pub(super) const GREETINGS: [&str; 12] = [
     "、元気",
     "、久しぶり",
     "、おひさ",

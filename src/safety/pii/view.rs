@@ -54,28 +54,34 @@ impl View {
             has_comma: false,
             intro: std::cell::OnceCell::new(),
         };
+        v.chars.extend(text.chars());
         let mut prev_digit = false;
-        let mut it = text.chars().peekable();
-        while let Some(raw) = it.next() {
-            let next_digit = it.peek().is_some_and(|&c| is_any_digit(c));
-            let c = fold(raw, prev_digit, next_digit);
+        for i in 0..v.chars.len() {
+            let raw = v.chars[i];
+            let c = if raw.is_ascii() {
+                raw
+            } else {
+                let next_digit = v.chars.get(i + 1).is_some_and(|&c| is_any_digit(c));
+                fold(raw, prev_digit, next_digit)
+            };
             prev_digit = is_any_digit(raw);
-            if c.is_ascii_digit() {
-                v.digits += 1;
-            } else if c == '@' {
-                v.has_at = true;
-            } else if c.is_ascii_uppercase() {
-                v.has_upper = true;
+            if c.is_ascii() {
+                if c.is_ascii_digit() {
+                    v.digits += 1;
+                } else if c == '@' {
+                    v.has_at = true;
+                } else if c.is_ascii_uppercase() {
+                    v.has_upper = true;
+                } else if c == '-' {
+                    v.has_address_marker = true;
+                }
             } else if c == '、' {
                 v.has_comma = true;
-            } else if matches!(
-                c,
-                '市' | '区' | '町' | '村' | '郡' | '〒' | '丁' | '条' | '-'
-            ) {
+            } else if matches!(c, '市' | '区' | '町' | '村' | '郡' | '〒' | '丁' | '条') {
                 v.has_address_marker = true;
             }
             v.starts.push(v.norm.len());
-            v.chars.push(c);
+            v.chars[i] = c;
             v.norm.push(c);
         }
         v.starts.push(v.norm.len());
