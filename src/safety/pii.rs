@@ -280,6 +280,10 @@ pub struct PiiMasker {
     lists: scan::Lists,
     markers: scan::ListId,
     schools: scan::ListId,
+    /// A greeting after a call (、元気): any hit lets `vocative` look.
+    greetings: scan::ListId,
+    /// Words of a self-introduction (よろしく, 申します): any hit sets the view's `intro`.
+    intro: scan::ListId,
     forms: org_forms::Forms,
     names: names::Names,
     subjects: names_subject::Subjects,
@@ -301,6 +305,8 @@ impl PiiMasker {
         let markers = lists.list(MARKERS.iter().map(|(p, _)| *p), scan::Pick::LeftmostLongest);
         // Apart from the markers: 京大 must not hide the 大学 of 東京大学.
         let schools = lists.list(short_schools(), scan::Pick::LeftmostLongest);
+        let greetings = lists.list(names_cue::GREETINGS, scan::Pick::Standard);
+        let intro = lists.list(names_cue::INTRO_WORDS, scan::Pick::Standard);
         let forms = org_forms::Forms::builtin(&mut lists);
         let subjects = names_subject::Subjects::new(&mut lists);
         PiiMasker {
@@ -311,6 +317,8 @@ impl PiiMasker {
             lists: lists.build().expect("the word lists' automaton builds"),
             markers,
             schools,
+            greetings,
+            intro,
             forms,
             names: names::Names::builtin(),
             subjects,
@@ -403,6 +411,8 @@ impl PiiMasker {
     fn candidates(&self, text: &str) -> (Vec<Cand>, Vec<(usize, usize)>) {
         let v = view::View::new(text);
         let hits = self.lists.scan(&v.norm);
+        // Set once here; the view was just made, so it cannot be set already.
+        let _ = v.intro.set(!hits.of(self.intro).is_empty());
         let mut cands = Vec::new();
         let mut tokens: Vec<(usize, usize)> = Vec::new();
         self.contact.find(&v, &mut cands);
@@ -508,7 +518,9 @@ impl PiiMasker {
             };
             cands.extend(found);
         }
-        cands.extend(names_cue::vocative(&v).map(|(s, e)| Cand::new(PiiKind::Name, s, e)));
+        let greeting = !hits.of(self.greetings).is_empty();
+        cands
+            .extend(names_cue::vocative(&v, greeting).map(|(s, e)| Cand::new(PiiKind::Name, s, e)));
         let mut subjects = Vec::new();
         self.subjects.find(&v, &hits, &self.names, &mut subjects);
         cands.extend(

@@ -968,10 +968,8 @@ fn skip_between(v: &View, mut p: usize) -> usize {
                 continue;
             }
         }
-        match BETWEEN.iter().find(|w| {
-            let n = w.chars().count();
-            p >= n && v.slice(p - n, p) == **w
-        }) {
+        let head = v.slice(0, p);
+        match BETWEEN.iter().find(|w| head.ends_with(**w)) {
             Some(w) => p -= w.chars().count(),
             None => break,
         }
@@ -1044,10 +1042,10 @@ pub(super) fn kanji_name(v: &View, e: usize, names: &Names) -> Option<usize> {
         }
     }
     'noise: loop {
+        let run = v.slice(s, e);
         for w in LEADING_NOISE {
-            let n = w.chars().count();
-            if v.slice(s, e).starts_with(w) && e - s > n {
-                s += n;
+            if run.starts_with(w) && e - s > w.chars().count() {
+                s += w.chars().count();
                 continue 'noise;
             }
         }
@@ -1092,8 +1090,8 @@ fn hiragana_name(v: &View, e: usize, names: &Names) -> Option<usize> {
                 .is_some_and(|w| is_han(w) || is_katakana(w) || w.is_ascii_alphanumeric());
         let time_word = c == 'と'
             && LEADING_NOISE.iter().any(|w| {
-                let n = w.chars().count();
-                s > n && v.slice(s - 1 - n, s - 1) == *w
+                let head = v.slice(0, s - 1);
+                head.ends_with(w) && s > w.chars().count()
             });
         // 久しぶりに|ときた: a particle after an adverb's ending ends the phrase too.
         let after_adverb = ["ぶり", "よう", "ため", "すぐ", "たま", "つい"]
@@ -1131,10 +1129,10 @@ fn hiragana_name(v: &View, e: usize, names: &Names) -> Option<usize> {
         if !alone {
             break;
         }
+        let run = v.slice(s, e);
         for w in HIRA_LEADS {
-            let n = w.chars().count();
-            if v.slice(s, e).starts_with(w) && e - s >= n + 2 {
-                s += n;
+            if run.starts_with(w) && e - s >= w.chars().count() + 2 {
+                s += w.chars().count();
                 continue 'lead;
             }
         }

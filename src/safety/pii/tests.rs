@@ -196,11 +196,3 @@ fn a_long_text_with_many_items_is_masked_whole() {
     assert_eq!(m.items[4_999].span, [24_995, 24_997]);
     assert_eq!(m.masked_text, "[氏名]さん、".repeat(5_000));
 }
-
-/// `vocative` looks for a greeting only where a comma stands: each must start with one.
-#[test]
-fn every_greeting_after_a_call_starts_with_its_comma() {
-    for g in super::names_cue::GREETINGS {
-        assert!(g.starts_with('、'), "{g}");
-    }
-}
