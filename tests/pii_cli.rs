@@ -316,3 +316,70 @@ async fn a_failed_llm_pass_keeps_the_rules_and_flags_only_when_fail_closed() {
     assert_eq!(v["masked_text"], "電話は[電話番号]です。");
     assert!(v.get("review").is_none(), "{v}");
 }
+
+/// The MeCab IPADIC sources this machine has, if any.
+fn ipadic_sources() -> Option<std::path::PathBuf> {
+    ["/usr/share/mecab/dic/ipadic", "/var/lib/mecab/dic/ipadic"]
+        .iter()
+        .map(std::path::PathBuf::from)
+        .chain(std::env::var_os("KAKEAI_IPADIC_SRC").map(Into::into))
+        .find(|d| d.join("matrix.def").is_file())
+}
+
+/// Issue 26 §1 and §4: on a fresh install with MeCab's sources, `pii mask` builds the
+/// dictionary on first use, as `check` does, and masks with it (the analyzer's proper nouns
+/// are the primary signal); the second run reuses it. `KAKEAI_PII_ANALYZER=fallback` still
+/// forces the rules alone, and says so.
+#[test]
+fn a_fresh_install_masks_with_the_dictionary_built_on_first_use() {
+    if ipadic_sources().is_none() {
+        assert_ne!(
+            std::env::var("CI").as_deref(),
+            Ok("true"),
+            "CI needs MeCab IPADIC sources"
+        );
+        eprintln!("note: no MeCab IPADIC sources; fresh-install test skipped");
+        return;
+    }
+    let env = Env::new();
+    let run = |pii_analyzer: Option<&str>| {
+        let mut c = env.cmd(&["pii", "mask"]);
+        c.env("KAKEAI_ANALYZER", "auto");
+        if let Some(a) = pii_analyzer {
+            c.env("KAKEAI_PII_ANALYZER", a);
+        }
+        c.stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all("田中さんの電話は090-1234-5678\n".as_bytes())
+            .unwrap();
+        let o = child.wait_with_output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        (v, String::from_utf8_lossy(&o.stderr).to_string())
+    };
+    let (first, stderr) = run(None);
+    assert!(
+        stderr.contains("building the IPADIC dictionary"),
+        "{stderr}"
+    );
+    assert_eq!(first["analyzer"], "lindera-ipadic", "{first}");
+    assert!(first.get("analyzer_note").is_none(), "{first}");
+    assert_eq!(first["pii_detected"], true);
+    let (second, stderr) = run(None);
+    assert!(!stderr.contains("building"), "built once: {stderr}");
+    assert_eq!(second["analyzer"], "lindera-ipadic");
+    let (rules, _) = run(Some("fallback"));
+    assert_eq!(rules["analyzer"], "fallback", "{rules}");
+    assert!(
+        rules["analyzer_note"]
+            .as_str()
+            .is_some_and(|n| n.contains("recall"))
+    );
+}

@@ -577,20 +577,19 @@ pub const FALLBACK_NOTE: &str = "fallback analyzer: rules only — names, compan
      `kakeai dict install` to use lindera-ipadic";
 
 impl PiiMasker {
-    /// The rules plus the lindera/IPADIC analyzer when its dictionary is installed
-    /// (`kakeai dict install`; never built here), else the rules alone.
-    /// `KAKEAI_PII_ANALYZER=fallback` forces the rules alone.
+    /// The rules plus the lindera/IPADIC analyzer, through the one path every command opens
+    /// its dictionary by ([`crate::text::analyzer::dictionary`]): the analyzer the command
+    /// already opened, else the installed dictionary, else built from MeCab's IPADIC sources
+    /// on first use as `check` does (progress on stderr). The rules alone when there are no
+    /// sources or `KAKEAI_ANALYZER=fallback`; `KAKEAI_PII_ANALYZER=fallback` forces the rules
+    /// alone for masking only.
     pub fn with_installed_analyzer() -> PiiMasker {
         let masker = PiiMasker::new();
         if std::env::var("KAKEAI_PII_ANALYZER").as_deref() == Ok("fallback") {
             return masker;
         }
-        use crate::text::analyzer::lindera;
-        match lindera::default_dict_dir()
-            .filter(|d| lindera::is_installed(d))
-            .and_then(|d| lindera::LinderaAnalyzer::load(&d).ok())
-        {
-            Some(an) => masker.with_analyzer(std::sync::Arc::new(an)),
+        match crate::text::analyzer::dictionary() {
+            Some(an) => masker.with_analyzer(an),
             None => masker,
         }
     }
