@@ -168,8 +168,8 @@ const PREDICATES: &[(&str, u16)] = &[
     ("謝", T),
     ("相談", T | P),
     ("告白", G | T | F),
-    ("振られ", T),
-    ("フラれ", T),
+    ("振られ", S | T),
+    ("フラれ", S | T),
     ("誘", S | T | F | O),
     ("頼ん", T),
     ("頼ま", T),
@@ -248,7 +248,7 @@ const PREDICATES: &[(&str, u16)] = &[
     ("いいやつ", S),
     ("いい奴", S),
     ("モテ", S),
-    ("誕生日", N),
+    ("誕生日", N | S),
     ("家で", N),
     ("家に", N),
     ("家ま", N),
@@ -265,8 +265,8 @@ const PREDICATES: &[(&str, u16)] = &[
     ("お父様", N),
     ("奥さん", N),
     ("旦那", N),
-    ("彼氏", N),
-    ("彼女", N),
+    ("彼氏", N | Q),
+    ("彼女", N | Q),
     ("元カレ", N),
     ("元カノ", N),
     ("結婚式", N),
@@ -275,6 +275,27 @@ const PREDICATES: &[(&str, u16)] = &[
     ("誕生会", N),
     ("お見舞い", N),
     ("笑顔", N),
+    // dev6: more that only a person does; with an object between (鳰川が財布忘れた)
+    ("忘れ", G),
+    ("拾っ", G),
+    ("焼い", G),
+    ("髪染め", S),
+    ("奢っ", G | T),
+    ("おごっ", G | T),
+    ("迷っ", G),
+    ("免許", G),
+    ("既読無視", G),
+    ("既読スルー", G),
+    ("無視され", T),
+    ("受かっ", G),
+    ("寝ちゃ", S),
+    ("くる", S),
+    ("声かけ", S | T),
+    ("同じゼミ", P),
+    ("同じサークル", P),
+    ("同じ班", P),
+    ("同じチーム", P),
+    ("お泊まり", P),
 ];
 
 /// Words that may stand between the particle and the predicate (鷹取が今日休み).
@@ -313,6 +334,10 @@ const BETWEEN: &[&str] = &[
     "ついに",
     "やっと",
     "珍しく",
+    "まさか",
+    "さっきから",
+    "今日も",
+    "もう一回",
 ];
 
 /// Kanji that end a word for a thing, an institution, a group or a time — never a person's
@@ -457,6 +482,11 @@ const NOT_NAMES_KANJI: &[&str] = &[
 /// Hiragana words of a name's shape that stand as a subject or partner (ともだちと遊んだ,
 /// だれかが来た) or adverbs before と/に (わざと言った, たまに会う).
 pub(super) const NOT_NAMES_HIRA: &[&str] = &[
+    // kin in kana (いとこが試験受かった)
+    "いとこ",
+    "はとこ",
+    "おじさん",
+    "おばさん",
     "ともだち",
     "かぞく",
     "せんせい",
@@ -860,6 +890,15 @@ impl Subjects {
                 Some(found) => found,
                 // 駅で鷹取見かけた: a name glued to the verb, after a particle or a pause.
                 None if roles & Z != 0 => (p, Z),
+                // 鳰川が財布忘れた, 蓼沼が駅前で待ってる: the subject, an object or a place
+                // between it and the predicate.
+                None if roles & (S | G) != 0 => match object_before(v, p)
+                    .map(|o| skip_between(v, o))
+                    .and_then(|o| particle_before(v, o))
+                {
+                    Some((e, role)) if role & roles & (S | G) != 0 => (e, role & (S | G)),
+                    _ => continue,
+                },
                 None => continue,
             };
             if roles & role == 0 {
@@ -879,7 +918,138 @@ impl Subjects {
         }
         out.extend(called(v, names));
         out.extend(signed(v, names));
+        out.extend(speaker(v, names));
+        siblings(v, names, out);
     }
+}
+
+/// Where an object or a place ends before the predicate at `p` (財布|忘れた, 駅前で|待ってる,
+/// 傘を|貸して): a run of one to six kanji or katakana, bare or with を or で (not に: 丁寧に,
+/// 一緒に are manners); returns its start.
+fn object_before(v: &View, p: usize) -> Option<usize> {
+    let e = if p > 0 && matches!(v.at(p - 1), Some('を' | 'で')) {
+        p - 1
+    } else {
+        p
+    };
+    let word = |c: char| (is_han(c) || is_katakana(c)) && c != '・';
+    let s = v.run_before(e, 7, word);
+    (s < e && e - s <= 6).then_some(s)
+}
+
+/// What joins the names of a list: と, とか, や, 、, ・ (and も…も, checked by the caller).
+fn separator_at(v: &View, i: usize) -> usize {
+    if v.slice(i, (i + 2).min(v.len())) == "とか" {
+        2
+    } else if matches!(v.at(i), Some('と' | 'や' | '、' | '・' | 'も')) {
+        1
+    } else {
+        0
+    }
+}
+
+/// The other names of a list one found name stands in (蓼沼と笹目と鳰川で, 樺沢、茅根、柊木の,
+/// 鰺坂も鷲尾も): a word of the same script and a name's shape, joined by the same separator.
+/// Right of the name, the next word counts when another separator follows it, or when the list
+/// already holds two names (the found one has a separator before it).
+pub(super) fn siblings(v: &View, names: &Names, out: &mut Vec<(usize, usize)>) {
+    let script = |c: char| -> u8 {
+        if is_han(c) {
+            1
+        } else if is_hiragana(c) {
+            2
+        } else if is_katakana(c) {
+            3
+        } else if c.is_ascii_alphabetic() {
+            4
+        } else {
+            0
+        }
+    };
+    for i in 0..out.len() {
+        let (s, e) = out[i];
+        let Some(kind) = v.at(s).map(script).filter(|&k| k != 0) else {
+            continue;
+        };
+        // Left: 蓼沼と|笹目.
+        let mut at = s;
+        let mut chained = false;
+        while at >= 2 {
+            let sep = if at >= 3 && v.slice(at - 2, at) == "とか" {
+                2
+            } else if matches!(v.at(at - 1), Some('と' | 'や' | '、' | '・'))
+                || (v.at(at - 1) == Some('も') && v.at(e) == Some('も'))
+            {
+                1
+            } else {
+                break;
+            };
+            let j = at - sep;
+            match name_before(v, j, names) {
+                Some(s2)
+                    if v.at(s2).map(script) == Some(kind)
+                        && (s2 == 0
+                            || v.at(s2 - 1).is_some_and(|c| is_edge(c) || c == ':')
+                            || separator_at(v, s2 - 1) > 0
+                            || LEADING_NOISE.iter().any(|w| v.slice(0, s2).ends_with(w))) =>
+                {
+                    out.push((s2, j));
+                    chained = true;
+                    at = s2;
+                }
+                _ => break,
+            }
+        }
+        // Right: 蓼沼と笹目|と鳰川.
+        let mut end = e;
+        let mut links = usize::from(chained || (s > 0 && separator_at(v, s - 1) > 0));
+        loop {
+            let sep = separator_at(v, end);
+            if sep == 0 {
+                break;
+            }
+            let also = v.at(end) == Some('も');
+            let a = end + sep;
+            let Some(c) = v.at(a) else { break };
+            if script(c) != kind {
+                break;
+            }
+            let b = match kind {
+                1 => v.run_after(a, 7, is_han),
+                2 => v.run_after(a, 8, is_hiragana),
+                3 => v.run_after(a, 10, |c| is_katakana(c) && c != '・'),
+                _ => v.run_after(a, 16, |c| c.is_ascii_alphabetic()),
+            };
+            let next = separator_at(v, b);
+            let follows = if also {
+                v.at(b) == Some('も')
+            } else {
+                (next > 0 && v.at(b) != Some('も'))
+                    || (links > 0
+                        && v.at(b)
+                            .is_none_or(|c| is_edge(c) || "でがはものにを".contains(c)))
+            };
+            if b > a && follows && name_before(v, b, names) == Some(a) {
+                out.push((a, b));
+                links += 1;
+                end = b;
+            } else {
+                break;
+            }
+        }
+    }
+}
+
+/// A speaker's name before a quoted line that makes the whole message (瓜生「ちょっと待って」):
+/// two or more kanji of a name's shape.
+fn speaker(v: &View, names: &Names) -> Option<(usize, usize)> {
+    let k = (2..v.len().min(8)).find(|&i| v.at(i) == Some('「'))?;
+    let closed = v
+        .norm
+        .trim_end_matches(['。', '!', '！', '?', '？', ' '])
+        .ends_with('」');
+    (closed && v.slice(0, k).chars().all(is_han) && kanji_name(v, k, names) == Some(0))
+        .then_some((0, k))
 }
 
 /// The name right after a topic at `q`, up to the end of its phrase.
@@ -1019,7 +1189,7 @@ fn particle_before(v: &View, p: usize) -> Option<(usize, u16)> {
 fn name_before(v: &View, e: usize, names: &Names) -> Option<usize> {
     let c = v.at(e.checked_sub(1)?)?;
     if is_han(c) {
-        kanji_name(v, e, names)
+        kanji_name(v, e, names).or_else(|| one_kanji_name(v, e))
     } else if is_hiragana(c) {
         hiragana_name(v, e, names)
     } else if is_katakana(c) && c != '・' {
@@ -1029,6 +1199,35 @@ fn name_before(v: &View, e: usize, names: &Names) -> Option<usize> {
     } else {
         None
     }
+}
+
+/// One-kanji words that stand as a subject, a partner or an owner without being a name: people
+/// and kin, animals, weather and seasons, times, places, things (母が来た, 猫が泣いてた, 雨が
+/// 降って, 春がくる, 店が休み).
+const ONE_KANJI_WORDS: &str = "私僕俺君彼誰皆人方客親母父兄姉弟妹夫妻娘嫁婿孫祖叔伯甥姪友敵主者子奴輩神仏鬼王姫医師\
+    犬猫鳥魚虫馬牛豚猿熊鹿狐狸兎蛇亀鶏羊象虎龍竜蜂蚊蝉蟻鯉鴨鳩烏雀\
+    雨雪風雷霧霜嵐雲空星月日陽光影音声色味香水火土木金石氷湯油酒茶米肉卵豆麦塩糖薬毒血汗涙息熱咳痛傷病\
+    今朝昼夜晩夕春夏秋冬週年時分秒前後次上下左右中外内横隣奥表裏東西南北先元初末端底頂\
+    家店駅寺宮塔橋道路川山海湖池森林畑田庭門窓壁床屋部室棚机席車船便線国県市町村区都府州島港街里郷\
+    会社校塾園院局署課班組隊団派党軍本紙字文絵画歌曲詩話書図表服靴帽鞄傘鍵財箱袋瓶皿箸刀剣銃弾玉球\
+    銭額値税株円事物件品具器機力気心頭顔目耳鼻口歯手足指腕肩腰胸腹背肌髪首膝体命夢愛恋罪罰運縁恩\
+    全各他両片半何誰些俺己汝貴殿様桜梅菊藤桃梨柿栗旬花草葉実根枝種苗芽";
+
+/// One kanji alone at the start of a phrase (榊が先に, うち、汀と, 明日椛が): a name when it
+/// is no common word that stands there (母, 猫, 雨, 店).
+fn one_kanji_name(v: &View, e: usize) -> Option<usize> {
+    let s = e.checked_sub(1)?;
+    let c = v.at(s)?;
+    let alone = s == 0
+        || v.at(s - 1)
+            .is_some_and(|b| is_edge(b) || "「とや・".contains(b))
+        || LEADING_NOISE.iter().any(|w| v.slice(0, s).ends_with(w));
+    let word = ONE_KANJI_WORDS.contains(c)
+        || NOT_NAME_ENDS.contains(c)
+        || super::names_cue::ANIMAL_ENDS.contains(c)
+        || !is_han(c)
+        || c == '々';
+    (alone && !word).then_some(s)
 }
 
 /// A word that repeats its first half (にこにこ, ニコニコ): a mimetic word, no name.
