@@ -153,7 +153,7 @@ const PREDICATES: &[(&str, u16)] = &[
     ("手紙", T | F),
     ("年賀状", T | F),
     ("プレゼント", T | F),
-    ("誕生日プレゼント", T | F),
+    ("誕生日プレゼント", T | F | N),
     ("お礼", T),
     ("DM", T | F),
     ("会っ", P | T),
@@ -296,6 +296,15 @@ const PREDICATES: &[(&str, u16)] = &[
     ("同じ班", P),
     ("同じチーム", P),
     ("お泊まり", P),
+    ("付き合って", S | P | Z),
+    ("お世話にな", S | T),
+    ("習い事", N),
+    ("体操服", N),
+    ("家行", N),
+    ("バイトし", S),
+    ("二人", N),
+    ("三人", N),
+    ("四人", N),
 ];
 
 /// Words that may stand between the particle and the predicate (鷹取が今日休み).
@@ -347,6 +356,10 @@ const NOT_NAME_ENDS: &str = "事々段記婚前築目回暦号件雨雪学性度
 /// Common kanji words that stand as a subject or partner without being a name and that no
 /// ending rule catches (仲間と遊んだ, 部下が休み, 職場から電話).
 const NOT_NAMES_KANJI: &[&str] = &[
+    "以上",
+    "以下",
+    "以来",
+    "結果",
     "仲間",
     "部下",
     "家内",
@@ -820,6 +833,13 @@ const TOPICS: &[&str] = &[
     "会ったのは",
     "誘ったのは",
     "いたのは",
+    // dev6: a form's fields and a list's heading
+    "自己紹介:",
+    "お名前:",
+    "参加者:",
+    "出席者:",
+    "欠席者:",
+    "メンバー:",
 ];
 
 /// What ends the name after a topic: the end, a pause, です, だ.
@@ -985,9 +1005,15 @@ pub(super) fn siblings(v: &View, names: &Names, out: &mut Vec<(usize, usize)>) {
                 break;
             };
             let j = at - sep;
+            // 以上、薬袋でした: a pause joins a list only of three (樺沢、茅根、柊木の).
+            let pause = v.at(j) == Some('、');
             match name_before(v, j, names) {
                 Some(s2)
                     if v.at(s2).map(script) == Some(kind)
+                        && (!pause
+                            || chained
+                            || separator_at(v, e) > 0
+                            || (s2 > 0 && v.at(s2 - 1) == Some('、')))
                         && (s2 == 0
                             || v.at(s2 - 1).is_some_and(|c| is_edge(c) || c == ':')
                             || separator_at(v, s2 - 1) > 0

@@ -729,3 +729,33 @@ fn companies_in_job_hunting_and_office_errands() {
         );
     }
 }
+
+/// dev6: a list under a heading (参加者：) or before a count of people (の三人), a pause that
+/// joins no list (以上、), a bare company after a time word, a short school before の学祭.
+#[test]
+fn lists_headings_and_counts() {
+    for (text, want) in [
+        ("参加者：轟木、鴇田、樒原", vec!["轟木", "鴇田", "樒原"]),
+        (
+            "轟木、鴇田、樒原の三人が欠席です",
+            vec!["轟木", "鴇田", "樒原"],
+        ),
+        ("以上、轟木が来るって", vec!["轟木"]),
+    ] {
+        let mut got = names_found(text);
+        got.sort();
+        let mut want: Vec<String> = want.into_iter().map(str::to_string).collect();
+        want.sort();
+        assert_eq!(got, want, "{text}");
+    }
+    for (text, kind, want) in [
+        ("明日Lumiforgeの担当者が来社されます", Company, "Lumiforge"),
+        ("朝凪大の学祭行く？", School, "朝凪大"),
+    ] {
+        assert!(
+            found(text).iter().any(|(k, s)| *k == kind && s == want),
+            "{text}: {:?}",
+            found(text)
+        );
+    }
+}
