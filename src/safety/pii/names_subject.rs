@@ -37,6 +37,12 @@ const O: u16 = 64;
 const Z: u16 = 128;
 /// って: 鷹取って覚えてる？
 const Q: u16 = 256;
+/// で, the company one does a thing with — only for the last name of a list (蓼沼と笹目と鳰川で
+/// 旅行): a single word before で is a place or a means (京都で, 車で).
+const D: u16 = 512;
+/// The predicate takes a name only as the last of a list of names (鷹觜・甘粕・蛯名の班,
+/// 鰺坂も鷲尾も知らない): alone, a thing stands there as often.
+const L: u16 = 1024;
 
 /// Predicates a person takes, as written (inflected stems), with the particles that mark
 /// the person. 来る takes no から (東京から来た is a place).
@@ -178,9 +184,6 @@ const PREDICATES: &[(&str, u16)] = &[
     ("貸し", T),
     ("伝え", T),
     ("紹介", S | T),
-    ("遊ん", P),
-    ("遊ぶ", P),
-    ("遊び", P),
     ("話し", P),
     ("話す", P),
     ("話せ", P),
@@ -188,7 +191,6 @@ const PREDICATES: &[(&str, u16)] = &[
     ("映画観", P),
     ("映画見", P),
     ("映画に行", P),
-    ("カラオケ", P),
     ("ランチ行", P),
     ("ランチし", P),
     ("ランチに行", P),
@@ -208,10 +210,10 @@ const PREDICATES: &[(&str, u16)] = &[
     ("飲み行", P),
     ("飲んだ", P),
     ("飲んで", P),
-    ("旅行行", P),
-    ("旅行に行", P),
-    ("旅行し", P),
-    ("旅行する", P),
+    ("旅行行", P | D),
+    ("旅行に行", P | D),
+    ("旅行し", P | D),
+    ("旅行する", P | D),
     ("デート", P),
     ("同じクラス", P),
     ("同じ学校", P),
@@ -305,6 +307,19 @@ const PREDICATES: &[(&str, u16)] = &[
     ("二人", N),
     ("三人", N),
     ("四人", N),
+    ("班", N | L),
+    ("グループ", N | L),
+    ("知らない", S | L),
+    ("旅行", D),
+    ("遊ん", P | D),
+    ("遊ぶ", P | D),
+    ("遊び", P | D),
+    ("カラオケ", P | D),
+    ("母です", N),
+    ("父です", N),
+    ("母親", N),
+    ("父親", N),
+    ("引き継", T | F),
 ];
 
 /// Words that may stand between the particle and the predicate (鷹取が今日休み).
@@ -906,7 +921,9 @@ impl Subjects {
             if pred == "一緒" && !after.is_none_or(|c| is_edge(c) || c == 'で') {
                 continue;
             }
-            let (e, role) = match particle_before(v, p) {
+            // で is a particle only for the predicates that take company with it.
+            let particle = particle_before(v, p).filter(|&(_, r)| r != D || roles & D != 0);
+            let (e, role) = match particle {
                 Some(found) => found,
                 // 駅で鷹取見かけた: a name glued to the verb, after a particle or a pause.
                 None if roles & Z != 0 => (p, Z),
@@ -927,6 +944,9 @@ impl Subjects {
             let Some(s) = name_before(v, e, names) else {
                 continue;
             };
+            if (role == D || roles & L != 0) && !last_of_list(v, s, e, names) {
+                continue;
+            }
             out.push((s, e));
             // 轟木と鴇田がケンカ: a partner joined by と before the subject.
             if role & S != 0 && s >= 2 && v.at(s - 1) == Some('と') {
@@ -941,6 +961,21 @@ impl Subjects {
         out.extend(speaker(v, names));
         siblings(v, names, out);
     }
+}
+
+/// The name `[s, e)` stands last in a list of names: a separator before it joins another word of
+/// a name's shape (蓼沼と笹目と|鳰川, 鷹觜・甘粕・|蛯名, 鰺坂も|鷲尾も).
+fn last_of_list(v: &View, s: usize, e: usize, names: &Names) -> bool {
+    let sep = if s >= 3 && v.slice(s - 2, s) == "とか" {
+        2
+    } else if matches!(v.at(s.wrapping_sub(1)), Some('と' | 'や' | '・' | '、'))
+        || (v.at(s.wrapping_sub(1)) == Some('も') && v.at(e) == Some('も'))
+    {
+        1
+    } else {
+        return false;
+    };
+    s > sep && name_before(v, s - sep, names).is_some()
 }
 
 /// Where an object or a place ends before the predicate at `p` (財布|忘れた, 駅前で|待ってる,
@@ -1198,8 +1233,14 @@ fn particle_before(v: &View, p: usize) -> Option<(usize, u16)> {
     if p >= 3 && v.slice(p - 2, p) == "って" && !topic {
         return Some((p - 2, Q));
     }
+    // 瓜生とかも来る: とか before the particle (and whoever else).
+    if p >= 4 && matches!(v.at(p - 1), Some('も' | 'は' | 'が')) && v.slice(p - 3, p - 1) == "とか"
+    {
+        return Some((p - 3, S));
+    }
     let role = match v.at(p.checked_sub(1)?)? {
         'と' => P,
+        'で' if !topic => D,
         'に' => T,
         'が' if !topic => S | G,
         'は' | 'も' if !topic => S,

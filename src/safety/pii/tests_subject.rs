@@ -759,3 +759,34 @@ fn lists_headings_and_counts() {
         );
     }
 }
+
+/// dev6: a name last in a list before で and an outing (轟木と鴇田と樒原で旅行), a group (の班),
+/// or 知らない after も…も; a single word there is a place or a thing and stays.
+#[test]
+fn names_last_in_a_list() {
+    for (text, want) in [
+        ("轟木と鴇田と樒原で旅行行く", vec!["轟木", "鴇田", "樒原"]),
+        ("轟木・鴇田・樒原の班", vec!["轟木", "鴇田", "樒原"]),
+        ("轟木も鴇田も知らないって", vec!["轟木", "鴇田"]),
+        ("轟木とかも来るって", vec!["轟木"]),
+    ] {
+        let mut got = names_found(text);
+        got.sort();
+        let mut want: Vec<String> = want.into_iter().map(str::to_string).collect();
+        want.sort();
+        assert_eq!(got, want, "{text}");
+    }
+    for text in [
+        "京都で旅行した",
+        "車で旅行行く",
+        "理科の班",
+        "時間も場所も知らない",
+        "駅前で遊んだ",
+    ] {
+        assert!(
+            names_found(text).is_empty(),
+            "{text}: {:?}",
+            names_found(text)
+        );
+    }
+}
