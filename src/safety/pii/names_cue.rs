@@ -118,9 +118,33 @@ pub(super) const NOT_KATA_NAMES: [&str; 20] = [
 const ROLE_ENDS: &str = "員者手屋師士官長主人方客母父兄姉弟妹娘婦夫皆様嫁婿孫職友家医匠神奥彼仏諸貴店堂社組亭園館院局署所駅市区県機業事";
 
 /// Work words that take さん without being a name (編集さん, 受付さん, 建設さん).
-pub(super) const ROLE_WORDS: [&str; 24] = [
-    "編集", "営業", "事務", "受付", "担当", "広報", "総務", "人事", "経理", "秘書", "建設", "工事",
-    "清掃", "警備", "配達", "郵便", "宅配", "管理", "設計", "窓口", "大工", "庭師", "植木", "電気",
+pub(super) const ROLE_WORDS: [&str; 26] = [
+    "編集",
+    "営業",
+    "事務",
+    "受付",
+    "担当",
+    "広報",
+    "総務",
+    "人事",
+    "経理",
+    "秘書",
+    "建設",
+    "工事",
+    "清掃",
+    "警備",
+    "配達",
+    "郵便",
+    "宅配",
+    "管理",
+    "設計",
+    "窓口",
+    "大工",
+    "庭師",
+    "植木",
+    "電気",
+    "旦那",
+    "若旦那",
 ];
 
 /// Words ending in 子 that are not names (息子さん, 様子).
@@ -463,7 +487,13 @@ pub(super) fn before_desu(v: &View, p: usize, q: usize) -> Option<(usize, usize)
     let lead_ok = if foreign {
         first_person_before(v, s) || self_introduction(v) || (s == 0 && pause_after)
     } else {
-        s == 0 || v.at(s - 1).is_some_and(is_edge) || first_person_before(v, s)
+        // 先ほどお電話した枡谷です, 引き継ぎました鍬田です: the writer described by a clause.
+        let described = ["した", "ました", "いたしました"]
+            .iter()
+            .any(|w| v.slice(0, s).ends_with(w))
+            && self_introduction(v)
+            && p - s >= 2;
+        s == 0 || v.at(s - 1).is_some_and(is_edge) || first_person_before(v, s) || described
     };
     // 担当の蕪木伊吹です。よろしく…: a role with の before the name of a writer introducing
     // themselves.
@@ -578,6 +608,12 @@ pub(super) const INTRO_WORDS: &[&str] = &[
     "お疲れさまです",
     "お疲れ様です",
     "おつかれさまです",
+    // dev6: a form, a profile, a writer taking over or calling back
+    "自己紹介",
+    "引き継ぎました",
+    "お電話した",
+    "ご連絡しました",
+    "ご連絡いたしました",
 ];
 
 /// The message introduces its writer: よろしく / はじめまして / 初めまして / 申します. The

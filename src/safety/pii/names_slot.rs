@@ -59,6 +59,8 @@ impl Slots {
             i = j.max(i + 1);
         }
         self.hiragana(v, toks, out);
+        // 蓼沼と|笹目と|鳰川で: the other names of a list one found name stands in.
+        super::names_subject::siblings(v, names, out);
     }
 
     /// A hiragana name the dictionary reads as pieces (ひ|づめ, くつ|わ|だ, かも|しだ) or as a

@@ -36,6 +36,12 @@ const O: u16 = 64;
 const Z: u16 = 128;
 /// って: 鷹取って覚えてる？
 const Q: u16 = 256;
+/// で, the company one does a thing with — only for the last name of a list (蓼沼と笹目と鳰川で
+/// 旅行): a single word before で is a place or a means (京都で, 車で).
+const D: u16 = 512;
+/// The predicate takes a name only as the last of a list of names (鷹觜・甘粕・蛯名の班,
+/// 鰺坂も鷲尾も知らない): alone, a thing stands there as often.
+const L: u16 = 1024;
 
 /// Predicates a person takes, as written (inflected stems), with the particles that mark
 /// the person. 来る takes no から (東京から来た is a place).
@@ -152,7 +158,7 @@ const PREDICATES: &[(&str, u16)] = &[
     ("手紙", T | F),
     ("年賀状", T | F),
     ("プレゼント", T | F),
-    ("誕生日プレゼント", T | F),
+    ("誕生日プレゼント", T | F | N),
     ("お礼", T),
     ("DM", T | F),
     ("会っ", P | T),
@@ -167,8 +173,8 @@ const PREDICATES: &[(&str, u16)] = &[
     ("謝", T),
     ("相談", T | P),
     ("告白", G | T | F),
-    ("振られ", T),
-    ("フラれ", T),
+    ("振られ", S | T),
+    ("フラれ", S | T),
     ("誘", S | T | F | O),
     ("頼ん", T),
     ("頼ま", T),
@@ -177,9 +183,6 @@ const PREDICATES: &[(&str, u16)] = &[
     ("貸し", T),
     ("伝え", T),
     ("紹介", S | T),
-    ("遊ん", P),
-    ("遊ぶ", P),
-    ("遊び", P),
     ("話し", P),
     ("話す", P),
     ("話せ", P),
@@ -187,7 +190,6 @@ const PREDICATES: &[(&str, u16)] = &[
     ("映画観", P),
     ("映画見", P),
     ("映画に行", P),
-    ("カラオケ", P),
     ("ランチ行", P),
     ("ランチし", P),
     ("ランチに行", P),
@@ -207,10 +209,10 @@ const PREDICATES: &[(&str, u16)] = &[
     ("飲み行", P),
     ("飲んだ", P),
     ("飲んで", P),
-    ("旅行行", P),
-    ("旅行に行", P),
-    ("旅行し", P),
-    ("旅行する", P),
+    ("旅行行", P | D),
+    ("旅行に行", P | D),
+    ("旅行し", P | D),
+    ("旅行する", P | D),
     ("デート", P),
     ("同じクラス", P),
     ("同じ学校", P),
@@ -247,7 +249,7 @@ const PREDICATES: &[(&str, u16)] = &[
     ("いいやつ", S),
     ("いい奴", S),
     ("モテ", S),
-    ("誕生日", N),
+    ("誕生日", N | S),
     ("家で", N),
     ("家に", N),
     ("家ま", N),
@@ -264,8 +266,8 @@ const PREDICATES: &[(&str, u16)] = &[
     ("お父様", N),
     ("奥さん", N),
     ("旦那", N),
-    ("彼氏", N),
-    ("彼女", N),
+    ("彼氏", N | Q),
+    ("彼女", N | Q),
     ("元カレ", N),
     ("元カノ", N),
     ("結婚式", N),
@@ -274,6 +276,49 @@ const PREDICATES: &[(&str, u16)] = &[
     ("誕生会", N),
     ("お見舞い", N),
     ("笑顔", N),
+    // dev6: more that only a person does; with an object between (鳰川が財布忘れた)
+    ("忘れ", G),
+    ("拾っ", G),
+    ("焼い", G),
+    ("髪染め", S),
+    ("奢っ", G | T),
+    ("おごっ", G | T),
+    ("迷っ", G),
+    ("免許", G),
+    ("既読無視", G),
+    ("既読スルー", G),
+    ("無視され", T),
+    ("受かっ", G),
+    ("寝ちゃ", S),
+    ("くる", S),
+    ("声かけ", S | T),
+    ("同じゼミ", P),
+    ("同じサークル", P),
+    ("同じ班", P),
+    ("同じチーム", P),
+    ("お泊まり", P | D),
+    ("付き合って", S | P | Z),
+    ("お世話にな", S | T),
+    ("習い事", N),
+    ("体操服", N),
+    ("家行", N),
+    ("バイトし", S),
+    ("二人", N),
+    ("三人", N),
+    ("四人", N),
+    ("班", N | L),
+    ("グループ", N | L),
+    ("知らない", S | L),
+    ("旅行", D),
+    ("遊ん", P | D),
+    ("遊ぶ", P | D),
+    ("遊び", P | D),
+    ("カラオケ", P | D),
+    ("母です", N),
+    ("父です", N),
+    ("母親", N),
+    ("父親", N),
+    ("引き継", T | F),
 ];
 
 /// Words that may stand between the particle and the predicate (鷹取が今日休み).
@@ -312,6 +357,10 @@ const BETWEEN: &[&str] = &[
     "ついに",
     "やっと",
     "珍しく",
+    "まさか",
+    "さっきから",
+    "今日も",
+    "もう一回",
 ];
 
 /// Kanji that end a word for a thing, an institution, a group or a time — never a person's
@@ -321,6 +370,10 @@ const NOT_NAME_ENDS: &str = "事々段記婚前築目回暦号件雨雪学性度
 /// Common kanji words that stand as a subject or partner without being a name and that no
 /// ending rule catches (仲間と遊んだ, 部下が休み, 職場から電話).
 const NOT_NAMES_KANJI: &[&str] = &[
+    "以上",
+    "以下",
+    "以来",
+    "結果",
     "仲間",
     "部下",
     "家内",
@@ -456,6 +509,11 @@ const NOT_NAMES_KANJI: &[&str] = &[
 /// Hiragana words of a name's shape that stand as a subject or partner (ともだちと遊んだ,
 /// だれかが来た) or adverbs before と/に (わざと言った, たまに会う).
 pub(super) const NOT_NAMES_HIRA: &[&str] = &[
+    // kin in kana (いとこが試験受かった)
+    "いとこ",
+    "はとこ",
+    "おじさん",
+    "おばさん",
     "ともだち",
     "かぞく",
     "せんせい",
@@ -789,6 +847,13 @@ const TOPICS: &[&str] = &[
     "会ったのは",
     "誘ったのは",
     "いたのは",
+    // dev6: a form's fields and a list's heading
+    "自己紹介:",
+    "お名前:",
+    "参加者:",
+    "出席者:",
+    "欠席者:",
+    "メンバー:",
 ];
 
 /// What ends the name after a topic: the end, a pause, です, だ.
@@ -851,10 +916,21 @@ impl Subjects {
             if pred == "一緒" && !after.is_none_or(|c| is_edge(c) || c == 'で') {
                 continue;
             }
-            let (e, role) = match particle_before(v, p) {
+            // で is a particle only for the predicates that take company with it.
+            let particle = particle_before(v, p).filter(|&(_, r)| r != D || roles & D != 0);
+            let (e, role) = match particle {
                 Some(found) => found,
                 // 駅で鷹取見かけた: a name glued to the verb, after a particle or a pause.
                 None if roles & Z != 0 => (p, Z),
+                // 鳰川が財布忘れた, 蓼沼が駅前で待ってる: the subject, an object or a place
+                // between it and the predicate.
+                None if roles & (S | G) != 0 => match object_before(v, p)
+                    .map(|o| skip_between(v, o))
+                    .and_then(|o| particle_before(v, o))
+                {
+                    Some((e, role)) if role & roles & (S | G) != 0 => (e, role & (S | G)),
+                    _ => continue,
+                },
                 None => continue,
             };
             if roles & role == 0 {
@@ -863,6 +939,9 @@ impl Subjects {
             let Some(s) = name_before(v, e, names) else {
                 continue;
             };
+            if (role == D || roles & L != 0) && !last_of_list(v, s, e, names) {
+                continue;
+            }
             out.push((s, e));
             // 轟木と鴇田がケンカ: a partner joined by と before the subject.
             if role & S != 0 && s >= 2 && v.at(s - 1) == Some('と') {
@@ -874,7 +953,159 @@ impl Subjects {
         }
         out.extend(called(v, names));
         out.extend(signed(v, names));
+        out.extend(speaker(v, names));
+        siblings(v, names, out);
     }
+}
+
+/// The name `[s, e)` stands last in a list of names: a separator before it joins another word of
+/// a name's shape (蓼沼と笹目と|鳰川, 鷹觜・甘粕・|蛯名, 鰺坂も|鷲尾も).
+fn last_of_list(v: &View, s: usize, e: usize, names: &Names) -> bool {
+    let sep = if s >= 3 && v.slice(s - 2, s) == "とか" {
+        2
+    } else if matches!(v.at(s.wrapping_sub(1)), Some('と' | 'や' | '・' | '、'))
+        || (v.at(s.wrapping_sub(1)) == Some('も') && v.at(e) == Some('も'))
+    {
+        1
+    } else {
+        return false;
+    };
+    s > sep && name_before(v, s - sep, names).is_some()
+}
+
+/// Where an object or a place ends before the predicate at `p` (財布|忘れた, 駅前で|待ってる,
+/// 傘を|貸して): a run of one to six kanji or katakana, bare or with を or で (not に: 丁寧に,
+/// 一緒に are manners); returns its start.
+fn object_before(v: &View, p: usize) -> Option<usize> {
+    let e = if p > 0 && matches!(v.at(p - 1), Some('を' | 'で')) {
+        p - 1
+    } else {
+        p
+    };
+    let word = |c: char| (is_han(c) || is_katakana(c)) && c != '・';
+    let s = v.run_before(e, 7, word);
+    (s < e && e - s <= 6).then_some(s)
+}
+
+/// What joins the names of a list: と, とか, や, 、, ・ (and も…も, checked by the caller).
+fn separator_at(v: &View, i: usize) -> usize {
+    if v.slice(i, (i + 2).min(v.len())) == "とか" {
+        2
+    } else if matches!(v.at(i), Some('と' | 'や' | '、' | '・' | 'も')) {
+        1
+    } else {
+        0
+    }
+}
+
+/// The other names of a list one found name stands in (蓼沼と笹目と鳰川で, 樺沢、茅根、柊木の,
+/// 鰺坂も鷲尾も): a word of the same script and a name's shape, joined by the same separator.
+/// Right of the name, the next word counts when another separator follows it, or when the list
+/// already holds two names (the found one has a separator before it).
+pub(super) fn siblings(v: &View, names: &Names, out: &mut Vec<(usize, usize)>) {
+    let script = |c: char| -> u8 {
+        if is_han(c) {
+            1
+        } else if is_hiragana(c) {
+            2
+        } else if is_katakana(c) {
+            3
+        } else if c.is_ascii_alphabetic() {
+            4
+        } else {
+            0
+        }
+    };
+    for i in 0..out.len() {
+        let (s, e) = out[i];
+        let Some(kind) = v.at(s).map(script).filter(|&k| k != 0) else {
+            continue;
+        };
+        // Left: 蓼沼と|笹目.
+        let mut at = s;
+        let mut chained = false;
+        while at >= 2 {
+            let sep = if at >= 3 && v.slice(at - 2, at) == "とか" {
+                2
+            } else if matches!(v.at(at - 1), Some('と' | 'や' | '、' | '・'))
+                || (v.at(at - 1) == Some('も') && v.at(e) == Some('も'))
+            {
+                1
+            } else {
+                break;
+            };
+            let j = at - sep;
+            // 以上、薬袋でした: a pause joins a list only of three (樺沢、茅根、柊木の).
+            let pause = v.at(j) == Some('、');
+            match name_before(v, j, names) {
+                Some(s2)
+                    if v.at(s2).map(script) == Some(kind)
+                        && (!pause
+                            || chained
+                            || separator_at(v, e) > 0
+                            || (s2 > 0 && v.at(s2 - 1) == Some('、')))
+                        && (s2 == 0
+                            || v.at(s2 - 1).is_some_and(|c| is_edge(c) || c == ':')
+                            || separator_at(v, s2 - 1) > 0
+                            || LEADING_NOISE.iter().any(|w| v.slice(0, s2).ends_with(w))) =>
+                {
+                    out.push((s2, j));
+                    chained = true;
+                    at = s2;
+                }
+                _ => break,
+            }
+        }
+        // Right: 蓼沼と笹目|と鳰川.
+        let mut end = e;
+        let mut links = usize::from(chained || (s > 0 && separator_at(v, s - 1) > 0));
+        loop {
+            let sep = separator_at(v, end);
+            if sep == 0 {
+                break;
+            }
+            let also = v.at(end) == Some('も');
+            let a = end + sep;
+            let Some(c) = v.at(a) else { break };
+            if script(c) != kind {
+                break;
+            }
+            let b = match kind {
+                1 => v.run_after(a, 7, is_han),
+                2 => v.run_after(a, 8, is_hiragana),
+                3 => v.run_after(a, 10, |c| is_katakana(c) && c != '・'),
+                _ => v.run_after(a, 16, |c| c.is_ascii_alphabetic()),
+            };
+            let next = separator_at(v, b);
+            let follows = if also {
+                v.at(b) == Some('も')
+            } else {
+                (next > 0 && v.at(b) != Some('も'))
+                    || (links > 0
+                        && v.at(b)
+                            .is_none_or(|c| is_edge(c) || "でがはものにを".contains(c)))
+            };
+            if b > a && follows && name_before(v, b, names) == Some(a) {
+                out.push((a, b));
+                links += 1;
+                end = b;
+            } else {
+                break;
+            }
+        }
+    }
+}
+
+/// A speaker's name before a quoted line that makes the whole message (瓜生「ちょっと待って」):
+/// two or more kanji of a name's shape.
+fn speaker(v: &View, names: &Names) -> Option<(usize, usize)> {
+    let k = (2..v.len().min(8)).find(|&i| v.at(i) == Some('「'))?;
+    let closed = v
+        .norm
+        .trim_end_matches(['。', '!', '！', '?', '？', ' '])
+        .ends_with('」');
+    (closed && v.slice(0, k).chars().all(is_han) && kanji_name(v, k, names) == Some(0))
+        .then_some((0, k))
 }
 
 /// The name right after a topic at `q`, up to the end of its phrase.
@@ -995,8 +1226,14 @@ fn particle_before(v: &View, p: usize) -> Option<(usize, u16)> {
     if p >= 3 && v.slice(p - 2, p) == "って" && !topic {
         return Some((p - 2, Q));
     }
+    // 瓜生とかも来る: とか before the particle (and whoever else).
+    if p >= 4 && matches!(v.at(p - 1), Some('も' | 'は' | 'が')) && v.slice(p - 3, p - 1) == "とか"
+    {
+        return Some((p - 3, S));
+    }
     let role = match v.at(p.checked_sub(1)?)? {
         'と' => P,
+        'で' if !topic => D,
         'に' => T,
         'が' if !topic => S | G,
         'は' | 'も' if !topic => S,
@@ -1012,7 +1249,7 @@ fn particle_before(v: &View, p: usize) -> Option<(usize, u16)> {
 fn name_before(v: &View, e: usize, names: &Names) -> Option<usize> {
     let c = v.at(e.checked_sub(1)?)?;
     if is_han(c) {
-        kanji_name(v, e, names)
+        kanji_name(v, e, names).or_else(|| one_kanji_name(v, e))
     } else if is_hiragana(c) {
         hiragana_name(v, e, names)
     } else if is_katakana(c) && c != '・' {
@@ -1022,6 +1259,35 @@ fn name_before(v: &View, e: usize, names: &Names) -> Option<usize> {
     } else {
         None
     }
+}
+
+/// One-kanji words that stand as a subject, a partner or an owner without being a name: people
+/// and kin, animals, weather and seasons, times, places, things (母が来た, 猫が泣いてた, 雨が
+/// 降って, 春がくる, 店が休み).
+const ONE_KANJI_WORDS: &str = "私僕俺君彼誰皆人方客親母父兄姉弟妹夫妻娘嫁婿孫祖叔伯甥姪友敵主者子奴輩神仏鬼王姫医師\
+    犬猫鳥魚虫馬牛豚猿熊鹿狐狸兎蛇亀鶏羊象虎龍竜蜂蚊蝉蟻鯉鴨鳩烏雀\
+    雨雪風雷霧霜嵐雲空星月日陽光影音声色味香水火土木金石氷湯油酒茶米肉卵豆麦塩糖薬毒血汗涙息熱咳痛傷病\
+    今朝昼夜晩夕春夏秋冬週年時分秒前後次上下左右中外内横隣奥表裏東西南北先元初末端底頂\
+    家店駅寺宮塔橋道路川山海湖池森林畑田庭門窓壁床屋部室棚机席車船便線国県市町村区都府州島港街里郷\
+    会社校塾園院局署課班組隊団派党軍本紙字文絵画歌曲詩話書図表服靴帽鞄傘鍵財箱袋瓶皿箸刀剣銃弾玉球\
+    銭額値税株円事物件品具器機力気心頭顔目耳鼻口歯手足指腕肩腰胸腹背肌髪首膝体命夢愛恋罪罰運縁恩\
+    全各他両片半何誰些俺己汝貴殿様桜梅菊藤桃梨柿栗旬花草葉実根枝種苗芽";
+
+/// One kanji alone at the start of a phrase (榊が先に, うち、汀と, 明日椛が): a name when it
+/// is no common word that stands there (母, 猫, 雨, 店).
+fn one_kanji_name(v: &View, e: usize) -> Option<usize> {
+    let s = e.checked_sub(1)?;
+    let c = v.at(s)?;
+    let alone = s == 0
+        || v.at(s - 1)
+            .is_some_and(|b| is_edge(b) || "「とや・".contains(b))
+        || LEADING_NOISE.iter().any(|w| v.slice(0, s).ends_with(w));
+    let word = ONE_KANJI_WORDS.contains(c)
+        || NOT_NAME_ENDS.contains(c)
+        || super::names_cue::ANIMAL_ENDS.contains(c)
+        || !is_han(c)
+        || c == '々';
+    (alone && !word).then_some(s)
 }
 
 /// A word that repeats its first half (にこにこ, ニコニコ): a mimetic word, no name.

@@ -395,7 +395,12 @@ pub(super) fn bare_before(v: &View, p: usize, out: &mut Vec<Cand>) {
         return;
     };
     let word = v.slice(s, p);
+    // 明日Pelvoraの担当者が: a time word before it is no part of it.
+    let after_time = super::names_cue::LEADING_NOISE
+        .iter()
+        .any(|w| v.slice(0, s).ends_with(w));
     let alone = s == 0
+        || after_time
         || v.at(s - 1)
             .is_some_and(|c| is_edge(c) || "はがもをにで".contains(c));
     let common = NOT_BARE.contains(&word)

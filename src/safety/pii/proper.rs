@@ -140,6 +140,14 @@ pub(super) fn find(v: &View, nouns: &[ProperNoun], names: &Names, out: &mut Vec<
         let pair = surname && given && full_name(v, &parts, names);
         if pair || cue_after(v, e) || cue_before(v, s) {
             out.push(Cand::new(PiiKind::Name, s, e));
+            // 蓼沼と|笹目と|鳰川で: the other names of a list it stands in.
+            let mut list = vec![(s, e)];
+            super::names_subject::siblings(v, names, &mut list);
+            out.extend(
+                list.into_iter()
+                    .skip(1)
+                    .map(|(a, b)| Cand::new(PiiKind::Name, a, b)),
+            );
         }
         i = j.max(i + 1);
     }

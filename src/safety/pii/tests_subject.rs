@@ -598,3 +598,195 @@ fn common_words_before_dev5_predicates_stay() {
         );
     }
 }
+
+/// dev6: one kanji alone at the start of a phrase before a person predicate is a name (柾が
+/// 休み, うち、榛と喧嘩した, 明日楪が来る); one-kanji common words in the same frames stay.
+#[test]
+fn one_kanji_names_before_a_person_predicate() {
+    for (text, want) in [
+        ("柾が今日休みでさ", "柾"),
+        ("榛からLINE来てた", "榛"),
+        ("うち、榛と喧嘩しちゃった", "榛"),
+        ("明日楪が来るから片付けといて", "楪"),
+        ("楪は来週帰ってくるよ", "楪"),
+    ] {
+        assert_eq!(names_found(text), vec![want.to_string()], "{text}");
+    }
+    for text in [
+        "母が今日休みでさ",
+        "猫が泣いてた",
+        "春がくるね",
+        "店が休みだった",
+        "旬がくる",
+        "桜も待ってる",
+        "彼が来るって",
+        "誰か来た？",
+    ] {
+        assert!(
+            names_found(text).is_empty(),
+            "{text}: {:?}",
+            names_found(text)
+        );
+    }
+}
+
+/// dev6: an object or a place between the subject and the predicate (轟木が財布忘れた,
+/// 鴇田が駅前で待ってる); a thing as the subject stays, and に (丁寧に) is no object.
+#[test]
+fn an_object_between_the_subject_and_the_predicate() {
+    for text in [
+        "轟木が財布忘れたらしい",
+        "轟木が駅前で待ってるって",
+        "轟木が傘貸してくれた",
+    ] {
+        assert_eq!(names_found(text), vec!["轟木".to_string()], "{text}");
+    }
+    for text in [
+        "財布も忘れた",
+        "いとこが試験受かったらしい",
+        "蔵元が丁寧に作ったお酒",
+        "面接も受かった",
+    ] {
+        assert!(
+            names_found(text).is_empty(),
+            "{text}: {:?}",
+            names_found(text)
+        );
+    }
+}
+
+/// dev6: the other names of a list one found name stands in (と, 、, ・, や, とか, も…も); a
+/// list of things beside one name stays out.
+#[test]
+fn names_listed_beside_a_found_name() {
+    for (text, want) in [
+        ("轟木と鴇田と樒原と遊んだ", vec!["轟木", "鴇田", "樒原"]),
+        (
+            "轟木、鴇田、樒原から連絡あった",
+            vec!["轟木", "鴇田", "樒原"],
+        ),
+        ("鴇田と轟木が喧嘩した", vec!["鴇田", "轟木"]),
+        ("轟木も鴇田も来るって", vec!["轟木", "鴇田"]),
+        ("昨日轟木と映画見てきた", vec!["轟木"]),
+        ("昨日轟木と鴇田と遊んだ", vec!["轟木", "鴇田"]),
+    ] {
+        let mut got = names_found(text);
+        got.sort();
+        let mut want: Vec<String> = want.into_iter().map(str::to_string).collect();
+        want.sort();
+        assert_eq!(got, want, "{text}");
+    }
+}
+
+/// dev6: a speaker's name before a quoted line that makes the whole message; a work's title in
+/// quotes stays.
+#[test]
+fn a_speaker_before_a_quoted_line() {
+    assert_eq!(
+        names_found("轟木「ちょっと待って」"),
+        vec!["轟木".to_string()]
+    );
+    for text in [
+        "映画「君の名は」見た",
+        "新曲「夜明け」",
+        "雑誌「夏号」買った",
+    ] {
+        assert!(
+            names_found(text).is_empty(),
+            "{text}: {:?}",
+            names_found(text)
+        );
+    }
+}
+
+/// dev6: companies addressed (◯◯運輸様), and bare ones in job hunting and office errands (の最終面接,
+/// さんとの打ち合わせ, に引き抜かれた).
+#[test]
+fn companies_in_job_hunting_and_office_errands() {
+    for (text, want) in [
+        ("ミズナギ運輸様、荷物が届いていません", "ミズナギ運輸"),
+        ("ミズナギ建設から内々定もらった", "ミズナギ建設"),
+        ("Lumiforgeの最終面接が来週ある", "Lumiforge"),
+        ("カゼトオシさんとの打ち合わせ、15時からです", "カゼトオシ"),
+        ("カゼトオシに引き抜かれたらしい", "カゼトオシ"),
+    ] {
+        assert!(
+            found(text).iter().any(|(k, s)| *k == Company && s == want),
+            "{text}: {:?}",
+            found(text)
+        );
+        assert!(
+            names_found(text).is_empty(),
+            "{text}: {:?}",
+            names_found(text)
+        );
+    }
+    for text in ["山田電機さんで買った", "冷凍食品の会社様"] {
+        assert!(
+            !found(text).iter().any(|(k, _)| *k == Company),
+            "{text}: {:?}",
+            found(text)
+        );
+    }
+}
+
+/// dev6: a list under a heading (参加者：) or before a count of people (の三人), a pause that
+/// joins no list (以上、), a bare company after a time word, a short school before の学祭.
+#[test]
+fn lists_headings_and_counts() {
+    for (text, want) in [
+        ("参加者：轟木、鴇田、樒原", vec!["轟木", "鴇田", "樒原"]),
+        (
+            "轟木、鴇田、樒原の三人が欠席です",
+            vec!["轟木", "鴇田", "樒原"],
+        ),
+        ("以上、轟木が来るって", vec!["轟木"]),
+    ] {
+        let mut got = names_found(text);
+        got.sort();
+        let mut want: Vec<String> = want.into_iter().map(str::to_string).collect();
+        want.sort();
+        assert_eq!(got, want, "{text}");
+    }
+    for (text, kind, want) in [
+        ("明日Lumiforgeの担当者が来社されます", Company, "Lumiforge"),
+        ("朝凪大の学祭行く？", School, "朝凪大"),
+    ] {
+        assert!(
+            found(text).iter().any(|(k, s)| *k == kind && s == want),
+            "{text}: {:?}",
+            found(text)
+        );
+    }
+}
+
+/// dev6: a name last in a list before で and an outing (轟木と鴇田と樒原で旅行), a group (の班),
+/// or 知らない after も…も; a single word there is a place or a thing and stays.
+#[test]
+fn names_last_in_a_list() {
+    for (text, want) in [
+        ("轟木と鴇田と樒原で旅行行く", vec!["轟木", "鴇田", "樒原"]),
+        ("轟木・鴇田・樒原の班", vec!["轟木", "鴇田", "樒原"]),
+        ("轟木も鴇田も知らないって", vec!["轟木", "鴇田"]),
+        ("轟木とかも来るって", vec!["轟木"]),
+    ] {
+        let mut got = names_found(text);
+        got.sort();
+        let mut want: Vec<String> = want.into_iter().map(str::to_string).collect();
+        want.sort();
+        assert_eq!(got, want, "{text}");
+    }
+    for text in [
+        "京都で旅行した",
+        "車で旅行行く",
+        "理科の班",
+        "時間も場所も知らない",
+        "駅前で遊んだ",
+    ] {
+        assert!(
+            names_found(text).is_empty(),
+            "{text}: {:?}",
+            names_found(text)
+        );
+    }
+}
