@@ -55,6 +55,9 @@ impl View {
             intro: std::cell::OnceCell::new(),
         };
         v.chars.extend(text.chars());
+        // Most messages fold nothing: their text is copied whole, not char by char.
+        let mut folded = false;
+        let mut byte = 0;
         let mut prev_digit = false;
         for i in 0..v.chars.len() {
             let raw = v.chars[i];
@@ -80,11 +83,19 @@ impl View {
             } else if matches!(c, '市' | '区' | '町' | '村' | '郡' | '〒' | '丁' | '条') {
                 v.has_address_marker = true;
             }
-            v.starts.push(v.norm.len());
-            v.chars[i] = c;
-            v.norm.push(c);
+            v.starts.push(byte);
+            byte += c.len_utf8();
+            if c != raw {
+                v.chars[i] = c;
+                folded = true;
+            }
         }
-        v.starts.push(v.norm.len());
+        v.starts.push(byte);
+        if folded {
+            v.norm.extend(&v.chars);
+        } else {
+            v.norm.push_str(text);
+        }
         if text.contains('〇') {
             v.fold_kanji_numbers();
         }
