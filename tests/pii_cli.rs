@@ -317,22 +317,13 @@ async fn a_failed_llm_pass_keeps_the_rules_and_flags_only_when_fail_closed() {
     assert!(v.get("review").is_none(), "{v}");
 }
 
-/// The MeCab IPADIC sources this machine has, if any.
-fn ipadic_sources() -> Option<std::path::PathBuf> {
-    ["/usr/share/mecab/dic/ipadic", "/var/lib/mecab/dic/ipadic"]
-        .iter()
-        .map(std::path::PathBuf::from)
-        .chain(std::env::var_os("KAKEAI_IPADIC_SRC").map(Into::into))
-        .find(|d| d.join("matrix.def").is_file())
-}
-
 /// Issue 26 §1 and §4: on a fresh install with MeCab's sources, `pii mask` builds the
 /// dictionary on first use, as `check` does, and masks with it (the analyzer's proper nouns
 /// are the primary signal); the second run reuses it. `KAKEAI_PII_ANALYZER=fallback` still
 /// forces the rules alone, and says so.
 #[test]
 fn a_fresh_install_masks_with_the_dictionary_built_on_first_use() {
-    if ipadic_sources().is_none() {
+    if cli_env::ipadic_sources().is_none() {
         assert_ne!(
             std::env::var("CI").as_deref(),
             Ok("true"),

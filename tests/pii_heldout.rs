@@ -375,22 +375,22 @@ fn dev4_tuning_set() {
     }
 }
 
-/// dev5 alone (tuning only, never reported): its table and every miss, for both analyzers —
-/// `cargo test --test pii_heldout dev5 -- --nocapture` reads no held-out message. Its
-/// look-alikes (a third of it) hold the precision floor.
-#[test]
-fn dev5_tuning_set() {
-    let set = load("../pii_dev5/dev5.jsonl");
+/// A hand-written tuning set alone (tuning only, never reported): at least 200 messages with
+/// PII and 100 look-alikes; its table and every miss, for both analyzers — `cargo test --test
+/// pii_heldout devN -- --nocapture` reads no held-out message. Its look-alikes hold the
+/// precision floor.
+fn tuning_set(name: &str, path: &str) {
+    let set = load(path);
     let look = set.iter().filter(|e| e.spans.is_empty()).count();
     assert!(
         set.len() - look >= 200 && look >= 100,
-        "dev5: {} + {look}",
+        "{name}: {} + {look}",
         set.len() - look
     );
-    let report = |name: &str, mask: &dyn Fn(&str) -> Vec<PiiItem>| {
+    let report = |analyzer: &str, mask: &dyn Fn(&str) -> Vec<PiiItem>| {
         let mut misses = Vec::new();
         let c = score(&set, mask, &mut misses);
-        let mut out = table(&format!("[{name}] dev5 (tuning only)"), &c);
+        let mut out = table(&format!("[{analyzer}] {name} (tuning only)"), &c);
         for m in &misses {
             out.push_str(&format!("  {m}\n"));
         }
@@ -404,43 +404,21 @@ fn dev5_tuning_set() {
         all.push(report("lindera", &|t| masker.mask(t).items));
     }
     for c in all.iter().flat_map(|c| c.values()) {
-        assert!(c.precision() >= 0.98, "dev5 precision fell: {c:?}");
+        assert!(c.precision() >= 0.98, "{name} precision fell: {c:?}");
     }
 }
 
-/// dev6 alone (tuning only, never reported): written before reading the detector, in the
-/// registers the masker meets (friends' chat, a parent, a part-time job, a club, job hunting, an
-/// office, a form, gossip, a customer). Its table and every miss, for both analyzers —
-/// `cargo test --test pii_heldout dev6 -- --nocapture` reads no held-out message. Its
-/// look-alikes hold the precision floor.
+/// dev5: names in a name slot, romaji, call-outs.
+#[test]
+fn dev5_tuning_set() {
+    tuning_set("dev5", "../pii_dev5/dev5.jsonl");
+}
+
+/// dev6: written before reading the detector, in the registers the masker meets (friends'
+/// chat, a parent, a part-time job, a club, job hunting, an office, a form, gossip, a customer).
 #[test]
 fn dev6_tuning_set() {
-    let set = load("../pii_dev6/dev6.jsonl");
-    let look = set.iter().filter(|e| e.spans.is_empty()).count();
-    assert!(
-        set.len() - look >= 200 && look >= 100,
-        "dev6: {} + {look}",
-        set.len() - look
-    );
-    let report = |name: &str, mask: &dyn Fn(&str) -> Vec<PiiItem>| {
-        let mut misses = Vec::new();
-        let c = score(&set, mask, &mut misses);
-        let mut out = table(&format!("[{name}] dev6 (tuning only)"), &c);
-        for m in &misses {
-            out.push_str(&format!("  {m}\n"));
-        }
-        println!("{out}");
-        c
-    };
-    let masker = PiiMasker::new();
-    let mut all = vec![report("fallback", &|t| masker.mask(t).items)];
-    if let Some(an) = lindera() {
-        let masker = PiiMasker::new().with_analyzer(an);
-        all.push(report("lindera", &|t| masker.mask(t).items));
-    }
-    for c in all.iter().flat_map(|c| c.values()) {
-        assert!(c.precision() >= 0.98, "dev6 precision fell: {c:?}");
-    }
+    tuning_set("dev6", "../pii_dev6/dev6.jsonl");
 }
 
 /// A person the dictionary knows, right after a relation word with の, is a name (妹の花子が);

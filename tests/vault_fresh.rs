@@ -51,7 +51,7 @@ fn review(env: &Env, vault: &str, text: &str, analyzer: &str) -> (serde_json::Va
 
 #[test]
 fn a_fresh_install_builds_the_dictionary_on_first_use_and_rejects_kana() {
-    if cli_env_sources().is_none() {
+    if cli_env::ipadic_sources().is_none() {
         assert_ne!(
             std::env::var("CI").as_deref(),
             Ok("true"),
@@ -74,14 +74,6 @@ fn a_fresh_install_builds_the_dictionary_on_first_use_and_rejects_kana() {
         assert!(!stderr.contains("building"), "built once: {stderr}");
         assert_eq!(r["result"], "rejected", "{text}: {r}");
     }
-}
-
-fn cli_env_sources() -> Option<std::path::PathBuf> {
-    ["/usr/share/mecab/dic/ipadic", "/var/lib/mecab/dic/ipadic"]
-        .iter()
-        .map(std::path::PathBuf::from)
-        .chain(std::env::var_os("KAKEAI_IPADIC_SRC").map(Into::into))
-        .find(|d| d.join("matrix.def").is_file())
 }
 
 #[test]

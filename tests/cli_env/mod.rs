@@ -62,3 +62,13 @@ impl Env {
         p.display().to_string()
     }
 }
+
+/// The MeCab IPADIC sources this machine has, if any (the places kakeai searches, and
+/// `KAKEAI_IPADIC_SRC`).
+pub fn ipadic_sources() -> Option<PathBuf> {
+    ["/usr/share/mecab/dic/ipadic", "/var/lib/mecab/dic/ipadic"]
+        .iter()
+        .map(PathBuf::from)
+        .chain(std::env::var_os("KAKEAI_IPADIC_SRC").map(Into::into))
+        .find(|d| d.join("matrix.def").is_file())
+}
