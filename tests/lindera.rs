@@ -124,3 +124,37 @@ fn check_builds_the_dictionary_on_first_use() {
         "built only once"
     );
 }
+
+/// The kinds `proper_nouns` reads from each word's details are cached per word id: a second
+/// pass over the same texts (every word then cached) and a fresh analyzer (nothing cached)
+/// give the same tokens, and the proper-noun kinds still come through.
+#[test]
+fn lindera_proper_noun_kinds_are_the_same_cached_and_fresh() {
+    let Some(an) = common::lindera() else { return };
+    let texts = [
+        "田中さんと佐藤花子さんが東京駅で待ってる",
+        "株式会社サンプルの鈴木部長、京都に出張だって",
+        "今日は雨だから家でのんびりしよう。ｶﾞﾝﾊﾞﾙ！",
+        "ノヴァリスの面接、山本くんも来るらしい",
+    ];
+    let first: Vec<_> = texts.iter().map(|t| an.proper_nouns(t)).collect();
+    let again: Vec<_> = texts.iter().map(|t| an.proper_nouns(t)).collect();
+    assert_eq!(first, again);
+    let dir = std::env::temp_dir().join("kakeai-test-ipadic");
+    let fresh = kakeai::text::analyzer::lindera::LinderaAnalyzer::load(&dir).unwrap();
+    let fresh: Vec<_> = texts
+        .iter()
+        .map(|t| kakeai::text::Analyzer::proper_nouns(&fresh, t))
+        .collect();
+    assert_eq!(first, fresh);
+    use kakeai::text::analyzer::ProperKind;
+    let kinds: Vec<ProperKind> = first.iter().flatten().map(|p| p.kind).collect();
+    for k in [
+        ProperKind::Surname,
+        ProperKind::Place,
+        ProperKind::Common,
+        ProperKind::NotNoun,
+    ] {
+        assert!(kinds.contains(&k), "{k:?} in {kinds:?}");
+    }
+}

@@ -7,6 +7,7 @@ use std::fs;
 use std::io::{Read, Write};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use ::lindera::dictionary::{
@@ -330,6 +331,40 @@ thread_local! {
 
 pub struct LinderaAnalyzer {
     segmenter: Segmenter,
+    /// Each known word's kind for `proper_nouns`, read from its details once (0 = not yet):
+    /// decoding the details' fields for every token of every message was a sixth of the PII
+    /// masker's lindera path. One byte per word id, shared by every thread.
+    kinds: Vec<AtomicU8>,
+}
+
+/// A proper-noun kind as stored in [`LinderaAnalyzer::kinds`] (never 0).
+fn kind_code(k: ProperKind) -> u8 {
+    match k {
+        ProperKind::Surname => 1,
+        ProperKind::GivenName => 2,
+        ProperKind::Person => 3,
+        ProperKind::Organization => 4,
+        ProperKind::Place => 5,
+        ProperKind::Other => 6,
+        ProperKind::Unknown => 7,
+        ProperKind::Common => 8,
+        ProperKind::NotNoun => 9,
+    }
+}
+
+fn kind_of_code(c: u8) -> Option<ProperKind> {
+    Some(match c {
+        1 => ProperKind::Surname,
+        2 => ProperKind::GivenName,
+        3 => ProperKind::Person,
+        4 => ProperKind::Organization,
+        5 => ProperKind::Place,
+        6 => ProperKind::Other,
+        7 => ProperKind::Unknown,
+        8 => ProperKind::Common,
+        9 => ProperKind::NotNoun,
+        _ => return None,
+    })
 }
 
 impl LinderaAnalyzer {
@@ -350,8 +385,10 @@ impl LinderaAnalyzer {
             Ok(Err(e)) => return Err(load_err(e.to_string())),
             Err(_) => return Err(load_err("the dictionary files are damaged".into())),
         };
+        let words = dictionary.prefix_dictionary.words_idx_data.len() / 4;
         Ok(Self {
             segmenter: Segmenter::new(Mode::Normal, dictionary, None),
+            kinds: (0..words).map(|_| AtomicU8::new(0)).collect(),
         })
     }
 
@@ -437,7 +474,6 @@ impl LinderaAnalyzer {
         else {
             return Vec::new();
         };
-        let dict = &self.segmenter.dictionary;
         let mut out = Vec::with_capacity(tokens.len());
         let (mut byte_at, mut char_at) = (0, 0);
         for token in &tokens {
@@ -461,29 +497,36 @@ impl LinderaAnalyzer {
             if !token.word_id.is_system() {
                 continue;
             }
-            let mut f = dict.word_details_iter(token.word_id.id() as usize);
-            let (pos, sub1) = (f.next(), f.next());
-            if pos != Some("名詞") || sub1 != Some("固有名詞") {
-                // A common word: what a name's slot holds when it is no name.
-                let kind = if pos == Some("名詞") {
-                    ProperKind::Common
-                } else {
-                    ProperKind::NotNoun
-                };
-                out.push(ProperNoun::new(start, char_at, kind));
-                continue;
-            }
-            let kind = match (f.next().unwrap_or(""), f.next().unwrap_or("")) {
-                ("人名", "姓") => ProperKind::Surname,
-                ("人名", "名") => ProperKind::GivenName,
-                ("人名", _) => ProperKind::Person,
-                ("組織", _) => ProperKind::Organization,
-                ("地域", _) => ProperKind::Place,
-                _ => ProperKind::Other,
-            };
+            let kind = self.kind_of_word(token.word_id.id() as usize);
             out.push(ProperNoun::new(start, char_at, kind));
         }
         out
+    }
+
+    /// A known word's kind: cached, else read from its details (名詞,固有名詞,<sub2>,<sub3>).
+    fn kind_of_word(&self, id: usize) -> ProperKind {
+        let cell = self.kinds.get(id);
+        if let Some(k) = cell.and_then(|c| kind_of_code(c.load(Ordering::Relaxed))) {
+            return k;
+        }
+        let mut f = self.segmenter.dictionary.word_details_iter(id);
+        let kind = match (f.next(), f.next()) {
+            (Some("名詞"), Some("固有名詞")) => match (f.next(), f.next()) {
+                (Some("人名"), Some("姓")) => ProperKind::Surname,
+                (Some("人名"), Some("名")) => ProperKind::GivenName,
+                (Some("人名"), _) => ProperKind::Person,
+                (Some("組織"), _) => ProperKind::Organization,
+                (Some("地域"), _) => ProperKind::Place,
+                _ => ProperKind::Other,
+            },
+            // A common word: what a name's slot holds when it is no name.
+            (Some("名詞"), _) => ProperKind::Common,
+            _ => ProperKind::NotNoun,
+        };
+        if let Some(c) = cell {
+            c.store(kind_code(kind), Ordering::Relaxed);
+        }
+        kind
     }
 
     /// The base form of a known verb, adjective or auxiliary (details[6]); other words need

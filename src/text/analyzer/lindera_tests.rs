@@ -226,3 +226,29 @@ fn readings_come_from_the_dictionary() {
         None
     );
 }
+
+/// Every kind survives the one-byte cache, and 0 (not yet read) is no kind.
+#[test]
+fn proper_kinds_round_trip_through_their_cache_codes() {
+    use crate::text::analyzer::ProperKind::*;
+    let all = [
+        Surname,
+        GivenName,
+        Person,
+        Organization,
+        Place,
+        Other,
+        Unknown,
+        Common,
+        NotNoun,
+    ];
+    let mut codes: Vec<u8> = all.iter().map(|&k| kind_code(k)).collect();
+    for (&k, &c) in all.iter().zip(&codes) {
+        assert_eq!(kind_of_code(c), Some(k));
+    }
+    codes.sort_unstable();
+    codes.dedup();
+    assert_eq!(codes.len(), all.len());
+    assert!(!codes.contains(&0));
+    assert_eq!(kind_of_code(0), None);
+}
