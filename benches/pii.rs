@@ -113,8 +113,8 @@ fn bench(c: &mut Criterion) {
         })
     });
     // The lindera path (issue 26 §1): the rules plus IPADIC's proper nouns, when the
-    // dictionary is installed (`kakeai dict install`); skipped otherwise.
-    let lindera = PiiMasker::with_installed_analyzer();
+    // dictionary is installed or can be built from MeCab's sources; skipped otherwise.
+    let lindera = PiiMasker::with_dictionary();
     if lindera.analyzer_kind().as_str() == "lindera-ipadic" {
         group.bench_function("mask-lindera/10k-chat-messages", |b| {
             b.iter(|| {
@@ -124,7 +124,9 @@ fn bench(c: &mut Criterion) {
             })
         });
     } else {
-        eprintln!("pii bench: no IPADIC dictionary installed; lindera path skipped");
+        eprintln!(
+            "pii bench: no IPADIC dictionary and no MeCab sources to build one; lindera path skipped"
+        );
     }
     group.finish();
     c.bench_function("pii/new", |b| b.iter(|| black_box(PiiMasker::new())));

@@ -151,7 +151,7 @@ pub fn mask(
     err: &mut dyn FnMut(&str),
 ) -> Result<i32, String> {
     let (name, reader) = input::open(args.file.as_deref())?;
-    let masker = PiiMasker::with_installed_analyzer();
+    let masker = PiiMasker::with_dictionary();
     let analyzer = masker.analyzer_kind();
     let note = (analyzer == crate::text::AnalyzerKind::Fallback)
         .then_some(crate::safety::pii::FALLBACK_NOTE);

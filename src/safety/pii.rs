@@ -583,7 +583,7 @@ impl PiiMasker {
     /// on first use as `check` does (progress on stderr). The rules alone when there are no
     /// sources or `KAKEAI_ANALYZER=fallback`; `KAKEAI_PII_ANALYZER=fallback` forces the rules
     /// alone for masking only.
-    pub fn with_installed_analyzer() -> PiiMasker {
+    pub fn with_dictionary() -> PiiMasker {
         let masker = PiiMasker::new();
         if std::env::var("KAKEAI_PII_ANALYZER").as_deref() == Ok("fallback") {
             return masker;
@@ -595,7 +595,7 @@ impl PiiMasker {
     }
 }
 
-/// One masker for the whole process, built on first use: [`PiiMasker::with_installed_analyzer`]
+/// One masker for the whole process, built on first use: [`PiiMasker::with_dictionary`]
 /// (unit tests pin the rules alone; tests/pii_heldout.rs measures both paths).
 pub fn shared() -> &'static PiiMasker {
     static MASKER: OnceLock<PiiMasker> = OnceLock::new();
@@ -603,7 +603,7 @@ pub fn shared() -> &'static PiiMasker {
         if cfg!(test) {
             PiiMasker::new()
         } else {
-            PiiMasker::with_installed_analyzer()
+            PiiMasker::with_dictionary()
         }
     })
 }

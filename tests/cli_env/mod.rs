@@ -72,3 +72,19 @@ pub fn ipadic_sources() -> Option<PathBuf> {
         .chain(std::env::var_os("KAKEAI_IPADIC_SRC").map(Into::into))
         .find(|d| d.join("matrix.def").is_file())
 }
+
+/// Whether the machine has MeCab IPADIC sources for the test named `what`; without them the
+/// test is skipped with a note — except under CI=true, where they are required (.ci/run
+/// installs them).
+pub fn has_ipadic_sources(what: &str) -> bool {
+    if ipadic_sources().is_some() {
+        return true;
+    }
+    assert_ne!(
+        std::env::var("CI").as_deref(),
+        Ok("true"),
+        "CI needs MeCab IPADIC sources"
+    );
+    eprintln!("note: no MeCab IPADIC sources; {what} test skipped");
+    false
+}

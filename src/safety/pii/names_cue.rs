@@ -158,6 +158,12 @@ pub(super) const LEADING_NOISE: [&str; 12] = [
     "昨日", "今日", "明日", "先日", "今朝", "昨夜", "今度", "今夜", "去年", "今年", "毎日", "最近",
 ];
 
+/// Whether chars `..s` end with a leading time word (昨日|かぶらぎ, 明日|Pelvoraの).
+pub(super) fn after_time_word(v: &View, s: usize) -> bool {
+    let head = v.slice(0, s);
+    LEADING_NOISE.iter().any(|w| head.ends_with(w))
+}
+
 /// Kanji that end the stem of a godan く verb: 行くんだ, 落ち着くんだ hold no 行くん.
 const KU_STEMS: &str = "行書着聞歩働驚置泣咲引弾吹巻抱開磨焼描浮向招除欠続叩届解導築嘆敷履拭渇傾突頷退効動乾覗湧紡呟囁躓呻閃剥";
 
@@ -256,7 +262,7 @@ fn hira_start(v: &View, at: usize, max: usize) -> usize {
     let full = v.run_before(at, max, is_hiragana);
     let s = if full < s
         && v.at(full).is_some_and(|c| "かやねよと".contains(c))
-        && LEADING_NOISE.iter().any(|w| v.slice(0, full).ends_with(w))
+        && after_time_word(v, full)
     {
         full
     } else {

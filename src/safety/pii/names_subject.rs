@@ -13,7 +13,7 @@ use crate::text::chars::{is_hiragana, is_katakana};
 
 use super::address::place_like;
 use super::names::Names;
-use super::names_cue::{LEADING_NOISE, is_common_kana_word, kanji_word_ok};
+use super::names_cue::{LEADING_NOISE, after_time_word, is_common_kana_word, kanji_word_ok};
 use super::scan::{Builder, Hits, ListId, Pick};
 use super::view::{View, is_edge, is_han};
 
@@ -961,16 +961,8 @@ impl Subjects {
 /// The name `[s, e)` stands last in a list of names: a separator before it joins another word of
 /// a name's shape (蓼沼と笹目と|鳰川, 鷹觜・甘粕・|蛯名, 鰺坂も|鷲尾も).
 fn last_of_list(v: &View, s: usize, e: usize, names: &Names) -> bool {
-    let sep = if s >= 3 && v.slice(s - 2, s) == "とか" {
-        2
-    } else if matches!(v.at(s.wrapping_sub(1)), Some('と' | 'や' | '・' | '、'))
-        || (v.at(s.wrapping_sub(1)) == Some('も') && v.at(e) == Some('も'))
-    {
-        1
-    } else {
-        return false;
-    };
-    s > sep && name_before(v, s - sep, names).is_some()
+    let sep = separator_before(v, s, e);
+    sep > 0 && s > sep && name_before(v, s - sep, names).is_some()
 }
 
 /// Where an object or a place ends before the predicate at `p` (財布|忘れた, 駅前で|待ってる,
@@ -998,100 +990,134 @@ fn separator_at(v: &View, i: usize) -> usize {
     }
 }
 
+/// The separator's length right before the name `[at, e)` (蓼沼と|笹目, 鷹觜・|甘粕; も only
+/// when the name has its own も: 鰺坂も|鷲尾も), 0 for none.
+fn separator_before(v: &View, at: usize, e: usize) -> usize {
+    let before = v.at(at.wrapping_sub(1));
+    if at >= 3 && v.slice(at - 2, at) == "とか" {
+        2
+    } else if matches!(before, Some('と' | 'や' | '・' | '、'))
+        || (before == Some('も') && v.at(e) == Some('も'))
+    {
+        1
+    } else {
+        0
+    }
+}
+
+/// The script a list's names share: kanji, hiragana, katakana, latin; 0 for anything else.
+fn script(c: char) -> u8 {
+    if is_han(c) {
+        1
+    } else if is_hiragana(c) {
+        2
+    } else if is_katakana(c) {
+        3
+    } else if c.is_ascii_alphabetic() {
+        4
+    } else {
+        0
+    }
+}
+
 /// The other names of a list one found name stands in (蓼沼と笹目と鳰川で, 樺沢、茅根、柊木の,
 /// 鰺坂も鷲尾も): a word of the same script and a name's shape, joined by the same separator.
 /// Right of the name, the next word counts when another separator follows it, or when the list
 /// already holds two names (the found one has a separator before it).
 pub(super) fn siblings(v: &View, names: &Names, out: &mut Vec<(usize, usize)>) {
-    let script = |c: char| -> u8 {
-        if is_han(c) {
-            1
-        } else if is_hiragana(c) {
-            2
-        } else if is_katakana(c) {
-            3
-        } else if c.is_ascii_alphabetic() {
-            4
-        } else {
-            0
-        }
-    };
     for i in 0..out.len() {
         let (s, e) = out[i];
         let Some(kind) = v.at(s).map(script).filter(|&k| k != 0) else {
             continue;
         };
-        // Left: 蓼沼と|笹目.
-        let mut at = s;
-        let mut chained = false;
-        while at >= 2 {
-            let sep = if at >= 3 && v.slice(at - 2, at) == "とか" {
-                2
-            } else if matches!(v.at(at - 1), Some('と' | 'や' | '、' | '・'))
-                || (v.at(at - 1) == Some('も') && v.at(e) == Some('も'))
-            {
-                1
-            } else {
-                break;
-            };
-            let j = at - sep;
-            // 以上、薬袋でした: a pause joins a list only of three (樺沢、茅根、柊木の).
-            let pause = v.at(j) == Some('、');
-            match name_before(v, j, names) {
-                Some(s2)
-                    if v.at(s2).map(script) == Some(kind)
-                        && (!pause
-                            || chained
-                            || separator_at(v, e) > 0
-                            || (s2 > 0 && v.at(s2 - 1) == Some('、')))
-                        && (s2 == 0
-                            || v.at(s2 - 1).is_some_and(|c| is_edge(c) || c == ':')
-                            || separator_at(v, s2 - 1) > 0
-                            || LEADING_NOISE.iter().any(|w| v.slice(0, s2).ends_with(w))) =>
-                {
-                    out.push((s2, j));
-                    chained = true;
-                    at = s2;
-                }
-                _ => break,
-            }
+        let chained = siblings_before(v, names, (s, e), kind, out);
+        siblings_after(v, names, (s, e), kind, chained, out);
+    }
+}
+
+/// The names of the list left of `[s, e)` (蓼沼と|笹目); whether there was one.
+fn siblings_before(
+    v: &View,
+    names: &Names,
+    (s, e): (usize, usize),
+    kind: u8,
+    out: &mut Vec<(usize, usize)>,
+) -> bool {
+    let mut at = s;
+    let mut chained = false;
+    while at >= 2 {
+        let sep = separator_before(v, at, e);
+        if sep == 0 {
+            break;
         }
-        // Right: 蓼沼と笹目|と鳰川.
-        let mut end = e;
-        let mut links = usize::from(chained || (s > 0 && separator_at(v, s - 1) > 0));
-        loop {
-            let sep = separator_at(v, end);
-            if sep == 0 {
-                break;
+        let j = at - sep;
+        // 以上、薬袋でした: a pause joins a list only of three (樺沢、茅根、柊木の).
+        let pause = v.at(j) == Some('、');
+        match name_before(v, j, names) {
+            Some(s2)
+                if v.at(s2).map(script) == Some(kind)
+                    && (!pause
+                        || chained
+                        || separator_at(v, e) > 0
+                        || (s2 > 0 && v.at(s2 - 1) == Some('、')))
+                    && (s2 == 0
+                        || v.at(s2 - 1).is_some_and(|c| is_edge(c) || c == ':')
+                        || separator_at(v, s2 - 1) > 0
+                        || after_time_word(v, s2)) =>
+            {
+                out.push((s2, j));
+                chained = true;
+                at = s2;
             }
-            let also = v.at(end) == Some('も');
-            let a = end + sep;
-            let Some(c) = v.at(a) else { break };
-            if script(c) != kind {
-                break;
-            }
-            let b = match kind {
-                1 => v.run_after(a, 7, is_han),
-                2 => v.run_after(a, 8, is_hiragana),
-                3 => v.run_after(a, 10, |c| is_katakana(c) && c != '・'),
-                _ => v.run_after(a, 16, |c| c.is_ascii_alphabetic()),
-            };
-            let next = separator_at(v, b);
-            let follows = if also {
-                v.at(b) == Some('も')
-            } else {
-                (next > 0 && v.at(b) != Some('も'))
-                    || (links > 0
-                        && v.at(b)
-                            .is_none_or(|c| is_edge(c) || "でがはものにを".contains(c)))
-            };
-            if b > a && follows && name_before(v, b, names) == Some(a) {
-                out.push((a, b));
-                links += 1;
-                end = b;
-            } else {
-                break;
-            }
+            _ => break,
+        }
+    }
+    chained
+}
+
+/// The names of the list right of `[s, e)` (蓼沼と笹目|と鳰川).
+fn siblings_after(
+    v: &View,
+    names: &Names,
+    (s, e): (usize, usize),
+    kind: u8,
+    chained: bool,
+    out: &mut Vec<(usize, usize)>,
+) {
+    let mut end = e;
+    let mut links = usize::from(chained || (s > 0 && separator_at(v, s - 1) > 0));
+    loop {
+        let sep = separator_at(v, end);
+        if sep == 0 {
+            break;
+        }
+        let also = v.at(end) == Some('も');
+        let a = end + sep;
+        let Some(c) = v.at(a) else { break };
+        if script(c) != kind {
+            break;
+        }
+        let b = match kind {
+            1 => v.run_after(a, 7, is_han),
+            2 => v.run_after(a, 8, is_hiragana),
+            3 => v.run_after(a, 10, |c| is_katakana(c) && c != '・'),
+            _ => v.run_after(a, 16, |c| c.is_ascii_alphabetic()),
+        };
+        let next = separator_at(v, b);
+        let follows = if also {
+            v.at(b) == Some('も')
+        } else {
+            (next > 0 && v.at(b) != Some('も'))
+                || (links > 0
+                    && v.at(b)
+                        .is_none_or(|c| is_edge(c) || "でがはものにを".contains(c)))
+        };
+        if b > a && follows && name_before(v, b, names) == Some(a) {
+            out.push((a, b));
+            links += 1;
+            end = b;
+        } else {
+            break;
         }
     }
 }
@@ -1281,7 +1307,7 @@ fn one_kanji_name(v: &View, e: usize) -> Option<usize> {
     let alone = s == 0
         || v.at(s - 1)
             .is_some_and(|b| is_edge(b) || "「とや・".contains(b))
-        || LEADING_NOISE.iter().any(|w| v.slice(0, s).ends_with(w));
+        || after_time_word(v, s);
     let word = ONE_KANJI_WORDS.contains(c)
         || NOT_NAME_ENDS.contains(c)
         || super::names_cue::ANIMAL_ENDS.contains(c)
@@ -1354,11 +1380,7 @@ fn hiragana_name(v: &View, e: usize, names: &Names) -> Option<usize> {
         let after_word = s >= 2
             && v.at(s - 2)
                 .is_some_and(|w| is_han(w) || is_katakana(w) || w.is_ascii_alphanumeric());
-        let time_word = c == 'と'
-            && LEADING_NOISE.iter().any(|w| {
-                let head = v.slice(0, s - 1);
-                head.ends_with(w) && s > w.chars().count()
-            });
+        let time_word = c == 'と' && after_time_word(v, s - 1);
         // 久しぶりに|ときた: a particle after an adverb's ending ends the phrase too.
         let after_adverb = ["ぶり", "よう", "ため", "すぐ", "たま", "つい"]
             .iter()
@@ -1388,8 +1410,7 @@ fn hiragana_name(v: &View, e: usize, names: &Names) -> Option<usize> {
     {
         return Some(ks);
     }
-    let after_time_word = LEADING_NOISE.iter().any(|w| v.slice(0, s).ends_with(w));
-    let alone = cut || s == 0 || after_time_word || v.at(s - 1).is_some_and(is_edge);
+    let alone = cut || s == 0 || after_time_word(v, s) || v.at(s - 1).is_some_and(is_edge);
     // さっき|とどろき, これ|ときたが: a leading adverb or demonstrative is no part of it.
     'lead: loop {
         if !alone {
@@ -1457,9 +1478,7 @@ pub(super) fn katakana_name(v: &View, e: usize) -> Option<usize> {
     let last = word.rsplit([' ', '・']).next().unwrap_or(word);
     // 元カレ, 新メンバー: glued to kanji, the katakana is the tail of a word (not after a
     // time word: 昨日トドロキに).
-    let glued = s > 0
-        && v.at(s - 1).is_some_and(is_han)
-        && !LEADING_NOISE.iter().any(|w| v.slice(0, s).ends_with(w));
+    let glued = s > 0 && v.at(s - 1).is_some_and(is_han) && !after_time_word(v, s);
     let ok = (2..=12).contains(&(e - s))
         && !glued
         && !word.ends_with(['ッ', 'ー'])

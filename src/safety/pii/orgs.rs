@@ -396,11 +396,8 @@ pub(super) fn bare_before(v: &View, p: usize, out: &mut Vec<Cand>) {
     };
     let word = v.slice(s, p);
     // 明日Pelvoraの担当者が: a time word before it is no part of it.
-    let after_time = super::names_cue::LEADING_NOISE
-        .iter()
-        .any(|w| v.slice(0, s).ends_with(w));
     let alone = s == 0
-        || after_time
+        || super::names_cue::after_time_word(v, s)
         || v.at(s - 1)
             .is_some_and(|c| is_edge(c) || "はがもをにで".contains(c));
     let common = NOT_BARE.contains(&word)
