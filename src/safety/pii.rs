@@ -43,6 +43,7 @@ mod mynumber;
 mod names;
 mod names_context;
 mod names_cue;
+mod names_kana;
 mod names_slot;
 mod names_subject;
 mod org_forms;
@@ -288,6 +289,7 @@ pub struct PiiMasker {
     names: names::Names,
     subjects: names_subject::Subjects,
     slots: names_slot::Slots,
+    kana: names_kana::KanaNames,
     /// The morphological analyzer whose proper nouns add names and organisations; `None` is
     /// the fallback (rules only, lower recall on names the lists do not hold).
     analyzer: Option<std::sync::Arc<dyn Analyzer>>,
@@ -323,6 +325,7 @@ impl PiiMasker {
             names: names::Names::builtin(),
             subjects,
             slots: names_slot::Slots::new(),
+            kana: names_kana::KanaNames::new(),
             analyzer: None,
         }
     }
@@ -542,13 +545,29 @@ impl PiiMasker {
             .unwrap_or_default();
         self.forms.find(&v, &hits, &toks, &mut cands);
         self.forms.find_named(&v, &hits, &mut cands);
-        if self.analyzer.is_some() {
+        if let Some(an) = &self.analyzer {
             proper::find(&v, &toks, &self.names, &mut cands);
             let mut slots = Vec::new();
             self.slots.find(&v, &toks, &self.names, &mut slots);
             cands.extend(
                 slots
                     .into_iter()
+                    .map(|(s, e)| Cand::new(PiiKind::Name, s, e)),
+            );
+            let mut kana = Vec::new();
+            self.kana.find(&v, &toks, an.as_ref(), &mut kana);
+            self.kana
+                .surname_then_given(&v, &toks, &self.names, an.as_ref(), &mut kana);
+            // A name the dictionary read whole is where it ends: a cue rule's longer guess
+            // around it (友達の|たかはし たけしから連絡あ, ねえ|いしかわ さとみ) gives way.
+            cands.retain(|c| {
+                c.kind != PiiKind::Name
+                    || !kana
+                        .iter()
+                        .any(|&(s, e)| c.s <= s && c.e >= e && (c.s, c.e) != (s, e))
+            });
+            cands.extend(
+                kana.into_iter()
                     .map(|(s, e)| Cand::new(PiiKind::Name, s, e)),
             );
         }

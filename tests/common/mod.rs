@@ -81,6 +81,19 @@ pub fn lindera() -> Option<&'static dyn Analyzer> {
     .map(|a| a as &dyn Analyzer)
 }
 
+/// The same dictionary as [`lindera`], loaded once per process behind an `Arc` (what
+/// `PiiMasker::with_analyzer` takes).
+pub fn lindera_arc() -> Option<Arc<dyn Analyzer>> {
+    static CELL: OnceLock<Option<Arc<dyn Analyzer>>> = OnceLock::new();
+    CELL.get_or_init(|| {
+        lindera()?;
+        let dir = std::env::temp_dir().join("kakeai-test-ipadic");
+        let an = lindera::LinderaAnalyzer::load(&dir).expect("dictionary loads");
+        Some(Arc::new(an) as Arc<dyn Analyzer>)
+    })
+    .clone()
+}
+
 /// Three turns that all dwell on the ferris wheel (for topic_loop).
 pub const FERRIS_WHEEL_TURNS: [(&str, &str); 3] = [
     ("yana", "観覧車、乗りたいな！"),

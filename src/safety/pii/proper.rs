@@ -72,7 +72,8 @@ const BEFORE: [&str; 26] = [
 ];
 
 /// What may follow an organisation for it to be a company (◯◯で働いています).
-const BUSINESS: [&str; 12] = [
+pub(super) const BUSINESS: [&str; 13] = [
+    "に派遣",
     "で働",
     "に勤",
     "で勤務",

@@ -7,6 +7,7 @@ use std::fs;
 use std::io::{Read, Write};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -17,7 +18,7 @@ use ::lindera::mode::Mode;
 use ::lindera::segmenter::Segmenter;
 use serde::{Deserialize, Serialize};
 
-use super::{Analyzer, AnalyzerKind, Morpheme, NounKind, Pos, ProperKind, ProperNoun};
+use super::{Analyzer, AnalyzerKind, Morpheme, NameReading, NounKind, Pos, ProperKind, ProperNoun};
 
 /// Written last by `build_dictionary`, so a directory without it is never a finished build.
 const MARKER_FILE: &str = "kakeai-dict.json";
@@ -335,6 +336,10 @@ pub struct LinderaAnalyzer {
     /// decoding the details' fields for every token of every message was a sixth of the PII
     /// masker's lindera path. One byte per word id, shared by every thread.
     kinds: Vec<AtomicU8>,
+    /// Every person entry's reading (katakana) → bit 1 surname, bit 2 given name, bit 4 also
+    /// a common word's, bit 8 also an organisation's; read from the dictionary on
+    /// first use (`name_reading`).
+    name_readings: OnceLock<rustc_hash::FxHashMap<Box<str>, u8>>,
 }
 
 /// A proper-noun kind as stored in [`LinderaAnalyzer::kinds`] (never 0).
@@ -389,6 +394,7 @@ impl LinderaAnalyzer {
         Ok(Self {
             segmenter: Segmenter::new(Mode::Normal, dictionary, None),
             kinds: (0..words).map(|_| AtomicU8::new(0)).collect(),
+            name_readings: OnceLock::new(),
         })
     }
 
@@ -503,6 +509,26 @@ impl LinderaAnalyzer {
         out
     }
 
+    /// The readings of every 人名,姓 / 人名,名 entry, of every word that is no proper noun and
+    /// of every organisation (one pass over the word list; its kinds land in the kind cache on the way).
+    fn person_readings(&self) -> rustc_hash::FxHashMap<Box<str>, u8> {
+        let mut out = rustc_hash::FxHashMap::default();
+        for id in 0..self.kinds.len() {
+            let bit = match self.kind_of_word(id) {
+                ProperKind::Surname => 1,
+                ProperKind::GivenName => 2,
+                ProperKind::Common | ProperKind::NotNoun => 4,
+                ProperKind::Organization => 8,
+                _ => continue,
+            };
+            let dict = &self.segmenter.dictionary;
+            if let Some(r) = dict.word_details_iter(id).nth(7).filter(|r| *r != "*") {
+                *out.entry(Box::from(r)).or_insert(0) |= bit;
+            }
+        }
+        out
+    }
+
     /// A known word's kind: cached, else read from its details (名詞,固有名詞,<sub2>,<sub3>).
     fn kind_of_word(&self, id: usize) -> ProperKind {
         let cell = self.kinds.get(id);
@@ -575,6 +601,18 @@ impl Analyzer for LinderaAnalyzer {
         catch_unwind(AssertUnwindSafe(|| self.reading_of(text))).ok()?
     }
 
+    fn name_reading(&self, kana: &str) -> NameReading {
+        let readings = self.name_readings.get_or_init(|| self.person_readings());
+        let key: String = kana.chars().map(to_katakana).collect();
+        let bits = readings.get(key.as_str()).copied().unwrap_or(0);
+        NameReading {
+            surname: bits & 1 != 0,
+            given: bits & 2 != 0,
+            word: bits & 4 != 0,
+            company: bits & 8 != 0,
+        }
+    }
+
     fn proper_nouns(&self, text: &str) -> Vec<ProperNoun> {
         if text.is_empty() {
             return Vec::new();
@@ -633,6 +671,14 @@ impl Analyzer for LinderaAnalyzer {
             return super::fallback::FallbackAnalyzer.tokenize(text);
         }
         out
+    }
+}
+
+/// Hiragana to katakana (ぁ..ゖ → ァ..ヶ); anything else as it is.
+fn to_katakana(c: char) -> char {
+    match c {
+        '\u{3041}'..='\u{3096}' => char::from_u32(c as u32 + 0x60).unwrap_or(c),
+        _ => c,
     }
 }
 

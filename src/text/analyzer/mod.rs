@@ -128,6 +128,30 @@ pub trait Analyzer: Send + Sync {
     fn proper_nouns(&self, _text: &str) -> Vec<ProperNoun> {
         Vec::new()
     }
+    /// Whether a kana word (hiragana or katakana, no space) is the reading of a surname or a
+    /// given name the dictionary knows (IPADIC's 人名,姓 / 人名,名 entries): the signal for
+    /// names written in kana (きりたに, シズク). Always "no" for an analyzer without readings.
+    fn name_reading(&self, _kana: &str) -> NameReading {
+        NameReading::default()
+    }
+}
+
+/// What [`Analyzer::name_reading`] found: the kana read as a surname, a given name, or both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct NameReading {
+    pub surname: bool,
+    pub given: bool,
+    /// Also the reading of a word that is no proper noun (ゆき: 雪, はやし: 林, まあ).
+    pub word: bool,
+    /// Also the reading of an organisation (トヨタ, ホンダ). Places are not counted: most
+    /// surnames are one (よしだ, ふじい).
+    pub company: bool,
+}
+
+impl NameReading {
+    pub fn any(self) -> bool {
+        self.surname || self.given
+    }
 }
 
 /// What IPADIC says a proper noun names (名詞,固有名詞,<sub2>,<sub3>).

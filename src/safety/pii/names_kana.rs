@@ -1,0 +1,436 @@
+//! Names written in kana that the dictionary reads as a person (issue 26 §1): a kana run that
+//! is a surname's reading then a given name's reading in IPADIC (人名,姓 + 人名,名), with or
+//! without a space or ・ between them — ほずみつむぎが, サトウ・ヒナ, ﾏｴﾀﾞ ｱｵｲ — standing as
+//! a whole word: a katakana run whole; a hiragana run from a phrase's start (or after a
+//! one-kana particle that follows a word) to a particle or an honorific. The cue rules need a
+//! cue for a kana name; the readings need none, and cover the names the lists never held.
+//! Only with an analyzer that has readings (lindera); the lists are data
+//! (assets/safety/kana_names.toml).
+
+use serde::Deserialize;
+use unicode_normalization::UnicodeNormalization;
+
+use crate::text::analyzer::{Analyzer, ProperKind, ProperNoun};
+use crate::text::chars::{is_hiragana, is_kanji, is_katakana};
+
+use super::names::Names;
+use super::names_cue::NOT_KANA_NAMES;
+use super::names_subject::NOT_NAMES_HIRA;
+use super::proper::BUSINESS;
+use super::view::View;
+
+const KANA_TOML: &str = include_str!("../../../assets/safety/kana_names.toml");
+
+/// The lists of assets/safety/kana_names.toml.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct KanaNames {
+    follow: Vec<String>,
+    single_follow: Vec<String>,
+    end_marks: Vec<String>,
+    follow_kanji: Vec<String>,
+    honorifics: Vec<String>,
+    lead_particles: Vec<String>,
+    lead_words: Vec<String>,
+    hira_leads: Vec<String>,
+    not_starts: Vec<String>,
+    predicate_ends: Vec<String>,
+    not_names: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Script {
+    Hira,
+    Kata,
+}
+
+fn script(c: char) -> Option<Script> {
+    if is_hiragana(c) {
+        Some(Script::Hira)
+    } else if is_katakana(c) || ('\u{FF66}'..='\u{FF9F}').contains(&c) {
+        Some(Script::Kata)
+    } else {
+        None
+    }
+}
+
+/// A space or a middle dot between the two parts of a name.
+fn is_separator(c: char) -> bool {
+    matches!(c, ' ' | '・' | '･')
+}
+
+impl KanaNames {
+    pub fn new() -> KanaNames {
+        // Embedded data checked by the tests: a failure here is a programming error.
+        toml::from_str(KANA_TOML).expect("kana_names.toml parses")
+    }
+
+    /// Every kana full name in `v`, as char spans.
+    pub fn find(
+        &self,
+        v: &View,
+        toks: &[ProperNoun],
+        an: &dyn Analyzer,
+        out: &mut Vec<(usize, usize)>,
+    ) {
+        let mut i = 0;
+        while i < v.len() {
+            let Some(sc) = v.at(i).and_then(script) else {
+                i += 1;
+                continue;
+            };
+            let e = run_end(v, i, sc);
+            let found = match sc {
+                Script::Kata => self.katakana(v, i, e, toks, an),
+                Script::Hira => self.hiragana(v, i, e, toks, an),
+            };
+            out.extend(found);
+            // A lone ・ is a run of none.
+            i = e.max(i + 1);
+        }
+    }
+
+    /// A katakana run is a name when all of it reads as one.
+    fn katakana(
+        &self,
+        v: &View,
+        s: usize,
+        e: usize,
+        toks: &[ProperNoun],
+        an: &dyn Analyzer,
+    ) -> Option<(usize, usize)> {
+        let before = s.checked_sub(1).and_then(|p| v.at(p));
+        // ア|サトウヒナ: a run glued to latin or digits is a product code, not a name.
+        if before.is_some_and(|c| c.is_ascii_alphanumeric()) {
+            return None;
+        }
+        let whole = self.ends_word(v, e) && self.reads_as_name(v, s, e, toks, an);
+        (whole || self.alone(v, s, e, false, an)).then_some((s, e))
+    }
+
+    /// A kana run ending at `e` ends a word: no kanji follows, or an honorific one does.
+    fn ends_word(&self, v: &View, e: usize) -> bool {
+        if !v.at(e).is_some_and(|c| is_kanji(c) || c == '々') {
+            return true;
+        }
+        let after = v.slice(e, v.len());
+        self.follow_kanji
+            .iter()
+            .any(|k| after.starts_with(k.as_str()))
+    }
+
+    /// A hiragana run holds a name from its start (or after a one-kana particle that follows a
+    /// word) up to a listed particle or honorific, or to its end.
+    fn hiragana(
+        &self,
+        v: &View,
+        s: usize,
+        e: usize,
+        toks: &[ProperNoun],
+        an: &dyn Analyzer,
+    ) -> Option<(usize, usize)> {
+        let from = self.starts(v, s, e, toks);
+        let full = from.iter().find_map(|&(s, strict)| {
+            (s + 4..=e)
+                .rev()
+                .find(|&end| {
+                    self.name_ends(v, end, e, strict) && self.reads_as_name(v, s, end, toks, an)
+                })
+                .map(|end| (s, end))
+        });
+        full.or_else(|| {
+            from.iter().find_map(|&(s, strict)| {
+                // Three kana at least (さの, めい are words as often), and the analyzer cut the
+                // text where the name ends (ありが|とう is one word).
+                (s + 3..=e)
+                    .rev()
+                    .find(|&end| {
+                        toks.iter().any(|t| t.start == end || t.end == end)
+                            && !toks.iter().any(|t| t.start < end && t.end > end)
+                            && self.alone(v, s, end, strict, an)
+                    })
+                    .map(|end| (s, end))
+            })
+        })
+    }
+
+    /// Where a name may start in the hiragana run `[s, e)`, and whether it came after a word
+    /// (then it must be followed by a particle: データがありますよ is a predicate).
+    fn starts(&self, v: &View, s: usize, e: usize, toks: &[ProperNoun]) -> Vec<(usize, bool)> {
+        let glued = s
+            .checked_sub(1)
+            .and_then(|p| v.at(p))
+            .is_some_and(|c| c.is_alphanumeric() || c == '々' || c == 'ー');
+        let mut from: Vec<(usize, bool)> = Vec::with_capacity(3);
+        if !glued {
+            from.push((s, false));
+            // これ|ふしみはるかから, ねえ|たかのそうたろう: a leading word is no part of it.
+            if let Some(w) = self
+                .hira_leads
+                .iter()
+                .find(|w| v.slice(s, e).starts_with(w.as_str()))
+            {
+                from.push((s + w.chars().count(), false));
+            }
+            return from;
+        }
+        // 明日|にしむらじゅん, 朝|くどうともやを: a time word the analyzer cut off.
+        if self
+            .lead_words
+            .iter()
+            .any(|w| v.slice(0, s).ends_with(w.as_str()))
+            && toks.iter().any(|t| t.end == s)
+        {
+            from.push((s, true));
+        }
+        // The particle is a word of its own (確保|でき|た is a verb, not で + きたの).
+        if self.lead_particles.iter().any(|p| p == v.slice(s, s + 1))
+            && toks.iter().any(|t| t.start == s && t.end == s + 1)
+        {
+            from.push((s + 1, true));
+        }
+        from
+    }
+
+    /// One part of a name alone in kana (よしだが, ハルカ、): the dictionary reads it as a
+    /// surname or a given name and as no common word (ゆき is 雪, はやし is 林), and a
+    /// particle a person takes follows — or, unless it came after a word, a pause or the
+    /// message's end. A company's reading too (トヨタ, フジモト) needs a person's cue.
+    fn alone(&self, v: &View, s: usize, end: usize, strict: bool, an: &dyn Analyzer) -> bool {
+        let raw = v.slice(s, end);
+        let text: String = raw.nfkc().collect();
+        if text.contains(is_separator)
+            || !self.word_ok(&text)
+            || self.not_names.contains(&text)
+            || self
+                .predicate_ends
+                .iter()
+                .any(|p| text.ends_with(p.as_str()))
+            || self.not_starts.iter().any(|p| text.starts_with(p.as_str()))
+        {
+            return false;
+        }
+        let after = v.slice(end, v.len());
+        // A person's cue (an honorific, a call-out's pause) outweighs a company's reading
+        // (フジモトさん, フジモト、…); a particle does not (トヨタが, トヨタって).
+        let strong = self
+            .honorifics
+            .iter()
+            .any(|h| after.starts_with(h.as_str()))
+            || self
+                .follow_kanji
+                .iter()
+                .any(|k| after.starts_with(k.as_str()))
+            || (!strict && (after.is_empty() || after.starts_with(['、', ','])));
+        let follows = strong
+            || self
+                .single_follow
+                .iter()
+                .any(|f| after.starts_with(f.as_str()));
+        // ピーター, リー: a foreign name's shape (a long vowel, a small vowel, ヴ) is a famous
+        // person or a word as often; three kana at least.
+        let foreign = text.contains(['ー', 'ァ', 'ィ', 'ゥ', 'ェ', 'ォ', 'ヴ']);
+        let r = an.name_reading(&text);
+        follows
+            && !foreign
+            && text.chars().count() >= 3
+            && (r.surname || r.given)
+            && !r.word
+            && (strong || !r.company)
+    }
+
+    /// A hiragana name may end at `end` of a run ending at `e`: a listed particle or honorific
+    /// follows inside the run, or the run ends there before an honorific kanji — or, unless
+    /// the name came after a particle, before the message's end, a pause or a bracket.
+    fn name_ends(&self, v: &View, end: usize, e: usize, after_particle: bool) -> bool {
+        let rest = v.slice(end, e);
+        if !rest.is_empty() {
+            return self.follow.iter().any(|f| rest.starts_with(f.as_str()));
+        }
+        match v.at(e) {
+            Some(c) if is_kanji(c) || c == '々' => self.ends_word(v, e),
+            None => !after_particle,
+            Some(_) => {
+                let after = v.slice(e, e + 1);
+                !after_particle && self.end_marks.iter().any(|m| m == after)
+            }
+        }
+    }
+
+    /// A kanji surname (a token the dictionary reads as 人名,姓, or one of the listed
+    /// surnames) right before a kana given name the dictionary reads as one: 加藤ハナコが,
+    /// 平野ゆうたって, 望月マアヤが — the whole name.
+    pub fn surname_then_given(
+        &self,
+        v: &View,
+        toks: &[ProperNoun],
+        names: &Names,
+        an: &dyn Analyzer,
+        out: &mut Vec<(usize, usize)>,
+    ) {
+        for t in toks {
+            let word = v.slice(t.start, t.end);
+            let surname = t.kind == ProperKind::Surname
+                || (word.chars().all(is_kanji) && names.contains(word));
+            let Some(sc) = v.at(t.end).and_then(script) else {
+                continue;
+            };
+            if !surname || v.at(t.end) == Some('・') {
+                continue;
+            }
+            let e = run_end(v, t.end, sc);
+            // 檜山|はま|だ: a particle may open a hiragana given name (はるか, のぞみ) only when
+            // three kana or more follow it.
+            let particle_first = sc == Script::Hira
+                && self
+                    .lead_particles
+                    .iter()
+                    .any(|p| v.slice(t.end, t.end + 1) == p);
+            let given = |end: usize| {
+                let g: String = v.slice(t.end, end).nfkc().collect();
+                let short_after_particle = particle_first && end - t.end < 3;
+                let predicate = self.predicate_ends.iter().any(|p| g.ends_with(p.as_str()));
+                !(g.contains(is_separator) || short_after_particle || predicate)
+                    && self.given_ok(&g, an)
+            };
+            let found = match sc {
+                // 早川モモコ見かけた: a katakana given name ends where the katakana does.
+                Script::Kata => given(e).then_some(e),
+                Script::Hira => (t.end + 2..=e)
+                    .rev()
+                    .find(|&end| self.name_ends(v, end, e, false) && given(end)),
+            };
+            // 霧島エンジに派遣されてる: a company's name, not a person's.
+            let business = |end: usize| {
+                BUSINESS
+                    .iter()
+                    .any(|b| v.slice(end, v.len()).starts_with(b))
+            };
+            if let Some(end) = found.filter(|&end| !business(end)) {
+                out.push((t.start, end));
+            }
+        }
+    }
+
+    /// `[s, e)` reads as a surname then a given name (each two kana or more, not the same
+    /// word twice), is no listed word, and the analyzer cut the text at both of its ends
+    /// without reading all of it as one known word.
+    fn reads_as_name(
+        &self,
+        v: &View,
+        s: usize,
+        e: usize,
+        toks: &[ProperNoun],
+        an: &dyn Analyzer,
+    ) -> bool {
+        let raw = v.slice(s, e);
+        if !aligned(toks, s, e)
+            || self.not_names.iter().any(|w| w == raw)
+            || self
+                .predicate_ends
+                .iter()
+                .any(|p| raw.ends_with(p.as_str()))
+            || self.not_starts.iter().any(|p| raw.starts_with(p.as_str()))
+        {
+            return false;
+        }
+        // Half-width katakana (ﾏｴﾀﾞ) in full width, voicing marks joined.
+        let text: String = raw.nfkc().collect();
+        if is_word_not_name(&text, an) {
+            return false;
+        }
+        let parts: Vec<&str> = text.split(is_separator).collect();
+        match parts.as_slice() {
+            // Four kana read as two names too often (なぎ|さと): five at least, unless a space
+            // or a dot parts them.
+            [whole] => {
+                whole.chars().count() >= 5 && split_points(whole).any(|(a, b)| self.pair(a, b, an))
+            }
+            [a, b] => self.pair(a, b, an),
+            _ => false,
+        }
+    }
+
+    fn pair(&self, surname: &str, given: &str, an: &dyn Analyzer) -> bool {
+        surname != given
+            && self.word_ok(surname)
+            && an.name_reading(surname).surname
+            && self.given_ok(given, an)
+    }
+
+    /// A given name's reading, no honorific at its end (ゆづき|さん).
+    fn given_ok(&self, given: &str, an: &dyn Analyzer) -> bool {
+        self.word_ok(given)
+            && !self.honorifics.iter().any(|h| given.ends_with(h.as_str()))
+            && an.name_reading(given).given
+    }
+
+    /// Two kana or more, no particle, no listed kana word (みんな, あいつ).
+    fn word_ok(&self, w: &str) -> bool {
+        w.chars().count() >= 2
+            && !self.follow.iter().any(|f| f == w)
+            && !NOT_NAMES_HIRA.contains(&w)
+            && !NOT_KANA_NAMES.contains(&w)
+    }
+}
+
+/// The end of the same-script run from `s`, a single separator between two of its chars
+/// included.
+fn run_end(v: &View, s: usize, sc: Script) -> usize {
+    let mut e = s;
+    while e < v.len() {
+        match v.at(e) {
+            Some(c) if script(c) == Some(sc) && c != '・' && c != '･' => e += 1,
+            Some(c)
+                if is_separator(c)
+                    && e > s
+                    && v.at(e + 1).and_then(script) == Some(sc)
+                    && !v.at(e - 1).is_some_and(is_separator) =>
+            {
+                e += 1
+            }
+            _ => break,
+        }
+    }
+    e
+}
+
+/// Every way to cut `w` into two parts of two chars or more.
+fn split_points(w: &str) -> impl Iterator<Item = (&str, &str)> {
+    let n = w.chars().count();
+    w.char_indices()
+        .enumerate()
+        .filter(move |&(k, _)| k >= 2 && n - k >= 2)
+        .map(move |(_, (b, _))| (&w[..b], &w[b..]))
+}
+
+/// No one known word other than a person's covers all of `[s, e)` (ありがとう, なかなか are
+/// words; マツモトキヨシ is a company). The analyzer's cuts inside a hiragana name are no guide (たなか|たい|ちん|ち).
+fn aligned(toks: &[ProperNoun], s: usize, e: usize) -> bool {
+    if toks.is_empty() {
+        return false;
+    }
+    let one_word = toks.iter().any(|t| {
+        t.start <= s
+            && t.end >= e
+            && !matches!(
+                t.kind,
+                ProperKind::Surname
+                    | ProperKind::GivenName
+                    | ProperKind::Person
+                    | ProperKind::Unknown
+            )
+    });
+    !one_word
+}
+
+/// A kana run whose whole reading is a common word's and no person's (みず|たまり reads as
+/// 水溜り): no surname and given name, however it splits.
+fn is_word_not_name(text: &str, an: &dyn Analyzer) -> bool {
+    let flat: String = text.chars().filter(|&c| !is_separator(c)).collect();
+    if !flat.chars().all(|c| script(c).is_some()) {
+        return false;
+    }
+    let r = an.name_reading(&flat);
+    r.word && !r.surname && !r.given
+}
