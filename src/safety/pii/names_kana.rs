@@ -140,14 +140,17 @@ impl KanaNames {
         });
         full.or_else(|| {
             from.iter().find_map(|&(s, strict)| {
-                // Three kana at least (さの, めい are words as often), and the analyzer cut the
-                // text where the name ends (ありが|とう is one word).
+                // Three kana at least (さの, めい are words as often), and no known word of two
+                // kana or more runs across its end (ありが|とう, とて|も, なる|こと).
                 (s + 3..=e)
                     .rev()
                     .find(|&end| {
-                        toks.iter().any(|t| t.start == end || t.end == end)
-                            && !toks.iter().any(|t| t.start < end && t.end > end)
-                            && self.alone(v, s, end, strict, an)
+                        !toks.iter().any(|t| {
+                            t.start < end
+                                && t.end > end
+                                && t.end - t.start >= 2
+                                && matches!(t.kind, ProperKind::Common | ProperKind::NotNoun)
+                        }) && self.alone(v, s, end, strict, an)
                     })
                     .map(|end| (s, end))
             })
@@ -193,7 +196,7 @@ impl KanaNames {
     }
 
     /// One part of a name alone in kana (よしだが, ハルカ、): the dictionary reads it as a
-    /// surname or a given name and as no common word (ゆき is 雪, はやし is 林), and a
+    /// surname or a given name and as no common word (しおり in hiragana, チカラ in katakana), and a
     /// particle a person takes follows — or, unless it came after a word, a pause or the
     /// message's end. A company's reading too (トヨタ, フジモト) needs a person's cue.
     fn alone(&self, v: &View, s: usize, end: usize, strict: bool, an: &dyn Analyzer) -> bool {
@@ -231,12 +234,19 @@ impl KanaNames {
         // person or a word as often; three kana at least.
         let foreign = text.contains(['ー', 'ァ', 'ィ', 'ゥ', 'ェ', 'ォ', 'ヴ']);
         let r = an.name_reading(&text);
+        // In hiragana, a word the dictionary itself writes in kana (しおり, まあ); in katakana,
+        // any word read so (ハンコ, チカラ, キセキ are 判子, 力, 奇跡 in katakana).
+        let common = if text.chars().all(is_hiragana) {
+            r.kana_word
+        } else {
+            r.word
+        };
         follows
             && !foreign
             && text.chars().count() >= 3
             && (r.surname || r.given)
-            && !r.word
-            && (strong || !r.company)
+            && !common
+            && (strong || !r.company || text.chars().all(is_hiragana))
     }
 
     /// A hiragana name may end at `end` of a run ending at `e`: a listed particle or honorific

@@ -337,8 +337,8 @@ pub struct LinderaAnalyzer {
     /// masker's lindera path. One byte per word id, shared by every thread.
     kinds: Vec<AtomicU8>,
     /// Every person entry's reading (katakana) → bit 1 surname, bit 2 given name, bit 4 also
-    /// a common word's, bit 8 also an organisation's; read from the dictionary on
-    /// first use (`name_reading`).
+    /// a common word's, bit 16 a common word written in kana, bit 8 an organisation written
+    /// in kana; read from the dictionary on first use (`name_reading`).
     name_readings: OnceLock<rustc_hash::FxHashMap<Box<str>, u8>>,
 }
 
@@ -513,18 +513,41 @@ impl LinderaAnalyzer {
     /// of every organisation (one pass over the word list; its kinds land in the kind cache on the way).
     fn person_readings(&self) -> rustc_hash::FxHashMap<Box<str>, u8> {
         let mut out = rustc_hash::FxHashMap::default();
+        let kana = |s: &str| {
+            s.chars()
+                .all(|c| matches!(c, '\u{3041}'..='\u{3096}' | '\u{30A1}'..='\u{30FC}'))
+        };
         for id in 0..self.kinds.len() {
-            let bit = match self.kind_of_word(id) {
+            let kind = self.kind_of_word(id);
+            if !matches!(
+                kind,
+                ProperKind::Surname
+                    | ProperKind::GivenName
+                    | ProperKind::Common
+                    | ProperKind::NotNoun
+                    | ProperKind::Organization
+            ) {
+                continue;
+            }
+            let dict = &self.segmenter.dictionary;
+            let mut fields = dict.word_details_iter(id).skip(6);
+            let (Some(base), Some(reading)) = (fields.next(), fields.next()) else {
+                continue;
+            };
+            if reading == "*" {
+                continue;
+            }
+            // Written in kana in the dictionary itself (base form = surface for nouns).
+            let in_kana = kana(base);
+            let bit = match kind {
                 ProperKind::Surname => 1,
                 ProperKind::GivenName => 2,
-                ProperKind::Common | ProperKind::NotNoun => 4,
-                ProperKind::Organization => 8,
-                _ => continue,
+                ProperKind::Organization if in_kana => 8,
+                ProperKind::Organization => continue,
+                _ if in_kana => 4 | 16,
+                _ => 4,
             };
-            let dict = &self.segmenter.dictionary;
-            if let Some(r) = dict.word_details_iter(id).nth(7).filter(|r| *r != "*") {
-                *out.entry(Box::from(r)).or_insert(0) |= bit;
-            }
+            *out.entry(Box::from(reading)).or_insert(0) |= bit;
         }
         out
     }
@@ -610,6 +633,7 @@ impl Analyzer for LinderaAnalyzer {
             given: bits & 2 != 0,
             word: bits & 4 != 0,
             company: bits & 8 != 0,
+            kana_word: bits & 16 != 0,
         }
     }
 

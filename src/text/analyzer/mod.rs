@@ -143,9 +143,12 @@ pub struct NameReading {
     pub given: bool,
     /// Also the reading of a word that is no proper noun (ゆき: 雪, はやし: 林, まあ).
     pub word: bool,
-    /// Also the reading of an organisation (トヨタ, ホンダ). Places are not counted: most
-    /// surnames are one (よしだ, ふじい).
+    /// Also the name of an organisation the dictionary writes in kana (トヨタ, ホンダ).
+    /// Places are not counted: most surnames are one (よしだ, ふじい).
     pub company: bool,
+    /// Also a common word the dictionary writes in kana itself (まあ, ほら, ありがとう) — not
+    /// only one whose kanji reads so (翼 ツバサ, 氷室 ヒムロ).
+    pub kana_word: bool,
 }
 
 impl NameReading {
