@@ -265,3 +265,40 @@ fn dev7_tuning_set() {
     // Measured 0.948 / 0.859 (0.893 / 0.547 before the kana readings).
     assert!(p >= 0.93 && r >= 0.84, "P {p:.3} R {r:.3}");
 }
+
+/// A company named by a hiragana word before an industry word needs no business cue (a generic
+/// compound never has a hiragana head); pronouns and adverbs before one stay.
+#[test]
+fn hiragana_head_before_an_industry_word() {
+    let Some(m) = masker() else { return };
+    let companies = |t: &str| -> Vec<String> {
+        m.mask(t)
+            .items
+            .iter()
+            .filter(|i| i.kind == PiiKind::Company)
+            .map(|i| {
+                t.chars()
+                    .skip(i.span[0])
+                    .take(i.span[1] - i.span[0])
+                    .collect()
+            })
+            .collect()
+    };
+    for core in ["ひまわり電機", "さくら建設", "あおば食品", "すみれ運輸"] {
+        for frame in ["{}の人が来てた", "来週{}に行く", "{}から荷物届いた"] {
+            let t = frame.replace("{}", core);
+            assert_eq!(companies(&t), [core], "{t}");
+        }
+    }
+    for t in [
+        "この建設はすごい",
+        "もう印刷した",
+        "それ食品じゃない",
+        "みんな保険入ってる",
+        "あそこ建設中",
+        "冷凍食品が安い",
+        "ペット保険に入った",
+    ] {
+        assert_eq!(companies(t), Vec::<String>::new(), "{t}");
+    }
+}

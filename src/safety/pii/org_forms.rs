@@ -138,7 +138,8 @@ impl Forms {
                         let word = v.slice(c.s, c.e);
                         (!f.cue
                             || self.in_business_context(v, c.s, c.e)
-                            || proper_head(v, toks, c.s, p))
+                            || proper_head(v, toks, c.s, p)
+                            || kana_head(v, toks, c.s, p))
                             && !f.not.iter().any(|n| word.ends_with(n.as_str()))
                     }));
                 }
@@ -203,6 +204,25 @@ fn proper_head(v: &View, toks: &[ProperNoun], s: usize, p: usize) -> bool {
                 .any(|c| c.is_ascii_uppercase()),
             _ => false,
         })
+}
+
+/// `[s, p)` is a whole hiragana word of two kana or more, with no particle, adverb or
+/// demonstrative among its tokens and no listed kana word (ひまわり|電機, さくら|建設): a
+/// generic compound is written in kanji or katakana (冷凍食品, ペット保険), never with a
+/// hiragana head, and この建設, もう印刷, それ食品 stay.
+fn kana_head(v: &View, toks: &[ProperNoun], s: usize, p: usize) -> bool {
+    let head = v.slice(s, p);
+    let whole = s == 0 || !v.at(s - 1).is_some_and(crate::text::chars::is_hiragana);
+    let pronoun = super::names_subject::NOT_NAMES_HIRA.contains(&head)
+        || super::names_cue::NOT_KANA_NAMES.contains(&head);
+    whole
+        && !pronoun
+        && p - s >= 2
+        && head.chars().all(crate::text::chars::is_hiragana)
+        && !head.ends_with(['の', 'が', 'は', 'を', 'に', 'で', 'と', 'も', 'や', 'へ'])
+        && !toks
+            .iter()
+            .any(|t| t.start < p && t.end > s && t.kind == ProperKind::NotNoun)
 }
 
 /// A form written in ASCII letters (KK) must not be the tail of a latin word (OKK, KKK).
