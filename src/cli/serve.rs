@@ -154,11 +154,12 @@ pub fn run(args: ServeArgs) -> i32 {
         Ok(a) => a,
         Err(e) => return fail(2, e.to_string()),
     };
-    // The masker every message passes through, built now on the analyzer just opened: the
-    // first message must not wait for it, and the operator sees which analyzer masks.
+    // The masker every message passes through, built now on the analyzer just opened with its
+    // name readings read: the first message must not wait for it, and the operator sees which
+    // analyzer masks.
     eprintln!(
         "kakeai serve: PII masking with {}",
-        crate::safety::pii::shared().analyzer_kind().as_str()
+        crate::safety::pii::shared().warm().analyzer_kind().as_str()
     );
     // A file or a PostgreSQL URL (several instances share one store): two connections, the
     // pipeline's and the acknowledgement path's.

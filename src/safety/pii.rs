@@ -344,6 +344,15 @@ impl PiiMasker {
             .map_or(AnalyzerKind::Fallback, |a| a.kind())
     }
 
+    /// Reads the dictionary's name readings now (a few hundred milliseconds, once per
+    /// analyzer) so that the first message with a kana name does not wait for them.
+    pub fn warm(&self) -> &PiiMasker {
+        if let Some(an) = &self.analyzer {
+            an.name_reading("ア");
+        }
+        self
+    }
+
     /// Adds surnames to the built-in list (e.g. from a user's file). Entries with anything but
     /// kanji are ignored.
     pub fn with_extra_surnames<I, S>(mut self, names: I) -> PiiMasker

@@ -20,6 +20,7 @@ use super::proper::BUSINESS;
 use super::view::View;
 
 const KANA_TOML: &str = include_str!("../../../assets/safety/kana_names.toml");
+const GIVEN_KANA: &str = include_str!("../../../assets/safety/given_kana.txt");
 
 /// The lists of assets/safety/kana_names.toml.
 #[derive(Debug, Clone, Deserialize)]
@@ -36,6 +37,9 @@ pub(super) struct KanaNames {
     not_starts: Vec<String>,
     predicate_ends: Vec<String>,
     not_names: Vec<String>,
+    /// Given names in katakana IPADIC does not know (assets/safety/given_kana.txt).
+    #[serde(skip)]
+    given_kana: rustc_hash::FxHashSet<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,7 +66,20 @@ fn is_separator(c: char) -> bool {
 impl KanaNames {
     pub fn new() -> KanaNames {
         // Embedded data checked by the tests: a failure here is a programming error.
-        toml::from_str(KANA_TOML).expect("kana_names.toml parses")
+        let mut k: KanaNames = toml::from_str(KANA_TOML).expect("kana_names.toml parses");
+        k.given_kana = GIVEN_KANA
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(str::to_string)
+            .collect();
+        k
+    }
+
+    /// The dictionary's given-name readings, and the popular names it is too old to know
+    /// (`kana` in katakana).
+    fn is_given(&self, kana: &str, an: &dyn Analyzer) -> bool {
+        an.name_reading(kana).given || self.given_kana.contains(kana)
     }
 
     /// Every kana full name in `v`, as char spans.
@@ -201,16 +218,10 @@ impl KanaNames {
     /// message's end. A company's reading too (トヨタ, フジモト) needs a person's cue.
     fn alone(&self, v: &View, s: usize, end: usize, strict: bool, an: &dyn Analyzer) -> bool {
         let raw = v.slice(s, end);
-        let text: String = raw.nfkc().collect();
-        if text.contains(is_separator)
-            || !self.word_ok(&text)
-            || self.not_names.contains(&text)
-            || self
-                .predicate_ends
-                .iter()
-                .any(|p| text.ends_with(p.as_str()))
-            || self.not_starts.iter().any(|p| text.starts_with(p.as_str()))
-        {
+        let hiragana = raw.chars().all(is_hiragana);
+        let text = to_katakana(&raw.nfkc().collect::<String>());
+        let r = an.name_reading(&text);
+        if !(r.surname || r.given || self.given_kana.contains(&text)) {
             return false;
         }
         let after = v.slice(end, v.len());
@@ -233,20 +244,22 @@ impl KanaNames {
         // ピーター, リー: a foreign name's shape (a long vowel, a small vowel, ヴ) is a famous
         // person or a word as often; three kana at least.
         let foreign = text.contains(['ー', 'ァ', 'ィ', 'ゥ', 'ェ', 'ォ', 'ヴ']);
-        let r = an.name_reading(&text);
         // In hiragana, a word the dictionary itself writes in kana (しおり, まあ); in katakana,
         // any word read so (ハンコ, チカラ, キセキ are 判子, 力, 奇跡 in katakana).
-        let common = if text.chars().all(is_hiragana) {
-            r.kana_word
-        } else {
-            r.word
-        };
+        let common = if hiragana { r.kana_word } else { r.word };
         follows
             && !foreign
-            && text.chars().count() >= 3
-            && (r.surname || r.given)
             && !common
-            && (strong || !r.company || text.chars().all(is_hiragana))
+            && text.chars().count() >= 3
+            && (strong || !r.company || hiragana)
+            && !text.contains(is_separator)
+            && self.word_ok(raw)
+            && !self.not_names.iter().any(|w| w == raw)
+            && !self
+                .predicate_ends
+                .iter()
+                .any(|p| raw.ends_with(p.as_str()))
+            && !self.not_starts.iter().any(|p| raw.starts_with(p.as_str()))
     }
 
     /// A hiragana name may end at `end` of a run ending at `e`: a listed particle or honorific
@@ -297,9 +310,13 @@ impl KanaNames {
                     .iter()
                     .any(|p| v.slice(t.end, t.end + 1) == p);
             let given = |end: usize| {
-                let g: String = v.slice(t.end, end).nfkc().collect();
+                let raw = v.slice(t.end, end);
+                let g = to_katakana(&raw.nfkc().collect::<String>());
                 let short_after_particle = particle_first && end - t.end < 3;
-                let predicate = self.predicate_ends.iter().any(|p| g.ends_with(p.as_str()));
+                let predicate = self
+                    .predicate_ends
+                    .iter()
+                    .any(|p| raw.ends_with(p.as_str()));
                 !(g.contains(is_separator) || short_after_particle || predicate)
                     && self.given_ok(&g, an)
             };
@@ -334,23 +351,11 @@ impl KanaNames {
         an: &dyn Analyzer,
     ) -> bool {
         let raw = v.slice(s, e);
-        if !aligned(toks, s, e)
-            || self.not_names.iter().any(|w| w == raw)
-            || self
-                .predicate_ends
-                .iter()
-                .any(|p| raw.ends_with(p.as_str()))
-            || self.not_starts.iter().any(|p| raw.starts_with(p.as_str()))
-        {
-            return false;
-        }
-        // Half-width katakana (ﾏｴﾀﾞ) in full width, voicing marks joined.
-        let text: String = raw.nfkc().collect();
-        if is_word_not_name(&text, an) {
-            return false;
-        }
+        // Half-width katakana (ﾏｴﾀﾞ) in full width, voicing marks joined; then one script, so
+        // that every lookup below borrows instead of converting.
+        let text = to_katakana(&raw.nfkc().collect::<String>());
         let parts: Vec<&str> = text.split(is_separator).collect();
-        match parts.as_slice() {
+        let reads = match parts.as_slice() {
             // Four kana read as two names too often (なぎ|さと): five at least, unless a space
             // or a dot parts them.
             [whole] => {
@@ -358,29 +363,44 @@ impl KanaNames {
             }
             [a, b] => self.pair(a, b, an),
             _ => false,
-        }
+        };
+        // The costlier checks only for what reads as a name.
+        reads
+            && aligned(toks, s, e)
+            && !self.not_names.iter().any(|w| w == raw)
+            && !self
+                .predicate_ends
+                .iter()
+                .any(|p| raw.ends_with(p.as_str()))
+            && !self.not_starts.iter().any(|p| raw.starts_with(p.as_str()))
+            && !is_word_not_name(&text, an)
     }
 
+    /// `surname` and `given` in katakana. The hash lookups first: most splits read as no name.
     fn pair(&self, surname: &str, given: &str, an: &dyn Analyzer) -> bool {
         surname != given
-            && self.word_ok(surname)
             && an.name_reading(surname).surname
+            && self.is_given(given, an)
+            && self.word_ok(surname)
             && self.given_ok(given, an)
     }
 
     /// A given name's reading, no honorific at its end (ゆづき|さん).
     fn given_ok(&self, given: &str, an: &dyn Analyzer) -> bool {
+        let h = to_hiragana(given);
         self.word_ok(given)
-            && !self.honorifics.iter().any(|h| given.ends_with(h.as_str()))
-            && an.name_reading(given).given
+            && !self.honorifics.iter().any(|o| h.ends_with(o.as_str()))
+            && self.is_given(given, an)
     }
 
-    /// Two kana or more, no particle, no listed kana word (みんな, あいつ).
+    /// Two kana or more, no particle, no listed kana word (みんな, あいつ) in either script.
     fn word_ok(&self, w: &str) -> bool {
-        w.chars().count() >= 2
-            && !self.follow.iter().any(|f| f == w)
-            && !NOT_NAMES_HIRA.contains(&w)
-            && !NOT_KANA_NAMES.contains(&w)
+        let h = to_hiragana(w);
+        let h = h.as_str();
+        h.chars().count() >= 2
+            && !self.follow.iter().any(|f| f == h)
+            && !NOT_NAMES_HIRA.contains(&h)
+            && !NOT_KANA_NAMES.contains(&h)
     }
 }
 
@@ -443,4 +463,24 @@ fn is_word_not_name(text: &str, an: &dyn Analyzer) -> bool {
     }
     let r = an.name_reading(&flat);
     r.word && !r.surname && !r.given
+}
+
+/// Hiragana to katakana; anything else as it is.
+fn to_katakana(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            '\u{3041}'..='\u{3096}' => char::from_u32(c as u32 + 0x60).unwrap_or(c),
+            c => c,
+        })
+        .collect()
+}
+
+/// Katakana to hiragana (ァ..ヶ → ぁ..ゖ); anything else as it is.
+fn to_hiragana(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            '\u{30A1}'..='\u{30F6}' => char::from_u32(c as u32 - 0x60).unwrap_or(c),
+            c => c,
+        })
+        .collect()
 }

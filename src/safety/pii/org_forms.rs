@@ -177,7 +177,7 @@ impl Forms {
     }
 }
 
-/// `[s, p)` is made of tokens the dictionary reads as a person, a place or an unknown word,
+/// `[s, p)` is made of tokens the dictionary reads as a proper noun or an unknown word,
 /// at least one of them two chars long, no prefecture or country (蛭間|工業; 日本|食品, 大阪|建設
 /// and 冷凍|食品 stay).
 fn proper_head(v: &View, toks: &[ProperNoun], s: usize, p: usize) -> bool {
@@ -192,10 +192,13 @@ fn proper_head(v: &View, toks: &[ProperNoun], s: usize, p: usize) -> bool {
     covered
         && inside.iter().any(|t| t.end - t.start >= 2)
         && inside.iter().all(|t| match t.kind {
+            // オリオン|薬品, ミドリ|技研: a proper noun of any kind, an organisation's too.
             ProperKind::Surname
             | ProperKind::GivenName
             | ProperKind::Person
-            | ProperKind::Place => true,
+            | ProperKind::Place
+            | ProperKind::Organization
+            | ProperKind::Other => true,
             // LINE|グループ: an acronym is no name.
             ProperKind::Unknown => !v
                 .slice(t.start, t.end)
@@ -211,6 +214,10 @@ fn proper_head(v: &View, toks: &[ProperNoun], s: usize, p: usize) -> bool {
 /// generic compound is written in kanji or katakana (冷凍食品, ペット保険), never with a
 /// hiragana head, and この建設, もう印刷, それ食品 stay.
 fn kana_head(v: &View, toks: &[ProperNoun], s: usize, p: usize) -> bool {
+    // Without the analyzer there is no telling もう|印刷 from ひまわり|電機.
+    if toks.is_empty() {
+        return false;
+    }
     let head = v.slice(s, p);
     let whole = s == 0 || !v.at(s - 1).is_some_and(crate::text::chars::is_hiragana);
     let pronoun = super::names_subject::NOT_NAMES_HIRA.contains(&head)

@@ -626,8 +626,14 @@ impl Analyzer for LinderaAnalyzer {
 
     fn name_reading(&self, kana: &str) -> NameReading {
         let readings = self.name_readings.get_or_init(|| self.person_readings());
-        let key: String = kana.chars().map(to_katakana).collect();
-        let bits = readings.get(key.as_str()).copied().unwrap_or(0);
+        // Katakana as it is (no allocation); hiragana converted.
+        let bits = if kana.chars().any(|c| ('\u{3041}'..='\u{3096}').contains(&c)) {
+            let key: String = kana.chars().map(to_katakana).collect();
+            readings.get(key.as_str()).copied()
+        } else {
+            readings.get(kana).copied()
+        }
+        .unwrap_or(0);
         NameReading {
             surname: bits & 1 != 0,
             given: bits & 2 != 0,
