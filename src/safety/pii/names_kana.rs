@@ -484,3 +484,78 @@ fn to_hiragana(s: &str) -> String {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lists_parse_and_hold_no_duplicate() {
+        let k = KanaNames::new();
+        for (name, list) in [
+            ("follow", &k.follow),
+            ("single_follow", &k.single_follow),
+            ("end_marks", &k.end_marks),
+            ("follow_kanji", &k.follow_kanji),
+            ("honorifics", &k.honorifics),
+            ("lead_particles", &k.lead_particles),
+            ("lead_words", &k.lead_words),
+            ("hira_leads", &k.hira_leads),
+            ("not_starts", &k.not_starts),
+            ("predicate_ends", &k.predicate_ends),
+            ("not_names", &k.not_names),
+        ] {
+            let set: std::collections::HashSet<&String> = list.iter().collect();
+            assert_eq!(set.len(), list.len(), "{name} holds a duplicate");
+            assert!(!list.is_empty(), "{name} is empty");
+        }
+        assert!(k.lead_particles.iter().all(|p| p.chars().count() == 1));
+        assert!(k.given_kana.len() >= 100, "{}", k.given_kana.len());
+        for g in &k.given_kana {
+            assert!(
+                g.chars().count() >= 2 && g.chars().all(|c| script(c) == Some(Script::Kata)),
+                "{g} is no katakana given name"
+            );
+        }
+    }
+
+    #[test]
+    fn every_split_leaves_two_kana_on_each_side() {
+        let all: Vec<(&str, &str)> = split_points("ほずみつむぎ").collect();
+        assert_eq!(
+            all,
+            [
+                ("ほず", "みつむぎ"),
+                ("ほずみ", "つむぎ"),
+                ("ほずみつ", "むぎ")
+            ]
+        );
+        assert_eq!(split_points("さとう").count(), 0);
+        for n in 0..12 {
+            let w: String = "あ".repeat(n);
+            assert_eq!(split_points(&w).count(), n.saturating_sub(3));
+        }
+    }
+
+    #[test]
+    fn kana_scripts_convert_both_ways() {
+        for w in ["ほずみつむぎ", "さとう ひな", "ゔぁ"] {
+            assert_eq!(to_hiragana(&to_katakana(w)), w);
+        }
+        assert_eq!(to_katakana("たなかハナコ"), "タナカハナコ");
+        assert_eq!(to_hiragana("ー・ｱ"), "ー・ｱ");
+    }
+
+    #[test]
+    fn a_run_keeps_one_separator_between_its_kana() {
+        let v = View::new("友達のほずみ つむぎが来た");
+        assert_eq!(run_end(&v, 2, Script::Hira), 11);
+        let v = View::new("サトウ・ヒナと");
+        assert_eq!(run_end(&v, 0, Script::Kata), 6);
+        // Two spaces end the run; so does a lone dot.
+        let v = View::new("さとう  ひな");
+        assert_eq!(run_end(&v, 0, Script::Hira), 3);
+        let v = View::new("・");
+        assert_eq!(run_end(&v, 0, Script::Kata), 0);
+    }
+}
