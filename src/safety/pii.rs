@@ -531,8 +531,18 @@ impl PiiMasker {
             cands.extend(found);
         }
         let greeting = !hits.of(self.greetings).is_empty();
-        cands
-            .extend(names_cue::vocative(&v, greeting).map(|(s, e)| Cand::new(PiiKind::Name, s, e)));
+        // A call-out the dictionary reads only as a common word (ヒマワリ、久しぶりに見た) is
+        // that word.
+        let word = |s: usize, e: usize| {
+            self.analyzer
+                .as_ref()
+                .is_some_and(|an| names_kana::is_word_not_name(v.slice(s, e), an.as_ref()))
+        };
+        cands.extend(
+            names_cue::vocative(&v, greeting)
+                .filter(|&(s, e)| !word(s, e))
+                .map(|(s, e)| Cand::new(PiiKind::Name, s, e)),
+        );
         let mut subjects = Vec::new();
         self.subjects.find(&v, &hits, &self.names, &mut subjects);
         cands.extend(

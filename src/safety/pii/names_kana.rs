@@ -121,6 +121,13 @@ impl KanaNames {
         if before.is_some_and(|c| c.is_ascii_alphanumeric()) {
             return None;
         }
+        let raw = v.slice(s, e);
+        // Most katakana runs are loanwords: no name's reading opens them (half-width ones are
+        // read after NFKC below).
+        let half_width = raw.chars().any(|c| ('\u{FF66}'..='\u{FF9F}').contains(&c));
+        if !half_width && !self.opens_with_a_name(raw, an) {
+            return None;
+        }
         let whole = self.ends_word(v, e) && self.reads_as_name(v, s, e, toks, an);
         (whole || self.alone(v, s, e, false, an)).then_some((s, e))
     }
@@ -146,7 +153,13 @@ impl KanaNames {
         toks: &[ProperNoun],
         an: &dyn Analyzer,
     ) -> Option<(usize, usize)> {
-        let from = self.starts(v, s, e, toks);
+        let mut from = self.starts(v, s, e, toks);
+        // Every name found here opens with a surname's or a given name's reading: a start with
+        // none (most of ordinary text) is dropped after a few hash lookups.
+        from.retain(|&(s, _)| self.opens_with_a_name(v.slice(s, e), an));
+        if from.is_empty() {
+            return None;
+        }
         let full = from.iter().find_map(|&(s, strict)| {
             (s + 4..=e)
                 .rev()
@@ -172,6 +185,21 @@ impl KanaNames {
                     .map(|end| (s, end))
             })
         })
+    }
+
+    /// Whether some prefix of two to eight kana of `run` reads as a surname or a given name. The run is read in katakana once; the prefixes are borrowed from it.
+    fn opens_with_a_name(&self, run: &str, an: &dyn Analyzer) -> bool {
+        let kata = to_katakana(run);
+        kata.char_indices()
+            .map(|(b, _)| b)
+            .chain(std::iter::once(kata.len()))
+            .skip(2)
+            .take(7)
+            .any(|b| {
+                let p = &kata[..b];
+                let r = an.name_reading(p);
+                r.surname || r.given || self.given_kana.contains(p)
+            })
     }
 
     /// Where a name may start in the hiragana run `[s, e)`, and whether it came after a word
@@ -292,12 +320,13 @@ impl KanaNames {
         out: &mut Vec<(usize, usize)>,
     ) {
         for t in toks {
-            let word = v.slice(t.start, t.end);
-            let surname = t.kind == ProperKind::Surname
-                || (word.chars().all(is_kanji) && names.contains(word));
+            // Kana after the token first: most tokens have none.
             let Some(sc) = v.at(t.end).and_then(script) else {
                 continue;
             };
+            let word = v.slice(t.start, t.end);
+            let surname = t.kind == ProperKind::Surname
+                || (word.chars().all(is_kanji) && names.contains(word));
             if !surname || v.at(t.end) == Some('・') {
                 continue;
             }
@@ -455,8 +484,8 @@ fn aligned(toks: &[ProperNoun], s: usize, e: usize) -> bool {
 }
 
 /// A kana run whose whole reading is a common word's and no person's (みず|たまり reads as
-/// 水溜り): no surname and given name, however it splits.
-fn is_word_not_name(text: &str, an: &dyn Analyzer) -> bool {
+/// 水溜り): no surname and given name, however it splits, and no one called out (ヒマワリ、).
+pub(super) fn is_word_not_name(text: &str, an: &dyn Analyzer) -> bool {
     let flat: String = text.chars().filter(|&c| !is_separator(c)).collect();
     if !flat.chars().all(|c| script(c).is_some()) {
         return false;
