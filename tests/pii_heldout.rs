@@ -368,6 +368,14 @@ fn dev4_tuning_set() {
         }
         println!("{out}");
     };
+    on_both(&report);
+}
+
+/// A masker as the tuning reports take it.
+type Mask<'a> = &'a dyn Fn(&str) -> Vec<PiiItem>;
+
+/// Runs `report` with the rules alone, then with lindera when its dictionary is there.
+fn on_both(report: &dyn Fn(&str, Mask)) {
     let masker = PiiMasker::new();
     report("fallback", &|t| masker.mask(t).items);
     if let Some(an) = lindera() {
@@ -434,12 +442,7 @@ fn older_dev_tuning_sets() {
         }
         println!("{out}");
     };
-    let masker = PiiMasker::new();
-    report("fallback", &|t| masker.mask(t).items);
-    if let Some(an) = lindera() {
-        let masker = PiiMasker::new().with_analyzer(an);
-        report("lindera", &|t| masker.mask(t).items);
-    }
+    on_both(&report);
 }
 
 /// dev5: names in a name slot, romaji, call-outs.

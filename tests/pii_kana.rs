@@ -54,12 +54,12 @@ fn masker() -> Option<PiiMasker> {
     common::lindera_arc().map(|an| PiiMasker::new().with_analyzer(an))
 }
 
-/// The names found in `text`, as strings.
-fn names(m: &PiiMasker, text: &str) -> Vec<String> {
+/// What was found of `kind` in `text`, as strings.
+fn found(m: &PiiMasker, text: &str, kind: PiiKind) -> Vec<String> {
     m.mask(text)
         .items
         .iter()
-        .filter(|i| i.kind == PiiKind::Name)
+        .filter(|i| i.kind == kind)
         .map(|i| {
             text.chars()
                 .skip(i.span[0])
@@ -67,6 +67,11 @@ fn names(m: &PiiMasker, text: &str) -> Vec<String> {
                 .collect()
         })
         .collect()
+}
+
+/// The names found in `text`, as strings.
+fn names(m: &PiiMasker, text: &str) -> Vec<String> {
+    found(m, text, PiiKind::Name)
 }
 
 /// Asserts every frame × name masks exactly the name; returns how many were checked.
@@ -271,19 +276,7 @@ fn dev7_tuning_set() {
 #[test]
 fn hiragana_head_before_an_industry_word() {
     let Some(m) = masker() else { return };
-    let companies = |t: &str| -> Vec<String> {
-        m.mask(t)
-            .items
-            .iter()
-            .filter(|i| i.kind == PiiKind::Company)
-            .map(|i| {
-                t.chars()
-                    .skip(i.span[0])
-                    .take(i.span[1] - i.span[0])
-                    .collect()
-            })
-            .collect()
-    };
+    let companies = |t: &str| found(&m, t, PiiKind::Company);
     for core in ["ひまわり電機", "さくら建設", "あおば食品", "すみれ運輸"] {
         for frame in ["{}の人が来てた", "来週{}に行く", "{}から荷物届いた"] {
             let t = frame.replace("{}", core);

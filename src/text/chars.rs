@@ -4,6 +4,15 @@ pub fn is_hiragana(c: char) -> bool {
     ('\u{3041}'..='\u{309F}').contains(&c)
 }
 
+/// Hiragana → katakana (ぁ..ゖ → ァ..ヶ); everything else unchanged. The other way is
+/// `safety::fold::kana_fold`.
+pub fn to_katakana(c: char) -> char {
+    match c {
+        '\u{3041}'..='\u{3096}' => char::from_u32(c as u32 + 0x60).unwrap_or(c),
+        _ => c,
+    }
+}
+
 pub fn is_katakana(c: char) -> bool {
     ('\u{30A0}'..='\u{30FF}').contains(&c)
         || ('\u{31F0}'..='\u{31FF}').contains(&c)

@@ -496,22 +496,12 @@ pub(super) fn is_word_not_name(text: &str, an: &dyn Analyzer) -> bool {
 
 /// Hiragana to katakana; anything else as it is.
 fn to_katakana(s: &str) -> String {
-    s.chars()
-        .map(|c| match c {
-            '\u{3041}'..='\u{3096}' => char::from_u32(c as u32 + 0x60).unwrap_or(c),
-            c => c,
-        })
-        .collect()
+    s.chars().map(crate::text::chars::to_katakana).collect()
 }
 
-/// Katakana to hiragana (ァ..ヶ → ぁ..ゖ); anything else as it is.
+/// Katakana to hiragana; anything else as it is.
 fn to_hiragana(s: &str) -> String {
-    s.chars()
-        .map(|c| match c {
-            '\u{30A1}'..='\u{30F6}' => char::from_u32(c as u32 - 0x60).unwrap_or(c),
-            c => c,
-        })
-        .collect()
+    s.chars().map(crate::safety::fold::kana_fold).collect()
 }
 
 #[cfg(test)]

@@ -628,7 +628,7 @@ impl Analyzer for LinderaAnalyzer {
         let readings = self.name_readings.get_or_init(|| self.person_readings());
         // Katakana as it is (no allocation); hiragana converted.
         let bits = if kana.chars().any(|c| ('\u{3041}'..='\u{3096}').contains(&c)) {
-            let key: String = kana.chars().map(to_katakana).collect();
+            let key: String = kana.chars().map(crate::text::chars::to_katakana).collect();
             readings.get(key.as_str()).copied()
         } else {
             readings.get(kana).copied()
@@ -701,14 +701,6 @@ impl Analyzer for LinderaAnalyzer {
             return super::fallback::FallbackAnalyzer.tokenize(text);
         }
         out
-    }
-}
-
-/// Hiragana to katakana (ぁ..ゖ → ァ..ヶ); anything else as it is.
-fn to_katakana(c: char) -> char {
-    match c {
-        '\u{3041}'..='\u{3096}' => char::from_u32(c as u32 + 0x60).unwrap_or(c),
-        _ => c,
     }
 }
 
