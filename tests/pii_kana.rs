@@ -20,12 +20,7 @@ const SURNAMES: [(&str, &str); 5] = [
 const GIVEN: [&str; 5] = ["ヒロシ", "ユミコ", "タケシ", "サトミ", "カズオ"];
 
 fn hira(kata: &str) -> String {
-    kata.chars()
-        .map(|c| match c {
-            'ァ'..='ヶ' => char::from_u32(c as u32 - 0x60).unwrap_or(c),
-            c => c,
-        })
-        .collect()
+    kata.chars().map(kakeai::safety::fold::kana_fold).collect()
 }
 
 /// Full-width katakana to half-width, a voiced kana as two chars (ダ → ﾀﾞ).

@@ -48,10 +48,11 @@ enum Script {
     Kata,
 }
 
+/// Half-width katakana count as katakana (`is_katakana` holds them).
 fn script(c: char) -> Option<Script> {
     if is_hiragana(c) {
         Some(Script::Hira)
-    } else if is_katakana(c) || ('\u{FF66}'..='\u{FF9F}').contains(&c) {
+    } else if is_katakana(c) {
         Some(Script::Kata)
     } else {
         None

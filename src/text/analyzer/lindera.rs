@@ -513,10 +513,8 @@ impl LinderaAnalyzer {
     /// of every organisation (one pass over the word list; its kinds land in the kind cache on the way).
     fn person_readings(&self) -> rustc_hash::FxHashMap<Box<str>, u8> {
         let mut out = rustc_hash::FxHashMap::default();
-        let kana = |s: &str| {
-            s.chars()
-                .all(|c| matches!(c, '\u{3041}'..='\u{3096}' | '\u{30A1}'..='\u{30FC}'))
-        };
+        use crate::text::chars::{is_hiragana, is_katakana};
+        let kana = |s: &str| s.chars().all(|c| is_hiragana(c) || is_katakana(c));
         for id in 0..self.kinds.len() {
             let kind = self.kind_of_word(id);
             if !matches!(
@@ -627,7 +625,7 @@ impl Analyzer for LinderaAnalyzer {
     fn name_reading(&self, kana: &str) -> NameReading {
         let readings = self.name_readings.get_or_init(|| self.person_readings());
         // Katakana as it is (no allocation); hiragana converted.
-        let bits = if kana.chars().any(|c| ('\u{3041}'..='\u{3096}').contains(&c)) {
+        let bits = if kana.chars().any(crate::text::chars::is_hiragana) {
             let key: String = kana.chars().map(crate::text::chars::to_katakana).collect();
             readings.get(key.as_str()).copied()
         } else {
