@@ -562,7 +562,8 @@ impl PiiMasker {
             .as_ref()
             .map(|an| an.proper_nouns(text))
             .unwrap_or_default();
-        self.forms.find(&v, &hits, &toks, &mut cands);
+        self.forms
+            .find(&v, &hits, &toks, self.analyzer.as_deref(), &mut cands);
         self.forms.find_named(&v, &hits, &mut cands);
         if let Some(an) = &self.analyzer {
             proper::find(&v, &toks, &self.names, &mut cands);

@@ -5,7 +5,7 @@
 
 use serde::Deserialize;
 
-use crate::text::analyzer::{ProperKind, ProperNoun};
+use crate::text::analyzer::{Analyzer, ProperKind, ProperNoun};
 
 use super::scan::{Builder, Hits, ListId, Pick};
 use super::view::View;
@@ -55,6 +55,17 @@ struct Cues {
     /// After a school's short form (朝凪小の運動会): a school only before one of these.
     #[serde(default)]
     school_after: Vec<String>,
+    /// Heads that say what kind of company, not which one (冷凍|食品, 中央|銀行): never a
+    /// name before an industry word, whatever the context.
+    #[serde(default)]
+    generic_heads: Vec<String>,
+    /// Words that make a whole message talk about work (上司, 面接, 取引): the context
+    /// `named_head` needs, anywhere in the message.
+    #[serde(default)]
+    business_words: Vec<String>,
+    /// Honorifics after a company (◯◯食品さん): a business cue in a message about work.
+    #[serde(default)]
+    addressed: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -103,8 +114,16 @@ impl Forms {
 
     /// Every name beside a form. `toks` are the analyzer's tokens (empty without one): an
     /// industry word after a name the dictionary reads as a person, a place or an unknown word
-    /// (蛭間工業, 粟飯原不動産) is a company with no business context.
-    pub fn find(&self, v: &View, hits: &Hits, toks: &[ProperNoun], out: &mut Vec<Cand>) {
+    /// (蛭間工業, 粟飯原不動産), or knows as one (白樺|運輸), is a company with no business
+    /// context.
+    pub fn find(
+        &self,
+        v: &View,
+        hits: &Hits,
+        toks: &[ProperNoun],
+        an: Option<&dyn Analyzer>,
+        out: &mut Vec<Cand>,
+    ) {
         for m in hits.of(self.automaton) {
             let (p, q) = (v.char_at(m.start), v.char_at(m.end));
             let f = &self.forms[m.pattern];
@@ -137,9 +156,13 @@ impl Forms {
                     out.extend(found.into_iter().filter(|c| {
                         let word = v.slice(c.s, c.e);
                         (!f.cue
-                            || self.in_business_context(v, c.s, c.e)
+                            || ((self.in_business_context(v, c.s, c.e)
+                                || (self.about_work(v) && named_like(v, toks, c.s, p)))
+                                && !self.generic_head(v.slice(c.s, p)))
                             || proper_head(v, toks, c.s, p)
-                            || kana_head(v, toks, c.s, p))
+                            || kana_head(v, toks, c.s, p)
+                            || self.named_head(v, toks, an, c.s, p)
+                            || one_organisation(toks, c.s, q))
                             && !f.not.iter().any(|n| word.ends_with(n.as_str()))
                     }));
                 }
@@ -162,8 +185,74 @@ impl Forms {
         }
     }
 
+    /// `[s, p)` is made of words the dictionary also files as a name — a place's, a person's,
+    /// an organisation's — though it read them as common words here (白樺|運輸: 白樺 is
+    /// 名詞,一般 and 固有名詞,地域; 丸|星|商事), or as proper or unknown words as
+    /// `proper_head` takes them. Heads made only of common words so known need a message
+    /// about work (a `business_words` word anywhere: 木造|建築 in a temple's description
+    /// stays). A generic head has no such entry
+    /// (冷凍|食品, 精密|機械, ペット|保険); listed generic heads (中央|銀行) and places
+    /// (大阪|建設) stay.
+    fn named_head(
+        &self,
+        v: &View,
+        toks: &[ProperNoun],
+        an: Option<&dyn Analyzer>,
+        s: usize,
+        p: usize,
+    ) -> bool {
+        let Some(an) = an else {
+            return false;
+        };
+        let head = v.slice(s, p);
+        if p - s < 2
+            || head.chars().any(crate::text::chars::is_hiragana)
+            || head == "日本"
+            || super::address::place_like(head)
+            || self.generic_head(head)
+            || orgs::specific_start(v, s, p) != Some(s)
+        {
+            return false;
+        }
+        let Some(inside) = covering(toks, s, p) else {
+            return false;
+        };
+        let named = inside.iter().all(|t| match t.kind {
+            ProperKind::Common => an.has_proper_entry(v.slice(t.start, t.end)),
+            ProperKind::NotNoun => false,
+            _ => proper_token(v, t),
+        });
+        // Read as a name in this very message (粟|飯原 不動産), or only known as one
+        // elsewhere (白樺, 木造): then the message must be about work.
+        let read_as_name = inside.iter().any(|t| t.kind != ProperKind::Common);
+        named && (read_as_name || self.about_work(v))
+    }
+
+    /// A head that says what kind of company, not which (冷凍|食品, 国際|物流, 中央|銀行).
+    fn generic_head(&self, head: &str) -> bool {
+        self.cues.generic_heads.iter().any(|g| g == head)
+    }
+
+    /// A message about work (a `business_words` word anywhere in it).
+    fn about_work(&self, v: &View) -> bool {
+        let text = v.slice(0, v.len());
+        self.cues
+            .business_words
+            .iter()
+            .any(|w| text.contains(w.as_str()))
+    }
+
     fn in_business_context(&self, v: &View, s: usize, e: usize) -> bool {
         let after = v.slice(e, (e + 8).min(v.len()));
+        if self
+            .cues
+            .addressed
+            .iter()
+            .any(|h| after.starts_with(h.as_str()))
+            && self.about_work(v)
+        {
+            return true;
+        }
         let before = v.slice(s.saturating_sub(8), s);
         self.cues
             .after
@@ -185,28 +274,56 @@ fn proper_head(v: &View, toks: &[ProperNoun], s: usize, p: usize) -> bool {
     if head == "日本" || super::address::place_like(head) {
         return false;
     }
+    covering(toks, s, p).is_some_and(|inside| {
+        inside.iter().any(|t| t.end - t.start >= 2) && inside.iter().all(|t| proper_token(v, t))
+    })
+}
+
+/// A head that may be a name by its look, for a message about work whose cue is not beside
+/// it (うちの会社、桐生精機と合併): katakana or kana with no kanji (つばめ|急便, ソラノ|技研), or
+/// with the analyzer, any head but kanji common words the dictionary knows as nothing else
+/// (待機|電力, 消費|電力). Without the analyzer a kanji head gets no such context.
+fn named_like(v: &View, toks: &[ProperNoun], s: usize, p: usize) -> bool {
+    let head = v.slice(s, p);
+    if !head.chars().any(crate::text::chars::is_kanji) {
+        return p - s >= 2;
+    }
+    covering(toks, s, p).is_some_and(|inside| inside.iter().any(|t| t.kind != ProperKind::Common))
+}
+
+/// The tokens that tile `[s, p)` exactly, or `None`.
+fn covering(toks: &[ProperNoun], s: usize, p: usize) -> Option<Vec<&ProperNoun>> {
     let inside: Vec<&ProperNoun> = toks.iter().filter(|t| t.start >= s && t.end <= p).collect();
     let covered = inside.first().is_some_and(|t| t.start == s)
         && inside.last().is_some_and(|t| t.end == p)
         && inside.windows(2).all(|w| w[0].end == w[1].start);
-    covered
-        && inside.iter().any(|t| t.end - t.start >= 2)
-        && inside.iter().all(|t| match t.kind {
-            // オリオン|薬品, ミドリ|技研: a proper noun of any kind, an organisation's too.
-            ProperKind::Surname
-            | ProperKind::GivenName
-            | ProperKind::Person
-            | ProperKind::Place
-            | ProperKind::Organization
-            | ProperKind::Other => true,
-            // LINE|グループ: an acronym is no name.
-            ProperKind::Unknown => !v
-                .slice(t.start, t.end)
-                .chars()
-                .skip(1)
-                .any(|c| c.is_ascii_uppercase()),
-            _ => false,
-        })
+    covered.then_some(inside)
+}
+
+/// A token a company's name may be made of: a proper noun of any kind, an organisation's too
+/// (オリオン|薬品, ミドリ|技研), or an unknown word that is no acronym (LINE|グループ stays).
+fn proper_token(v: &View, t: &ProperNoun) -> bool {
+    match t.kind {
+        ProperKind::Surname
+        | ProperKind::GivenName
+        | ProperKind::Person
+        | ProperKind::Place
+        | ProperKind::Organization
+        | ProperKind::Other => true,
+        ProperKind::Unknown => !v
+            .slice(t.start, t.end)
+            .chars()
+            .skip(1)
+            .any(|c| c.is_ascii_uppercase()),
+        _ => false,
+    }
+}
+
+/// The dictionary reads the name and its industry word `[s, q)` as one organisation
+/// (サンライズ工業 is one 名詞,固有名詞,組織 entry).
+fn one_organisation(toks: &[ProperNoun], s: usize, q: usize) -> bool {
+    toks.iter()
+        .any(|t| t.start == s && t.end == q && t.kind == ProperKind::Organization)
 }
 
 /// `[s, p)` is a whole hiragana word of two kana or more, with no particle, adverb or

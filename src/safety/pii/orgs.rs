@@ -13,8 +13,19 @@ use super::{Cand, PiiKind};
 
 /// Leading words that are not part of the name that follows them (今年東京大学に → 東京大学).
 /// No single kanji here: 秋田大学 and 春日部高校 start with one.
-const LEADING_NOISE: [&str; 30] = [
+const LEADING_NOISE: [&str; 41] = [
     "再来年",
+    "明後日",
+    "明日",
+    "一昨日",
+    "今朝",
+    "今夜",
+    "昨夜",
+    "先日",
+    "本日",
+    "今回",
+    "前回",
+    "次回",
     "今年",
     "去年",
     "昨年",
@@ -154,7 +165,7 @@ const NOT_A_COMPANY_NAME: [&str; 10] = [
 
 /// Strips generic words from the end and noise words from the front of `[s, e)`; returns the
 /// start of what is left, or `None` when nothing specific is left.
-fn specific_start(v: &View, s: usize, e: usize) -> Option<usize> {
+pub(super) fn specific_start(v: &View, s: usize, e: usize) -> Option<usize> {
     // Compared as strings; a word's length in chars is counted only when it matched.
     let mut end = e;
     'right: while end > s {
@@ -210,11 +221,15 @@ pub(super) fn company(v: &View, ms: usize, me: usize, out: &mut Vec<Cand>) {
     {
         ae = v.run_after(ae + 1, 24, is_company_char);
     }
+    let ae = verb_stem_trimmed(v, me, ae);
     let after_ok = ae > me
         && !NOT_A_COMPANY_NAME
             .iter()
             .any(|w| v.slice(me, ae).starts_with(w))
         && specific_start(v, me, ae).is_some();
+    // 内定は|らったのは㈱藤波運送: a name on both sides where the one before is kana only —
+    // the kana are the sentence around the company, the name is the one after.
+    let before = before.filter(|&b| !(after_ok && v.slice(b, ms).chars().all(is_hiragana)));
     match (before, after_ok) {
         (None, false) => {}
         (b, a) => out.push(Cand::new(
@@ -225,9 +240,33 @@ pub(super) fn company(v: &View, ms: usize, me: usize, out: &mut Vec<Cand>) {
     }
 }
 
+/// Kana that follow a noun as a particle, not as a verb's okurigana (交通|で, 交通|の).
+const PARTICLES: &str = "のがをにでともはへやかよねだ";
+
+/// Kanji that open a verb or a trailing word, never end a name (辞める, 宛て, 製, 向け);
+/// a name's own last kanji (カエデ堂, ミドリ屋) is not among them.
+const VERB_STEMS: &str =
+    "辞宛製向行来出見言入受落勤働止使買売送届頼呼決変始終続通選休帰待持作書読聞話";
+
+/// The end of a name run `[me, ae)` without a verb's or a suffix's one kanji glued to a
+/// katakana or latin name ((株)中央フーズ|辞めて, 株式会社Bluewave|宛て, ㈱ABC|製の): a listed
+/// kanji after a non-kanji name char, before kana or the end, is not the name's.
+fn verb_stem_trimmed(v: &View, me: usize, ae: usize) -> usize {
+    let is_kanji = crate::text::chars::is_kanji;
+    // After a kanji name only before its okurigana (㈱ルミナス製薬|辞めて).
+    let glued = ae >= me + 2
+        && v.at(ae - 1).is_some_and(|c| VERB_STEMS.contains(c))
+        && (v.at(ae - 2).is_some_and(|c| !is_kanji(c))
+            && v.at(ae).is_none_or(|c| !is_company_char(c))
+            || v.at(ae)
+                .is_some_and(|c| is_hiragana(c) && !PARTICLES.contains(c)));
+    if glued { ae - 1 } else { ae }
+}
+
 /// A legal form written before the name only (一般社団法人◯◯).
 pub(super) fn company_after(v: &View, ms: usize, me: usize, out: &mut Vec<Cand>) {
     let ae = v.run_after(kana_tail(v, me), 24, is_company_char);
+    let ae = verb_stem_trimmed(v, me, ae);
     if ae > me && specific_start(v, me, ae).is_some() {
         out.push(Cand::new(PiiKind::Company, ms, ae));
     }
@@ -384,9 +423,23 @@ pub(super) fn bare_before(v: &View, p: usize, out: &mut Vec<Cand>) {
         let s = v.run_before(p, 16, |c| is_katakana(c) && c != '・');
         (s, p - s >= 3)
     } else if last.is_ascii_alphanumeric() {
-        let s = v.run_before(p, 24, |c| {
-            c.is_ascii_alphanumeric() || matches!(c, '-' | '&')
-        });
+        let word = |end| {
+            v.run_before(end, 24, |c| {
+                c.is_ascii_alphanumeric() || matches!(c, '-' | '&')
+            })
+        };
+        let mut s = word(p);
+        // Kazemachi Labs, Orbit Design: capitalised words before it, one space apart.
+        while s >= 2
+            && v.at(s - 1) == Some(' ')
+            && v.at(s - 2).is_some_and(|c| c.is_ascii_alphanumeric())
+        {
+            let w = word(s - 1);
+            if !v.at(w).is_some_and(|c| c.is_ascii_uppercase()) {
+                break;
+            }
+            s = w;
+        }
         (
             s,
             v.at(s).is_some_and(|c| c.is_ascii_uppercase()) && p - s >= 3,
@@ -429,7 +482,12 @@ fn joined_place(v: &View, bs: usize) -> usize {
 const KANA_STOPS: &str = "のはがをにでへもやかねよっ";
 
 /// Kana words right after a legal form that are not a name (株式会社だから, 株式会社として).
-const NOT_A_KANA_NAME: [&str; 16] = [
+const NOT_A_KANA_NAME: [&str; 21] = [
+    "さん",
+    "さま",
+    "くん",
+    "ちゃん",
+    "たち",
     "だ",
     "じゃ",
     "です",
@@ -553,7 +611,14 @@ fn kana_lead(v: &View, at: usize, before_core: bool) -> usize {
             .strip_suffix('う')
             .and_then(|r| r.chars().last())
             .is_some_and(|c| "ょゅおこそとのほもよろごぞどぼぽう".contains(c));
+    // 内定もらったのは|㈱…: a clause that ends in a particle pair is a phrase, not a name.
+    let phrase = [
+        "のは", "には", "では", "とは", "のが", "にも", "でも", "のも", "って",
+    ]
+    .iter()
+    .any(|w| run.ends_with(w));
     let bad_end = possessive
+        || phrase
         || (run.ends_with('い') && !name_in_i)
         || (run.ends_with('う') && !name_in_u)
         || run.ends_with(['な', 'く', 'た', 'だ', 'る', 'ず', 'で', 'に', 'を'])
@@ -589,8 +654,26 @@ pub(super) fn kana_run_start(v: &View, at: usize, max: usize) -> usize {
     k
 }
 
-/// The end of a kana name starting at `at` (after a legal form), or `at`.
+/// The end of a kana name starting at `at` (after a legal form), or `at`. Its first kana may
+/// be a particle's (株式会社|はなみずき保険, ㈱のぞみ建設) when no other particle follows in
+/// the run and a kanji or katakana word closes it: 株式会社はもう, 株式会社はいいよ stay.
 fn kana_tail(v: &View, at: usize) -> usize {
+    let opens_with_stop = v
+        .at(at)
+        .is_some_and(|c| is_hiragana(c) && KANA_STOPS.contains(c));
+    if opens_with_stop {
+        let k = v.run_after(at + 1, 5, is_name_kana);
+        let closed = v
+            .at(k)
+            .is_some_and(|c| crate::text::chars::is_kanji(c) || is_katakana(c));
+        let run = v.slice(at, k);
+        let phrase = run.ends_with(['い', 'く', 'た', 'な', 'て']);
+        return if k - at >= 3 && closed && !phrase {
+            k
+        } else {
+            at
+        };
+    }
     let k = v.run_after(at, 6, is_name_kana);
     let run = v.slice(at, k);
     if k - at < 2 || NOT_A_KANA_NAME.iter().any(|w| run.starts_with(w)) {

@@ -641,6 +641,27 @@ impl Analyzer for LinderaAnalyzer {
         }
     }
 
+    fn has_proper_entry(&self, surface: &str) -> bool {
+        let look = || {
+            let dict = &self.segmenter.dictionary;
+            dict.prefix_dictionary
+                .find_surface_iter(surface)
+                .filter(|e| e.word_id().is_system() && !e.word_id().is_unknown())
+                .any(|e| {
+                    matches!(
+                        self.kind_of_word(e.word_id().id() as usize),
+                        ProperKind::Surname
+                            | ProperKind::GivenName
+                            | ProperKind::Person
+                            | ProperKind::Organization
+                            | ProperKind::Place
+                            | ProperKind::Other
+                    )
+                })
+        };
+        !surface.is_empty() && catch_unwind(AssertUnwindSafe(look)).unwrap_or(false)
+    }
+
     fn proper_nouns(&self, text: &str) -> Vec<ProperNoun> {
         if text.is_empty() {
             return Vec::new();

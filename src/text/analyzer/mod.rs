@@ -134,6 +134,12 @@ pub trait Analyzer: Send + Sync {
     fn name_reading(&self, _kana: &str) -> NameReading {
         NameReading::default()
     }
+    /// Whether the dictionary has a proper-noun entry (名詞,固有名詞,…) written exactly
+    /// `surface`, whichever reading the tokenizer chose in context: 白樺 is 名詞,一般 and
+    /// 固有名詞,地域, 冷凍 is only a common word. Always "no" without a dictionary.
+    fn has_proper_entry(&self, _surface: &str) -> bool {
+        false
+    }
 }
 
 /// What [`Analyzer::name_reading`] found: the kana read as a surname, a given name, or both.
