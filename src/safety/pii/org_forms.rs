@@ -228,9 +228,10 @@ impl Forms {
         named && (read_as_name || self.about_work(v))
     }
 
-    /// A head that says what kind of company, not which (冷凍|食品, 国際|物流, 中央|銀行).
+    /// A head that says what kind of company, not which (冷凍|食品, 国際|物流, 中央|銀行), or
+    /// a pronoun or kana word that is no name (それ|食品).
     fn generic_head(&self, head: &str) -> bool {
-        self.cues.generic_heads.iter().any(|g| g == head)
+        self.cues.generic_heads.iter().any(|g| g == head) || kana_word(head)
     }
 
     /// A message about work (a `business_words` word anywhere in it).
@@ -279,16 +280,29 @@ fn proper_head(v: &View, toks: &[ProperNoun], s: usize, p: usize) -> bool {
     })
 }
 
-/// A head that may be a name by its look, for a message about work whose cue is not beside
-/// it (うちの会社、桐生精機と合併): katakana or kana with no kanji (つばめ|急便, ソラノ|技研), or
-/// with the analyzer, any head but kanji common words the dictionary knows as nothing else
-/// (待機|電力, 消費|電力). Without the analyzer a kanji head gets no such context.
+/// A head that may be a name, for a message about work whose cue is not beside it (うちの
+/// 会社、桐生|精機と合併, 兄は|つばめ|急便で): with the analyzer only, tokens that tile it with
+/// no verb, adverb or particle among them, and either a hiragana word (no pronoun: それ|食品
+/// stays) or at least one token read as a proper or unknown word — kanji or katakana common
+/// words alone say what kind (待機|電力, ビジネス|ホテル, ウェブ|デザイン).
 fn named_like(v: &View, toks: &[ProperNoun], s: usize, p: usize) -> bool {
-    let head = v.slice(s, p);
-    if !head.chars().any(crate::text::chars::is_kanji) {
-        return p - s >= 2;
+    let Some(inside) = covering(toks, s, p) else {
+        return false;
+    };
+    if inside.iter().any(|t| t.kind == ProperKind::NotNoun) {
+        return false;
     }
-    covering(toks, s, p).is_some_and(|inside| inside.iter().any(|t| t.kind != ProperKind::Common))
+    let head = v.slice(s, p);
+    if head.chars().all(crate::text::chars::is_hiragana) {
+        return p - s >= 2 && !kana_word(head);
+    }
+    inside.iter().any(|t| t.kind != ProperKind::Common)
+}
+
+/// A pronoun, adverb or other listed kana word that is never a name (それ, もう, この).
+fn kana_word(head: &str) -> bool {
+    super::names_subject::NOT_NAMES_HIRA.contains(&head)
+        || super::names_cue::NOT_KANA_NAMES.contains(&head)
 }
 
 /// The tokens that tile `[s, p)` exactly, or `None`.
@@ -337,10 +351,8 @@ fn kana_head(v: &View, toks: &[ProperNoun], s: usize, p: usize) -> bool {
     }
     let head = v.slice(s, p);
     let whole = s == 0 || !v.at(s - 1).is_some_and(crate::text::chars::is_hiragana);
-    let pronoun = super::names_subject::NOT_NAMES_HIRA.contains(&head)
-        || super::names_cue::NOT_KANA_NAMES.contains(&head);
     whole
-        && !pronoun
+        && !kana_word(head)
         && p - s >= 2
         && head.chars().all(crate::text::chars::is_hiragana)
         && !head.ends_with(['の', 'が', 'は', 'を', 'に', 'で', 'と', 'も', 'や', 'へ'])
