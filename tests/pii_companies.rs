@@ -303,3 +303,49 @@ fn a_message_about_work_is_context_for_heads_that_look_like_names() {
         assert!(found(&m, text, PiiKind::Company).is_empty(), "{text}");
     }
 }
+
+/// A kana name ending in い right before an industry word (ゆうあい運輸) with a business cue;
+/// the short forms 介護, ロジ, エンジ in a business context; a katakana form inside a longer
+/// katakana word (ロジ|テック, エンジ|ニア) is no form.
+#[test]
+fn kana_names_in_i_short_forms_and_forms_inside_words() {
+    for (which, m) in maskers() {
+        for name in ["ゆうあい運輸", "しんせい建設", "たいせい電機"] {
+            for f in [
+                "{}の営業やってます",
+                "夫は{}に勤めてます",
+                "{}から内定もらった",
+            ] {
+                let text = f.replace("{}", name);
+                assert_eq!(
+                    found(&m, &text, PiiKind::Company),
+                    [name],
+                    "{which}: {text}"
+                );
+            }
+        }
+        for name in ["あけぼの介護", "紅林ロジ", "大鷹エンジ"] {
+            for f in ["母は{}に勤めてます", "{}の倉庫でバイト", "{}に派遣されてる"]
+            {
+                let text = f.replace("{}", name);
+                assert_eq!(
+                    found(&m, &text, PiiKind::Company),
+                    [name],
+                    "{which}: {text}"
+                );
+            }
+        }
+        for text in [
+            "システムエンジニアに転職した",
+            "訪問介護に勤めてます",
+            "エンジ色のセーター",
+            "すごい建設現場だった",
+        ] {
+            assert!(
+                found(&m, text, PiiKind::Company).is_empty(),
+                "{which}: {text}: {:?}",
+                found(&m, text, PiiKind::Company)
+            );
+        }
+    }
+}

@@ -148,17 +148,21 @@ impl Forms {
                 (OrgKind::Company, Side::After) => orgs::company_after(v, p, q, out),
                 (OrgKind::Company, Side::Before) if f.latin => latin_before(v, p, q, out),
                 (OrgKind::Company, Side::Before) => {
-                    if !ascii_edges_ok(v, f, p, q) {
+                    // A katakana form inside a longer katakana word (ロジ|テック, エンジ|ニア).
+                    let inside_word = f.text.ends_with(crate::text::chars::is_katakana)
+                        && v.at(q).is_some_and(crate::text::chars::is_katakana);
+                    if !ascii_edges_ok(v, f, p, q) || inside_word {
                         continue;
                     }
                     let mut found = Vec::new();
-                    orgs::named_before(v, p, q, PiiKind::Company, &mut found);
+                    orgs::named_before_word(v, p, q, PiiKind::Company, f.cue, &mut found);
                     out.extend(found.into_iter().filter(|c| {
                         let word = v.slice(c.s, c.e);
+                        let context = (self.in_business_context(v, c.s, c.e)
+                            || (self.about_work(v) && named_like(v, toks, c.s, p)))
+                            && !self.generic_head(v.slice(c.s, p));
                         (!f.cue
-                            || ((self.in_business_context(v, c.s, c.e)
-                                || (self.about_work(v) && named_like(v, toks, c.s, p)))
-                                && !self.generic_head(v.slice(c.s, p)))
+                            || context
                             || proper_head(v, toks, c.s, p)
                             || kana_head(v, toks, c.s, p)
                             || self.named_head(v, toks, an, c.s, p)

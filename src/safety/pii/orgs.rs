@@ -284,10 +284,25 @@ pub(super) fn school(v: &View, ms: usize, me: usize, out: &mut Vec<Cand>) {
 /// A form at chars `[ms, me)` with the name right before it (◯◯大学, ◯◯出版社, ◯◯商事):
 /// kanji, katakana or latin letters, or a whole kana name, not only generic words.
 pub(super) fn named_before(v: &View, ms: usize, me: usize, kind: PiiKind, out: &mut Vec<Cand>) {
+    named_before_word(v, ms, me, kind, false, out);
+}
+
+/// [`named_before`], where `word` says the form at `[ms, me)` is an industry word that is
+/// itself the name's core (みらい|電設): a kana name of three kana or more ending in い may
+/// stand right before it (an adjective's kanji stem keeps 安い|保険 out; an adjective in
+/// kana, すごい, needs a business cue as any head does).
+pub(super) fn named_before_word(
+    v: &View,
+    ms: usize,
+    me: usize,
+    kind: PiiKind,
+    word: bool,
+    out: &mut Vec<Cand>,
+) {
     let mut bs = v.run_before(ms, 16, is_org_char);
     // みなと小学校, 市立みなみ小学校: a kana name, and what stands before it.
     let k = if bs == ms || specific_start(v, bs, ms).is_some() {
-        kana_lead(v, bs, bs < ms)
+        kana_lead(v, bs, bs < ms || word)
     } else {
         // Only generic words before the suffix (ひばり|女子|高校): a kana name may stand before
         // them — not a phrase ending in の (ふつうの女子高校).
@@ -349,7 +364,27 @@ pub(super) fn named_after(v: &View, q: usize, out: &mut Vec<Cand>) {
 
 /// Katakana and latin words that stand before a business cue without being a company name:
 /// workplaces, countries and cities (コンビニでバイト, アメリカで働いて).
-pub(super) const NOT_BARE: [&str; 60] = [
+pub(super) const NOT_BARE: [&str; 79] = [
+    // Jobs before に転職 / に就職 (エンジニアに転職した): what one became, not where.
+    "エンジニア",
+    "システムエンジニア",
+    "プログラマー",
+    "デザイナー",
+    "ライター",
+    "カメラマン",
+    "トレーナー",
+    "インストラクター",
+    "コンサルタント",
+    "ナース",
+    "ヘルパー",
+    "スタッフ",
+    "マネージャー",
+    "ディレクター",
+    "プランナー",
+    "エディター",
+    "アナリスト",
+    "セラピスト",
+    "パティシエ",
     "バイト",
     "アルバイト",
     "パート",
