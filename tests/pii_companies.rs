@@ -5,6 +5,7 @@
 
 mod common;
 
+use common::pii::{found, score};
 use kakeai::safety::pii::{PiiKind, PiiMasker};
 
 /// Companies written for these tests: kanji, katakana, latin and mixed heads.
@@ -33,21 +34,6 @@ fn maskers() -> Vec<(&'static str, PiiMasker)> {
         out.push(("lindera", PiiMasker::new().with_analyzer(an)));
     }
     out
-}
-
-/// What was found of `kind` in `text`, as strings.
-fn found(m: &PiiMasker, text: &str, kind: PiiKind) -> Vec<String> {
-    m.mask(text)
-        .items
-        .iter()
-        .filter(|i| i.kind == kind)
-        .map(|i| {
-            text.chars()
-                .skip(i.span[0])
-                .take(i.span[1] - i.span[0])
-                .collect()
-        })
-        .collect()
 }
 
 #[test]
@@ -208,45 +194,6 @@ fn a_name_the_dictionary_reads_whole_as_an_organisation() {
             assert_eq!(found(&m, &text, PiiKind::Company), [name], "{text}");
         }
     }
-}
-
-/// Precision and recall of `kind` on a tuning set's jsonl (exact spans), its misses and false
-/// positives printed (`-- --nocapture`).
-fn score(m: &PiiMasker, jsonl: &str, kind: PiiKind, label: &str) -> (f64, f64, usize) {
-    let (mut gold, mut predicted, mut correct) = (0usize, 0usize, 0usize);
-    for line in jsonl.lines() {
-        let v: serde_json::Value = serde_json::from_str(line).expect("json");
-        let t = v["text"].as_str().expect("text");
-        let span = |s: &serde_json::Value| {
-            let at = |i: usize| s[i].as_u64().expect("offset") as usize;
-            (at(0), at(1))
-        };
-        let want: Vec<(usize, usize)> = v["spans"]
-            .as_array()
-            .expect("spans")
-            .iter()
-            .filter(|s| s[2] == label)
-            .map(span)
-            .collect();
-        let got: Vec<(usize, usize)> = m
-            .mask(t)
-            .items
-            .iter()
-            .filter(|i| i.kind == kind)
-            .map(|i| (i.span[0], i.span[1]))
-            .collect();
-        gold += want.len();
-        predicted += got.len();
-        correct += got.iter().filter(|g| want.contains(g)).count();
-        for w in want.iter().filter(|w| !got.contains(w)) {
-            println!("  miss {w:?} in {t}");
-        }
-        for g in got.iter().filter(|g| !want.contains(g)) {
-            println!("  false {g:?} in {t}");
-        }
-    }
-    let p = correct as f64 / predicted.max(1) as f64;
-    (p, correct as f64 / gold.max(1) as f64, gold)
 }
 
 /// dev8 (tests/fixtures/pii_dev8; tuning only, never reported as held-out): companies in 45

@@ -3,6 +3,7 @@
 
 pub mod both;
 pub mod pg;
+pub mod pii;
 pub mod seeded;
 pub mod stores;
 pub mod terminal;

@@ -158,15 +158,7 @@ impl Forms {
                     orgs::named_before_word(v, p, q, PiiKind::Company, f.cue, &mut found);
                     out.extend(found.into_iter().filter(|c| {
                         let word = v.slice(c.s, c.e);
-                        let context = (self.in_business_context(v, c.s, c.e)
-                            || (self.about_work(v) && named_like(v, toks, c.s, p)))
-                            && !self.generic_head(v.slice(c.s, p));
-                        (!f.cue
-                            || context
-                            || proper_head(v, toks, c.s, p)
-                            || kana_head(v, toks, c.s, p)
-                            || self.named_head(v, toks, an, c.s, p)
-                            || one_organisation(toks, c.s, q))
+                        (!f.cue || self.industry_name(v, toks, an, c.s, p, q))
                             && !f.not.iter().any(|n| word.ends_with(n.as_str()))
                     }));
                 }
@@ -189,14 +181,36 @@ impl Forms {
         }
     }
 
+    /// `[s, p)` names a company before the industry word `[p, q)` (◯◯運輸): in a business
+    /// context — a cue beside it, or a message about work for a head that looks like a name —
+    /// unless the head is generic; or, whatever the context, when the analyzer reads the head
+    /// as a name, or the whole `[s, q)` as one organisation.
+    fn industry_name(
+        &self,
+        v: &View,
+        toks: &[ProperNoun],
+        an: Option<&dyn Analyzer>,
+        s: usize,
+        p: usize,
+        q: usize,
+    ) -> bool {
+        let context = (self.in_business_context(v, s, q)
+            || (named_like(v, toks, s, p) && self.about_work(v)))
+            && !self.generic_head(v.slice(s, p));
+        context
+            || proper_head(v, toks, s, p)
+            || kana_head(v, toks, s, p)
+            || self.named_head(v, toks, an, s, p)
+            || one_organisation(toks, s, q)
+    }
+
     /// `[s, p)` is made of words the dictionary also files as a name — a place's, a person's,
     /// an organisation's — though it read them as common words here (白樺|運輸: 白樺 is
     /// 名詞,一般 and 固有名詞,地域; 丸|星|商事), or as proper or unknown words as
     /// `proper_head` takes them. Heads made only of common words so known need a message
     /// about work (a `business_words` word anywhere: 木造|建築 in a temple's description
-    /// stays). A generic head has no such entry
-    /// (冷凍|食品, 精密|機械, ペット|保険); listed generic heads (中央|銀行) and places
-    /// (大阪|建設) stay.
+    /// stays). A generic head has no such entry (冷凍|食品, 精密|機械, ペット|保険); listed
+    /// generic heads (中央|銀行) and places (大阪|建設) stay.
     fn named_head(
         &self,
         v: &View,
@@ -211,8 +225,7 @@ impl Forms {
         let head = v.slice(s, p);
         if p - s < 2
             || head.chars().any(crate::text::chars::is_hiragana)
-            || head == "日本"
-            || super::address::place_like(head)
+            || place_head(head)
             || self.generic_head(head)
             || orgs::specific_start(v, s, p) != Some(s)
         {
@@ -275,8 +288,7 @@ impl Forms {
 /// at least one of them two chars long, no prefecture or country (蛭間|工業; 日本|食品, 大阪|建設
 /// and 冷凍|食品 stay).
 fn proper_head(v: &View, toks: &[ProperNoun], s: usize, p: usize) -> bool {
-    let head = v.slice(s, p);
-    if head == "日本" || super::address::place_like(head) {
+    if place_head(v.slice(s, p)) {
         return false;
     }
     covering(toks, s, p).is_some_and(|inside| {
@@ -307,6 +319,11 @@ fn named_like(v: &View, toks: &[ProperNoun], s: usize, p: usize) -> bool {
 fn kana_word(head: &str) -> bool {
     super::names_subject::NOT_NAMES_HIRA.contains(&head)
         || super::names_cue::NOT_KANA_NAMES.contains(&head)
+}
+
+/// A country or a prefecture says where, not which company (日本|食品, 大阪|建設).
+fn place_head(head: &str) -> bool {
+    head == "日本" || super::address::place_like(head)
 }
 
 /// The tokens that tile `[s, p)` exactly, or `None`.

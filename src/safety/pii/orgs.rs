@@ -240,7 +240,8 @@ pub(super) fn company(v: &View, ms: usize, me: usize, out: &mut Vec<Cand>) {
     }
 }
 
-/// Kana that follow a noun as a particle, not as a verb's okurigana (交通|で, 交通|の).
+/// Kana that follow a noun as a particle, not as a verb's okurigana (交通|で, 交通|の). Not
+/// `KANA_STOPS`: its っ is okurigana here (入った, 行って).
 const PARTICLES: &str = "のがをにでともはへやかよねだ";
 
 /// Kanji that open a verb or a trailing word, never end a name (辞める, 宛て, 製, 向け);
