@@ -97,6 +97,14 @@ pub fn load_or_create(path: &Path) -> Result<DigestKey, KeyError> {
     }
     let mut key = [0u8; KEY_LEN];
     getrandom::fill(&mut key).map_err(|e| KeyError::Random(e.to_string()))?;
+    // Written whole to a private file beside it, then linked into place: the key file never
+    // exists half-written, so a process killed mid-write (or a second one reading at that
+    // moment) never finds an empty key and refuses every later run.
+    let tmp = path.with_extension(format!("tmp.{}.{:016x}", std::process::id(), {
+        let mut r = [0u8; 8];
+        getrandom::fill(&mut r).map_err(|e| KeyError::Random(e.to_string()))?;
+        u64::from_le_bytes(r)
+    }));
     let mut opts = std::fs::OpenOptions::new();
     opts.write(true).create_new(true);
     #[cfg(unix)]
@@ -104,18 +112,22 @@ pub fn load_or_create(path: &Path) -> Result<DigestKey, KeyError> {
         use std::os::unix::fs::OpenOptionsExt;
         opts.mode(0o600);
     }
-    match opts.open(path) {
-        Ok(mut f) => {
-            let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
-            f.write_all(format!("{hex}\n").as_bytes())
-                .and_then(|()| f.sync_all())
-                .map_err(|e| io("write", e))?;
-            Ok(DigestKey::from_bytes(&key))
-        }
-        // Another process created it first: use theirs.
+    let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
+    let written = opts
+        .open(&tmp)
+        .and_then(|mut f| {
+            f.write_all(format!("{hex}\n").as_bytes())?;
+            f.sync_all()
+        })
+        .map_err(|e| io("write", e));
+    let linked = written.and_then(|()| match std::fs::hard_link(&tmp, path) {
+        Ok(()) => Ok(DigestKey::from_bytes(&key)),
+        // Another process put its key there first: use theirs.
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => read(path),
         Err(e) => Err(io("create", e)),
-    }
+    });
+    let _ = std::fs::remove_file(&tmp);
+    linked
 }
 
 static INSTALLED: OnceLock<DigestKey> = OnceLock::new();
@@ -168,6 +180,34 @@ mod tests {
             c.message_digest("x"),
             "keys are random"
         );
+    }
+
+    /// Creators racing on one path all use one key, and no temporary file is left. (The
+    /// window this change closes — the key file created empty, then written, so a process
+    /// killed in between left a file every later run refused — is too short to hit from
+    /// threads; tests/store_contention.rs's SIGKILLed `ingest` is what found it.)
+    #[test]
+    fn racing_creators_agree_on_one_key_and_leave_nothing_else() {
+        for round in 0..20 {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join(KEY_FILE);
+            let keys: Vec<String> = std::thread::scope(|s| {
+                let hs: Vec<_> = (0..8)
+                    .map(|_| s.spawn(|| load_or_create(&path).map(|k| k.message_digest("x"))))
+                    .collect();
+                hs.into_iter()
+                    .map(|h| h.join().unwrap().expect("a key"))
+                    .collect()
+            });
+            assert!(keys.windows(2).all(|w| w[0] == w[1]), "round {round}");
+            let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+            assert_eq!(left.len(), 1, "round {round}: {left:?}");
+        }
+        // A temporary file left by a killed process changes nothing.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(KEY_FILE);
+        std::fs::write(path.with_extension("tmp.1.0"), "").unwrap();
+        assert!(load_or_create(&path).is_ok());
     }
 
     #[test]
