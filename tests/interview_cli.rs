@@ -379,3 +379,46 @@ async fn a_reply_with_two_questions_is_re_asked_with_the_directors_guidance() {
         "each reply's second attempt carries the guidance"
     );
 }
+
+/// Her every attempt says a level-0 secret of the bundled vault (やなの工房, which あゆ may not
+/// know): nothing of it is said, stored as her reply, or sent again in a later request — the
+/// fixed questions take over — and no re-ask instruction names it. Generated over spellings.
+#[tokio::test]
+async fn a_reply_the_leak_review_rejects_is_never_said_nor_carried() {
+    for leak in [
+        "やな姉様は春から工房で働くそうですね？",
+        "姉様、海沿いの工房に引っ越しされるのですか？",
+        "コウボウのお仕事はいつからですか？",
+    ] {
+        let s = FakeServer::with(move |req: &Recorded, _| match req.path.as_str() {
+            "/v1/models" => Reply::json(
+                200,
+                r#"{"object":"list","data":[{"id":"tiny-ja","object":"model","owned_by":"llamacpp"}]}"#,
+            ),
+            "/v1/chat/completions" => Reply::sse(parts(&sse_events("tiny-ja", &[leak], "stop", 3))),
+            _ => Reply::json(404, r#"{"error":{"message":"File Not Found","code":404}}"#),
+        })
+        .await;
+        let env = Env::new();
+        let ev = interview_exit(&env, &s.url, &["はい", "そうですね"], &[], 1).await;
+        let replies: Vec<_> = ev.iter().filter(|e| e["event"] == "reply").collect();
+        assert!(!replies.is_empty(), "{ev:?}");
+        for r in &replies {
+            assert_eq!(r["source"], "fallback", "{leak}: {r}");
+        }
+        let all = serde_json::to_string(&ev).unwrap();
+        for word in ["工房", "コウボウ", "海沿い"] {
+            assert!(!all.contains(word), "{leak}: {word} in {all}");
+        }
+        let sent = s.requests.lock().unwrap();
+        assert!(sent.iter().any(|r| r.path == "/v1/chat/completions"));
+        for r in sent.iter().filter(|r| r.path == "/v1/chat/completions") {
+            for word in ["工房", "コウボウ", "海沿い"] {
+                assert!(!r.body.contains(word), "{leak}: a request carries {word}");
+            }
+        }
+        // Nothing of it in the store either.
+        let db = std::fs::read(env.data_db()).unwrap_or_default();
+        assert!(!String::from_utf8_lossy(&db).contains("工房"));
+    }
+}

@@ -40,6 +40,11 @@ pub struct InterviewArgs {
     pub rules: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "auto", env = "KAKEAI_ANALYZER")]
     pub analyzer: AnalyzerChoice,
+    #[command(flatten)]
+    pub vault: super::vault::VaultArgs,
+    /// Interview without a story vault: her replies get no leak review (said on stderr)
+    #[arg(long, conflicts_with_all = ["vault", "work"])]
+    pub no_vault: bool,
 }
 
 fn load_answers(script: Option<&PathBuf>) -> Result<Vec<String>, String> {
@@ -83,6 +88,17 @@ pub fn run(args: InterviewArgs) -> i32 {
     let llm = match LlmConfig::load() {
         Ok(c) => c.with_flags(args.endpoint.clone(), args.model.clone(), args.api),
         Err(e) => return fail(2, e.to_string()),
+    };
+    // Her replies are reviewed against the story vault as in a run; a vault that cannot be
+    // opened stops here (never an interview silently without its leak review).
+    let vault = if args.no_vault {
+        eprintln!("kakeai interview: --no-vault: her replies get no leak review");
+        None
+    } else {
+        match crate::vault::open(args.vault.vault.as_deref(), args.vault.work.as_deref()) {
+            Ok(w) => Some(crate::vault::SharedVault::new(w)),
+            Err(e) => return fail(2, e.to_string()),
+        }
     };
     let answers = match load_answers(args.script.as_ref()) {
         Ok(a) => a,
@@ -135,6 +151,7 @@ pub fn run(args: InterviewArgs) -> i32 {
             analyzer,
             store,
             interview_id: id,
+            vault,
         };
         let (tx, mut next_answer) = tokio::sync::mpsc::unbounded_channel();
         for a in answers {

@@ -336,6 +336,7 @@ impl Printer<'_> {
                     "event": "turn_commit", "turn": t.turn, "speaker": t.speaker,
                     "attempt": t.attempt, "text": t.text, "verdict": t.verdict.status,
                     "exhausted": t.flags.exhausted, "futile": t.flags.futile,
+                    "withheld": t.flags.withheld,
                     "hook": t.hook, "depth": t.depth, "step": t.step,
                 }))
             }

@@ -216,6 +216,11 @@ pub struct Character {
     pub tone: ToneRule,
     #[serde(default)]
     pub forbidden_words: Vec<ForbiddenWord>,
+    /// Her line in a duo run in place of a committed line that must not travel on: a line the
+    /// leak review rejected is committed as this (marked), and later prompts carry this instead
+    /// of any RETRY line committed because the attempts ran out. Empty: nothing in its place.
+    #[serde(default)]
+    pub fallback: String,
 }
 
 /// The effective rules (what gets hashed into the version).

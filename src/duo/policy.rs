@@ -59,7 +59,11 @@ pub fn retry_guidance(v: &Verdict, turn: usize, attempt: usize) -> Vec<String> {
     let mut out = vec![format!(
         "{RETRY_LEAD}（ターン{turn}・案{attempt}）は採用されませんでした。次の点を直して言い直してください。"
     )];
-    out.extend(fs.iter().map(|f| line(f)));
+    for l in fs.iter().map(|f| line(f)) {
+        if !out.contains(&l) {
+            out.push(l);
+        }
+    }
     out
 }
 
@@ -92,14 +96,31 @@ pub fn intervention(v: &Verdict, turn: usize, name: &str) -> Intervention {
                 line(f)
             ));
         } else {
-            out.own
-                .push(format!("{OWN_LEAD}（ターン{turn}）への指摘: {}", line(f)));
+            let l = format!("{OWN_LEAD}（ターン{turn}）への指摘: {}", line(f));
+            if !out.own.contains(&l) {
+                out.own.push(l);
+            }
         }
     }
     out
 }
 
+/// Did the leak review reject this verdict's line (a RETRY `leak` finding)? Such a line is
+/// never committed as said, never carried into a later prompt.
+pub fn leak_rejected(v: &Verdict) -> bool {
+    v.findings.iter().any(|f| {
+        f.rule == RuleId::Leak && f.status >= Status::Retry && !crate::vault::review::is_coverage(f)
+    })
+}
+
+/// A finding as guidance. A leak finding is always worded neutrally, whatever the secret's level
+/// for the speaker: guidance is stored with the request and may reach a sister (or an export)
+/// that must not learn which secret matters.
 fn line(f: &Finding) -> String {
+    if f.rule == RuleId::Leak {
+        let (message, suggestion) = crate::vault::leak::neutral_messages();
+        return format!("{message} {suggestion}");
+    }
     if f.suggestion.is_empty() {
         f.message.clone()
     } else {

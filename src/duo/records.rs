@@ -76,6 +76,10 @@ pub struct TurnFlags {
     pub futile: bool,
     /// The run was held and the reviewer picked this attempt.
     pub held: bool,
+    /// The leak review rejected the picked attempt: her fallback line was committed in its
+    /// place (marked for review); the rejected text stays only as that attempt, never history.
+    #[serde(default)]
+    pub withheld: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

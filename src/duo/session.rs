@@ -351,13 +351,7 @@ impl Session {
 
     /// The prompt for `speaker` and its instruction parts (for `prompt_echo`).
     fn prompt_for(&self, speaker: &str, guidance: &[String]) -> (Prompt, Vec<String>) {
-        let history: Vec<Line> = self
-            .committed()
-            .map(|r| Line {
-                speaker: r.speaker.clone(),
-                text: r.text.clone(),
-            })
-            .collect();
+        let history = self.prompt_history();
         let me = self.rules.character(speaker);
         let partner = me.and_then(|c| self.rules.character(&c.partner));
         match (me, partner) {
@@ -386,6 +380,33 @@ impl Session {
                 Vec::new(),
             ),
         }
+    }
+
+    /// The conversation as later prompts carry it: a line committed as RETRY (the attempts ran
+    /// out) is never told to the model as said — her fallback line stands in its place, or
+    /// nothing when she has none. A withheld line already is her fallback line.
+    fn prompt_history(&self) -> Vec<Line> {
+        self.committed()
+            .filter_map(|r| {
+                let text = if r.verdict.status >= Status::Retry && !r.flags.withheld {
+                    self.fallback_of(&r.speaker)
+                } else {
+                    r.text.clone()
+                };
+                (!text.trim().is_empty()).then(|| Line {
+                    speaker: r.speaker.clone(),
+                    text,
+                })
+            })
+            .collect()
+    }
+
+    /// Her fallback line (`fallback` in her character file); empty when she has none.
+    pub(super) fn fallback_of(&self, speaker: &str) -> String {
+        self.rules
+            .character(speaker)
+            .map(|c| c.fallback.clone())
+            .unwrap_or_default()
     }
 
     /// The partner's line the judge checks the connection to: the last line of the context.
@@ -423,3 +444,7 @@ mod tests;
 #[cfg(test)]
 #[path = "session_steer_tests.rs"]
 mod steer_tests;
+
+#[cfg(test)]
+#[path = "session_leak_tests.rs"]
+mod leak_tests;

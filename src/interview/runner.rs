@@ -80,6 +80,9 @@ pub struct Runner {
     pub analyzer: Arc<dyn Analyzer>,
     pub store: StoreHandle,
     pub interview_id: i64,
+    /// The story vault her replies are reviewed against (Director rule `leak`); None: no vault,
+    /// said by the caller.
+    pub vault: Option<Arc<crate::vault::SharedVault>>,
 }
 
 /// How a run ended, for the exit code.
@@ -257,21 +260,48 @@ impl Runner {
                 &[],
             );
             director::rules::interview_question::apply(&text, &mut verdict);
+            if let Some(v) = &self.vault {
+                let r = v.reviewer(&character.id);
+                verdict.findings.extend(crate::vault::review::findings(
+                    &r.review(&text),
+                    r.input(),
+                    r.config(),
+                ));
+                verdict.status = Verdict::status_of(&verdict.findings);
+            }
             if verdict.status != Status::Retry {
                 return Ok(Reply { text, verdict });
             }
-            guidance = format!(
-                "\n\n前回の返答の直すべき点：{}",
-                verdict
-                    .findings
-                    .iter()
-                    .map(|f| f.suggestion.as_str())
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            );
+            guidance = format!("\n\n前回の返答の直すべき点：{}", retry_hint(&verdict));
             last = Some(Reply { text, verdict });
         }
-        // Every attempt was RETRY: keep the last one, its verdict says so.
-        last.ok_or_else(|| "no attempt".into())
+        // Every attempt was RETRY: keep the last one, its verdict says so — unless the leak
+        // review rejected it: that line is never said nor kept as history; the fixed
+        // questions take over (as after a model failure).
+        match last {
+            Some(r) if crate::duo::policy::leak_rejected(&r.verdict) => Err(
+                "the leak review rejected every attempt: nothing of it is said or kept; the fixed questions take over"
+                    .into(),
+            ),
+            Some(r) => Ok(r),
+            None => Err("no attempt".into()),
+        }
     }
+}
+
+/// The suggestions of a rejected reply, for its re-ask: a leak finding worded neutrally (never
+/// naming the secret), each suggestion once.
+fn retry_hint(v: &Verdict) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for f in v.findings.iter().filter(|f| f.status >= Status::Warn) {
+        let s = if f.rule == director::RuleId::Leak {
+            crate::vault::leak::neutral_messages().1
+        } else {
+            f.suggestion.clone()
+        };
+        if !s.is_empty() && !parts.contains(&s) {
+            parts.push(s);
+        }
+    }
+    parts.join(" ")
 }

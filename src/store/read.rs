@@ -87,6 +87,7 @@ impl Store {
                         exhausted: r.get(5)?,
                         futile: r.get(6)?,
                         held: r.get(7)?,
+                        withheld: false,
                     },
                     hook: r.get(8)?,
                     hook_depth: r.get(9)?,
@@ -144,12 +145,26 @@ impl Store {
             },
         )?;
 
+        let mut turns = turns;
+        mark_withheld(&mut turns, &attempts);
         Ok(RunRecord {
             run,
             turns,
             attempts,
             actions,
         })
+    }
+}
+
+/// A committed RETRY turn whose text is not its attempt's is her fallback line in place of a
+/// line the leak review rejected (`TurnFlags::withheld`): the store keeps no column for it, the
+/// two texts say it.
+fn mark_withheld(turns: &mut [TurnRow], attempts: &[AttemptRow]) {
+    for t in turns.iter_mut().filter(|t| t.status == Status::Retry) {
+        let Some(id) = t.attempt_id else { continue };
+        if let Some(a) = attempts.iter().find(|a| a.id == id) {
+            t.flags.withheld = a.text.as_deref().is_some_and(|x| x != t.text);
+        }
     }
 }
 

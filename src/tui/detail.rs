@@ -120,7 +120,7 @@ fn timeline(turn: &TurnView, idx: usize, hidden: bool, t: &Theme) -> Vec<Line<'s
     if let Some(step) = turn.step {
         lines.push(Line::styled(
             format!(
-                "hook {} · depth {}/3 {}{}{}",
+                "hook {} · depth {}/3 {}{}{}{}",
                 turn.hook.as_deref().unwrap_or("-"),
                 turn.depth,
                 step.as_str(),
@@ -130,6 +130,11 @@ fn timeline(turn: &TurnView, idx: usize, hidden: bool, t: &Theme) -> Vec<Line<'s
                     ""
                 },
                 if turn.flags.futile { " · futile" } else { "" },
+                if turn.flags.withheld {
+                    " · withheld: the leak review rejected it, her fallback line was committed"
+                } else {
+                    ""
+                },
             ),
             dim,
         ));

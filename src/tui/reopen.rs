@@ -101,6 +101,7 @@ fn new_turn(turn: u32, speaker: &str) -> TurnView {
         speaker: speaker.to_string(),
         attempts: Vec::new(),
         committed: None,
+        said: None,
         flags: TurnFlags::default(),
         hook: None,
         depth: 0,
@@ -152,6 +153,7 @@ pub fn view_of(
             }
         };
         v.flags = t.flags;
+        v.said = t.flags.withheld.then(|| t.text.clone());
         v.hook = t.hook.clone();
         v.depth = t.hook_depth.unwrap_or(0).min(u8::MAX as u32) as u8;
         v.step = Some(DepthStep::of(v.depth));

@@ -42,6 +42,9 @@ pub struct TurnView {
     pub attempts: Vec<AttemptView>,
     /// Index into `attempts` of the committed one.
     pub committed: Option<usize>,
+    /// What was committed as said when it is not the committed attempt's text: her fallback
+    /// line in place of a line the leak review rejected (`flags.withheld`).
+    pub said: Option<String>,
     pub flags: TurnFlags,
     pub hook: Option<String>,
     pub depth: u8,
@@ -129,6 +132,7 @@ impl RunView {
                 speaker: speaker.clone(),
                 attempts: Vec::new(),
                 committed: None,
+                said: None,
                 flags: TurnFlags::default(),
                 hook: None,
                 depth: 0,
@@ -144,6 +148,7 @@ impl RunView {
                 if let Some(t) = self.turn_mut(r.turn) {
                     t.committed = t.attempts.iter().position(|a| a.attempt == r.attempt);
                     t.flags = r.flags;
+                    t.said = r.flags.withheld.then(|| r.text.clone());
                     t.hook = r.hook.clone();
                     t.depth = r.depth;
                     t.step = Some(r.step);

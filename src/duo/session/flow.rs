@@ -301,7 +301,7 @@ impl Session {
                 TurnFlags {
                     exhausted: true,
                     futile,
-                    held: false,
+                    ..TurnFlags::default()
                 },
             )),
             None => {
@@ -351,13 +351,21 @@ impl Session {
         }
         self.carry.next = carried.next;
         self.carry.own.insert(a.speaker.clone(), carried.own);
+        // A line the leak review rejected is never committed as said: her fallback line is,
+        // marked; the rejected text stays only as its attempt (issue: never-leak whole path).
+        let withheld = policy::leak_rejected(&a.verdict);
+        let text = if withheld {
+            self.fallback_of(&a.speaker)
+        } else {
+            a.text
+        };
         let record = TurnRecord {
             turn: a.turn,
             speaker: a.speaker,
             attempt: a.attempt,
-            text: a.text,
+            text,
             verdict: a.verdict,
-            flags,
+            flags: TurnFlags { withheld, ..flags },
             hook: self.topic.hook.clone(),
             depth: self.topic.depth,
             step: self.topic.step(),

@@ -177,7 +177,12 @@ fn turn_rows(app: &App, turn: &TurnView, width: usize, selected: bool) -> Vec<Li
     };
     let mut rows = vec![Line::from(head).style(bg)];
     let cursor = shown.is_some_and(|a| a.phase == Phase::Generating);
-    let text = shown.map(|a| a.text.as_str()).unwrap_or("");
+    // A withheld line: what was committed as said is her fallback line, not the rejected text.
+    let committed_shown = turn.committed.and_then(|i| turn.attempts.get(i)).is_some();
+    let text = match &turn.said {
+        Some(said) if committed_shown => said.as_str(),
+        _ => shown.map(|a| a.text.as_str()).unwrap_or(""),
+    };
     // While streaming, the last cluster may still grow: it is drawn once complete.
     let text = if cursor {
         crate::text::width::without_open_cluster(text)
@@ -234,6 +239,9 @@ fn turn_head(
             (s, _) => badge(s, t),
         },
     ];
+    if turn.flags.withheld {
+        head.push(Span::styled("[leak: withheld] ", Style::new().fg(t.retry)));
+    }
     // ✎ for an override that changed the verdict; = for one that confirmed it (blind mode).
     if let Some(to) = turn.review.override_to {
         let director = turn

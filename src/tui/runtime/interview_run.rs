@@ -27,6 +27,7 @@ impl Runtime {
         let client = Client::new(llm).ok();
         let (answer_tx, mut answers) = mpsc::unbounded_channel();
         self.interview_tx = Some(answer_tx);
+        let vault = s.vault.clone();
         let (store, rules, analyzer, tx) = (
             s.store.clone(),
             self.app.rules.clone(),
@@ -64,6 +65,7 @@ impl Runtime {
                 analyzer,
                 store,
                 interview_id: id,
+                vault,
             };
             let etx = tx.clone();
             let mut emit = move |e: &crate::interview::Event| {
