@@ -208,3 +208,68 @@ async fn a_cold_model_shows_loading_then_connected() {
     let (started, aborted, done, _) = fake.counts();
     assert_eq!((started, aborted, done), (1, 0, 1));
 }
+
+/// A vault of two works opened with no `--work` does not load; the workbench then refuses a
+/// live run, a chat message and an interview with why and the fix — never a run silently
+/// without its leak review — and no request reaches the model.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_run_starts_when_the_vault_did_not_load() {
+    let root = tempfile::tempdir().unwrap();
+    for w in ["alpha", "beta"] {
+        let d = root.path().join(w).join("_ai_control");
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(
+            d.join("visibility.yaml"),
+            "version: \"1.0\"\ndefault_visibility: 0\n",
+        )
+        .unwrap();
+    }
+    let err = kakeai::vault::open(Some(root.path()), None)
+        .err()
+        .expect("two works and no --work do not load")
+        .to_string();
+    let server = FakeServer::with(|_, _| Reply::json(200, "{}")).await;
+    let dir = tempfile::tempdir().unwrap();
+    let services = common::tui::services(
+        &dir.path().join("k.db"),
+        llm_fake::config(&server.url, Some(ApiKind::Ollama)),
+        None,
+    );
+    let commands = [
+        Command::StartLive("川沿いの桜".into()),
+        Command::InterviewStart("sample".into()),
+    ];
+    for cmd in commands {
+        let (mut rt, _rx) = Runtime::new(app(Conn::Probing), services_clone(&services));
+        rt.app.vault_error = Some(err.clone());
+        rt.execute(cmd);
+        let said = rt.app.errors.join("\n");
+        assert!(said.contains("not started"), "{said}");
+        assert!(said.contains("several works"), "{said}");
+        assert!(said.contains("--work"), "{said}");
+        assert_eq!(rt.app.run.run_id, None);
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        server
+            .requests
+            .lock()
+            .unwrap()
+            .iter()
+            .all(|r| !r.path.contains("chat")),
+        "no request reached the model"
+    );
+}
+
+fn services_clone(s: &Services) -> Services {
+    Services {
+        store: s.store.clone(),
+        rules: s.rules.clone(),
+        duo: s.duo.clone(),
+        llm: s.llm.clone(),
+        analyzer: s.analyzer.clone(),
+        replay_speed: s.replay_speed,
+        vault: s.vault.clone(),
+        safety: s.safety.clone(),
+    }
+}

@@ -238,6 +238,9 @@ pub struct App {
     pub queue: Option<String>,
     /// The leak review's missing checks for the header (`leak: no semantic check`), if any.
     pub leak_note: Option<String>,
+    /// Why the story vault did not load, when it did not: no live run, chat or interview
+    /// starts without its leak review (the start is refused with this and the fix).
+    pub vault_error: Option<String>,
     /// Lines a regeneration set aside, and which of them is on screen (None: the main line).
     pub branches: super::branch::Branches,
     /// A destructive key waiting for its confirmation.
@@ -309,6 +312,7 @@ impl App {
             blind: false,
             queue: None,
             leak_note: None,
+            vault_error: None,
             queued: Vec::new(),
             branches: super::branch::Branches::default(),
             confirm: None,

@@ -159,6 +159,21 @@ impl Runtime {
         self.app.notify(level, said);
     }
 
+    /// A live run, chat message or interview never starts without the vault's leak review:
+    /// when the vault did not load, the start is refused with why and the fix (true).
+    fn refused_without_vault(&mut self) -> bool {
+        if self.services.vault.is_some() {
+            return false;
+        }
+        let Some(e) = self.app.vault_error.clone() else {
+            return false;
+        };
+        self.app.fail(format!(
+            "not started: no story vault, so no leak review ({e}). Restart with --work NAME (or --vault DIR), or fix the file"
+        ));
+        true
+    }
+
     pub fn execute(&mut self, cmd: Command) {
         match cmd {
             Command::Probe => self.probe(),
@@ -166,6 +181,8 @@ impl Runtime {
                 Ok(r) => self.start_demo(r),
                 Err(e) => self.app.fail(e),
             },
+            Command::StartLive(_) | Command::ChatSend { .. } | Command::InterviewStart(_)
+                if self.refused_without_vault() => {}
             Command::StartLive(topic) => match Client::new(self.services.llm.clone()) {
                 Ok(c) => {
                     let turns = self.services.duo.max_turns;

@@ -43,6 +43,7 @@ pub fn run(opts: Options) -> i32 {
         llm,
         keymap,
         vault,
+        vault_error,
     } = configured(&opts, &mut problems);
     // Loaded after the first frame (`warm_up`); a load error reaches the status line then.
     let safety = crate::safety::SharedSafety::pending();
@@ -67,6 +68,7 @@ pub fn run(opts: Options) -> i32 {
     app.reviewer = opts.reviewer.clone().filter(|r| !r.trim().is_empty());
     app.blind = opts.blind;
     app.queue = opts.queue.clone().filter(|q| !q.trim().is_empty());
+    app.vault_error = vault_error;
     app.leak_note = vault
         .as_ref()
         .and_then(|v| crate::vault::semantic::missing_checks(v));
@@ -104,6 +106,8 @@ struct Configured {
     llm: LlmConfig,
     keymap: Keymap,
     vault: Option<std::sync::Arc<crate::vault::SharedVault>>,
+    /// Why the vault did not load (then `vault` is None and no run may start).
+    vault_error: Option<String>,
 }
 
 /// Loads rules, duo, model and keymap settings and the story vault; what cannot be read is
@@ -128,19 +132,23 @@ fn configured(opts: &Options, problems: &mut Vec<String>) -> Configured {
         note(&e);
         Keymap::builtin()
     });
-    let vault = match crate::vault::open(opts.vault.as_deref(), opts.work.as_deref()) {
+    let (vault, vault_error) = match crate::vault::open(opts.vault.as_deref(), opts.work.as_deref())
+    {
         Ok(w) => {
             for m in &w.warnings {
                 log(&format!("vault: {m}"));
             }
             let v = crate::vault::SharedVault::new(w);
             v.set_embedder(crate::vault::semantic::Embedder::from_config(&llm));
-            Some(v)
+            (Some(v), None)
         }
         Err(e) => {
-            // A broken vault must not put another world into the prompts: run without one.
-            note(&e);
-            None
+            // A broken vault must not put another world into the prompts, and no run starts
+            // without its leak review: the start is refused with this (`App::vault_error`).
+            problems.push(format!(
+                "vault: {e} — live runs, chat and interviews are refused until it loads"
+            ));
+            (None, Some(e.to_string()))
         }
     };
     Configured {
@@ -149,6 +157,7 @@ fn configured(opts: &Options, problems: &mut Vec<String>) -> Configured {
         llm,
         keymap,
         vault,
+        vault_error,
     }
 }
 
