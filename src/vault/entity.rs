@@ -9,7 +9,6 @@ use serde::Deserialize;
 
 use super::markup::{norm_name, parse_body};
 use super::model::{FsStatus, Importance, Level};
-use super::yaml_error;
 use crate::config::ConfigError;
 
 /// Front matter keys kakeai reads; anything else is the writer's and is left alone.
@@ -200,7 +199,7 @@ fn split_front<'a>(
             let front: FrontMatter = if yaml.trim().is_empty() {
                 FrontMatter::default()
             } else {
-                serde_norway::from_str(yaml).map_err(|e| yaml_error(path, &e, 1, yaml))?
+                super::parse_yaml(path, yaml, 1)?
             };
             return Ok((front, yaml, body, i + 3));
         }

@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use super::entity::{self, Entity};
 use super::model::{ENTITY_TYPES, VisibilityFile};
 use super::template::{Origin, Template, Templates};
-use super::yaml_error;
 use crate::config::ConfigError;
 
 pub const VISIBILITY: &str = "_ai_control/visibility.yaml";
@@ -194,7 +193,7 @@ pub fn from_files(
             visibility = if text.trim().is_empty() {
                 VisibilityFile::default()
             } else {
-                serde_norway::from_str(text).map_err(|e| yaml_error(&path, &e, 0, text))?
+                super::parse_yaml(&path, text, 0)?
             };
             vis_text = text.clone();
         } else if let Some(rest) = rel.strip_prefix("_ai_control/templates/") {

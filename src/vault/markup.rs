@@ -154,6 +154,8 @@ pub fn parse_body(body: &str, first_line: usize) -> Result<Body, MarkupError> {
     let mut stack: Vec<(usize, usize)> = Vec::new();
     let mut open: Option<OpenComment> = None;
     let mut seen_content = false;
+    // A body marker after the block's text with no text after it yet: (line, col).
+    let mut trailing: Option<(usize, usize)> = None;
     for (i, raw) in body.lines().enumerate() {
         let lineno = first_line + i;
         let started_in_comment = open.is_some();
@@ -221,6 +223,9 @@ pub fn parse_body(body: &str, first_line: usize) -> Result<Body, MarkupError> {
                 }
             }
             Some((depth, rest)) if depth >= 2 => {
+                if let Some(at) = trailing {
+                    return Err(trailing_marker(at, &cur.name, Some(&heading_name(rest))));
+                }
                 push(&mut out.blocks, cur);
                 while stack.last().is_some_and(|(d, _)| *d >= depth) {
                     stack.pop();
@@ -240,6 +245,12 @@ pub fn parse_body(body: &str, first_line: usize) -> Result<Body, MarkupError> {
             _ => {
                 if let Some(l) = low {
                     cur.marker = Some(cur.marker.map_or(l, |m| m.min(l)));
+                    if visible.trim().is_empty() && !cur.text.trim().is_empty() {
+                        let col = raw.find("<!--").map_or(1, |b| col_of(raw, b));
+                        trailing = Some((lineno, col));
+                    }
+                } else if !visible.trim().is_empty() {
+                    trailing = None;
                 }
                 if !visible.trim().is_empty() || (markers.is_empty() && !started_in_comment) {
                     cur.text.push_str(&visible);
@@ -258,8 +269,26 @@ pub fn parse_body(body: &str, first_line: usize) -> Result<Body, MarkupError> {
             message: "`<!--` is never closed by `-->`".into(),
         });
     }
+    if let Some(at) = trailing {
+        return Err(trailing_marker(at, &cur.name, None));
+    }
     push(&mut out.blocks, cur);
     Ok(out)
+}
+
+/// A marker after a section's text with no text after it: it would apply to `section`, though
+/// it was most likely written for the heading below it (which would then print at its own,
+/// higher level with no warning). Ambiguous, so refused, naming both.
+fn trailing_marker((line, col): (usize, usize), section: &str, next: Option<&str>) -> MarkupError {
+    let message = match next {
+        Some(next) => format!(
+            "a visibility marker with no text after it in section `{section}`: it would apply to `{section}`, not to the next heading `{next}` — put it on `{next}`'s heading line (or just below it) if it is for `{next}`, or before the text of `{section}`"
+        ),
+        None => format!(
+            "a visibility marker with no text after it at the end of section `{section}`: put it on the heading line of `{section}` (or just below it)"
+        ),
+    };
+    MarkupError { line, col, message }
 }
 
 /// Every block keeps its place (subsections refer to parents by index), except an empty

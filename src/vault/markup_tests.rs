@@ -77,7 +77,7 @@ fn comments_never_stay_in_text_or_names() {
 
 #[test]
 fn subsections_nest_and_every_marker_of_a_section_counts() {
-    let body = "# 題\n## 上 <!-- ai_visibility: 3 -->\na\n### 中\nb\n<!-- ai_visibility: 2 -->\n<!-- ai_visibility: 0 -->\n#### 下\nc\n## 隣\nd\n";
+    let body = "# 題\n## 上 <!-- ai_visibility: 3 -->\na\n### 中\n<!-- ai_visibility: 2 -->\nb\n<!-- ai_visibility: 0 -->\nb2\n#### 下\nc\n## 隣\nd\n";
     assert_eq!(
         levels(body),
         [
@@ -109,4 +109,39 @@ fn heading_spellings_and_name_normalisation() {
     );
     assert_eq!(norm_name(" 禁忌の　魔法 "), "禁忌の 魔法");
     assert_ne!(norm_name("隠し設定"), norm_name("隠し設定2"));
+}
+
+/// A marker after a section's text with nothing after it was meant for the heading below it:
+/// refused at its line, naming both sections — whatever the depths, spellings and blank lines.
+#[test]
+fn a_marker_just_above_a_heading_is_refused_naming_both_sections() {
+    for (first, next) in [("##", "##"), ("###", "##"), ("##", "###"), ("####", "####")] {
+        for m in ["<!-- ai_visibility: 0 -->", "<!-- AI_VISIBILITY：０ -->"] {
+            for gap in ["", "\n", "\n\n"] {
+                let body = format!(
+                    "{first} 町の話\n商店街がある。\n{gap}{m}\n{gap}{next} 隠し設定\n本当は王族。\n"
+                );
+                let e = parse_body(&body, 10).expect_err(&body);
+                let marker_line = 10 + 2 + gap.matches('\n').count();
+                assert_eq!((e.line, e.col), (marker_line, 1), "{body}");
+                assert!(
+                    e.message.contains("町の話") && e.message.contains("隠し設定"),
+                    "{}",
+                    e.message
+                );
+            }
+        }
+    }
+    // At the end of the body too.
+    let e = parse_body("## 町の話\n商店街。\n<!-- ai_visibility: 0 -->\n", 1).unwrap_err();
+    assert_eq!(e.line, 3);
+    // Markers before or beside the text, or under their own heading, stay fine.
+    for ok in [
+        "## 隠し設定\n<!-- ai_visibility: 0 -->\n本当は王族。\n## 次\nx\n",
+        "## 隠し設定\n本当は王族。 <!-- ai_visibility: 0 -->\n## 次\nx\n",
+        "## 隠し設定 <!-- ai_visibility: 0 -->\n本当は王族。\n",
+        "## 親\n<!-- ai_visibility: 0 -->\n### 子\nx\n",
+    ] {
+        assert!(parse_body(ok, 1).is_ok(), "{ok}");
+    }
 }

@@ -100,6 +100,81 @@ pub(crate) fn yaml_error(
     }
 }
 
+/// A vault YAML text as `T`. YAML forbids a key twice in one mapping, and a typed read lets the
+/// later value win silently (`秘密: 0` … `秘密: 3` would print a level-0 section): the text is
+/// first read as an untyped value, which refuses duplicates, and the duplicate is reported at
+/// its own line and column (characters), naming the first.
+pub(crate) fn parse_yaml<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    text: &str,
+    line_offset: usize,
+) -> Result<T, ConfigError> {
+    if let Err(e) = serde_norway::from_str::<serde_norway::Value>(text) {
+        let m = e.to_string();
+        if let Some(key) = m
+            .split("duplicate entry with key ")
+            .nth(1)
+            .map(|k| k.split(" at line ").next().unwrap_or(k).trim_matches('"'))
+        {
+            let (line, col) = e
+                .location()
+                .map(|l| (l.line(), l.column()))
+                .unwrap_or((1, 1));
+            let (first, dup, dcol) =
+                duplicate_at(text, line, col, key).unwrap_or((line, line, col));
+            return Err(ConfigError::Syntax {
+                path: path.to_path_buf(),
+                line: dup + line_offset,
+                col: dcol,
+                message: format!(
+                    "`{}` is written twice in one mapping (first at line {}); YAML forbids a duplicate key and the later value would silently win — keep one",
+                    excerpt(key, 60),
+                    first + line_offset
+                ),
+            });
+        }
+    }
+    serde_norway::from_str(text).map_err(|e| yaml_error(path, &e, line_offset, text))
+}
+
+/// The first and second line (1-based) holding `key:` at the indentation of the mapping that
+/// starts at `line`:`col`, and the second's column (characters).
+fn duplicate_at(text: &str, line: usize, col: usize, key: &str) -> Option<(usize, usize, usize)> {
+    let indent = col.saturating_sub(1);
+    let mut seen = None;
+    for (i, l) in text.lines().enumerate().skip(line.saturating_sub(1)) {
+        let t = l.trim_start();
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        let at = l.chars().count() - t.chars().count();
+        // A list item opens its mapping after `- `.
+        let (at, t) = match t.strip_prefix("- ") {
+            Some(rest) if at + 2 == indent => (indent, rest.trim_start()),
+            _ => (at, t),
+        };
+        if at < indent && i + 1 > line {
+            break;
+        }
+        if at != indent {
+            continue;
+        }
+        let k = t
+            .split(':')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .trim_matches(['"', '\'']);
+        if k == key {
+            match seen {
+                None => seen = Some(i + 1),
+                Some(first) => return Some((first, i + 1, at + 1)),
+            }
+        }
+    }
+    None
+}
+
 /// At most `max` characters of `s` (a parser may quote a whole 400 KB key), `…` marking a cut.
 pub(crate) fn excerpt(s: &str, max: usize) -> String {
     match s.char_indices().nth(max) {

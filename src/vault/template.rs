@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::yaml_error;
 use crate::config::ConfigError;
 
 pub const VARIABLES: [&str; 10] = [
@@ -62,8 +61,7 @@ pub enum Origin {
 
 impl Template {
     pub fn parse(path: &Path, text: &str, origin: Origin) -> Result<Template, ConfigError> {
-        let mut t: Template =
-            serde_norway::from_str(text).map_err(|e| yaml_error(path, &e, 0, text))?;
+        let mut t: Template = super::parse_yaml(path, text, 0)?;
         t.path = path.to_path_buf();
         t.origin = origin;
         if !(1..=2).contains(&t.level) {

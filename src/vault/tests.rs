@@ -406,3 +406,30 @@ fn a_bad_secret_is_pointed_at_by_its_own_id_line() {
     assert!(err.contains("visibility.yaml:7:"), "{err}");
     assert!(err.contains("SEC-B"), "{err}");
 }
+
+/// YAML forbids a key twice in one mapping; a typed read would let the later value win (a
+/// level-0 section printed at 3). Refused at the duplicate's own line and column, naming the
+/// first — at every depth of visibility.yaml, generated over keys and positions.
+#[test]
+fn a_duplicate_key_is_refused_at_its_own_line() {
+    let base = "version: \"1.0\"\ndefault_visibility: 0\nentities:\n  characters:\n    やな:\n      sections:\n        基本情報: 3\n        隠し設定: 0\n        好きなもの: 3\n";
+    // (text to append, key, expected line of the duplicate, column)
+    let cases = [
+        ("        隠し設定: 3\n", "隠し設定", 10, 9),
+        ("        基本情報: 0\n", "基本情報", 10, 9),
+        ("entities:\n  characters: {}\n", "entities", 10, 1),
+        ("default_visibility: 3\n", "default_visibility", 10, 1),
+    ];
+    for (extra, key, line, col) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let ctl = dir.path().join("w").join("_ai_control");
+        std::fs::create_dir_all(&ctl).unwrap();
+        std::fs::write(ctl.join("visibility.yaml"), format!("{base}{extra}")).unwrap();
+        let e = crate::vault::load_vault(&dir.path().join("w"), None)
+            .err()
+            .unwrap_or_else(|| panic!("{key}: a duplicate key loaded"));
+        let s = e.to_string();
+        assert!(s.contains(&format!(":{line}:{col}")), "{key}: {s}");
+        assert!(s.contains(key) && s.contains("twice"), "{s}");
+    }
+}

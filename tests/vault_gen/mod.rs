@@ -258,7 +258,10 @@ pub fn generate(seed: u64, mutation: Mutation) -> Vault {
             comments.push(c.clone());
             let mut body = vec![format!("本文{}です。<!-- 作者メモ {c} -->", s.body_token)];
             for m in after {
-                let at = r.next(body.len() as u64 + 1) as usize;
+                // Anywhere before the section's text: a marker with no text after it in its
+                // section is a writer's mistake the vault refuses (it was meant for the heading
+                // below), so a valid vault never has one.
+                let at = r.next(body.len() as u64) as usize;
                 body.insert(at, m);
             }
             if bad_at == Some(ei) && si == 0 {
