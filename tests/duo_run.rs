@@ -103,12 +103,34 @@ async fn run(script: Script, turns: usize, judge: bool) -> Ran {
     run_with(script, turns, judge, |_, _| {}).await
 }
 
+/// A run under the bundled sample vault (its leak review on).
+async fn run_in_vault(script: Script, turns: usize) -> Ran {
+    run_full(
+        script,
+        turns,
+        false,
+        |_, _| {},
+        Some(kakeai::vault::SharedVault::new(kakeai::vault::sample())),
+    )
+    .await
+}
+
 /// `control(effect, sender)` may steer the run like a reviewer would.
 async fn run_with(
     script: Script,
     turns: usize,
     judge: bool,
     control: impl Fn(&Effect, &tokio::sync::mpsc::UnboundedSender<Event>) + Send + 'static,
+) -> Ran {
+    run_full(script, turns, judge, control, None).await
+}
+
+async fn run_full(
+    script: Script,
+    turns: usize,
+    judge: bool,
+    control: impl Fn(&Effect, &tokio::sync::mpsc::UnboundedSender<Event>) + Send + 'static,
+    vault: Option<Arc<kakeai::vault::SharedVault>>,
 ) -> Ran {
     let attempts = script.attempts;
     let server = fake_ollama(script).await;
@@ -132,7 +154,7 @@ async fn run_with(
         analyzer: Arc::new(FallbackAnalyzer),
         run_id,
         save_every: Duration::ZERO,
-        vault: None,
+        vault,
     };
     let spec = RunSpec {
         topic: "商店街の福引".into(),
@@ -586,4 +608,67 @@ async fn a_line_cut_by_the_token_limit_is_trimmed_or_retried() {
         v.contains("token_limit") && v.contains("それでさ、あの"),
         "{v}"
     );
+}
+
+/// あゆ's every attempt of turn 2 says やな's level-0 secret (the sample vault's 工房): the turn
+/// is committed as her fallback line (withheld, in the store too), and no later request of
+/// either sister carries a word of it — through the real driver, client and store.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rejected_leak_never_reaches_a_later_request_or_the_store() {
+    let leaks = [
+        "姉様、春から海沿いの工房で働くそうですね。つまり引っ越しですね。",
+        "姉様は工房に行かれるのですね。海沿いの町だそうですね。",
+    ];
+    let script = Script {
+        lines: vec![LINES[1], leaks[0], leaks[1], LINES[3], LINES[2], LINES[3]],
+        judges: Vec::new(),
+        die_after: usize::MAX,
+        attempts: 2,
+        cut: Vec::new(),
+    };
+    let ran = run_in_vault(script, 5).await;
+    assert_eq!(
+        ran.end,
+        RunEnd::Completed,
+        "{:?}",
+        significant(&ran.effects)
+    );
+    let chats: Vec<String> = ran
+        .server
+        .requests
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|r| r.path == "/api/chat")
+        .map(|r| r.body.clone())
+        .collect();
+    assert!(chats.len() >= 5, "{}", chats.len());
+    // From the regeneration on, no request carries a word of what she said; あゆ's (2: her
+    // regeneration, 4: her next turn) carry nothing of the secret at all — やな's own may, in
+    // her vault section, since the secret is hers (level 2 for her).
+    for (i, body) in chats.iter().enumerate().skip(2) {
+        for l in leaks {
+            assert!(
+                !body.contains(&l[..30]),
+                "request {i} carries the rejected line"
+            );
+        }
+        if i % 2 == 0 {
+            for w in ["工房", "海沿い", "引っ越し"] {
+                assert!(!body.contains(w), "あゆ's request {i} carries {w}");
+            }
+        }
+    }
+    let id = ran.run_id;
+    let rec = ran.store.call(move |s| s.load_run(id)).await.unwrap();
+    let t2 = &rec.turns[1];
+    assert!(t2.flags.withheld, "{t2:?}");
+    let fallback = RuleSet::builtin()
+        .unwrap()
+        .character("ayu")
+        .unwrap()
+        .fallback
+        .clone();
+    assert_eq!(t2.text, fallback);
+    assert!(rec.turns.iter().all(|t| !t.text.contains("工房")));
 }
