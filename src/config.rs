@@ -73,7 +73,9 @@ impl From<crate::limits::LimitError> for ConfigError {
             L::TooDeep {
                 path, line, col, ..
             }
-            | L::NotUtf8 { path, line, col }
+            | L::NotUtf8 {
+                path, line, col, ..
+            }
             | L::Alias { path, line, col } => ConfigError::Syntax {
                 path,
                 line,

@@ -31,11 +31,13 @@ pub enum LimitError {
         col: usize,
         limit: usize,
     },
-    #[error("{}:{line}:{col}: not valid UTF-8", path.display())]
+    #[error("{}:{line}:{col}: not valid UTF-8{hint}", path.display())]
     NotUtf8 {
         path: PathBuf,
         line: usize,
         col: usize,
+        /// What the bytes look like instead (` — the file looks like Shift_JIS …`), or empty.
+        hint: String,
     },
     #[error("{}:{line}:{col}: a YAML alias (*name); kakeai's files refuse aliases (one can expand a small file into gigabytes): write the value out", path.display())]
     Alias {
@@ -94,12 +96,47 @@ pub fn utf8(path: &Path, mut bytes: Vec<u8>) -> Result<String, LimitError> {
     }
     String::from_utf8(bytes).map_err(|e| {
         let (line, col) = utf8_position(e.as_bytes(), e.utf8_error().valid_up_to());
+        let hint = match guess_encoding(e.as_bytes()) {
+            Some(name) => format!(
+                " — the file looks like {name}: save it as UTF-8 (most editors: \"Save with Encoding\" / 文字コード → UTF-8)"
+            ),
+            None => String::new(),
+        };
         LimitError::NotUtf8 {
             path: path.to_path_buf(),
             line,
             col,
+            hint,
         }
     })
+}
+
+/// The encoding a Japanese text that is not UTF-8 was most likely saved in: UTF-16 (a byte
+/// order mark, or NULs between ASCII), else the first of EUC-JP and Shift_JIS (CP932) that
+/// decodes every byte and yields Japanese. EUC-JP goes first: its kana decode as half-width
+/// katakana in Shift_JIS, while Shift_JIS's lead bytes are invalid in EUC-JP.
+pub fn guess_encoding(bytes: &[u8]) -> Option<&'static str> {
+    if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
+        return Some("UTF-16");
+    }
+    let nuls = bytes.iter().take(4096).filter(|b| **b == 0).count();
+    if nuls * 4 >= bytes.len().min(4096) && nuls > 0 {
+        return Some("UTF-16");
+    }
+    let japanese = |s: &str| {
+        s.chars()
+            .any(|c| matches!(c, '\u{3040}'..='\u{30ff}' | '\u{4e00}'..='\u{9fff}'))
+    };
+    for (enc, name) in [
+        (encoding_rs::EUC_JP, "EUC-JP"),
+        (encoding_rs::SHIFT_JIS, "Shift_JIS (CP932)"),
+    ] {
+        let (text, had_errors) = enc.decode_without_bom_handling(bytes);
+        if !had_errors && japanese(&text) {
+            return Some(name);
+        }
+    }
+    None
 }
 
 /// 1-based line and column (in chars) of byte `at`, everything before it being valid UTF-8.

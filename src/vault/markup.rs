@@ -40,10 +40,20 @@ pub struct MarkupError {
 /// Text before the first heading becomes a block with this name.
 pub const PREAMBLE: &str = "前文";
 
-/// How names are compared (visibility.yaml ↔ headings, entity names ↔ files): NFKC, runs of
-/// whitespace as one space, trimmed. `隠し設定(ネタバレ)` and `隠し設定（ネタバレ）` are equal.
+/// How names are compared (visibility.yaml ↔ headings, entity names ↔ files): NFKC without
+/// invisible characters, runs of whitespace as one space, trimmed. `隠し設定(ネタバレ)` and `隠し設定（ネタバレ）` are equal.
 pub fn norm_name(s: &str) -> String {
-    let n: String = s.nfkc().collect();
+    // Invisible characters an editor or a copy from the web leaves (zero-width space, word
+    // joiner, soft hyphen, a BOM mid-text) are no part of a name.
+    let n: String = s
+        .nfkc()
+        .filter(|c| {
+            !matches!(
+                c,
+                '\u{200B}' | '\u{200C}' | '\u{2060}' | '\u{FEFF}' | '\u{00AD}'
+            )
+        })
+        .collect();
     n.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 

@@ -67,6 +67,12 @@ pub(crate) fn yaml_error(
                 // A tab in the indentation makes the line part of its neighbour's value.
                 message = format!("{message} (a tab in the indentation; indent with spaces)");
                 at
+            } else if let Some(at) = wide_indent_near(text, l.line()) {
+                // The IME left on: a full-width space looks like indentation but is a key's text.
+                message = format!(
+                    "{message} (a full-width space `　` in the indentation; indent with half-width spaces)"
+                );
+                at
             } else if message.contains(model::LEVEL_EXPECTED) {
                 bad_level_line(text, l.line()).unwrap_or((l.line(), l.column()))
             } else if message.contains(model::NUMBER_EXPECTED) {
@@ -263,6 +269,21 @@ fn tab_indent_near(text: &str, line: usize) -> Option<(usize, usize)> {
         .find_map(|(i, l)| {
             let lead = &l[..l.len() - l.trim_start().len()];
             lead.chars().position(|c| c == '\t').map(|c| (i + 1, c + 1))
+        })
+}
+
+/// The first line from `line` (1-based, up to four lines) whose indentation holds a full-width
+/// space (U+3000), and that space's column (characters).
+fn wide_indent_near(text: &str, line: usize) -> Option<(usize, usize)> {
+    text.lines()
+        .enumerate()
+        .skip(line.saturating_sub(1))
+        .take(4)
+        .find_map(|(i, l)| {
+            let lead = &l[..l.len() - l.trim_start().len()];
+            lead.chars()
+                .position(|c| c == '\u{3000}')
+                .map(|c| (i + 1, c + 1))
         })
 }
 

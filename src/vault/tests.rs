@@ -433,3 +433,66 @@ fn a_duplicate_key_is_refused_at_its_own_line() {
         assert!(s.contains(key) && s.contains("twice"), "{s}");
     }
 }
+
+/// Editors' and IMEs' invisible mistakes: a full-width space as indentation is refused at its
+/// line naming the cause; a zero-width space or soft hyphen inside a heading or key still
+/// matches (the section keeps the level the writer set) — generated over positions.
+#[test]
+fn ime_and_editor_mistakes_are_named_or_harmless() {
+    let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/vault/sisters");
+    let copy = |dir: &std::path::Path| {
+        for e in walk(&sample) {
+            let rel = e.strip_prefix(&sample).unwrap();
+            let to = dir.join(rel);
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::copy(&e, &to).unwrap();
+        }
+    };
+    for wide in 1..=4 {
+        let dir = tempfile::tempdir().unwrap();
+        copy(dir.path());
+        let vis = dir.path().join("_ai_control/visibility.yaml");
+        let text = std::fs::read_to_string(&vis).unwrap();
+        let text = text.replacen(
+            "        隠し設定: 0",
+            &format!("{}{}隠し設定: 0", "  ".repeat(4 - wide), "　".repeat(wide)),
+            1,
+        );
+        std::fs::write(&vis, text).unwrap();
+        let e = crate::vault::load_vault(dir.path(), None)
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(e.contains("full-width space"), "{e}");
+    }
+    for invisible in ['\u{200B}', '\u{00AD}', '\u{2060}'] {
+        let dir = tempfile::tempdir().unwrap();
+        copy(dir.path());
+        let md = dir.path().join("characters/やな.md");
+        let text = std::fs::read_to_string(&md).unwrap();
+        std::fs::write(
+            &md,
+            text.replacen("## 隠し設定", &format!("## 隠し{invisible}設定"), 1),
+        )
+        .unwrap();
+        let w = crate::vault::load_vault(dir.path(), None).expect("loads");
+        let ctx = serde_json::to_string(&w.context(Some("ayu"))).unwrap();
+        assert!(
+            !ctx.contains("工房"),
+            "{invisible:?}: the hidden section reached あゆ"
+        );
+    }
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
