@@ -120,8 +120,7 @@ fn commit(store: &mut Store, run: i64, turn: u32, speaker: &str, attempt: Option
             status: Status::Pass,
             flags: TurnFlags {
                 exhausted: turn == 2,
-                futile: false,
-                held: false,
+                ..TurnFlags::default()
             },
             hook: (turn == 1).then(|| "花見".to_string()),
             hook_depth: (turn == 1).then_some(1),

@@ -316,6 +316,13 @@ impl Printer<'_> {
                     "prompt_tokens": a.stats.prompt_tokens,
                 }))
             }
+            Effect::Unsuitable { rejected } => {
+                let message = crate::duo::session::unsuitable_message(*rejected);
+                eprintln!("kakeai run: {message}");
+                self.emit(
+                    json!({"event": "model_unsuitable", "rejected": rejected, "message": message}),
+                )
+            }
             Effect::AttemptFailed {
                 turn,
                 attempt,

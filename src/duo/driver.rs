@@ -445,8 +445,11 @@ impl Driver {
                     .await;
                 report(r.map_err(|e| e.to_string()))?;
             }
-            Effect::TurnStarted { .. } | Effect::Held { .. } | Effect::Paused | Effect::Resumed => {
-            }
+            Effect::TurnStarted { .. }
+            | Effect::Held { .. }
+            | Effect::Paused
+            | Effect::Resumed
+            | Effect::Unsuitable { .. } => {}
         }
         Ok(Vec::new())
     }

@@ -120,6 +120,11 @@ pub enum Effect {
         text: String,
     },
     TurnCommitted(Box<TurnRecord>),
+    /// Said once per run, early: the last `rejected` attempts were all rejected (RETRY) — the
+    /// model may be unsuitable for these personas; `doctor` tells more.
+    Unsuitable {
+        rejected: usize,
+    },
     /// Every attempt failed and the policy is `hold`: waiting for Choose or Regenerate.
     Held {
         turn: usize,
@@ -210,6 +215,19 @@ pub struct Session {
     /// Per-speaker world text (scene + filtered vault context); absent → the scene alone.
     worlds: std::collections::BTreeMap<String, String>,
     ladders: std::collections::BTreeMap<String, Vec<String>>,
+    /// Attempts rejected in a row (any turn), and whether the run said it looks unsuitable.
+    rejected_streak: usize,
+    warned_unsuitable: bool,
+}
+
+/// Rejected attempts in a row after which a run says the model may be unsuitable.
+pub const UNSUITABLE_STREAK: usize = 8;
+
+/// The line the workbench and headless mode show for [`Effect::Unsuitable`].
+pub fn unsuitable_message(rejected: usize) -> String {
+    format!(
+        "{rejected} of the last {rejected} attempts rejected — the model may be unsuitable for these personas: `kakeai doctor` checks it; a larger model, or --attempts 1 to stop wasting regenerations"
+    )
 }
 
 mod carry;
@@ -238,6 +256,8 @@ impl Session {
             waiting_to_generate: false,
             worlds: Default::default(),
             ladders: Default::default(),
+            rejected_streak: 0,
+            warned_unsuitable: false,
         }
     }
 

@@ -136,3 +136,56 @@ fn leak_guidance_is_neutral_and_not_repeated() {
         assert_eq!(carried.own.len(), 1, "{:?}", carried.own);
     }
 }
+
+/// A run whose attempts keep being rejected says so once, as soon as the streak reaches
+/// [`UNSUITABLE_STREAK`] — across turns, whatever the attempts per turn; an accepted line resets
+/// the streak, and a run with fewer rejections in a row never says it.
+#[test]
+fn a_run_that_is_mostly_rejected_says_so_once_early() {
+    for attempts in 1..=4 {
+        let mut s = session(spec(30, attempts, Exhaustion::Best, false));
+        s.start();
+        let mut said = Vec::new();
+        let mut n = 0;
+        while s.current().is_some() && n < 40 {
+            n += 1;
+            let v = verdict(vec![finding(
+                RuleId::Tone,
+                Status::Retry,
+                &format!("口調{n}"),
+            )]);
+            let out = play(&mut s, &format!("案{n}"), v, &[], None);
+            said.extend(out.iter().filter_map(|e| match e {
+                Effect::Unsuitable { rejected } => Some((n, *rejected)),
+                _ => None,
+            }));
+        }
+        assert_eq!(
+            said,
+            [(UNSUITABLE_STREAK, UNSUITABLE_STREAK)],
+            "×{attempts}"
+        );
+    }
+    // One accepted line in every UNSUITABLE_STREAK attempts: never said.
+    let mut s = session(spec(30, 3, Exhaustion::Best, false));
+    s.start();
+    for n in 1..=40 {
+        let v = if n % UNSUITABLE_STREAK == 0 {
+            pass()
+        } else {
+            verdict(vec![finding(
+                RuleId::Tone,
+                Status::Retry,
+                &format!("口調{n}"),
+            )])
+        };
+        let out = play(&mut s, &format!("案{n}"), v, &[], None);
+        assert!(
+            !out.iter().any(|e| matches!(e, Effect::Unsuitable { .. })),
+            "{n}"
+        );
+        if s.current().is_none() {
+            break;
+        }
+    }
+}

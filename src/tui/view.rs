@@ -168,7 +168,10 @@ impl RunView {
                     }
                 }
             }
-            Effect::Cancel | Effect::AttemptStarted { .. } | Effect::LlmJudge { .. } => {}
+            Effect::Cancel
+            | Effect::AttemptStarted { .. }
+            | Effect::LlmJudge { .. }
+            | Effect::Unsuitable { .. } => {}
         }
     }
 

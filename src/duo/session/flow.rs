@@ -284,6 +284,17 @@ impl Session {
         let accepted = is_accepted(&record.verdict);
         self.cycle.push(record.clone());
         let mut out = vec![Effect::AttemptDone(Box::new(record))];
+        self.rejected_streak = if accepted {
+            0
+        } else {
+            self.rejected_streak + 1
+        };
+        if self.rejected_streak >= UNSUITABLE_STREAK && !self.warned_unsuitable {
+            self.warned_unsuitable = true;
+            out.push(Effect::Unsuitable {
+                rejected: self.rejected_streak,
+            });
+        }
         if accepted {
             out.extend(self.commit(self.cycle.len() - 1, TurnFlags::default()));
             return out;

@@ -453,6 +453,9 @@ impl App {
             }
             Effect::Paused => self.status = "paused".into(),
             Effect::Resumed => self.status = "resumed".into(),
+            Effect::Unsuitable { rejected } => {
+                self.fail(crate::duo::session::unsuitable_message(*rejected));
+            }
             Effect::RunDone { status, error } => match error {
                 Some(e) => self.fail(format!("run {}: {e}", status.as_str())),
                 None => self.status = format!("run {}", status.as_str()),
