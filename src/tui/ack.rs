@@ -79,6 +79,24 @@ impl Review {
         }
     }
 
+    /// Blind mode: only this reviewer's own marks are shown; a turn only someone else marked
+    /// shows no ✓ (nothing of hers is saved there), while her own pending or failed writes
+    /// still show.
+    pub fn keep_only_own(
+        &mut self,
+        thumb: Option<bool>,
+        override_to: Option<Status>,
+        notes: usize,
+    ) {
+        self.thumb = thumb;
+        self.override_to = override_to;
+        self.notes = notes;
+        let own = thumb.is_some() || override_to.is_some() || notes > 0;
+        if !own && self.pending.is_empty() && self.failed.is_none() {
+            self.committed = 0;
+        }
+    }
+
     /// Marks read back from the store: committed already (✓ when there is a mark at all).
     pub fn settle_stored(&mut self) {
         self.pending.clear();

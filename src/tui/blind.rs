@@ -62,6 +62,39 @@ pub fn hides(b: &Blind<'_>, turn: &TurnView) -> bool {
     b.on && !judged(b, turn)
 }
 
+/// What the agreement tables may count in blind mode: only the turns this reviewer judged
+/// herself, and only her own marks — others' marks and the verdicts of turns she has not judged
+/// reveal what she must not see. Outside blind mode, everything.
+pub fn agreement_inputs<'t>(
+    b: &Blind<'t>,
+    turns: &'t [TurnView],
+) -> (
+    std::borrow::Cow<'t, [TurnView]>,
+    std::borrow::Cow<'t, [LogEntry]>,
+) {
+    use std::borrow::Cow;
+    if !b.on {
+        return (Cow::Borrowed(turns), Cow::Borrowed(b.log));
+    }
+    let mine = judged_turns(b, turns);
+    (
+        Cow::Owned(
+            turns
+                .iter()
+                .filter(|t| mine.contains(&t.turn))
+                .cloned()
+                .collect(),
+        ),
+        Cow::Owned(
+            b.log
+                .iter()
+                .filter(|e| e.3.as_deref() == b.me)
+                .cloned()
+                .collect(),
+        ),
+    )
+}
+
 /// A copy of the turn with everything the Director said about it removed (verdicts, judge
 /// scores, the guidance a retry carried); the text and the attempts stay.
 pub fn masked(turn: &TurnView) -> TurnView {
@@ -86,9 +119,8 @@ pub fn shown_turn<'a>(b: &Blind<'_>, turn: &'a TurnView) -> std::borrow::Cow<'a,
         turn.clone()
     };
     let own = own_marks(b.log, turn.turn, b.me);
-    t.review.thumb = own.thumb;
-    t.review.override_to = own.override_to;
-    t.review.notes = own.notes;
+    t.review
+        .keep_only_own(own.thumb, own.override_to, own.notes);
     std::borrow::Cow::Owned(t)
 }
 
@@ -123,5 +155,109 @@ mod tests {
         assert!(!judged(3, Some("taro")));
         assert!(judged(3, None));
         assert!(!judged(4, Some("taro")));
+    }
+}
+
+#[cfg(test)]
+mod agreement_tests {
+    use super::*;
+    use crate::store::ActionKind;
+    use crate::tui::view::RunView;
+    use serde_json::json;
+
+    fn turns(n: usize) -> Vec<TurnView> {
+        let mut v = RunView::default();
+        for t in 1..=n {
+            v.apply(&crate::duo::Effect::TurnStarted {
+                turn: t,
+                speaker: if t % 2 == 1 {
+                    "yana".into()
+                } else {
+                    "ayu".into()
+                },
+            });
+        }
+        v.turns
+    }
+
+    /// Blind: the agreement tables see only her own judged turns and her own marks, whoever
+    /// else marked what; not blind: everything. Generated over who marked which turn.
+    #[test]
+    fn blind_agreement_counts_only_her_own_judged_turns() {
+        let mut rng = fastrand::Rng::with_seed(7);
+        for _ in 0..50 {
+            let ts = turns(8);
+            let mut log: Vec<LogEntry> = Vec::new();
+            for t in 1..=8u32 {
+                for who in ["hanako", "taro"] {
+                    if rng.bool() {
+                        log.push((
+                            t,
+                            ActionKind::Thumb,
+                            json!({"up": rng.bool()}),
+                            Some(who.into()),
+                            String::new(),
+                        ));
+                    }
+                }
+            }
+            let b = Blind {
+                on: true,
+                log: &log,
+                me: Some("hanako"),
+            };
+            let (seen, marks) = agreement_inputs(&b, &ts);
+            let mine: Vec<usize> = log
+                .iter()
+                .filter(|e| e.3.as_deref() == Some("hanako"))
+                .map(|e| e.0 as usize)
+                .collect();
+            assert!(seen.iter().all(|t| mine.contains(&t.turn)));
+            assert_eq!(seen.len(), mine.len());
+            assert!(marks.iter().all(|e| e.3.as_deref() == Some("hanako")));
+            let open = Blind { on: false, ..b };
+            let (all, every) = agreement_inputs(&open, &ts);
+            assert_eq!((all.len(), every.len()), (8, log.len()));
+        }
+    }
+
+    /// A turn only someone else marked shows no ✓ in blind mode; her own mark does.
+    #[test]
+    fn a_turn_only_others_marked_shows_no_save_mark() {
+        let mut ts = turns(2);
+        for t in &mut ts {
+            t.review.thumb = Some(true);
+            t.review.settle_stored();
+        }
+        let log: Vec<LogEntry> = vec![
+            (
+                1,
+                ActionKind::Thumb,
+                json!({"up": true}),
+                Some("taro".into()),
+                String::new(),
+            ),
+            (
+                2,
+                ActionKind::Thumb,
+                json!({"up": true}),
+                Some("hanako".into()),
+                String::new(),
+            ),
+        ];
+        let b = Blind {
+            on: true,
+            log: &log,
+            me: Some("hanako"),
+        };
+        use crate::tui::ack::SaveMark;
+        assert!(matches!(
+            shown_turn(&b, &ts[0]).review.mark(),
+            SaveMark::Nothing
+        ));
+        assert!(matches!(
+            shown_turn(&b, &ts[1]).review.mark(),
+            SaveMark::Saved
+        ));
     }
 }

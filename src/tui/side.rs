@@ -120,12 +120,10 @@ pub fn rules(
     if let Some(rj) = rejudge {
         lines.extend(flips(cx, rj, t));
     }
-    lines.extend(super::kappa::lines(
-        &cx.run.turns,
-        cx.blind.log,
-        t,
-        area.width,
-    ));
+    // Blind: agreement over her own judged turns and her own marks only (no other reviewer's
+    // rows, nothing of a turn she has not judged).
+    let (turns, log) = super::blind::agreement_inputs(&cx.blind, &cx.run.turns);
+    lines.extend(super::kappa::lines(&turns, &log, t, area.width));
     let scroll = cx.scroll_for(lines.len(), area.height);
     let lines = super::fit::lines(lines, area.width);
     f.render_widget(Paragraph::new(lines).scroll((scroll, 0)), area);

@@ -525,7 +525,8 @@ impl App {
         self.review_log = log;
         self.branches = crate::tui::branch::Branches::from(branches);
         self.selected = keep.min(self.run.turns.len().saturating_sub(1));
-        if !who.is_empty() {
+        // Blind: others' marks are hidden, so is their arrival (and her own "saved ✓" stays).
+        if !who.is_empty() && !self.blind {
             self.status = format!("{} new mark(s) from {}", new.len(), who.join(", "));
         }
         self.dirty = true;
