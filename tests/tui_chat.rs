@@ -915,3 +915,36 @@ async fn the_pii_second_opinion_masks_more_and_fails_closed() {
         }
     }
 }
+
+/// While the message input is open it owns every printable key, whatever the right pane shows:
+/// every letter, digit and symbol (and ｶﾞ, 🇯🇵, a ZWJ family) typed in chat with each pane on
+/// the right lands in the message — no quit, no pause, stop or regeneration, no pane change.
+#[test]
+fn the_chat_input_owns_every_printable_key_in_every_pane() {
+    use kakeai::tui::app::Command;
+    use kakeai::tui::focus::Pane;
+    let printable: String = (0x21u8..0x7f).map(char::from).collect();
+    let text = format!("{printable} ｶﾞ🇯🇵👨‍👩‍👧 quiet");
+    for pane in Pane::ALL {
+        let mut a = app();
+        a.act(kakeai::tui::keymap::Action::Chat);
+        a.pane = pane;
+        for c in text.chars() {
+            let cmds = a.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+            assert!(
+                cmds.iter()
+                    .all(|c| !matches!(c, Command::StartLive(_) | Command::StartDemo)),
+                "{pane:?}: {c:?} gave {cmds:?}"
+            );
+            assert!(!a.quit, "{pane:?}: {c:?} quit the workbench");
+            assert_eq!(a.pane, pane, "{pane:?}: {c:?} changed the pane");
+        }
+        let typed = a.chat.as_ref().unwrap().input.lines().join("\n");
+        assert_eq!(typed, text, "{pane:?}");
+        let cmds = a.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+        assert!(
+            matches!(cmds.first(), Some(Command::ChatSend { text: t, .. }) if *t == text),
+            "{pane:?}: {cmds:?}"
+        );
+    }
+}

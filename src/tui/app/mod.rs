@@ -612,7 +612,13 @@ impl App {
             Focus::Insights
         } else if self.interview.is_some() {
             Focus::Interview
-        } else if self.chat.is_some() && self.pane == Pane::Detail {
+        } else if self
+            .chat
+            .as_ref()
+            .is_some_and(|c| c.typing || self.pane == Pane::Detail)
+        {
+            // While the message input is open it owns every key, whatever the right pane
+            // shows: a typed `q` or `r` is text, never a command.
             Focus::Chat
         } else {
             Focus::Pane(self.pane)
