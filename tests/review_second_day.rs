@@ -458,7 +458,7 @@ fn dialogs_name_turn_and_sister_and_show_their_whole_key_bar() {
 #[test]
 fn a_long_status_is_cut_with_an_ellipsis() {
     let mut a = app_with(Keymap::builtin());
-    a.status = "ruleset 3b22afe5f1ae: 12 of 40 verdicts flipped — the rules pane lists them; F jumps to the next one".into();
+    a.status = "ruleset 8c1e47dea94c: 12 of 40 verdicts flipped — the rules pane lists them; F jumps to the next one".into();
     let sc = common::tui::screen(&a, 80, 24);
     let last = sc
         .lines()
@@ -469,7 +469,7 @@ fn a_long_status_is_cut_with_an_ellipsis() {
         .unwrap()
         .to_string();
     assert!(last.trim_end().ends_with('…'), "{last}");
-    assert!(last.starts_with("ruleset 3b22afe5f1ae"), "{last}");
+    assert!(last.starts_with("ruleset 8c1e47dea94c"), "{last}");
 }
 
 /// Item 13: the store-wide search finds text in attempts that were not kept, and such a hit

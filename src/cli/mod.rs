@@ -7,6 +7,7 @@ pub mod compare;
 pub mod compare_unpaired;
 pub mod db;
 pub mod dict;
+pub mod docs;
 pub mod doctor;
 pub mod export;
 pub mod import;
@@ -151,6 +152,13 @@ pub enum Command {
     Db(db::DbCommand),
     /// A self-contained HTML page for a run or a comparison, to open and share.
     Report(report::ReportArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(docs::CompletionsArgs),
+    /// Write man pages for kakeai and every subcommand into a folder.
+    Man(docs::ManArgs),
+    /// Print the book's command reference (markdown) from the command definitions.
+    #[command(hide = true)]
+    Reference,
 }
 
 #[derive(clap::Args, Debug)]
@@ -221,6 +229,9 @@ pub fn main() -> i32 {
         Some(Command::Queue(cmd)) => queue::run(cmd),
         Some(Command::Db(cmd)) => db::run(cmd),
         Some(Command::Report(args)) => report::run(args),
+        Some(Command::Completions(args)) => docs::completions(args),
+        Some(Command::Man(args)) => docs::man(args),
+        Some(Command::Reference) => docs::reference(),
     }
 }
 
