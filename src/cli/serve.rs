@@ -211,6 +211,7 @@ pub fn run(args: ServeArgs) -> i32 {
         metrics: Arc::new(metrics::Metrics::default()),
         log: Arc::new(crate::serve::oplog::OpLog::in_dir(&log_dir)),
         line_health: Arc::new(crate::serve::ready::LineHealth::default()),
+        store_health: Arc::new(crate::serve::ready::StoreHealth::default()),
         work: Some(work.handle().clone()),
         lease: crate::serve::lease::Lease::new(lease_seconds),
     });

@@ -46,6 +46,8 @@ pub struct Dispatcher {
     lanes: Arc<std::sync::Mutex<Lanes>>,
     busy: Arc<Semaphore>,
     stopping: Arc<AtomicBool>,
+    /// Jobs a store outage interrupted, sent again when it is back.
+    parked: Arc<std::sync::Mutex<Vec<Job>>>,
 }
 
 impl Dispatcher {
@@ -100,9 +102,23 @@ impl Dispatcher {
             let Ok(_permit) = self.busy.acquire().await else {
                 return;
             };
+            let again = Job {
+                id: job.id,
+                channel: job.channel.clone(),
+                reply_token: job.reply_token.clone(),
+                quote_token: job.quote_token.clone(),
+                received: job.received,
+                resend: job.resend.clone(),
+            };
             if let Err(e) = process(&self.svc, job).await {
                 inc(&self.svc.metrics.pipeline_errors);
-                eprintln!("kakeai serve: event not processed: {e}");
+                if self.store_away().await {
+                    // The store went away mid-answer: the message stays held and queued, and
+                    // is answered again once the store is back (`hold`).
+                    self.park(again);
+                } else {
+                    eprintln!("kakeai serve: event not processed: {e}");
+                }
             }
         }
     }
@@ -127,6 +143,42 @@ impl Dispatcher {
             .is_ok()
     }
 
+    /// Whether the store answers now (a failure is noted in the store's health).
+    async fn store_away(&self) -> bool {
+        let r = self
+            .svc
+            .store
+            .call(|s| Ok(s.db().one::<i64>("SELECT 1", crate::p![])?))
+            .await
+            .map(|_| ())
+            .map_err(|e| e.to_string());
+        let away = r.is_err();
+        if let Some(line) = self.svc.store_health.record(r) {
+            self.svc.log.write("store", &line);
+        }
+        away
+    }
+
+    /// Keeps a job a store outage interrupted, for [`Dispatcher::unpark`].
+    fn park(&self, job: Job) {
+        if let Ok(mut p) = self.parked.lock() {
+            p.push(job);
+        }
+    }
+
+    /// Sends every parked job again (the store is back); how many.
+    pub fn unpark(&self) -> usize {
+        let jobs = match self.parked.lock() {
+            Ok(mut p) => std::mem::take(&mut *p),
+            Err(_) => return 0,
+        };
+        let n = jobs.len();
+        for j in jobs {
+            self.send(j);
+        }
+        n
+    }
+
     pub fn stopping(&self) -> Arc<AtomicBool> {
         self.stopping.clone()
     }
@@ -142,6 +194,7 @@ pub fn start(svc: Arc<Services>) -> Dispatcher {
             tasks: Vec::new(),
         })),
         stopping: Arc::new(AtomicBool::new(false)),
+        parked: Arc::new(std::sync::Mutex::new(Vec::new())),
     }
 }
 
@@ -175,6 +228,19 @@ pub async fn hold(svc: Arc<Services>, jobs: Dispatcher) {
                 lease::take_over(s, &lease, now, false, 500)
             })
             .await;
+        let seen = r.as_ref().map(|_| ()).map_err(|e| e.to_string());
+        if let Some(line) = svc.store_health.record(seen) {
+            svc.log.write("store", &line);
+        }
+        if r.is_ok() {
+            let n = jobs.unpark();
+            if n > 0 {
+                svc.log.write(
+                    "resume",
+                    &format!("{n} message(s) a store outage interrupted, answered again"),
+                );
+            }
+        }
         match r {
             Ok(taken) if !taken.is_empty() => {
                 svc.log.write(
@@ -186,8 +252,8 @@ pub async fn hold(svc: Arc<Services>, jobs: Dispatcher) {
                 );
                 dispatch(&jobs, taken);
             }
-            Ok(_) => {}
-            Err(e) => eprintln!("kakeai serve: holds not renewed: {e}"),
+            // Said once per outage (above), not once per renewal.
+            Ok(_) | Err(_) => {}
         }
     }
 }

@@ -242,7 +242,7 @@ impl Store {
             target::Target::Postgres(url) => Store::open_pg(&url).map_err(|e| match e {
                 // Connection and migration errors name the URL already.
                 StoreError::Pg(p) => (p.to_string(), p.exit_code()),
-                StoreError::Db(d @ sql::DbError::Connect(_)) => (d.to_string(), 3),
+                StoreError::Db(d) if d.is_unreachable() => (d.to_string(), 3),
                 e => (format!("{}: {e}", url.shown()), 2),
             }),
         }
@@ -553,7 +553,7 @@ impl StoreError {
     pub fn exit_code(&self) -> i32 {
         match self {
             StoreError::Pg(e) => e.exit_code(),
-            StoreError::Db(sql::DbError::Connect(_)) => 3,
+            StoreError::Db(e) if e.is_unreachable() => 3,
             _ => 2,
         }
     }

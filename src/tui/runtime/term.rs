@@ -235,26 +235,54 @@ fn drive(app: App, services: Services, opts: &Options) -> i32 {
 }
 
 /// Live marks (issue 24 §2): a thread polls the store's `data_version` every 300 ms on a
-/// read-only connection of its own; a commit from any other connection — another reviewer's
-/// workbench, `kakeai queue judge`, an import — sends `StoreChanged`, and the open run's marks
-/// are read again.
+/// read-only connection of its own (PostgreSQL: LISTEN); a commit from any other connection —
+/// another reviewer's workbench, `kakeai queue judge`, an import — sends `StoreChanged`, and the
+/// open run's marks are read again. When the store cannot be reached the watcher says so (an
+/// error that stays), keeps trying, and when it is back says how long it was away and reads
+/// everything again.
 fn watch_store(rt: &Runtime) {
     let path = std::path::PathBuf::from(&rt.app.header.db);
     let tx = rt.tx.clone();
     std::thread::spawn(move || {
-        let Ok(mut w) = crate::store::watch::Watch::open(&path) else {
-            return;
+        let mut w = loop {
+            match crate::store::watch::Watch::open(&path) {
+                Ok(w) => break w,
+                Err(_) => std::thread::sleep(Duration::from_secs(2)),
+            }
         };
+        let mut away: Option<std::time::Instant> = None;
         loop {
             std::thread::sleep(Duration::from_millis(300));
-            match w.changed() {
-                Ok(true) => {
-                    if tx.send(app::UiMsg::StoreChanged).is_err() {
+            let msg = match (w.changed(), away) {
+                (Ok(changed), Some(since)) => {
+                    away = None;
+                    let back = app::UiMsg::Notice(
+                        crate::tui::app::status::Level::Info,
+                        format!(
+                            "live marks back after {:.0} s away; marks read again",
+                            since.elapsed().as_secs_f64()
+                        ),
+                    );
+                    if tx.send(back).is_err() {
                         return;
                     }
+                    changed.then_some(app::UiMsg::StoreChanged)
                 }
-                Ok(false) => {}
-                Err(_) => return,
+                (Ok(true), None) => Some(app::UiMsg::StoreChanged),
+                (Ok(false), None) => None,
+                (Err(e), None) => {
+                    away = Some(std::time::Instant::now());
+                    Some(app::UiMsg::Notice(
+                        crate::tui::app::status::Level::Error,
+                        format!("live marks paused: {e} (retrying; marks you save may fail until it is back)"),
+                    ))
+                }
+                (Err(_), Some(_)) => None,
+            };
+            if let Some(m) = msg
+                && tx.send(m).is_err()
+            {
+                return;
             }
         }
     });
