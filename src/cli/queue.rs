@@ -268,11 +268,9 @@ fn list(a: &StoreArgs) -> Result<i32, Fail> {
     Ok(0)
 }
 
+/// `--reviewer` checked (`annotate::reviewer_name`): printable and bounded.
 fn reviewer(r: &Option<String>) -> Result<String, String> {
-    match r.as_deref().map(str::trim) {
-        Some(r) if !r.is_empty() => Ok(r.to_string()),
-        _ => Err("a queue needs your name: --reviewer NAME (or KAKEAI_REVIEWER)".into()),
-    }
+    annotate::reviewer_name(r.as_deref().unwrap_or("")).map_err(|e| e.to_string())
 }
 
 fn next(a: &ClaimArgs) -> Result<i32, Fail> {
@@ -307,7 +305,7 @@ fn next(a: &ClaimArgs) -> Result<i32, Fail> {
         );
     } else {
         println!(
-            "run {} turn {} ({}) — yours for {secs} s: kakeai --replay {} , or `kakeai queue release {} --run {} --turn {}`",
+            "run {} turn {} ({}) — yours for {secs} s: open it with `kakeai --replay {}`, or give it back with `kakeai queue release {} --run {} --turn {}`",
             c.subject, c.turn, c.speaker, c.subject, a.name, c.subject, c.turn
         );
     }
@@ -350,6 +348,8 @@ fn judge(a: &JudgeArgs) -> Result<i32, Fail> {
             if a.run.is_some_and(|r| r != c) {
                 return Err(format!("queue {} is over comparison {c}", a.name).into());
             }
+            db::may_judge(&mut store, &a.name, &me, (c, a.turn), now_ms())
+                .map_err(|e| e.to_string())?;
             annotate::pairwise::judge(&mut store, c, a.turn, &me, choice, &a.reason)
                 .map_err(|e| e.to_string())?;
             println!(
@@ -360,9 +360,8 @@ fn judge(a: &JudgeArgs) -> Result<i32, Fail> {
         }
         (None, None, Some(thumb)) => {
             let run = a.run.ok_or("--run is needed in a turn queue")?;
-            if !db::has_item(&mut store, &a.name, (run, a.turn)).map_err(|e| e.to_string())? {
-                return Err(format!("run {run} turn {} is not in queue {}", a.turn, a.name).into());
-            }
+            db::may_judge(&mut store, &a.name, &me, (run, a.turn), now_ms())
+                .map_err(|e| e.to_string())?;
             let up = thumb == "up";
             store
                 .add_action_by(
@@ -427,6 +426,8 @@ fn show(name: &str, a: &StoreArgs) -> Result<String, Fail> {
         p.held
     );
     for (who, n) in &p.per_reviewer {
+        // A name stored before names were checked is printed without its controls.
+        let who = crate::text::sanitize::for_terminal(who).replace(['\n', '\t'], " ");
         t.push_str(&format!("\n  {who}: {n} judged"));
     }
     t.push_str(&format!(

@@ -50,9 +50,9 @@ pub fn run(opts: Options) -> i32 {
     problems.extend(theme_errors.iter().map(|e| e.to_string()));
     let (analyzer, db, store) = match opened(&opts) {
         Ok(o) => o,
-        Err(e) => {
+        Err((e, code)) => {
             eprintln!("kakeai: {e}");
-            return 2;
+            return code;
         }
     };
     let header = Header {
@@ -64,7 +64,16 @@ pub fn run(opts: Options) -> i32 {
         db: db.display().to_string(),
     };
     let mut app = App::new(header, themes, keymap);
-    app.reviewer = opts.reviewer.clone().filter(|r| !r.trim().is_empty());
+    app.reviewer = match opts.reviewer.as_deref().filter(|r| !r.trim().is_empty()) {
+        Some(r) => match crate::annotate::reviewer_name(r) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                eprintln!("kakeai: {e}");
+                return 2;
+            }
+        },
+        None => None,
+    };
     app.blind = opts.blind;
     app.queue = opts.queue.clone().filter(|q| !q.trim().is_empty());
     app.leak_note = vault
@@ -153,14 +162,16 @@ fn configured(opts: &Options, problems: &mut Vec<String>) -> Configured {
 }
 
 /// The analyzer, the store's path and the store (errors end the start with exit 2).
-fn opened(opts: &Options) -> Result<Opened, UiError> {
+/// The error and the exit code: 3 when a PostgreSQL store cannot be reached or used (as every
+/// command), else 2.
+fn opened(opts: &Options) -> Result<Opened, (UiError, i32)> {
     let analyzer = analyzer::open(opts.analyzer, &mut |m| eprintln!("{m}"))
-        .map_err(|e| UiError::File(e.to_string()))?;
+        .map_err(|e| (UiError::File(e.to_string()), 2))?;
     // A file (created when missing) or a PostgreSQL URL.
-    let db = Store::target_or_default(opts.db.as_deref()).map_err(UiError::Store)?;
+    let db = Store::target_or_default(opts.db.as_deref()).map_err(|e| (UiError::Store(e), 2))?;
     let store = Store::open_existing(Some(&db), true)
         .map(StoreHandle::spawn)
-        .map_err(|(e, _)| UiError::Store(e))?;
+        .map_err(|(e, code)| (UiError::Store(e), code))?;
     Ok((analyzer, db, store))
 }
 
@@ -216,6 +227,10 @@ fn drive(app: App, services: Services, opts: &Options) -> i32 {
         },
         None => None,
     };
+    let claims = match (app.queue.clone(), app.reviewer.clone()) {
+        (Some(q), Some(me)) => Some((services.store.clone(), q, me)),
+        _ => None,
+    };
     let code = rt.block_on(event_loop(
         app,
         services,
@@ -224,6 +239,16 @@ fn drive(app: App, services: Services, opts: &Options) -> i32 {
         opts.exit_after_first_frame,
         opts.compare,
     ));
+    // Quitting gives back what this reviewer still holds in the queue (others get it now, not
+    // when the lease lapses).
+    if let Some((store, queue, me)) = claims {
+        let r = store.call_blocking(move |s| {
+            crate::annotate::db::release_all(s, &queue, &me).map_err(crate::store::invalid)
+        });
+        if let Err(e) = r {
+            eprintln!("kakeai: the item you held stays held until its lease lapses: {e}");
+        }
+    }
     if opts.exit_after_first_frame {
         // A start-up measurement: nothing is running yet that needs to finish.
         rt.shutdown_background();
