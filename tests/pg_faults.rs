@@ -473,3 +473,70 @@ fn to_user(c: &line_fake::Call, events: &[serde_json::Value]) -> Option<String> 
         .find(|e| e["replyToken"] == token)
         .and_then(|e| e["source"]["userId"].as_str().map(str::to_string))
 }
+
+#[test]
+fn every_command_refuses_the_same_way_unreachable_read_only_and_newer() {
+    let Some(cluster) = PgCluster::start("every_command_refuses_the_same_way") else {
+        return;
+    };
+    let env = Env::new();
+    let code_err = |args: &[&str]| {
+        let out = env.run(args);
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    // Nobody listens: exit 3 from every kind of command.
+    let (port, none) = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        (l.local_addr().unwrap().port(), l)
+    };
+    drop(none);
+    let gone = format!("postgresql://kakeai@127.0.0.1:{port}/kakeai");
+    for args in [
+        vec!["runs", "--db", &gone],
+        vec!["report", "--run", "1", "--db", &gone, "--out", "r.html"],
+        vec!["queue", "list", "--db", &gone],
+        vec!["serve", "forget", "Uabc", "--db", &gone],
+    ] {
+        let (code, err) = code_err(&args);
+        assert_eq!(code, 3, "{args:?}: {err}");
+    }
+    // A read-only role: reading works, a write is refused with exit 4.
+    let url = cluster.database("team");
+    assert_eq!(code_err(&["db", "migrate", "--db", &url]).0, 0);
+    let admin = Store::open_target(Path::new(&url)).expect("opens");
+    admin
+        .db()
+        .batch(
+            "CREATE ROLE reader LOGIN; GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader;",
+        )
+        .expect("role");
+    let reader = url.replacen("kakeai@", "reader@", 1);
+    let (code, err) = code_err(&["queue", "list", "--db", &reader]);
+    assert_eq!(code, 0, "{err}");
+    let (code, err) = code_err(&[
+        "queue", "create", "q", "--db", &reader, "--reviewer", "taro",
+    ]);
+    assert_eq!(code, 4, "{err}");
+    assert!(err.contains("permission denied"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    // A schema from a newer kakeai: refused by every command, the same words.
+    admin
+        .db()
+        .batch("INSERT INTO kakeai_schema (version) VALUES (999)")
+        .expect("newer");
+    for args in [
+        vec!["runs", "--db", url.as_str()],
+        vec!["queue", "list", "--db", url.as_str()],
+        vec!["db", "copy", url.as_str(), "copy.db"],
+        vec!["db", "migrate", "--db", url.as_str()],
+    ] {
+        let (code, err) = code_err(&args);
+        assert_ne!(code, 0, "{args:?}: {err}");
+        assert!(err.contains("schema version 999"), "{args:?}: {err}");
+        assert!(err.contains("use a newer kakeai"), "{args:?}: {err}");
+        assert!(!err.contains("run `kakeai db migrate"), "{args:?}: {err}");
+    }
+}

@@ -234,10 +234,14 @@ pub fn may_judge(
             format!("{kind} {} turn {}", i.0, i.1)
         };
         let Some((_, s)) = all.iter().find(|(i, _)| *i == item) else {
-            return Err(QueueError::Invalid(format!(
-                "{} is not in queue {name}",
-                what(item)
-            )));
+            return Err(QueueError::Invalid(if q.spec.comparison.is_some() {
+                format!(
+                    "comparison {} has no turn {} in queue {name}",
+                    item.0, item.1
+                )
+            } else {
+                format!("{} is not in queue {name}", what(item))
+            }));
         };
         let live = |who: &str| s.held_by.get(who).is_some_and(|u| *u > now_ms);
         if s.judged_by.contains(reviewer) || live(reviewer) {

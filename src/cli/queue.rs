@@ -174,6 +174,17 @@ impl From<&str> for Fail {
     }
 }
 
+/// A queue or store error with its exit code: 3 the store cannot be reached, 4 it refused a
+/// write (a read-only role), else 2.
+fn fail(e: impl Into<annotate::QueueError>) -> Fail {
+    let e = e.into();
+    let code = match &e {
+        annotate::QueueError::Store(s) => s.exit_code(),
+        _ => 2,
+    };
+    Fail(e.to_string(), code)
+}
+
 /// The store file, or a PostgreSQL database (every queue query runs on both engines).
 fn open(a: &StoreArgs, create: bool) -> Result<Store, Fail> {
     Store::open_existing(a.db.as_deref(), create).map_err(|(e, code)| Fail(e, code))
@@ -201,7 +212,7 @@ fn create(a: &CreateArgs) -> Result<i32, Fail> {
         v.as_deref()
             .map(|s| annotate::parse_when(flag, s))
             .transpose()
-            .map_err(|e| e.to_string())
+            .map_err(fail)
     };
     let spec = QueueSpec {
         name: a.name.clone(),
@@ -213,14 +224,14 @@ fn create(a: &CreateArgs) -> Result<i32, Fail> {
             runs: a.run.clone(),
         },
         k: a.k,
-        lease_ms: annotate::parse_lease(&a.lease).map_err(|e| e.to_string())?,
+        lease_ms: annotate::parse_lease(&a.lease).map_err(fail)?,
         overlap: a.overlap,
         comparison: a.compare,
     };
-    spec.validate().map_err(|e| e.to_string())?;
+    spec.validate().map_err(fail)?;
     let mut store = open(&a.store, true)?;
-    let id = db::create(&mut store, &spec, a.reviewer.as_deref()).map_err(|e| e.to_string())?;
-    let p = db::progress(&mut store, &spec.name, now_ms()).map_err(|e| e.to_string())?;
+    let id = db::create(&mut store, &spec, a.reviewer.as_deref()).map_err(fail)?;
+    let p = db::progress(&mut store, &spec.name, now_ms()).map_err(fail)?;
     if a.store.json {
         println!("{}", json!({"id": id, "name": spec.name, "items": p.items}));
     } else {
@@ -231,10 +242,10 @@ fn create(a: &CreateArgs) -> Result<i32, Fail> {
 
 fn list(a: &StoreArgs) -> Result<i32, Fail> {
     let mut store = open(a, false)?;
-    let queues = db::list(store.db()).map_err(|e| e.to_string())?;
+    let queues = db::list(store.db()).map_err(fail)?;
     let mut rows = Vec::new();
     for q in &queues {
-        let p = db::progress(&mut store, &q.spec.name, now_ms()).map_err(|e| e.to_string())?;
+        let p = db::progress(&mut store, &q.spec.name, now_ms()).map_err(fail)?;
         rows.push((q, p));
     }
     if a.json {
@@ -276,7 +287,7 @@ fn reviewer(r: &Option<String>) -> Result<String, String> {
 fn next(a: &ClaimArgs) -> Result<i32, Fail> {
     let me = reviewer(&a.reviewer)?;
     let mut store = open(&a.store, false)?;
-    let claim = db::claim(&mut store, &a.name, &me, now_ms()).map_err(|e| e.to_string())?;
+    let claim = db::claim(&mut store, &a.name, &me, now_ms()).map_err(fail)?;
     let Some(c) = claim else {
         if a.store.json {
             println!("{}", json!({"item": null}));
@@ -337,7 +348,7 @@ fn print_pair(store: &Store, comparison: i64, turn: u32) {
 fn judge(a: &JudgeArgs) -> Result<i32, Fail> {
     let me = reviewer(&a.reviewer)?;
     let mut store = open(&a.store, false)?;
-    let q = db::get(store.db(), &a.name).map_err(|e| e.to_string())?;
+    let q = db::get(store.db(), &a.name).map_err(fail)?;
     match (q.spec.comparison, &a.choice, &a.thumb) {
         (Some(c), Some(choice), None) => {
             let choice = annotate::pairwise::Choice::parse(choice)
@@ -349,9 +360,9 @@ fn judge(a: &JudgeArgs) -> Result<i32, Fail> {
                 return Err(format!("queue {} is over comparison {c}", a.name).into());
             }
             db::may_judge(&mut store, &a.name, &me, (c, a.turn), now_ms())
-                .map_err(|e| e.to_string())?;
+                .map_err(fail)?;
             annotate::pairwise::judge(&mut store, c, a.turn, &me, choice, &a.reason)
-                .map_err(|e| e.to_string())?;
+                .map_err(fail)?;
             println!(
                 "{me}: {} on comparison {c} turn {} · saved ✓",
                 choice.as_str(),
@@ -361,7 +372,7 @@ fn judge(a: &JudgeArgs) -> Result<i32, Fail> {
         (None, None, Some(thumb)) => {
             let run = a.run.ok_or("--run is needed in a turn queue")?;
             db::may_judge(&mut store, &a.name, &me, (run, a.turn), now_ms())
-                .map_err(|e| e.to_string())?;
+                .map_err(fail)?;
             let up = thumb == "up";
             store
                 .add_action_by(
@@ -374,7 +385,7 @@ fn judge(a: &JudgeArgs) -> Result<i32, Fail> {
                     },
                     Some(&me),
                 )
-                .map_err(|e| e.to_string())?;
+                .map_err(fail)?;
             println!(
                 "{me}: {} on run {run} turn {} · saved ✓",
                 if up { "👍" } else { "👎" },
@@ -390,7 +401,7 @@ fn judge(a: &JudgeArgs) -> Result<i32, Fail> {
 fn release(a: &ReleaseArgs) -> Result<i32, Fail> {
     let me = reviewer(&a.reviewer)?;
     let mut store = open(&a.store, false)?;
-    let held = db::release(&mut store, &a.name, &me, (a.run, a.turn)).map_err(|e| e.to_string())?;
+    let held = db::release(&mut store, &a.name, &me, (a.run, a.turn)).map_err(fail)?;
     if held {
         println!("released run {} turn {}", a.run, a.turn);
         Ok(0)
@@ -405,9 +416,9 @@ fn release(a: &ReleaseArgs) -> Result<i32, Fail> {
 
 fn show(name: &str, a: &StoreArgs) -> Result<String, Fail> {
     let mut store = open(a, false)?;
-    let q = db::get(store.db(), name).map_err(|e| e.to_string())?;
-    let p = db::progress(&mut store, name, now_ms()).map_err(|e| e.to_string())?;
-    let alpha = db::agreement(store.db(), &q).map_err(|e| e.to_string())?;
+    let q = db::get(store.db(), name).map_err(fail)?;
+    let p = db::progress(&mut store, name, now_ms()).map_err(fail)?;
+    let alpha = db::agreement(store.db(), &q).map_err(fail)?;
     if a.json {
         return Ok(
             json!({"name": name, "items": p.items, "done": p.done, "held": p.held,

@@ -49,6 +49,21 @@ pub fn version(pg: &Pg) -> Result<i64, PgError> {
     })
 }
 
+/// The schema version, refusing a database from a newer kakeai ([`PgError::TooNew`], as
+/// `migrate` and every command that opens a store refuse it): for the commands that read
+/// without migrating (`runs`, `db copy`).
+pub fn known_version(pg: &Pg) -> Result<i64, PgError> {
+    let found = version(pg)?;
+    if found > latest() {
+        return Err(PgError::TooNew {
+            url: pg.shown().to_string(),
+            found,
+            supported: latest(),
+        });
+    }
+    Ok(found)
+}
+
 /// Brings the database up to [`latest`]: (version before, version after). A database from a
 /// newer kakeai is refused, never downgraded.
 pub fn apply(pg: &Pg) -> Result<(i64, i64), PgError> {

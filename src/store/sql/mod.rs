@@ -81,6 +81,12 @@ impl DbError {
         matches!(self, DbError::Connect(_) | DbError::Lost { .. })
     }
 
+    /// The server refused to write: a read-only role or transaction (25006) or no privilege
+    /// on the table (42501). Exit 4, as any write the store did not take.
+    pub fn is_refused_write(&self) -> bool {
+        matches!(self, DbError::Pg { code: Some(c), .. } if c == "25006" || c == "42501")
+    }
+
     /// A UNIQUE (or primary key) constraint refused the row.
     pub fn is_unique_violation(&self) -> bool {
         match self {
