@@ -78,7 +78,11 @@ fn a_server_that_never_answers_is_cannot_reach_within_the_timeout() {
     // libpq reads them, for every kind of command.
     let cases: Vec<(Vec<String>, Option<&str>)> = vec![
         (
-            vec!["runs".into(), "--db".into(), format!("{base}?connect_timeout=2")],
+            vec![
+                "runs".into(),
+                "--db".into(),
+                format!("{base}?connect_timeout=2"),
+            ],
             None,
         ),
         (
@@ -163,10 +167,16 @@ fn a_store_and_its_watcher_come_back_after_restarts_and_a_crash() {
     new_run(&mut store, "after stop").expect("connects again");
     // The watcher is back: LISTEN again, and its first poll reads everything again.
     after_quiet();
-    assert!(watch.changed().unwrap(), "back after a loss counts as a change");
+    assert!(
+        watch.changed().unwrap(),
+        "back after a loss counts as a change"
+    );
     assert!(!watch.changed().unwrap());
     new_run(&mut other, "seen").expect("writes");
-    assert!(watch.changed().unwrap(), "notices arrive on the new connection");
+    assert!(
+        watch.changed().unwrap(),
+        "notices arrive on the new connection"
+    );
 
     // A fast restart and a crash, each while the connections are idle: the next write works.
     let crash = |c: &PgCluster| {
@@ -408,7 +418,10 @@ async fn the_bot_under_load_survives_a_restart_and_a_crash_of_its_database() {
     // The outage was said once each way, not once per call.
     let err = bot.stderr.lock().unwrap().join("\n");
     assert!(!err.contains("holds not renewed"), "{err}");
-    for l in err.lines().filter(|l| l.contains(" store ") || l.contains(" resume ")) {
+    for l in err
+        .lines()
+        .filter(|l| l.contains(" store ") || l.contains(" resume "))
+    {
         eprintln!("{l}");
     }
 }
@@ -425,7 +438,13 @@ async fn healthz_fails_once_the_store_is_away_too_long_and_recovers() {
         "lease_seconds = 1\nstore_down_seconds = 2\n{}",
         fast_config(0.2)
     );
-    let bot = Serve::start(Env::new(), &line.url, &llm.url, &cfg, &["--db", url.as_str()]);
+    let bot = Serve::start(
+        Env::new(),
+        &line.url,
+        &llm.url,
+        &cfg,
+        &["--db", url.as_str()],
+    );
     let health = || async {
         let r = reqwest::get(format!("{}/healthz", bot.metrics_url))
             .await
@@ -509,15 +528,19 @@ fn every_command_refuses_the_same_way_unreachable_read_only_and_newer() {
     let admin = Store::open_target(Path::new(&url)).expect("opens");
     admin
         .db()
-        .batch(
-            "CREATE ROLE reader LOGIN; GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader;",
-        )
+        .batch("CREATE ROLE reader LOGIN; GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader;")
         .expect("role");
     let reader = url.replacen("kakeai@", "reader@", 1);
     let (code, err) = code_err(&["queue", "list", "--db", &reader]);
     assert_eq!(code, 0, "{err}");
     let (code, err) = code_err(&[
-        "queue", "create", "q", "--db", &reader, "--reviewer", "taro",
+        "queue",
+        "create",
+        "q",
+        "--db",
+        &reader,
+        "--reviewer",
+        "taro",
     ]);
     assert_eq!(code, 4, "{err}");
     assert!(err.contains("permission denied"), "{err}");

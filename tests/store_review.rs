@@ -1195,7 +1195,9 @@ fn a_lapsed_lease_is_no_claim_to_judge(store: &mut Store, reopen: &dyn Fn() -> S
     common::stores::committed_runs(store, 13, 1, 2, &[Status::Pass]);
     qdb::create(store, &spec("one", 1, false), None).expect("create");
     let t0 = 1_000_000_i64;
-    let a = qdb::claim(store, "one", "taro", t0).expect("claim").expect("item");
+    let a = qdb::claim(store, "one", "taro", t0)
+        .expect("claim")
+        .expect("item");
     let item = (a.subject, a.turn);
     // taro may judge what he holds; nobody else may while he holds it.
     qdb::may_judge(store, "one", "taro", item, t0 + 1).expect("his lease");
@@ -1204,7 +1206,9 @@ fn a_lapsed_lease_is_no_claim_to_judge(store: &mut Store, reopen: &dyn Fn() -> S
     // His lease lapses; jiro takes the item and judges it: k = 1 is reached.
     let mut other = reopen();
     let later = a.until_ms + 1;
-    let j = qdb::claim(&mut other, "one", "jiro", later).expect("claim").expect("item");
+    let j = qdb::claim(&mut other, "one", "jiro", later)
+        .expect("claim")
+        .expect("item");
     assert_eq!((j.subject, j.turn), item);
     thumb(&mut other, item, "jiro", true);
     // taro comes back to it: refused, and nothing of his is stored.
@@ -1212,10 +1216,14 @@ fn a_lapsed_lease_is_no_claim_to_judge(store: &mut Store, reopen: &dyn Fn() -> S
     assert!(e.to_string().contains("lapsed"), "{e}");
     qdb::may_judge(store, "one", "jiro", item, later + 1).expect("his own mark may change");
     // Quitting the workbench gives back what one holds: the other item, free at once.
-    let b = qdb::claim(store, "one", "taro", later + 2).expect("claim").expect("item");
+    let b = qdb::claim(store, "one", "taro", later + 2)
+        .expect("claim")
+        .expect("item");
     assert_ne!((b.subject, b.turn), item);
     assert_eq!(qdb::release_all(store, "one", "taro").expect("release"), 1);
-    let c = qdb::claim(&mut other, "one", "hana", later + 3).expect("claim").expect("item");
+    let c = qdb::claim(&mut other, "one", "hana", later + 3)
+        .expect("claim")
+        .expect("item");
     assert_eq!((c.subject, c.turn), (b.subject, b.turn));
 }
 
@@ -1223,24 +1231,42 @@ fn reviewer_names_are_printable_and_bounded(store: &mut Store, _: &dyn Fn() -> S
     common::stores::committed_runs(store, 17, 1, 2, &[Status::Pass]);
     qdb::create(store, &spec("names", 1, true), None).expect("create");
     // Generated variants: each unprintable character inside an ordinary name.
-    let bad: Vec<String> = ['\u{1b}', '\n', '\r', '\u{7}', '\u{0}', '\u{9b}', '\u{202e}', '\u{2066}', '\t']
-        .iter()
-        .flat_map(|c| [format!("ta{c}ro"), format!("x{c}[2Jtaro"), format!("taro{c}x")])
-        .chain([
-            "あ".repeat(kakeai::annotate::REVIEWER_MAX_CHARS + 1),
-            "x".repeat(10_000),
-        ])
-        .collect();
+    let bad: Vec<String> = [
+        '\u{1b}', '\n', '\r', '\u{7}', '\u{0}', '\u{9b}', '\u{202e}', '\u{2066}', '\t',
+    ]
+    .iter()
+    .flat_map(|c| {
+        [
+            format!("ta{c}ro"),
+            format!("x{c}[2Jtaro"),
+            format!("taro{c}x"),
+        ]
+    })
+    .chain([
+        "あ".repeat(kakeai::annotate::REVIEWER_MAX_CHARS + 1),
+        "x".repeat(10_000),
+    ])
+    .collect();
     for name in &bad {
         let e = qdb::claim(store, "names", name, 1_000).expect_err(name);
-        assert!(matches!(e, kakeai::annotate::QueueError::Invalid(_)), "{name:?}: {e}");
+        assert!(
+            matches!(e, kakeai::annotate::QueueError::Invalid(_)),
+            "{name:?}: {e}"
+        );
     }
     let stored: i64 = store
         .db()
         .one("SELECT COUNT(*) FROM queue_leases", p![])
         .expect("count");
     assert_eq!(stored, 0, "nothing stored under a refused name");
-    for ok in ["taro", "花子", "Jean-Luc O'Neil", &"あ".repeat(kakeai::annotate::REVIEWER_MAX_CHARS)] {
-        qdb::claim(store, "names", ok, 1_000).expect(ok).expect("item");
+    for ok in [
+        "taro",
+        "花子",
+        "Jean-Luc O'Neil",
+        &"あ".repeat(kakeai::annotate::REVIEWER_MAX_CHARS),
+    ] {
+        qdb::claim(store, "names", ok, 1_000)
+            .expect(ok)
+            .expect("item");
     }
 }

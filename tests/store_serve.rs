@@ -47,12 +47,19 @@ const CASES: &[(&str, Case)] = &[
 
 on_both_engines!(CASES);
 
-fn a_nul_character_is_stored_by_one_rule_and_fails_nothing(store: &mut Store, _: &dyn Fn() -> Store) {
+fn a_nul_character_is_stored_by_one_rule_and_fails_nothing(
+    store: &mut Store,
+    _: &dyn Fn() -> Store,
+) {
     // Generated variants: NUL at the start, the middle, the end, alone, repeated.
     let texts = ["\0あ", "やな\0ちゃん", "おはよう\0", "\0", "a\0\0b"];
     let mut batch = vec![event("EGOOD", "mgood", "Ugood")];
     for (i, t) in texts.iter().enumerate() {
-        let mut e = event(&format!("ENUL{i}"), &format!("mnul{i}"), &format!("Unul{i}"));
+        let mut e = event(
+            &format!("ENUL{i}"),
+            &format!("mnul{i}"),
+            &format!("Unul{i}"),
+        );
         if let Some(m) = e.message.as_mut() {
             m.text_masked = (*t).to_string();
         }
@@ -85,7 +92,12 @@ fn forget_deletes_a_users_lines(store: &mut Store, _: &dyn Fn() -> Store) {
     )
     .expect("accept");
     let counts = kakeai::cli::serve_ops::forget_in(store, "Uforget").expect("forgets");
-    let n = |what: &str| counts.iter().find(|(w, _)| w.starts_with(what)).map(|c| c.1);
+    let n = |what: &str| {
+        counts
+            .iter()
+            .find(|(w, _)| w.starts_with(what))
+            .map(|c| c.1)
+    };
     assert_eq!(n("LINE messages"), Some(2), "{counts:?}");
     assert_eq!(n("webhook events"), Some(2), "{counts:?}");
     let left: Vec<String> = store

@@ -359,8 +359,7 @@ fn judge(a: &JudgeArgs) -> Result<i32, Fail> {
             if a.run.is_some_and(|r| r != c) {
                 return Err(format!("queue {} is over comparison {c}", a.name).into());
             }
-            db::may_judge(&mut store, &a.name, &me, (c, a.turn), now_ms())
-                .map_err(fail)?;
+            db::may_judge(&mut store, &a.name, &me, (c, a.turn), now_ms()).map_err(fail)?;
             annotate::pairwise::judge(&mut store, c, a.turn, &me, choice, &a.reason)
                 .map_err(fail)?;
             println!(
@@ -371,8 +370,7 @@ fn judge(a: &JudgeArgs) -> Result<i32, Fail> {
         }
         (None, None, Some(thumb)) => {
             let run = a.run.ok_or("--run is needed in a turn queue")?;
-            db::may_judge(&mut store, &a.name, &me, (run, a.turn), now_ms())
-                .map_err(fail)?;
+            db::may_judge(&mut store, &a.name, &me, (run, a.turn), now_ms()).map_err(fail)?;
             let up = thumb == "up";
             store
                 .add_action_by(

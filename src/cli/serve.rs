@@ -221,7 +221,7 @@ pub fn run(args: ServeArgs) -> i32 {
     rt.block_on(async move {
         let listener = match tokio::net::TcpListener::bind(&listen).await {
             Ok(l) => l,
-            Err(e) => return fail(3, format!("cannot listen on {listen}: {e}")),
+            Err(e) => return bind_failed("listen", "--listen", &listen, &e),
         };
         let addr = listener
             .local_addr()
@@ -250,7 +250,9 @@ pub fn run(args: ServeArgs) -> i32 {
         } else {
             match tokio::net::TcpListener::bind(&metrics_listen).await {
                 Ok(l) => Some(l),
-                Err(e) => return fail(3, format!("cannot listen on {metrics_listen}: {e}")),
+                Err(e) => {
+                    return bind_failed("metrics_listen", "--metrics-listen", &metrics_listen, &e);
+                }
             }
         };
         eprintln!(
@@ -405,4 +407,24 @@ fn status(url: Option<&str>, config: Option<&std::path::Path>) -> i32 {
             }
         }
     })
+}
+
+/// A listener that could not be had, naming the setting: an address another process holds is a
+/// setting to change (exit 2, which the systemd unit does not restart on — two instances on the
+/// default `metrics_listen` would otherwise loop), anything else exit 3.
+fn bind_failed(key: &str, flag: &str, addr: &str, e: &std::io::Error) -> i32 {
+    if e.kind() == std::io::ErrorKind::AddrInUse {
+        eprintln!(
+            "kakeai serve: cannot listen on {addr} ({key}): another process (another instance?) \
+             has it — give each instance its own `{key}` in its --config, or {flag} ADDR{}",
+            if key == "metrics_listen" {
+                " (\"\" turns /metrics and /healthz off)"
+            } else {
+                ""
+            }
+        );
+        return 2;
+    }
+    eprintln!("kakeai serve: cannot listen on {addr} ({key}): {e}");
+    3
 }

@@ -75,11 +75,22 @@ pub fn forget_in(
             "DELETE FROM line_messages WHERE reply_to IN
                (SELECT id FROM line_messages WHERE speaker = ?1)",
             crate::p![id],
-        )? + tx.execute("DELETE FROM line_messages WHERE speaker = ?1", crate::p![id])?;
-        let messages =
-            tx.execute("DELETE FROM line_messages WHERE channel_id = ?1", crate::p![id])? + in_groups;
-        let events = tx.execute("DELETE FROM line_events WHERE channel_id = ?1", crate::p![id])?;
-        let caches = tx.execute("DELETE FROM judgment_caches WHERE channel_id = ?1", crate::p![id])?;
+        )? + tx.execute(
+            "DELETE FROM line_messages WHERE speaker = ?1",
+            crate::p![id],
+        )?;
+        let messages = tx.execute(
+            "DELETE FROM line_messages WHERE channel_id = ?1",
+            crate::p![id],
+        )? + in_groups;
+        let events = tx.execute(
+            "DELETE FROM line_events WHERE channel_id = ?1",
+            crate::p![id],
+        )?;
+        let caches = tx.execute(
+            "DELETE FROM judgment_caches WHERE channel_id = ?1",
+            crate::p![id],
+        )?;
         Ok(vec![
             ("LINE messages (theirs and her replies)", messages),
             ("webhook events", events),

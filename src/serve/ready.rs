@@ -62,22 +62,20 @@ impl StoreHealth {
     /// How long the store has been failing, and the last reason; None while it works.
     pub fn down(&self) -> Option<(Duration, String)> {
         let s = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        s.as_ref().map(|(since, why)| (since.elapsed(), why.clone()))
+        s.as_ref()
+            .map(|(since, why)| (since.elapsed(), why.clone()))
     }
 }
 
 /// `/healthz`: None (alive) or why not — the store unreachable beyond `bound`.
 pub fn health(store: &StoreHealth, bound: Duration) -> Option<String> {
-    store
-        .down()
-        .filter(|(d, _)| *d > bound)
-        .map(|(d, why)| {
-            format!(
-                "the store has been unreachable for {:.0} s (store_down_seconds = {:.0}): {why}\n",
-                d.as_secs_f64(),
-                bound.as_secs_f64()
-            )
-        })
+    store.down().filter(|(d, _)| *d > bound).map(|(d, why)| {
+        format!(
+            "the store has been unreachable for {:.0} s (store_down_seconds = {:.0}): {why}\n",
+            d.as_secs_f64(),
+            bound.as_secs_f64()
+        )
+    })
 }
 
 /// The readiness report and whether it is ready.

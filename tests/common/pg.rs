@@ -126,7 +126,10 @@ impl PgCluster {
         if let Err(e) = self.try_run("pg_ctl", &args) {
             let log = std::fs::read_to_string(&log).unwrap_or_default();
             let tail: Vec<&str> = log.lines().rev().take(15).collect();
-            panic!("{e}\nserver log (last lines, newest first):\n{}", tail.join("\n"));
+            panic!(
+                "{e}\nserver log (last lines, newest first):\n{}",
+                tail.join("\n")
+            );
         }
     }
 
@@ -135,15 +138,27 @@ impl PgCluster {
         let data = self.data();
         self.run(
             "pg_ctl",
-            &["-D", data.to_str().expect("utf-8 path"), "-m", "fast", "-w", "stop"],
+            &[
+                "-D",
+                data.to_str().expect("utf-8 path"),
+                "-m",
+                "fast",
+                "-w",
+                "stop",
+            ],
         );
     }
 
     /// `kill -9` of the postmaster, then waits until it and every server process are gone (a
     /// crash: no shutdown, recovery on the next start).
     pub fn kill9(&self) {
-        let pidfile = std::fs::read_to_string(self.data().join("postmaster.pid")).expect("pid file");
-        let pid: i32 = pidfile.lines().next().and_then(|l| l.trim().parse().ok()).expect("pid");
+        let pidfile =
+            std::fs::read_to_string(self.data().join("postmaster.pid")).expect("pid file");
+        let pid: i32 = pidfile
+            .lines()
+            .next()
+            .and_then(|l| l.trim().parse().ok())
+            .expect("pid");
         // Its children (known now: none is forked once it is dead) notice its death and exit;
         // the shared memory goes with the last of them.
         let children: Vec<i32> = Command::new("pgrep")

@@ -252,7 +252,9 @@ fn limits(c: &mut tokio_postgres::Config) {
     let opts = c.get_options().unwrap_or("").to_string();
     if !opts.contains("statement_timeout") {
         let sep = if opts.is_empty() { "" } else { " " };
-        c.options(format!("{opts}{sep}-c statement_timeout={STATEMENT_TIMEOUT_MS}"));
+        c.options(format!(
+            "{opts}{sep}-c statement_timeout={STATEMENT_TIMEOUT_MS}"
+        ));
     }
 }
 

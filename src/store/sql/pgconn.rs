@@ -8,8 +8,8 @@
 //! # A connection that is lost comes back
 //!
 //! A server restart, a crash or a network cut closes the connection; the next statement
-//! connects again (bounded by the connect timeout; after a failed try the next waits
-//! [`QUIET`], failing at once meanwhile), prepares its statements anew and re-issues every
+//! connects again (bounded by the connect timeout; after a try that failed slowly the next
+//! waits [`QUIET`], failing at once meanwhile; a refusal is tried again at once), prepares its statements anew and re-issues every
 //! `LISTEN` ([`PgConn::reconnects`] counts the returns, so a watcher knows it was away). A
 //! statement waits at most the server's statement timeout and a margin for an answer
 //! (`pg::answer_bound`); a server that stays silent longer is given up like a lost one.
@@ -38,8 +38,11 @@ use crate::store::target::PgUrl;
 /// A notification from `LISTEN`: (channel, payload).
 pub type Notice = (String, String);
 
-/// After a failed connection attempt, how long statements fail at once before the next try.
+/// After a connection attempt that failed slowly (at least [`SLOW_FAILURE`]: a server that
+/// does not answer), how long statements fail at once before the next try.
 pub const QUIET: Duration = Duration::from_millis(500);
+/// A failed attempt that took this long counts as slow.
+pub const SLOW_FAILURE: Duration = Duration::from_secs(1);
 /// How long a COMMIT whose answer was lost is asked about before its outcome counts as unknown.
 pub const RESOLVE: Duration = Duration::from_secs(5);
 
@@ -64,7 +67,9 @@ enum Answer {
     /// A transaction began, with its id when the server said.
     Begun(Option<i64>),
     /// A transaction ended: whether its connection was lost before anything committed.
-    Ended { lost: bool },
+    Ended {
+        lost: bool,
+    },
 }
 
 type Job = (Op, std_mpsc::Sender<Result<Answer, DbError>>);
@@ -285,10 +290,15 @@ impl Link {
         {
             return Err(lost(format!("cannot reach PostgreSQL: {why}"), false));
         }
+        let started = Instant::now();
         let made = match connect(&self.config, self.notes.clone()).await {
             Ok(c) => self.relisten(c).await,
             Err(e) => Err(e),
         };
+        // Only a slow failure (a server that does not answer) makes the next statements fail
+        // at once for a while; a refusal is cheap to try again, and trying again at once is
+        // what makes the store usable the moment the server is back.
+        let slow = started.elapsed() >= SLOW_FAILURE;
         match made {
             Ok(c) => {
                 self.client = Some(c);
@@ -298,7 +308,7 @@ impl Link {
             }
             Err(e) => {
                 let message = format!("cannot reach PostgreSQL: {e}");
-                self.quiet = Some((Instant::now() + QUIET, e));
+                self.quiet = slow.then(|| (Instant::now() + QUIET, e));
                 Err(lost(message, false))
             }
         }
@@ -331,7 +341,8 @@ impl Link {
         };
         let ran = within(self.bound, run(client, &mut self.cache, op)).await;
         // 57P01–57P03: the server is ending this session (shutdown, crash, terminated).
-        let ending = matches!(&ran, Some(Err(DbError::Pg { code: Some(c), .. })) if c.starts_with("57P"));
+        let ending =
+            matches!(&ran, Some(Err(DbError::Pg { code: Some(c), .. })) if c.starts_with("57P"));
         let broken = ran.is_none() || ending || client.is_closed();
         let r = ran.unwrap_or_else(|| Err(lost("no answer within the statement timeout", false)));
         match r {
@@ -417,7 +428,10 @@ impl Link {
         };
         let until = Instant::now() + RESOLVE;
         while Instant::now() < until {
-            if !matches!(tokio::time::timeout_at(until, self.ensure()).await, Ok(Ok(()))) {
+            if !matches!(
+                tokio::time::timeout_at(until, self.ensure()).await,
+                Ok(Ok(()))
+            ) {
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 continue;
             }
@@ -477,7 +491,8 @@ async fn connect(
     use tokio_postgres::config::SslMode;
     let client = match config.get_ssl_mode() {
         SslMode::Disable => {
-            let (c, conn) = pg::connect_within(config, config.connect(tokio_postgres::NoTls)).await?;
+            let (c, conn) =
+                pg::connect_within(config, config.connect(tokio_postgres::NoTls)).await?;
             tokio::spawn(drive(conn, notes));
             c
         }

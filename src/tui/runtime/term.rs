@@ -299,7 +299,9 @@ fn watch_store(rt: &Runtime) {
                     away = Some(std::time::Instant::now());
                     Some(app::UiMsg::Notice(
                         crate::tui::app::status::Level::Error,
-                        format!("live marks paused: {e} (retrying; marks you save may fail until it is back)"),
+                        format!(
+                            "live marks paused: {e} (retrying; marks you save may fail until it is back)"
+                        ),
                     ))
                 }
                 (Err(_), Some(_)) => None,
