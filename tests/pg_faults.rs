@@ -563,3 +563,74 @@ fn every_command_refuses_the_same_way_unreachable_read_only_and_newer() {
         assert!(!err.contains("run `kakeai db migrate"), "{args:?}: {err}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_instance_of_one_store_hashes_with_one_pii_key() {
+    let Some(cluster) = PgCluster::start("every_instance_of_one_store_hashes_with_one_pii_key")
+    else {
+        return;
+    };
+    let url = cluster.database("bot");
+    let line = FakeLine::ok().await;
+    let llm = model().await;
+    let cfg = fast_config(0.2);
+    let args = ["--db", url.as_str()];
+    let first = Serve::start(Env::new(), &line.url, &llm.url, &cfg, &args);
+    // Another instance with a key file of its own: refused before it stores a digest.
+    let other = Env::new();
+    let cfg_file = other.file("serve.toml", &cfg);
+    let out = other
+        .cmd(&[
+            "serve",
+            "--line",
+            "--listen",
+            "127.0.0.1:0",
+            "--metrics-listen",
+            "",
+            "--config",
+            &cfg_file,
+            "--line-api-base",
+            &line.url,
+            "--endpoint",
+            &llm.url,
+            "--api",
+            "openai",
+            "--model",
+            "tiny-ja",
+            "--no-vault",
+            "--db",
+            &url,
+        ])
+        .env("KAKEAI_LINE_CHANNEL_SECRET", SECRET)
+        .env("KAKEAI_LINE_ACCESS_TOKEN", TOKEN)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("this store's PII key is not the one in"),
+        "{err}"
+    );
+    // The key never enters the database: only its check value, which is not the key.
+    let key = std::fs::read_to_string(first.env.dir.path().join("data").join("pii.key"))
+        .expect("key file");
+    let store = Store::open_target(Path::new(&url)).expect("opens");
+    let check: String = store
+        .db()
+        .one("SELECT check_value FROM pii_key_check", p![])
+        .expect("one check value");
+    assert_ne!(check.trim(), key.trim());
+    assert!(!check.contains(key.trim()));
+    // With the first instance's key file it starts.
+    let same = Env::new();
+    std::fs::create_dir_all(same.dir.path().join("data")).unwrap();
+    std::fs::copy(
+        first.env.dir.path().join("data").join("pii.key"),
+        same.dir.path().join("data").join("pii.key"),
+    )
+    .unwrap();
+    let second = Serve::start(same, &line.url, &llm.url, &cfg, &args);
+    let ev = text(&event_id(), ("user", &user(7)), "m7", "こんにちは");
+    assert_eq!(second.send(&body(&[ev])).await, 200);
+}

@@ -175,10 +175,24 @@ pub fn run(args: ServeArgs) -> i32 {
             .unwrap_or_else(|| ".".into()),
         _ => crate::config::data_dir().unwrap_or_else(|| ".".into()),
     };
-    let (store, ingress) = match open().and_then(|a| Ok((a, open()?))) {
-        Ok((a, b)) => (StoreHandle::spawn(a), StoreHandle::spawn(b)),
+    let (mut first, second) = match open().and_then(|a| Ok((a, open()?))) {
+        Ok(both) => both,
         Err((e, code)) => return fail(code, e),
     };
+    // One PII key per store: an instance whose key file is not the store's would store
+    // digests nobody else can match (refused before it writes one).
+    let key_file = crate::safety::pii::keyfile::key_path()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "the PII key file".into());
+    match crate::safety::pii::installation_key() {
+        Ok(k) => match crate::store::pii_key::check(&mut first, k, &key_file) {
+            Ok(Ok(())) => {}
+            Ok(Err(why)) => return fail(2, why),
+            Err(e) => return fail(e.exit_code(), format!("checking the PII key: {e}")),
+        },
+        Err(e) => return fail(2, e.to_string()),
+    }
+    let (store, ingress) = (StoreHandle::spawn(first), StoreHandle::spawn(second));
     let api = match crate::serve::line_api::LineApi::new(&cfg.api_base, token, cfg.line_api.clone())
     {
         Ok(a) => a,

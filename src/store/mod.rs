@@ -27,6 +27,7 @@ pub mod duotalk;
 pub mod export;
 mod migrate;
 pub mod pg;
+pub mod pii_key;
 mod private;
 mod read;
 mod recover;
