@@ -346,6 +346,9 @@ fn pgpass(c: &tokio_postgres::Config) -> Option<String> {
     let path = std::env::var_os("PGPASSFILE")
         .map(std::path::PathBuf::from)
         .or_else(|| directories::BaseDirs::new().map(|d| d.home_dir().join(".pgpass")))?;
+    if !private_enough(&path) {
+        return None;
+    }
     let text = std::fs::read_to_string(path).ok()?;
     let host = c
         .get_hosts()
@@ -370,6 +373,30 @@ fn pgpass(c: &tokio_postgres::Config) -> Option<String> {
             (f.len() == 5 && f.iter().zip(want).all(|(a, b)| a == "*" || a == b))
                 .then(|| f[4].clone())
         })
+}
+
+/// As libpq: a password file others may read is not used (and the user is told once why).
+fn private_enough(path: &std::path::Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if let Ok(m) = std::fs::metadata(path)
+            && m.permissions().mode() & 0o077 != 0
+        {
+            static SAID: std::sync::Once = std::sync::Once::new();
+            SAID.call_once(|| {
+                eprintln!(
+                    "kakeai: {}: not used — others may read it (mode {:o}); run chmod 600 on it",
+                    path.display(),
+                    m.permissions().mode() & 0o777
+                );
+            });
+            return false;
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    true
 }
 
 fn pgpass_fields(line: &str) -> Vec<String> {
@@ -440,6 +467,25 @@ mod tests {
             c.get_options(),
             Some("-c search_path=x -c statement_timeout=60000")
         );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_password_file_others_may_read_is_not_used() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("pgpass");
+        std::fs::write(&f, "*:*:*:*:secret\n").unwrap();
+        for (mode, used) in [
+            (0o600, true),
+            (0o400, true),
+            (0o640, false),
+            (0o644, false),
+            (0o606, false),
+        ] {
+            std::fs::set_permissions(&f, std::fs::Permissions::from_mode(mode)).unwrap();
+            assert_eq!(private_enough(&f), used, "mode {mode:o}");
+        }
     }
 
     #[test]
