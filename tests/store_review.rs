@@ -65,6 +65,10 @@ const CASES: &[(&str, Case)] = &[
         "reviewer_names_are_printable_and_bounded",
         reviewer_names_are_printable_and_bounded,
     ),
+    (
+        "a_lead_adjudicates_where_reviewers_disagree",
+        a_lead_adjudicates_where_reviewers_disagree,
+    ),
 ];
 
 on_both_engines!(CASES);
@@ -1269,4 +1273,59 @@ fn reviewer_names_are_printable_and_bounded(store: &mut Store, _: &dyn Fn() -> S
             .expect(ok)
             .expect("item");
     }
+}
+
+fn a_lead_adjudicates_where_reviewers_disagree(store: &mut Store, _: &dyn Fn() -> Store) {
+    use kakeai::annotate::adjudicate as adj;
+    let all = common::stores::committed_runs(store, 19, 1, 4, &[Status::Pass]);
+    qdb::create(store, &spec("gold", 2, true), None).expect("create");
+    let items: Vec<Item> = all.iter().map(|(i, _, _)| *i).collect();
+    // Generated marks: item i gets taro's up and hana's (i % 2 == 0 ? down : up).
+    for (i, item) in items.iter().enumerate() {
+        thumb(store, *item, "taro", true);
+        thumb(store, *item, "hana", i % 2 != 0);
+    }
+    let q = qdb::get(store.db(), "gold").expect("get");
+    let split = adj::disagreements(store, "gold").expect("list");
+    let want: Vec<Item> = items.iter().copied().step_by(2).collect();
+    assert_eq!(split.iter().map(|d| d.item).collect::<Vec<_>>(), want);
+    assert!(
+        split
+            .iter()
+            .all(|d| d.gold.is_none() && d.labels.len() == 2)
+    );
+    assert_eq!(split[0].labels["taro"], "fine");
+    assert_eq!(split[0].labels["hana"], "not");
+    // Refused: a label the queue does not use, no reason, an item not in the queue, a bad lead.
+    let first = want[0];
+    for (label, reason, item, lead) in [
+        ("A", "x", first, "lead"),
+        ("fine", "  ", first, "lead"),
+        ("fine", "x", (first.0 + 999, first.1), "lead"),
+        ("fine", "x", first, "le\u{1b}[2Jad"),
+    ] {
+        assert!(
+            adj::decide(store, "gold", item, label, reason, lead).is_err(),
+            "{label} {reason:?} {item:?} {lead:?}"
+        );
+    }
+    assert!(
+        adj::golds(store.db(), &q).expect("golds").is_empty(),
+        "nothing stored"
+    );
+    adj::decide(store, "gold", first, "NOT", "語尾が崩れている", "lead").expect("decides");
+    adj::decide(store, "gold", first, "fine", "読み直したら自然", "boss").expect("replaces");
+    let golds = adj::golds(store.db(), &q).expect("golds");
+    assert_eq!(golds.len(), 1);
+    let g = &golds[&first];
+    assert_eq!(
+        (g.label.as_str(), g.reason.as_str(), g.by.as_str()),
+        ("fine", "読み直したら自然", "boss")
+    );
+    let split = adj::disagreements(store, "gold").expect("list");
+    assert_eq!(
+        split[0].gold.as_ref().map(|g| g.label.as_str()),
+        Some("fine")
+    );
+    assert!(split[1..].iter().all(|d| d.gold.is_none()));
 }

@@ -302,7 +302,7 @@ pub fn states(conn: Db<'_>, q: &Queue) -> Result<Vec<(Item, ItemState)>, QueueEr
 }
 
 /// Every judgement in force on the queue's items: (item, reviewer, label).
-fn items_of(conn: Db<'_>, queue_id: i64) -> Result<Vec<Item>, QueueError> {
+pub(crate) fn items_of(conn: Db<'_>, queue_id: i64) -> Result<Vec<Item>, QueueError> {
     Ok(conn.query_map(
         "SELECT subject, turn FROM queue_items WHERE queue_id = ?1",
         p![queue_id],
@@ -310,7 +310,10 @@ fn items_of(conn: Db<'_>, queue_id: i64) -> Result<Vec<Item>, QueueError> {
     )?)
 }
 
-fn labels_of(conn: Db<'_>, q: &Queue) -> Result<Vec<(Item, String, String)>, QueueError> {
+pub(crate) fn labels_of(
+    conn: Db<'_>,
+    q: &Queue,
+) -> Result<Vec<(Item, String, String)>, QueueError> {
     match q.spec.comparison {
         Some(c) => super::pairwise::judged(conn, c),
         None => judged(conn, q.id),

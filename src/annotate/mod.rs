@@ -8,6 +8,7 @@
 //!
 //! Pure parts here (the spec, its validation, the choice of the next item); SQL in [`db`].
 
+pub mod adjudicate;
 pub mod alpha;
 pub mod db;
 pub mod pairwise;

@@ -1,6 +1,8 @@
 //! `kakeai queue`: shared review queues (issue 24 §2) — `create`, `list`, `next` (claim the
 //! next item under a lease), `release`, `show` (progress per reviewer) and `watch` (the same,
-//! redrawn as reviewers work). Exit 0 ok, 1 nothing left for you (`next`), 2 bad input.
+//! redrawn as reviewers work), `adjudicate` (a lead's gold labels where reviewers disagree).
+//! Exit 0 ok, 1 nothing left for you (`next`) or nothing to adjudicate, 2 bad input, 3 the
+//! store cannot be reached, 4 it refused a write.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -29,6 +31,30 @@ pub enum QueueCommand {
     Show(ShowArgs),
     /// `show`, redrawn every second until ctrl-c (or N times with --times).
     Watch(WatchArgs),
+    /// For a lead: the items reviewers disagree on (exit 1 when none), or, with --turn
+    /// --label --reason, an item's gold label.
+    Adjudicate(AdjudicateArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct AdjudicateArgs {
+    pub name: String,
+    /// The run (the comparison, in a pairwise queue: may be left out)
+    #[arg(long)]
+    pub run: Option<i64>,
+    #[arg(long)]
+    pub turn: Option<u32>,
+    /// The gold label: fine or not (turn queues), A, B or tie (pairwise queues)
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Why this label (required with --label)
+    #[arg(long, default_value = "")]
+    pub reason: String,
+    /// The lead deciding
+    #[arg(long, env = "KAKEAI_REVIEWER")]
+    pub reviewer: Option<String>,
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -151,6 +177,7 @@ pub fn run(cmd: QueueCommand) -> i32 {
             0
         }),
         QueueCommand::Watch(a) => watch(&a),
+        QueueCommand::Adjudicate(a) => adjudicate(&a),
     };
     out.unwrap_or_else(|Fail(e, code)| {
         eprintln!("kakeai queue: {}", crate::text::sanitize::for_terminal(&e));
@@ -443,7 +470,89 @@ fn show(name: &str, a: &StoreArgs) -> Result<String, Fail> {
         "\nagreement across reviewers: {}",
         annotate::alpha::describe(alpha)
     ));
+    let split = annotate::adjudicate::disagreements(&mut store, name).map_err(fail)?;
+    if !split.is_empty() {
+        let decided = split.iter().filter(|d| d.gold.is_some()).count();
+        t.push_str(&format!(
+            "\n{} item(s) the reviewers disagree on · {decided} with a gold label (`kakeai queue adjudicate {name}`)",
+            split.len()
+        ));
+    }
     Ok(t)
+}
+
+fn adjudicate(a: &AdjudicateArgs) -> Result<i32, Fail> {
+    use annotate::adjudicate as adj;
+    let mut store = open(&a.store, false)?;
+    let q = db::get(store.db(), &a.name).map_err(fail)?;
+    if let (Some(turn), Some(label)) = (a.turn, &a.label) {
+        let lead = reviewer(&a.reviewer)?;
+        let subject = match (q.spec.comparison, a.run) {
+            (Some(c), None) => c,
+            (_, Some(r)) => r,
+            (None, None) => return Err("--run is needed in a turn queue".into()),
+        };
+        adj::decide(
+            &mut store,
+            &a.name,
+            (subject, turn),
+            label,
+            &a.reason,
+            &lead,
+        )
+        .map_err(fail)?;
+        println!("gold label {label} on {subject} turn {turn} · saved ✓ ({lead})");
+        return Ok(0);
+    }
+    if a.turn.is_some() || a.label.is_some() {
+        return Err("a gold label takes --turn T --label L --reason … (and --run R)".into());
+    }
+    let list = adj::disagreements(&mut store, &a.name).map_err(fail)?;
+    let clean = |t: &str| crate::text::sanitize::for_terminal(t).replace(['\n', '\t'], " ");
+    if a.store.json {
+        let items: Vec<_> = list
+            .iter()
+            .map(|d| {
+                json!({"subject": d.item.0, "turn": d.item.1, "labels": d.labels,
+                       "gold": d.gold.as_ref().map(|g| json!({"label": g.label,
+                           "reason": g.reason, "by": g.by, "at": g.at}))})
+            })
+            .collect();
+        println!("{}", json!({"queue": a.name, "disagreements": items}));
+    } else if list.is_empty() {
+        println!("{}: no item the reviewers disagree on", a.name);
+    }
+    if !a.store.json {
+        for d in &list {
+            let labels: Vec<String> = d
+                .labels
+                .iter()
+                .map(|(who, l)| format!("{}: {l}", clean(who)))
+                .collect();
+            let gold = match &d.gold {
+                Some(g) => format!(
+                    " — gold {} ({}: {})",
+                    g.label,
+                    clean(&g.by),
+                    clean(&g.reason)
+                ),
+                None => format!(
+                    " — decide: kakeai queue adjudicate {} --run {} --turn {} --label {} --reason …",
+                    a.name,
+                    d.item.0,
+                    d.item.1,
+                    annotate::adjudicate::labels(&q).join("|")
+                ),
+            };
+            println!(
+                "{} turn {}: {}{gold}",
+                d.item.0,
+                d.item.1,
+                labels.join(" · ")
+            );
+        }
+    }
+    Ok(if list.is_empty() { 1 } else { 0 })
 }
 
 fn watch(a: &WatchArgs) -> Result<i32, Fail> {

@@ -24,6 +24,7 @@ pub const MIGRATIONS: &[(i64, &str)] = &[
     (15, include_str!("../migrations_pg/015_line_lease.sql")),
     (16, include_str!("../migrations_pg/016_notify.sql")),
     (17, include_str!("../migrations_pg/017_pii_key_check.sql")),
+    (18, include_str!("../migrations_pg/018_gold_labels.sql")),
 ];
 
 /// Any constant key: kakeai's migrations hold this advisory lock while they run.
