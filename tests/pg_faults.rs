@@ -305,7 +305,7 @@ async fn the_bot_under_load_survives_a_restart_and_a_crash_of_its_database() {
     ));
     // 100 events a second for 9 s, each from its own user; the database is restarted at 2 s
     // and killed -9 at 5.5 s.
-    let (n, per_sec) = (900usize, 100u64);
+    let n = 900usize;
     let events: Vec<serde_json::Value> = (0..n)
         .map(|i| {
             text(
@@ -316,7 +316,6 @@ async fn the_bot_under_load_survives_a_restart_and_a_crash_of_its_database() {
             )
         })
         .collect();
-    let sent: Arc<Mutex<Vec<Sent>>> = Arc::default();
     let backs: Arc<Mutex<Vec<(&str, Instant)>>> = Arc::default();
     let faults = {
         let (c, backs) = (cluster.clone(), backs.clone());
@@ -331,45 +330,10 @@ async fn the_bot_under_load_survives_a_restart_and_a_crash_of_its_database() {
             backs.lock().unwrap().push(("kill -9", Instant::now()));
         })
     };
-    let mut tasks = Vec::new();
-    for (i, ev) in events.iter().enumerate() {
-        let (bot, sent, b) = (bot.clone(), sent.clone(), body(std::slice::from_ref(ev)));
-        tasks.push(tokio::spawn(async move {
-            let code = bot.send(&b).await;
-            sent.lock().unwrap().push((i, code, Instant::now()));
-        }));
-        tokio::time::sleep(Duration::from_millis(1000 / per_sec)).await;
-    }
-    for t in tasks {
-        t.await.unwrap();
-    }
+    let log = load(&bot, &events, 100).await;
     faults.await.unwrap();
-    // As LINE does: what was not acknowledged is delivered again until it is.
-    let mut acked: HashSet<usize> = sent
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|(_, c, _)| *c == 200)
-        .map(|(i, _, _)| *i)
-        .collect();
-    let refused = n - acked.len();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while acked.len() < n && Instant::now() < deadline {
-        for (i, ev) in events.iter().enumerate() {
-            if acked.contains(&i) {
-                continue;
-            }
-            let mut again = ev.clone();
-            again["deliveryContext"]["isRedelivery"] = serde_json::json!(true);
-            if bot.send(&body(&[again])).await == 200 {
-                acked.insert(i);
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    assert_eq!(acked.len(), n, "some events were never acknowledged");
+    let refused = redeliver_until_acknowledged(&bot, &events, &log).await;
     // Acknowledged again soon after each return of the database.
-    let log = sent.lock().unwrap().clone();
     for (fault, back) in backs.lock().unwrap().iter() {
         let first = log
             .iter()
@@ -385,35 +349,12 @@ async fn the_bot_under_load_survives_a_restart_and_a_crash_of_its_database() {
     }
     eprintln!("{refused} of {n} deliveries refused (500) while the database was away");
     assert!(refused > 0, "the faults happened under load");
-    // Every event answered, none twice.
-    let delivered = line
-        .wait(120, |c| {
-            let users: HashSet<String> = c
-                .iter()
-                .filter(|c| c.delivered())
-                .filter_map(|c| to_user(c, &events))
-                .collect();
-            users.len() >= n
-        })
-        .await;
-    let mut per: HashMap<String, usize> = HashMap::new();
-    for c in delivered.iter().filter(|c| c.delivered()) {
-        *per.entry(to_user(c, &events).expect("a known user"))
-            .or_default() += 1;
-    }
-    let missing: Vec<String> = (0..n).map(user).filter(|u| !per.contains_key(u)).collect();
-    let twice: Vec<(&String, &usize)> = per.iter().filter(|(_, k)| **k > 1).collect();
-    assert!(
-        missing.is_empty(),
-        "{} never answered: {:?}; stderr: {:?}",
-        missing.len(),
-        &missing[..missing.len().min(5)],
-        bot.stderr.lock().unwrap()
-    );
-    assert!(twice.is_empty(), "answered twice: {twice:?}");
+    answered_once_each(&line, &events, &bot).await;
     let store = Store::open_target(Path::new(&url)).expect("opens");
-    let db = store.db();
-    let stored: i64 = db.one("SELECT COUNT(*) FROM line_events", p![]).unwrap();
+    let stored: i64 = store
+        .db()
+        .one("SELECT COUNT(*) FROM line_events", p![])
+        .unwrap();
     assert_eq!(stored, n as i64, "every acknowledged event stored once");
     // The outage was said once each way, not once per call.
     let err = bot.stderr.lock().unwrap().join("\n");
@@ -426,59 +367,88 @@ async fn the_bot_under_load_survives_a_restart_and_a_crash_of_its_database() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn healthz_fails_once_the_store_is_away_too_long_and_recovers() {
-    let Some(cluster) = PgCluster::start("healthz_fails_once_the_store_is_away_too_long") else {
-        return;
-    };
-    let url = cluster.database("bot");
-    let line = FakeLine::ok().await;
-    let llm = model().await;
-    let cfg = format!(
-        "lease_seconds = 1\nstore_down_seconds = 2\n{}",
-        fast_config(0.2)
-    );
-    let bot = Serve::start(
-        Env::new(),
-        &line.url,
-        &llm.url,
-        &cfg,
-        &["--db", url.as_str()],
-    );
-    let health = || async {
-        let r = reqwest::get(format!("{}/healthz", bot.metrics_url))
-            .await
-            .unwrap();
-        (r.status().as_u16(), r.text().await.unwrap())
-    };
-    assert_eq!(health().await.0, 200);
-    cluster.stop();
-    let mut seen = (0, String::new());
-    for _ in 0..100 {
-        seen = health().await;
-        if seen.0 == 503 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
+/// Sends each event once, `per_sec` a second, each request on its own task: what each got.
+async fn load(bot: &Arc<Serve>, events: &[serde_json::Value], per_sec: u64) -> Vec<Sent> {
+    let sent: Arc<Mutex<Vec<Sent>>> = Arc::default();
+    let mut tasks = Vec::new();
+    for (i, ev) in events.iter().enumerate() {
+        let (bot, sent, b) = (bot.clone(), sent.clone(), body(std::slice::from_ref(ev)));
+        tasks.push(tokio::spawn(async move {
+            let code = bot.send(&b).await;
+            sent.lock().unwrap().push((i, code, Instant::now()));
+        }));
+        tokio::time::sleep(Duration::from_millis(1000 / per_sec)).await;
     }
-    assert_eq!(seen.0, 503, "{seen:?}");
-    assert!(seen.1.contains("unreachable for"), "{seen:?}");
-    let ev = text(&event_id(), ("user", &user(1)), "m1", "こんにちは");
-    assert_eq!(bot.send(&body(std::slice::from_ref(&ev))).await, 500);
-    cluster.start_again();
-    let mut back = 0;
-    for _ in 0..100 {
-        back = health().await.0;
-        if back == 200 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
+    for t in tasks {
+        t.await.unwrap();
     }
-    assert_eq!(back, 200, "healthy again once the store is back");
-    assert_eq!(bot.send(&body(&[ev])).await, 200);
-    let err = bot.stderr.lock().unwrap().join("\n");
-    assert_eq!(err.matches("the store cannot be used").count(), 1, "{err}");
-    assert_eq!(err.matches("the store is back after").count(), 1, "{err}");
+    let log = sent.lock().unwrap().clone();
+    log
+}
+
+/// As LINE does: what was not acknowledged is delivered again until it is. How many of the
+/// first deliveries were refused.
+async fn redeliver_until_acknowledged(
+    bot: &Serve,
+    events: &[serde_json::Value],
+    log: &[Sent],
+) -> usize {
+    let mut acked: HashSet<usize> = log
+        .iter()
+        .filter(|(_, c, _)| *c == 200)
+        .map(|(i, _, _)| *i)
+        .collect();
+    let refused = events.len() - acked.len();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while acked.len() < events.len() && Instant::now() < deadline {
+        for (i, ev) in events.iter().enumerate() {
+            if acked.contains(&i) {
+                continue;
+            }
+            let mut again = ev.clone();
+            again["deliveryContext"]["isRedelivery"] = serde_json::json!(true);
+            if bot.send(&body(&[again])).await == 200 {
+                acked.insert(i);
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(
+        acked.len(),
+        events.len(),
+        "some events were never acknowledged"
+    );
+    refused
+}
+
+/// Every event's user got exactly one answer (reply or push).
+async fn answered_once_each(line: &FakeLine, events: &[serde_json::Value], bot: &Serve) {
+    let n = events.len();
+    let delivered = line
+        .wait(120, |c| {
+            let users: HashSet<String> = c
+                .iter()
+                .filter(|c| c.delivered())
+                .filter_map(|c| to_user(c, events))
+                .collect();
+            users.len() >= n
+        })
+        .await;
+    let mut per: HashMap<String, usize> = HashMap::new();
+    for c in delivered.iter().filter(|c| c.delivered()) {
+        *per.entry(to_user(c, events).expect("a known user"))
+            .or_default() += 1;
+    }
+    let missing: Vec<String> = (0..n).map(user).filter(|u| !per.contains_key(u)).collect();
+    let twice: Vec<(&String, &usize)> = per.iter().filter(|(_, k)| **k > 1).collect();
+    assert!(
+        missing.is_empty(),
+        "{} never answered: {:?}; stderr: {:?}",
+        missing.len(),
+        &missing[..missing.len().min(5)],
+        bot.stderr.lock().unwrap()
+    );
+    assert!(twice.is_empty(), "answered twice: {twice:?}");
 }
 
 /// The user a delivered call went to: a push names them, a reply's token names the message.
@@ -633,4 +603,59 @@ async fn every_instance_of_one_store_hashes_with_one_pii_key() {
     let second = Serve::start(same, &line.url, &llm.url, &cfg, &args);
     let ev = text(&event_id(), ("user", &user(7)), "m7", "こんにちは");
     assert_eq!(second.send(&body(&[ev])).await, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn healthz_fails_once_the_store_is_away_too_long_and_recovers() {
+    let Some(cluster) = PgCluster::start("healthz_fails_once_the_store_is_away_too_long") else {
+        return;
+    };
+    let url = cluster.database("bot");
+    let line = FakeLine::ok().await;
+    let llm = model().await;
+    let cfg = format!(
+        "lease_seconds = 1\nstore_down_seconds = 2\n{}",
+        fast_config(0.2)
+    );
+    let bot = Serve::start(
+        Env::new(),
+        &line.url,
+        &llm.url,
+        &cfg,
+        &["--db", url.as_str()],
+    );
+    let health = || async {
+        let r = reqwest::get(format!("{}/healthz", bot.metrics_url))
+            .await
+            .unwrap();
+        (r.status().as_u16(), r.text().await.unwrap())
+    };
+    assert_eq!(health().await.0, 200);
+    cluster.stop();
+    let mut seen = (0, String::new());
+    for _ in 0..100 {
+        seen = health().await;
+        if seen.0 == 503 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(seen.0, 503, "{seen:?}");
+    assert!(seen.1.contains("unreachable for"), "{seen:?}");
+    let ev = text(&event_id(), ("user", &user(1)), "m1", "こんにちは");
+    assert_eq!(bot.send(&body(std::slice::from_ref(&ev))).await, 500);
+    cluster.start_again();
+    let mut back = 0;
+    for _ in 0..100 {
+        back = health().await.0;
+        if back == 200 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(back, 200, "healthy again once the store is back");
+    assert_eq!(bot.send(&body(&[ev])).await, 200);
+    let err = bot.stderr.lock().unwrap().join("\n");
+    assert_eq!(err.matches("the store cannot be used").count(), 1, "{err}");
+    assert_eq!(err.matches("the store is back after").count(), 1, "{err}");
 }
