@@ -79,6 +79,16 @@ impl Review {
         }
     }
 
+    /// Blind mode: the marks just set are this reviewer's own. With none of hers (only others
+    /// judged the turn) nothing was saved *by her*: no ✓ — hidden means hidden. Her own writes
+    /// in flight or refused keep their state.
+    pub fn only_own(&mut self) {
+        let any = self.thumb.is_some() || self.override_to.is_some() || self.notes > 0;
+        if !any && self.pending.is_empty() && self.failed.is_none() {
+            self.committed = 0;
+        }
+    }
+
     /// Marks read back from the store: committed already (✓ when there is a mark at all).
     pub fn settle_stored(&mut self) {
         self.pending.clear();

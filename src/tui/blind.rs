@@ -89,6 +89,7 @@ pub fn shown_turn<'a>(b: &Blind<'_>, turn: &'a TurnView) -> std::borrow::Cow<'a,
     t.review.thumb = own.thumb;
     t.review.override_to = own.override_to;
     t.review.notes = own.notes;
+    t.review.only_own();
     std::borrow::Cow::Owned(t)
 }
 
@@ -100,6 +101,26 @@ mod tests {
 
     fn e(turn: u32, kind: ActionKind, p: serde_json::Value, who: Option<&str>) -> LogEntry {
         (turn, kind, p, who.map(str::to_string), String::new())
+    }
+
+    #[test]
+    fn a_turn_only_others_judged_shows_no_save_mark() {
+        use crate::tui::ack::{Review, SaveMark};
+        // Read back from the store with someone else's 👍: ✓ for everyone else's view…
+        let mut r = Review::default();
+        r.thumb = Some(true);
+        r.settle_stored();
+        assert!(matches!(r.mark(), SaveMark::Saved));
+        // …but in blind mode, with none of hers, nothing.
+        let mut blind = r.clone();
+        blind.thumb = None;
+        blind.only_own();
+        assert!(matches!(blind.mark(), SaveMark::Nothing));
+        // Her own mark keeps its ✓.
+        let mut mine = r.clone();
+        mine.thumb = Some(false);
+        mine.only_own();
+        assert!(matches!(mine.mark(), SaveMark::Saved));
     }
 
     #[test]

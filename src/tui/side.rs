@@ -120,12 +120,27 @@ pub fn rules(
     if let Some(rj) = rejudge {
         lines.extend(flips(cx, rj, t));
     }
-    lines.extend(super::kappa::lines(
-        &cx.run.turns,
-        cx.blind.log,
-        t,
-        area.width,
-    ));
+    // Blind: agreement only between this reviewer and the Director, over the turns she judged
+    // (nothing derived from others' marks, nor from a verdict she has not seen).
+    let (turns, log) = if cx.blind.on {
+        let mine = super::blind::judged_turns(&cx.blind, &cx.run.turns);
+        let turns: Vec<_> = cx
+            .run
+            .turns
+            .iter()
+            .filter(|t| mine.contains(&t.turn))
+            .cloned()
+            .collect();
+        let me = cx.blind.me.map(str::to_string);
+        let log: Vec<_> = cx.blind.log.iter().filter(|e| e.3 == me).cloned().collect();
+        (std::borrow::Cow::Owned(turns), std::borrow::Cow::Owned(log))
+    } else {
+        (
+            std::borrow::Cow::Borrowed(cx.run.turns.as_slice()),
+            std::borrow::Cow::Borrowed(cx.blind.log),
+        )
+    };
+    lines.extend(super::kappa::lines(&turns, &log, t, area.width));
     let scroll = cx.scroll_for(lines.len(), area.height);
     let lines = super::fit::lines(lines, area.width);
     f.render_widget(Paragraph::new(lines).scroll((scroll, 0)), area);

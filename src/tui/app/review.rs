@@ -525,7 +525,9 @@ impl App {
         self.review_log = log;
         self.branches = crate::tui::branch::Branches::from(branches);
         self.selected = keep.min(self.run.turns.len().saturating_sub(1));
-        if !who.is_empty() {
+        // Blind: others' marks are hidden, so they are not announced either (and her own
+        // "saved ✓" is not overwritten).
+        if !who.is_empty() && !self.blind {
             self.status = format!("{} new mark(s) from {}", new.len(), who.join(", "));
         }
         self.dirty = true;
