@@ -382,8 +382,8 @@ async fn load(bot: &Arc<Serve>, events: &[serde_json::Value], per_sec: u64) -> V
     for t in tasks {
         t.await.unwrap();
     }
-    let log = sent.lock().unwrap().clone();
-    log
+    let guard = sent.lock().unwrap();
+    guard.clone()
 }
 
 /// As LINE does: what was not acknowledged is delivered again until it is. How many of the
