@@ -48,6 +48,8 @@ pub struct Dispatcher {
     stopping: Arc<AtomicBool>,
     /// Jobs a store outage interrupted, sent again when it is back.
     parked: Arc<std::sync::Mutex<Vec<Job>>>,
+    /// Messages a lane has (queued or being answered, or parked).
+    inflight: Arc<std::sync::Mutex<std::collections::HashSet<i64>>>,
 }
 
 impl Dispatcher {
@@ -58,6 +60,9 @@ impl Dispatcher {
         // Shutting down: the row stays queued and is resumed on the next start.
         if !l.open {
             return;
+        }
+        if let Ok(mut f) = self.inflight.lock() {
+            f.insert(job.id);
         }
         let job = match l.chats.get(&job.channel) {
             Some(tx) => match tx.send(job) {
@@ -110,13 +115,26 @@ impl Dispatcher {
                 received: job.received,
                 resend: job.resend.clone(),
             };
-            if let Err(e) = process(&self.svc, job).await {
+            let id = job.id;
+            let done = process(&self.svc, job).await;
+            if done.is_ok()
+                && let Ok(mut f) = self.inflight.lock()
+            {
+                f.remove(&id);
+            }
+            if let Err(e) = done {
                 inc(&self.svc.metrics.pipeline_errors);
-                if self.store_away().await {
+                // A store failure (the connection lost mid-answer, even if it is back by the
+                // time we ask) or a store that does not answer now.
+                let lost = crate::store::sql::lost_connection(&e);
+                if self.store_away().await || lost {
                     // The store went away mid-answer: the message stays held and queued, and
                     // is answered again once the store is back (`hold`).
                     self.park(again);
                 } else {
+                    if let Ok(mut f) = self.inflight.lock() {
+                        f.remove(&id);
+                    }
                     eprintln!("kakeai serve: event not processed: {e}");
                 }
             }
@@ -179,6 +197,11 @@ impl Dispatcher {
         n
     }
 
+    /// Whether a lane has message `id` (queued, being answered or parked).
+    pub fn has(&self, id: i64) -> bool {
+        self.inflight.lock().is_ok_and(|f| f.contains(&id))
+    }
+
     pub fn stopping(&self) -> Arc<AtomicBool> {
         self.stopping.clone()
     }
@@ -195,6 +218,7 @@ pub fn start(svc: Arc<Services>) -> Dispatcher {
         })),
         stopping: Arc::new(AtomicBool::new(false)),
         parked: Arc::new(std::sync::Mutex::new(Vec::new())),
+        inflight: Arc::default(),
     }
 }
 
@@ -214,6 +238,7 @@ pub async fn resume(svc: &Services, jobs: &Dispatcher) {
 /// messages of instances whose holds lapsed (see `lease`).
 pub async fn hold(svc: Arc<Services>, jobs: Dispatcher) {
     let every = Duration::from_millis((svc.lease.ms / 3).max(50) as u64);
+    let mut unattended = HashMap::new();
     loop {
         tokio::time::sleep(every).await;
         if jobs.stopping().load(Ordering::SeqCst) {
@@ -240,6 +265,7 @@ pub async fn hold(svc: Arc<Services>, jobs: Dispatcher) {
                     &format!("{n} message(s) a store outage interrupted, answered again"),
                 );
             }
+            unattended = orphans(&svc, &jobs, unattended).await;
         }
         match r {
             Ok(taken) if !taken.is_empty() => {
@@ -256,6 +282,63 @@ pub async fn hold(svc: Arc<Services>, jobs: Dispatcher) {
             Ok(_) | Err(_) => {}
         }
     }
+}
+
+/// Messages this instance holds that no lane has — an acknowledgement whose commit was only
+/// learned after the connection came back, a failure that did not look like an outage — are
+/// answered again once seen unattended at two renewals in a row (so one just acknowledged and
+/// about to be handed to a lane is never taken for one); at most three times each, then the log
+/// says it stays unanswered. `seen`: per message, how many renewals in a row found it
+/// unattended.
+async fn orphans(
+    svc: &Arc<Services>,
+    jobs: &Dispatcher,
+    seen: HashMap<i64, u32>,
+) -> HashMap<i64, u32> {
+    let lease = svc.lease.clone();
+    let Ok(held) = svc.store.call(move |s| lease::held_here(s, &lease)).await else {
+        return seen;
+    };
+    let id = |t: &lease::Taken| match t {
+        lease::Taken::Queued { id, .. } => *id,
+        lease::Taken::Sending(r) => r.reply_to,
+    };
+    let mut now = HashMap::new();
+    let mut again = Vec::new();
+    for t in held {
+        let before = seen.get(&id(&t)).copied().unwrap_or(0);
+        if jobs.has(id(&t)) {
+            // With a lane now: its count is kept (never reset, so never answered endlessly).
+            if before > 0 {
+                now.insert(id(&t), before);
+            }
+            continue;
+        }
+        let n = before + 1;
+        now.insert(id(&t), n);
+        match n {
+            2 | 5 | 8 => again.push(t),
+            9 => svc.log.write(
+                "resume",
+                &format!(
+                    "message {} stays unanswered (held here; answered again 3 times)",
+                    id(&t)
+                ),
+            ),
+            _ => {}
+        }
+    }
+    if !again.is_empty() {
+        svc.log.write(
+            "resume",
+            &format!(
+                "{} message(s) held here and unanswered, answered again",
+                again.len()
+            ),
+        );
+        dispatch(jobs, again);
+    }
+    now
 }
 
 fn dispatch(jobs: &Dispatcher, taken: Vec<lease::Taken>) {

@@ -20,7 +20,7 @@ mod value;
 use std::time::Duration;
 
 pub use dialect::Kind;
-pub use pgconn::{Notice, PgConn, QUIET, RESOLVE};
+pub use pgconn::{Notice, PgConn, QUIET, RESOLVE, lost_connection};
 pub use value::{FromValue, Row, ToValue, Value};
 
 /// Why a statement failed, on either engine.

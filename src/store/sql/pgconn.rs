@@ -288,7 +288,7 @@ impl Link {
         if let Some((until, why)) = &self.quiet
             && Instant::now() < *until
         {
-            return Err(lost(format!("cannot reach PostgreSQL: {why}"), false));
+            return Err(lost(format!("{UNREACHABLE}: {why}"), false));
         }
         let started = Instant::now();
         let made = match connect(&self.config, self.notes.clone()).await {
@@ -307,7 +307,7 @@ impl Link {
                 Ok(())
             }
             Err(e) => {
-                let message = format!("cannot reach PostgreSQL: {e}");
+                let message = format!("{UNREACHABLE}: {e}");
                 self.quiet = slow.then(|| (Instant::now() + QUIET, e));
                 Err(lost(message, false))
             }
@@ -358,10 +358,7 @@ impl Link {
                 } else {
                     ""
                 };
-                Err(lost(
-                    format!("the connection to PostgreSQL was lost ({e}){tail}"),
-                    false,
-                ))
+                Err(lost(format!("{LOST} ({e}){tail}"), false))
             }
             Ok(Answer::Begun(xid)) => {
                 self.tx = Tx::Open(xid);
@@ -461,6 +458,16 @@ impl Link {
         }
         Err(unknown())
     }
+}
+
+/// How every [`DbError::Lost`] message begins (see [`lost_connection`]).
+const UNREACHABLE: &str = "cannot reach PostgreSQL";
+const LOST: &str = "the connection to PostgreSQL was lost";
+
+/// Whether an error's text (passed on as a string, as the bot's pipeline does) comes from a
+/// lost or unreachable PostgreSQL connection: a failure the store's return mends.
+pub fn lost_connection(text: &str) -> bool {
+    text.contains(UNREACHABLE) || text.contains(LOST)
 }
 
 const LOST_IN_TX: &str =
