@@ -561,3 +561,59 @@ fn a_pairwise_queue_collects_choices_with_reasons_and_the_summary_shows_them() {
     ]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("--choice C"));
 }
+
+#[test]
+fn a_lead_lists_disagreements_and_stores_gold_labels_from_the_command_line() {
+    let env = Env::new();
+    let mut store = Store::open(&env.data_db()).unwrap();
+    let all = seed(&mut store, 23, 1, 4);
+    db::create(&mut store, &spec("two", Filter::default(), 2, true), None).unwrap();
+    let items: Vec<Item> = all.iter().map(|(i, _, _)| *i).collect();
+    // Nothing judged yet: nothing to adjudicate (exit 1).
+    let out = env.run(&["queue", "adjudicate", "two"]);
+    assert_eq!(out.status.code(), Some(1));
+    thumb(&mut store, items[1], "taro", true);
+    thumb(&mut store, items[1], "hana", false);
+    thumb(&mut store, items[2], "taro", false);
+    thumb(&mut store, items[2], "hana", false);
+    drop(store);
+    let out = env.run(&["queue", "adjudicate", "two"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert_eq!(text.lines().count(), 1, "only the split item: {text}");
+    assert!(text.contains("hana: not · taro: fine"), "{text}");
+    assert!(text.contains("--label fine|not"), "{text}");
+    let (run, turn) = (items[1].0.to_string(), items[1].1.to_string());
+    let decide = |label: &str, reason: &str| {
+        env.run(&[
+            "queue",
+            "adjudicate",
+            "two",
+            "--run",
+            &run,
+            "--turn",
+            &turn,
+            "--label",
+            label,
+            "--reason",
+            reason,
+            "--reviewer",
+            "lead",
+        ])
+    };
+    let out = decide("tie", "x");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("one of fine, not"));
+    assert_eq!(decide("not", "").status.code(), Some(2));
+    assert_eq!(decide("not", "語尾が崩れている").status.code(), Some(0));
+    let out = env.run(&["queue", "adjudicate", "two", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["disagreements"][0]["gold"]["label"], "not");
+    assert_eq!(v["disagreements"][0]["gold"]["reason"], "語尾が崩れている");
+    let out = env.run(&["queue", "show", "two"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("1 item(s) the reviewers disagree on · 1 with a gold label"),
+        "{text}"
+    );
+}

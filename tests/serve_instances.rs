@@ -69,7 +69,15 @@ async fn two_instances_answer_every_event_once_when_one_is_killed() {
     let cfg = format!("lease_seconds = 1\nworkers = 8\n{}", fast_config(0.2));
     let args = ["--db", url.as_str()];
     let mut a = Serve::start(Env::new(), &line.url, &llm.url, &cfg, &args);
-    let b = Serve::start(Env::new(), &line.url, &llm.url, &cfg, &args);
+    // One PII key per store: the second instance gets the first one's key file.
+    let env_b = Env::new();
+    std::fs::create_dir_all(env_b.dir.path().join("data")).unwrap();
+    std::fs::copy(
+        a.env.dir.path().join("data").join("pii.key"),
+        env_b.dir.path().join("data").join("pii.key"),
+    )
+    .expect("the first instance's key");
+    let b = Serve::start(env_b, &line.url, &llm.url, &cfg, &args);
     let n = 24;
     let mut events = Vec::new();
     for i in 0..n {

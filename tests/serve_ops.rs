@@ -337,3 +337,51 @@ async fn forget_deletes_a_users_data() {
         .run(&["serve", "forget", "U'; DROP TABLE x", "--db", dbs]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_instance_on_the_same_metrics_address_names_the_setting_and_exits_2() {
+    let line = FakeLine::ok().await;
+    let llm = llm(OK_LINE, judgment()).await;
+    let first = Serve::start(
+        Env::new(),
+        &line.url,
+        &llm.server.url,
+        &fast_config(60.0),
+        &[],
+    );
+    let taken = first.metrics_url.trim_start_matches("http://").to_string();
+    let env = Env::new();
+    let cfg = env.file("serve.toml", &fast_config(60.0));
+    let out = env
+        .cmd(&[
+            "serve",
+            "--line",
+            "--listen",
+            "127.0.0.1:0",
+            "--metrics-listen",
+            &taken,
+            "--config",
+            &cfg,
+            "--line-api-base",
+            &line.url,
+            "--endpoint",
+            &llm.server.url,
+            "--api",
+            "openai",
+            "--model",
+            "tiny-ja",
+            "--no-vault",
+        ])
+        .env("KAKEAI_LINE_CHANNEL_SECRET", SECRET)
+        .env("KAKEAI_LINE_ACCESS_TOKEN", TOKEN)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("cannot listen on {taken} (metrics_listen)")),
+        "{err}"
+    );
+    assert!(err.contains("its own `metrics_listen`"), "{err}");
+}

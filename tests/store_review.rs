@@ -57,6 +57,18 @@ const CASES: &[(&str, Case)] = &[
         "a_watch_sees_other_connections",
         a_watch_sees_other_connections,
     ),
+    (
+        "a_lapsed_lease_is_no_claim_to_judge",
+        a_lapsed_lease_is_no_claim_to_judge,
+    ),
+    (
+        "reviewer_names_are_printable_and_bounded",
+        reviewer_names_are_printable_and_bounded,
+    ),
+    (
+        "a_lead_adjudicates_where_reviewers_disagree",
+        a_lead_adjudicates_where_reviewers_disagree,
+    ),
 ];
 
 on_both_engines!(CASES);
@@ -1180,4 +1192,139 @@ fn the_cli_exports_and_queues_on_postgresql() {
     assert_eq!(show["done"], 1);
     assert_eq!(show["per_reviewer"]["aoi"], 1);
     assert_eq!(show["per_reviewer"]["mika"], 1);
+}
+
+fn a_lapsed_lease_is_no_claim_to_judge(store: &mut Store, reopen: &dyn Fn() -> Store) {
+    common::stores::committed_runs(store, 13, 1, 2, &[Status::Pass]);
+    qdb::create(store, &spec("one", 1, false), None).expect("create");
+    let t0 = 1_000_000_i64;
+    let a = qdb::claim(store, "one", "taro", t0)
+        .expect("claim")
+        .expect("item");
+    let item = (a.subject, a.turn);
+    // taro may judge what he holds; nobody else may while he holds it.
+    qdb::may_judge(store, "one", "taro", item, t0 + 1).expect("his lease");
+    let e = qdb::may_judge(store, "one", "hana", item, t0 + 1).expect_err("held by taro");
+    assert!(e.to_string().contains("held by another reviewer"), "{e}");
+    // His lease lapses; jiro takes the item and judges it: k = 1 is reached.
+    let mut other = reopen();
+    let later = a.until_ms + 1;
+    let j = qdb::claim(&mut other, "one", "jiro", later)
+        .expect("claim")
+        .expect("item");
+    assert_eq!((j.subject, j.turn), item);
+    thumb(&mut other, item, "jiro", true);
+    // taro comes back to it: refused, and nothing of his is stored.
+    let e = qdb::may_judge(store, "one", "taro", item, later + 1).expect_err("lapsed");
+    assert!(e.to_string().contains("lapsed"), "{e}");
+    qdb::may_judge(store, "one", "jiro", item, later + 1).expect("his own mark may change");
+    // Quitting the workbench gives back what one holds: the other item, free at once.
+    let b = qdb::claim(store, "one", "taro", later + 2)
+        .expect("claim")
+        .expect("item");
+    assert_ne!((b.subject, b.turn), item);
+    assert_eq!(qdb::release_all(store, "one", "taro").expect("release"), 1);
+    let c = qdb::claim(&mut other, "one", "hana", later + 3)
+        .expect("claim")
+        .expect("item");
+    assert_eq!((c.subject, c.turn), (b.subject, b.turn));
+}
+
+fn reviewer_names_are_printable_and_bounded(store: &mut Store, _: &dyn Fn() -> Store) {
+    common::stores::committed_runs(store, 17, 1, 2, &[Status::Pass]);
+    qdb::create(store, &spec("names", 1, true), None).expect("create");
+    // Generated variants: each unprintable character inside an ordinary name.
+    let bad: Vec<String> = [
+        '\u{1b}', '\n', '\r', '\u{7}', '\u{0}', '\u{9b}', '\u{202e}', '\u{2066}', '\t',
+    ]
+    .iter()
+    .flat_map(|c| {
+        [
+            format!("ta{c}ro"),
+            format!("x{c}[2Jtaro"),
+            format!("taro{c}x"),
+        ]
+    })
+    .chain([
+        "あ".repeat(kakeai::annotate::REVIEWER_MAX_CHARS + 1),
+        "x".repeat(10_000),
+    ])
+    .collect();
+    for name in &bad {
+        let e = qdb::claim(store, "names", name, 1_000).expect_err(name);
+        assert!(
+            matches!(e, kakeai::annotate::QueueError::Invalid(_)),
+            "{name:?}: {e}"
+        );
+    }
+    let stored: i64 = store
+        .db()
+        .one("SELECT COUNT(*) FROM queue_leases", p![])
+        .expect("count");
+    assert_eq!(stored, 0, "nothing stored under a refused name");
+    for ok in [
+        "taro",
+        "花子",
+        "Jean-Luc O'Neil",
+        &"あ".repeat(kakeai::annotate::REVIEWER_MAX_CHARS),
+    ] {
+        qdb::claim(store, "names", ok, 1_000)
+            .expect(ok)
+            .expect("item");
+    }
+}
+
+fn a_lead_adjudicates_where_reviewers_disagree(store: &mut Store, _: &dyn Fn() -> Store) {
+    use kakeai::annotate::adjudicate as adj;
+    let all = common::stores::committed_runs(store, 19, 1, 4, &[Status::Pass]);
+    qdb::create(store, &spec("gold", 2, true), None).expect("create");
+    let items: Vec<Item> = all.iter().map(|(i, _, _)| *i).collect();
+    // Generated marks: item i gets taro's up and hana's (i % 2 == 0 ? down : up).
+    for (i, item) in items.iter().enumerate() {
+        thumb(store, *item, "taro", true);
+        thumb(store, *item, "hana", i % 2 != 0);
+    }
+    let q = qdb::get(store.db(), "gold").expect("get");
+    let split = adj::disagreements(store, "gold").expect("list");
+    let want: Vec<Item> = items.iter().copied().step_by(2).collect();
+    assert_eq!(split.iter().map(|d| d.item).collect::<Vec<_>>(), want);
+    assert!(
+        split
+            .iter()
+            .all(|d| d.gold.is_none() && d.labels.len() == 2)
+    );
+    assert_eq!(split[0].labels["taro"], "fine");
+    assert_eq!(split[0].labels["hana"], "not");
+    // Refused: a label the queue does not use, no reason, an item not in the queue, a bad lead.
+    let first = want[0];
+    for (label, reason, item, lead) in [
+        ("A", "x", first, "lead"),
+        ("fine", "  ", first, "lead"),
+        ("fine", "x", (first.0 + 999, first.1), "lead"),
+        ("fine", "x", first, "le\u{1b}[2Jad"),
+    ] {
+        assert!(
+            adj::decide(store, "gold", item, label, reason, lead).is_err(),
+            "{label} {reason:?} {item:?} {lead:?}"
+        );
+    }
+    assert!(
+        adj::golds(store.db(), &q).expect("golds").is_empty(),
+        "nothing stored"
+    );
+    adj::decide(store, "gold", first, "NOT", "語尾が崩れている", "lead").expect("decides");
+    adj::decide(store, "gold", first, "fine", "読み直したら自然", "boss").expect("replaces");
+    let golds = adj::golds(store.db(), &q).expect("golds");
+    assert_eq!(golds.len(), 1);
+    let g = &golds[&first];
+    assert_eq!(
+        (g.label.as_str(), g.reason.as_str(), g.by.as_str()),
+        ("fine", "読み直したら自然", "boss")
+    );
+    let split = adj::disagreements(store, "gold").expect("list");
+    assert_eq!(
+        split[0].gold.as_ref().map(|g| g.label.as_str()),
+        Some("fine")
+    );
+    assert!(split[1..].iter().all(|d| d.gold.is_none()));
 }

@@ -38,9 +38,74 @@ const CASES: &[(&str, Case)] = &[
         "the_workbench_reads_the_bots_conversations",
         the_workbench_reads_the_bots_conversations,
     ),
+    (
+        "a_nul_character_is_stored_by_one_rule_and_fails_nothing",
+        a_nul_character_is_stored_by_one_rule_and_fails_nothing,
+    ),
+    ("forget_deletes_a_users_lines", forget_deletes_a_users_lines),
 ];
 
 on_both_engines!(CASES);
+
+fn a_nul_character_is_stored_by_one_rule_and_fails_nothing(
+    store: &mut Store,
+    _: &dyn Fn() -> Store,
+) {
+    // Generated variants: NUL at the start, the middle, the end, alone, repeated.
+    let texts = ["\0あ", "やな\0ちゃん", "おはよう\0", "\0", "a\0\0b"];
+    let mut batch = vec![event("EGOOD", "mgood", "Ugood")];
+    for (i, t) in texts.iter().enumerate() {
+        let mut e = event(
+            &format!("ENUL{i}"),
+            &format!("mnul{i}"),
+            &format!("Unul{i}"),
+        );
+        if let Some(m) = e.message.as_mut() {
+            m.text_masked = (*t).to_string();
+        }
+        batch.push(e);
+    }
+    // The good event beside them is never lost with its batch.
+    let got = line::accept(store, &batch).expect("the batch is accepted");
+    assert!(got.iter().all(|r| matches!(r, Some(Some(_)))), "{got:?}");
+    for (i, t) in texts.iter().enumerate() {
+        let stored: String = store
+            .db()
+            .one(
+                "SELECT text_masked FROM line_messages WHERE message_id = ?1",
+                p![format!("mnul{i}")],
+            )
+            .expect("stored");
+        assert_eq!(stored, t.replace('\0', "\u{FFFD}"), "{t:?}");
+        assert!(!stored.contains('\0'));
+    }
+}
+
+fn forget_deletes_a_users_lines(store: &mut Store, _: &dyn Fn() -> Store) {
+    line::accept(
+        store,
+        &[
+            event("EF1", "mf1", "Uforget"),
+            event("EF2", "mf2", "Uforget"),
+            event("EK1", "mk1", "Ukeep"),
+        ],
+    )
+    .expect("accept");
+    let counts = kakeai::cli::serve_ops::forget_in(store, "Uforget").expect("forgets");
+    let n = |what: &str| {
+        counts
+            .iter()
+            .find(|(w, _)| w.starts_with(what))
+            .map(|c| c.1)
+    };
+    assert_eq!(n("LINE messages"), Some(2), "{counts:?}");
+    assert_eq!(n("webhook events"), Some(2), "{counts:?}");
+    let left: Vec<String> = store
+        .db()
+        .query_map("SELECT channel_id FROM line_messages", p![], |r| r.get(0))
+        .expect("reads");
+    assert_eq!(left, ["Ukeep"]);
+}
 
 fn event(id: &str, msg: &str, user: &str) -> NewEvent {
     NewEvent {

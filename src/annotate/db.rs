@@ -209,6 +209,68 @@ pub fn has_item(store: &mut Store, name: &str, item: Item) -> Result<bool, Queue
     })
 }
 
+/// Whether `reviewer` may judge `item` of queue `name` now: the item is in the queue, and she
+/// either judged it before (changing her mark), holds a live lease on it, or — unclaimed — it
+/// still has room: fewer than k judgements, counting others' live leases. A lease that lapsed
+/// is no claim, so an item that reached k meanwhile is refused (a k = 1 item never ends with
+/// two judgements). The error says why and what to do.
+pub fn may_judge(
+    store: &mut Store,
+    name: &str,
+    reviewer: &str,
+    item: Item,
+    now_ms: i64,
+) -> Result<(), QueueError> {
+    store.transact_with(|tx| {
+        let q = get(tx, name)?;
+        refresh(tx, &q)?;
+        let all = states(tx, &q)?;
+        let what = |i: Item| {
+            let kind = if q.spec.comparison.is_some() {
+                "comparison"
+            } else {
+                "run"
+            };
+            format!("{kind} {} turn {}", i.0, i.1)
+        };
+        let Some((_, s)) = all.iter().find(|(i, _)| *i == item) else {
+            return Err(QueueError::Invalid(if q.spec.comparison.is_some() {
+                format!(
+                    "comparison {} has no turn {} in queue {name}",
+                    item.0, item.1
+                )
+            } else {
+                format!("{} is not in queue {name}", what(item))
+            }));
+        };
+        let live = |who: &str| s.held_by.get(who).is_some_and(|u| *u > now_ms);
+        if s.judged_by.contains(reviewer) || live(reviewer) {
+            return Ok(());
+        }
+        let k = q.spec.k as usize;
+        let held_by_others = s
+            .held_by
+            .keys()
+            .filter(|w| live(w) && !s.judged_by.contains(*w))
+            .count();
+        if s.judged_by.len() >= k {
+            return Err(QueueError::Invalid(format!(
+                "{} already has its {k} judgement(s) and you hold no lease on it (a lease that \
+                 lapsed is no claim): take the next item with `kakeai queue next {name}`",
+                what(item)
+            )));
+        }
+        if s.judged_by.len() + held_by_others >= k {
+            return Err(QueueError::Invalid(format!(
+                "{} is held by another reviewer now: take the next item with `kakeai queue next \
+                 {name}`",
+                what(item)
+            )));
+        }
+        Ok(())
+    })
+}
+
 /// Every item of the queue in order, with who judged it and who holds it.
 pub fn states(conn: Db<'_>, q: &Queue) -> Result<Vec<(Item, ItemState)>, QueueError> {
     let mut items: BTreeMap<Item, ItemState> = BTreeMap::new();
@@ -240,7 +302,7 @@ pub fn states(conn: Db<'_>, q: &Queue) -> Result<Vec<(Item, ItemState)>, QueueEr
 }
 
 /// Every judgement in force on the queue's items: (item, reviewer, label).
-fn items_of(conn: Db<'_>, queue_id: i64) -> Result<Vec<Item>, QueueError> {
+pub(crate) fn items_of(conn: Db<'_>, queue_id: i64) -> Result<Vec<Item>, QueueError> {
     Ok(conn.query_map(
         "SELECT subject, turn FROM queue_items WHERE queue_id = ?1",
         p![queue_id],
@@ -248,7 +310,10 @@ fn items_of(conn: Db<'_>, queue_id: i64) -> Result<Vec<Item>, QueueError> {
     )?)
 }
 
-fn labels_of(conn: Db<'_>, q: &Queue) -> Result<Vec<(Item, String, String)>, QueueError> {
+pub(crate) fn labels_of(
+    conn: Db<'_>,
+    q: &Queue,
+) -> Result<Vec<(Item, String, String)>, QueueError> {
     match q.spec.comparison {
         Some(c) => super::pairwise::judged(conn, c),
         None => judged(conn, q.id),
@@ -326,11 +391,7 @@ pub fn claim(
     reviewer: &str,
     now_ms: i64,
 ) -> Result<Option<Claim>, QueueError> {
-    if reviewer.trim().is_empty() {
-        return Err(QueueError::Invalid(
-            "a queue needs your name: --reviewer NAME (or KAKEAI_REVIEWER)".into(),
-        ));
-    }
+    let reviewer = &super::reviewer_name(reviewer)?;
     store.transact_with(|tx| {
         let q = get(tx, name)?;
         refresh(tx, &q)?;
@@ -379,6 +440,17 @@ pub fn release(
             p![q.id, item.0, item.1, reviewer],
         )?;
         Ok(n > 0)
+    })
+}
+
+/// Gives back every item `reviewer` holds in queue `name` (the workbench quitting); how many.
+pub fn release_all(store: &mut Store, name: &str, reviewer: &str) -> Result<usize, QueueError> {
+    store.transact_with(|tx| {
+        let q = get(tx, name)?;
+        Ok(tx.execute(
+            "DELETE FROM queue_leases WHERE queue_id = ?1 AND reviewer = ?2",
+            p![q.id, reviewer],
+        )?)
     })
 }
 

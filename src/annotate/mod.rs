@@ -8,6 +8,7 @@
 //!
 //! Pure parts here (the spec, its validation, the choice of the next item); SQL in [`db`].
 
+pub mod adjudicate;
 pub mod alpha;
 pub mod db;
 pub mod pairwise;
@@ -124,6 +125,39 @@ impl crate::store::write::BusyCheck for QueueError {
             _ => false,
         }
     }
+}
+
+/// The longest reviewer name accepted, in characters.
+pub const REVIEWER_MAX_CHARS: usize = 64;
+
+/// A reviewer name as typed (`--reviewer`, `KAKEAI_REVIEWER`), checked before anything is
+/// stored under it: trimmed, not empty, at most [`REVIEWER_MAX_CHARS`] characters, and
+/// printable — no control character (escape sequences, newlines that would forge lines in
+/// another reviewer's output) and no bidirectional override. The one error names what is wrong.
+pub fn reviewer_name(name: &str) -> Result<String, QueueError> {
+    let n = name.trim();
+    if n.is_empty() {
+        return Err(QueueError::Invalid(
+            "a queue needs your name: --reviewer NAME (or KAKEAI_REVIEWER)".into(),
+        ));
+    }
+    let chars = n.chars().count();
+    if chars > REVIEWER_MAX_CHARS {
+        return Err(QueueError::Invalid(format!(
+            "--reviewer: a name of {chars} characters; at most {REVIEWER_MAX_CHARS}"
+        )));
+    }
+    if let Some((i, c)) = n.chars().enumerate().find(|(_, c)| {
+        c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    }) {
+        return Err(QueueError::Invalid(format!(
+            "--reviewer: character {} is U+{:04X}, which cannot be printed; a name is printable \
+             text",
+            i + 1,
+            c as u32
+        )));
+    }
+    Ok(n.to_string())
 }
 
 /// The shortest and longest lease accepted.

@@ -144,6 +144,7 @@ pub fn judge(
             "a pairwise mark needs your name: --reviewer NAME (or KAKEAI_REVIEWER)".into(),
         ));
     }
+    let reviewer = &super::reviewer_name(reviewer)?;
     store.transact_with(|tx| {
         require_paired(tx, comparison)?;
         let known: Option<u32> = tx

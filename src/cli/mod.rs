@@ -23,7 +23,7 @@ pub mod run;
 pub mod runs;
 pub mod safety;
 pub mod serve;
-mod serve_ops;
+pub mod serve_ops;
 pub mod vault;
 pub mod vault_probe;
 

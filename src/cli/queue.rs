@@ -1,6 +1,8 @@
 //! `kakeai queue`: shared review queues (issue 24 §2) — `create`, `list`, `next` (claim the
 //! next item under a lease), `release`, `show` (progress per reviewer) and `watch` (the same,
-//! redrawn as reviewers work). Exit 0 ok, 1 nothing left for you (`next`), 2 bad input.
+//! redrawn as reviewers work), `adjudicate` (a lead's gold labels where reviewers disagree).
+//! Exit 0 ok, 1 nothing left for you (`next`) or nothing to adjudicate, 2 bad input, 3 the
+//! store cannot be reached, 4 it refused a write.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -29,6 +31,30 @@ pub enum QueueCommand {
     Show(ShowArgs),
     /// `show`, redrawn every second until ctrl-c (or N times with --times).
     Watch(WatchArgs),
+    /// For a lead: the items reviewers disagree on (exit 1 when none), or, with --turn
+    /// --label --reason, an item's gold label.
+    Adjudicate(AdjudicateArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct AdjudicateArgs {
+    pub name: String,
+    /// The run (the comparison, in a pairwise queue: may be left out)
+    #[arg(long)]
+    pub run: Option<i64>,
+    #[arg(long)]
+    pub turn: Option<u32>,
+    /// The gold label: fine or not (turn queues), A, B or tie (pairwise queues)
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Why this label (required with --label)
+    #[arg(long, default_value = "")]
+    pub reason: String,
+    /// The lead deciding
+    #[arg(long, env = "KAKEAI_REVIEWER")]
+    pub reviewer: Option<String>,
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -151,6 +177,7 @@ pub fn run(cmd: QueueCommand) -> i32 {
             0
         }),
         QueueCommand::Watch(a) => watch(&a),
+        QueueCommand::Adjudicate(a) => adjudicate(&a),
     };
     out.unwrap_or_else(|Fail(e, code)| {
         eprintln!("kakeai queue: {}", crate::text::sanitize::for_terminal(&e));
@@ -172,6 +199,17 @@ impl From<&str> for Fail {
     fn from(e: &str) -> Fail {
         Fail(e.to_string(), 2)
     }
+}
+
+/// A queue or store error with its exit code: 3 the store cannot be reached, 4 it refused a
+/// write (a read-only role), else 2.
+fn fail(e: impl Into<annotate::QueueError>) -> Fail {
+    let e = e.into();
+    let code = match &e {
+        annotate::QueueError::Store(s) => s.exit_code(),
+        _ => 2,
+    };
+    Fail(e.to_string(), code)
 }
 
 /// The store file, or a PostgreSQL database (every queue query runs on both engines).
@@ -201,7 +239,7 @@ fn create(a: &CreateArgs) -> Result<i32, Fail> {
         v.as_deref()
             .map(|s| annotate::parse_when(flag, s))
             .transpose()
-            .map_err(|e| e.to_string())
+            .map_err(fail)
     };
     let spec = QueueSpec {
         name: a.name.clone(),
@@ -213,14 +251,14 @@ fn create(a: &CreateArgs) -> Result<i32, Fail> {
             runs: a.run.clone(),
         },
         k: a.k,
-        lease_ms: annotate::parse_lease(&a.lease).map_err(|e| e.to_string())?,
+        lease_ms: annotate::parse_lease(&a.lease).map_err(fail)?,
         overlap: a.overlap,
         comparison: a.compare,
     };
-    spec.validate().map_err(|e| e.to_string())?;
+    spec.validate().map_err(fail)?;
     let mut store = open(&a.store, true)?;
-    let id = db::create(&mut store, &spec, a.reviewer.as_deref()).map_err(|e| e.to_string())?;
-    let p = db::progress(&mut store, &spec.name, now_ms()).map_err(|e| e.to_string())?;
+    let id = db::create(&mut store, &spec, a.reviewer.as_deref()).map_err(fail)?;
+    let p = db::progress(&mut store, &spec.name, now_ms()).map_err(fail)?;
     if a.store.json {
         println!("{}", json!({"id": id, "name": spec.name, "items": p.items}));
     } else {
@@ -231,10 +269,10 @@ fn create(a: &CreateArgs) -> Result<i32, Fail> {
 
 fn list(a: &StoreArgs) -> Result<i32, Fail> {
     let mut store = open(a, false)?;
-    let queues = db::list(store.db()).map_err(|e| e.to_string())?;
+    let queues = db::list(store.db()).map_err(fail)?;
     let mut rows = Vec::new();
     for q in &queues {
-        let p = db::progress(&mut store, &q.spec.name, now_ms()).map_err(|e| e.to_string())?;
+        let p = db::progress(&mut store, &q.spec.name, now_ms()).map_err(fail)?;
         rows.push((q, p));
     }
     if a.json {
@@ -268,17 +306,15 @@ fn list(a: &StoreArgs) -> Result<i32, Fail> {
     Ok(0)
 }
 
+/// `--reviewer` checked (`annotate::reviewer_name`): printable and bounded.
 fn reviewer(r: &Option<String>) -> Result<String, String> {
-    match r.as_deref().map(str::trim) {
-        Some(r) if !r.is_empty() => Ok(r.to_string()),
-        _ => Err("a queue needs your name: --reviewer NAME (or KAKEAI_REVIEWER)".into()),
-    }
+    annotate::reviewer_name(r.as_deref().unwrap_or("")).map_err(|e| e.to_string())
 }
 
 fn next(a: &ClaimArgs) -> Result<i32, Fail> {
     let me = reviewer(&a.reviewer)?;
     let mut store = open(&a.store, false)?;
-    let claim = db::claim(&mut store, &a.name, &me, now_ms()).map_err(|e| e.to_string())?;
+    let claim = db::claim(&mut store, &a.name, &me, now_ms()).map_err(fail)?;
     let Some(c) = claim else {
         if a.store.json {
             println!("{}", json!({"item": null}));
@@ -307,7 +343,7 @@ fn next(a: &ClaimArgs) -> Result<i32, Fail> {
         );
     } else {
         println!(
-            "run {} turn {} ({}) — yours for {secs} s: kakeai --replay {} , or `kakeai queue release {} --run {} --turn {}`",
+            "run {} turn {} ({}) — yours for {secs} s: open it with `kakeai --replay {}`, or give it back with `kakeai queue release {} --run {} --turn {}`",
             c.subject, c.turn, c.speaker, c.subject, a.name, c.subject, c.turn
         );
     }
@@ -339,7 +375,7 @@ fn print_pair(store: &Store, comparison: i64, turn: u32) {
 fn judge(a: &JudgeArgs) -> Result<i32, Fail> {
     let me = reviewer(&a.reviewer)?;
     let mut store = open(&a.store, false)?;
-    let q = db::get(store.db(), &a.name).map_err(|e| e.to_string())?;
+    let q = db::get(store.db(), &a.name).map_err(fail)?;
     match (q.spec.comparison, &a.choice, &a.thumb) {
         (Some(c), Some(choice), None) => {
             let choice = annotate::pairwise::Choice::parse(choice)
@@ -350,8 +386,9 @@ fn judge(a: &JudgeArgs) -> Result<i32, Fail> {
             if a.run.is_some_and(|r| r != c) {
                 return Err(format!("queue {} is over comparison {c}", a.name).into());
             }
+            db::may_judge(&mut store, &a.name, &me, (c, a.turn), now_ms()).map_err(fail)?;
             annotate::pairwise::judge(&mut store, c, a.turn, &me, choice, &a.reason)
-                .map_err(|e| e.to_string())?;
+                .map_err(fail)?;
             println!(
                 "{me}: {} on comparison {c} turn {} · saved ✓",
                 choice.as_str(),
@@ -360,9 +397,7 @@ fn judge(a: &JudgeArgs) -> Result<i32, Fail> {
         }
         (None, None, Some(thumb)) => {
             let run = a.run.ok_or("--run is needed in a turn queue")?;
-            if !db::has_item(&mut store, &a.name, (run, a.turn)).map_err(|e| e.to_string())? {
-                return Err(format!("run {run} turn {} is not in queue {}", a.turn, a.name).into());
-            }
+            db::may_judge(&mut store, &a.name, &me, (run, a.turn), now_ms()).map_err(fail)?;
             let up = thumb == "up";
             store
                 .add_action_by(
@@ -375,7 +410,7 @@ fn judge(a: &JudgeArgs) -> Result<i32, Fail> {
                     },
                     Some(&me),
                 )
-                .map_err(|e| e.to_string())?;
+                .map_err(fail)?;
             println!(
                 "{me}: {} on run {run} turn {} · saved ✓",
                 if up { "👍" } else { "👎" },
@@ -391,7 +426,7 @@ fn judge(a: &JudgeArgs) -> Result<i32, Fail> {
 fn release(a: &ReleaseArgs) -> Result<i32, Fail> {
     let me = reviewer(&a.reviewer)?;
     let mut store = open(&a.store, false)?;
-    let held = db::release(&mut store, &a.name, &me, (a.run, a.turn)).map_err(|e| e.to_string())?;
+    let held = db::release(&mut store, &a.name, &me, (a.run, a.turn)).map_err(fail)?;
     if held {
         println!("released run {} turn {}", a.run, a.turn);
         Ok(0)
@@ -406,9 +441,9 @@ fn release(a: &ReleaseArgs) -> Result<i32, Fail> {
 
 fn show(name: &str, a: &StoreArgs) -> Result<String, Fail> {
     let mut store = open(a, false)?;
-    let q = db::get(store.db(), name).map_err(|e| e.to_string())?;
-    let p = db::progress(&mut store, name, now_ms()).map_err(|e| e.to_string())?;
-    let alpha = db::agreement(store.db(), &q).map_err(|e| e.to_string())?;
+    let q = db::get(store.db(), name).map_err(fail)?;
+    let p = db::progress(&mut store, name, now_ms()).map_err(fail)?;
+    let alpha = db::agreement(store.db(), &q).map_err(fail)?;
     if a.json {
         return Ok(
             json!({"name": name, "items": p.items, "done": p.done, "held": p.held,
@@ -427,13 +462,97 @@ fn show(name: &str, a: &StoreArgs) -> Result<String, Fail> {
         p.held
     );
     for (who, n) in &p.per_reviewer {
+        // A name stored before names were checked is printed without its controls.
+        let who = crate::text::sanitize::for_terminal(who).replace(['\n', '\t'], " ");
         t.push_str(&format!("\n  {who}: {n} judged"));
     }
     t.push_str(&format!(
         "\nagreement across reviewers: {}",
         annotate::alpha::describe(alpha)
     ));
+    let split = annotate::adjudicate::disagreements(&mut store, name).map_err(fail)?;
+    if !split.is_empty() {
+        let decided = split.iter().filter(|d| d.gold.is_some()).count();
+        t.push_str(&format!(
+            "\n{} item(s) the reviewers disagree on · {decided} with a gold label (`kakeai queue adjudicate {name}`)",
+            split.len()
+        ));
+    }
     Ok(t)
+}
+
+fn adjudicate(a: &AdjudicateArgs) -> Result<i32, Fail> {
+    use annotate::adjudicate as adj;
+    let mut store = open(&a.store, false)?;
+    let q = db::get(store.db(), &a.name).map_err(fail)?;
+    if let (Some(turn), Some(label)) = (a.turn, &a.label) {
+        let lead = reviewer(&a.reviewer)?;
+        let subject = match (q.spec.comparison, a.run) {
+            (Some(c), None) => c,
+            (_, Some(r)) => r,
+            (None, None) => return Err("--run is needed in a turn queue".into()),
+        };
+        adj::decide(
+            &mut store,
+            &a.name,
+            (subject, turn),
+            label,
+            &a.reason,
+            &lead,
+        )
+        .map_err(fail)?;
+        println!("gold label {label} on {subject} turn {turn} · saved ✓ ({lead})");
+        return Ok(0);
+    }
+    if a.turn.is_some() || a.label.is_some() {
+        return Err("a gold label takes --turn T --label L --reason … (and --run R)".into());
+    }
+    let list = adj::disagreements(&mut store, &a.name).map_err(fail)?;
+    let clean = |t: &str| crate::text::sanitize::for_terminal(t).replace(['\n', '\t'], " ");
+    if a.store.json {
+        let items: Vec<_> = list
+            .iter()
+            .map(|d| {
+                json!({"subject": d.item.0, "turn": d.item.1, "labels": d.labels,
+                       "gold": d.gold.as_ref().map(|g| json!({"label": g.label,
+                           "reason": g.reason, "by": g.by, "at": g.at}))})
+            })
+            .collect();
+        println!("{}", json!({"queue": a.name, "disagreements": items}));
+    } else if list.is_empty() {
+        println!("{}: no item the reviewers disagree on", a.name);
+    }
+    if !a.store.json {
+        for d in &list {
+            let labels: Vec<String> = d
+                .labels
+                .iter()
+                .map(|(who, l)| format!("{}: {l}", clean(who)))
+                .collect();
+            let gold = match &d.gold {
+                Some(g) => format!(
+                    " — gold {} ({}: {})",
+                    g.label,
+                    clean(&g.by),
+                    clean(&g.reason)
+                ),
+                None => format!(
+                    " — decide: kakeai queue adjudicate {} --run {} --turn {} --label {} --reason …",
+                    a.name,
+                    d.item.0,
+                    d.item.1,
+                    annotate::adjudicate::labels(&q).join("|")
+                ),
+            };
+            println!(
+                "{} turn {}: {}{gold}",
+                d.item.0,
+                d.item.1,
+                labels.join(" · ")
+            );
+        }
+    }
+    Ok(if list.is_empty() { 1 } else { 0 })
 }
 
 fn watch(a: &WatchArgs) -> Result<i32, Fail> {

@@ -32,7 +32,15 @@ pub struct ReportArgs {
 }
 
 pub fn run(a: ReportArgs) -> i32 {
-    match write(&a) {
+    // A store that cannot be opened keeps its exit code (3: PostgreSQL cannot be reached).
+    let store = match Store::open_existing(a.db.as_deref(), false) {
+        Ok(s) => s,
+        Err((e, code)) => {
+            eprintln!("kakeai report: {}", crate::text::sanitize::for_terminal(&e));
+            return code;
+        }
+    };
+    match write(&a, &store) {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("kakeai report: {}", crate::text::sanitize::for_terminal(&e));
@@ -41,22 +49,21 @@ pub fn run(a: ReportArgs) -> i32 {
     }
 }
 
-fn write(a: &ReportArgs) -> Result<(), String> {
-    let store = Store::open_existing(a.db.as_deref(), false).map_err(|(e, _)| e)?;
+fn write(a: &ReportArgs, store: &Store) -> Result<(), String> {
     let when = |flag: &str, v: &Option<String>| {
         v.as_deref()
             .map(|s| crate::annotate::parse_when(flag, s).map_err(|e| e.to_string()))
             .transpose()
     };
     let mut page = match (a.run, a.compare) {
-        (Some(r), _) => crate::report::run_report(&store, r).map_err(|e| match e {
+        (Some(r), _) => crate::report::run_report(store, r).map_err(|e| match e {
             StoreError::NoSuchRun(id) => format!("no run with id {id} (see `kakeai runs`)"),
             e => e.to_string(),
         })?,
-        (None, Some(c)) => crate::report::compare_report(&store, c).map_err(|e| e.to_string())?,
+        (None, Some(c)) => crate::report::compare_report(store, c).map_err(|e| e.to_string())?,
         (None, None) if a.since.is_some() || a.until.is_some() => {
             let (since, until) = (when("--since", &a.since)?, when("--until", &a.until)?);
-            crate::report::period_report(&store, since.as_deref(), until.as_deref())
+            crate::report::period_report(store, since.as_deref(), until.as_deref())
                 .map_err(|e| e.to_string())?
         }
         (None, None) => return Err("--run N, --compare ID or --since/--until".into()),

@@ -52,6 +52,7 @@ fn list_pg(
     use crate::store::pg;
     let fail = |e: pg::PgError| (e.to_string(), e.exit_code());
     let db = pg::Pg::connect(url).map_err(fail)?;
+    pg::migrate::known_version(&db).map_err(fail)?;
     let runs = pg::read::runs(&db, args.limit).map_err(fail)?;
     print(args, &runs, db.shown(), out).map_err(|e| (e, 2))
 }

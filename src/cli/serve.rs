@@ -175,10 +175,24 @@ pub fn run(args: ServeArgs) -> i32 {
             .unwrap_or_else(|| ".".into()),
         _ => crate::config::data_dir().unwrap_or_else(|| ".".into()),
     };
-    let (store, ingress) = match open().and_then(|a| Ok((a, open()?))) {
-        Ok((a, b)) => (StoreHandle::spawn(a), StoreHandle::spawn(b)),
+    let (mut first, second) = match open().and_then(|a| Ok((a, open()?))) {
+        Ok(both) => both,
         Err((e, code)) => return fail(code, e),
     };
+    // One PII key per store: an instance whose key file is not the store's would store
+    // digests nobody else can match (refused before it writes one).
+    let key_file = crate::safety::pii::keyfile::key_path()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "the PII key file".into());
+    match crate::safety::pii::installation_key() {
+        Ok(k) => match crate::store::pii_key::check(&mut first, k, &key_file) {
+            Ok(Ok(())) => {}
+            Ok(Err(why)) => return fail(2, why),
+            Err(e) => return fail(e.exit_code(), format!("checking the PII key: {e}")),
+        },
+        Err(e) => return fail(2, e.to_string()),
+    }
+    let (store, ingress) = (StoreHandle::spawn(first), StoreHandle::spawn(second));
     let api = match crate::serve::line_api::LineApi::new(&cfg.api_base, token, cfg.line_api.clone())
     {
         Ok(a) => a,
@@ -211,6 +225,7 @@ pub fn run(args: ServeArgs) -> i32 {
         metrics: Arc::new(metrics::Metrics::default()),
         log: Arc::new(crate::serve::oplog::OpLog::in_dir(&log_dir)),
         line_health: Arc::new(crate::serve::ready::LineHealth::default()),
+        store_health: Arc::new(crate::serve::ready::StoreHealth::default()),
         work: Some(work.handle().clone()),
         lease: crate::serve::lease::Lease::new(lease_seconds),
     });
@@ -220,7 +235,7 @@ pub fn run(args: ServeArgs) -> i32 {
     rt.block_on(async move {
         let listener = match tokio::net::TcpListener::bind(&listen).await {
             Ok(l) => l,
-            Err(e) => return fail(3, format!("cannot listen on {listen}: {e}")),
+            Err(e) => return bind_failed("listen", "--listen", &listen, &e),
         };
         let addr = listener
             .local_addr()
@@ -249,7 +264,9 @@ pub fn run(args: ServeArgs) -> i32 {
         } else {
             match tokio::net::TcpListener::bind(&metrics_listen).await {
                 Ok(l) => Some(l),
-                Err(e) => return fail(3, format!("cannot listen on {metrics_listen}: {e}")),
+                Err(e) => {
+                    return bind_failed("metrics_listen", "--metrics-listen", &metrics_listen, &e);
+                }
             }
         };
         eprintln!(
@@ -404,4 +421,24 @@ fn status(url: Option<&str>, config: Option<&std::path::Path>) -> i32 {
             }
         }
     })
+}
+
+/// A listener that could not be had, naming the setting: an address another process holds is a
+/// setting to change (exit 2, which the systemd unit does not restart on — two instances on the
+/// default `metrics_listen` would otherwise loop), anything else exit 3.
+fn bind_failed(key: &str, flag: &str, addr: &str, e: &std::io::Error) -> i32 {
+    if e.kind() == std::io::ErrorKind::AddrInUse {
+        eprintln!(
+            "kakeai serve: cannot listen on {addr} ({key}): another process (another instance?) \
+             has it — give each instance its own `{key}` in its --config, or {flag} ADDR{}",
+            if key == "metrics_listen" {
+                " (\"\" turns /metrics and /healthz off)"
+            } else {
+                ""
+            }
+        );
+        return 2;
+    }
+    eprintln!("kakeai serve: cannot listen on {addr} ({key}): {e}");
+    3
 }

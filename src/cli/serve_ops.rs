@@ -45,40 +45,52 @@ pub fn forget(id: &str, db: Option<&Path>) -> i32 {
 }
 
 /// Deletes (in one transaction) what the store holds about chat `id`; the counts per table.
+/// On either engine.
 pub fn forget_in(
     store: &mut Store,
     id: &str,
 ) -> Result<Vec<(&'static str, usize)>, crate::store::StoreError> {
     let conv = crate::serve::pipeline::conversation(id);
-    store.write(|tx| {
+    store.transact(|tx| {
         let drafts = tx.execute(
             "DELETE FROM counterfactual_drafts WHERE dropout_id IN
                (SELECT message_id FROM conversation_messages WHERE conversation_id = ?1)",
-            [&conv],
+            crate::p![conv],
         )?;
         let log = tx.execute(
             "DELETE FROM conversation_messages WHERE conversation_id = ?1",
-            [&conv],
+            crate::p![conv],
         )?;
         let usage = tx.execute(
             "UPDATE prowrestling_usage_log SET user_message = NULL, user_id = NULL,
                conversation_id = NULL WHERE conversation_id = ?1",
-            [&conv],
+            crate::p![conv],
         )?;
         tx.execute(
             "DELETE FROM conversations WHERE conversation_id = ?1",
-            [&conv],
+            crate::p![conv],
         )?;
         // A person's lines inside groups and rooms (and her replies to them) go too.
         let in_groups = tx.execute(
             "DELETE FROM line_messages WHERE reply_to IN
                (SELECT id FROM line_messages WHERE speaker = ?1)",
-            [id],
-        )? + tx.execute("DELETE FROM line_messages WHERE speaker = ?1", [id])?;
-        let messages =
-            tx.execute("DELETE FROM line_messages WHERE channel_id = ?1", [id])? + in_groups;
-        let events = tx.execute("DELETE FROM line_events WHERE channel_id = ?1", [id])?;
-        let caches = tx.execute("DELETE FROM judgment_caches WHERE channel_id = ?1", [id])?;
+            crate::p![id],
+        )? + tx.execute(
+            "DELETE FROM line_messages WHERE speaker = ?1",
+            crate::p![id],
+        )?;
+        let messages = tx.execute(
+            "DELETE FROM line_messages WHERE channel_id = ?1",
+            crate::p![id],
+        )? + in_groups;
+        let events = tx.execute(
+            "DELETE FROM line_events WHERE channel_id = ?1",
+            crate::p![id],
+        )?;
+        let caches = tx.execute(
+            "DELETE FROM judgment_caches WHERE channel_id = ?1",
+            crate::p![id],
+        )?;
         Ok(vec![
             ("LINE messages (theirs and her replies)", messages),
             ("webhook events", events),

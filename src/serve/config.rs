@@ -112,6 +112,8 @@ pub struct ServeConfig {
     pub drain_seconds: f64,
     /// How long an instance holds a message it is answering (see serve.toml).
     pub lease_seconds: f64,
+    /// `/healthz` fails once the store has been unreachable this long (see serve.toml).
+    pub store_down_seconds: f64,
     pub http: HttpConfig,
     pub line_api: LineApiConfig,
     pub response: ResponseConfig,
@@ -185,6 +187,7 @@ impl ServeConfig {
             self.answer_budget_seconds,
             self.drain_seconds,
             self.lease_seconds,
+            self.store_down_seconds,
             h.header_timeout_seconds,
             h.body_timeout_seconds,
             h.max_connection_seconds,
@@ -195,7 +198,7 @@ impl ServeConfig {
             || h.max_body_bytes == 0
             || h.max_connections == 0
         {
-            return Err("answer_budget_seconds, drain_seconds, lease_seconds and every [http] limit must be positive (seconds at most a day)".into());
+            return Err("answer_budget_seconds, drain_seconds, lease_seconds, store_down_seconds and every [http] limit must be positive (seconds at most a day)".into());
         }
         let p = self.pii.llm_seconds;
         if !p.is_finite() || p <= 0.0 || p > 86_400.0 {

@@ -96,6 +96,27 @@ pub fn take_over(
         }
         Ok(rows)
     })?;
+    as_taken(store, rows)
+}
+
+/// The messages this instance holds and has not settled (to find those no worker has: see
+/// `worker::hold`).
+pub fn held_here(store: &mut Store, lease: &Lease) -> Result<Vec<Taken>, StoreError> {
+    let rows: Vec<(i64, String, String)> = store.db().query_map(
+        &format!(
+            "SELECT id, channel_id, state FROM line_messages
+              WHERE role = 'user' AND state IN {HELD_STATES} AND lease_owner = ?1
+              ORDER BY id LIMIT 500"
+        ),
+        p![lease.owner],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )?;
+    as_taken(store, rows)
+}
+
+/// Held rows (id, channel, state) as work: a line left `sending` is delivered again, the rest
+/// answered.
+fn as_taken(store: &mut Store, rows: Vec<(i64, String, String)>) -> Result<Vec<Taken>, StoreError> {
     if rows.is_empty() {
         return Ok(Vec::new());
     }

@@ -56,6 +56,8 @@ pub struct Services {
     pub log: Arc<oplog::OpLog>,
     /// The LINE API as the last send found it (for /readyz).
     pub line_health: Arc<ready::LineHealth>,
+    /// The store as this instance's calls find it (for /healthz and the log).
+    pub store_health: Arc<ready::StoreHealth>,
     /// The runtime the pipeline (workers, checker) runs on, apart from the one answering HTTP,
     /// so acknowledgements never queue behind answers; None: the current runtime.
     pub work: Option<tokio::runtime::Handle>,

@@ -49,7 +49,7 @@ pub async fn run(
     };
     let app = Router::new()
         .route(&svc.cfg.webhook_path, post(webhook))
-        .route("/healthz", get(|| async { "ok\n" }))
+        .route("/healthz", get(healthz))
         .with_state(state.clone());
     let h = &svc.cfg.http;
     let limits = super::listen::Limits {
@@ -63,7 +63,7 @@ pub async fn run(
         let app = Router::new()
             .route("/metrics", get(metrics))
             .route("/readyz", get(readyz))
-            .route("/healthz", get(|| async { "ok\n" }))
+            .route("/healthz", get(healthz))
             .with_state(state);
         let mut stop = stop_rx.clone();
         let small = super::listen::Limits {
@@ -125,6 +125,16 @@ async fn readyz(State(st): State<AppState>) -> impl IntoResponse {
         [("content-type", "application/json")],
         body.to_string(),
     )
+}
+
+/// Liveness (`serve::ready::health`): 200, or 503 once the store has been unreachable for
+/// longer than `store_down_seconds`.
+async fn healthz(State(st): State<AppState>) -> impl IntoResponse {
+    let bound = secs(st.svc.cfg.store_down_seconds);
+    match super::ready::health(&st.svc.store_health, bound) {
+        None => (StatusCode::OK, "ok\n".to_string()),
+        Some(why) => (StatusCode::SERVICE_UNAVAILABLE, why),
+    }
 }
 
 fn secs(s: f64) -> std::time::Duration {

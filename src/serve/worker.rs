@@ -46,6 +46,10 @@ pub struct Dispatcher {
     lanes: Arc<std::sync::Mutex<Lanes>>,
     busy: Arc<Semaphore>,
     stopping: Arc<AtomicBool>,
+    /// Jobs a store outage interrupted, sent again when it is back.
+    parked: Arc<std::sync::Mutex<Vec<Job>>>,
+    /// Messages a lane has (queued or being answered, or parked).
+    inflight: Arc<std::sync::Mutex<std::collections::HashSet<i64>>>,
 }
 
 impl Dispatcher {
@@ -56,6 +60,9 @@ impl Dispatcher {
         // Shutting down: the row stays queued and is resumed on the next start.
         if !l.open {
             return;
+        }
+        if let Ok(mut f) = self.inflight.lock() {
+            f.insert(job.id);
         }
         let job = match l.chats.get(&job.channel) {
             Some(tx) => match tx.send(job) {
@@ -100,9 +107,36 @@ impl Dispatcher {
             let Ok(_permit) = self.busy.acquire().await else {
                 return;
             };
-            if let Err(e) = process(&self.svc, job).await {
+            let again = Job {
+                id: job.id,
+                channel: job.channel.clone(),
+                reply_token: job.reply_token.clone(),
+                quote_token: job.quote_token.clone(),
+                received: job.received,
+                resend: job.resend.clone(),
+            };
+            let id = job.id;
+            let done = process(&self.svc, job).await;
+            if done.is_ok()
+                && let Ok(mut f) = self.inflight.lock()
+            {
+                f.remove(&id);
+            }
+            if let Err(e) = done {
                 inc(&self.svc.metrics.pipeline_errors);
-                eprintln!("kakeai serve: event not processed: {e}");
+                // A store failure (the connection lost mid-answer, even if it is back by the
+                // time we ask) or a store that does not answer now.
+                let lost = crate::store::sql::lost_connection(&e);
+                if self.store_away().await || lost {
+                    // The store went away mid-answer: the message stays held and queued, and
+                    // is answered again once the store is back (`hold`).
+                    self.park(again);
+                } else {
+                    if let Ok(mut f) = self.inflight.lock() {
+                        f.remove(&id);
+                    }
+                    eprintln!("kakeai serve: event not processed: {e}");
+                }
             }
         }
     }
@@ -127,6 +161,47 @@ impl Dispatcher {
             .is_ok()
     }
 
+    /// Whether the store answers now (a failure is noted in the store's health).
+    async fn store_away(&self) -> bool {
+        let r = self
+            .svc
+            .store
+            .call(|s| Ok(s.db().one::<i64>("SELECT 1", crate::p![])?))
+            .await
+            .map(|_| ())
+            .map_err(|e| e.to_string());
+        let away = r.is_err();
+        if let Some(line) = self.svc.store_health.record(r) {
+            self.svc.log.write("store", &line);
+        }
+        away
+    }
+
+    /// Keeps a job a store outage interrupted, for [`Dispatcher::unpark`].
+    fn park(&self, job: Job) {
+        if let Ok(mut p) = self.parked.lock() {
+            p.push(job);
+        }
+    }
+
+    /// Sends every parked job again (the store is back); how many.
+    pub fn unpark(&self) -> usize {
+        let jobs = match self.parked.lock() {
+            Ok(mut p) => std::mem::take(&mut *p),
+            Err(_) => return 0,
+        };
+        let n = jobs.len();
+        for j in jobs {
+            self.send(j);
+        }
+        n
+    }
+
+    /// Whether a lane has message `id` (queued, being answered or parked).
+    pub fn has(&self, id: i64) -> bool {
+        self.inflight.lock().is_ok_and(|f| f.contains(&id))
+    }
+
     pub fn stopping(&self) -> Arc<AtomicBool> {
         self.stopping.clone()
     }
@@ -142,6 +217,8 @@ pub fn start(svc: Arc<Services>) -> Dispatcher {
             tasks: Vec::new(),
         })),
         stopping: Arc::new(AtomicBool::new(false)),
+        parked: Arc::new(std::sync::Mutex::new(Vec::new())),
+        inflight: Arc::default(),
     }
 }
 
@@ -161,6 +238,7 @@ pub async fn resume(svc: &Services, jobs: &Dispatcher) {
 /// messages of instances whose holds lapsed (see `lease`).
 pub async fn hold(svc: Arc<Services>, jobs: Dispatcher) {
     let every = Duration::from_millis((svc.lease.ms / 3).max(50) as u64);
+    let mut unattended = HashMap::new();
     loop {
         tokio::time::sleep(every).await;
         if jobs.stopping().load(Ordering::SeqCst) {
@@ -175,6 +253,20 @@ pub async fn hold(svc: Arc<Services>, jobs: Dispatcher) {
                 lease::take_over(s, &lease, now, false, 500)
             })
             .await;
+        let seen = r.as_ref().map(|_| ()).map_err(|e| e.to_string());
+        if let Some(line) = svc.store_health.record(seen) {
+            svc.log.write("store", &line);
+        }
+        if r.is_ok() {
+            let n = jobs.unpark();
+            if n > 0 {
+                svc.log.write(
+                    "resume",
+                    &format!("{n} message(s) a store outage interrupted, answered again"),
+                );
+            }
+            unattended = orphans(&svc, &jobs, unattended).await;
+        }
         match r {
             Ok(taken) if !taken.is_empty() => {
                 svc.log.write(
@@ -186,10 +278,67 @@ pub async fn hold(svc: Arc<Services>, jobs: Dispatcher) {
                 );
                 dispatch(&jobs, taken);
             }
-            Ok(_) => {}
-            Err(e) => eprintln!("kakeai serve: holds not renewed: {e}"),
+            // Said once per outage (above), not once per renewal.
+            Ok(_) | Err(_) => {}
         }
     }
+}
+
+/// Messages this instance holds that no lane has — an acknowledgement whose commit was only
+/// learned after the connection came back, a failure that did not look like an outage — are
+/// answered again once seen unattended at two renewals in a row (so one just acknowledged and
+/// about to be handed to a lane is never taken for one); at most three times each, then the log
+/// says it stays unanswered. `seen`: per message, how many renewals in a row found it
+/// unattended.
+async fn orphans(
+    svc: &Arc<Services>,
+    jobs: &Dispatcher,
+    seen: HashMap<i64, u32>,
+) -> HashMap<i64, u32> {
+    let lease = svc.lease.clone();
+    let Ok(held) = svc.store.call(move |s| lease::held_here(s, &lease)).await else {
+        return seen;
+    };
+    let id = |t: &lease::Taken| match t {
+        lease::Taken::Queued { id, .. } => *id,
+        lease::Taken::Sending(r) => r.reply_to,
+    };
+    let mut now = HashMap::new();
+    let mut again = Vec::new();
+    for t in held {
+        let before = seen.get(&id(&t)).copied().unwrap_or(0);
+        if jobs.has(id(&t)) {
+            // With a lane now: its count is kept (never reset, so never answered endlessly).
+            if before > 0 {
+                now.insert(id(&t), before);
+            }
+            continue;
+        }
+        let n = before + 1;
+        now.insert(id(&t), n);
+        match n {
+            2 | 5 | 8 => again.push(t),
+            9 => svc.log.write(
+                "resume",
+                &format!(
+                    "message {} stays unanswered (held here; answered again 3 times)",
+                    id(&t)
+                ),
+            ),
+            _ => {}
+        }
+    }
+    if !again.is_empty() {
+        svc.log.write(
+            "resume",
+            &format!(
+                "{} message(s) held here and unanswered, answered again",
+                again.len()
+            ),
+        );
+        dispatch(jobs, again);
+    }
+    now
 }
 
 fn dispatch(jobs: &Dispatcher, taken: Vec<lease::Taken>) {

@@ -24,6 +24,8 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (14, include_str!("migrations/014_pii_check.sql")),
     (15, include_str!("migrations/015_line_lease.sql")),
     (16, include_str!("migrations/016_notify.sql")),
+    (17, include_str!("migrations/017_pii_key_check.sql")),
+    (18, include_str!("migrations/018_gold_labels.sql")),
 ];
 
 /// Steps SQL cannot express, run after version N's SQL in the same transaction.

@@ -27,6 +27,7 @@ pub mod duotalk;
 pub mod export;
 mod migrate;
 pub mod pg;
+pub mod pii_key;
 mod private;
 mod read;
 mod recover;
@@ -242,7 +243,10 @@ impl Store {
             target::Target::Postgres(url) => Store::open_pg(&url).map_err(|e| match e {
                 // Connection and migration errors name the URL already.
                 StoreError::Pg(p) => (p.to_string(), p.exit_code()),
-                StoreError::Db(d @ sql::DbError::Connect(_)) => (d.to_string(), 3),
+                StoreError::Db(d) if d.is_unreachable() => (d.to_string(), 3),
+                StoreError::Db(d) if d.is_refused_write() => {
+                    (format!("{}: {d} (a read-only role?)", url.shown()), 4)
+                }
                 e => (format!("{}: {e}", url.shown()), 2),
             }),
         }
@@ -549,11 +553,13 @@ impl Store {
 
 impl StoreError {
     /// The exit code of a command that could not open or use its store: 3 when a PostgreSQL
-    /// server cannot be reached or used at all, 2 otherwise.
+    /// server cannot be reached or used at all, 4 when it refused a write (a read-only role),
+    /// 2 otherwise.
     pub fn exit_code(&self) -> i32 {
         match self {
             StoreError::Pg(e) => e.exit_code(),
-            StoreError::Db(sql::DbError::Connect(_)) => 3,
+            StoreError::Db(e) if e.is_unreachable() => 3,
+            StoreError::Db(e) if e.is_refused_write() => 4,
             _ => 2,
         }
     }

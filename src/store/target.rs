@@ -59,24 +59,34 @@ pub fn classify(p: &Path) -> Result<Target, String> {
         ));
     }
     let shown = mask(s);
-    url::Url::parse(s).map_err(|e| format!("--db {shown}: not a valid PostgreSQL URL ({e})"))?;
+    url::Url::parse(s).map_err(|e| {
+        format!(
+            "--db {shown}: not a valid PostgreSQL URL ({e}); if the password holds @ : / ? # or %, \
+             percent-encode them (@ is %40, : is %3A, / is %2F), or leave the password out of the \
+             URL and use PGPASSWORD or a pgpass file"
+        )
+    })?;
     Ok(Target::Postgres(PgUrl {
         raw: s.to_string(),
         shown,
     }))
 }
 
-/// `s` with any password (`user:secret@`, `password=secret`) replaced by `***`.
+/// `s` with any password (`user:secret@`, `password=secret`) replaced by `***`. The user
+/// information ends at the **last** `@` (an unencoded password may hold `@`, `/`, `?` or `#`, so
+/// the URL's own rules cannot say where it ends): hiding too much is safe, showing a piece of
+/// a password is not.
 pub fn mask(s: &str) -> String {
     let mut out = s.to_string();
-    if let Some((head, rest)) = s.split_once("://") {
-        let auth_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-        let auth = &rest[..auth_end];
-        if let Some(at) = auth.rfind('@') {
-            let userinfo = &auth[..at];
-            if let Some((user, _)) = userinfo.split_once(':') {
-                out = format!("{head}://{user}:***@{}", &rest[at + 1..]);
-            }
+    if let Some((head, rest)) = s.split_once("://")
+        && let Some(at) = rest.rfind('@')
+    {
+        let userinfo = &rest[..at];
+        if let Some((user, _)) = userinfo.split_once(':') {
+            out = format!("{head}://{user}:***@{}", &rest[at + 1..]);
+        } else if userinfo.contains(['/', '?', '#']) {
+            // No colon, but not a plain user name either: nothing before the @ is shown.
+            out = format!("{head}://***@{}", &rest[at + 1..]);
         }
     }
     mask_param(&out)
@@ -145,6 +155,34 @@ mod tests {
                     assert_eq!(u.raw(), url);
                 }
                 t => panic!("{url}: {t:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn no_piece_of_an_unencoded_password_is_ever_shown() {
+        // Generated variants: a password with every character that breaks a URL, in turn.
+        let secret_parts = ["p", "ss", "w", "rd", "x9"];
+        for sep in ["@", ":", "/", "?", "#", "%", "@:/"] {
+            let password = secret_parts.join(sep);
+            for url in [
+                format!("postgresql://odd:{password}@db.example:5432/kakeai"),
+                format!("postgres://odd:{password}@localhost/k?sslmode=require"),
+            ] {
+                let shown = match classify(Path::new(&url)) {
+                    Ok(Target::Postgres(u)) => u.shown().to_string(),
+                    Ok(t) => panic!("{url}: {t:?}"),
+                    Err(e) => {
+                        assert!(e.contains("percent-encode"), "{e}");
+                        e
+                    }
+                };
+                for part in secret_parts {
+                    let leaked = shown
+                        .split(|c: char| !c.is_ascii_alphanumeric())
+                        .any(|w| w == part);
+                    assert!(!leaked, "{url} shows {part:?}: {shown}");
+                }
             }
         }
     }

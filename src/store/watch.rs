@@ -8,7 +8,9 @@
 //! sends `NOTIFY kakeai_changes` (migration 016's triggers), delivered when its transaction
 //! commits — never for a rolled-back one, and never for reads or for another database of the
 //! same server. A poll drains what arrived and, when nothing did, asks `SELECT 1` so a lost
-//! connection is an error rather than silence.
+//! connection is an error rather than silence. A lost connection is made again at a later poll
+//! (LISTEN issued again), and that poll counts as a change: whatever was committed while the
+//! watcher was away is read again.
 
 use std::path::Path;
 
@@ -24,6 +26,8 @@ pub const CHANNEL: &str = "kakeai_changes";
 pub struct Watch {
     conn: Watched,
     last: String,
+    /// PostgreSQL: the connection's returns after a loss seen so far.
+    returns: u64,
 }
 
 enum Watched {
@@ -56,12 +60,16 @@ impl Watch {
             super::target::Target::File(p) => Watched::Sqlite(read_only(&p)?),
             super::target::Target::Postgres(url) => {
                 let c = super::sql::PgConn::connect(&url)?;
-                c.batch(&format!("LISTEN {CHANNEL}"))?;
+                c.listen(CHANNEL)?;
                 Watched::Pg(c)
             }
         };
         let last = version(&conn)?;
-        Ok(Watch { conn, last })
+        Ok(Watch {
+            conn,
+            last,
+            returns: 0,
+        })
     }
 
     /// True once per batch of commits made elsewhere since the last call.
@@ -71,6 +79,13 @@ impl Watch {
                 return Ok(true);
             }
             c.batch("SELECT 1")?;
+            // Back after a loss (LISTEN issued again): what others committed meanwhile sent no
+            // notice here, so it counts as a change — read everything again.
+            if c.reconnects() != self.returns {
+                self.returns = c.reconnects();
+                let _ = c.notices();
+                return Ok(true);
+            }
             // A notice that arrived while we asked counts now, not at the next poll.
             return Ok(!c.notices().is_empty());
         }

@@ -12,6 +12,8 @@ pub struct PgCluster {
     bin: PathBuf,
     as_postgres: bool,
     pub port: u16,
+    /// The server's options (`pg_ctl -o`), for starting it again.
+    opts: String,
 }
 
 /// The directory holding initdb and pg_ctl: `KAKEAI_PG_BIN`, else the newest
@@ -77,11 +79,16 @@ impl PgCluster {
             assert!(ok, "chown the cluster directory to postgres");
         }
         let port = free_port();
+        let opts = format!(
+            "-k {} -p {port} -c listen_addresses='' -c fsync=off",
+            dir.path().display()
+        );
         let c = PgCluster {
             dir,
             bin,
             as_postgres,
             port,
+            opts,
         };
         let data = c.data();
         c.run(
@@ -98,24 +105,94 @@ impl PgCluster {
                 "--locale=C",
             ],
         );
-        let opts = format!(
-            "-k {} -p {port} -c listen_addresses='' -c fsync=off",
-            c.dir.path().display()
-        );
-        c.run(
+        c.start_again();
+        Some(c)
+    }
+
+    /// Starts the (stopped or killed) server again and waits until it accepts connections.
+    pub fn start_again(&self) {
+        let data = self.data();
+        let log = self.dir.path().join("log");
+        let args = [
+            "-D",
+            data.to_str().expect("utf-8 path"),
+            "-o",
+            &self.opts,
+            "-l",
+            log.to_str().expect("utf-8 path"),
+            "-w",
+            "start",
+        ];
+        if let Err(e) = self.try_run("pg_ctl", &args) {
+            let log = std::fs::read_to_string(&log).unwrap_or_default();
+            let tail: Vec<&str> = log.lines().rev().take(15).collect();
+            panic!(
+                "{e}\nserver log (last lines, newest first):\n{}",
+                tail.join("\n")
+            );
+        }
+    }
+
+    /// `pg_ctl stop -m fast`: sessions are ended, the server shuts down cleanly.
+    pub fn stop(&self) {
+        let data = self.data();
+        self.run(
             "pg_ctl",
             &[
                 "-D",
                 data.to_str().expect("utf-8 path"),
-                "-o",
-                &opts,
-                "-l",
-                c.dir.path().join("log").to_str().expect("utf-8 path"),
+                "-m",
+                "fast",
                 "-w",
-                "start",
+                "stop",
             ],
         );
-        Some(c)
+    }
+
+    /// `kill -9` of the postmaster, then waits until it and every server process are gone (a
+    /// crash: no shutdown, recovery on the next start).
+    pub fn kill9(&self) {
+        let pidfile =
+            std::fs::read_to_string(self.data().join("postmaster.pid")).expect("pid file");
+        let pid: i32 = pidfile
+            .lines()
+            .next()
+            .and_then(|l| l.trim().parse().ok())
+            .expect("pid");
+        // Its children (known now: none is forked once it is dead) notice its death and exit;
+        // the shared memory goes with the last of them.
+        let children: Vec<i32> = Command::new("pgrep")
+            .args(["-P", &pid.to_string()])
+            .output()
+            .map(|o| {
+                String::from_utf8_lossy(&o.stdout)
+                    .lines()
+                    .filter_map(|l| l.trim().parse().ok())
+                    .collect()
+            })
+            .unwrap_or_default();
+        // SAFETY: kill with the pid read from the server's own pid file.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while std::time::Instant::now() < deadline {
+            // Gone, or a zombie nobody reaped (its resources are freed).
+            let alive = |p: i32| {
+                std::fs::read_to_string(format!("/proc/{p}/stat"))
+                    .ok()
+                    .and_then(|s| s.rsplit_once(") ").map(|(_, r)| !r.starts_with('Z')))
+                    .unwrap_or(false)
+            };
+            if !alive(pid) && !children.iter().any(|c| alive(*c)) {
+                // A zombie nobody reaps still answers kill(pid, 0), and the server would take
+                // it for a live postmaster: the stale lock file goes, as after a reboot.
+                let _ = std::fs::remove_file(self.data().join("postmaster.pid"));
+                let lock = format!(".s.PGSQL.{}.lock", self.port);
+                let _ = std::fs::remove_file(self.socket_dir().join(lock));
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("the killed server's processes did not exit");
     }
 
     fn data(&self) -> PathBuf {
@@ -128,6 +205,12 @@ impl PgCluster {
     }
 
     fn run(&self, tool: &str, args: &[&str]) {
+        if let Err(e) = self.try_run(tool, args) {
+            panic!("{e}");
+        }
+    }
+
+    fn try_run(&self, tool: &str, args: &[&str]) -> Result<(), String> {
         let exe = self.bin.join(tool);
         let out = if self.as_postgres {
             Command::new("runuser")
@@ -139,12 +222,14 @@ impl PgCluster {
             Command::new(&exe).args(args).output()
         }
         .unwrap_or_else(|e| panic!("{tool}: {e}"));
-        assert!(
-            out.status.success(),
+        if out.status.success() {
+            return Ok(());
+        }
+        Err(format!(
             "{tool} failed: {}{}",
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
-        );
+        ))
     }
 
     /// A URL for a new, empty database `name` (created here).

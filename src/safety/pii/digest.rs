@@ -16,6 +16,7 @@ pub const KEY_LEN: usize = 32;
 
 const MESSAGE_LABEL: &[u8] = b"kakeai/pii/message\0";
 const PSEUDONYM_LABEL: &[u8] = b"kakeai/pii/pseudonym\0";
+const CHECK_LABEL: &[u8] = b"kakeai/pii/key-check\0";
 
 /// The prefix of a pseudonym: `id-` and 16 hex digits.
 pub const PSEUDONYM_PREFIX: &str = "id-";
@@ -52,6 +53,12 @@ impl DigestKey {
     /// `sha256_hex`.
     pub fn message_digest_of_sha256(&self, sha256_hex: &str) -> String {
         self.hmac(&[MESSAGE_LABEL, sha256_hex.as_bytes()])
+    }
+
+    /// What a store keeps to tell this key from another (`store::pii_key`): a keyed value of
+    /// a fixed label, which says nothing about the key itself.
+    pub fn check_value(&self) -> String {
+        self.hmac(&[CHECK_LABEL])
     }
 
     /// The stored digest of an original message.

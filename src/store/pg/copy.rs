@@ -424,7 +424,17 @@ pub fn sqlite_to_pg(
     progress: Progress<'_>,
 ) -> Result<CopyReport, PgError> {
     let source = crate::store::status::status(from).map_err(|e| PgError::Other(e.to_string()))?;
-    if !source.pending.is_empty() || source.too_new {
+    if source.too_new {
+        return Err(PgError::Other(
+            crate::store::StoreError::TooNew {
+                path: from.to_path_buf(),
+                found: source.schema_version,
+                supported: migrate::latest(),
+            }
+            .to_string(),
+        ));
+    }
+    if !source.pending.is_empty() {
         return Err(PgError::Other(format!(
             "{}: schema version {} — run `kakeai db migrate --db {}` first (this kakeai copies version {})",
             from.display(),
@@ -619,7 +629,7 @@ pub fn pg_to_sqlite(
     stop_after: Option<usize>,
     progress: Progress<'_>,
 ) -> Result<CopyReport, PgError> {
-    let version = migrate::version(from)?;
+    let version = migrate::known_version(from)?;
     if version != migrate::latest() {
         return Err(PgError::Other(format!(
             "{}: schema version {version} — run `kakeai db migrate --db …` on it first (this kakeai copies version {})",

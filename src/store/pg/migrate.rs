@@ -23,6 +23,8 @@ pub const MIGRATIONS: &[(i64, &str)] = &[
     (14, include_str!("../migrations_pg/014_pii_check.sql")),
     (15, include_str!("../migrations_pg/015_line_lease.sql")),
     (16, include_str!("../migrations_pg/016_notify.sql")),
+    (17, include_str!("../migrations_pg/017_pii_key_check.sql")),
+    (18, include_str!("../migrations_pg/018_gold_labels.sql")),
 ];
 
 /// Any constant key: kakeai's migrations hold this advisory lock while they run.
@@ -47,6 +49,21 @@ pub fn version(pg: &Pg) -> Result<i64, PgError> {
             .await?;
         Ok(row.get::<_, i64>(0))
     })
+}
+
+/// The schema version, refusing a database from a newer kakeai ([`PgError::TooNew`], as
+/// `migrate` and every command that opens a store refuse it): for the commands that read
+/// without migrating (`runs`, `db copy`).
+pub fn known_version(pg: &Pg) -> Result<i64, PgError> {
+    let found = version(pg)?;
+    if found > latest() {
+        return Err(PgError::TooNew {
+            url: pg.shown().to_string(),
+            found,
+            supported: latest(),
+        });
+    }
+    Ok(found)
 }
 
 /// Brings the database up to [`latest`]: (version before, version after). A database from a

@@ -12,6 +12,8 @@ pub mod migrate;
 pub mod read;
 pub mod status;
 
+use std::time::Duration;
+
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use tokio_postgres::config::SslMode;
 
@@ -45,6 +47,8 @@ pub struct Pg {
     rt: tokio::runtime::Runtime,
     pool: Pool,
     shown: String,
+    /// The connect timeout: how long getting a connection may take.
+    wait: Duration,
 }
 
 impl PgError {
@@ -67,12 +71,15 @@ impl Pg {
             message,
         };
         let config = config(url.raw()).map_err(&fail)?;
+        let wait = connect_timeout(&config);
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|e| fail(e.to_string()))?;
         let mgr_config = ManagerConfig {
-            recycling_method: RecyclingMethod::Fast,
+            // A pooled client is checked (an empty query) before it is handed out, and a
+            // broken one discarded: after a server restart the pool connects anew.
+            recycling_method: RecyclingMethod::Verified,
         };
         let mgr = match config.get_ssl_mode() {
             SslMode::Disable => Manager::from_config(config, tokio_postgres::NoTls, mgr_config),
@@ -83,7 +90,12 @@ impl Pg {
             .runtime(deadpool_postgres::Runtime::Tokio1)
             .build()
             .map_err(|e| fail(e.to_string()))?;
-        let pg = Pg { rt, pool, shown };
+        let pg = Pg {
+            rt,
+            pool,
+            shown,
+            wait,
+        };
         pg.block(async |c| c.simple_query("SELECT 1").await.map(|_| ()))
             .map_err(|e| match e {
                 PgError::Sql { url, source } => PgError::Connect {
@@ -106,10 +118,14 @@ impl Pg {
         f: impl AsyncFnOnce(&mut deadpool_postgres::Client) -> Result<T, tokio_postgres::Error>,
     ) -> Result<T, PgError> {
         self.rt.block_on(async {
-            let mut client = self.pool.get().await.map_err(|e| PgError::Connect {
+            let fail = |message| PgError::Connect {
                 url: self.shown.clone(),
-                message: pool_error(e),
-            })?;
+                message,
+            };
+            let mut client = match tokio::time::timeout(self.wait, self.pool.get()).await {
+                Ok(r) => r.map_err(|e| fail(pool_error(e)))?,
+                Err(_) => return Err(fail(no_answer(self.wait))),
+            };
             f(&mut client).await.map_err(|e| self.sql(e))
         })
     }
@@ -181,10 +197,7 @@ pub fn config(raw: &str) -> Result<tokio_postgres::Config, String> {
     let mut c: tokio_postgres::Config = libpq_overrides(raw)
         .parse()
         .map_err(|e: tokio_postgres::Error| format!("not a valid PostgreSQL URL ({e})"))?;
-    // libpq waits for ever by default; a store that does not answer is an error to show.
-    if c.get_connect_timeout().is_none() {
-        c.connect_timeout(std::time::Duration::from_secs(10));
-    }
+    limits(&mut c);
     if c.get_user().is_none() {
         let user = std::env::var("PGUSER")
             .ok()
@@ -200,6 +213,97 @@ pub fn config(raw: &str) -> Result<tokio_postgres::Config, String> {
         }
     }
     Ok(c)
+}
+
+/// How long a connection may take to come up when neither the URL's `connect_timeout` nor
+/// `PGCONNECT_TIMEOUT` says (libpq would wait for ever; a store that does not answer is an
+/// error to show).
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// The server cancels a statement running longer than this unless the URL's
+/// `options=-c statement_timeout=…` says otherwise.
+pub const STATEMENT_TIMEOUT_MS: u64 = 60_000;
+
+/// The bounds that keep a silent or vanished server from hanging a command: the connect
+/// timeout (the URL's `connect_timeout`, else `PGCONNECT_TIMEOUT`, else [`CONNECT_TIMEOUT`];
+/// at least 2 s, as libpq), bounding the whole start-up — the driver bounds only the TCP
+/// connect, [`connect_within`] the rest; TCP keepalives after 30 s idle and a 30 s TCP user
+/// timeout (a peer that stopped acknowledging); the server's `statement_timeout`.
+fn limits(c: &mut tokio_postgres::Config) {
+    let from_env = std::env::var("PGCONNECT_TIMEOUT")
+        .ok()
+        .and_then(|v| v.trim().parse::<i64>().ok())
+        .filter(|s| *s > 0)
+        .map(|s| Duration::from_secs(s as u64));
+    let t = c
+        .get_connect_timeout()
+        .copied()
+        .or(from_env)
+        .unwrap_or(CONNECT_TIMEOUT)
+        .max(Duration::from_secs(2));
+    c.connect_timeout(t);
+    if c.get_keepalives_idle() == Duration::from_secs(2 * 60 * 60) {
+        c.keepalives_idle(Duration::from_secs(30));
+        c.keepalives_interval(Duration::from_secs(10));
+        c.keepalives_retries(3);
+    }
+    if c.get_tcp_user_timeout().is_none() {
+        c.tcp_user_timeout(Duration::from_secs(30));
+    }
+    let opts = c.get_options().unwrap_or("").to_string();
+    if !opts.contains("statement_timeout") {
+        let sep = if opts.is_empty() { "" } else { " " };
+        c.options(format!(
+            "{opts}{sep}-c statement_timeout={STATEMENT_TIMEOUT_MS}"
+        ));
+    }
+}
+
+/// The connect timeout [`config`] settled on.
+pub fn connect_timeout(c: &tokio_postgres::Config) -> Duration {
+    c.get_connect_timeout().copied().unwrap_or(CONNECT_TIMEOUT)
+}
+
+/// How long a client waits for any answer before it gives the connection up: the server's
+/// statement timeout (as the URL's options set it, in ms or with a unit) and a margin; None
+/// when the statement timeout is off (`statement_timeout=0`).
+pub fn answer_bound(c: &tokio_postgres::Config) -> Option<Duration> {
+    let opts = c.get_options().unwrap_or("");
+    let at = opts.rfind("statement_timeout=")?;
+    let v = &opts[at + "statement_timeout=".len()..];
+    let v = v.split_whitespace().next().unwrap_or("").trim_matches('\'');
+    let digits: String = v.chars().take_while(|c| c.is_ascii_digit()).collect();
+    let n: u64 = digits.parse().ok()?;
+    let ms = match v[digits.len()..].trim() {
+        "" | "ms" => n,
+        "s" => n * 1_000,
+        "min" => n * 60_000,
+        "h" => n * 3_600_000,
+        _ => return Some(Duration::from_millis(STATEMENT_TIMEOUT_MS) + ANSWER_MARGIN),
+    };
+    (ms > 0).then(|| Duration::from_millis(ms) + ANSWER_MARGIN)
+}
+
+const ANSWER_MARGIN: Duration = Duration::from_secs(10);
+
+/// A connection attempt (start-up included) bounded by the connect timeout.
+pub(crate) async fn connect_within<F, T>(c: &tokio_postgres::Config, f: F) -> Result<T, String>
+where
+    F: Future<Output = Result<T, tokio_postgres::Error>>,
+{
+    let t = connect_timeout(c);
+    match tokio::time::timeout(t, f).await {
+        Ok(r) => r.map_err(|e| with_fix(&e)),
+        Err(_) => Err(no_answer(t)),
+    }
+}
+
+/// The error of a server that took the connection and never answered.
+pub(crate) fn no_answer(t: Duration) -> String {
+    format!(
+        "no answer within {} s (connect_timeout) — is the server up, and is this a PostgreSQL \
+         server? (set ?connect_timeout=N or PGCONNECT_TIMEOUT to wait longer)",
+        t.as_secs()
+    )
 }
 
 /// libpq lets `?host=` / `?port=` in the query replace the URL's own host and port
@@ -242,6 +346,9 @@ fn pgpass(c: &tokio_postgres::Config) -> Option<String> {
     let path = std::env::var_os("PGPASSFILE")
         .map(std::path::PathBuf::from)
         .or_else(|| directories::BaseDirs::new().map(|d| d.home_dir().join(".pgpass")))?;
+    if !private_enough(&path) {
+        return None;
+    }
     let text = std::fs::read_to_string(path).ok()?;
     let host = c
         .get_hosts()
@@ -266,6 +373,30 @@ fn pgpass(c: &tokio_postgres::Config) -> Option<String> {
             (f.len() == 5 && f.iter().zip(want).all(|(a, b)| a == "*" || a == b))
                 .then(|| f[4].clone())
         })
+}
+
+/// As libpq: a password file others may read is not used (and the user is told once why).
+fn private_enough(path: &std::path::Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if let Ok(m) = std::fs::metadata(path)
+            && m.permissions().mode() & 0o077 != 0
+        {
+            static SAID: std::sync::Once = std::sync::Once::new();
+            SAID.call_once(|| {
+                eprintln!(
+                    "kakeai: {}: not used — others may read it (mode {:o}); run chmod 600 on it",
+                    path.display(),
+                    m.permissions().mode() & 0o777
+                );
+            });
+            return false;
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    true
 }
 
 fn pgpass_fields(line: &str) -> Vec<String> {
@@ -306,6 +437,56 @@ pub(crate) fn tls() -> tokio_postgres_rustls::MakeRustlsConnect {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_connection_has_bounds_the_url_can_change() {
+        for (url, connect, answer) in [
+            ("postgresql://u@h/d", 10, Some(70)),
+            ("postgresql://u@h/d?connect_timeout=3", 3, Some(70)),
+            // libpq's floor: 1 s means 2 s.
+            ("postgresql://u@h/d?connect_timeout=1", 2, Some(70)),
+            (
+                "postgresql://u@h/d?options=-c%20statement_timeout%3D5s",
+                10,
+                Some(15),
+            ),
+            (
+                "postgresql://u@h/d?options=-c%20statement_timeout%3D0",
+                10,
+                None,
+            ),
+        ] {
+            let c = config(url).expect("parses");
+            assert_eq!(connect_timeout(&c), Duration::from_secs(connect), "{url}");
+            assert_eq!(answer_bound(&c), answer.map(Duration::from_secs), "{url}");
+            assert_eq!(c.get_keepalives_idle(), Duration::from_secs(30), "{url}");
+            assert!(c.get_tcp_user_timeout().is_some(), "{url}");
+        }
+        let c = config("postgresql://u@h/d?options=-c%20search_path%3Dx").expect("parses");
+        assert_eq!(
+            c.get_options(),
+            Some("-c search_path=x -c statement_timeout=60000")
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_password_file_others_may_read_is_not_used() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("pgpass");
+        std::fs::write(&f, "*:*:*:*:secret\n").unwrap();
+        for (mode, used) in [
+            (0o600, true),
+            (0o400, true),
+            (0o640, false),
+            (0o644, false),
+            (0o606, false),
+        ] {
+            std::fs::set_permissions(&f, std::fs::Permissions::from_mode(mode)).unwrap();
+            assert_eq!(private_enough(&f), used, "mode {mode:o}");
+        }
+    }
 
     #[test]
     fn pgpass_lines_unescape_and_match_wildcards() {

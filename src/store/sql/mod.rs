@@ -7,8 +7,10 @@
 //! lock up front, see `store::write`), on PostgreSQL a `SERIALIZABLE` one, so a transaction
 //! sees the database as if it ran alone on both engines; a lock held too long (SQLite) or a
 //! serialization failure or deadlock (PostgreSQL) rolls back and runs the closure again, a
-//! bounded number of times. The closure may therefore run more than once and must only touch
-//! the database through the `Db` it is given. Acknowledged means committed, on both.
+//! bounded number of times; on PostgreSQL a transaction whose connection was lost before it
+//! committed runs once more on a new connection. The closure may therefore run more than once
+//! and must only touch the database through the `Db` it is given. Acknowledged means
+//! committed, on both.
 
 pub mod dialect;
 mod pgconn;
@@ -18,7 +20,7 @@ mod value;
 use std::time::Duration;
 
 pub use dialect::Kind;
-pub use pgconn::{Notice, PgConn};
+pub use pgconn::{Notice, PgConn, QUIET, RESOLVE, lost_connection};
 pub use value::{FromValue, Row, ToValue, Value};
 
 /// Why a statement failed, on either engine.
@@ -41,6 +43,11 @@ pub enum DbError {
     Column(String),
     #[error("the database connection has closed")]
     Closed,
+    /// The PostgreSQL connection was lost (a restart, a crash, a network cut) or could not be
+    /// made again; the next statement tries again. `unsure`: lost during a COMMIT whose
+    /// outcome could not be learned (not acknowledged, not retried).
+    #[error("{message}")]
+    Lost { message: String, unsure: bool },
 }
 
 impl From<tokio_postgres::Error> for DbError {
@@ -66,6 +73,18 @@ impl DbError {
             DbError::Pg { code: Some(c), .. } => c == "40001" || c == "40P01",
             _ => false,
         }
+    }
+
+    /// The server could not be reached or the connection was lost: what `cannot reach` means
+    /// (exit 3).
+    pub fn is_unreachable(&self) -> bool {
+        matches!(self, DbError::Connect(_) | DbError::Lost { .. })
+    }
+
+    /// The server refused to write: a read-only role or transaction (25006) or no privilege
+    /// on the table (42501). Exit 4, as any write the store did not take.
+    pub fn is_refused_write(&self) -> bool {
+        matches!(self, DbError::Pg { code: Some(c), .. } if c == "25006" || c == "42501")
     }
 
     /// A UNIQUE (or primary key) constraint refused the row.
@@ -239,6 +258,7 @@ where
     E: From<DbError> + crate::store::write::BusyCheck,
 {
     let mut tries = 0u32;
+    let mut again_after_loss = true;
     loop {
         let once = (|| -> Result<T, E> {
             c.begin("BEGIN ISOLATION LEVEL SERIALIZABLE")?;
@@ -250,7 +270,11 @@ where
             Ok(v) => return Ok(v),
             Err(e) => {
                 // A failed COMMIT has ended the transaction already; ROLLBACK then only warns.
-                let _ = c.end("ROLLBACK");
+                // A transaction whose connection was lost before anything of it committed runs
+                // once more, on a new connection (`PgConn`'s module doc).
+                if c.rollback() && std::mem::take(&mut again_after_loss) {
+                    continue;
+                }
                 if tries < PG_RETRIES && e.is_busy() {
                     tries += 1;
                     let jitter = u64::from(std::process::id() % 7 + tries * 3);

@@ -93,13 +93,28 @@ impl ToValue for f32 {
 
 impl ToValue for str {
     fn to_value(&self) -> Value {
-        Value::Text(self.to_string())
+        Value::Text(text(self))
     }
 }
 
 impl ToValue for String {
     fn to_value(&self) -> Value {
-        Value::Text(self.clone())
+        Value::Text(text(self))
+    }
+}
+
+/// What replaces U+0000 in text bound to the store.
+pub const NUL_STANDIN: char = '\u{FFFD}';
+
+/// Text as both engines store it: PostgreSQL refuses U+0000 in text and SQLite keeps it, so
+/// the one rule, applied here before anything is stored (or compared), is that every U+0000
+/// becomes U+FFFD — the line is kept, the character visibly replaced, and the same row results
+/// on either engine.
+pub fn text(s: &str) -> String {
+    if s.contains('\0') {
+        s.replace('\0', &NUL_STANDIN.to_string())
+    } else {
+        s.to_string()
     }
 }
 

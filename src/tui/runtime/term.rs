@@ -51,9 +51,9 @@ pub fn run(opts: Options) -> i32 {
     problems.extend(theme_errors.iter().map(|e| e.to_string()));
     let (analyzer, db, store) = match opened(&opts) {
         Ok(o) => o,
-        Err(e) => {
+        Err((e, code)) => {
             eprintln!("kakeai: {e}");
-            return 2;
+            return code;
         }
     };
     let header = Header {
@@ -65,7 +65,16 @@ pub fn run(opts: Options) -> i32 {
         db: db.display().to_string(),
     };
     let mut app = App::new(header, themes, keymap);
-    app.reviewer = opts.reviewer.clone().filter(|r| !r.trim().is_empty());
+    app.reviewer = match opts.reviewer.as_deref().filter(|r| !r.trim().is_empty()) {
+        Some(r) => match crate::annotate::reviewer_name(r) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                eprintln!("kakeai: {e}");
+                return 2;
+            }
+        },
+        None => None,
+    };
     app.blind = opts.blind;
     app.queue = opts.queue.clone().filter(|q| !q.trim().is_empty());
     app.vault_error = vault_error;
@@ -162,14 +171,16 @@ fn configured(opts: &Options, problems: &mut Vec<String>) -> Configured {
 }
 
 /// The analyzer, the store's path and the store (errors end the start with exit 2).
-fn opened(opts: &Options) -> Result<Opened, UiError> {
+/// The error and the exit code: 3 when a PostgreSQL store cannot be reached or used (as every
+/// command), else 2.
+fn opened(opts: &Options) -> Result<Opened, (UiError, i32)> {
     let analyzer = analyzer::open(opts.analyzer, &mut |m| eprintln!("{m}"))
-        .map_err(|e| UiError::File(e.to_string()))?;
+        .map_err(|e| (UiError::File(e.to_string()), 2))?;
     // A file (created when missing) or a PostgreSQL URL.
-    let db = Store::target_or_default(opts.db.as_deref()).map_err(UiError::Store)?;
+    let db = Store::target_or_default(opts.db.as_deref()).map_err(|e| (UiError::Store(e), 2))?;
     let store = Store::open_existing(Some(&db), true)
         .map(StoreHandle::spawn)
-        .map_err(|(e, _)| UiError::Store(e))?;
+        .map_err(|(e, code)| (UiError::Store(e), code))?;
     Ok((analyzer, db, store))
 }
 
@@ -225,6 +236,10 @@ fn drive(app: App, services: Services, opts: &Options) -> i32 {
         },
         None => None,
     };
+    let claims = match (app.queue.clone(), app.reviewer.clone()) {
+        (Some(q), Some(me)) => Some((services.store.clone(), q, me)),
+        _ => None,
+    };
     let code = rt.block_on(event_loop(
         app,
         services,
@@ -233,6 +248,16 @@ fn drive(app: App, services: Services, opts: &Options) -> i32 {
         opts.exit_after_first_frame,
         opts.compare,
     ));
+    // Quitting gives back what this reviewer still holds in the queue (others get it now, not
+    // when the lease lapses).
+    if let Some((store, queue, me)) = claims {
+        let r = store.call_blocking(move |s| {
+            crate::annotate::db::release_all(s, &queue, &me).map_err(crate::store::invalid)
+        });
+        if let Err(e) = r {
+            eprintln!("kakeai: the item you held stays held until its lease lapses: {e}");
+        }
+    }
     if opts.exit_after_first_frame {
         // A start-up measurement: nothing is running yet that needs to finish.
         rt.shutdown_background();
@@ -244,26 +269,56 @@ fn drive(app: App, services: Services, opts: &Options) -> i32 {
 }
 
 /// Live marks (issue 24 §2): a thread polls the store's `data_version` every 300 ms on a
-/// read-only connection of its own; a commit from any other connection — another reviewer's
-/// workbench, `kakeai queue judge`, an import — sends `StoreChanged`, and the open run's marks
-/// are read again.
+/// read-only connection of its own (PostgreSQL: LISTEN); a commit from any other connection —
+/// another reviewer's workbench, `kakeai queue judge`, an import — sends `StoreChanged`, and the
+/// open run's marks are read again. When the store cannot be reached the watcher says so (an
+/// error that stays), keeps trying, and when it is back says how long it was away and reads
+/// everything again.
 fn watch_store(rt: &Runtime) {
     let path = std::path::PathBuf::from(&rt.app.header.db);
     let tx = rt.tx.clone();
     std::thread::spawn(move || {
-        let Ok(mut w) = crate::store::watch::Watch::open(&path) else {
-            return;
+        let mut w = loop {
+            match crate::store::watch::Watch::open(&path) {
+                Ok(w) => break w,
+                Err(_) => std::thread::sleep(Duration::from_secs(2)),
+            }
         };
+        let mut away: Option<std::time::Instant> = None;
         loop {
             std::thread::sleep(Duration::from_millis(300));
-            match w.changed() {
-                Ok(true) => {
-                    if tx.send(app::UiMsg::StoreChanged).is_err() {
+            let msg = match (w.changed(), away) {
+                (Ok(changed), Some(since)) => {
+                    away = None;
+                    let back = app::UiMsg::Notice(
+                        crate::tui::app::status::Level::Info,
+                        format!(
+                            "live marks back after {:.0} s away; marks read again",
+                            since.elapsed().as_secs_f64()
+                        ),
+                    );
+                    if tx.send(back).is_err() {
                         return;
                     }
+                    changed.then_some(app::UiMsg::StoreChanged)
                 }
-                Ok(false) => {}
-                Err(_) => return,
+                (Ok(true), None) => Some(app::UiMsg::StoreChanged),
+                (Ok(false), None) => None,
+                (Err(e), None) => {
+                    away = Some(std::time::Instant::now());
+                    Some(app::UiMsg::Notice(
+                        crate::tui::app::status::Level::Error,
+                        format!(
+                            "live marks paused: {e} (retrying; marks you save may fail until it is back)"
+                        ),
+                    ))
+                }
+                (Err(_), Some(_)) => None,
+            };
+            if let Some(m) = msg
+                && tx.send(m).is_err()
+            {
+                return;
             }
         }
     });

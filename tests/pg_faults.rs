@@ -1,0 +1,661 @@
+//! A team store that survives its database (loopback only): a server that takes the TCP
+//! connection and never answers is "cannot reach" (exit 3) within the connect timeout for every
+//! command; a PostgreSQL store keeps working after `pg_ctl stop/start`, a fast restart and a
+//! `kill -9` of the server (the connection is made again, LISTEN issued again, a write whose
+//! connection was lost runs again once on a new one, never continued half-way); and the LINE
+//! bot under load through a restart and a crash: acknowledged again within 5 s after the
+//! database is back, no acknowledged event lost, none answered twice. The PostgreSQL tests are
+//! skipped with a message when PostgreSQL is not installed (required under CI=true).
+
+mod common;
+
+mod cli_env;
+mod line_fake;
+#[path = "llm_fake/mod.rs"]
+mod llm_fake;
+mod serve_common;
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use cli_env::Env;
+use common::pg::PgCluster;
+use kakeai::p;
+use kakeai::store::sql::Optional;
+use kakeai::store::watch::Watch;
+use kakeai::store::{Store, StoreError};
+use line_fake::FakeLine;
+use llm_fake::{FakeServer, Recorded, Reply, parts, sse_events};
+use serve_common::*;
+
+/// Accepts TCP connections, keeps them open, never sends a byte.
+fn silent_server() -> (u16, Arc<Mutex<Vec<std::net::TcpStream>>>) {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = l.local_addr().expect("addr").port();
+    let held = Arc::new(Mutex::new(Vec::new()));
+    let keep = held.clone();
+    std::thread::spawn(move || {
+        for s in l.incoming().flatten() {
+            keep.lock().unwrap().push(s);
+        }
+    });
+    (port, held)
+}
+
+/// Runs a command with a hard limit (a hang is killed and reported, never waited out).
+fn run_bounded(cmd: &mut std::process::Command, limit: Duration) -> (i32, String, Duration) {
+    let started = Instant::now();
+    let mut child = cmd
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            let mut err = String::new();
+            use std::io::Read;
+            let _ = child.stderr.take().unwrap().read_to_string(&mut err);
+            return (status.code().unwrap_or(-1), err, started.elapsed());
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{cmd:?} still running after {limit:?}: it hangs");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_server_that_never_answers_is_cannot_reach_within_the_timeout() {
+    let (port, _held) = silent_server();
+    let env = Env::new();
+    let base = format!("postgresql://kakeai@127.0.0.1:{port}/kakeai");
+    // The URL's connect_timeout, and PGCONNECT_TIMEOUT when the URL says nothing; both as
+    // libpq reads them, for every kind of command.
+    let cases: Vec<(Vec<String>, Option<&str>)> = vec![
+        (
+            vec![
+                "runs".into(),
+                "--db".into(),
+                format!("{base}?connect_timeout=2"),
+            ],
+            None,
+        ),
+        (
+            vec!["db".into(), "status".into(), "--db".into(), base.clone()],
+            Some("2"),
+        ),
+        (
+            vec![
+                "queue".into(),
+                "list".into(),
+                "--db".into(),
+                format!("{base}?connect_timeout=3"),
+            ],
+            Some("30"),
+        ),
+    ];
+    for (args, env_timeout) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let mut cmd = env.cmd(&args);
+        cmd.env_remove("PGCONNECT_TIMEOUT");
+        if let Some(t) = env_timeout {
+            cmd.env("PGCONNECT_TIMEOUT", t);
+        }
+        let (code, err, _took) = run_bounded(&mut cmd, Duration::from_secs(40));
+        let want = if args.iter().any(|a| a.contains("connect_timeout=3")) {
+            "no answer within 3 s"
+        } else {
+            "no answer within 2 s"
+        };
+        assert_eq!(code, 3, "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: one line: {err}");
+    }
+}
+
+fn new_run(store: &mut Store, topic: &str) -> Result<i64, StoreError> {
+    store.create_run(&kakeai::store::NewRun {
+        topic: topic.into(),
+        model: None,
+        endpoint: None,
+        api: None,
+        options: serde_json::json!({}),
+        persona_version: None,
+        ruleset_version: None,
+    })
+}
+
+fn count(store: &Store, topic: &str) -> i64 {
+    store
+        .db()
+        .one("SELECT COUNT(*) FROM runs WHERE topic = ?1", p![topic])
+        .unwrap()
+}
+
+/// Waits out the pause after a failed connection attempt (`PgConn`'s QUIET).
+fn after_quiet() {
+    std::thread::sleep(kakeai::store::sql::QUIET + Duration::from_millis(100));
+}
+
+#[test]
+fn a_store_and_its_watcher_come_back_after_restarts_and_a_crash() {
+    let Some(cluster) =
+        PgCluster::start("a_store_and_its_watcher_come_back_after_restarts_and_a_crash")
+    else {
+        return;
+    };
+    let url = cluster.database("team");
+    let mut store = Store::open_target(Path::new(&url)).expect("opens");
+    let mut other = Store::open_target(Path::new(&url)).expect("opens");
+    let mut watch = Watch::open(Path::new(&url)).expect("watches");
+    new_run(&mut store, "before").expect("writes");
+    assert!(watch.changed().unwrap());
+    assert!(!watch.changed().unwrap());
+
+    // Stopped: a write is an error ("cannot reach", exit 3), never a success.
+    cluster.stop();
+    let e = new_run(&mut store, "during").expect_err("the server is down");
+    assert_eq!(e.exit_code(), 3, "{e}");
+    assert!(watch.changed().is_err(), "the watcher says it is away");
+    cluster.start_again();
+    after_quiet();
+    new_run(&mut store, "after stop").expect("connects again");
+    // The watcher is back: LISTEN again, and its first poll reads everything again.
+    after_quiet();
+    assert!(
+        watch.changed().unwrap(),
+        "back after a loss counts as a change"
+    );
+    assert!(!watch.changed().unwrap());
+    new_run(&mut other, "seen").expect("writes");
+    assert!(
+        watch.changed().unwrap(),
+        "notices arrive on the new connection"
+    );
+
+    // A fast restart and a crash, each while the connections are idle: the next write works.
+    let crash = |c: &PgCluster| {
+        c.kill9();
+        c.start_again();
+    };
+    let restart = |c: &PgCluster| {
+        c.stop();
+        c.start_again();
+    };
+    for (i, fault) in [restart, crash].iter().enumerate() {
+        fault(&cluster);
+        let topic = format!("after fault {i}");
+        new_run(&mut store, &topic).expect("the next write reconnects");
+        assert_eq!(count(&store, &topic), 1);
+        new_run(&mut other, "seen again").expect("writes");
+        assert!(watch.changed().unwrap());
+    }
+    assert_eq!(count(&store, "before"), 1);
+    assert_eq!(count(&store, "during"), 0);
+}
+
+#[test]
+fn a_write_whose_connection_is_lost_runs_again_once_and_never_half() {
+    let Some(cluster) =
+        PgCluster::start("a_write_whose_connection_is_lost_runs_again_once_and_never_half")
+    else {
+        return;
+    };
+    let url = cluster.database("team");
+    let mut store = Store::open_target(Path::new(&url)).expect("opens");
+    for losses in [1usize, 2] {
+        let a = format!("a{losses}");
+        let b = format!("b{losses}");
+        let mut runs = 0usize;
+        let r = store.transact(|tx| {
+            runs += 1;
+            tx.execute(
+                "INSERT INTO runs (topic, started_at, status) VALUES (?1, 'x', 'completed')",
+                p![a],
+            )?;
+            if runs <= losses {
+                // The connection dies mid-transaction (its server process ends).
+                let _ = tx.one::<bool>("SELECT pg_terminate_backend(pg_backend_pid())", p![]);
+            }
+            // Never continued on a new connection outside the transaction.
+            tx.execute(
+                "INSERT INTO runs (topic, started_at, status) VALUES (?1, 'x', 'completed')",
+                p![b],
+            )?;
+            Ok(())
+        });
+        match losses {
+            // Lost once: run again on a new connection, committed once.
+            1 => {
+                r.expect("retried once");
+                assert_eq!(runs, 2);
+                assert_eq!((count(&store, &a), count(&store, &b)), (1, 1));
+            }
+            // Lost twice: an error (exit 3), nothing of it committed.
+            _ => {
+                let e = r.expect_err("retried only once");
+                assert_eq!(runs, 2);
+                assert_eq!(e.exit_code(), 3, "{e}");
+                assert_eq!((count(&store, &a), count(&store, &b)), (0, 0));
+            }
+        }
+    }
+    let _ = store
+        .db()
+        .one::<i64>("SELECT 1", p![])
+        .optional()
+        .expect("the store is usable after");
+}
+
+/// The model: quick replies.
+async fn model() -> FakeServer {
+    FakeServer::with(move |req: &Recorded, _| match req.path.as_str() {
+        "/v1/models" => Reply::json(
+            200,
+            r#"{"object":"list","data":[{"id":"tiny-ja","object":"model","owned_by":"llamacpp"}]}"#,
+        ),
+        _ if is_pii_pass(req) => pii_nothing(req),
+        "/v1/chat/completions" if req.json()["stream"] == true => Reply::sse(parts(&sse_events(
+            "tiny-ja",
+            &["うん、", "それいいね", "！"],
+            "stop",
+            3,
+        ))),
+        _ => Reply::json(
+            200,
+            &llm_fake::openai_reply(
+                "tiny-ja",
+                r#"{"context_type":"じゃれ合い","confidence":0.9,"reason":"笑いながらのからかい"}"#,
+                10,
+            ),
+        ),
+    })
+    .await
+}
+
+fn user(i: usize) -> String {
+    format!("U{i:032x}")
+}
+
+/// One webhook send: (event index, HTTP status, when it was answered).
+type Sent = (usize, u16, Instant);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bot_under_load_survives_a_restart_and_a_crash_of_its_database() {
+    let Some(cluster) = PgCluster::start("the_bot_under_load_survives_a_restart_and_a_crash")
+    else {
+        return;
+    };
+    let cluster = Arc::new(cluster);
+    let url = cluster.database("bot");
+    let line = FakeLine::ok().await;
+    let llm = model().await;
+    let cfg = format!("lease_seconds = 2\nworkers = 8\n{}", fast_config(0.2));
+    let bot = Arc::new(Serve::start(
+        Env::new(),
+        &line.url,
+        &llm.url,
+        &cfg,
+        &["--db", url.as_str()],
+    ));
+    // 100 events a second for 9 s, each from its own user; the database is restarted at 2 s
+    // and killed -9 at 5.5 s.
+    let n = 900usize;
+    let events: Vec<serde_json::Value> = (0..n)
+        .map(|i| {
+            text(
+                &event_id(),
+                ("user", &user(i)),
+                &format!("m{i}"),
+                "今日はなにしてた？",
+            )
+        })
+        .collect();
+    let backs: Arc<Mutex<Vec<(&str, Instant)>>> = Arc::default();
+    let faults = {
+        let (c, backs) = (cluster.clone(), backs.clone());
+        tokio::task::spawn_blocking(move || {
+            std::thread::sleep(Duration::from_millis(2000));
+            c.stop();
+            c.start_again();
+            backs.lock().unwrap().push(("restart", Instant::now()));
+            std::thread::sleep(Duration::from_millis(3500));
+            c.kill9();
+            c.start_again();
+            backs.lock().unwrap().push(("kill -9", Instant::now()));
+        })
+    };
+    let log = load(&bot, &events, 100).await;
+    faults.await.unwrap();
+    let refused = redeliver_until_acknowledged(&bot, &events, &log).await;
+    // Acknowledged again soon after each return of the database.
+    for (fault, back) in backs.lock().unwrap().iter() {
+        let first = log
+            .iter()
+            .filter(|(_, c, at)| *c == 200 && *at >= *back)
+            .map(|(_, _, at)| at.duration_since(*back))
+            .min()
+            .expect("acknowledgements after the database is back");
+        eprintln!("{fault}: acknowledged again {first:?} after the database was back");
+        assert!(
+            first <= Duration::from_secs(5),
+            "{fault}: first acknowledgement {first:?} after the database was back"
+        );
+    }
+    eprintln!("{refused} of {n} deliveries refused (500) while the database was away");
+    assert!(refused > 0, "the faults happened under load");
+    answered_once_each(&line, &events, &bot).await;
+    let store = Store::open_target(Path::new(&url)).expect("opens");
+    let stored: i64 = store
+        .db()
+        .one("SELECT COUNT(*) FROM line_events", p![])
+        .unwrap();
+    assert_eq!(stored, n as i64, "every acknowledged event stored once");
+    // The outage was said once each way, not once per call.
+    let err = bot.stderr.lock().unwrap().join("\n");
+    assert!(!err.contains("holds not renewed"), "{err}");
+    for l in err
+        .lines()
+        .filter(|l| l.contains(" store ") || l.contains(" resume "))
+    {
+        eprintln!("{l}");
+    }
+}
+
+/// Sends each event once, `per_sec` a second, each request on its own task: what each got.
+async fn load(bot: &Arc<Serve>, events: &[serde_json::Value], per_sec: u64) -> Vec<Sent> {
+    let sent: Arc<Mutex<Vec<Sent>>> = Arc::default();
+    let mut tasks = Vec::new();
+    for (i, ev) in events.iter().enumerate() {
+        let (bot, sent, b) = (bot.clone(), sent.clone(), body(std::slice::from_ref(ev)));
+        tasks.push(tokio::spawn(async move {
+            let code = bot.send(&b).await;
+            sent.lock().unwrap().push((i, code, Instant::now()));
+        }));
+        tokio::time::sleep(Duration::from_millis(1000 / per_sec)).await;
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let guard = sent.lock().unwrap();
+    guard.clone()
+}
+
+/// As LINE does: what was not acknowledged is delivered again until it is. How many of the
+/// first deliveries were refused.
+async fn redeliver_until_acknowledged(
+    bot: &Serve,
+    events: &[serde_json::Value],
+    log: &[Sent],
+) -> usize {
+    let mut acked: HashSet<usize> = log
+        .iter()
+        .filter(|(_, c, _)| *c == 200)
+        .map(|(i, _, _)| *i)
+        .collect();
+    let refused = events.len() - acked.len();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while acked.len() < events.len() && Instant::now() < deadline {
+        for (i, ev) in events.iter().enumerate() {
+            if acked.contains(&i) {
+                continue;
+            }
+            let mut again = ev.clone();
+            again["deliveryContext"]["isRedelivery"] = serde_json::json!(true);
+            if bot.send(&body(&[again])).await == 200 {
+                acked.insert(i);
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(
+        acked.len(),
+        events.len(),
+        "some events were never acknowledged"
+    );
+    refused
+}
+
+/// Every event's user got exactly one answer (reply or push).
+async fn answered_once_each(line: &FakeLine, events: &[serde_json::Value], bot: &Serve) {
+    let n = events.len();
+    let delivered = line
+        .wait(120, |c| {
+            let users: HashSet<String> = c
+                .iter()
+                .filter(|c| c.delivered())
+                .filter_map(|c| to_user(c, events))
+                .collect();
+            users.len() >= n
+        })
+        .await;
+    let mut per: HashMap<String, usize> = HashMap::new();
+    for c in delivered.iter().filter(|c| c.delivered()) {
+        *per.entry(to_user(c, events).expect("a known user"))
+            .or_default() += 1;
+    }
+    let missing: Vec<String> = (0..n).map(user).filter(|u| !per.contains_key(u)).collect();
+    let twice: Vec<(&String, &usize)> = per.iter().filter(|(_, k)| **k > 1).collect();
+    assert!(
+        missing.is_empty(),
+        "{} never answered: {:?}; stderr: {:?}",
+        missing.len(),
+        &missing[..missing.len().min(5)],
+        bot.stderr.lock().unwrap()
+    );
+    assert!(twice.is_empty(), "answered twice: {twice:?}");
+}
+
+/// The user a delivered call went to: a push names them, a reply's token names the message.
+fn to_user(c: &line_fake::Call, events: &[serde_json::Value]) -> Option<String> {
+    if let Some(to) = c.body["to"].as_str() {
+        return Some(to.to_string());
+    }
+    let token = c.body["replyToken"].as_str()?;
+    events
+        .iter()
+        .find(|e| e["replyToken"] == token)
+        .and_then(|e| e["source"]["userId"].as_str().map(str::to_string))
+}
+
+#[test]
+fn every_command_refuses_the_same_way_unreachable_read_only_and_newer() {
+    let Some(cluster) = PgCluster::start("every_command_refuses_the_same_way") else {
+        return;
+    };
+    let env = Env::new();
+    let code_err = |args: &[&str]| {
+        let out = env.run(args);
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    // Nobody listens: exit 3 from every kind of command.
+    let (port, none) = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        (l.local_addr().unwrap().port(), l)
+    };
+    drop(none);
+    let gone = format!("postgresql://kakeai@127.0.0.1:{port}/kakeai");
+    for args in [
+        vec!["runs", "--db", &gone],
+        vec!["report", "--run", "1", "--db", &gone, "--out", "r.html"],
+        vec!["queue", "list", "--db", &gone],
+        vec!["serve", "forget", "Uabc", "--db", &gone],
+    ] {
+        let (code, err) = code_err(&args);
+        assert_eq!(code, 3, "{args:?}: {err}");
+    }
+    // A read-only role: reading works, a write is refused with exit 4.
+    let url = cluster.database("team");
+    assert_eq!(code_err(&["db", "migrate", "--db", &url]).0, 0);
+    let admin = Store::open_target(Path::new(&url)).expect("opens");
+    admin
+        .db()
+        .batch("CREATE ROLE reader LOGIN; GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader;")
+        .expect("role");
+    let reader = url.replacen("kakeai@", "reader@", 1);
+    let (code, err) = code_err(&["queue", "list", "--db", &reader]);
+    assert_eq!(code, 0, "{err}");
+    let (code, err) = code_err(&[
+        "queue",
+        "create",
+        "q",
+        "--db",
+        &reader,
+        "--reviewer",
+        "taro",
+    ]);
+    assert_eq!(code, 4, "{err}");
+    assert!(err.contains("permission denied"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    // A schema from a newer kakeai: refused by every command, the same words.
+    admin
+        .db()
+        .batch("INSERT INTO kakeai_schema (version) VALUES (999)")
+        .expect("newer");
+    for args in [
+        vec!["runs", "--db", url.as_str()],
+        vec!["queue", "list", "--db", url.as_str()],
+        vec!["db", "copy", url.as_str(), "copy.db"],
+        vec!["db", "migrate", "--db", url.as_str()],
+    ] {
+        let (code, err) = code_err(&args);
+        assert_ne!(code, 0, "{args:?}: {err}");
+        assert!(err.contains("schema version 999"), "{args:?}: {err}");
+        assert!(err.contains("use a newer kakeai"), "{args:?}: {err}");
+        assert!(!err.contains("run `kakeai db migrate"), "{args:?}: {err}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_instance_of_one_store_hashes_with_one_pii_key() {
+    let Some(cluster) = PgCluster::start("every_instance_of_one_store_hashes_with_one_pii_key")
+    else {
+        return;
+    };
+    let url = cluster.database("bot");
+    let line = FakeLine::ok().await;
+    let llm = model().await;
+    let cfg = fast_config(0.2);
+    let args = ["--db", url.as_str()];
+    let first = Serve::start(Env::new(), &line.url, &llm.url, &cfg, &args);
+    // Another instance with a key file of its own: refused before it stores a digest.
+    let other = Env::new();
+    let cfg_file = other.file("serve.toml", &cfg);
+    let out = other
+        .cmd(&[
+            "serve",
+            "--line",
+            "--listen",
+            "127.0.0.1:0",
+            "--metrics-listen",
+            "",
+            "--config",
+            &cfg_file,
+            "--line-api-base",
+            &line.url,
+            "--endpoint",
+            &llm.url,
+            "--api",
+            "openai",
+            "--model",
+            "tiny-ja",
+            "--no-vault",
+            "--db",
+            &url,
+        ])
+        .env("KAKEAI_LINE_CHANNEL_SECRET", SECRET)
+        .env("KAKEAI_LINE_ACCESS_TOKEN", TOKEN)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("this store's PII key is not the one in"),
+        "{err}"
+    );
+    // The key never enters the database: only its check value, which is not the key.
+    let key = std::fs::read_to_string(first.env.dir.path().join("data").join("pii.key"))
+        .expect("key file");
+    let store = Store::open_target(Path::new(&url)).expect("opens");
+    let check: String = store
+        .db()
+        .one("SELECT check_value FROM pii_key_check", p![])
+        .expect("one check value");
+    assert_ne!(check.trim(), key.trim());
+    assert!(!check.contains(key.trim()));
+    // With the first instance's key file it starts.
+    let same = Env::new();
+    std::fs::create_dir_all(same.dir.path().join("data")).unwrap();
+    std::fs::copy(
+        first.env.dir.path().join("data").join("pii.key"),
+        same.dir.path().join("data").join("pii.key"),
+    )
+    .unwrap();
+    let second = Serve::start(same, &line.url, &llm.url, &cfg, &args);
+    let ev = text(&event_id(), ("user", &user(7)), "m7", "こんにちは");
+    assert_eq!(second.send(&body(&[ev])).await, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn healthz_fails_once_the_store_is_away_too_long_and_recovers() {
+    let Some(cluster) = PgCluster::start("healthz_fails_once_the_store_is_away_too_long") else {
+        return;
+    };
+    let url = cluster.database("bot");
+    let line = FakeLine::ok().await;
+    let llm = model().await;
+    let cfg = format!(
+        "lease_seconds = 1\nstore_down_seconds = 2\n{}",
+        fast_config(0.2)
+    );
+    let bot = Serve::start(
+        Env::new(),
+        &line.url,
+        &llm.url,
+        &cfg,
+        &["--db", url.as_str()],
+    );
+    let health = || async {
+        let r = reqwest::get(format!("{}/healthz", bot.metrics_url))
+            .await
+            .unwrap();
+        (r.status().as_u16(), r.text().await.unwrap())
+    };
+    assert_eq!(health().await.0, 200);
+    cluster.stop();
+    let mut seen = (0, String::new());
+    for _ in 0..100 {
+        seen = health().await;
+        if seen.0 == 503 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(seen.0, 503, "{seen:?}");
+    assert!(seen.1.contains("unreachable for"), "{seen:?}");
+    let ev = text(&event_id(), ("user", &user(1)), "m1", "こんにちは");
+    assert_eq!(bot.send(&body(std::slice::from_ref(&ev))).await, 500);
+    cluster.start_again();
+    let mut back = 0;
+    for _ in 0..100 {
+        back = health().await.0;
+        if back == 200 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(back, 200, "healthy again once the store is back");
+    assert_eq!(bot.send(&body(&[ev])).await, 200);
+    let err = bot.stderr.lock().unwrap().join("\n");
+    assert_eq!(err.matches("the store cannot be used").count(), 1, "{err}");
+    assert_eq!(err.matches("the store is back after").count(), 1, "{err}");
+}
