@@ -193,6 +193,8 @@ pub fn run(args: RunArgs) -> i32 {
             error: None,
             overflow: false,
             store_error: None,
+            fitted: 0,
+            vault_lost: 0,
         };
         printer.emit(json!({
             "event": "run_start", "run_id": run_id, "model": cfg.model, "endpoint": cfg.endpoint,
@@ -267,6 +269,10 @@ struct Printer<'a> {
     overflow: bool,
     /// Set when a write failed for good: the run failed and the exit code says so.
     store_error: Option<String>,
+    /// Requests whose prompt left something out to fit the context, and those that lost
+    /// vault sections (in `run_done`).
+    fitted: usize,
+    vault_lost: usize,
 }
 
 impl Printer<'_> {
@@ -288,6 +294,19 @@ impl Printer<'_> {
                 let e = crate::text::sanitize::for_terminal(&e).into_owned();
                 eprintln!("kakeai run: could not save to the store: {e}");
                 self.store_error = Some(e);
+            }
+            Notice::Fitted { turn, attempt, fit } => {
+                self.fitted += 1;
+                self.vault_lost += usize::from(fit.lost_vault());
+                self.emit(json!({
+                    "event": "fitted", "turn": turn, "attempt": attempt,
+                    "history": fit.history, "vault": fit.vault, "guidance": fit.guidance,
+                    "summary": fit.summary(),
+                }))
+            }
+            Notice::Warning(w) => {
+                eprintln!("kakeai run: warning: {w}");
+                self.emit(json!({"event": "warning", "message": w}))
             }
             Notice::Effect(e) => self.effect(e, run_id),
         }
@@ -313,7 +332,7 @@ impl Printer<'_> {
                     "first_token_ms": a.stats.first_token_ms, "latency_ms": a.stats.latency_ms,
                     "fell_back": a.stats.fell_back, "capped": a.stats.capped,
                     "fallback": a.stats.fallback, "length_cut": a.stats.length_cut,
-                    "prompt_tokens": a.stats.prompt_tokens,
+                    "prompt_tokens": a.stats.prompt_tokens, "fit": a.stats.fit,
                 }))
             }
             Effect::AttemptFailed {
@@ -342,6 +361,7 @@ impl Printer<'_> {
             Effect::RunDone { status, error } => self.emit(json!({
                 "event": "run_done", "run_id": run_id, "status": status.as_str(),
                 "turns": self.turns, "attempts": self.attempts, "error": error,
+                "fitted_requests": self.fitted, "vault_lost_requests": self.vault_lost,
             })),
             _ => {}
         }

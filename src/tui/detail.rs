@@ -167,6 +167,13 @@ fn against_previous(
             lines.push(Line::styled(r, Style::new().fg(t.warn)));
         }
     }
+    if let Some(fit) = a.stats.fit.as_ref().filter(|f| !f.is_empty()) {
+        // Vault sections the model never saw are a warning; the rest is information.
+        let st = if fit.lost_vault() { t.warn } else { t.dim };
+        for r in wrap(&format!("⚠ {}", fit.summary()), width) {
+            lines.push(Line::styled(r, Style::new().fg(st)));
+        }
+    }
     lines
 }
 

@@ -421,6 +421,11 @@ fn notices_to_app(tx: mpsc::UnboundedSender<UiMsg>) -> impl FnMut(Notice<'_>) {
             Notice::StoreError(e) => {
                 UiMsg::Notice(app::status::Level::Error, format!("store: {e}"))
             }
+            Notice::Fitted { turn, attempt, fit } => UiMsg::Notice(
+                app::status::Level::Warn,
+                format!("turn {turn} #{attempt}: {}", fit.summary()),
+            ),
+            Notice::Warning(w) => UiMsg::Notice(app::status::Level::Error, w),
         };
         let _ = tx.send(msg);
     }
