@@ -271,9 +271,18 @@ impl Client {
         // Any bytes at all (a role chunk, a keep-alive comment) show the server is alive: from
         // the first one on, only silence longer than the idle limit ends the stream.
         let mut got_bytes = false;
+        // Bounded whatever the server does: the whole stream within the first-token limit
+        // plus request_ms, and within MAX_RESPONSE_BYTES.
+        let whole = first_limit + cfg.timeouts.request();
+        let (whole_deadline, cap) = (attempt_started + whole, crate::limits::MAX_RESPONSE_BYTES);
+        let mut read = 0usize;
         let outcome = loop {
             let (phase, limit, wait) = if got_bytes {
-                (TimeoutPhase::Idle, cfg.timeouts.idle(), cfg.timeouts.idle())
+                let left = whole_deadline.saturating_duration_since(Instant::now());
+                match cfg.timeouts.idle() {
+                    idle if idle <= left => (TimeoutPhase::Idle, idle, idle),
+                    _ => (TimeoutPhase::Response, whole, left),
+                }
             } else {
                 let left = first_deadline.saturating_duration_since(Instant::now());
                 (TimeoutPhase::FirstToken, first_limit, left)
@@ -283,6 +292,10 @@ impl Client {
                 Ok(Some(Err(e))) => break Err(target.body_error(&e)),
                 Ok(Some(Ok(chunk))) => {
                     got_bytes |= !chunk.is_empty();
+                    read += chunk.len();
+                    if read > cap {
+                        break Err(target.too_large(cap));
+                    }
                     dec.feed(&chunk, &mut on_delta)
                 }
                 Ok(None) => match dec.end(&mut on_delta) {

@@ -123,6 +123,16 @@ pub enum LlmError {
 
     #[error("invalid LLM endpoint `{url}`: {detail}")]
     BadEndpoint { url: String, detail: String },
+
+    #[error(
+        "the response from {url} (model {model}) passed the size limit of {limit} bytes and was \
+         dropped — a broken or hostile server? check what answers at this endpoint"
+    )]
+    TooLarge {
+        url: String,
+        model: String,
+        limit: usize,
+    },
 }
 
 fn not_found_hint(api: &ApiKind, model: &str, available: &[String]) -> String {
@@ -182,7 +192,8 @@ impl LlmError {
             | LlmError::StreamError { url, .. }
             | LlmError::Interrupted { url, .. }
             | LlmError::UnknownApi { url, .. }
-            | LlmError::BadEndpoint { url, .. } => url,
+            | LlmError::BadEndpoint { url, .. }
+            | LlmError::TooLarge { url, .. } => url,
         }
     }
 }
