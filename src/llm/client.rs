@@ -77,6 +77,9 @@ impl Client {
         // requests to 127.0.0.1.
         let http = reqwest::Client::builder()
             .connect_timeout(cfg.timeouts.connect())
+            // An idle keep-alive connection is dropped before a server closes it (llama-server
+            // after 5 s), so no request is written to a connection already closed.
+            .pool_idle_timeout(Duration::from_secs(3))
             .no_proxy()
             .build()
             .map_err(|e| bad(e.to_string()))?;
@@ -198,7 +201,32 @@ impl Client {
     /// [`Client::stream_chat`] that shows `on_sent` each request body as it goes over the
     /// wire (its URL and the JSON exactly as sent: messages after the system-role policy,
     /// every option): the stream's, and the fallback's when there is one.
+    ///
+    /// A server that refused or dropped the connection before any text arrived is waited for
+    /// (`timeouts.restart_ms`: a restart), the model loaded again, and the request sent again.
     pub async fn stream_chat_observed(
+        &self,
+        req: &ChatRequest,
+        on_sent: &mut (dyn FnMut(&str, &serde_json::Value) + Send),
+        on_token: &mut (dyn FnMut(&str) + Send),
+    ) -> Result<Completion, LlmError> {
+        let mut streamed = false;
+        let mut seen = |t: &str| {
+            streamed = true;
+            on_token(t);
+        };
+        let first = self.stream_chat_once(req, on_sent, &mut seen).await;
+        match first {
+            Err(e) if self.restarting(&e) && !streamed => {
+                self.wait_for_server(self.api().unwrap_or(ApiKind::Ollama))
+                    .await?;
+                self.stream_chat_once(req, on_sent, on_token).await
+            }
+            other => other,
+        }
+    }
+
+    async fn stream_chat_once(
         &self,
         req: &ChatRequest,
         on_sent: &mut (dyn FnMut(&str, &serde_json::Value) + Send),
@@ -344,7 +372,19 @@ impl Client {
     /// One non-streamed call (judge calls, or when streaming is not wanted). Rows 1–2 of the
     /// table: a retryable failure of the whole call (sending, reading or parsing) is retried
     /// once after the backoff.
+    /// A server that went away is waited for as in [`Client::stream_chat_observed`].
     pub async fn chat(&self, req: &ChatRequest) -> Result<Completion, LlmError> {
+        match self.chat_retried(req).await {
+            Err(e) if self.restarting(&e) => {
+                self.wait_for_server(self.api().unwrap_or(ApiKind::Ollama))
+                    .await?;
+                self.chat_retried(req).await
+            }
+            other => other,
+        }
+    }
+
+    async fn chat_retried(&self, req: &ChatRequest) -> Result<Completion, LlmError> {
         let kind = self.prepare().await?;
         let mut quiet = |_: &str, _: &serde_json::Value| {};
         match self.chat_once(req, kind, &mut quiet).await {
