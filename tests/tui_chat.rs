@@ -915,3 +915,37 @@ async fn the_pii_second_opinion_masks_more_and_fails_closed() {
         }
     }
 }
+
+/// Typing never steers the workbench by accident: with the chat input focused (`C`), every
+/// printable character — `q` (quit), `s` (stop), `p` (pause), `r` (regenerate), `v`, … — goes
+/// into the message, whichever right pane is showing; only Enter sends it.
+#[test]
+fn the_chat_input_owns_every_printable_key_in_every_pane() {
+    use kakeai::tui::app::Command;
+    use kakeai::tui::panes::Pane;
+    let printable: String = (0x20u8..0x7f).map(char::from).collect::<String>() + "あ、。";
+    for k in 0..Pane::ALL.len() {
+        let mut a = app();
+        a.act(kakeai::tui::keymap::Action::Chat);
+        // Leave the input, move the right pane k times with `v`, focus the input with `C`.
+        a.on_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
+        for _ in 0..k {
+            a.on_key(KeyEvent::new(KeyCode::Char('v'), KeyModifiers::NONE));
+        }
+        let pane = a.pane;
+        a.on_key(KeyEvent::new(KeyCode::Char('C'), KeyModifiers::NONE));
+        assert!(a.chat.as_ref().unwrap().typing, "{pane:?}: the input has focus");
+        for c in printable.chars() {
+            let cmds = a.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+            assert!(cmds.is_empty(), "{pane:?}: {c:?} did something: {cmds:?}");
+            assert!(!a.quit, "{pane:?}: {c:?} quit the workbench");
+        }
+        assert_eq!(a.pane, pane, "no key switched the pane");
+        let cmds = a.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+        let sent = cmds.iter().find_map(|c| match c {
+            Command::ChatSend { text, .. } => Some(text.clone()),
+            _ => None,
+        });
+        assert_eq!(sent.as_deref(), Some(printable.trim()), "{pane:?}");
+    }
+}

@@ -611,7 +611,13 @@ impl App {
             Focus::Insights
         } else if self.interview.is_some() {
             Focus::Interview
-        } else if self.chat.is_some() && self.pane == Pane::Detail {
+        } else if self
+            .chat
+            .as_ref()
+            .is_some_and(|c| c.typing || self.pane == Pane::Detail)
+        {
+            // A chat input being typed in owns every key whatever the right pane shows: a
+            // letter never quits, stops or regenerates by accident.
             Focus::Chat
         } else {
             Focus::Pane(self.pane)
