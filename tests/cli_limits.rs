@@ -82,12 +82,18 @@ fn every_reader_refuses_an_endless_or_overlong_line_with_exit_2_at_file_line() {
             vec!["pii", "mask", "/dev/zero", "--format", "jsonl"],
             "/dev/zero:1".into(),
         ),
-        (vec!["pii", "mask", &file, "--format", "jsonl"], format!("{file}:2")),
+        (
+            vec!["pii", "mask", &file, "--format", "jsonl"],
+            format!("{file}:2"),
+        ),
         (
             vec!["safety", "judge", "/dev/zero", "--no-llm"],
             "/dev/zero:1".into(),
         ),
-        (vec!["safety", "judge", &file, "--no-llm"], format!("{file}:2")),
+        (
+            vec!["safety", "judge", &file, "--no-llm"],
+            format!("{file}:2"),
+        ),
         (
             vec!["vault", "review", "--no-embed", "/dev/zero"],
             "/dev/zero".into(),

@@ -74,9 +74,7 @@ async fn an_endless_stream_without_text_is_too_large_not_an_abort() {
 async fn whole_bodies_past_the_limit_are_too_large() {
     // A judge (non-streamed) reply, then embeddings.
     let server = FakeServer::with(|r: &Recorded, _| match r.path.as_str() {
-        "/v1/chat/completions" | "/v1/embeddings" => {
-            body(flood(" "), Framing::Chunked)
-        }
+        "/v1/chat/completions" | "/v1/embeddings" => body(flood(" "), Framing::Chunked),
         _ => not_found(),
     })
     .await;
@@ -101,9 +99,7 @@ async fn whole_bodies_past_the_limit_are_too_large() {
 async fn the_model_list_and_show_past_the_limit_are_named_errors() {
     // /api/tags floods: detection ends in an error that names the limit, no abort.
     let server = FakeServer::with(|r: &Recorded, _| match r.path.as_str() {
-        "/api/tags" | "/api/show" | "/v1/models" => {
-            body(flood(" "), Framing::Chunked)
-        }
+        "/api/tags" | "/api/show" | "/v1/models" => body(flood(" "), Framing::Chunked),
         _ => not_found(),
     })
     .await;
@@ -126,12 +122,10 @@ async fn a_stream_that_drips_forever_ends_on_the_whole_stream_limit() {
     )
     .flatten()
     .collect();
-    let server = FakeServer::with(move |r: &Recorded, _| {
-        match r.path.as_str() {
-            "/v1/chat/completions" if r.json()["stream"] == true => Reply::sse(drip.clone()),
-            "/v1/chat/completions" => Reply::json(200, &openai_reply("m", "うん。", 2)),
-            _ => not_found(),
-        }
+    let server = FakeServer::with(move |r: &Recorded, _| match r.path.as_str() {
+        "/v1/chat/completions" if r.json()["stream"] == true => Reply::sse(drip.clone()),
+        "/v1/chat/completions" => Reply::json(200, &openai_reply("m", "うん。", 2)),
+        _ => not_found(),
     })
     .await;
     let mut cfg = config(&server.url, Some(ApiKind::OpenAi));

@@ -84,7 +84,11 @@ async fn run(client: Client) -> Ran {
     for a in &rec.attempts {
         let id = a.id;
         let r = store.call(move |s| s.request_of(id)).await.unwrap();
-        stored.push((a.turn, a.attempt, r.expect("every attempt keeps its request")));
+        stored.push((
+            a.turn,
+            a.attempt,
+            r.expect("every attempt keeps its request"),
+        ));
     }
     let (fitted, warnings) = seen.lock().unwrap().clone();
     Ran {
@@ -129,7 +133,12 @@ fn assert_fit_true(stored: &Value, what: &str) {
         sent.contains(&w)
     });
     let l3 = stored["fit"]["vault"]["3"].as_u64().unwrap_or(0);
-    assert_eq!(l3 > 0, !full_in, "{what}: fit {} vs sent text", stored["fit"]);
+    assert_eq!(
+        l3 > 0,
+        !full_in,
+        "{what}: fit {} vs sent text",
+        stored["fit"]
+    );
 }
 
 fn ollama_client(url: &str, num_ctx: u32) -> Client {
@@ -153,10 +162,16 @@ async fn ollama_stored_requests_are_the_bodies_sent_at_every_context() {
             .unwrap()
             .requests
             .iter()
-            .filter(|(_, p, b)| p == "/api/chat" && b["messages"].as_array().is_some_and(|m| !m.is_empty()))
+            .filter(|(_, p, b)| {
+                p == "/api/chat" && b["messages"].as_array().is_some_and(|m| !m.is_empty())
+            })
             .map(|(_, _, b)| b.clone())
             .collect();
-        assert_eq!(wire.len(), r.stored.len(), "num_ctx {num_ctx}: one request an attempt");
+        assert_eq!(
+            wire.len(),
+            r.stored.len(),
+            "num_ctx {num_ctx}: one request an attempt"
+        );
         for ((turn, attempt, stored), body) in r.stored.iter().zip(&wire) {
             let what = format!("num_ctx {num_ctx} turn {turn}.{attempt}");
             assert_same(stored, body, &format!("{}/api/chat", fake.url), &what);
@@ -168,15 +183,28 @@ async fn ollama_stored_requests_are_the_bodies_sent_at_every_context() {
         let reported = r
             .stored
             .iter()
-            .filter(|(_, _, s)| s["fit"] != serde_json::json!({"history": 0, "vault": {}, "guidance": 0}))
+            .filter(|(_, _, s)| {
+                s["fit"] != serde_json::json!({"history": 0, "vault": {}, "guidance": 0})
+            })
             .count();
-        assert_eq!(r.fitted.len(), reported, "num_ctx {num_ctx}: {:?}", r.fitted);
+        assert_eq!(
+            r.fitted.len(),
+            reported,
+            "num_ctx {num_ctx}: {:?}",
+            r.fitted
+        );
         if num_ctx == 8192 {
-            assert!(r.fitted.iter().all(|f| f.2 == 0), "the whole vault fits 8192");
+            assert!(
+                r.fitted.iter().all(|f| f.2 == 0),
+                "the whole vault fits 8192"
+            );
             assert!(r.warnings.is_empty());
         }
     }
-    assert!(lost_somewhere, "some context is small enough to drop level 3");
+    assert!(
+        lost_somewhere,
+        "some context is small enough to drop level 3"
+    );
 }
 
 async fn llama(ctx: usize) -> FakeServer {
@@ -256,7 +284,12 @@ async fn openai_compatible_stored_requests_are_the_bodies_sent_and_a_lost_vault_
             .filter(|(_, _, s)| s["fit"]["vault"]["3"].as_u64().unwrap_or(0) > 0)
             .count();
         if r.end == RunEnd::Completed && lost == r.stored.len() && lost >= 3 {
-            assert_eq!(r.warnings.len(), 1, "ctx {ctx}: said once: {:?}", r.warnings);
+            assert_eq!(
+                r.warnings.len(),
+                1,
+                "ctx {ctx}: said once: {:?}",
+                r.warnings
+            );
             assert!(r.warnings[0].contains("num_ctx"));
         } else if lost == 0 {
             assert!(r.warnings.is_empty(), "ctx {ctx}");

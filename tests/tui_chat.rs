@@ -934,7 +934,10 @@ fn the_chat_input_owns_every_printable_key_in_every_pane() {
         }
         let pane = a.pane;
         a.on_key(KeyEvent::new(KeyCode::Char('C'), KeyModifiers::NONE));
-        assert!(a.chat.as_ref().unwrap().typing, "{pane:?}: the input has focus");
+        assert!(
+            a.chat.as_ref().unwrap().typing,
+            "{pane:?}: the input has focus"
+        );
         for c in printable.chars() {
             let cmds = a.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
             assert!(cmds.is_empty(), "{pane:?}: {c:?} did something: {cmds:?}");

@@ -230,7 +230,10 @@ fn read_lines(
     let mut records = Vec::new();
     let mut bad = false;
     // Through the input limits: an endless input (`/dev/zero`) stops at its line.
-    for (n, line) in crate::limits::read_input_lines(name, reader)?.into_iter().enumerate() {
+    for (n, line) in crate::limits::read_input_lines(name, reader)?
+        .into_iter()
+        .enumerate()
+    {
         let lineno = n + 1;
         let t = crate::limits::strip_bom(&line).trim_end_matches('\r');
         if t.trim().is_empty() {

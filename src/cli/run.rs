@@ -276,7 +276,11 @@ async fn waiting_progress(client: Client) {
                 last = Some((line, std::time::Instant::now()));
             }
             (None, Some((line, _))) => {
-                let what = if line.starts_with("loading") { "loaded" } else { "the server is back" };
+                let what = if line.starts_with("loading") {
+                    "loaded"
+                } else {
+                    "the server is back"
+                };
                 eprintln!("kakeai run: {what}");
                 last = None;
             }

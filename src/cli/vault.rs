@@ -5,7 +5,6 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 
-
 use crate::vault::leak::ReviewResult;
 use crate::vault::{self, Work};
 

@@ -127,9 +127,22 @@ impl Replay {
 
 impl Backend {
     /// Streams one line; `on_token` sees each delta. `lighter`: the same system message with
-    /// less vault context, rung by rung, for the token budget (see `llm::budget`). `on_sent`
-    /// sees each request as it goes over the wire, with what fitting gave up for it.
+    /// less vault context, rung by rung, for the token budget (see `llm::budget`).
     pub async fn generate(
+        &self,
+        turn: usize,
+        attempt: usize,
+        messages: Vec<Message>,
+        lighter: &[String],
+        on_token: &mut (dyn FnMut(&str) + Send),
+    ) -> Result<(String, GenStats), String> {
+        self.generate_observed(turn, attempt, messages, lighter, &mut |_| {}, on_token)
+            .await
+    }
+
+    /// [`Backend::generate`] where `on_sent` sees each request as it goes over the wire, with
+    /// what fitting gave up for it (a replay sends nothing).
+    pub async fn generate_observed(
         &self,
         turn: usize,
         attempt: usize,
@@ -140,8 +153,8 @@ impl Backend {
     ) -> Result<(String, GenStats), String> {
         match self {
             Backend::Live(client) => {
-                let c = fitted_stream_observed(client, messages, lighter, on_sent, on_token)
-                    .await?;
+                let c =
+                    fitted_stream_observed(client, messages, lighter, on_sent, on_token).await?;
                 let mut text = c.text;
                 // Never committed as if whole: cut back to the last finished sentence.
                 let length_cut = (c.finish == Finish::Length).then(|| {

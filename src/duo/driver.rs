@@ -245,9 +245,7 @@ impl Driver {
                 let now = Instant::now();
                 // A live request is kept as it goes over the wire (`Msg::Sent`).
                 let request = match &self.backend {
-                    Backend::Replay(_) => {
-                        Some(super::request_log::replay_json(&prompt.messages))
-                    }
+                    Backend::Replay(_) => Some(super::request_log::replay_json(&prompt.messages)),
                     Backend::Live(_) => None,
                 };
                 attempts.insert(
@@ -546,7 +544,14 @@ impl Driver {
                 });
             };
             let generated = backend
-                .generate(turn, attempt, messages, &lighter, &mut on_sent, &mut on_token)
+                .generate_observed(
+                    turn,
+                    attempt,
+                    messages,
+                    &lighter,
+                    &mut on_sent,
+                    &mut on_token,
+                )
                 .await;
             let ev = match generated {
                 Ok((text, mut stats)) => Event::Generated {

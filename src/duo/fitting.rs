@@ -126,8 +126,7 @@ impl VaultLoss {
     pub fn note(&mut self, fit: &FitReport, num_ctx: u32) -> Option<String> {
         self.attempts += 1;
         self.lost += usize::from(fit.lost_vault());
-        if self.warned || !fit.lost_vault() || self.attempts < 3 || self.lost * 2 <= self.attempts
-        {
+        if self.warned || !fit.lost_vault() || self.attempts < 3 || self.lost * 2 <= self.attempts {
             return None;
         }
         self.warned = true;

@@ -300,9 +300,6 @@ fn no_guidance_line_is_repeated_within_a_request() {
         for line in &distinct {
             assert_eq!(last.matches(&format!("- {line}\n")).count(), 1, "{g:?}");
         }
-        assert_eq!(
-            crate::duo::fitting::repeated(&g),
-            g.len() - distinct.len()
-        );
+        assert_eq!(crate::duo::fitting::repeated(&g), g.len() - distinct.len());
     }
 }

@@ -226,7 +226,14 @@ pub async fn read_body(
     deadline: Instant,
     limit: Duration,
 ) -> Result<String, LlmError> {
-    read_body_capped(resp, target, deadline, limit, crate::limits::MAX_RESPONSE_BYTES).await
+    read_body_capped(
+        resp,
+        target,
+        deadline,
+        limit,
+        crate::limits::MAX_RESPONSE_BYTES,
+    )
+    .await
 }
 
 /// [`read_body`] with its own size cap: a body past `cap` bytes is [`LlmError::TooLarge`]
