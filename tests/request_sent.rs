@@ -296,3 +296,63 @@ async fn openai_compatible_stored_requests_are_the_bodies_sent_and_a_lost_vault_
         }
     }
 }
+
+/// The ratio a line's prompt is budgeted with is learned from line replies only: a judge
+/// prompt that tokenizes at another ratio (here 0.5 vs 2 tokens a character) teaches the
+/// judge's own ratio and leaves the lines' one as it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_judge_ratio_never_steers_the_lines_budget() {
+    use kakeai::llm::{ChatRequest, Message, ResponseFormat};
+    let server = FakeServer::with(|r: &Recorded, _| {
+        let body = r.json();
+        let chars: usize = body["messages"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|m| m["content"].as_str().unwrap_or("").chars().count())
+                    .sum()
+            })
+            .unwrap_or(0);
+        let judge = body.get("response_format").is_some();
+        let prompt = if judge { chars / 2 } else { chars * 2 };
+        Reply::json(
+            200,
+            &serde_json::json!({
+                "choices": [{"finish_reason": "stop", "index": 0,
+                             "message": {"role": "assistant", "content": "{\"ok\":true}"}}],
+                "model": "m", "object": "chat.completion",
+                "usage": {"completion_tokens": 3, "prompt_tokens": prompt,
+                          "total_tokens": prompt + 3},
+            })
+            .to_string(),
+        )
+    })
+    .await;
+    let client = Client::new(llm_fake::config(&server.url, Some(ApiKind::OpenAi))).unwrap();
+    let text = "灯台の話をしよう。".repeat(40);
+    client
+        .chat(&ChatRequest::line(vec![Message::user(text.clone())]))
+        .await
+        .unwrap();
+    let line = client.ratio().tokens_per_char;
+    assert!((line - 2.0).abs() < 0.01, "{line}");
+    for _ in 0..3 {
+        client
+            .chat(&ChatRequest::judge(
+                vec![Message::user(text.clone())],
+                ResponseFormat::Json,
+            ))
+            .await
+            .unwrap();
+    }
+    assert_eq!(
+        client.ratio().tokens_per_char,
+        line,
+        "the lines' ratio is untouched"
+    );
+    let judge = client.judge_ratio();
+    assert!(
+        judge.learned && (judge.tokens_per_char - 0.5).abs() < 0.01,
+        "{judge:?}"
+    );
+}
