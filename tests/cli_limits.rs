@@ -1,5 +1,5 @@
 //! Issue 22: the 16 MiB line limit in every reader — `check`, `ingest`, `import duo-talk`,
-//! `serve --config` — on `/dev/zero` (an endless line) and on a file whose second line is
+//! `serve --config`, `pii mask`, `safety judge`, `vault review` (64 MiB whole inputs) — on `/dev/zero` (an endless line) and on a file whose second line is
 //! 17 MiB: exit 2 naming file:line, within a bounded time (a reader that holds the whole line
 //! or reads to the end never returns: the test kills it after 120 s and fails). Peak memory
 //! is printed (VmHWM, Linux).
@@ -74,6 +74,28 @@ fn every_reader_refuses_an_endless_or_overlong_line_with_exit_2_at_file_line() {
         (vec!["import", "duo-talk", &file], format!("{file}:2")),
         (
             vec!["serve", "--line", "--config", "/dev/zero"],
+            "/dev/zero".into(),
+        ),
+        // Whole-input readers stop at the input limit, line readers at the line limit.
+        (vec!["pii", "mask", "/dev/zero"], "/dev/zero".into()),
+        (
+            vec!["pii", "mask", "/dev/zero", "--format", "jsonl"],
+            "/dev/zero:1".into(),
+        ),
+        (
+            vec!["pii", "mask", &file, "--format", "jsonl"],
+            format!("{file}:2"),
+        ),
+        (
+            vec!["safety", "judge", "/dev/zero", "--no-llm"],
+            "/dev/zero:1".into(),
+        ),
+        (
+            vec!["safety", "judge", &file, "--no-llm"],
+            format!("{file}:2"),
+        ),
+        (
+            vec!["vault", "review", "--no-embed", "/dev/zero"],
             "/dev/zero".into(),
         ),
     ];

@@ -184,6 +184,7 @@ async fn run_full(
                     }
                 }
                 Notice::StoreError(e) => panic!("store error: {e}"),
+                Notice::Fitted { .. } | Notice::Warning(_) => {}
             }
         })
         .await;
@@ -315,7 +316,7 @@ async fn a_run_retries_judges_and_stores_every_step() {
             .unwrap()
             .expect("request kept");
         assert_eq!(kept["messages"], wire["messages"], "the messages as sent");
-        assert_eq!(kept["options"]["num_ctx"], 8192);
+        assert_eq!(kept["options"]["options"]["num_ctx"], 8192);
         assert_eq!(kept["options"]["model"], MODEL);
     }
     assert!(rec.attempts.iter().all(|a| a.state == AttemptState::Done));

@@ -213,6 +213,12 @@ async fn a_message_the_model_could_not_check_goes_to_no_model() {
         assert_eq!(review, vec![true, true], "{check:?}");
         let log = s.stderr.lock().unwrap().join("\n");
         assert!(log.contains("pii-unchecked"), "{check:?}: {log}");
+        // Every failed check is counted, a timeout included (it is no model error of a line).
+        assert_eq!(
+            s.metric("kakeai_line_pii_check_failures_total").await,
+            2.0,
+            "{check:?}"
+        );
     }
 }
 

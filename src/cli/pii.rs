@@ -6,7 +6,7 @@
 //! failed for at least one message — everything is printed, those messages carry `"review"`,
 //! and the result must not be taken as clean.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
@@ -167,10 +167,7 @@ pub fn mask(
     let w = |e: std::io::Error| e.to_string();
     match args.format {
         Format::Json => {
-            let mut text = String::new();
-            BufReader::new(reader)
-                .read_to_string(&mut text)
-                .map_err(|e| format!("{name}: cannot read: {e}"))?;
+            let text = crate::limits::read_input(&name, reader)?;
             let text = text
                 .strip_suffix('\n')
                 .map(|t| t.strip_suffix('\r').unwrap_or(t))
@@ -232,10 +229,12 @@ fn read_lines(
 ) -> Result<Option<Vec<(serde_json::Value, String)>>, String> {
     let mut records = Vec::new();
     let mut bad = false;
-    for (n, line) in BufReader::new(reader).lines().enumerate() {
+    // Through the input limits: an endless input (`/dev/zero`) stops at its line.
+    for (n, line) in crate::limits::read_input_lines(name, reader)?
+        .into_iter()
+        .enumerate()
+    {
         let lineno = n + 1;
-        let line =
-            line.map_err(|e| BadLine::msg(format!("cannot read: {e}")).render(name, lineno))?;
         let t = crate::limits::strip_bom(&line).trim_end_matches('\r');
         if t.trim().is_empty() {
             continue;

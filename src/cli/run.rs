@@ -193,11 +193,15 @@ pub fn run(args: RunArgs) -> i32 {
             error: None,
             overflow: false,
             store_error: None,
+            fitted: 0,
+            vault_lost: 0,
         };
         printer.emit(json!({
             "event": "run_start", "run_id": run_id, "model": cfg.model, "endpoint": cfg.endpoint,
             "api": info.api, "topic": spec.topic, "max_turns": spec.max_turns,
         }));
+        // A load or a restarting server shows on stderr with its elapsed time.
+        let progress = tokio::spawn(waiting_progress(client.clone()));
         let driver = Driver {
             backend: Backend::Live(client),
             store: store.clone(),
@@ -215,6 +219,7 @@ pub fn run(args: RunArgs) -> i32 {
                 _ = tokio::signal::ctrl_c() => None,
             }
         };
+        progress.abort();
         let Some(end) = ended else {
             // The drive was dropped mid-way; its queued writes still run first (one writer,
             // in order), then the run is marked stopped with its streaming attempt.
@@ -257,6 +262,33 @@ pub fn run(args: RunArgs) -> i32 {
     })
 }
 
+/// Prints what the client waits on (a model load, a server coming back) to stderr: when it
+/// starts, every 5 s while it lasts, and when it is over.
+async fn waiting_progress(client: Client) {
+    let mut last: Option<(String, std::time::Instant)> = None;
+    loop {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        match (client.waiting_line(), &last) {
+            // Said less than 5 s ago.
+            (Some(_), Some((_, at))) if at.elapsed() < Duration::from_secs(5) => {}
+            (Some(line), _) => {
+                eprintln!("kakeai run: {line}");
+                last = Some((line, std::time::Instant::now()));
+            }
+            (None, Some((line, _))) => {
+                let what = if line.starts_with("loading") {
+                    "loaded"
+                } else {
+                    "the server is back"
+                };
+                eprintln!("kakeai run: {what}");
+                last = None;
+            }
+            (None, None) => {}
+        }
+    }
+}
+
 struct Printer<'a> {
     out: &'a mut Box<dyn Write + Send>,
     tokens: bool,
@@ -267,6 +299,10 @@ struct Printer<'a> {
     overflow: bool,
     /// Set when a write failed for good: the run failed and the exit code says so.
     store_error: Option<String>,
+    /// Requests whose prompt left something out to fit the context, and those that lost
+    /// vault sections (in `run_done`).
+    fitted: usize,
+    vault_lost: usize,
 }
 
 impl Printer<'_> {
@@ -288,6 +324,19 @@ impl Printer<'_> {
                 let e = crate::text::sanitize::for_terminal(&e).into_owned();
                 eprintln!("kakeai run: could not save to the store: {e}");
                 self.store_error = Some(e);
+            }
+            Notice::Fitted { turn, attempt, fit } => {
+                self.fitted += 1;
+                self.vault_lost += usize::from(fit.lost_vault());
+                self.emit(json!({
+                    "event": "fitted", "turn": turn, "attempt": attempt,
+                    "history": fit.history, "vault": fit.vault, "guidance": fit.guidance,
+                    "summary": fit.summary(),
+                }))
+            }
+            Notice::Warning(w) => {
+                eprintln!("kakeai run: warning: {w}");
+                self.emit(json!({"event": "warning", "message": w}))
             }
             Notice::Effect(e) => self.effect(e, run_id),
         }
@@ -313,7 +362,7 @@ impl Printer<'_> {
                     "first_token_ms": a.stats.first_token_ms, "latency_ms": a.stats.latency_ms,
                     "fell_back": a.stats.fell_back, "capped": a.stats.capped,
                     "fallback": a.stats.fallback, "length_cut": a.stats.length_cut,
-                    "prompt_tokens": a.stats.prompt_tokens,
+                    "prompt_tokens": a.stats.prompt_tokens, "fit": a.stats.fit,
                 }))
             }
             Effect::Unsuitable { rejected } => {
@@ -350,6 +399,7 @@ impl Printer<'_> {
             Effect::RunDone { status, error } => self.emit(json!({
                 "event": "run_done", "run_id": run_id, "status": status.as_str(),
                 "turns": self.turns, "attempts": self.attempts, "error": error,
+                "fitted_requests": self.fitted, "vault_lost_requests": self.vault_lost,
             })),
             _ => {}
         }

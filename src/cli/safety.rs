@@ -2,7 +2,7 @@
 //! (Layer 5 on the sisters' replies), both JSON Lines in and out.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
@@ -291,10 +291,12 @@ fn read_records(
 ) -> Result<Option<Vec<Record>>, String> {
     let mut records = Vec::new();
     let mut bad = false;
-    for (n, line) in BufReader::new(reader).lines().enumerate() {
+    // Through the input limits: an endless input (`/dev/zero`) stops at its line.
+    for (n, line) in crate::limits::read_input_lines(name, reader)?
+        .into_iter()
+        .enumerate()
+    {
         let lineno = n + 1;
-        let line =
-            line.map_err(|e| BadLine::msg(format!("cannot read: {e}")).render(name, lineno))?;
         let t = crate::limits::strip_bom(&line).trim_end_matches('\r');
         if t.trim().is_empty() {
             continue;

@@ -5,8 +5,6 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 
-use std::io::Read;
-
 use crate::vault::leak::ReviewResult;
 use crate::vault::{self, Work};
 
@@ -120,15 +118,15 @@ fn review(a: ReviewArgs) -> i32 {
         Ok(w) => w,
         Err(code) => return code,
     };
-    let mut text = String::new();
-    let read = super::input::open(a.file.as_deref()).and_then(|(name, mut r)| {
-        r.read_to_string(&mut text)
-            .map_err(|e| format!("{name}: {e} (expected UTF-8 text)"))
-    });
-    if let Err(e) = read {
-        eprintln!("kakeai vault: {e}");
-        return 2;
-    }
+    let read = super::input::open(a.file.as_deref())
+        .and_then(|(name, r)| crate::limits::read_input(&name, r));
+    let text = match read {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("kakeai vault: {e}");
+            return 2;
+        }
+    };
     // The same path as `check`: builds the IPADIC dictionary from MeCab sources on first use,
     // and keyword readings come from it.
     if let Err(e) = crate::text::analyzer::open(a.analyzer, &mut |m| eprintln!("{m}")) {

@@ -136,9 +136,25 @@ impl Backend {
         lighter: &[String],
         on_token: &mut (dyn FnMut(&str) + Send),
     ) -> Result<(String, GenStats), String> {
+        self.generate_observed(turn, attempt, messages, lighter, &mut |_| {}, on_token)
+            .await
+    }
+
+    /// [`Backend::generate`] where `on_sent` sees each request as it goes over the wire, with
+    /// what fitting gave up for it (a replay sends nothing).
+    pub async fn generate_observed(
+        &self,
+        turn: usize,
+        attempt: usize,
+        messages: Vec<Message>,
+        lighter: &[String],
+        on_sent: &mut (dyn FnMut(Sent) + Send),
+        on_token: &mut (dyn FnMut(&str) + Send),
+    ) -> Result<(String, GenStats), String> {
         match self {
             Backend::Live(client) => {
-                let c = fitted_stream_with(client, messages, lighter, on_token).await?;
+                let c =
+                    fitted_stream_observed(client, messages, lighter, on_sent, on_token).await?;
                 let mut text = c.text;
                 // Never committed as if whole: cut back to the last finished sentence.
                 let length_cut = (c.finish == Finish::Length).then(|| {
@@ -159,6 +175,7 @@ impl Backend {
                     fallback: c.fallback_reason,
                     length_cut,
                     prompt_tokens: c.prompt_tokens,
+                    fit: None,
                 };
                 Ok((text, stats))
             }
@@ -293,8 +310,30 @@ pub async fn fitted_stream(
 /// in the priority order of assets/llm/budget.toml once the older history is gone.
 pub async fn fitted_stream_with(
     client: &Client,
+    messages: Vec<Message>,
+    lighter: &[String],
+    on_token: &mut (dyn FnMut(&str) + Send),
+) -> Result<crate::llm::Completion, String> {
+    fitted_stream_observed(client, messages, lighter, &mut |_| {}, on_token).await
+}
+
+/// One request as it went over the wire: its URL, the JSON body exactly as sent (messages
+/// after fitting and the system-role policy, every option), and what fitting gave up for it.
+#[derive(Debug, Clone)]
+pub struct Sent {
+    pub url: String,
+    pub body: serde_json::Value,
+    pub fitted: crate::llm::budget::Fitted,
+}
+
+/// [`fitted_stream_with`] that shows `on_sent` every request it sends (a refit after the
+/// server refused the length, a fallback after a failed stream: the last one is the one the
+/// reply came from).
+pub async fn fitted_stream_observed(
+    client: &Client,
     mut messages: Vec<Message>,
     lighter: &[String],
+    on_sent: &mut (dyn FnMut(Sent) + Send),
     on_token: &mut (dyn FnMut(&str) + Send),
 ) -> Result<crate::llm::Completion, String> {
     use crate::llm::budget;
@@ -304,18 +343,33 @@ pub async fn fitted_stream_with(
     client.prepare().await.map_err(|e| e.to_string())?;
     // The server's tokenizer, where it has one, gives the ratio before the first request.
     client.learn_from_tokenizer(&messages).await;
+    // What fitting gave up over the rounds (a refit starts from the prompt already fitted).
+    let mut fitted = budget::Fitted::default();
     for round in 0..3 {
         let budget_chars = client.prompt_budget_chars();
-        if let Err(o) = budget::fit_prioritised(&mut messages, budget_chars, lighter, keep) {
-            return Err(budget::overflow_message(
-                &o,
-                client.ratio(),
-                client.context_tokens(),
-            ));
+        match budget::fit_prioritised(&mut messages, budget_chars, lighter, keep) {
+            Ok(f) => {
+                fitted.dropped += f.dropped;
+                fitted.rung = fitted.rung.max(f.rung);
+            }
+            Err(o) => {
+                return Err(budget::overflow_message(
+                    &o,
+                    client.ratio(),
+                    client.context_tokens(),
+                ));
+            }
         }
         let sent_chars = budget::chars_of(&messages);
+        let mut seen = |url: &str, body: &serde_json::Value| {
+            on_sent(Sent {
+                url: url.to_string(),
+                body: body.clone(),
+                fitted,
+            })
+        };
         match client
-            .stream_chat(&ChatRequest::line(messages.clone()), on_token)
+            .stream_chat_observed(&ChatRequest::line(messages.clone()), &mut seen, on_token)
             .await
         {
             Ok(c) => {

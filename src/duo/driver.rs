@@ -32,6 +32,14 @@ pub enum Notice<'a> {
     /// A write to the store failed after waiting for the lock and retrying: what it would have
     /// recorded is NOT acknowledged, and the run ends failed (a `RunDone` follows).
     StoreError(String),
+    /// An attempt's prompt left something out to fit the context (sent when it is sent).
+    Fitted {
+        turn: usize,
+        attempt: usize,
+        fit: &'a super::fitting::FitReport,
+    },
+    /// Said once per run: most prompts lose their vault to fit the context, with the fix.
+    Warning(String),
 }
 
 pub struct Driver {
@@ -52,7 +60,23 @@ enum Msg {
         attempt: usize,
         delta: String,
     },
+    /// A request went over the wire (its stored form) with what fitting gave up.
+    Sent {
+        turn: usize,
+        attempt: usize,
+        request: serde_json::Value,
+        fit: super::fitting::FitReport,
+    },
     Event(Event),
+}
+
+/// What a prompt had given up before the token budget: history left out when it was built,
+/// its vault rungs' sections, repeated guidance (see `duo::fitting`).
+#[derive(Clone, Default)]
+struct FitBase {
+    built: usize,
+    rungs: Vec<std::collections::BTreeMap<u8, usize>>,
+    guidance: usize,
 }
 
 /// Per-attempt bookkeeping the store needs.
@@ -78,6 +102,7 @@ impl Driver {
         let mut attempts: HashMap<(usize, usize), Started> = HashMap::new();
         let mut cache = AnalysisCache::new();
         let mut vault_gen = 0;
+        let mut vault_loss = super::fitting::VaultLoss::default();
         self.sync_vault(&mut session, &mut vault_gen);
         let mut queue: std::collections::VecDeque<Effect> = session.start().into();
         let mut ended = None;
@@ -136,6 +161,17 @@ impl Driver {
                         queue.extend(session.on_token(turn, attempt, &delta));
                         sink(Notice::Token { turn, attempt, delta: &delta });
                         self.save_partial(&session, &mut attempts, turn, attempt);
+                    }
+                    Msg::Sent { turn, attempt, request, fit } => {
+                        if !fit.is_empty() {
+                            sink(Notice::Fitted { turn, attempt, fit: &fit });
+                        }
+                        if let Some(w) = vault_loss.note(&fit, self.num_ctx()) {
+                            sink(Notice::Warning(w));
+                        }
+                        if let Err(e) = self.keep_request(&mut attempts, turn, attempt, request).await {
+                            sink(Notice::StoreError(e));
+                        }
                     }
                     Msg::Event(ev) => {
                         self.sync_vault(&mut session, &mut vault_gen);
@@ -204,21 +240,28 @@ impl Driver {
                 attempt,
                 prompt,
                 speaker,
-                ..
+                guidance,
             } => {
                 let now = Instant::now();
+                // A live request is kept as it goes over the wire (`Msg::Sent`).
+                let request = match &self.backend {
+                    Backend::Replay(_) => Some(super::request_log::replay_json(&prompt.messages)),
+                    Backend::Live(_) => None,
+                };
                 attempts.insert(
                     (*turn, *attempt),
                     Started {
                         sent: now,
                         id: None,
                         last_save: now,
-                        request: Some(super::request_log::request_json(
-                            &self.backend,
-                            &prompt.messages,
-                        )),
+                        request,
                     },
                 );
+                let base = FitBase {
+                    built: prompt.dropped,
+                    rungs: self.rungs_of(speaker),
+                    guidance: super::fitting::repeated(guidance),
+                };
                 if let Some(t) = task.take() {
                     t.abort();
                 }
@@ -233,6 +276,7 @@ impl Driver {
                     *attempt,
                     prompt.messages.clone(),
                     lighter,
+                    base,
                 ));
             }
             Effect::AttemptStarted {
@@ -476,6 +520,7 @@ impl Driver {
         attempt: usize,
         messages: Vec<Message>,
         lighter: Vec<String>,
+        base: FitBase,
     ) -> JoinHandle<()> {
         let (backend, tx) = (self.backend.clone(), tx.clone());
         tokio::spawn(async move {
@@ -487,15 +532,39 @@ impl Driver {
                     delta: d.to_string(),
                 });
             };
-            let ev = match backend
-                .generate(turn, attempt, messages, &lighter, &mut on_token)
-                .await
-            {
-                Ok((text, stats)) => Event::Generated {
+            let mut last_fit = None;
+            let sent_tx = tx.clone();
+            let mut on_sent = |sent: super::backend::Sent| {
+                let fit =
+                    super::fitting::report(base.built, sent.fitted, &base.rungs, base.guidance);
+                let request = super::request_log::sent_json(&sent, &fit);
+                last_fit = Some(fit.clone());
+                let _ = sent_tx.send(Msg::Sent {
+                    turn,
+                    attempt,
+                    request,
+                    fit,
+                });
+            };
+            let generated = backend
+                .generate_observed(
+                    turn,
+                    attempt,
+                    messages,
+                    &lighter,
+                    &mut on_sent,
+                    &mut on_token,
+                )
+                .await;
+            let ev = match generated {
+                Ok((text, mut stats)) => Event::Generated {
                     turn,
                     attempt,
                     text,
-                    stats,
+                    stats: {
+                        stats.fit = last_fit;
+                        stats
+                    },
                 },
                 Err(error) => Event::GenerationFailed {
                     turn,
@@ -505,6 +574,53 @@ impl Driver {
             };
             let _ = tx.send(Msg::Event(ev));
         })
+    }
+
+    /// Each lighter rung's dropped vault sections for `speaker` (none without a vault).
+    fn rungs_of(&self, speaker: &str) -> Vec<std::collections::BTreeMap<u8, usize>> {
+        let Some(v) = &self.vault else {
+            return Vec::new();
+        };
+        let (_, work) = v.get();
+        let drop = &crate::llm::budget::Priorities::builtin().vault_drop_levels;
+        super::fitting::rung_drops(&work, speaker, drop)
+    }
+
+    /// The context the live endpoint is budgeted against (0 for a replay).
+    fn num_ctx(&self) -> u32 {
+        match &self.backend {
+            Backend::Live(c) => c.context_tokens(),
+            Backend::Replay(_) => 0,
+        }
+    }
+
+    /// Keeps the request an attempt sent: with its row once it has one (a resend after a
+    /// refusal, or a fallback, replaces it: the last request is the one the reply came from).
+    async fn keep_request(
+        &self,
+        attempts: &mut HashMap<(usize, usize), Started>,
+        turn: usize,
+        attempt: usize,
+        request: serde_json::Value,
+    ) -> Result<(), String> {
+        let now = Instant::now();
+        let st = attempts.entry((turn, attempt)).or_insert_with(|| Started {
+            sent: now,
+            id: None,
+            last_save: now,
+            request: None,
+        });
+        match st.id {
+            None => {
+                st.request = Some(request);
+                Ok(())
+            }
+            Some(id) => self
+                .store
+                .call(move |s| s.save_request(id, &request))
+                .await
+                .map_err(|e| e.to_string()),
+        }
     }
 
     /// Saves the streaming text now and then, so a crash loses at most the unsaved tail.
@@ -557,9 +673,19 @@ impl Driver {
             started_at: SystemTime::now(),
             first_token_ms: None,
         };
+        // A request that went out before the attempt failed is kept with it too.
+        let request = attempts
+            .get_mut(&(turn, attempt))
+            .and_then(|s| s.request.take());
         let id = self
             .store
-            .call(move |s| s.start_attempt(&new))
+            .call(move |s| {
+                let id = s.start_attempt(&new)?;
+                if let Some(r) = &request {
+                    s.save_request(id, r)?;
+                }
+                Ok(id)
+            })
             .await
             .map_err(|e| e.to_string())?;
         if let Some(st) = attempts.get_mut(&(turn, attempt)) {

@@ -5,6 +5,7 @@ pub mod backend;
 pub mod config;
 pub mod cut;
 pub mod driver;
+pub mod fitting;
 pub mod judging;
 pub mod persona;
 pub mod policy;

@@ -106,7 +106,9 @@ fn final_message(input: &PromptInput, partner_last: Option<&Line>) -> String {
     }
     if !input.guidance.is_empty() {
         s.push_str("\n【ディレクターからの指示】\n");
-        for g in input.guidance {
+        // Each line once: a repeat is counted in the attempt's fit report, never sent.
+        let mut seen = std::collections::HashSet::new();
+        for g in input.guidance.iter().filter(|g| seen.insert(g.trim())) {
             s.push_str(&format!("- {g}\n"));
         }
     }

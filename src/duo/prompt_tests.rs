@@ -277,3 +277,29 @@ fn forbidden_words_are_named_once_with_their_reason() {
         }
     }
 }
+
+/// A guidance line given more than once (the same reason from two rules, a retry that repeats
+/// the last turn's WARN) is sent once: generated orders and repeat counts, seeded.
+#[test]
+fn no_guidance_line_is_repeated_within_a_request() {
+    let (rules, cfg) = setup();
+    let pool = [
+        "前の発言はやや長めでした。短くしてください。",
+        "話題から離れています。",
+        "相手の質問に答えてください。",
+        "同じ言い回しを避けてください。",
+    ];
+    let mut rng = fastrand::Rng::with_seed(39);
+    for _ in 0..200 {
+        let g: Vec<String> = (0..rng.usize(1..10))
+            .map(|_| pool[rng.usize(..pool.len())].to_string())
+            .collect();
+        let p = build_for(&rules, &cfg, "ayu", &[], &g, None);
+        let last = &p.messages.last().unwrap().content;
+        let distinct: std::collections::BTreeSet<&String> = g.iter().collect();
+        for line in &distinct {
+            assert_eq!(last.matches(&format!("- {line}\n")).count(), 1, "{g:?}");
+        }
+        assert_eq!(crate::duo::fitting::repeated(&g), g.len() - distinct.len());
+    }
+}

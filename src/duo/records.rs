@@ -26,6 +26,9 @@ pub struct GenStats {
     /// The prompt's size in tokens as the server counted it.
     #[serde(default)]
     pub prompt_tokens: Option<u32>,
+    /// What the prompt left out to fit the context (None: not known, e.g. a replay).
+    #[serde(default)]
+    pub fit: Option<super::fitting::FitReport>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -1,34 +1,33 @@
-//! The exact request an attempt sent (issue 14 §4): its messages and the generation options,
-//! as JSON for `Store::save_request`. Only what shapes the reply is kept (no timeouts, no keys).
+//! The exact request an attempt sent (issue 14 §4), as JSON for `Store::save_request`: for a
+//! live endpoint the body that went over the wire, kept as sent — the messages (after fitting
+//! to the context and the system-role policy: roles and text exactly), every option the body
+//! carried, the URL, and what fitting gave up (`fit`). The request view shows it and
+//! `export --format dpo|kto|sft` builds its prompts from it, so both are what the model saw.
 
 use serde_json::{Value, json};
 
-use super::backend::Backend;
+use super::backend::Sent;
+use super::fitting::FitReport;
 use crate::llm::Message;
 
-/// For a live endpoint the messages are the ones the client sends: fitted to the prompt budget
-/// and with the system role folded when the model has none (a resend after the server refused
-/// the length is fitted again and differs; the first request is the one kept).
-pub fn request_json(backend: &Backend, messages: &[Message]) -> Value {
-    let mut messages = messages.to_vec();
-    let options = match backend {
-        Backend::Live(client) => {
-            let _ = crate::llm::budget::fit(&mut messages, client.prompt_budget_chars());
-            let c = client.config();
-            messages = crate::llm::prepare_messages(&messages, c.effective_system_role());
-            json!({
-                "backend": "live",
-                "endpoint": c.endpoint,
-                "model": c.model,
-                "api": c.api,
-                "num_ctx": c.num_ctx,
-                "temperature": c.temperature,
-                "max_tokens": c.max_tokens,
-                "stop": c.stop,
-                "system_role": c.system_role,
-            })
-        }
-        Backend::Replay(_) => json!({"backend": "replay"}),
+/// A replayed attempt: nothing went over the wire; the messages the session built.
+pub fn replay_json(messages: &[Message]) -> Value {
+    json!({"messages": messages, "options": {"backend": "replay"}})
+}
+
+/// A live attempt's request as sent: `messages` is the body's own list, `options` is the
+/// body without it (model, stream, options, keep_alive, format, … exactly as sent).
+pub fn sent_json(sent: &Sent, fit: &FitReport) -> Value {
+    let mut options = match &sent.body {
+        Value::Object(o) => o.clone(),
+        _ => serde_json::Map::new(),
     };
-    json!({"messages": messages, "options": options})
+    let messages = options.remove("messages").unwrap_or(Value::Null);
+    json!({
+        "messages": messages,
+        "options": options,
+        "url": sent.url,
+        "backend": "live",
+        "fit": fit,
+    })
 }

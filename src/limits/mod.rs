@@ -17,6 +17,15 @@ pub const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
 pub const MAX_DEPTH: usize = 64;
 /// Longest line of a JSON Lines input (ingest, import, patterns import).
 pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+/// Largest whole input read from a file or stdin in one piece (`pii mask --format json`,
+/// `vault review`), and largest input read line by line in total.
+pub const MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
+/// Largest response body read from a model server (a whole reply, embeddings, /api/show,
+/// /api/tags, /props, /tokenize, or a whole stream): past it the call fails with a named
+/// error instead of growing without bound.
+pub const MAX_RESPONSE_BYTES: usize = 32 * 1024 * 1024;
+/// Largest error body read for its message (the status alone explains the failure).
+pub const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LimitError {
@@ -168,6 +177,58 @@ pub fn read_toml(path: &Path) -> Result<String, LimitError> {
     let text = read_text(path, MAX_FILE_BYTES)?;
     toml_depth(path, &text)?;
     Ok(text)
+}
+
+/// Reads a whole input (a file or stdin) of at most [`MAX_INPUT_BYTES`], as UTF-8: an
+/// endless one (`/dev/zero`) stops at the limit with an error naming `name`, never more read.
+pub fn read_input(name: &str, reader: impl Read) -> Result<String, String> {
+    let mut bytes = Vec::new();
+    reader
+        .take(MAX_INPUT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("{name}: cannot read: {e}"))?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(format!(
+            "{name}: the input is larger than the limit of {MAX_INPUT_BYTES} bytes; nothing read"
+        ));
+    }
+    utf8(Path::new(name), bytes).map_err(|e| e.to_string())
+}
+
+/// An input's lines (`\r\n` trimmed, a leading byte order mark dropped) through the line limit
+/// and [`MAX_INPUT_BYTES`] in total: a longer line, a longer input or invalid UTF-8 stops the
+/// reading with `name:line[:col]: …`, the rest never read (the input may never end).
+pub fn read_input_lines(name: &str, reader: impl Read) -> Result<Vec<String>, String> {
+    let mut r = std::io::BufReader::new(reader);
+    let (mut out, mut buf, mut total) = (Vec::new(), Vec::new(), 0u64);
+    loop {
+        let n = out.len() + 1;
+        match read_line(&mut r, &mut buf).map_err(|e| format!("{name}:{n}: cannot read: {e}"))? {
+            Ok(false) => return Ok(out),
+            Err(_) => {
+                return Err(format!(
+                    "{name}:{n}: line longer than the limit of {MAX_LINE_BYTES} bytes; nothing read"
+                ));
+            }
+            Ok(true) => {
+                total += buf.len() as u64 + 1;
+                if total > MAX_INPUT_BYTES {
+                    return Err(format!(
+                        "{name}:{n}: the input is larger than the limit of {MAX_INPUT_BYTES} \
+                         bytes; nothing read"
+                    ));
+                }
+                match String::from_utf8(std::mem::take(&mut buf)) {
+                    Ok(l) => out.push(l),
+                    Err(e) => {
+                        let at = e.utf8_error().valid_up_to();
+                        let col = String::from_utf8_lossy(&e.as_bytes()[..at]).chars().count() + 1;
+                        return Err(format!("{name}:{n}:{col}: not valid UTF-8"));
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// Reads one line (up to and without `\n`, `\r\n` trimmed, a leading byte order mark dropped)

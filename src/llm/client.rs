@@ -36,6 +36,9 @@ pub(super) struct Inner {
     pub(super) api: OnceCell<ApiKind>,
     /// Prompt tokens per character, learned from the server's counts.
     pub(super) ratio: std::sync::Mutex<budget::Ratio>,
+    /// The same, learned from judge and other uncapped calls only: their prompts (a JSON
+    /// schema, quoted lines) tokenize differently and must not steer the lines' budget.
+    pub(super) judge_ratio: std::sync::Mutex<budget::Ratio>,
     /// The context a server reported when it refused a prompt (smaller than num_ctx).
     server_ctx: std::sync::atomic::AtomicU32,
     /// `keep_alive` as sent ("1800s").
@@ -74,6 +77,9 @@ impl Client {
         // requests to 127.0.0.1.
         let http = reqwest::Client::builder()
             .connect_timeout(cfg.timeouts.connect())
+            // An idle keep-alive connection is dropped before a server closes it (llama-server
+            // after 5 s), so no request is written to a connection already closed.
+            .pool_idle_timeout(Duration::from_secs(3))
             .no_proxy()
             .build()
             .map_err(|e| bad(e.to_string()))?;
@@ -89,6 +95,7 @@ impl Client {
                 says_v1,
                 api,
                 ratio: std::sync::Mutex::new(budget::Ratio::new(cfg.tokens_per_char)),
+                judge_ratio: std::sync::Mutex::new(budget::Ratio::new(cfg.tokens_per_char)),
                 server_ctx: std::sync::atomic::AtomicU32::new(u32::MAX),
                 tokenizer_tried: std::sync::atomic::AtomicBool::new(false),
                 facts: OnceCell::new(),
@@ -107,6 +114,15 @@ impl Client {
     pub fn ratio(&self) -> budget::Ratio {
         self.inner
             .ratio
+            .lock()
+            .map(|r| *r)
+            .unwrap_or(budget::Ratio::new(1.0))
+    }
+
+    /// The ratio learned from judge (uncapped) calls; never used for the lines' budget.
+    pub fn judge_ratio(&self) -> budget::Ratio {
+        self.inner
+            .judge_ratio
             .lock()
             .map(|r| *r)
             .unwrap_or(budget::Ratio::new(1.0))
@@ -178,11 +194,49 @@ impl Client {
         req: &ChatRequest,
         on_token: &mut (dyn FnMut(&str) + Send),
     ) -> Result<Completion, LlmError> {
+        self.stream_chat_observed(req, &mut |_, _| {}, on_token)
+            .await
+    }
+
+    /// [`Client::stream_chat`] that shows `on_sent` each request body as it goes over the
+    /// wire (its URL and the JSON exactly as sent: messages after the system-role policy,
+    /// every option): the stream's, and the fallback's when there is one.
+    ///
+    /// A server that refused or dropped the connection before any text arrived is waited for
+    /// (`timeouts.restart_ms`: a restart), the model loaded again, and the request sent again.
+    pub async fn stream_chat_observed(
+        &self,
+        req: &ChatRequest,
+        on_sent: &mut (dyn FnMut(&str, &serde_json::Value) + Send),
+        on_token: &mut (dyn FnMut(&str) + Send),
+    ) -> Result<Completion, LlmError> {
+        let mut streamed = false;
+        let mut seen = |t: &str| {
+            streamed = true;
+            on_token(t);
+        };
+        let first = self.stream_chat_once(req, on_sent, &mut seen).await;
+        match first {
+            Err(e) if self.restarting(&e) && !streamed => {
+                self.wait_for_server(self.api().unwrap_or(ApiKind::Ollama))
+                    .await?;
+                self.stream_chat_once(req, on_sent, on_token).await
+            }
+            other => other,
+        }
+    }
+
+    async fn stream_chat_once(
+        &self,
+        req: &ChatRequest,
+        on_sent: &mut (dyn FnMut(&str, &serde_json::Value) + Send),
+        on_token: &mut (dyn FnMut(&str) + Send),
+    ) -> Result<Completion, LlmError> {
         let kind = self.prepare().await?;
         let called = Instant::now();
         let mut first_token = None;
         let (error, retries) = match self
-            .stream_once(req, kind, called, &mut first_token, on_token)
+            .stream_once(req, kind, called, &mut first_token, on_sent, on_token)
             .await
         {
             Ok(c) => return Ok(c),
@@ -191,7 +245,7 @@ impl Client {
         if !policy::falls_back(&error) {
             return Err(error);
         }
-        let mut c = self.chat_once(req, kind).await?;
+        let mut c = self.chat_once(req, kind, on_sent).await?;
         c.fell_back = true;
         c.fallback_reason = Some(error.to_string());
         c.retries += retries;
@@ -207,6 +261,7 @@ impl Client {
         kind: ApiKind,
         called: Instant,
         first_token: &mut Option<Duration>,
+        on_sent: &mut (dyn FnMut(&str, &serde_json::Value) + Send),
         on_token: &mut (dyn FnMut(&str) + Send),
     ) -> Result<Completion, (LlmError, u32)> {
         let cfg = &self.inner.cfg;
@@ -215,6 +270,7 @@ impl Client {
         let body = proto.chat_body(&self.resolved(kind, req, &messages, true));
         let target = self.target(kind, proto.chat_path(), &cfg.model);
         let first_limit = cfg.timeouts.first_token();
+        on_sent(&target.url, &body);
         let sent = http::send(
             &self.inner.http,
             &target,
@@ -243,9 +299,18 @@ impl Client {
         // Any bytes at all (a role chunk, a keep-alive comment) show the server is alive: from
         // the first one on, only silence longer than the idle limit ends the stream.
         let mut got_bytes = false;
+        // Bounded whatever the server does: the whole stream within the first-token limit
+        // plus request_ms, and within MAX_RESPONSE_BYTES.
+        let whole = first_limit + cfg.timeouts.request();
+        let (whole_deadline, cap) = (attempt_started + whole, crate::limits::MAX_RESPONSE_BYTES);
+        let mut read = 0usize;
         let outcome = loop {
             let (phase, limit, wait) = if got_bytes {
-                (TimeoutPhase::Idle, cfg.timeouts.idle(), cfg.timeouts.idle())
+                let left = whole_deadline.saturating_duration_since(Instant::now());
+                match cfg.timeouts.idle() {
+                    idle if idle <= left => (TimeoutPhase::Idle, idle, idle),
+                    _ => (TimeoutPhase::Response, whole, left),
+                }
             } else {
                 let left = first_deadline.saturating_duration_since(Instant::now());
                 (TimeoutPhase::FirstToken, first_limit, left)
@@ -255,6 +320,10 @@ impl Client {
                 Ok(Some(Err(e))) => break Err(target.body_error(&e)),
                 Ok(Some(Ok(chunk))) => {
                     got_bytes |= !chunk.is_empty();
+                    read += chunk.len();
+                    if read > cap {
+                        break Err(target.too_large(cap));
+                    }
                     dec.feed(&chunk, &mut on_delta)
                 }
                 Ok(None) => match dec.end(&mut on_delta) {
@@ -281,7 +350,8 @@ impl Client {
             dec.finish().unwrap_or(Finish::Stop)
         };
         let (tokens, prompt_tokens) = (dec.tokens(), dec.prompt_tokens());
-        let context = self.check_counts(kind, budget::chars_of(&messages), prompt_tokens, tokens);
+        let chars = budget::chars_of(&messages);
+        let context = self.check_counts(kind, req.cap, chars, prompt_tokens, tokens);
         self.touch();
         let raw = dec.into_raw();
         Ok(Completion {
@@ -302,12 +372,25 @@ impl Client {
     /// One non-streamed call (judge calls, or when streaming is not wanted). Rows 1–2 of the
     /// table: a retryable failure of the whole call (sending, reading or parsing) is retried
     /// once after the backoff.
+    /// A server that went away is waited for as in [`Client::stream_chat_observed`].
     pub async fn chat(&self, req: &ChatRequest) -> Result<Completion, LlmError> {
+        match self.chat_retried(req).await {
+            Err(e) if self.restarting(&e) => {
+                self.wait_for_server(self.api().unwrap_or(ApiKind::Ollama))
+                    .await?;
+                self.chat_retried(req).await
+            }
+            other => other,
+        }
+    }
+
+    async fn chat_retried(&self, req: &ChatRequest) -> Result<Completion, LlmError> {
         let kind = self.prepare().await?;
-        match self.chat_once(req, kind).await {
+        let mut quiet = |_: &str, _: &serde_json::Value| {};
+        match self.chat_once(req, kind, &mut quiet).await {
             Err(e) if policy::retried(&e) => {
                 tokio::time::sleep(self.inner.cfg.retry_backoff()).await;
-                let mut c = self.chat_once(req, kind).await?;
+                let mut c = self.chat_once(req, kind, &mut quiet).await?;
                 c.retries += 1;
                 Ok(c)
             }
@@ -316,19 +399,26 @@ impl Client {
     }
 
     /// One non-streamed request, not retried (row 4: the stream's fallback call).
-    async fn chat_once(&self, req: &ChatRequest, kind: ApiKind) -> Result<Completion, LlmError> {
+    async fn chat_once(
+        &self,
+        req: &ChatRequest,
+        kind: ApiKind,
+        on_sent: &mut (dyn FnMut(&str, &serde_json::Value) + Send),
+    ) -> Result<Completion, LlmError> {
         let called = Instant::now();
         let cfg = &self.inner.cfg;
         let proto = protocol(kind);
         let messages = prepare_messages(&req.messages, self.system_role(kind));
         let body = proto.chat_body(&self.resolved(kind, req, &messages, false));
         let target = self.target(kind, proto.chat_path(), &cfg.model);
+        on_sent(&target.url, &body);
         let text = self.post_whole(&target, &body, false).await?;
         let reply = proto
             .parse_reply(&text)
             .map_err(|e| body_error(&target, e, &text))?;
         let context = self.check_counts(
             kind,
+            req.cap,
             budget::chars_of(&messages),
             reply.prompt_tokens,
             reply.tokens.unwrap_or(0),

@@ -63,6 +63,10 @@ pub struct Timeouts {
     /// OLLAMA_LOAD_TIMEOUT (5 min, envconfig/config.go); the first-token limit starts after it.
     #[serde(default = "default_load_ms")]
     pub load_ms: u64,
+    /// A server that stops answering mid-run (refused or reset connections: a restart) is
+    /// waited for this long before the run gives up; then the model is loaded again.
+    #[serde(default = "default_restart_ms")]
+    pub restart_ms: u64,
 }
 
 fn default_tokens_per_char() -> f64 {
@@ -77,6 +81,10 @@ fn default_load_ms() -> u64 {
     300_000
 }
 
+fn default_restart_ms() -> u64 {
+    120_000
+}
+
 fn default_keep_alive_s() -> u64 {
     1800
 }
@@ -87,6 +95,9 @@ impl Timeouts {
     }
     pub fn connect(&self) -> Duration {
         Duration::from_millis(self.connect_ms)
+    }
+    pub fn restart(&self) -> Duration {
+        Duration::from_millis(self.restart_ms)
     }
     pub fn load(&self) -> Duration {
         Duration::from_millis(self.load_ms)
@@ -252,6 +263,7 @@ impl LlmConfig {
             ("timeouts.request_ms", t.request_ms),
             ("timeouts.probe_ms", t.probe_ms),
             ("timeouts.load_ms", t.load_ms),
+            ("timeouts.restart_ms", t.restart_ms),
         ] {
             if ms == 0 {
                 return Err(bad(key, "must be at least 1 ms".into()));
@@ -312,6 +324,7 @@ mod tests {
         assert_eq!(c.stop.len(), 6);
         assert!(c.stop.iter().any(|s| s == "<start_of_turn>"));
         assert_eq!(c.timeouts.load_ms, 300_000);
+        assert_eq!(c.timeouts.restart_ms, 120_000);
         assert_eq!(c.effective_system_role(), SystemRole::Fold);
     }
 

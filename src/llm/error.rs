@@ -19,6 +19,8 @@ pub enum TimeoutPhase {
     Probe,
     /// Loading a cold model (the preload before the first turn).
     Load,
+    /// A server that refused or dropped connections mid-run, waited for to come back.
+    Restart,
 }
 
 impl TimeoutPhase {
@@ -31,6 +33,10 @@ impl TimeoutPhase {
             TimeoutPhase::Probe => {
                 "waiting for the model list — the server accepted the connection but did not \
                  answer (busy or hung?)"
+            }
+            TimeoutPhase::Restart => {
+                "waiting for the server to come back (it refused or dropped the connection: \
+                 stopped or restarting?) — start it again, or raise timeouts.restart_ms"
             }
             TimeoutPhase::Load => {
                 "waiting for the model to load — raise timeouts.load_ms (and Ollama's \
@@ -123,6 +129,16 @@ pub enum LlmError {
 
     #[error("invalid LLM endpoint `{url}`: {detail}")]
     BadEndpoint { url: String, detail: String },
+
+    #[error(
+        "the response from {url} (model {model}) passed the size limit of {limit} bytes and was \
+         dropped — a broken or hostile server? check what answers at this endpoint"
+    )]
+    TooLarge {
+        url: String,
+        model: String,
+        limit: usize,
+    },
 }
 
 fn not_found_hint(api: &ApiKind, model: &str, available: &[String]) -> String {
@@ -182,7 +198,8 @@ impl LlmError {
             | LlmError::StreamError { url, .. }
             | LlmError::Interrupted { url, .. }
             | LlmError::UnknownApi { url, .. }
-            | LlmError::BadEndpoint { url, .. } => url,
+            | LlmError::BadEndpoint { url, .. }
+            | LlmError::TooLarge { url, .. } => url,
         }
     }
 }

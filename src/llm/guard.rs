@@ -43,10 +43,13 @@ pub fn judge_counts(
 }
 
 impl Client {
-    /// Checks a reply's counts and learns the ratio from them when they can be believed.
+    /// Checks a reply's counts and learns the ratio from them when they can be believed:
+    /// a line's (`generation`) into the ratio the lines are budgeted with, a judge call's into
+    /// its own, so neither kind of prompt skews the other's estimate.
     pub(super) fn check_counts(
         &self,
         kind: ApiKind,
+        generation: bool,
         chars: usize,
         prompt_tokens: Option<u32>,
         reply_tokens: u32,
@@ -63,11 +66,20 @@ impl Client {
         };
         let on_ollama = kind == ApiKind::Ollama || ollama_v1;
         let context = on_ollama.then(|| self.context_tokens());
-        let expected = self.ratio().tokens_per_char * chars as f64;
+        // A judge call's first count is expected at the lines' ratio (the nearest estimate).
+        let ratio = match self.judge_ratio() {
+            j if !generation && j.learned => j,
+            _ => self.ratio(),
+        };
+        let expected = ratio.tokens_per_char * chars as f64;
         let tolerance = super::budget::Priorities::builtin().count_tolerance;
         let check = judge_counts(expected, counted, reply_tokens, context, trusted, tolerance);
         if check == ContextCheck::Learned {
-            self.learn(chars, counted);
+            if generation {
+                self.learn(chars, counted);
+            } else if let Ok(mut r) = self.inner.judge_ratio.lock() {
+                r.observe(chars, counted);
+            }
         }
         check
     }

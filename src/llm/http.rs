@@ -80,6 +80,15 @@ impl Target {
         }
     }
 
+    /// A body past `limit` bytes.
+    pub fn too_large(&self, limit: usize) -> LlmError {
+        LlmError::TooLarge {
+            url: self.url.clone(),
+            model: self.model.clone(),
+            limit,
+        }
+    }
+
     /// A failure while reading a body whose status was already fine.
     pub fn body_error(&self, e: &reqwest::Error) -> LlmError {
         self.interrupted(innermost(e))
@@ -185,26 +194,66 @@ async fn send_once(
     if status.is_success() {
         return Ok(resp);
     }
-    let text = match tokio::time::timeout_at(deadline, resp.bytes()).await {
-        Ok(Ok(b)) => String::from_utf8_lossy(&b).into_owned(),
-        // The status alone still explains the failure.
+    // Its head only: the status alone still explains the failure.
+    let cap = crate::limits::MAX_ERROR_BODY_BYTES;
+    let text = match tokio::time::timeout_at(deadline, read_capped(resp, cap)).await {
+        Ok(Ok((b, _))) => String::from_utf8_lossy(&b).into_owned(),
         Ok(Err(_)) | Err(_) => String::new(),
     };
     Err(target.status(status.as_u16(), &text))
 }
 
-/// Reads a whole body within `deadline`.
+/// Up to `cap` bytes of a body, and whether there was more (the rest is not read).
+async fn read_capped(
+    mut resp: reqwest::Response,
+    cap: usize,
+) -> Result<(Vec<u8>, bool), reqwest::Error> {
+    let mut out = Vec::new();
+    while let Some(chunk) = resp.chunk().await? {
+        if out.len() + chunk.len() > cap {
+            out.extend_from_slice(&chunk[..cap - out.len()]);
+            return Ok((out, true));
+        }
+        out.extend_from_slice(&chunk);
+    }
+    Ok((out, false))
+}
+
+/// Reads a whole body within `deadline` and `crate::limits::MAX_RESPONSE_BYTES`.
 pub async fn read_body(
     resp: reqwest::Response,
     target: &Target,
     deadline: Instant,
     limit: Duration,
 ) -> Result<String, LlmError> {
+    read_body_capped(
+        resp,
+        target,
+        deadline,
+        limit,
+        crate::limits::MAX_RESPONSE_BYTES,
+    )
+    .await
+}
+
+/// [`read_body`] with its own size cap: a body past `cap` bytes is [`LlmError::TooLarge`]
+/// (a declared length past it is refused before reading).
+pub async fn read_body_capped(
+    resp: reqwest::Response,
+    target: &Target,
+    deadline: Instant,
+    limit: Duration,
+    cap: usize,
+) -> Result<String, LlmError> {
+    if resp.content_length().is_some_and(|n| n > cap as u64) {
+        return Err(target.too_large(cap));
+    }
     let deadline = tokio::time::Instant::from_std(deadline);
-    match tokio::time::timeout_at(deadline, resp.bytes()).await {
+    match tokio::time::timeout_at(deadline, read_capped(resp, cap)).await {
         Err(_) => Err(target.timeout(TimeoutPhase::Response, limit)),
         Ok(Err(e)) => Err(target.body_error(&e)),
-        Ok(Ok(b)) => Ok(String::from_utf8_lossy(&b).into_owned()),
+        Ok(Ok((_, true))) => Err(target.too_large(cap)),
+        Ok(Ok((b, false))) => Ok(String::from_utf8_lossy(&b).into_owned()),
     }
 }
 

@@ -22,6 +22,20 @@ pub(super) struct LoadState {
     since: Option<Instant>,
     /// Last time the server answered a call for the model (it stays loaded keep_alive after).
     used: Option<Instant>,
+    /// The server stopped answering then: waited for (see `wait_for_server`).
+    gone: Option<Instant>,
+    /// The server has answered a call of this client: a later refusal is a restart, not a
+    /// server that was never there (that one fails at once).
+    answered: bool,
+}
+
+/// How often a server that went away is asked whether it is back.
+const POLL: Duration = Duration::from_millis(500);
+
+/// A failure that says the server is not there (refused, reset, unreachable): it may be
+/// restarting, so it is waited for instead of ending the run.
+pub fn server_gone(e: &LlmError) -> bool {
+    matches!(e, LlmError::Connect { .. })
 }
 
 impl Client {
@@ -31,11 +45,81 @@ impl Client {
         s.since.map(|t| t.elapsed())
     }
 
+    /// What the client is waiting on, with the time so far, for a status line: the server
+    /// coming back, or the model loading. None while neither.
+    pub fn waiting_line(&self) -> Option<String> {
+        let cfg = self.config();
+        if let Some(d) = self.waiting_for_server() {
+            return Some(format!(
+                "the server at {} is not answering (restarting?) — waiting {} s of {} s",
+                cfg.endpoint,
+                d.as_secs(),
+                cfg.timeouts.restart().as_secs()
+            ));
+        }
+        self.loading()
+            .map(|d| format!("loading {}… {} s", cfg.model, d.as_secs()))
+    }
+
+    /// How long the server has been waited for, while it is away (a restart).
+    pub fn waiting_for_server(&self) -> Option<Duration> {
+        let s = self.inner.load.lock().ok()?;
+        s.gone.map(|t| t.elapsed())
+    }
+
+    /// The server refused or dropped a connection: waits (up to `timeouts.restart_ms`,
+    /// asking every half second) until it answers HTTP again, then marks the model cold so
+    /// the next call loads it the way the first one did (a restarted Ollama has nothing
+    /// loaded, and a request that waits for the load would hit the first-token limit).
+    pub async fn wait_for_server(&self, kind: ApiKind) -> Result<Duration, LlmError> {
+        let started = Instant::now();
+        let limit = self.config().timeouts.restart();
+        let url = match kind {
+            ApiKind::Ollama => self.url(kind, "/api/version"),
+            ApiKind::OpenAi => self.url(kind, "/models"),
+        };
+        if let Ok(mut s) = self.inner.load.lock() {
+            s.gone = Some(started);
+            s.used = None;
+        }
+        let back = loop {
+            let asked = self
+                .inner
+                .http
+                .get(&url)
+                .timeout(self.config().timeouts.probe())
+                .send()
+                .await;
+            // Any HTTP answer, whatever its status, means the server is listening again.
+            if asked.is_ok() {
+                break true;
+            }
+            if started.elapsed() + POLL > limit {
+                break false;
+            }
+            tokio::time::sleep(POLL).await;
+        };
+        if let Ok(mut s) = self.inner.load.lock() {
+            s.gone = None;
+        }
+        if !back {
+            let target = self.target(kind, "", &self.config().model);
+            return Err(target.timeout(TimeoutPhase::Restart, limit));
+        }
+        Ok(started.elapsed())
+    }
+
     /// The server answered a call: the model is resident for keep_alive from now.
     pub(super) fn touch(&self) {
         if let Ok(mut s) = self.inner.load.lock() {
             s.used = Some(Instant::now());
+            s.answered = true;
         }
+    }
+
+    /// Whether `e` is worth waiting for: the server went away after it had answered.
+    pub(super) fn restarting(&self, e: &LlmError) -> bool {
+        server_gone(e) && self.inner.load.lock().is_ok_and(|s| s.answered)
     }
 
     /// Whether the model may have been unloaded: never used, or idle past 90 % of keep_alive.

@@ -8,6 +8,7 @@
 //! | that non-stream fallback call                  | 0       | the error at once                     |
 //! | a refusal the server understood (other 4xx, missing model, bad endpoint) | 0 | the error (a second try gets the same answer) |
 //! | a time limit (first token, whole response)     | 0       | the error — no fallback after a first-token timeout (a slow server is slower still without streaming) |
+//! | a body past the size limit (`TooLarge`)        | 0       | the error (the same server floods again) |
 //!
 //! A non-streamed call (`Client::chat`: judge calls) is rows 1–2 around the whole call.
 
@@ -36,7 +37,8 @@ pub fn row(e: &LlmError) -> Row {
         | LlmError::Rejected { .. }
         | LlmError::ModelNotFound { .. }
         | LlmError::BadEndpoint { .. }
-        | LlmError::UnknownApi { .. } => Row::Refused,
+        | LlmError::UnknownApi { .. }
+        | LlmError::TooLarge { .. } => Row::Refused,
         LlmError::Timeout { phase, .. } => Row::TimedOut(*phase),
         LlmError::Connect { .. }
         | LlmError::Malformed { .. }

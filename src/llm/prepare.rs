@@ -27,10 +27,20 @@ impl Client {
 
     /// Everything before a first prompt: the API, the server's facts (context, template,
     /// flags) and, on Ollama, a loaded model (see `load.rs`). Cheap once done.
+    /// A server that went away after answering (a restart) is waited for, then the model
+    /// loaded again (see `load.rs`).
     pub async fn prepare(&self) -> Result<ApiKind, LlmError> {
         let kind = self.resolve_api().await?;
         self.facts(kind).await;
-        self.ensure_loaded(kind).await?;
+        match self.ensure_loaded(kind).await {
+            Err(e) if self.restarting(&e) => {
+                self.wait_for_server(kind).await?;
+                self.ensure_loaded(kind).await?;
+            }
+            r => {
+                r?;
+            }
+        }
         Ok(kind)
     }
 

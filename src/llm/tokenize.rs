@@ -43,7 +43,16 @@ impl Client {
         if !reply.status().is_success() {
             return None;
         }
-        let body: serde_json::Value = reply.json().await.ok()?;
+        // Capped like every body from the server (a flood is no count).
+        let mut bytes = Vec::new();
+        let mut reply = reply;
+        while let Some(chunk) = reply.chunk().await.ok()? {
+            bytes.extend_from_slice(&chunk);
+            if bytes.len() > crate::limits::MAX_RESPONSE_BYTES {
+                return None;
+            }
+        }
+        let body: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
         let n = u32::try_from(body.get("tokens")?.as_array()?.len()).ok()?;
         if n == 0 {
             return None;

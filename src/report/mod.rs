@@ -176,6 +176,7 @@ pub fn run_report(store: &Store, run_id: i64) -> Result<String, StoreError> {
         esc(r.status.as_str()),
         ts.len()
     );
+    b.push_str(&fit_section(store, &rec)?);
     b.push_str("<h2>判定（Director）</h2><div class=\"grid2\">");
     b.push_str(&verdict_chart(&ts));
     b.push_str(&rule_chart(&ts));
@@ -195,6 +196,57 @@ pub fn run_report(store: &Store, run_id: i64) -> Result<String, StoreError> {
     b.push_str("<h2>会話</h2>");
     b.push_str(&turn_table(&ts));
     Ok(html::page(&format!("kakeai report · {}", r.topic), &b))
+}
+
+/// What the run's prompts left out to fit the context, as counts from each stored request's
+/// fit report (never the text): said loudly when vault sections were dropped.
+fn fit_section(store: &Store, rec: &RunRecord) -> Result<String, StoreError> {
+    let (mut known, mut fitted, mut lost, mut history) = (0, 0, 0, 0u64);
+    let mut levels: BTreeMap<u64, u64> = BTreeMap::new();
+    for a in &rec.attempts {
+        let Some(fit) = store.request_of(a.id)?.and_then(|r| r.get("fit").cloned()) else {
+            continue;
+        };
+        known += 1;
+        let h = fit["history"].as_u64().unwrap_or(0);
+        let vault: Vec<(u64, u64)> = fit["vault"]
+            .as_object()
+            .map(|o| {
+                o.iter()
+                    .filter_map(|(k, v)| Some((k.parse().ok()?, v.as_u64()?)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let g = fit["guidance"].as_u64().unwrap_or(0);
+        let v: u64 = vault.iter().map(|(_, n)| n).sum();
+        fitted += usize::from(h + v + g > 0);
+        lost += usize::from(v > 0);
+        history += h;
+        for (l, n) in vault {
+            *levels.entry(l).or_default() += n;
+        }
+    }
+    if known == 0 {
+        return Ok(String::new());
+    }
+    let mut b = format!(
+        "<h2>文脈に収めるための省略</h2><p class=\"meta\">{fitted} of {known} requests left \
+         something out to fit the context · {history} earlier messages"
+    );
+    for (l, n) in levels.iter().rev() {
+        let _ = write!(b, " · vault L{l} ×{n}");
+    }
+    b.push_str("</p>");
+    if lost > 0 {
+        let _ = write!(
+            b,
+            "<p>{} {lost} of {known} requests were sent without some vault sections: raise \
+             num_ctx (and the server's context) or shorten the persona, world or vault \
+             context.</p>",
+            badge("WARN")
+        );
+    }
+    Ok(b)
 }
 
 fn verdict_chart(ts: &[Turn]) -> String {

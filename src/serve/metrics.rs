@@ -30,6 +30,9 @@ pub struct Metrics {
     /// Turns where nothing was sent because even her fallback line was unusable.
     pub withheld: AtomicU64,
     pub model_errors: AtomicU64,
+    /// PII second opinions that failed or did not answer in time (the message was not
+    /// checked by the model: fallback line, marked for review).
+    pub pii_check_failures: AtomicU64,
     pub malformed_events: AtomicU64,
     ack: Mutex<VecDeque<f64>>,
     answer: Mutex<VecDeque<f64>>,
@@ -49,7 +52,7 @@ impl Metrics {
 
     pub fn prometheus(&self) -> String {
         let mut out = String::new();
-        let counters: [(&str, &str, &AtomicU64); 19] = [
+        let counters: [(&str, &str, &AtomicU64); 20] = [
             (
                 "kakeai_line_events_total",
                 "webhook events accepted (new, not duplicates)",
@@ -139,6 +142,11 @@ impl Metrics {
                 "kakeai_line_model_errors_total",
                 "generation attempts the model failed",
                 &self.model_errors,
+            ),
+            (
+                "kakeai_line_pii_check_failures_total",
+                "PII second opinions the model failed or did not answer in time",
+                &self.pii_check_failures,
             ),
             (
                 "kakeai_line_malformed_events_total",

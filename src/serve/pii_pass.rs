@@ -44,6 +44,9 @@ pub async fn check(
     // Asked as fail-closed so a failure is always seen; the mode decides what it means.
     let strict = PiiLlmMode::FailClosed;
     let (after, flag) = pii::second::ask(&svc.llm, before.clone(), strict, limit).await;
+    if flag.is_some() {
+        super::metrics::inc(&svc.metrics.pii_check_failures);
+    }
     let outcome = match &flag {
         Some(why) if mode == PiiLlmMode::FailOpen => {
             trace.push(format!(

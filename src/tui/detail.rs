@@ -172,6 +172,13 @@ fn against_previous(
             lines.push(Line::styled(r, Style::new().fg(t.warn)));
         }
     }
+    if let Some(fit) = a.stats.fit.as_ref().filter(|f| !f.is_empty()) {
+        // Vault sections the model never saw are a warning; the rest is information.
+        let st = if fit.lost_vault() { t.warn } else { t.dim };
+        for r in wrap(&format!("⚠ {}", fit.summary()), width) {
+            lines.push(Line::styled(r, Style::new().fg(st)));
+        }
+    }
     lines
 }
 
@@ -338,4 +345,62 @@ pub fn verdict_delta(prev: &crate::director::Verdict, cur: &crate::director::Ver
         }
     }
     parts.join(" · ")
+}
+
+#[cfg(test)]
+mod fit_tests {
+    use super::*;
+    use crate::duo::fitting::FitReport;
+
+    fn attempt(fit: Option<FitReport>) -> AttemptView {
+        AttemptView {
+            attempt: 1,
+            text: "うん。".into(),
+            phase: Phase::Reviewed,
+            verdict: None,
+            judge: None,
+            guidance: Vec::new(),
+            stats: crate::duo::records::GenStats {
+                fit,
+                ..Default::default()
+            },
+            live_counts: (0, 0),
+            counted_len: 0,
+            analysis: None,
+        }
+    }
+
+    fn text(lines: &[Line]) -> String {
+        lines
+            .iter()
+            .flat_map(|l| l.spans.iter().map(|s| s.content.to_string()))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// The detail pane says what the prompt left out to fit, and says nothing when nothing was.
+    #[test]
+    fn the_detail_pane_shows_what_fitting_left_out() {
+        let (themes, _) = crate::tui::theme::load_all();
+        let t = &themes[0];
+        let lost = FitReport {
+            history: 4,
+            vault: [(3, 7), (2, 1)].into(),
+            guidance: 1,
+        };
+        let a = attempt(Some(lost));
+        let shown = text(&against_previous(None, &a, &a.text, 80, t));
+        for want in [
+            "4 earlier messages",
+            "L3 ×7",
+            "L2 ×1",
+            "1 repeated guidance",
+        ] {
+            assert!(shown.contains(want), "{want}: {shown}");
+        }
+        for fit in [None, Some(FitReport::default())] {
+            let a = attempt(fit);
+            assert!(!text(&against_previous(None, &a, &a.text, 80, t)).contains("fit"));
+        }
+    }
 }

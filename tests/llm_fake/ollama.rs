@@ -97,7 +97,13 @@ impl Drop for FakeOllama {
 
 impl FakeOllama {
     pub async fn start(spec: Spec) -> FakeOllama {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        FakeOllama::start_at(spec, "127.0.0.1:0").await
+    }
+
+    /// On a given address: a fake dropped and started again on its address is a restarted
+    /// server (nothing loaded; connections refused in between).
+    pub async fn start_at(spec: Spec, addr: &str) -> FakeOllama {
+        let listener = TcpListener::bind(addr).await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let state = Arc::new(Mutex::new(State::default()));
         let (st, spec) = (state.clone(), Arc::new(spec));

@@ -11,7 +11,22 @@ use std::time::Duration;
 use super::{LLM_SYSTEM_PROMPT, Masked, PiiLlmMode, llm_user_prompt, merge_llm};
 use crate::llm::{ChatRequest, Client, LlmConfig, Message, ResponseFormat};
 
-/// The request for one rule-masked text: greedy, plain text, the model's own length limit.
+/// Tokens the answer needs besides the copied text: its three keys, the flag and the kinds.
+const ANSWER_OVERHEAD_TOKENS: u32 = 48;
+/// Tokens per character of the copied text, generously (Japanese runs about 1 with Gemma's
+/// tokenizer; a masked token such as ［氏名］ is a few).
+const COPY_TOKENS_PER_CHAR: f64 = 1.5;
+
+/// The tokens the three-line answer needs for `masked_text`: the text copied once plus the
+/// keys. Asking for no more keeps a small CPU model within the LINE and chat budgets (the
+/// configured 512 took 18.9 s there).
+pub fn answer_tokens(masked_text: &str) -> u32 {
+    let chars = masked_text.chars().count() as f64;
+    ANSWER_OVERHEAD_TOKENS + (chars * COPY_TOKENS_PER_CHAR).ceil() as u32
+}
+
+/// The request for one rule-masked text: greedy, plain text, as many tokens as the answer
+/// needs ([`answer_tokens`]).
 pub fn request(masked_text: &str) -> ChatRequest {
     ChatRequest {
         messages: vec![
@@ -19,7 +34,7 @@ pub fn request(masked_text: &str) -> ChatRequest {
             Message::user(llm_user_prompt(masked_text)),
         ],
         temperature: Some(0.0),
-        max_tokens: None,
+        max_tokens: Some(answer_tokens(masked_text)),
         format: ResponseFormat::Text,
         stop: Some(Vec::new()),
         seed: None,
@@ -58,5 +73,28 @@ pub async fn ask(
     match Client::new(llm.clone()) {
         Ok(client) => second_opinion(&client, masked, mode, limit).await,
         Err(e) => merge_llm(masked, Err(e.to_string()), mode),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The answer's budget covers the text copied once plus its keys, for any length, and is
+    /// far below the 512 tokens of a line for a LINE-sized message.
+    #[test]
+    fn the_check_asks_for_what_the_answer_needs() {
+        let mut rng = fastrand::Rng::with_seed(39);
+        for _ in 0..200 {
+            let n = rng.usize(0..400);
+            let text: String = (0..n).map(|_| rng.char('ぁ'..='ん')).collect();
+            let r = request(&text);
+            let max = r.max_tokens.expect("a bound is sent");
+            assert_eq!(max, answer_tokens(&text));
+            assert!(max as usize >= n + ANSWER_OVERHEAD_TOKENS as usize);
+            if n <= 100 {
+                assert!(max <= 200, "{n} chars: {max}");
+            }
+        }
     }
 }

@@ -336,6 +336,12 @@ impl App {
         &self.themes[self.theme.min(self.themes.len().saturating_sub(1))]
     }
 
+    /// Whether the header shows a running count of seconds (a model loading): it is drawn
+    /// again every second without a key press.
+    pub fn counting(&self) -> bool {
+        matches!(self.header.conn, Conn::Loading { .. })
+    }
+
     /// Why a live run cannot start now (the endpoint has not answered with the model).
     fn not_ready(&self) -> Option<String> {
         match &self.header.conn {

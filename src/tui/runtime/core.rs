@@ -415,9 +415,28 @@ impl Runtime {
                 save_every: Duration::from_millis(500),
                 vault,
             };
+            // A model load or a restarting server shows with its elapsed time, every second.
+            let waiting = match &driver.backend {
+                Backend::Live(c) => Some(tokio::spawn(waiting_notices(c.clone(), tx.clone()))),
+                Backend::Replay(_) => None,
+            };
             let mut sink = notices_to_app(tx.clone());
             driver.drive(session, Some(ctl_rx), &mut sink).await;
+            if let Some(w) = waiting {
+                w.abort();
+            }
         });
+    }
+}
+
+/// What a live run's client waits on (a load, a server coming back), as a status notice
+/// once a second with its elapsed time while it lasts.
+async fn waiting_notices(client: Client, tx: mpsc::UnboundedSender<UiMsg>) {
+    loop {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        if let Some(line) = client.waiting_line() {
+            let _ = tx.send(UiMsg::Notice(app::status::Level::Warn, line));
+        }
     }
 }
 
@@ -438,6 +457,11 @@ fn notices_to_app(tx: mpsc::UnboundedSender<UiMsg>) -> impl FnMut(Notice<'_>) {
             Notice::StoreError(e) => {
                 UiMsg::Notice(app::status::Level::Error, format!("store: {e}"))
             }
+            Notice::Fitted { turn, attempt, fit } => UiMsg::Notice(
+                app::status::Level::Warn,
+                format!("turn {turn} #{attempt}: {}", fit.summary()),
+            ),
+            Notice::Warning(w) => UiMsg::Notice(app::status::Level::Error, w),
         };
         let _ = tx.send(msg);
     }

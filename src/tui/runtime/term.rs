@@ -411,6 +411,10 @@ async fn event_loop(
             }
             // Only wakes to draw a pending change; an idle screen sleeps.
             _ = tokio::time::sleep(wait), if rt.app.dirty => {}
+            // A header counting seconds (a model loading) is drawn again every second.
+            _ = tokio::time::sleep(Duration::from_secs(1)), if rt.app.counting() => {
+                rt.app.dirty = true;
+            }
             _ = tokio::time::sleep_until(expiry.unwrap_or_else(Instant::now).into()), if expiry.is_some() => {
                 rt.app.expire_status(Instant::now());
             }
