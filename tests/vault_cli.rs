@@ -415,9 +415,33 @@ fn review_prints_result_and_issues_and_exits_by_result() {
         "{says}"
     );
 
+    // An endpoint but no embedding model: the semantic check did not run, and it says why.
+    let no_model = env.run_in(
+        &["vault", "review", "--endpoint", "http://127.0.0.1:9"],
+        "いい天気だね。\n",
+    );
+    assert_eq!(no_model.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&no_model.stdout).unwrap();
+    assert_eq!(v["result"], "approved_without_semantic_check");
+    assert_eq!(v["embeddings"]["status"], "skipped");
+    assert!(
+        v["embeddings"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("embed_model")
+    );
+    assert!(!String::from_utf8_lossy(&no_model.stderr).contains("全項目を実施"));
+
     // Embeddings asked for but no endpoint answers: said so, never pretended.
     let down = env.run_in(
-        &["vault", "review", "--endpoint", "http://127.0.0.1:9"],
+        &[
+            "vault",
+            "review",
+            "--endpoint",
+            "http://127.0.0.1:9",
+            "--embed-model",
+            "e5-small",
+        ],
         "いい天気だね。\n",
     );
     assert_eq!(down.status.code(), Some(0));

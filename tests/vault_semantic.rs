@@ -337,3 +337,40 @@ async fn amend_adds_the_semantic_finding_for_the_bot_and_compare() {
     amend(&mut v, &shared, "yana", PARAPHRASE).await;
     assert_eq!(v.status, Status::Retry);
 }
+
+/// `vault review --endpoint EP` on a paraphrase: with no `embed_model` the chat model is
+/// never asked to embed, and the result says the semantic check did not run (never
+/// "全項目を実施"); with one, the paraphrase is found.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn vault_review_without_an_embedding_model_says_the_semantic_check_did_not_run() {
+    let s = server(UNRELATED, true).await;
+    let env = Env::new();
+    llm_toml(&env, None);
+    let v = vault(&env);
+    let review = |extra: &'static [&'static str]| {
+        let mut args = vec![
+            "vault",
+            "review",
+            "--vault",
+            v.as_str(),
+            "--endpoint",
+            &s.url,
+        ];
+        args.extend_from_slice(extra);
+        env.run_in(&args, PARAPHRASE)
+    };
+    let out = review(&[]);
+    let said = String::from_utf8_lossy(&out.stderr).to_string();
+    let r: Value = serde_json::from_slice(&out.stdout).expect(&said);
+    assert_ne!(r["result"], "approved", "{r}");
+    assert_eq!(r["embeddings"]["status"], "skipped", "{r}");
+    assert!(!said.contains("全項目を実施"), "{said}");
+    assert!(said.contains("未実施"), "{said}");
+    assert!(s.recorded().iter().all(|q| q.path != "/v1/embeddings"));
+
+    let out = review(&["--embed-model", "concept-embed"]);
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["embeddings"]["status"], "ran", "{r}");
+    assert_eq!(r["result"], "rejected", "{r}");
+    assert_eq!(out.status.code(), Some(1));
+}

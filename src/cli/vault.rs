@@ -35,7 +35,8 @@ pub struct ReviewArgs {
     /// Endpoint for embeddings (default: llm.toml)
     #[arg(long)]
     pub endpoint: Option<String>,
-    /// Embedding model (default: llm.toml `embed_model`, else its `model`)
+    /// Embedding model (default: llm.toml `embed_model`; without one the semantic check does not
+    /// run and the result says so: a chat model is not an embedding model)
     #[arg(long)]
     pub embed_model: Option<String>,
     /// The analyzer whose dictionary gives keyword readings (built on first use, as `check`)
@@ -145,27 +146,28 @@ fn review(a: ReviewArgs) -> i32 {
             }
         };
         if let Some(e) = a.endpoint {
+            // The endpoint asked for here is the one embeddings go to.
             cfg.endpoint = e;
+            cfg.embed_endpoint = None;
         }
         if let Some(m) = a.embed_model {
             cfg.embed_model = Some(m);
         }
-        let client = match crate::llm::Client::new(cfg) {
-            Ok(c) => c,
-            Err(e) => {
-                // Asked for embeddings but no client: say it was skipped and why.
-                let mut r = reviewer.review(&text);
-                if r.embeddings.missing() {
-                    r.embeddings = crate::vault::leak::EmbedStatus::Skipped {
-                        reason: format!("no embeddings client: {e}"),
-                    };
-                    r.settle();
-                }
-                return print_review(&r);
+        // A chat model is not an embedding model: without `embed_model` the semantic check
+        // does not run, and the result says so (never "全項目を実施").
+        let embedder = crate::vault::semantic::Embedder::from_config(&cfg);
+        let Some(client) = embedder.client() else {
+            let mut r = reviewer.review(&text);
+            if r.embeddings.missing() {
+                r.embeddings = crate::vault::leak::EmbedStatus::Skipped {
+                    reason: embedder.why_off().to_string(),
+                };
+                r.settle();
             }
+            return print_review(&r);
         };
         match crate::duo::driver::runtime() {
-            Ok(rt) => rt.block_on(reviewer.review_with_embeddings(&text, Some(&client))),
+            Ok(rt) => rt.block_on(reviewer.review_with_embeddings(&text, Some(client))),
             Err(e) => {
                 eprintln!("kakeai vault: cannot start the async runtime: {e}");
                 return 2;
