@@ -21,6 +21,8 @@ mod embed;
 mod messages;
 #[path = "leak_quote.rs"]
 mod quote;
+#[path = "leak_romaji.rs"]
+pub mod romaji;
 #[path = "leak_text.rs"]
 mod text;
 

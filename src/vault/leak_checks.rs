@@ -115,6 +115,10 @@ pub(super) struct Compiled {
     /// Content-word count per secret.
     word_counts: Vec<u32>,
     quotes: QuoteIndex,
+    /// Romaji spellings of the keywords' kana readings, owned by (secret, keyword) in
+    /// `romaji_owners`.
+    romaji: super::romaji::Romaji,
+    romaji_owners: Vec<(usize, usize)>,
 }
 
 /// Allowed-expression occurrences in one text (folded char ranges).
@@ -213,6 +217,17 @@ impl Compiled {
             }
         }
         let (words, word_owners) = matcher(all_words);
+        let mut romaji_owners = Vec::new();
+        let mut readings = Vec::new();
+        for &i in &checked {
+            for (k, w) in secrets[i].forbidden_keywords.iter().enumerate() {
+                for r in std::iter::once(w.clone()).chain(readings_of(w)) {
+                    readings.push((r, romaji_owners.len()));
+                    romaji_owners.push((i, k));
+                }
+            }
+        }
+        let romaji = super::romaji::Romaji::new(readings);
         Compiled {
             checked,
             profiles,
@@ -228,6 +243,8 @@ impl Compiled {
             word_owners,
             word_counts,
             quotes: QuoteIndex::new(input, cfg.quote_min_chars),
+            romaji,
+            romaji_owners,
         }
     }
 
@@ -256,6 +273,7 @@ impl Compiled {
         let mut issues = Vec::new();
         let mut seen = Seen::default();
         self.keyword_issues(t, input, cfg, &allowed, &mut issues, &mut seen);
+        self.romaji_issues(t, input, cfg, &mut issues, &mut seen);
         self.global_issues(t, input, cfg, &mut issues);
         self.similarity_issues(t, input, cfg, &allowed, &mut issues, &mut seen);
         self.word_hints(t, input, &allowed, &mut issues, &seen);
@@ -339,6 +357,44 @@ impl Compiled {
             issue.context = Some(t.original_text(os.saturating_sub(n), oe + n));
             issues.push(issue);
             if let Some(sent) = t.sentence_of(s) {
+                seen.strong.insert((sent, si));
+            }
+        }
+    }
+
+    /// A keyword written in romaji (`Kōbō` for 工房): a forbidden keyword like any spelling.
+    fn romaji_issues(
+        &self,
+        t: &Prepared,
+        input: &ReviewInput,
+        cfg: &ReviewConfig,
+        issues: &mut Vec<LeakIssue>,
+        seen: &mut Seen,
+    ) {
+        let mut done: Vec<(usize, usize)> = Vec::new();
+        for (owner, s, e) in self.romaji.find(&t.original) {
+            let (si, k) = self.romaji_owners[owner];
+            if done.contains(&(si, s)) {
+                continue;
+            }
+            done.push((si, s));
+            let secret = &input.secrets[si];
+            let keyword = secret.forbidden_keywords[k].trim();
+            let (detail, suggestion) = messages::forbidden_keyword(keyword, &secret.id, secret);
+            let n = cfg.keyword_context_chars;
+            issues.push(LeakIssue {
+                kind: IssueKind::ForbiddenKeyword,
+                severity: IssueKind::ForbiddenKeyword.severity(),
+                location: messages::location(t.paragraph(s)),
+                detail: format!("{detail}（ローマ字表記）"),
+                suggestion,
+                secret_id: Some(secret.id.clone()),
+                span: [s, e],
+                score: None,
+                context: Some(t.original_text(s.saturating_sub(n), e + n)),
+            });
+            let norm = t.norm_of(s);
+            if let Some(sent) = t.sentence_of(norm) {
                 seen.strong.insert((sent, si));
             }
         }
