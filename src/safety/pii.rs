@@ -46,6 +46,7 @@ mod names_cue;
 mod names_kana;
 mod names_slot;
 mod names_subject;
+mod number_label;
 mod org_forms;
 mod orgs;
 mod proper;
@@ -64,6 +65,8 @@ mod tests_issue16;
 mod tests_issue26;
 #[cfg(test)]
 mod tests_kinds;
+#[cfg(test)]
+mod tests_labels;
 #[cfg(test)]
 mod tests_llm;
 #[cfg(test)]
@@ -430,6 +433,7 @@ impl PiiMasker {
         self.contact.find(&v, &mut cands);
         card::find(&v, &mut cands);
         mynumber::find(&v, &mut cands);
+        number_label::retain(&v, &mut cands);
         self.address.find(&v, &mut cands);
         self.latin.find(&v, &mut cands);
         let mut full = Vec::new();
