@@ -37,6 +37,7 @@ mod contact;
 pub mod digest;
 pub mod keyfile;
 mod kind;
+mod labels;
 mod latin;
 pub mod llm;
 mod mynumber;
@@ -46,7 +47,6 @@ mod names_cue;
 mod names_kana;
 mod names_slot;
 mod names_subject;
-mod number_label;
 mod org_forms;
 mod orgs;
 mod proper;
@@ -433,7 +433,7 @@ impl PiiMasker {
         self.contact.find(&v, &mut cands);
         card::find(&v, &mut cands);
         mynumber::find(&v, &mut cands);
-        number_label::retain(&v, &mut cands);
+        labels::retain_numbers(&v, &mut cands);
         self.address.find(&v, &mut cands);
         self.latin.find(&v, &mut cands);
         let mut full = Vec::new();
@@ -598,6 +598,7 @@ impl PiiMasker {
         for m in hits.of(self.schools) {
             orgs::short_school(&v, v.char_at(m.start), v.char_at(m.end), &mut cands);
         }
+        labels::retain_names(&v, &mut cands);
         debug_assert!(cands.iter().all(|c| c.s < c.e && c.e <= v.len()));
         (cands, tokens)
     }

@@ -1,5 +1,6 @@
-//! Labels beside numbers (number_label.rs): generated マイナンバー and card numbers under every
-//! listed label and frame — another number's label drops them, their own label or none keeps them.
+//! Labels as context (labels.rs): generated マイナンバー and card numbers under every
+//! listed label and frame — another number's label drops them, their own label or none keeps them;
+//! words for a field or channel (メアド) in name-like frames.
 
 use super::PiiKind::{self, *};
 use super::{card, mynumber, shared};
@@ -101,4 +102,35 @@ fn a_phone_number_under_an_inquiry_label_stays_a_phone() {
         let t = format!("{l}は03-1234-5678です");
         assert!(kinds(&t).contains(&Phone), "{t}");
     }
+}
+
+#[test]
+fn words_for_an_address_are_no_name() {
+    let words = ["メアド", "めあど", "メルアド", "アドレス", "ライン", "インスタ", "電話番号"];
+    let frames = [
+        "{w}教えて",
+        "{w}変えたから登録し直して",
+        "{w}、送るね",
+        "{w}→ a.b@example.com",
+        "新しい{w}です！よろしく",
+        "{w}のやつ見た？",
+        "山本さんの{w}知ってる？",
+        "{w}って何だっけ",
+        "{w}が変わりました",
+        "{w}だけ送っとくね",
+        "{w}は a.b@example.com です",
+        "田中です。{w}：tanaka@example.jp",
+    ];
+    let mut bad = Vec::new();
+    for w in words {
+        for f in frames {
+            let t = f.replace("{w}", w);
+            let start = f.find("{w}").map_or(0, |b| f[..b].chars().count());
+            let m = shared().mask(&t);
+            if m.items.iter().any(|i| i.kind == Name && i.span[0] <= start && i.span[1] > start) {
+                bad.push(t);
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{bad:?}");
 }

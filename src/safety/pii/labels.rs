@@ -1,7 +1,9 @@
-//! Labels beside numbers (Presidio-style context words, issue 40 §3): a マイナンバー or card
-//! candidate whose nearest label on its line names another kind of number (追跡番号, 注文番号,
-//! 問い合わせ番号 …) is dropped; a label naming the kind itself (マイナンバー, カード番号) keeps
-//! it. Lists and window in `assets/safety/number_labels.toml`. Phone numbers are never lowered.
+//! Labels as context (Presidio-style context words, issue 40 §3). Beside numbers: a マイナンバー
+//! or card candidate whose nearest label on its line names another kind of number (追跡番号,
+//! 注文番号, 問い合わせ番号 …) is dropped; a label naming the kind itself (マイナンバー, カード番号)
+//! keeps it; phone numbers are never lowered. As names: a word for a field or a channel (メアド,
+//! アドレス, ライン …) is never a name by itself. Lists and window in
+//! `assets/safety/pii_labels.toml`.
 
 use std::sync::OnceLock;
 
@@ -10,13 +12,14 @@ use serde::Deserialize;
 use super::view::View;
 use super::{Cand, PiiKind};
 
-const LABELS_TOML: &str = include_str!("../../../assets/safety/number_labels.toml");
+const LABELS_TOML: &str = include_str!("../../../assets/safety/pii_labels.toml");
 
 #[derive(Deserialize)]
 struct Labels {
     window: usize,
     other: Vec<String>,
     pii: Vec<String>,
+    not_names: Vec<String>,
 }
 
 /// What a label says about the number beside it.
@@ -30,12 +33,13 @@ enum Says {
 struct Table {
     window: usize,
     labels: Vec<(Vec<char>, Says)>,
+    not_names: std::collections::HashSet<String>,
 }
 
 fn table() -> &'static Table {
     static T: OnceLock<Table> = OnceLock::new();
     T.get_or_init(|| {
-        let l: Labels = toml::from_str(LABELS_TOML).expect("number_labels.toml parses");
+        let l: Labels = toml::from_str(LABELS_TOML).expect("pii_labels.toml parses");
         let lower = |s: &String| s.chars().flat_map(char::to_lowercase).collect::<Vec<char>>();
         let mut labels: Vec<(Vec<char>, Says)> = l
             .other
@@ -47,12 +51,19 @@ fn table() -> &'static Table {
         Table {
             window: l.window,
             labels,
+            not_names: l.not_names.into_iter().collect(),
         }
     })
 }
 
+/// Drops the name candidates that are, whole, a word for a field or channel (メアド, ライン).
+pub(super) fn retain_names(v: &View, cands: &mut Vec<Cand>) {
+    let words = &table().not_names;
+    cands.retain(|c| c.kind != PiiKind::Name || !words.contains(v.slice(c.s, c.e)));
+}
+
 /// Drops the マイナンバー and card candidates whose label says they are another number.
-pub(super) fn retain(v: &View, cands: &mut Vec<Cand>) {
+pub(super) fn retain_numbers(v: &View, cands: &mut Vec<Cand>) {
     if !cands
         .iter()
         .any(|c| matches!(c.kind, PiiKind::MyNumber | PiiKind::Card))
