@@ -40,7 +40,11 @@ fn table() -> &'static Table {
     static T: OnceLock<Table> = OnceLock::new();
     T.get_or_init(|| {
         let l: Labels = toml::from_str(LABELS_TOML).expect("pii_labels.toml parses");
-        let lower = |s: &String| s.chars().flat_map(char::to_lowercase).collect::<Vec<char>>();
+        let lower = |s: &String| {
+            s.chars()
+                .flat_map(char::to_lowercase)
+                .collect::<Vec<char>>()
+        };
         let mut labels: Vec<(Vec<char>, Says)> = l
             .other
             .iter()

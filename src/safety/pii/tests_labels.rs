@@ -47,7 +47,14 @@ fn kinds(text: &str) -> Vec<PiiKind> {
     shared().mask(text).items.iter().map(|i| i.kind).collect()
 }
 
-const OTHER: [&str; 6] = ["追跡番号", "注文番号", "問い合わせ番号", "伝票番号", "予約番号", "会員番号"];
+const OTHER: [&str; 6] = [
+    "追跡番号",
+    "注文番号",
+    "問い合わせ番号",
+    "伝票番号",
+    "予約番号",
+    "会員番号",
+];
 const FRAMES: [&str; 4] = [
     "{l}は{n}です",
     "{l}：{n} でお願いします",
@@ -79,7 +86,11 @@ fn its_own_label_or_none_keeps_a_valid_number_masked() {
     for n in my_numbers(10) {
         for l in ["マイナンバー", "個人番号"] {
             for f in FRAMES {
-                assert!(kinds(&fill(f, l, &n)).contains(&MyNumber), "{}", fill(f, l, &n));
+                assert!(
+                    kinds(&fill(f, l, &n)).contains(&MyNumber),
+                    "{}",
+                    fill(f, l, &n)
+                );
             }
         }
         let t = format!("注文番号の件は片付いた。それと {n}");
@@ -106,7 +117,15 @@ fn a_phone_number_under_an_inquiry_label_stays_a_phone() {
 
 #[test]
 fn words_for_an_address_are_no_name() {
-    let words = ["メアド", "めあど", "メルアド", "アドレス", "ライン", "インスタ", "電話番号"];
+    let words = [
+        "メアド",
+        "めあど",
+        "メルアド",
+        "アドレス",
+        "ライン",
+        "インスタ",
+        "電話番号",
+    ];
     let frames = [
         "{w}教えて",
         "{w}変えたから登録し直して",
@@ -127,7 +146,10 @@ fn words_for_an_address_are_no_name() {
             let t = f.replace("{w}", w);
             let start = f.find("{w}").map_or(0, |b| f[..b].chars().count());
             let m = shared().mask(&t);
-            if m.items.iter().any(|i| i.kind == Name && i.span[0] <= start && i.span[1] > start) {
+            if m.items
+                .iter()
+                .any(|i| i.kind == Name && i.span[0] <= start && i.span[1] > start)
+            {
                 bad.push(t);
             }
         }
