@@ -37,6 +37,7 @@ mod contact;
 pub mod digest;
 pub mod keyfile;
 mod kind;
+mod labels;
 mod latin;
 pub mod llm;
 mod mynumber;
@@ -64,6 +65,8 @@ mod tests_issue16;
 mod tests_issue26;
 #[cfg(test)]
 mod tests_kinds;
+#[cfg(test)]
+mod tests_labels;
 #[cfg(test)]
 mod tests_llm;
 #[cfg(test)]
@@ -430,6 +433,7 @@ impl PiiMasker {
         self.contact.find(&v, &mut cands);
         card::find(&v, &mut cands);
         mynumber::find(&v, &mut cands);
+        labels::retain_numbers(&v, &mut cands);
         self.address.find(&v, &mut cands);
         self.latin.find(&v, &mut cands);
         let mut full = Vec::new();
@@ -594,6 +598,7 @@ impl PiiMasker {
         for m in hits.of(self.schools) {
             orgs::short_school(&v, v.char_at(m.start), v.char_at(m.end), &mut cands);
         }
+        labels::retain_names(&v, &mut cands);
         debug_assert!(cands.iter().all(|c| c.s < c.e && c.e <= v.len()));
         (cands, tokens)
     }
