@@ -16,6 +16,7 @@
 
 pub mod card;
 pub mod lines;
+pub mod mask;
 pub mod records;
 
 use std::io::Write;

@@ -123,7 +123,15 @@ impl Ctx<'_> {
         m
     }
 
-    fn emit(&mut self, record: Value, source: &str, sister: &str) -> Result<(), DatasetError> {
+    /// Writes one record with personal data masked in every field but `metadata`.
+    fn emit(&mut self, mut record: Value, source: &str, sister: &str) -> Result<(), DatasetError> {
+        if let Some(o) = record.as_object_mut() {
+            for (k, v) in o.iter_mut() {
+                if k != "metadata" {
+                    super::mask::value(v);
+                }
+            }
+        }
         serde_json::to_writer(&mut *self.out, &record).map_err(std::io::Error::from)?;
         self.out.write_all(b"\n")?;
         self.tally.count(source, sister);
