@@ -166,7 +166,10 @@ pub fn export(
         }
         let (turns, ambiguous) = lines::read(&rec, &branches);
         if ambiguous {
-            tally.skip("run whose regenerates and branches disagree: reviewer marks not used");
+            tally.skip(&format!(
+                "run {id}: its stored regenerate actions and branches disagree, so its reviewer \
+                 marks were not used"
+            ));
         }
         let mut ctx = records::Ctx {
             store,
