@@ -29,6 +29,19 @@ fn personal(r: &mut Rng) -> (String, Vec<String>) {
 }
 
 fn attempt(s: &mut Store, run: i64, turn: u32, sp: &str, n: u32, st: Status, text: &str) -> i64 {
+    attempt_with(s, (run, turn, sp, n), st, text, false, text)
+}
+
+/// One finished attempt; `leak`: its verdict holds a leak RETRY finding; `history`: what its
+/// request's user message quotes.
+fn attempt_with(
+    s: &mut Store,
+    (run, turn, sp, n): (i64, u32, &str, u32),
+    st: Status,
+    text: &str,
+    leak: bool,
+    history: &str,
+) -> i64 {
     let id = s
         .start_attempt(&NewAttempt {
             run_id: run,
@@ -43,7 +56,12 @@ fn attempt(s: &mut Store, run: i64, turn: u32, sp: &str, n: u32, st: Status, tex
             first_token_ms: Some(1),
         })
         .unwrap();
-    let verdict = json!({"status": st.as_str(), "findings": []});
+    let findings = if leak {
+        json!([{"rule": "leak", "status": "RETRY", "message": "m", "suggestion": "s", "span": null}])
+    } else {
+        json!([])
+    };
+    let verdict = json!({"status": st.as_str(), "findings": findings});
     let outcome = AttemptOutcome {
         status: Some(st),
         verdict: Some(verdict),
@@ -54,7 +72,7 @@ fn attempt(s: &mut Store, run: i64, turn: u32, sp: &str, n: u32, st: Status, tex
     let sys = "あなたは姉妹です。\n【世界設定】\n港町\n\n【話題】\n坂道";
     let req = json!({"messages": [
         {"role": "system", "content": sys},
-        {"role": "user", "content": format!("相手: {text}")}
+        {"role": "user", "content": format!("相手: {history}")}
     ]});
     s.save_request(id, &req).unwrap();
     id
@@ -212,4 +230,120 @@ fn bad_input_is_refused_and_nothing_is_written() {
     a.dataset.exclude_rules = vec!["leak".into(), "no_such_rule".into()];
     assert_eq!(run(a), 2);
     assert_eq!(listing(), before);
+}
+
+fn commit(s: &mut Store, run: i64, turn: u32, sp: &str, id: i64, text: &str) {
+    s.commit_turn(&TurnCommit {
+        run_id: run,
+        turn,
+        speaker: sp.into(),
+        attempt_id: Some(id),
+        text: text.into(),
+        status: Status::Pass,
+        flags: TurnFlags::default(),
+        hook: None,
+        hook_depth: None,
+    })
+    .unwrap();
+}
+
+/// Runs where a turn's every attempt leaked and one was committed anyway (as `run` did), a
+/// reviewer liked it, and later prompts quote it; returns the leaked lines.
+fn generate_leaks(path: &std::path::Path, seed: u64) -> Vec<String> {
+    let mut s = Store::open(path).unwrap();
+    let mut r = Rng::new(seed);
+    let mut leaked = Vec::new();
+    for k in 0..3 {
+        let run = s
+            .create_run(&NewRun {
+                topic: "灯台".into(),
+                model: Some("m".into()),
+                endpoint: None,
+                api: None,
+                options: json!({}),
+                persona_version: None,
+                ruleset_version: Some("r".into()),
+            })
+            .unwrap();
+        let mut history = String::new();
+        for turn in 1..=4u32 {
+            let sp = if (turn + k) % 2 == 1 { "yana" } else { "ayu" };
+            let leaks = r.next(2) == 0;
+            let l1 = format!("灯台の地下に封印{}番がある", r.next(1000));
+            let l2 = format!("封印{}番は祖母が作った", r.next(1000));
+            let ok = format!("{sp}の{turn}番の穏やかな台詞");
+            let a1 = attempt_with(
+                &mut s,
+                (run, turn, sp, 1),
+                Status::Retry,
+                &l1,
+                leaks,
+                &history,
+            );
+            let (text, leak2) = if leaks { (&l2, true) } else { (&ok, false) };
+            let a2 = attempt_with(
+                &mut s,
+                (run, turn, sp, 2),
+                Status::Pass,
+                text,
+                leak2,
+                &history,
+            );
+            commit(&mut s, run, turn, sp, a2, text);
+            if leaks {
+                leaked.extend([l1.clone(), l2.clone()]);
+            }
+            let up = json!({"up": true, "speaker": sp});
+            let action = NewAction {
+                run_id: run,
+                turn: Some(turn),
+                attempt_id: None,
+                kind: ActionKind::Thumb,
+                payload: up,
+            };
+            s.add_action_by(&action, Some("rev")).unwrap();
+            let _ = a1;
+            history.push_str(text);
+            history.push('\n');
+        }
+    }
+    leaked
+}
+
+#[test]
+fn a_leak_rejected_line_is_only_ever_a_rejected_example() {
+    for seed in 1..=4u64 {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("k.db");
+        let leaked = generate_leaks(&db, seed);
+        if leaked.is_empty() {
+            continue;
+        }
+        let has = |v: &serde_json::Value| {
+            let t = v.to_string();
+            leaked.iter().any(|l| t.contains(l.as_str()))
+        };
+        for f in [ExportFormat::Dpo, ExportFormat::Kto, ExportFormat::Sft] {
+            let out = dir.path().join("o.jsonl");
+            assert_eq!(run(args(&db, &out, f, vec![])), 0, "{f:?}");
+            for line in std::fs::read_to_string(&out).unwrap().lines() {
+                let v: serde_json::Value = serde_json::from_str(line).unwrap();
+                assert!(
+                    !has(&v["prompt"]),
+                    "{f:?} seed {seed}: leak in a prompt: {line}"
+                );
+                assert!(!has(&v["chosen"]), "{f:?} seed {seed}: leak chosen: {line}");
+                assert!(
+                    !has(&v["messages"]),
+                    "{f:?} seed {seed}: leak in sft: {line}"
+                );
+                if v["label"] == true {
+                    assert!(
+                        !has(&v["completion"]),
+                        "seed {seed}: leak as KTO true: {line}"
+                    );
+                }
+            }
+        }
+    }
 }

@@ -79,7 +79,11 @@ pub fn render(format: Format, file: &str, o: &Options, t: &Tally, date: &str) ->
         s,
         "- personal data: every text field of every record (prompt, history, chosen, rejected, \
          completion) went through the store's PII masker on export; `metadata` holds ids only\n\
+         - leaks: a line whose stored verdict holds a `leak` RETRY finding is only a rejected \
+         example (never chosen, a KTO true or an SFT completion) and is replaced by `{}` in every \
+         prompt's history (checked against the stored verdicts of the exported runs only)\n\
          - vault: {}",
+        super::records::WITHHELD,
         if o.redact_vault {
             "the 【世界設定】 part of every prompt is replaced by a notice (--redact-vault); \
              nothing else was checked for vault text"

@@ -177,6 +177,7 @@ pub fn export(
             o,
             tally: &mut tally,
             out,
+            leaked: records::leak_rejected_texts(&rec),
         };
         for t in &turns {
             if o.sister.as_deref().is_some_and(|s| s != t.speaker) {
