@@ -473,6 +473,34 @@ fn a_live_truncation_becomes_a_branch_and_destructive_keys_ask() {
     assert_eq!(a.run.turns.len(), 2);
 }
 
+/// `r` on a finished (reopened) run is refused and stores nothing: no Control, no Save, on
+/// every turn of runs of several lengths.
+#[test]
+fn regenerate_on_a_finished_run_is_refused_and_stores_nothing() {
+    use kakeai::tui::app::Command;
+    for turns in [1usize, 3, 6] {
+        let (_d, mut s) = store();
+        let run = add_run(&mut s, "駅前のパン屋へ", turns as u32, 1);
+        let mut a = opened(&s, run);
+        for sel in 0..turns {
+            a.selected = sel;
+            let cmds = a.act(Action::Regenerate);
+            let cmds = if a.confirm.is_some() {
+                a.on_key(key(KeyCode::Char('y')))
+            } else {
+                cmds
+            };
+            assert!(
+                !cmds
+                    .iter()
+                    .any(|c| matches!(c, Command::Save { .. } | Command::Control(_))),
+                "turns {turns}, selected {sel}: {cmds:?}"
+            );
+            assert!(a.status.contains("no run in progress"), "{}", a.status);
+        }
+    }
+}
+
 /// Imported runs may start at turn 2 and have turns whose first attempt logged no text: the
 /// replay renumbers from 1 in the recorded speaker order, plays a later attempt when the first
 /// has no text, skips a turn with no text at all, and paces by the clock.

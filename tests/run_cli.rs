@@ -126,12 +126,13 @@ async fn headless_run_prints_the_event_stream_and_stores_the_run() {
     let exported = run(&env, &["export", "--run", &run_id, "--format", "jsonl"]).await;
     assert_eq!(exported.status.code(), Some(0));
     let records = events(&exported.stdout);
-    assert_eq!(records[0]["record"], "run");
+    assert_eq!(records[0]["record"], "export");
+    assert_eq!(records[1]["record"], "run");
     // The vault the run was made under is stored with it (issue 23 item 4), so `compare`
     // replays under the same one: here the bundled sample (no vault folder in this env).
-    let vault = &records[0]["options"]["vault"];
-    assert_eq!(vault["hash"], "bundled-sample", "{}", records[0]);
-    assert!(vault["work"].is_string(), "{}", records[0]);
+    let vault = &records[1]["options"]["vault"];
+    assert_eq!(vault["hash"], "bundled-sample", "{}", records[1]);
+    assert!(vault["work"].is_string(), "{}", records[1]);
     assert_eq!(
         records.iter().filter(|r| r["record"] == "attempt").count(),
         attempts

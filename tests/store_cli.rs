@@ -180,7 +180,10 @@ fn export_writes_jsonl_and_markdown_and_refuses_unknown_runs() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(recs[0]["record"], "run");
+    // The header says whether personal data was masked (it is, unless --unmasked).
+    assert_eq!(recs[0]["record"], "export");
+    assert_eq!(recs[0]["pii"], "masked");
+    assert_eq!(recs[1]["record"], "run");
     assert_eq!(recs.iter().filter(|r| r["record"] == "attempt").count(), 6);
     assert_eq!(recs.iter().filter(|r| r["record"] == "turn").count(), 3);
     assert_eq!(recs.iter().filter(|r| r["record"] == "action").count(), 1);

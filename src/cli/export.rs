@@ -35,6 +35,9 @@ pub struct ExportArgs {
     /// Write here instead of stdout.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// jsonl and md only: personal data as stored, not masked (stated in the output's header)
+    #[arg(long)]
+    pub unmasked: bool,
 }
 
 /// Filters of the dataset formats (dpo, kto, sft).
@@ -76,6 +79,10 @@ pub fn run(args: ExportArgs) -> i32 {
         ExportFormat::Sft => Some(crate::dataset::Format::Sft),
         _ => None,
     };
+    if let Err(e) = check_input(&args, dataset.is_some()) {
+        eprintln!("kakeai export: {e}");
+        return 2;
+    }
     if let Some(f) = dataset {
         // The store first (exit 3 when its PostgreSQL server cannot be reached).
         let store = match Store::open_existing(args.db.as_deref(), false) {
@@ -102,6 +109,55 @@ pub fn run(args: ExportArgs) -> i32 {
     }
 }
 
+/// Bad input refused before anything is read or written: `--unmasked` on a dataset format, an
+/// unknown `--exclude-rules` name, an output folder that does not exist.
+fn check_input(args: &ExportArgs, dataset: bool) -> Result<(), String> {
+    if dataset && args.unmasked {
+        return Err("--unmasked: only for jsonl and md; datasets are always masked".into());
+    }
+    let known: Vec<&str> = crate::director::RuleId::ALL
+        .iter()
+        .map(|r| r.as_str())
+        .collect();
+    if let Some(bad) = args
+        .dataset
+        .exclude_rules
+        .iter()
+        .find(|r| !known.contains(&r.as_str()))
+    {
+        return Err(format!(
+            "--exclude-rules {bad}: no such rule (known: {})",
+            known.join(", ")
+        ));
+    }
+    if let Some(out) = &args.out {
+        let dir = out
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        if !dir.is_dir() {
+            return Err(format!(
+                "--out {}: the folder {} does not exist",
+                out.display(),
+                dir.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Writes `bytes` to `out` through a temporary file in the same folder, renamed into place:
+/// a failed write never leaves half a file.
+fn write_whole(out: &std::path::Path, bytes: &[u8]) -> Result<(), String> {
+    let tmp = out.with_extension("partial");
+    let res = std::fs::write(&tmp, bytes).and_then(|_| std::fs::rename(&tmp, out));
+    if let Err(e) = res {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(format!("{}: {e}", out.display()));
+    }
+    Ok(())
+}
+
 fn export_run(args: &ExportArgs) -> Result<(), (String, i32)> {
     // jsonl and md read one run (`Store::load_run`), on either engine.
     let store = Store::open_existing(args.db.as_deref(), false)?;
@@ -116,15 +172,32 @@ fn export_one(args: &ExportArgs, store: &Store) -> Result<(), String> {
         StoreError::NoSuchRun(id) => format!("no run with id {id} (see `kakeai runs`)"),
         other => other.to_string(),
     })?;
+    let rec = if args.unmasked {
+        rec
+    } else {
+        crate::dataset::mask::record(&rec)
+    };
+    let pii = if args.unmasked { "unmasked" } else { "masked" };
     let mut buf = Vec::new();
     match args.format {
-        ExportFormat::Jsonl => export::jsonl(&rec, &mut buf),
-        ExportFormat::Md => export::markdown(&rec, &mut buf),
+        ExportFormat::Jsonl => {
+            buf.extend(format!("{{\"record\":\"export\",\"pii\":\"{pii}\"}}\n").bytes());
+            export::jsonl(&rec, &mut buf)
+        }
+        ExportFormat::Md => {
+            let note = if args.unmasked {
+                "personal data as stored (--unmasked)"
+            } else {
+                "personal data masked"
+            };
+            buf.extend(format!("<!-- kakeai export: {note} -->\n").bytes());
+            export::markdown(&rec, &mut buf)
+        }
         _ => unreachable!("dataset formats are written by export_dataset"),
     }
     .map_err(|e| e.to_string())?;
     match &args.out {
-        Some(p) => std::fs::write(p, &buf).map_err(|e| format!("{}: {e}", p.display())),
+        Some(p) => write_whole(p, &buf),
         None => std::io::stdout()
             .lock()
             .write_all(&buf)
@@ -189,7 +262,7 @@ fn export_dataset(
         .unwrap_or_default();
     let text =
         crate::dataset::card::render(format, &name, &opts, &tally, &crate::store::time::now_iso());
-    std::fs::write(&card, text).map_err(|e| format!("{}: {e}", card.display()))?;
+    write_whole(&card, text.as_bytes())?;
     eprintln!(
         "kakeai export: {} {} records from {} runs → {} (card: {})",
         tally.total(),
@@ -200,3 +273,7 @@ fn export_dataset(
     );
     Ok(())
 }
+
+#[cfg(test)]
+#[path = "export_tests.rs"]
+mod tests;

@@ -77,12 +77,18 @@ pub fn render(format: Format, file: &str, o: &Options, t: &Tally, date: &str) ->
     let _ = writeln!(s, "- models: {}", list(&t.models));
     let _ = writeln!(
         s,
-        "- user messages in prompts are PII-masked as stored; level-0 vault text is never in a \
-         request{}",
+        "- personal data: every text field of every record (prompt, history, chosen, rejected, \
+         completion) went through the store's PII masker on export; `metadata` holds ids only\n\
+         - leaks: a line whose stored verdict holds a `leak` RETRY finding is only a rejected \
+         example (never chosen, a KTO true or an SFT completion) and is replaced by `{}` in every \
+         prompt's history (checked against the stored verdicts of the exported runs only)\n\
+         - vault: {}",
+        super::records::WITHHELD,
         if o.redact_vault {
-            "; the 【世界設定】 part of every prompt is replaced by a notice (--redact-vault)"
+            "the 【世界設定】 part of every prompt is replaced by a notice (--redact-vault); \
+             nothing else was checked for vault text"
         } else {
-            "; the world section (levels 1–3 of the vault) is as the model saw it"
+            "prompts are as the model saw them, vault text included (not checked)"
         }
     );
     s

@@ -16,6 +16,7 @@
 
 pub mod card;
 pub mod lines;
+pub mod mask;
 pub mod records;
 
 use std::io::Write;
@@ -165,7 +166,10 @@ pub fn export(
         }
         let (turns, ambiguous) = lines::read(&rec, &branches);
         if ambiguous {
-            tally.skip("run whose regenerates and branches disagree: reviewer marks not used");
+            tally.skip(&format!(
+                "run {id}: its stored regenerate actions and branches disagree, so its reviewer \
+                 marks were not used"
+            ));
         }
         let mut ctx = records::Ctx {
             store,
@@ -173,6 +177,7 @@ pub fn export(
             o,
             tally: &mut tally,
             out,
+            leaked: records::leak_rejected_texts(&rec),
         };
         for t in &turns {
             if o.sister.as_deref().is_some_and(|s| s != t.speaker) {

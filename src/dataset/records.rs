@@ -16,6 +16,50 @@ pub(crate) struct Ctx<'a> {
     pub o: &'a Options,
     pub tally: &'a mut Tally,
     pub out: &'a mut dyn Write,
+    /// Lines the leak review rejected in this run (see [`leak_rejected_texts`]).
+    pub leaked: Vec<String>,
+}
+
+/// What replaces a leak-rejected line wherever it appears in a prompt's history.
+pub const WITHHELD: &str = "（秘密に触れたため伏せた台詞）";
+
+/// Did the leak review reject this attempt (a `leak` finding with RETRY in its verdict)?
+pub fn leak_rejected(a: &crate::store::AttemptRow) -> bool {
+    a.verdict
+        .as_ref()
+        .and_then(|v| v.get("findings"))
+        .and_then(Value::as_array)
+        .is_some_and(|fs| {
+            fs.iter()
+                .any(|f| f["rule"] == "leak" && f["status"].as_str() == Some("RETRY"))
+        })
+}
+
+/// The texts of the run's leak-rejected attempts and of turns committed from them, longest
+/// first (so a longer line is withheld before a shorter one inside it).
+pub fn leak_rejected_texts(rec: &RunRecord) -> Vec<String> {
+    let ids: Vec<i64> = rec
+        .attempts
+        .iter()
+        .filter(|a| leak_rejected(a))
+        .map(|a| a.id)
+        .collect();
+    let mut texts: Vec<String> = rec
+        .attempts
+        .iter()
+        .filter(|a| ids.contains(&a.id))
+        .filter_map(|a| a.text.clone())
+        .chain(
+            rec.turns
+                .iter()
+                .filter(|t| t.attempt_id.is_some_and(|i| ids.contains(&i)))
+                .map(|t| t.text.clone()),
+        )
+        .filter(|t| !t.trim().is_empty())
+        .collect();
+    texts.sort_by_key(|t| std::cmp::Reverse(t.chars().count()));
+    texts.dedup();
+    texts
 }
 
 /// Who decided a line, and how.
@@ -77,6 +121,12 @@ pub fn decide(v: &Version, o: &Options) -> Option<(bool, Judged)> {
 }
 
 impl Ctx<'_> {
+    /// Was this line rejected by the leak review? Then it is only ever a rejected example.
+    fn leaked(&self, id: Option<i64>) -> bool {
+        id.and_then(|id| self.rec.attempts.iter().find(|a| a.id == id))
+            .is_some_and(leak_rejected)
+    }
+
     fn attempt_text(&self, id: i64) -> Option<&str> {
         self.rec
             .attempts
@@ -123,7 +173,15 @@ impl Ctx<'_> {
         m
     }
 
-    fn emit(&mut self, record: Value, source: &str, sister: &str) -> Result<(), DatasetError> {
+    /// Writes one record with personal data masked in every field but `metadata`.
+    fn emit(&mut self, mut record: Value, source: &str, sister: &str) -> Result<(), DatasetError> {
+        if let Some(o) = record.as_object_mut() {
+            for (k, v) in o.iter_mut() {
+                if k != "metadata" {
+                    super::mask::value(v);
+                }
+            }
+        }
         serde_json::to_writer(&mut *self.out, &record).map_err(std::io::Error::from)?;
         self.out.write_all(b"\n")?;
         self.tally.count(source, sister);
@@ -133,7 +191,18 @@ impl Ctx<'_> {
     /// The prompt for `attempt`, or the item counted as skipped.
     fn prompt(&mut self, attempt: Option<i64>) -> Result<Option<Vec<Value>>, DatasetError> {
         match prompt_of(self.store, attempt, self.o.redact_vault)? {
-            Ok(p) => Ok(Some(p)),
+            Ok(mut p) => {
+                for m in &mut p {
+                    if let Some(c) = m["content"].as_str() {
+                        let mut c = c.to_string();
+                        for t in &self.leaked {
+                            c = c.replace(t.as_str(), WITHHELD);
+                        }
+                        m["content"] = Value::String(c);
+                    }
+                }
+                Ok(Some(p))
+            }
             Err(why) => {
                 self.tally.skip(why);
                 Ok(None)
@@ -152,7 +221,7 @@ pub(crate) fn dpo(c: &mut Ctx<'_>, t: &TurnLines) -> Result<(), DatasetError> {
         for v in &t.versions {
             let usable = matches!(v.status, Status::Pass | Status::Warn);
             let reviewers_reject = !c.o.director_only && decide(v, c.o).is_some_and(|d| !d.0);
-            if !usable || reviewers_reject || v.rejected.is_empty() {
+            if !usable || reviewers_reject || v.rejected.is_empty() || c.leaked(v.attempt_id) {
                 continue;
             }
             for r in &v.rejected {
@@ -171,8 +240,10 @@ pub(crate) fn dpo(c: &mut Ctx<'_>, t: &TurnLines) -> Result<(), DatasetError> {
         .filter_map(|v| decide(v, c.o).map(|(f, j)| (v, f, j)))
         .filter(|(_, _, j)| matches!(j, Judged::Reviewers(_)))
         .collect();
+    let leaked: Vec<bool> = decided.iter().map(|d| c.leaked(d.0.attempt_id)).collect();
     for (bad, _, _) in decided.iter().filter(|d| !d.1) {
-        for (good, _, judged) in decided.iter().filter(|d| d.1) {
+        let good = decided.iter().zip(&leaked).filter(|(d, l)| d.1 && !**l);
+        for ((good, _, judged), _) in good {
             let Some(bad_id) = bad.attempt_id else {
                 c.tally.skip("line without a stored attempt");
                 continue;
@@ -220,6 +291,12 @@ fn pair(
 pub(crate) fn kto(c: &mut Ctx<'_>, t: &TurnLines) -> Result<(), DatasetError> {
     for v in &t.versions {
         if let Some((label, judged)) = decide(v, c.o) {
+            // A leak-rejected line is only ever a rejected example.
+            let (label, judged) = if label && c.leaked(v.attempt_id) {
+                (false, Judged::Director(Status::Retry))
+            } else {
+                (label, judged)
+            };
             single(c, t, v.attempt_id, &v.text, label, &judged)?;
         }
         if c.o.reviewers_only || c.o.min_reviewers > 0 || c.o.reviewer.is_some() {
@@ -278,6 +355,11 @@ pub(crate) fn sft(c: &mut Ctx<'_>, t: &TurnLines) -> Result<(), DatasetError> {
         return Ok(());
     };
     if v.status != Status::Pass || v.labels.values().any(|fine| !fine) {
+        return Ok(());
+    }
+    if c.leaked(v.attempt_id) {
+        c.tally
+            .skip("line the leak review rejected (never a completion)");
         return Ok(());
     }
     let judged = match decide(v, c.o) {

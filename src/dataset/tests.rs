@@ -100,7 +100,12 @@ fn attempt(
         Known {
             text,
             status: st,
-            messages: req["messages"].clone(),
+            // What an export must give: the stored request, PII-masked.
+            messages: {
+                let mut m = req["messages"].clone();
+                super::mask::value(&mut m);
+                m
+            },
             leak,
         },
     );

@@ -817,6 +817,9 @@ impl App {
                 )));
             }
             Action::Stop | Action::Inject => self.status = self.no_run(),
+            // Only a run in progress can regenerate; a refused key stores nothing (a stored
+            // `regenerate` on a finished run would void every reviewer mark of it on export).
+            Action::Regenerate if !self.running() => self.status = self.no_run(),
             Action::Regenerate => {
                 if let Some(turn) = sel_turn.filter(|_| self.run.run_id.is_some()) {
                     self.follow = true;
