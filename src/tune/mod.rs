@@ -5,6 +5,7 @@
 
 pub mod eval;
 pub mod labels;
+pub mod rejudge;
 pub mod search;
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use super::{Candidate, Case, rule_key, usable, verdict};
 use crate::director::{RuleId, Status};
 
 /// Search settings (tunables: `assets/rules/tune.toml`).
-#[derive(Debug, Clone, Copy, serde::Deserialize)]
+#[derive(Debug, Clone, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Settings {
     pub folds: usize,
@@ -24,6 +24,16 @@ pub struct Settings {
     /// The held-out sign test must reach this (one-sided).
     pub alpha: f64,
     pub min_labels: usize,
+    pub grid: Grid,
+}
+
+/// The threshold values tried (`[grid]` of `assets/rules/tune.toml`).
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Grid {
+    pub lines_retry: Vec<usize>,
+    pub scatter_retry_sentences: Vec<usize>,
+    pub scatter_retry_topics: Vec<usize>,
 }
 
 /// One proposal with its evidence (the JSON contract's `proposals[]`).
