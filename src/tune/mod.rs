@@ -59,13 +59,16 @@ pub fn verdict(case: &Case, i: usize, chosen: &[&Candidate]) -> Status {
     worst
 }
 
+/// A severity change: its before and after as reports spell them, and the status map.
+type SeverityMap = (&'static str, &'static str, fn(Status) -> Status);
+
 /// Severity candidates for every rule that fired on some case: off (→ PASS), RETRY → WARN,
 /// WARN → RETRY. Pure re-mappings of the base statuses, no re-judging needed.
 pub fn severity_candidates(cases: &[Case]) -> Vec<Candidate> {
     let mut rules: Vec<RuleId> = cases.iter().flat_map(|c| c.base.keys().copied()).collect();
     rules.sort();
     rules.dedup();
-    let maps: [(&str, &str, fn(Status) -> Status); 3] = [
+    let maps: [SeverityMap; 3] = [
         ("on", "off", |_| Status::Pass),
         ("RETRY", "WARN", |s| {
             if s == Status::Retry { Status::Warn } else { s }
