@@ -22,6 +22,7 @@ pub mod serve;
 pub mod store;
 pub mod text;
 pub mod tui;
+pub mod tune;
 pub mod vault;
 
 #[cfg(test)]

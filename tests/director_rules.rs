@@ -5,7 +5,7 @@
 mod common;
 
 use common::{judge, judge_v, judge_with, rule_status};
-use kakeai::director::{RuleId, Status, ToneMode};
+use kakeai::director::{RuleId, RuleSet, Status, ToneMode};
 use kakeai::text::analyzer::fallback::FallbackAnalyzer;
 
 use Status::{Info, Pass, Retry, Warn};
@@ -354,6 +354,33 @@ fn topic_loop_and_early_shift_need_context() {
     assert_eq!(rule_status(&v, RuleId::EarlyTopicShift), Pass);
 }
 
+/// The sisters calling each other by name is no topic: 「あゆ」→「姉様」 is not a shift, for
+/// every form of address either sister uses in the character files.
+#[test]
+fn early_shift_does_not_read_names_as_topics() {
+    let rules = RuleSet::builtin().unwrap();
+    let an = &FallbackAnalyzer;
+    for (me, partner) in [("ayu", "yana"), ("yana", "ayu")] {
+        let mine = &rules.data.characters[me];
+        let theirs = &rules.data.characters[partner];
+        for call_me in theirs.address_partner.iter().chain([&mine.display_name]) {
+            for call_them in mine.address_partner.iter().chain([&theirs.display_name]) {
+                let said = format!("{call_me}！");
+                let ctx = [(me, "売店でパンを買いました。"), (partner, said.as_str())];
+                // A line of hers whose only keyword-like word is a name is no topic to leave.
+                let reply = format!("{call_them}、水族館の時間です。");
+                let v = judge_with(an, ToneMode::Markers, me, &reply, &ctx);
+                assert_eq!(
+                    rule_status(&v, RuleId::EarlyTopicShift),
+                    Pass,
+                    "{said} → {reply}: {:?}",
+                    v.findings
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn ruleset_version_follows_the_rules() {
     let a = common::rules(ToneMode::Markers);
@@ -378,7 +405,7 @@ impl kakeai::text::Analyzer for Counting {
 
 #[test]
 fn rejudging_after_a_rule_change_never_retokenises() {
-    use kakeai::director::{RuleSet, judge};
+    use kakeai::director::judge;
     use kakeai::text::AnalysisCache;
     let an = Counting(Default::default());
     let mut cache = AnalysisCache::new();

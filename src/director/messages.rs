@@ -54,8 +54,14 @@ pub fn scatter(sentences: usize, topics: usize, retry: bool) -> (String, String)
     } else {
         "話が広がりがちです"
     };
+    // No topic found (the analyzer saw none) is no count to report: 「話題0つ」 read as nonsense.
+    let counts = if topics == 0 {
+        format!("{sentences}文")
+    } else {
+        format!("{sentences}文・話題{topics}つ")
+    };
     (
-        format!("{sentences}文・話題{topics}つで、{what}。"),
+        format!("{counts}で、{what}。"),
         "話題を一つに絞り、2文程度（50〜80文字）で答えてください。".into(),
     )
 }
@@ -152,4 +158,23 @@ pub fn prompt_echo(run: &str) -> (String, String) {
         format!("指示文の読み上げになっています（「{run}」）。"),
         "指示や設定の文は繰り返さず、キャラクターのセリフだけを書いてください。".into(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scatter_never_counts_zero_topics() {
+        for sentences in 0..8 {
+            for topics in 0..5 {
+                for retry in [false, true] {
+                    let (m, _) = scatter(sentences, topics, retry);
+                    assert!(!m.contains("話題0"), "{m}");
+                    assert!(m.starts_with(&format!("{sentences}文")), "{m}");
+                    assert_eq!(m.contains(&format!("話題{topics}つ")), topics > 0, "{m}");
+                }
+            }
+        }
+    }
 }

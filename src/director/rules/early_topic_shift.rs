@@ -11,8 +11,15 @@ pub fn check(input: &Input) -> Vec<Finding> {
     let Some(last) = input.context.last() else {
         return Vec::new();
     };
-    let mine = input.a.keywords(an);
-    let theirs = last.analysis.keywords(an);
+    let names = names(input);
+    let topical = |ws: &[String]| -> Vec<String> {
+        ws.iter()
+            .filter(|w| !names.contains(&w.as_str()))
+            .cloned()
+            .collect()
+    };
+    let mine = topical(input.a.keywords(an));
+    let theirs = topical(last.analysis.keywords(an));
     if min == 0 || mine.is_empty() || theirs.is_empty() || mine.iter().any(|w| theirs.contains(w)) {
         return Vec::new();
     }
@@ -20,7 +27,10 @@ pub fn check(input: &Input) -> Vec<Finding> {
     // Only whether it reaches `min_turns` matters: stop looking there (long runs stay linear).
     let mut depth = 1;
     for t in input.context.iter().rev().skip(1).take(min) {
-        if t.analysis.keywords(an).iter().any(|w| theirs.contains(w)) {
+        if topical(t.analysis.keywords(an))
+            .iter()
+            .any(|w| theirs.contains(w))
+        {
             depth += 1;
         } else {
             break;
@@ -34,4 +44,18 @@ pub fn check(input: &Input) -> Vec<Finding> {
         Finding::new(RuleId::EarlyTopicShift, Status::Warn, m, s)
             .with_evidence(format!("{}→{}", theirs[0], mine[0])),
     ]
+}
+
+/// The sisters' names and forms of address (あゆ, 姉様 …): calling each other is no topic.
+fn names<'a>(input: &'a Input) -> Vec<&'a str> {
+    input
+        .rules
+        .characters
+        .values()
+        .flat_map(|c| {
+            std::iter::once(c.display_name.as_str())
+                .chain(c.aliases.iter().map(String::as_str))
+                .chain(c.address_partner.iter().map(String::as_str))
+        })
+        .collect()
 }

@@ -1,0 +1,180 @@
+//! Real turns into tune's cases: each turn is analysed once and judged by the Director under
+//! the current rules; every threshold candidate of the grid re-runs only its own rule
+//! (`director::rejudge_rule`) on that verdict, so a candidate is exactly what the Director
+//! would say with that one value changed in the rules file.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::search::Grid;
+use super::{Candidate, Case, Label, severity_candidates};
+use crate::config::ConfigError;
+use crate::director::ruleset::RuleData;
+use crate::director::{self, ContextTurn, RuleId, RuleSet, Status, ToneMode, Verdict};
+use crate::text::{Analysis, Analyzer};
+
+/// One turn of a run, in run order; `label` is None for turns nobody labelled (they are
+/// still context for the next turns).
+#[derive(Debug, Clone)]
+pub struct Turn {
+    pub run: String,
+    pub turn: u32,
+    /// Character id, name or alias.
+    pub speaker: String,
+    pub text: String,
+    pub label: Option<Label>,
+}
+
+/// How many earlier turns of the same run the context rules see.
+const CONTEXT_TURNS: usize = 4;
+
+struct Judged {
+    case: Case,
+    speaker: String,
+    analysis: Arc<Analysis>,
+    context: Vec<ContextTurn>,
+    verdict: Verdict,
+}
+
+/// Judges every labelled turn and builds the severity and threshold candidates.
+pub fn build(
+    rules: &RuleSet,
+    analyzer: &dyn Analyzer,
+    turns: &[Turn],
+    grid: &Grid,
+) -> Result<(Vec<Case>, Vec<Candidate>), ConfigError> {
+    let judged = judge_all(rules, analyzer, turns);
+    let cases: Vec<Case> = judged.iter().map(|j| j.case.clone()).collect();
+    let mut cands = severity_candidates(&cases);
+    for (rule, key, before, after, data) in threshold_variants(&rules.data, grid) {
+        let variant = RuleSet::from_data(data)?;
+        let statuses = judged
+            .iter()
+            .map(|j| rejudged(&variant, analyzer, j, rule))
+            .collect();
+        cands.push(Candidate {
+            rule,
+            key,
+            before,
+            after,
+            statuses,
+        });
+    }
+    Ok((cases, cands))
+}
+
+fn judge_all(rules: &RuleSet, analyzer: &dyn Analyzer, turns: &[Turn]) -> Vec<Judged> {
+    let mut out = Vec::new();
+    let mut history: Vec<(String, ContextTurn)> = Vec::new();
+    for t in turns {
+        let Some(speaker) = rules.character(&t.speaker).cloned() else {
+            continue;
+        };
+        let analysis = Arc::new(Analysis::new(&t.text));
+        let context: Vec<ContextTurn> = history
+            .iter()
+            .rev()
+            .take_while(|(run, _)| *run == t.run)
+            .take(CONTEXT_TURNS)
+            .map(|(_, c)| c.clone())
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        if let Some(label) = &t.label {
+            let verdict = director::judge(rules, analyzer, &speaker, &analysis, &context);
+            out.push(Judged {
+                case: Case {
+                    run: t.run.clone(),
+                    turn: t.turn,
+                    label: label.clone(),
+                    base: by_rule(&verdict),
+                },
+                speaker: speaker.id.clone(),
+                analysis: analysis.clone(),
+                context,
+                verdict,
+            });
+        }
+        history.push((
+            t.run.clone(),
+            ContextTurn {
+                speaker: speaker.id.clone(),
+                analysis,
+            },
+        ));
+    }
+    out
+}
+
+/// The worst status of each rule that fired.
+fn by_rule(v: &Verdict) -> BTreeMap<RuleId, Status> {
+    let mut m: BTreeMap<RuleId, Status> = BTreeMap::new();
+    for f in &v.findings {
+        let e = m.entry(f.rule).or_insert(f.status);
+        *e = (*e).max(f.status);
+    }
+    m
+}
+
+fn rejudged(variant: &RuleSet, analyzer: &dyn Analyzer, j: &Judged, rule: RuleId) -> Status {
+    let Some(speaker) = variant.data.characters.get(&j.speaker) else {
+        return Status::Retry;
+    };
+    let mut v = j.verdict.clone();
+    director::rejudge_rule(
+        variant,
+        analyzer,
+        speaker,
+        &j.analysis,
+        &j.context,
+        rule,
+        &mut v,
+    );
+    by_rule(&v).get(&rule).copied().unwrap_or(Status::Pass)
+}
+
+type Variant = (RuleId, String, String, String, RuleData);
+
+/// Every grid value that differs from the current one, as a full copy of the rules.
+fn threshold_variants(data: &RuleData, grid: &Grid) -> Vec<Variant> {
+    let mut out = Vec::new();
+    for &n in grid.lines_retry.iter().filter(|&&n| n != data.lines.retry) {
+        let mut d = data.clone();
+        d.lines.retry = n;
+        out.push((
+            RuleId::Lines,
+            "lines.retry".into(),
+            data.lines.retry.to_string(),
+            n.to_string(),
+            d,
+        ));
+    }
+    if data.tone_mode == ToneMode::Markers {
+        let mut d = data.clone();
+        d.tone_mode = ToneMode::Violations;
+        out.push((
+            RuleId::Tone,
+            "tone_mode".into(),
+            "markers".into(),
+            "violations".into(),
+            d,
+        ));
+    }
+    let now = (data.scatter.retry_sentences, data.scatter.retry_topics);
+    for &s in &grid.scatter_retry_sentences {
+        for &t in grid.scatter_retry_topics.iter().filter(|&&t| (s, t) != now) {
+            let mut d = data.clone();
+            d.scatter.retry_sentences = s;
+            d.scatter.retry_topics = t;
+            out.push((
+                RuleId::Scatter,
+                "scatter.retry_sentences/retry_topics".into(),
+                format!("{}/{}", now.0, now.1),
+                format!("{s}/{t}"),
+                d,
+            ));
+        }
+    }
+    out
+}
