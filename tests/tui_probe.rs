@@ -225,8 +225,7 @@ async fn no_run_starts_when_the_vault_did_not_load() {
         .unwrap();
     }
     let err = kakeai::vault::open(Some(root.path()), None)
-        .err()
-        .expect("two works and no --work do not load")
+        .expect_err("two works and no --work do not load")
         .to_string();
     let server = FakeServer::with(|_, _| Reply::json(200, "{}")).await;
     let dir = tempfile::tempdir().unwrap();

@@ -460,8 +460,7 @@ fn ime_and_editor_mistakes_are_named_or_harmless() {
         );
         std::fs::write(&vis, text).unwrap();
         let e = crate::vault::load_vault(dir.path(), None)
-            .err()
-            .expect("refused")
+            .expect_err("refused")
             .to_string();
         assert!(e.contains("full-width space"), "{e}");
     }
