@@ -617,3 +617,136 @@ fn a_lead_lists_disagreements_and_stores_gold_labels_from_the_command_line() {
         "{text}"
     );
 }
+
+/// Each reviewer's pace (items/hour between her first and last judgement in force, and how
+/// many in the last hour) and the queue's guidelines, in `queue show` (text and JSON) and the
+/// report; a guidelines file with a control character is refused at its line and column.
+#[test]
+fn pace_and_guidelines_in_show_and_the_report() {
+    let env = Env::new();
+    let mut store = Store::open(&env.data_db()).unwrap();
+    let all = seed(&mut store, 41, 1, 8);
+    db::create(&mut store, &spec("team", Filter::default(), 2, true), None).unwrap();
+    let items: Vec<Item> = all.iter().map(|(i, _, _)| *i).collect();
+    let now = std::time::SystemTime::now();
+    let ago =
+        |min: u64| kakeai::store::time::iso_utc(now - std::time::Duration::from_secs(min * 60));
+    // taro: 5 items 30 min apart, the last a minute ago (2.0 items/h, 2 in the last hour);
+    // hana: one item (too few to say).
+    let mut times = Vec::new();
+    for (i, item) in items.iter().take(5).enumerate() {
+        thumb(&mut store, *item, "taro", i % 2 == 0);
+        times.push(ago(121 - 30 * i as u64));
+    }
+    thumb(&mut store, items[0], "hana", true);
+    times.push(ago(10));
+    drop(store);
+    let conn = rusqlite::Connection::open(env.data_db()).unwrap();
+    let ids: Vec<i64> = conn
+        .prepare("SELECT id FROM actions ORDER BY id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(ids.len(), times.len());
+    for (id, t) in ids.iter().zip(&times) {
+        conn.execute("UPDATE actions SET created_at = ?1 WHERE id = ?2", (t, id))
+            .unwrap();
+    }
+    drop(conn);
+    let out = env.run(&["queue", "show", "team", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rate = v["pace"]["taro"]["per_hour"].as_f64().unwrap();
+    assert!((rate - 2.0).abs() < 1e-6, "{v}");
+    assert_eq!(v["pace"]["taro"]["last_hour"], 2, "{v}");
+    assert!(v["pace"]["hana"]["per_hour"].is_null(), "{v}");
+    assert!(v["guidelines"].is_null());
+    let text = String::from_utf8_lossy(&env.run(&["queue", "show", "team"]).stdout).into_owned();
+    assert!(
+        text.contains("taro: 5 judged · 2.0 items/h · 2 in the last hour"),
+        "{text}"
+    );
+    assert!(
+        text.contains("hana: 1 judged · — items/h (too few to say)"),
+        "{text}"
+    );
+    assert!(text.contains("no guidelines yet"), "{text}");
+
+    let dir = env.dir.path();
+    let good = dir.join("guide.md");
+    std::fs::write(
+        &good,
+        "# あゆの口調\n\n- 敬語が崩れたら 👎\n- <迷ったら> uncertain\n",
+    )
+    .unwrap();
+    let bad = dir.join("bad.md");
+    std::fs::write(&bad, "# ok\n見出し\u{1b}]0;x\u{7}\n").unwrap();
+    let out = env.run(&[
+        "queue",
+        "guidelines",
+        "team",
+        "--file",
+        bad.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bad.md:2:4: a control character (U+001B)"),
+        "{err}"
+    );
+    let out = env.run(&[
+        "queue",
+        "guidelines",
+        "nosuch",
+        "--file",
+        good.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = env.run(&[
+        "queue",
+        "guidelines",
+        "team",
+        "--file",
+        good.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&env.run(&["queue", "show", "team"]).stdout).into_owned();
+    assert!(
+        text.contains("guidelines:\n  │ # あゆの口調\n  │ \n  │ - 敬語が崩れたら 👎"),
+        "{text}"
+    );
+    let out = env.run(&[
+        "report",
+        "--since",
+        "2000-01-01",
+        "--out",
+        dir.join("r.html").to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = std::fs::read_to_string(dir.join("r.html")).unwrap();
+    assert!(page.contains("レビューキュー"), "{page}");
+    assert!(
+        page.contains("<td class=\"who\">taro</td><td class=\"n\">5</td><td class=\"n\">2.0</td>")
+    );
+    assert!(page.contains("- &lt;迷ったら&gt; uncertain"));
+    let out = env.run(&["queue", "guidelines", "team", "--clear"]);
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value =
+        serde_json::from_slice(&env.run(&["queue", "show", "team", "--json"]).stdout).unwrap();
+    assert!(v["guidelines"].is_null());
+    assert_eq!(
+        env.run(&["queue", "guidelines", "team"]).status.code(),
+        Some(2)
+    );
+}

@@ -182,3 +182,39 @@ async fn the_tokenizer_endpoint_teaches_the_ratio_before_the_first_request() {
         assert_eq!(asked, 1);
     }
 }
+
+/// llama-server's real context per slot is read before any request: `/props`
+/// (`default_generation_settings.n_ctx`), else the smallest slot of `/slots`; a server that
+/// answers neither keeps the configured context. `doctor` reads it before its context check.
+#[tokio::test]
+async fn the_slot_context_is_read_from_props_or_slots() {
+    let props = r#"{"default_generation_settings":{"n_ctx":1024,"n_predict":-1},"total_slots":8}"#;
+    let slots = r#"[{"id":0,"n_ctx":2048},{"id":1,"n_ctx":1536}]"#;
+    for (props, slots, want) in [
+        (Some(props), None, 1024u32),
+        (None, Some(slots), 1536),
+        (Some(r#"{"total_slots":2}"#), Some(slots), 1536),
+        (None, None, 8192),
+        (
+            Some(r#"{"default_generation_settings":{"n_ctx":0}}"#),
+            None,
+            8192,
+        ),
+    ] {
+        let server = FakeServer::with(move |r, _| match (r.path.as_str(), props, slots) {
+            ("/props", Some(p), _) => Reply::json(200, p),
+            ("/slots", _, Some(s)) => Reply::json(200, s),
+            _ => Reply::json(404, r#"{"error":{"code":404,"message":"File Not Found"}}"#),
+        })
+        .await;
+        let client = client(&server.url);
+        let read = client.learn_slot_context(ApiKind::OpenAi).await;
+        assert_eq!(read.is_some(), want != 8192);
+        assert_eq!(client.context_tokens(), want, "{props:?} {slots:?}");
+        let asked: Vec<String> = server.recorded().into_iter().map(|r| r.path).collect();
+        assert!(
+            !asked.iter().any(|p| p.starts_with("/v1/props")),
+            "{asked:?}"
+        );
+    }
+}

@@ -272,3 +272,28 @@ async fn malformed_line_message_names_the_stream_format() {
     assert!(matches!(e, LlmError::Server { status: 500, .. }), "{e:?}");
     assert_eq!(server.recorded().len(), 2);
 }
+
+/// A mistyped model name gets "did you mean" the served one closest to it, even when the
+/// server lists it after five others (the closest come first in the short list).
+#[tokio::test]
+async fn a_model_typo_gets_did_you_mean_from_the_servers_list() {
+    let server = FakeServer::with(|r, _| match r.path.as_str() {
+        "/api/chat" => Reply::json(
+            404,
+            r#"{"error":"model \"gema2:27b\" not found, try pulling it first"}"#,
+        ),
+        "/api/tags" => Reply::json(
+            200,
+            r#"{"models":[{"name":"qwen2.5:7b"},{"name":"llama3.1:8b"},{"name":"phi3:mini"},{"name":"mistral:7b"},{"name":"gemma2:2b"},{"name":"tinyllama:1.1b"},{"name":"gemma2:27b"}]}"#,
+        ),
+        _ => Reply::json(404, r#"{"error":"nope"}"#),
+    })
+    .await;
+    let mut cfg = config(&server.url, Some(ApiKind::Ollama));
+    cfg.model = "gema2:27b".into();
+    let client = Client::new(cfg).unwrap();
+    let msg = stream(&client).await.unwrap_err().to_string();
+    assert!(msg.contains("did you mean gemma2:27b?"), "{msg}");
+    assert!(msg.contains("ollama pull gema2:27b"), "{msg}");
+    assert!(msg.contains("has: gemma2:27b, qwen2.5:7b"), "{msg}");
+}

@@ -190,3 +190,39 @@ fn the_check_mark_waits_for_every_save_and_a_failed_one_says_not_saved() {
         "{s}"
     );
 }
+
+/// A turn several reviewers thumbed shows each one's 👍/👎 by name (not only the latest);
+/// one reviewer's thumb stays a bare 👍; blind mode shows none of the others'.
+#[test]
+fn a_row_shows_each_reviewers_thumb_outside_blind_mode() {
+    use kakeai::store::ActionKind;
+    let mut a = app();
+    committed(&mut a, 1, "yana", "えー、まじで？それウケるんだけど");
+    committed(&mut a, 2, "ayu", "お姉ちゃん、それは本当ですか？");
+    let thumb = |turn: u32, up: bool, who: &str| {
+        (
+            turn,
+            ActionKind::Thumb,
+            serde_json::json!({"up": up}),
+            Some(who.to_string()),
+            String::new(),
+        )
+    };
+    a.review_log = vec![
+        thumb(1, true, "taro"),
+        thumb(1, false, "花子"),
+        thumb(1, true, "jiro"),
+        thumb(1, false, "jiro"),
+        thumb(2, true, "taro"),
+    ];
+    let s = screen(&a);
+    let one = row(&s, " 1 やな");
+    for want in ["👍taro", "👎花子", "👎jiro"] {
+        assert!(one.contains(want), "{want}: {one}");
+    }
+    assert!(!one.contains("👍jiro"), "{one}");
+    assert!(!row(&s, " 2 あゆ").contains("👍taro"), "{s}");
+    a.blind = true;
+    let s = screen(&a);
+    assert!(!s.contains("花子") && !s.contains("taro"), "{s}");
+}

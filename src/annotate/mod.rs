@@ -12,6 +12,7 @@ pub mod adjudicate;
 pub mod alpha;
 pub mod db;
 pub mod pairwise;
+pub mod team;
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -31,6 +31,9 @@ pub enum QueueCommand {
     Show(ShowArgs),
     /// `show`, redrawn every second until ctrl-c (or N times with --times).
     Watch(WatchArgs),
+    /// The queue's guidelines for its reviewers: a markdown file stored with the queue (shown by
+    /// `show`, the workbench's queues room and the report); --clear removes them.
+    Guidelines(GuidelinesArgs),
     /// For a lead: the items reviewers disagree on (exit 1 when none), or, with --turn
     /// --label --reason, an item's gold label.
     Adjudicate(AdjudicateArgs),
@@ -53,6 +56,19 @@ pub struct AdjudicateArgs {
     /// The lead deciding
     #[arg(long, env = "KAKEAI_REVIEWER")]
     pub reviewer: Option<String>,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct GuidelinesArgs {
+    pub name: String,
+    /// A markdown file (UTF-8) with the guidelines
+    #[arg(long, conflicts_with = "clear", required_unless_present = "clear")]
+    pub file: Option<PathBuf>,
+    /// Remove the queue's guidelines
+    #[arg(long)]
+    pub clear: bool,
     #[command(flatten)]
     pub store: StoreArgs,
 }
@@ -178,6 +194,7 @@ pub fn run(cmd: QueueCommand) -> i32 {
         }),
         QueueCommand::Watch(a) => watch(&a),
         QueueCommand::Adjudicate(a) => adjudicate(&a),
+        QueueCommand::Guidelines(a) => guidelines(&a),
     };
     out.unwrap_or_else(|Fail(e, code)| {
         eprintln!("kakeai queue: {}", crate::text::sanitize::for_terminal(&e));
@@ -342,12 +359,22 @@ fn next(a: &ClaimArgs) -> Result<i32, Fail> {
             a.name, c.turn
         );
     } else {
-        println!(
-            "run {} turn {} ({}) — yours for {secs} s: open it with `kakeai --replay {}`, or give it back with `kakeai queue release {} --run {} --turn {}`",
-            c.subject, c.turn, c.speaker, c.subject, a.name, c.subject, c.turn
-        );
+        print!("{}", claim_hint(&a.name, &c, secs));
     }
     Ok(0)
+}
+
+/// What a turn-queue claim prints: the item, then each next step as a whole command on its own
+/// line (copied as it is, with no quote or punctuation stuck to it).
+fn claim_hint(queue: &str, c: &db::Claim, secs: i64) -> String {
+    let (run, turn) = (c.subject, c.turn);
+    format!(
+        "run {run} turn {turn} ({}) — yours for {secs} s\n  \
+         open:      kakeai --replay {run}\n  \
+         judge:     kakeai queue judge {queue} --run {run} --turn {turn} --thumb up|down\n  \
+         give back: kakeai queue release {queue} --run {run} --turn {turn}\n",
+        c.speaker
+    )
 }
 
 /// A's and B's lines of one compared turn, for a reviewer at a terminal.
@@ -444,10 +471,23 @@ fn show(name: &str, a: &StoreArgs) -> Result<String, Fail> {
     let q = db::get(store.db(), name).map_err(fail)?;
     let p = db::progress(&mut store, name, now_ms()).map_err(fail)?;
     let alpha = db::agreement(store.db(), &q).map_err(fail)?;
+    let pace = annotate::team::pace(store.db(), &q, now_ms()).map_err(fail)?;
+    let rules = annotate::team::guidelines(store.db(), name).map_err(fail)?;
     if a.json {
+        let pace: serde_json::Map<_, _> = pace
+            .iter()
+            .map(|(who, p)| {
+                (
+                    who.clone(),
+                    json!({"per_hour": p.per_hour(), "last_hour": p.last_hour,
+                                     "first_ms": p.first_ms, "last_ms": p.last_ms}),
+                )
+            })
+            .collect();
         return Ok(
             json!({"name": name, "items": p.items, "done": p.done, "held": p.held,
-                   "k": q.spec.k, "per_reviewer": p.per_reviewer,
+                   "k": q.spec.k, "per_reviewer": p.per_reviewer, "pace": pace,
+                   "guidelines": rules,
                    "alpha": alpha.and_then(|x| x.alpha),
                    "alpha_items": alpha.map_or(0, |x| x.units)})
             .to_string(),
@@ -462,9 +502,10 @@ fn show(name: &str, a: &StoreArgs) -> Result<String, Fail> {
         p.held
     );
     for (who, n) in &p.per_reviewer {
+        let pace = pace.get(who).copied().unwrap_or_default();
         // A name stored before names were checked is printed without its controls.
         let who = crate::text::sanitize::for_terminal(who).replace(['\n', '\t'], " ");
-        t.push_str(&format!("\n  {who}: {n} judged"));
+        t.push_str(&format!("\n  {who}: {n} judged · {}", pace.describe()));
     }
     t.push_str(&format!(
         "\nagreement across reviewers: {}",
@@ -478,7 +519,48 @@ fn show(name: &str, a: &StoreArgs) -> Result<String, Fail> {
             split.len()
         ));
     }
+    match rules {
+        Some(r) => {
+            t.push_str("\nguidelines:");
+            for l in crate::text::sanitize::for_terminal(&r).lines() {
+                t.push_str(&format!("\n  │ {l}"));
+            }
+        }
+        None => t.push_str(&format!(
+            "\nno guidelines yet (`kakeai queue guidelines {name} --file GUIDE.md`)"
+        )),
+    }
     Ok(t)
+}
+
+fn guidelines(a: &GuidelinesArgs) -> Result<i32, Fail> {
+    let text = match &a.file {
+        Some(f) => Some(std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?),
+        None => None,
+    };
+    if let (Some(f), Some(t)) = (&a.file, &text) {
+        annotate::team::check_guidelines(t).map_err(|e| {
+            // "GUIDE.md:3:7: …" for a place in the file, "GUIDE.md: …" for the whole of it.
+            let e = e.to_string();
+            let sep = if e.starts_with(|c: char| c.is_ascii_digit()) {
+                ":"
+            } else {
+                ": "
+            };
+            format!("{}{sep}{e}", f.display())
+        })?;
+    }
+    let mut store = open(&a.store, false)?;
+    annotate::team::set_guidelines(&mut store, &a.name, text.as_deref()).map_err(fail)?;
+    match text {
+        Some(t) => println!(
+            "guidelines of {} saved ✓ ({} characters)",
+            a.name,
+            t.chars().count()
+        ),
+        None => println!("guidelines of {} removed", a.name),
+    }
+    Ok(0)
 }
 
 fn adjudicate(a: &AdjudicateArgs) -> Result<i32, Fail> {
@@ -566,5 +648,42 @@ fn watch(a: &WatchArgs) -> Result<i32, Fail> {
             return Ok(0);
         }
         std::thread::sleep(Duration::from_secs(1));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every command in the hint is a whole line after its label: run as it is, it parses
+    /// (no stray quote, comma or space of the sentence around it).
+    #[test]
+    fn the_claim_hint_gives_commands_that_parse_as_they_are() {
+        for (queue, run, turn) in [("retry-ayu", 4, 2), ("q", 123_456, 1), ("あゆ-週末", 9, 30)]
+        {
+            let c = db::Claim {
+                subject: run,
+                pairwise: false,
+                turn,
+                speaker: "ayu".into(),
+                until_ms: 0,
+            };
+            let hint = claim_hint(queue, &c, 600);
+            assert!(hint.starts_with(&format!("run {run} turn {turn} (ayu) — yours for 600 s\n")));
+            let cmds: Vec<&str> = hint
+                .lines()
+                .filter_map(|l| l.split_once(": ").map(|(_, c)| c.trim_start()))
+                .collect();
+            assert_eq!(cmds.len(), 3, "{hint}");
+            assert_eq!(cmds[0], format!("kakeai --replay {run}"));
+            for cmd in &cmds[1..] {
+                let cmd = cmd.replace("up|down", "up");
+                let args: Vec<&str> = cmd.split(' ').collect();
+                assert_eq!(args[0], "kakeai");
+                let parsed = <crate::cli::Cli as clap::Parser>::try_parse_from(&args);
+                assert!(parsed.is_ok(), "{cmd}: {:?}", parsed.err());
+            }
+            assert!(!hint.contains('`') && !hint.contains(" ,"), "{hint}");
+        }
     }
 }

@@ -46,6 +46,7 @@ pub(super) async fn run_all(
     if info.api == ApiKind::Ollama {
         out.push(version_check(&facts));
     }
+    client.learn_slot_context(info.api).await; // llama-server: the real context per slot
     out.push(context_check(client, info.api, &facts));
     out.push(role_check(client, info.api, &facts));
     if info.api == ApiKind::Ollama {

@@ -72,7 +72,7 @@ impl Client {
             url: self.url(info.api, protocol(info.api).models_path()),
             model: self.inner.cfg.model.clone(),
             api: info.api,
-            available: info.models.iter().take(5).cloned().collect(),
+            available: super::error::shortlist(&self.inner.cfg.model, &info.models),
         })
     }
 
@@ -119,10 +119,10 @@ impl Client {
                     Err(_) => Vec::new(),
                 };
                 LlmError::ModelNotFound {
+                    available: super::error::shortlist(&model, &available),
                     url,
                     model,
                     api,
-                    available: available.into_iter().take(5).collect(),
                 }
             }
             e => e,

@@ -141,7 +141,50 @@ pub enum LlmError {
     },
 }
 
+/// The served models closest to a mistyped name (by edit distance, ignoring case): at most
+/// three, all at the smallest distance, and only within a third of the name's length (at
+/// least 2) — "gema2:27b" → gemma2:27b; "llama3" is not a typo of "qwen2".
+pub fn closest_models<'a>(model: &str, available: &'a [String]) -> Vec<&'a str> {
+    let want = model.to_lowercase();
+    let limit = (want.chars().count() / 3).max(2);
+    let scored: Vec<(usize, &str)> = available
+        .iter()
+        .map(|m| (strsim::levenshtein(&want, &m.to_lowercase()), m.as_str()))
+        .filter(|(d, _)| *d <= limit)
+        .collect();
+    let Some(best) = scored.iter().map(|(d, _)| *d).min() else {
+        return Vec::new();
+    };
+    scored
+        .into_iter()
+        .filter(|(d, _)| *d == best)
+        .map(|(_, m)| m)
+        .take(3)
+        .collect()
+}
+
+/// The up to 5 served models a `ModelNotFound` names: the closest to `model` first (so a
+/// typo's match is never cut off by a long list), then the others in the server's order.
+pub fn shortlist(model: &str, all: &[String]) -> Vec<String> {
+    let near: Vec<String> = closest_models(model, all)
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    let rest = all.iter().filter(|m| !near.contains(m)).cloned();
+    near.iter().cloned().chain(rest).take(5).collect()
+}
+
 fn not_found_hint(api: &ApiKind, model: &str, available: &[String]) -> String {
+    let near = closest_models(model, available);
+    let guess = if near.is_empty() {
+        String::new()
+    } else {
+        format!(" — did you mean {}?", near.join(" or "))
+    };
+    guess + &plain_hint(api, model, available)
+}
+
+fn plain_hint(api: &ApiKind, model: &str, available: &[String]) -> String {
     match api {
         ApiKind::Ollama if available.is_empty() => {
             format!(" — download it with `ollama pull {model}` or pass --model")
@@ -314,5 +357,68 @@ mod tests {
         assert!(rejected(429).is_transient());
         assert!(!rejected(400).is_transient());
         assert!(!rejected(400).is_endpoint_failure());
+    }
+
+    /// Generated typos (one character changed, dropped, added; two swapped) of a served model
+    /// find it among others; a name far from every served one gets no guess.
+    #[test]
+    fn a_mistyped_model_name_gets_the_closest_served_one() {
+        let served: Vec<String> = [
+            "gemma2:27b",
+            "gemma2:2b",
+            "qwen2.5:7b-instruct",
+            "llama3.1:8b",
+            "hf.co/elyza/Llama-3-ELYZA-JP-8B-GGUF:Q4_K_M",
+            "phi3:mini",
+            "mistral-nemo:12b",
+        ]
+        .map(String::from)
+        .to_vec();
+        let mut r = crate::test_rng::Rng::new(39);
+        for round in 0..2_000 {
+            let target = &served[r.next(served.len() as u64) as usize];
+            let mut c: Vec<char> = target.chars().collect();
+            let i = r.next(c.len() as u64) as usize;
+            match r.next(4) {
+                0 => c[i] = if c[i] == 'x' { 'y' } else { 'x' },
+                1 => {
+                    c.remove(i);
+                }
+                2 => c.insert(i, 'z'),
+                _ if i + 1 < c.len() => c.swap(i, i + 1),
+                _ => c[i] = '-',
+            }
+            let typo: String = c.into_iter().collect();
+            if &typo == target {
+                continue;
+            }
+            let near = closest_models(&typo, &served);
+            assert!(
+                near.contains(&target.as_str())
+                    || near.iter().all(|m| {
+                        strsim::levenshtein(&typo.to_lowercase(), &m.to_lowercase())
+                            <= strsim::levenshtein(&typo.to_lowercase(), &target.to_lowercase())
+                    }),
+                "{round}: {typo} -> {near:?}"
+            );
+            assert!(!near.is_empty(), "{round}: {typo}");
+            let list = shortlist(&typo, &served);
+            assert!(
+                list.len() <= 5
+                    && list.starts_with(&near.iter().map(|m| m.to_string()).collect::<Vec<_>>())
+            );
+        }
+        for far in ["stablelm", "x", "command-r-plus:104b"] {
+            assert!(closest_models(far, &served).is_empty(), "{far}");
+        }
+        let e = LlmError::ModelNotFound {
+            url: "http://127.0.0.1:11434/api/tags".into(),
+            model: "gema2:27b".into(),
+            api: ApiKind::Ollama,
+            available: shortlist("gema2:27b", &served),
+        };
+        let m = e.to_string();
+        assert!(m.contains("did you mean gemma2:27b?"), "{m}");
+        assert!(m.contains("ollama pull gema2:27b"), "{m}");
     }
 }

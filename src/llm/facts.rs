@@ -130,6 +130,17 @@ pub fn read_show(body: &str, facts: &mut ServerFacts) -> bool {
 /// `.Messages` and test `eq .Role "system"` (gemma-instruct.gotmpl merges it into the next user
 /// turn). gemma3-instruct.gotmpl:4 renders `$.System` only into the message at index 1, which
 /// is lost when an assistant message comes first: such a template counts as not taking one.
+/// The per-slot context from llama-server's `/props` (`default_generation_settings.n_ctx`) or
+/// `/slots` (the smallest slot's `n_ctx`); None for anything else (0 is no answer).
+pub fn slot_ctx(body: &str) -> Option<u32> {
+    let v: serde_json::Value = serde_json::from_str(body).ok()?;
+    let n = match &v {
+        serde_json::Value::Array(slots) => slots.iter().filter_map(|s| s["n_ctx"].as_u64()).min(),
+        _ => v["default_generation_settings"]["n_ctx"].as_u64(),
+    }?;
+    u32::try_from(n).ok().filter(|n| *n > 0)
+}
+
 pub fn template_takes_system(template: &str) -> bool {
     let renders = template.contains(".System") || template.contains("\"system\"");
     renders && !template.contains("eq $i 1")
@@ -173,6 +184,33 @@ impl Client {
             Err(e) => facts.show_error = Some(e.to_string()),
         }
         facts
+    }
+
+    /// llama-server's real context per slot — what one request can hold, below the trained
+    /// context when the server splits it over parallel slots — learned for the budget: `/props`
+    /// (`default_generation_settings.n_ctx`) first, then `/slots`. None (nothing learned) on
+    /// Ollama or a server that answers neither.
+    pub async fn learn_slot_context(&self, kind: ApiKind) -> Option<u32> {
+        if kind != ApiKind::OpenAi || self.facts(kind).await.ollama_v1 {
+            return None;
+        }
+        let cfg = self.config();
+        let limit = (TimeoutPhase::Probe, cfg.timeouts.probe());
+        let model = &cfg.model;
+        for path in ["/props", "/slots"] {
+            // At the server's root, not under /v1 (the root URL is what an Ollama target uses).
+            let target = self.target(ApiKind::Ollama, path, model);
+            if let Some(n) = self
+                .get(&target, limit)
+                .await
+                .ok()
+                .and_then(|b| slot_ctx(&b))
+            {
+                self.learn_context(n);
+                return Some(n);
+            }
+        }
+        None
     }
 
     /// The facts if they were gathered already (for sync callers such as the budget).

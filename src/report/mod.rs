@@ -8,6 +8,7 @@
 //! computed says so.
 
 pub mod html;
+pub mod queues;
 pub mod svg;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -558,6 +559,7 @@ pub fn period_report(
     b.push_str(&aspect_chart(&all));
     b.push_str("<h2>レビュアーの一致度</h2>");
     b.push_str(&agreement(&all));
+    b.push_str(&queues::section(store, crate::patterns::stamp::now_ms()));
     b.push_str("<h2>ラン</h2>");
     b.push_str(&rows);
     Ok(html::page(&format!("kakeai report {span}"), &b))

@@ -146,9 +146,14 @@ impl ServeConfig {
             merge(&mut merged, toml::Value::Table(over));
         }
         let cfg: ServeConfig = merged.try_into().map_err(|e: toml::de::Error| match file {
-            Some(p) => {
-                super::config_secrets::scrub(&text, format!("{}: {}", p.display(), e.message()))
-            }
+            // The defaults are valid, so a key the merge made unknown is the file's: at its place.
+            Some(p) => super::config_secrets::scrub(
+                &text,
+                match unknown_key(e.message()).and_then(|k| key_place(&text, k)) {
+                    Some((line, col)) => format!("{}:{line}:{col}: {}", p.display(), e.message()),
+                    None => format!("{}: {}", p.display(), e.message()),
+                },
+            ),
             None => e.to_string(),
         })?;
         cfg.check()?;
@@ -258,6 +263,43 @@ fn merge(base: &mut toml::Value, over: toml::Value) {
     }
 }
 
+/// The key of serde's "unknown field `KEY`, expected …".
+fn unknown_key(message: &str) -> Option<&str> {
+    let rest = message.split("unknown field `").nth(1)?;
+    rest.split('`').next().filter(|k| !k.is_empty())
+}
+
+/// Where `key` is first written in a TOML text as a key (`key =`, `"key" =`, a dotted
+/// `key.x =`, or a table header `[key]`, `[a.key]`, `[[key]]`): (line, column in characters).
+fn key_place(text: &str, key: &str) -> Option<(usize, usize)> {
+    let forms = [key.to_string(), format!("\"{key}\""), format!("'{key}'")];
+    for (n, line) in text.lines().enumerate() {
+        let body = line.split('#').next().unwrap_or("");
+        let indent = body.len() - body.trim_start().len();
+        let t = body.trim_start();
+        let (head, path) = if let Some(h) = t.strip_prefix("[[") {
+            (true, h.split("]]").next().unwrap_or(""))
+        } else if let Some(h) = t.strip_prefix('[') {
+            (true, h.split(']').next().unwrap_or(""))
+        } else {
+            (false, t.split('=').next().unwrap_or(""))
+        };
+        if !head && !t.contains('=') {
+            continue;
+        }
+        let mut at = indent + (t.len() - t.trim_start_matches('[').len());
+        for part in path.split('.') {
+            let lead = part.len() - part.trim_start().len();
+            if forms.iter().any(|f| part.trim() == f) {
+                let col = line[..at + lead].chars().count() + 1;
+                return Some((n + 1, col));
+            }
+            at += part.len() + 1;
+        }
+    }
+    None
+}
+
 fn located(p: &Path, text: &str, e: &toml::de::Error) -> String {
     let (line, col) = e.span().map_or((0, 0), |s| {
         let before = &text[..s.start.min(text.len())];
@@ -315,5 +357,43 @@ mod tests {
         let c = ServeConfig::load(Some(&p)).unwrap();
         assert!(!c.response.judgment_skip.enabled);
         assert_eq!(c.response.judgment_skip.thresholds.len(), 2);
+    }
+
+    /// An unknown key in the file is reported at its line and column (in characters), in a
+    /// table, as a table, dotted, quoted; nothing is loaded.
+    #[test]
+    fn an_unknown_key_is_reported_at_its_line_and_column() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("serve.toml");
+        for (text, key, place) in [
+            (
+                "character = \"ayu\"\nchracter = \"yana\"\n",
+                "chracter",
+                "2:1",
+            ),
+            (
+                "# あゆ用\n[response]\n  message_limt = 5\n",
+                "message_limt",
+                "3:3",
+            ),
+            (
+                "[response]\nmessage_limit = 5\n\n[respnse]\nx = 1\n",
+                "respnse",
+                "4:2",
+            ),
+            ("response.mesage_limit = 5\n", "mesage_limit", "1:10"),
+            (
+                "[response]\n\"check_every\" = 5 # 説明\n",
+                "check_every",
+                "2:1",
+            ),
+        ] {
+            std::fs::write(&p, text).unwrap();
+            let e = ServeConfig::load(Some(&p)).unwrap_err();
+            let want = format!("{}:{place}: ", p.display());
+            assert!(e.starts_with(&want) && e.contains(key), "{text:?}: {e}");
+        }
+        assert_eq!(key_place("a = 1\n# b = 2\nあい.b = 3\n", "b"), Some((3, 4)));
+        assert_eq!(key_place("a = \"b\"\n", "b"), None);
     }
 }

@@ -110,7 +110,7 @@ impl Metrics {
             ),
             (
                 "kakeai_line_review_total",
-                "replies marked for review (a line was rejected, or the budget ran out)",
+                "replies marked for review (a line was rejected, the budget ran out, or its delivery failed or is uncertain)",
                 &self.reviews,
             ),
             (

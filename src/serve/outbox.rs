@@ -44,7 +44,8 @@ pub fn mark_sending(
 }
 
 /// Settles a `sending` line: its state, how it went out, a note for its trace (LINE's error
-/// for a failure), and its user message's final state.
+/// for a failure), and its user message's final state. True when this marked the line for
+/// review and it was not before (failed, uncertain), so the review counter counts it once.
 pub fn settle(
     store: &mut Store,
     bot_id: i64,
@@ -52,12 +53,12 @@ pub fn settle(
     delivery: &str,
     note: Option<&str>,
     user_state: &'static str,
-) -> Result<(), StoreError> {
+) -> Result<bool, StoreError> {
     store.transact(|tx| {
-        let (trace, reply_to): (String, i64) = tx.query_row(
-            "SELECT trace, reply_to FROM line_messages WHERE id = ?1",
+        let (trace, reply_to, was): (String, i64, bool) = tx.query_row(
+            "SELECT trace, reply_to, review FROM line_messages WHERE id = ?1",
             p![bot_id],
-            |r| Ok((r.get(0)?, r.get(1)?)),
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )?;
         let mut trace: Vec<String> = serde_json::from_str(&trace).unwrap_or_default();
         if let Some(n) = note {
@@ -79,7 +80,7 @@ pub fn settle(
             "UPDATE line_messages SET state = ?1 WHERE id = ?2",
             p![user_state, reply_to],
         )?;
-        Ok(())
+        Ok(review && !was)
     })
 }
 
@@ -146,5 +147,56 @@ mod tests {
         let u = uuid::Uuid::parse_str(&a).unwrap();
         assert_eq!(u.get_version_num(), 4);
         assert_eq!(a.len(), 36);
+    }
+
+    /// A line is counted for review once: when a failed or uncertain delivery marks it, not
+    /// when it is sent, nor again when it was marked already (the pipeline counted it then).
+    #[test]
+    fn settle_says_when_it_newly_marks_a_line_for_review() {
+        use crate::serve::store::{self as line, NewEvent, NewMessage};
+        let d = tempfile::tempdir().unwrap();
+        let mut s = Store::open(&d.path().join("k.db")).unwrap();
+        let cases = [
+            ("sent", false, false),
+            ("failed", false, true),
+            ("uncertain", false, true),
+            ("uncertain", true, false),
+            ("sent", true, false),
+        ];
+        for (i, (state, marked, want)) in cases.into_iter().enumerate() {
+            let e = NewEvent {
+                webhook_event_id: format!("ev-{i}"),
+                event_type: "message".into(),
+                source_type: "user".into(),
+                channel_id: "U0000000000000000000000000000abcd".into(),
+                message: Some(NewMessage {
+                    channel_id: "U0000000000000000000000000000abcd".into(),
+                    source_type: "user".into(),
+                    message_id: Some(format!("m{i}")),
+                    role: "user",
+                    character: "yana".into(),
+                    text_masked: "おはよう".into(),
+                    at_ms: 1_000,
+                    state: "queued",
+                    ..NewMessage::default()
+                }),
+                ..NewEvent::default()
+            };
+            let user = line::accept(&mut s, &[e]).unwrap()[0].flatten().unwrap();
+            let b = BotLine {
+                reply_to: user,
+                text: "おはよ".into(),
+                review: marked,
+                ..BotLine::default()
+            };
+            let id = mark_sending(&mut s, &b, Some("tok")).unwrap();
+            let got = settle(&mut s, id, state, "reply", Some("note"), "answered").unwrap();
+            assert_eq!(got, want, "{state} marked before: {marked}");
+            let review: bool = s
+                .db()
+                .one("SELECT review FROM line_messages WHERE id = ?1", p![id])
+                .unwrap();
+            assert_eq!(review, marked || state != "sent");
+        }
     }
 }

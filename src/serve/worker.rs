@@ -519,10 +519,21 @@ async fn settle(
             Some(format!("delivery failed: {e}")),
         ),
     };
-    svc.store
+    let marked = svc
+        .store
         .call(move |s| outbox::settle(s, bot_id, state, &how, note.as_deref(), user_state))
         .await
-        .map_err(|e| e.to_string())
+        .map_err(|e| e.to_string())?;
+    counted(svc, marked);
+    Ok(())
+}
+
+/// A line newly marked for review (a failed or uncertain delivery) counts in
+/// `kakeai_line_review_total`, as the store marks it.
+fn counted(svc: &Services, marked: bool) {
+    if marked {
+        inc(&svc.metrics.reviews);
+    }
 }
 
 /// A line a crash left `sending`, delivered again: by its reply token (LINE refuses a used
@@ -545,13 +556,15 @@ async fn redeliver(svc: &Services, r: Sending) -> Result<(), String> {
             }
             Err(SendError::InvalidReplyToken) => {
                 let note = "resumed after a restart: LINE refused the reply token as used or expired — the reply most likely went out before the restart; not pushed, so it is never said twice";
-                return svc
+                let marked = svc
                     .store
                     .call(move |s| {
                         outbox::settle(s, bot_id, "uncertain", "reply", Some(note), user_state)
                     })
                     .await
-                    .map_err(|e| e.to_string());
+                    .map_err(|e| e.to_string())?;
+                counted(svc, marked);
+                return Ok(());
             }
             Err(e) => {
                 inc(&svc.metrics.send_failures);

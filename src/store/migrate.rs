@@ -26,6 +26,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (16, include_str!("migrations/016_notify.sql")),
     (17, include_str!("migrations/017_pii_key_check.sql")),
     (18, include_str!("migrations/018_gold_labels.sql")),
+    (19, include_str!("migrations/019_queue_guidelines.sql")),
 ];
 
 /// Steps SQL cannot express, run after version N's SQL in the same transaction.

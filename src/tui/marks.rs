@@ -105,6 +105,20 @@ pub fn lines(entries: &[&LogEntry], width: usize, t: &Theme) -> Vec<Line<'static
     out
 }
 
+/// Each named reviewer's 👍/👎 in force on `turn` (her latest thumb still in force), by name:
+/// a row with several reviewers shows every one of them, not only the latest.
+pub fn thumbs_by(log: &[LogEntry], turn: u32) -> Vec<(String, bool)> {
+    let mut by: std::collections::BTreeMap<String, bool> = Default::default();
+    for e in in_force(log, turn) {
+        if let (ActionKind::Thumb, Some(who), Some(up)) =
+            (e.1, e.3.as_ref(), e.2.get("up").and_then(|v| v.as_bool()))
+        {
+            by.insert(who.clone(), up);
+        }
+    }
+    by.into_iter().collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,5 +191,25 @@ mod tests {
         assert_eq!(live[0].1, ActionKind::Feedback);
         assert_eq!(in_force(&log, 2).len(), 1);
         assert!(in_force(&log, 3).is_empty());
+    }
+
+    #[test]
+    fn each_reviewers_thumb_in_force_is_kept() {
+        let (up, down) = (json!({"up": true}), json!({"up": false}));
+        let log = vec![
+            e(1, ActionKind::Thumb, up.clone(), "taro"),
+            e(1, ActionKind::Thumb, down.clone(), "花子"),
+            e(1, ActionKind::Thumb, down.clone(), "taro"),
+            e(2, ActionKind::Thumb, up.clone(), "jiro"),
+            e(1, ActionKind::Thumb, up.clone(), "jiro"),
+            e(1, ActionKind::Undo, json!({"undo": "thumb"}), "jiro"),
+            (1, ActionKind::Thumb, up.clone(), None, String::new()),
+        ];
+        assert_eq!(
+            thumbs_by(&log, 1),
+            [("taro".to_string(), false), ("花子".to_string(), false)]
+        );
+        assert_eq!(thumbs_by(&log, 2), [("jiro".to_string(), true)]);
+        assert!(thumbs_by(&log, 3).is_empty());
     }
 }

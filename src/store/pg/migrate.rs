@@ -25,6 +25,10 @@ pub const MIGRATIONS: &[(i64, &str)] = &[
     (16, include_str!("../migrations_pg/016_notify.sql")),
     (17, include_str!("../migrations_pg/017_pii_key_check.sql")),
     (18, include_str!("../migrations_pg/018_gold_labels.sql")),
+    (
+        19,
+        include_str!("../migrations_pg/019_queue_guidelines.sql"),
+    ),
 ];
 
 /// Any constant key: kakeai's migrations hold this advisory lock while they run.

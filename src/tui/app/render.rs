@@ -152,7 +152,13 @@ fn turn_rows(app: &App, turn: &TurnView, width: usize, selected: bool) -> Vec<Li
     let shown = turn.shown();
     let mut head = turn_head(turn, name, hidden, t);
     // The badges after the counts stay visible in a narrow pane: the counts shorten first.
-    let tail = turn_tail(turn, t);
+    // Outside blind mode, a turn several reviewers thumbed shows each one's 👍/👎.
+    let by = if app.blind {
+        Vec::new()
+    } else {
+        crate::tui::marks::thumbs_by(&app.review_log, turn.turn as u32)
+    };
+    let tail = turn_tail(turn, &by, t);
     let tries = turn.attempts.len();
     let used = |spans: &[Span]| spans.iter().map(|s| text_width(&s.content)).sum::<usize>();
     let room = width.saturating_sub(used(&head) + used(&tail));
@@ -256,12 +262,27 @@ fn turn_head(
 }
 
 /// A turn's last spans: 👍/👎, 📝 and its save mark (✓ only once every write committed).
-fn turn_tail(turn: &TurnView, t: &crate::tui::theme::Theme) -> Vec<Span<'static>> {
+/// `by`: each reviewer's 👍/👎 in force; with two or more, every one is shown with her name.
+fn turn_tail(
+    turn: &TurnView,
+    by: &[(String, bool)],
+    t: &crate::tui::theme::Theme,
+) -> Vec<Span<'static>> {
     let mut tail: Vec<Span<'static>> = Vec::new();
-    match turn.review.thumb {
-        Some(true) => tail.push(Span::raw(" 👍")),
-        Some(false) => tail.push(Span::raw(" 👎")),
-        None => {}
+    if by.len() >= 2 {
+        for (who, up) in by {
+            let who = crate::text::sanitize::for_terminal(who).replace(['\n', '\t'], " ");
+            tail.push(Span::raw(format!(
+                " {}{who}",
+                if *up { "👍" } else { "👎" }
+            )));
+        }
+    } else {
+        match turn.review.thumb {
+            Some(true) => tail.push(Span::raw(" 👍")),
+            Some(false) => tail.push(Span::raw(" 👎")),
+            None => {}
+        }
     }
     if turn.review.notes > 0 {
         tail.push(Span::raw(" 📝"));

@@ -34,6 +34,10 @@ pub struct QueueRow {
     pub done: usize,
     pub held: usize,
     pub per_reviewer: BTreeMap<String, usize>,
+    /// Each reviewer's pace (items/hour, and in the last hour).
+    pub pace: BTreeMap<String, crate::annotate::team::Pace>,
+    /// The queue's guidelines for its reviewers (markdown), if written.
+    pub guidelines: Option<String>,
 }
 
 /// The pane's state.
@@ -56,7 +60,11 @@ fn read(s: &mut Store) -> Result<Vec<QueueRow>, StoreError> {
     let mut out = Vec::new();
     for q in queues {
         let p = db::progress(s, &q.spec.name, now).map_err(bad)?;
+        let pace = crate::annotate::team::pace(s.db(), &q, now).map_err(bad)?;
+        let guidelines = crate::annotate::team::guidelines(s.db(), &q.spec.name).map_err(bad)?;
         out.push(QueueRow {
+            pace,
+            guidelines,
             filter: q.spec.filter.describe(),
             k: q.spec.k,
             lease_s: q.spec.lease_ms / 1000,
@@ -185,9 +193,23 @@ fn rows_of(q: &QueueRow, selected: bool, t: &Theme) -> Vec<(String, Style)> {
         let who: Vec<String> = q
             .per_reviewer
             .iter()
-            .map(|(w, n)| format!("{w} {n}"))
+            .map(|(w, n)| match q.pace.get(w).and_then(|p| p.per_hour()) {
+                Some(r) => format!("{w} {n} ({r:.1}/h)"),
+                None => format!("{w} {n}"),
+            })
             .collect();
         out.push((format!("    judged: {}", who.join(" · ")), dim));
+    }
+    // The selected queue's guidelines in full; the others' first line only.
+    if let Some(g) = &q.guidelines {
+        let g = crate::text::sanitize::for_terminal(g);
+        let mut lines = g.lines().filter(|l| !l.trim().is_empty());
+        if selected {
+            out.push(("    guidelines:".into(), dim));
+            out.extend(lines.map(|l| (format!("    │ {l}"), Style::new())));
+        } else if let Some(first) = lines.next() {
+            out.push((format!("    guidelines: {first} …"), dim));
+        }
     }
     out
 }
@@ -208,6 +230,8 @@ mod tests {
             done: 1,
             held: 1,
             per_reviewer: BTreeMap::from([("花子".into(), 2), ("taro".into(), 1)]),
+            pace: BTreeMap::new(),
+            guidelines: None,
         }
     }
 
@@ -309,5 +333,36 @@ mod tests {
         ] {
             assert!(text.contains(want), "{want}: {text}");
         }
+    }
+
+    #[test]
+    fn the_selected_queue_shows_its_guidelines_and_each_pace() {
+        let theme = &crate::tui::theme::load_all().0[0];
+        let mut q = row("retry-ayu");
+        q.guidelines = Some("# 方針\n\n口調を見る\x1b[2J\n- 敬語の崩れ".into());
+        q.pace = crate::annotate::team::pace_of(
+            [("花子".to_string(), 0), ("花子".to_string(), 1_800_000)],
+            1_800_000,
+        );
+        let text = |selected| -> String {
+            rows_of(&q, selected, theme)
+                .iter()
+                .map(|(l, _)| l.clone() + "\n")
+                .collect()
+        };
+        let on = text(true);
+        for want in [
+            "花子 2 (2.0/h)",
+            "taro 1 ·",
+            "│ # 方針",
+            "│ 口調を見る",
+            "│ - 敬語の崩れ",
+        ] {
+            assert!(on.contains(want), "{want}: {on}");
+        }
+        assert!(!on.contains('\x1b'), "{on}");
+        let off = text(false);
+        assert!(off.contains("guidelines: # 方針 …"), "{off}");
+        assert!(!off.contains("敬語"), "{off}");
     }
 }
