@@ -89,3 +89,25 @@ fn every_chapter_is_listed_and_every_link_resolves() {
         }
     }
 }
+
+/// README is a front door (≤ 250 lines) and no user document is organised by or cites issue
+/// numbers.
+#[test]
+fn readme_is_a_front_door_and_no_document_cites_an_issue() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    assert!(
+        readme.lines().count() <= 250,
+        "README has {} lines",
+        readme.lines().count()
+    );
+    let cites = regex::Regex::new(r"(?i)\bissues?\s+#?\d+").unwrap();
+    let mut all = vec![root.join("README.md")];
+    chapters(&docs(), &mut all);
+    for p in all {
+        let text = std::fs::read_to_string(&p).unwrap();
+        if let Some(m) = cites.find(&text) {
+            panic!("{} cites {:?}", p.display(), m.as_str());
+        }
+    }
+}
