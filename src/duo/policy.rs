@@ -50,10 +50,14 @@ pub fn for_next_speaker(rule: RuleId) -> bool {
 /// Guidance lines for a regeneration: the rejected attempt (turn and attempt number), then each
 /// RETRY reason with its suggestion, worst first.
 pub fn retry_guidance(v: &Verdict, turn: usize, attempt: usize) -> Vec<String> {
+    // A line the leak review rejected: other findings may quote its words (a topic shift names
+    // the new topic), so only the neutral leak guidance goes back.
+    let leaked = leak_rejected(v);
     let mut fs: Vec<&Finding> = v
         .findings
         .iter()
         .filter(|f| f.status >= Status::Warn && !crate::vault::review::is_coverage(f))
+        .filter(|f| !leaked || f.rule == RuleId::Leak)
         .collect();
     fs.sort_by_key(|f| std::cmp::Reverse(f.status));
     let mut out = vec![format!(
@@ -82,10 +86,12 @@ pub struct Intervention {
 pub fn intervention(v: &Verdict, turn: usize, name: &str) -> Intervention {
     let mut out = Intervention::default();
     let in_state = v.status < Status::Retry;
+    let leaked = leak_rejected(v);
     for f in v.findings.iter().filter(|f| {
         f.status >= Status::Warn
             && f.status != Status::Unscored
             && !crate::vault::review::is_coverage(f)
+            && (!leaked || f.rule == RuleId::Leak)
     }) {
         if for_next_speaker(f.rule) {
             if !in_state {

@@ -189,3 +189,21 @@ fn a_run_that_is_mostly_rejected_says_so_once_early() {
         }
     }
 }
+
+/// A leak-rejected line's other findings may quote its words (a topic shift names the new
+/// topic): none of them travels back as guidance, to her retry or her next turn.
+#[test]
+fn no_other_finding_of_a_leaked_line_travels_back() {
+    for secret in SECRETS {
+        let shift = Finding::new(
+            RuleId::EarlyTopicShift,
+            Status::Warn,
+            format!("直前の話題を掘り下げる前に「{secret}」へ移っています"),
+            String::new(),
+        );
+        let v = verdict(vec![leak(secret, 1), shift]);
+        assert!(!policy::retry_guidance(&v, 2, 1).join("").contains(secret));
+        let c = policy::intervention(&v, 2, "あゆ");
+        assert!(!c.own.join("").contains(secret) && !c.next.join("").contains(secret));
+    }
+}
