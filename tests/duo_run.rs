@@ -650,7 +650,7 @@ async fn a_rejected_leak_never_reaches_a_later_request_or_the_store() {
     for (i, body) in chats.iter().enumerate().skip(2) {
         for l in leaks {
             assert!(
-                !body.contains(&l[..30]),
+                !body.contains(&l.chars().take(10).collect::<String>()),
                 "request {i} carries the rejected line"
             );
         }

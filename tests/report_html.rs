@@ -397,3 +397,84 @@ fn section_table<'a>(html: &'a str, id: &str) -> &'a str {
     let end = html[start..].find("</table>").unwrap() + start;
     &html[start..end]
 }
+
+/// A turn whose leaking attempt was withheld (her fallback line committed in its place, as a
+/// run does): the page shows the fallback line whole — the leaked attempt's spans are not cut
+/// out of it — and never the leaked text. Generated over where the leak sits in the line.
+#[test]
+fn a_withheld_turn_shows_her_fallback_line_and_never_the_leak() {
+    let fallback = kakeai::director::RuleSet::builtin()
+        .unwrap()
+        .character("ayu")
+        .unwrap()
+        .fallback
+        .clone();
+    for prefix in ["", "姉様、", "姉様、実は前から気になっていたのですが、"]
+    {
+        let env = Env::new();
+        let mut store = Store::open(&env.data_db()).unwrap();
+        let run = store
+            .create_run(&NewRun {
+                topic: "坂道".into(),
+                ..NewRun::default()
+            })
+            .unwrap();
+        let leaked = format!("{prefix}{SECRET}");
+        let start = prefix.chars().count();
+        let end = start + SECRET.chars().count();
+        let id = store
+            .start_attempt(&NewAttempt {
+                run_id: run,
+                turn: 1,
+                speaker: "ayu".into(),
+                attempt: 1,
+                text: leaked.clone(),
+                tokens: 1,
+                guidance: None,
+                prompt_hash: None,
+                started_at: SystemTime::now(),
+                first_token_ms: Some(1),
+            })
+            .unwrap();
+        let findings = json!([{"rule": "leak", "status": "RETRY", "message": "m", "suggestion": "s", "span": [start, end]}]);
+        store
+            .finish_attempt(
+                id,
+                &AttemptOutcome {
+                    status: Some(Status::Retry),
+                    verdict: Some(
+                        json!({"status": "RETRY", "findings": findings, "tone": {"score": 0}}),
+                    ),
+                    ..AttemptOutcome::done(leaked.clone())
+                },
+            )
+            .unwrap();
+        store
+            .commit_turn(&TurnCommit {
+                run_id: run,
+                turn: 1,
+                speaker: "ayu".into(),
+                attempt_id: Some(id),
+                text: fallback.clone(),
+                status: Status::Retry,
+                flags: TurnFlags {
+                    exhausted: true,
+                    withheld: true,
+                    ..TurnFlags::default()
+                },
+                hook: None,
+                hook_depth: None,
+            })
+            .unwrap();
+        drop(store);
+        let (_, html) = report(&env, run, "w.html");
+        assert!(
+            html.contains(&fallback),
+            "{prefix}: the fallback line is not shown whole"
+        );
+        assert!(
+            !html.contains(SECRET),
+            "{prefix}: the leaked text is on the page"
+        );
+    }
+}

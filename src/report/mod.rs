@@ -145,7 +145,9 @@ fn turns(rec: &RunRecord) -> Vec<Turn> {
                 turn: t.turn,
                 speaker: t.speaker.clone(),
                 status: t.status.as_str().to_string(),
-                text: safe_text(&t.text, verdict),
+                // A withheld turn's text is her fallback line: the leaked attempt's spans do
+                // not apply to it (that text never reaches the page either way).
+                text: safe_text(&t.text, verdict.filter(|_| !t.flags.withheld)),
                 tone: verdict.and_then(|v| v["tone"]["score"].as_f64()),
                 judge: a.and_then(judge_scores),
                 rules,
