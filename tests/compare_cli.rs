@@ -36,6 +36,7 @@ const AYU: [&str; 3] = [
 /// requests came before; `shape` turns a line into what is streamed.
 async fn server(shape: fn(&str) -> String) -> FakeServer {
     FakeServer::with(move |req: &Recorded, n| match req.path.as_str() {
+        _ if llm_fake::is_leak_judge(req) => llm_fake::leak_judge_no(req).unwrap(),
         "/v1/models" => Reply::json(
             200,
             r#"{"object":"list","data":[{"id":"tiny-ja","object":"model","owned_by":"llamacpp"}]}"#,

@@ -140,6 +140,7 @@ async fn a_hanging_embedding_server_costs_the_check_not_the_budget() {
     let count = embeds.clone();
     let llm = FakeServer::with(move |req: &Recorded, _| match req.path.as_str() {
         _ if serve_common::is_pii_pass(req) => serve_common::pii_nothing(req),
+        _ if serve_common::is_leak_judge(req) => serve_common::leak_judge_no(),
         "/v1/models" => Reply::json(
             200,
             r#"{"object":"list","data":[{"id":"tiny-ja","object":"model","owned_by":"llamacpp"}]}"#,

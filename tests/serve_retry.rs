@@ -60,6 +60,7 @@ fn system_of(req: &Recorded) -> String {
 async fn model() -> FakeServer {
     FakeServer::with(move |req: &Recorded, _| match req.path.as_str() {
         _ if serve_common::is_pii_pass(req) => serve_common::pii_nothing(req),
+        _ if serve_common::is_leak_judge(req) => serve_common::leak_judge_no(),
         "/v1/models" => Reply::json(
             200,
             r#"{"object":"list","data":[{"id":"tiny-ja","object":"model","owned_by":"llamacpp"}]}"#,

@@ -374,3 +374,160 @@ async fn vault_review_without_an_embedding_model_says_the_semantic_check_did_not
     assert_eq!(r["result"], "rejected", "{r}");
     assert_eq!(out.status.code(), Some(1));
 }
+
+/// A vault whose secret is hidden (level 0) from both sisters.
+fn hidden_vault(env: &Env) -> String {
+    let root = vault(env);
+    let vis = std::path::Path::new(&root).join("_ai_control/visibility.yaml");
+    let text = std::fs::read_to_string(&vis).unwrap();
+    std::fs::write(&vis, text.replace("visibility: 2", "visibility: 0")).unwrap();
+    root
+}
+
+/// A chat model shaped like llama-server: the sisters' streamed line is `line`; the leak
+/// judge (non-streamed) answers はい when the line it is shown says something of `tell`, else
+/// いいえ; `judge_delay` holds its answer back.
+async fn judging_server(line: &'static str, tell: &'static str, judge_delay: u64) -> FakeServer {
+    FakeServer::with(move |req: &Recorded, _| match req.path.as_str() {
+        _ if llm_fake::is_leak_judge(req) => {
+            let user = req.json()["messages"][1]["content"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            let said = user.split("台詞:\n").nth(1).unwrap_or_default();
+            let yes = said.contains(tell);
+            let answer = if yes { "はい" } else { "いいえ" };
+            Reply::json(200, &llm_fake::openai_reply("tiny-ja", answer, 2))
+                .delay(std::time::Duration::from_millis(judge_delay))
+        }
+        "/v1/models" => Reply::json(
+            200,
+            r#"{"object":"list","data":[{"id":"tiny-ja","object":"model","owned_by":"llamacpp"}]}"#,
+        ),
+        "/v1/chat/completions" => Reply::sse(parts(&sse_events("tiny-ja", &[line], "stop", 20))),
+        _ => error(404, "not_found_error", "File Not Found"),
+    })
+    .await
+}
+
+/// The model judge, on by default: a paraphrase with none of the secret's words is rejected
+/// in a live run (its prompt carries the secret; the sisters' prompts never do); an unrelated
+/// line is approved with "モデル判定 実施" in its coverage finding.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_model_judge_finds_a_paraphrase_in_a_live_run() {
+    for (line, leaks) in [(PARAPHRASE, true), (UNRELATED, false)] {
+        let s = judging_server(line, "島", 0).await;
+        let env = Env::new();
+        llm_toml(&env, None);
+        let v = hidden_vault(&env);
+        let out = run(
+            &env,
+            &[
+                "run",
+                "--headless",
+                "--topic",
+                "旅の話",
+                "--turns",
+                "1",
+                "--attempts",
+                "1",
+                "--no-judge",
+                "--endpoint",
+                &s.url,
+                "--model",
+                "tiny-ja",
+                "--vault",
+                &v,
+            ],
+        )
+        .await;
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        assert!(stderr.contains("model judge on"), "{stderr}");
+        let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let leaks_found = leak_findings(&events);
+        let judged = leaks_found.iter().find(|f| {
+            f["evidence"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("model_judged ")
+        });
+        assert_eq!(judged.is_some(), leaks, "{leaks_found:?}");
+        if leaks {
+            assert_eq!(judged.unwrap()["status"], "RETRY");
+        } else {
+            let cov = leaks_found
+                .iter()
+                .find(|f| {
+                    f["evidence"]
+                        .as_str()
+                        .unwrap_or("")
+                        .starts_with("coverage ")
+                })
+                .unwrap();
+            let m = cov["message"].as_str().unwrap();
+            assert!(
+                m.contains("approved") && m.contains("モデル判定 実施"),
+                "{m}"
+            );
+            assert!(!m.contains("without"), "{m}");
+        }
+        let recorded = s.recorded();
+        let judge_calls: Vec<&Recorded> = recorded
+            .iter()
+            .filter(|r| llm_fake::is_leak_judge(r))
+            .collect();
+        assert_eq!(judge_calls.len(), 1, "one hidden secret, one question");
+        assert!(judge_calls[0].body.contains(SECRET));
+        for r in recorded.iter().filter(|r| !llm_fake::is_leak_judge(r)) {
+            assert!(
+                !r.body.contains(SECRET),
+                "a sister's prompt carried the secret"
+            );
+        }
+    }
+}
+
+/// The bot's path: a judge that does not answer within the answer budget fails closed (RETRY,
+/// the line is not sent), and says so; the static review alone would have passed it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_judge_that_cannot_answer_in_time_fails_closed_for_the_bot() {
+    use kakeai::director::{Status, Verdict};
+    use kakeai::vault::judge::Judge;
+    use kakeai::vault::semantic::amend_until;
+    let s = judging_server(UNRELATED, "島", 1_000).await;
+    let env = Env::new();
+    let work = kakeai::vault::open(Some(std::path::Path::new(&hidden_vault(&env))), None).unwrap();
+    let shared = kakeai::vault::SharedVault::new(work);
+    let cfg = llm_fake::config(&format!("{}/v1", s.url), Some(kakeai::llm::ApiKind::OpenAi));
+    let client = kakeai::llm::Client::new(cfg).unwrap();
+    shared.set_judge(Judge::with_client(
+        client,
+        std::time::Duration::from_secs(30),
+        6,
+    ));
+    let fresh = || -> Verdict {
+        serde_json::from_value(json!({
+            "status": "PASS", "findings": [], "tone": {"marker":0,"vocab":0,"style":0,"score":0},
+            "lines": 1, "sentences": 1, "topics": 1, "ruleset": "t", "analyzer": "fallback"
+        }))
+        .unwrap()
+    };
+    let mut v = fresh();
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_millis(300);
+    amend_until(&mut v, &shared, "yana", UNRELATED, deadline).await;
+    assert_eq!(v.status, Status::Retry, "{v:?}");
+    assert!(
+        v.findings.iter().any(|f| f.message.contains("モデル判定")),
+        "{:?}",
+        v.findings
+    );
+    // Given the time, the same line passes.
+    let mut v = fresh();
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+    amend_until(&mut v, &shared, "yana", UNRELATED, deadline).await;
+    assert_ne!(v.status, Status::Retry, "{v:?}");
+}

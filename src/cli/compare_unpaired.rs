@@ -103,6 +103,9 @@ pub fn run(args: &CompareArgs, mut store: Store) -> i32 {
                 Ok(c) => c,
                 Err(e) => return fail(EXIT_BAD_INPUT, e),
             };
+            if let Some(v) = vault {
+                crate::vault::semantic::judge_with(v, &client);
+            }
             let info = match client.ensure_model().await {
                 Ok(i) => i,
                 Err(e) => return fail(EXIT_ENDPOINT, e),

@@ -156,6 +156,9 @@ pub fn run(args: RunArgs) -> i32 {
             Ok(c) => c,
             Err(e) => return fail(2, e.to_string()),
         };
+        if let Some(v) = &vault {
+            crate::vault::semantic::judge_with(v, &client);
+        }
         let info = match client.ensure_model().await {
             Ok(i) => i,
             Err(e) => return fail(3, e.to_string()),

@@ -32,9 +32,13 @@ pub struct ReviewArgs {
     /// Skip the embedding check (the output says it was disabled)
     #[arg(long)]
     pub no_embed: bool,
-    /// Endpoint for embeddings (default: llm.toml)
+    /// Endpoint for embeddings and the model judge (default: llm.toml)
     #[arg(long)]
     pub endpoint: Option<String>,
+    /// Also ask the chat model, once per secret the reader may not know, whether the text
+    /// reveals it (llm.toml `[leak_judge]`; runs, chat and the bot always ask when it is on)
+    #[arg(long)]
+    pub judge: bool,
     /// Embedding model (default: llm.toml `embed_model`; without one the semantic check does not
     /// run and the result says so: a chat model is not an embedding model)
     #[arg(long)]
@@ -135,7 +139,9 @@ fn review(a: ReviewArgs) -> i32 {
         return 2;
     }
     let reviewer = w.reviewer(a.reader.as_deref());
-    let review = if a.no_embed {
+    let judge = a.judge;
+    let endpoint = a.endpoint.clone();
+    let mut review = if a.no_embed {
         reviewer.review(&text)
     } else {
         let mut cfg = match crate::llm::LlmConfig::load() {
@@ -174,7 +180,36 @@ fn review(a: ReviewArgs) -> i32 {
             }
         }
     };
+    if judge && let Err(code) = ask_judge(&mut review, &reviewer, &text, endpoint) {
+        return code;
+    }
     print_review(&review)
+}
+
+/// The model judge over `review` (`--judge`), with the chat model of llm.toml at `endpoint`.
+fn ask_judge(
+    review: &mut crate::vault::leak::Review,
+    reviewer: &crate::vault::leak::Reviewer,
+    text: &str,
+    endpoint: Option<String>,
+) -> Result<(), i32> {
+    let cfg = crate::llm::LlmConfig::load().map_err(|e| {
+        eprintln!("kakeai vault: {e}");
+        2
+    })?;
+    let cfg = cfg.with_flags(endpoint, None, None);
+    let judge = crate::vault::judge::Judge::from_config(&cfg);
+    if judge.client().is_none() {
+        eprintln!("kakeai vault: model judge off: {}", judge.why_off());
+        return Ok(());
+    }
+    let rt = crate::duo::driver::runtime().map_err(|e| {
+        eprintln!("kakeai vault: cannot start the async runtime: {e}");
+        2
+    })?;
+    let deadline = tokio::time::Instant::now() + judge.limit();
+    rt.block_on(judge.judge(review, reviewer.input(), text, deadline));
+    Ok(())
 }
 
 /// The review as JSON on stdout; exit 1 when rejected, 0 for approved or warning.

@@ -213,6 +213,7 @@ pub fn probe(a: ProbeArgs) -> i32 {
             Ok(c) => c,
             Err(e) => return fail(2, e),
         };
+        crate::vault::semantic::judge_with(&vault, &client);
         let info = match client.ensure_model().await {
             Ok(i) => i,
             Err(e) => return fail(3, e),

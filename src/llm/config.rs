@@ -153,6 +153,30 @@ pub struct LlmConfig {
     pub embed_endpoint: Option<String>,
     #[serde(default)]
     pub models: BTreeMap<String, ModelOverride>,
+    /// The leak review's model judge (see `vault::judge`).
+    #[serde(default)]
+    pub leak_judge: LeakJudgeConfig,
+}
+
+/// `[leak_judge]` in llm.toml: the chat model asked whether a line reveals a secret.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LeakJudgeConfig {
+    pub enabled: bool,
+    /// For all of one line's questions together.
+    pub timeout_ms: u64,
+    /// The most secrets asked about per line.
+    pub max_secrets: usize,
+}
+
+impl Default for LeakJudgeConfig {
+    fn default() -> LeakJudgeConfig {
+        LeakJudgeConfig {
+            enabled: true,
+            timeout_ms: 20_000,
+            max_secrets: 12,
+        }
+    }
 }
 
 impl Default for LlmConfig {

@@ -168,6 +168,8 @@ pub enum IssueKind {
     ExplicitHint,
     /// 潜在的暗示: a hidden secret a first-time reader could guess from the text.
     LatentHint,
+    /// The chat model, asked per secret, judged that the line reveals it (see `vault::judge`).
+    ModelJudged,
 }
 
 impl IssueKind {
@@ -179,12 +181,15 @@ impl IssueKind {
             IssueKind::DirectQuotation => "direct_quotation",
             IssueKind::ExplicitHint => "explicit_hint",
             IssueKind::LatentHint => "latent_hint",
+            IssueKind::ModelJudged => "model_judged",
         }
     }
 
     pub fn severity(self) -> Severity {
         match self {
-            IssueKind::ForbiddenKeyword | IssueKind::SemanticSimilarity => Severity::Critical,
+            IssueKind::ForbiddenKeyword
+            | IssueKind::SemanticSimilarity
+            | IssueKind::ModelJudged => Severity::Critical,
             IssueKind::Similarity | IssueKind::DirectQuotation => Severity::High,
             IssueKind::ExplicitHint | IssueKind::LatentHint => Severity::Medium,
         }
@@ -242,6 +247,54 @@ impl ReviewResult {
 pub const SEMANTIC_CHECK: &str = "semantic_similarity";
 /// Kana readings of forbidden keywords (おうけ for 王家).
 pub const READINGS_CHECK: &str = "readings";
+/// The chat model asked per secret (see `vault::judge`).
+pub const MODEL_CHECK: &str = "model_judge";
+
+/// Whether the model judge ran. It never claims to have run when it did not.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum JudgeStatus {
+    /// No judge configured (or a review made before there was one).
+    #[default]
+    Disabled,
+    /// Nothing to ask: no secret of level 0 or 1, an empty text, or already rejected.
+    NotNeeded { reason: String },
+    /// Asked about `asked` of the `secrets` that needed it (`[leak_judge] max_secrets`).
+    Ran { asked: usize, secrets: usize },
+    /// Asked for but not done: an error, a timeout or an answer neither yes nor no.
+    Skipped { reason: String },
+}
+
+impl JudgeStatus {
+    /// Did the judge look at every secret that needed it (or have nothing to do)?
+    pub fn complete(&self) -> bool {
+        match self {
+            JudgeStatus::Ran { asked, secrets } => asked >= secrets,
+            JudgeStatus::NotNeeded { .. } => true,
+            _ => false,
+        }
+    }
+
+    /// A judge was configured and could not do its work.
+    pub fn failed(&self) -> bool {
+        matches!(self, JudgeStatus::Skipped { .. })
+    }
+
+    /// What the writer reads about it.
+    pub fn describe(&self) -> String {
+        match self {
+            JudgeStatus::Disabled => "モデル判定なし".into(),
+            JudgeStatus::NotNeeded { reason } => format!("モデル判定不要（{reason}）"),
+            JudgeStatus::Ran { asked, secrets } if asked >= secrets => {
+                format!("モデル判定 実施（秘密{asked}件）")
+            }
+            JudgeStatus::Ran { asked, secrets } => {
+                format!("モデル判定 一部のみ（秘密{secrets}件中{asked}件）")
+            }
+            JudgeStatus::Skipped { reason } => format!("モデル判定 未実施（{reason}）"),
+        }
+    }
+}
 
 /// Whether the semantic check ran. It never claims to have run when it did not.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -306,6 +359,9 @@ pub struct Review {
     /// The [`Reviewer::version`] of the vault this review was made against.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub vault_version: String,
+    /// Whether the model judge ran (`vault::judge`).
+    #[serde(default)]
+    pub judge: JudgeStatus,
 }
 
 impl Review {
@@ -323,12 +379,26 @@ impl Review {
                 self.result = ReviewResult::Warning;
             }
         }
-        if self.embeddings.missing() {
+        // Meaning was checked when the embedding check or a complete model judge ran. A check
+        // that was asked for and failed is named whatever else ran, and the line is never
+        // plainly approved on it.
+        let embed_failed = matches!(self.embeddings, EmbedStatus::Skipped { .. });
+        let judged = matches!(self.judge, JudgeStatus::Ran { .. }) && self.judge.complete();
+        if embed_failed || (self.embeddings.missing() && !judged) {
             self.unchecked.push(SEMANTIC_CHECK.into());
-            if self.result == ReviewResult::Approved {
-                self.result = ReviewResult::ApprovedWithoutSemantic;
-            }
-        } else if self.result == ReviewResult::ApprovedWithoutSemantic {
+        }
+        let judge_short = matches!(self.judge, JudgeStatus::Skipped { .. })
+            || matches!(self.judge, JudgeStatus::Ran { .. } if !self.judge.complete());
+        if judge_short {
+            self.unchecked.push(MODEL_CHECK.into());
+        }
+        let short = self
+            .unchecked
+            .iter()
+            .any(|c| c == SEMANTIC_CHECK || c == MODEL_CHECK);
+        if short && self.result == ReviewResult::Approved {
+            self.result = ReviewResult::ApprovedWithoutSemantic;
+        } else if !short && self.result == ReviewResult::ApprovedWithoutSemantic {
             self.result = ReviewResult::Approved;
         }
     }
@@ -433,6 +503,7 @@ impl Reviewer {
             },
             unchecked: Vec::new(),
             vault_version: self.version.clone(),
+            judge: JudgeStatus::Disabled,
         };
         review.settle();
         review

@@ -11,6 +11,7 @@
 
 pub mod context;
 pub mod entity;
+pub mod judge;
 pub mod leak;
 pub mod load;
 pub mod marks;

@@ -3,8 +3,8 @@
 //! and the Director rule `leak` (rejected → RETRY, warning → WARN) with char spans.
 
 use super::leak::{
-    LeakIssue, LeakSecret, READINGS_CHECK, Review, ReviewConfig, ReviewInput, ReviewResult,
-    Reviewer, SEMANTIC_CHECK, SettingText,
+    JudgeStatus, LeakIssue, LeakSecret, MODEL_CHECK, READINGS_CHECK, Review, ReviewConfig,
+    ReviewInput, ReviewResult, Reviewer, SEMANTIC_CHECK, SettingText,
 };
 use super::load::Work;
 use crate::director::{Finding, RuleId, Status};
@@ -206,8 +206,19 @@ pub fn coverage(review: &Review) -> Finding {
         let why = review.embeddings.reason().unwrap_or("not run");
         missing.push(format!("意味的類似度チェック（{why}）"));
     }
+    let judged = review.unchecked.iter().any(|c| c == MODEL_CHECK);
+    if judged {
+        missing.push(review.judge.describe());
+    }
+    let ran = match &review.judge {
+        j @ JudgeStatus::Ran { .. } if j.complete() => format!("、{}", j.describe()),
+        _ => String::new(),
+    };
     let message = if missing.is_empty() {
-        format!("漏洩チェック: {}（全項目を実施）", review.result.label())
+        format!(
+            "漏洩チェック: {}（全項目を実施{ran}）",
+            review.result.label()
+        )
     } else {
         format!(
             "漏洩チェック: {} — 未実施: {}",
@@ -215,7 +226,8 @@ pub fn coverage(review: &Review) -> Finding {
             missing.join("、")
         )
     };
-    let status = if review.unchecked.iter().any(|c| c == READINGS_CHECK) {
+    // A judge that was asked and could not answer is never a quiet pass.
+    let status = if review.unchecked.iter().any(|c| c == READINGS_CHECK) || judged {
         Status::Warn
     } else {
         Status::Info

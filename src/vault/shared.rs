@@ -13,6 +13,8 @@ pub struct SharedVault {
     work: RwLock<Arc<Work>>,
     /// Embeddings for the semantic check (off until a command sets one from llm.toml).
     embedder: RwLock<super::semantic::Shared>,
+    /// The model judge of the leak review (off until a command sets one from llm.toml).
+    judge: RwLock<Arc<super::judge::Judge>>,
     generation: AtomicU64,
     /// Compiled leak reviewers per reader, for the current generation.
     reviewers: Mutex<(u64, BTreeMap<String, Arc<Reviewer>>)>,
@@ -24,6 +26,9 @@ impl SharedVault {
             work: RwLock::new(Arc::new(work)),
             embedder: RwLock::new(Arc::new(super::semantic::Embedder::off(
                 "no embed_model in llm.toml",
+            ))),
+            judge: RwLock::new(Arc::new(super::judge::Judge::off(
+                "no chat model configured",
             ))),
             generation: AtomicU64::new(1),
             reviewers: Mutex::new((0, BTreeMap::new())),
@@ -63,6 +68,21 @@ impl SharedVault {
         match self.embedder.write() {
             Ok(mut g) => *g = Arc::new(e),
             Err(p) => *p.into_inner() = Arc::new(e),
+        }
+    }
+
+    /// Sets the chat model that judges lines per secret.
+    pub fn set_judge(&self, j: super::judge::Judge) {
+        match self.judge.write() {
+            Ok(mut g) => *g = Arc::new(j),
+            Err(p) => *p.into_inner() = Arc::new(j),
+        }
+    }
+
+    pub fn judge(&self) -> Arc<super::judge::Judge> {
+        match self.judge.read() {
+            Ok(g) => g.clone(),
+            Err(p) => p.into_inner().clone(),
         }
     }
 

@@ -438,3 +438,21 @@ pub fn pii_nothing(req: &Recorded) -> Option<Reply> {
     let reply = format!("PII_DETECTED: false\nMASKED_TEXT: {text}\nDETECTED_ITEMS: なし");
     Some(Reply::json(200, &openai_reply("tiny-ja", &reply, 12)))
 }
+
+/// Is this kakeai's leak judge asking (its system prompt is kakeai's)?
+pub fn is_leak_judge(req: &Recorded) -> bool {
+    let head = kakeai::vault::judge::SYSTEM;
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(&req.body) else {
+        return false;
+    };
+    v["messages"].as_array().is_some_and(|m| {
+        m.iter()
+            .any(|m| m["content"].as_str().is_some_and(|c| c.contains(head)))
+    })
+}
+
+/// The leak judge answered as a model that sees no leak: "いいえ" (OpenAI shape). None for any
+/// other request.
+pub fn leak_judge_no(req: &Recorded) -> Option<Reply> {
+    is_leak_judge(req).then(|| Reply::json(200, &openai_reply("tiny-ja", "いいえ", 2)))
+}

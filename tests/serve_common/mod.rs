@@ -286,6 +286,18 @@ pub fn pii_nothing(req: &Recorded) -> Reply {
     Reply::json(200, &openai_reply("tiny-ja", &reply, 12))
 }
 
+/// Is this kakeai's leak judge asking (kakeai's own system prompt)?
+pub fn is_leak_judge(req: &Recorded) -> bool {
+    req.path == "/v1/chat/completions"
+        && serde_json::from_str::<serde_json::Value>(&req.body)
+            .is_ok_and(|v| v["messages"][0]["content"] == kakeai::vault::judge::SYSTEM)
+}
+
+/// The leak judge's answer from a model that sees no leak.
+pub fn leak_judge_no() -> Reply {
+    Reply::json(200, &openai_reply("tiny-ja", "いいえ", 2))
+}
+
 /// A config for tests: a fast checker, no waiting for others.
 pub fn fast_config(interval: f64) -> String {
     format!(

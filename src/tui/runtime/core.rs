@@ -187,6 +187,9 @@ impl Runtime {
                 Ok(c) => {
                     let turns = self.services.duo.max_turns;
                     let vault = self.services.vault.clone();
+                    if let Some(v) = &vault {
+                        crate::vault::semantic::judge_with(v, &c);
+                    }
                     self.start(Backend::Live(c), topic, turns, "live", true, vault);
                 }
                 Err(e) => self.app.fail(e.to_string()),

@@ -149,6 +149,7 @@ fn configured(opts: &Options, problems: &mut Vec<String>) -> Configured {
             }
             let v = crate::vault::SharedVault::new(w);
             v.set_embedder(crate::vault::semantic::Embedder::from_config(&llm));
+            v.set_judge(crate::vault::judge::Judge::from_config(&llm));
             (Some(v), None)
         }
         Err(e) => {
