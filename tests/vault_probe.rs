@@ -175,7 +175,13 @@ async fn a_probe_about_a_level_0_secret_never_sends_its_words() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let sent: String = s.recorded().iter().map(|r| r.body.clone()).collect();
+    // The sisters' requests only: the leak judge's prompt is where the secret is meant to go.
+    let sent: String = s
+        .recorded()
+        .iter()
+        .filter(|r| !llm_fake::is_leak_judge(r))
+        .map(|r| r.body.clone())
+        .collect();
     for bad in [
         "工房",
         "海沿い",

@@ -53,6 +53,7 @@ mod proper;
 mod resolve;
 mod scan;
 pub mod second;
+pub mod tagger;
 mod view;
 
 #[cfg(test)]
@@ -296,6 +297,9 @@ pub struct PiiMasker {
     /// The morphological analyzer whose proper nouns add names and organisations; `None` is
     /// the fallback (rules only, lower recall on names the lists do not hold).
     analyzer: Option<std::sync::Arc<dyn Analyzer>>,
+    /// The learned sequence labeller (`tagger`): off by default — measured, it does not yet
+    /// keep the masker's precision on chat it was not trained on (see the PII chapter).
+    learned: Option<&'static tagger::Tagger>,
 }
 
 impl Default for PiiMasker {
@@ -330,7 +334,26 @@ impl PiiMasker {
             slots: names_slot::Slots::new(),
             kana: names_kana::KanaNames::new(),
             analyzer: None,
+            learned: None,
         }
+    }
+
+    /// The rules alone, without the learned labeller (the default).
+    pub fn rules_only(mut self) -> PiiMasker {
+        self.learned = None;
+        self
+    }
+
+    /// The rules and the learned labeller built into this binary, their spans united.
+    pub fn with_learned(mut self) -> PiiMasker {
+        self.learned = Some(tagger::Tagger::built_in());
+        self
+    }
+
+    /// Uses `t` as the learned labeller (a model trained elsewhere, e.g. a learning curve).
+    pub fn with_tagger(mut self, t: &'static tagger::Tagger) -> PiiMasker {
+        self.learned = Some(t);
+        self
     }
 
     /// Adds an analyzer's proper nouns (人名/組織) to the rules. A fallback analyzer (no
@@ -436,6 +459,13 @@ impl PiiMasker {
         labels::retain_numbers(&v, &mut cands);
         self.address.find(&v, &mut cands);
         self.latin.find(&v, &mut cands);
+        if let Some(t) = self.learned {
+            cands.extend(
+                t.spans(text)
+                    .into_iter()
+                    .map(|(k, s, e)| Cand::new(k, s, e)),
+            );
+        }
         let mut full = Vec::new();
         self.names.full_names(&v, &mut full);
         cands.extend(

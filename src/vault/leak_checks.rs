@@ -11,6 +11,9 @@ use crate::vault::similarity::{Folded, Profile, fold_core};
 #[path = "leak_similar.rs"]
 mod similar;
 
+#[path = "leak_emoji.rs"]
+mod emoji;
+
 pub(super) use similar::content_words;
 
 use super::messages;
@@ -119,6 +122,8 @@ pub(super) struct Compiled {
     /// `romaji_owners`.
     romaji: super::romaji::Romaji,
     romaji_owners: Vec<(usize, usize)>,
+    /// Per checked secret: its keywords and their readings, for emoji that stand for them.
+    emoji_words: Vec<(usize, Vec<String>)>,
 }
 
 /// Allowed-expression occurrences in one text (folded char ranges).
@@ -228,6 +233,17 @@ impl Compiled {
             }
         }
         let romaji = super::romaji::Romaji::new(readings);
+        let emoji_words = checked
+            .iter()
+            .map(|&i| {
+                let words = secrets[i]
+                    .forbidden_keywords
+                    .iter()
+                    .flat_map(|w| std::iter::once(w.trim().to_string()).chain(readings_of(w)))
+                    .collect();
+                (i, words)
+            })
+            .collect();
         Compiled {
             checked,
             profiles,
@@ -245,6 +261,7 @@ impl Compiled {
             quotes: QuoteIndex::new(input, cfg.quote_min_chars),
             romaji,
             romaji_owners,
+            emoji_words,
         }
     }
 
@@ -274,6 +291,7 @@ impl Compiled {
         let mut seen = Seen::default();
         self.keyword_issues(t, input, cfg, &allowed, &mut issues, &mut seen);
         self.romaji_issues(t, input, cfg, &mut issues, &mut seen);
+        self.emoji_issues(t, input, &mut issues, &mut seen);
         self.global_issues(t, input, cfg, &mut issues);
         self.similarity_issues(t, input, cfg, &allowed, &mut issues, &mut seen);
         self.word_hints(t, input, &allowed, &mut issues, &seen);
@@ -395,6 +413,39 @@ impl Compiled {
             });
             let norm = t.norm_of(s);
             if let Some(sent) = t.sentence_of(norm) {
+                seen.strong.insert((sent, si));
+            }
+        }
+    }
+
+    /// Emoji that stand for a secret's keywords (see `leak_emoji.rs`).
+    fn emoji_issues(
+        &self,
+        t: &Prepared,
+        input: &ReviewInput,
+        issues: &mut Vec<LeakIssue>,
+        seen: &mut Seen,
+    ) {
+        for (si, score, exact, (s, e)) in emoji::pointed(&t.original, &self.emoji_words) {
+            let secret = &input.secrets[si];
+            let kind = if exact {
+                IssueKind::ForbiddenKeyword
+            } else {
+                IssueKind::LatentHint
+            };
+            let (detail, suggestion) = messages::emoji(&secret.id, score, secret);
+            issues.push(LeakIssue {
+                kind,
+                severity: kind.severity(),
+                location: messages::location(t.paragraph(s)),
+                detail,
+                suggestion,
+                secret_id: Some(secret.id.clone()),
+                span: [s, e],
+                score: None,
+                context: None,
+            });
+            if let Some(sent) = t.sentence_of(t.norm_of(s)) {
                 seen.strong.insert((sent, si));
             }
         }

@@ -90,6 +90,25 @@ pub(super) fn latent_words(id: &str, words: usize, secret: &LeakSecret) -> Messa
     )
 }
 
+pub(super) fn split_words(id: &str, words: usize, secret: &LeakSecret) -> Message {
+    (
+        format!(
+            "秘密{id}の内容を構成する語が隣り合う二文に分けて{words}つ含まれ、続けて読むと推測できます（分割された暗示）"
+        ),
+        hint_instead(secret, "秘密に関わる語を続く文に分けて並べないでください"),
+    )
+}
+
+pub(super) fn emoji(id: &str, score: u32, secret: &LeakSecret) -> Message {
+    (
+        format!("絵文字が秘密{id}の禁止キーワードを表しています（一致度{score}）"),
+        hint_instead(
+            secret,
+            "秘密に関わる語を絵文字に置き換えて示さないでください",
+        ),
+    )
+}
+
 pub(super) fn global_keyword(keyword: &str) -> Message {
     (
         format!("「{keyword}」というキーワードが使われています（作品全体の禁止キーワード）"),

@@ -127,7 +127,8 @@ impl Compiled {
             }
         });
         let mut found: Vec<_> = seen
-            .into_iter()
+            .iter()
+            .map(|(k, b)| (*k, *b))
             .filter(|&(key, bits)| {
                 let n = bits.count_ones();
                 n >= 2
@@ -136,6 +137,40 @@ impl Compiled {
                     && !reported.hinted.contains(&key)
             })
             .collect();
+        // A secret split over two sentences (工房で働くんだ。春からね、海の近くの): the words
+        // of two neighbouring sentences together, when neither alone said enough.
+        let mut split: Vec<((usize, usize), u64)> = Vec::new();
+        for (&(sn, si), &bits) in &seen {
+            let Some(&next) = seen.get(&(sn + 1, si)) else {
+                continue;
+            };
+            let n = (bits | next).count_ones();
+            let enough = |b: u64| b.count_ones() >= 2 && 2 * b.count_ones() > self.word_counts[si];
+            let told =
+                |k: (usize, usize)| reported.strong.contains(&k) || reported.hinted.contains(&k);
+            if n >= 2
+                && 2 * n > self.word_counts[si]
+                && !enough(bits)
+                && !enough(next)
+                && !told((sn, si))
+                && !told((sn + 1, si))
+            {
+                split.push(((sn, si), bits | next));
+            }
+        }
+        split.sort_unstable_by_key(|&(key, _)| key);
+        for ((sn, si), bits) in split {
+            let secret = &input.secrets[si];
+            let n = bits.count_ones() as usize;
+            let msg = messages::split_words(&secret.id, n, secret);
+            let kind = if secret.level <= 1 {
+                IssueKind::LatentHint
+            } else {
+                IssueKind::ExplicitHint
+            };
+            let span = (t.sentences[sn].norm.0, t.sentences[sn + 1].norm.1);
+            issues.push(Self::issue(t, kind, span, Some(&secret.id), msg));
+        }
         found.sort_unstable_by_key(|&(key, _)| key);
         for ((sn, si), bits) in found {
             let secret = &input.secrets[si];

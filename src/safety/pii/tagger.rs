@@ -1,0 +1,172 @@
+//! The learned half of the masker: the sequence labeller of [`tagger_core`] with the model
+//! `build.rs` trained from the labelled corpora, proposing 氏名, 会社名, 学校名 and 住所 spans
+//! beside the rules (the masker takes the union; overlaps are resolved as for any rule). A
+//! span is proposed only when every char of it beat O by [`MIN_MARGIN`].
+
+#[path = "tagger_core.rs"]
+pub mod core;
+
+use std::sync::OnceLock;
+
+use super::PiiKind;
+
+/// Least margin of a tagged char's score over O for its span to count.
+pub const MIN_MARGIN: f32 = 0.0;
+
+static MODEL: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/pii_tagger.bin"));
+static LISTS: &str = include_str!(concat!(env!("OUT_DIR"), "/pii_tagger_lists.txt"));
+
+/// The model and its lists, read once.
+pub struct Tagger {
+    model: core::Model,
+    lists: core::Lists,
+}
+
+impl Tagger {
+    /// The model built into this binary.
+    pub fn built_in() -> &'static Tagger {
+        static T: OnceLock<Tagger> = OnceLock::new();
+        T.get_or_init(|| Tagger {
+            // build.rs wrote it in this format; an unreadable model proposes nothing.
+            model: core::Model::from_bytes(MODEL).unwrap_or_default(),
+            lists: lists(LISTS),
+        })
+    }
+
+    /// A tagger trained here (for learning curves and tests).
+    pub fn trained(examples: &[core::Example], epochs: usize, seed: u64) -> Tagger {
+        let lists = lists(LISTS);
+        let model = core::train(examples, &lists, epochs, seed);
+        Tagger { model, lists }
+    }
+
+    /// Number of weights (features × tags) kept.
+    pub fn size(&self) -> usize {
+        self.model.w.len()
+    }
+
+    /// Spans `(kind, start, end)` in chars of `text`.
+    pub fn spans(&self, text: &str) -> Vec<(PiiKind, usize, usize)> {
+        self.spans_with(text, MIN_MARGIN)
+    }
+
+    /// Spans whose every char beat O by more than `margin`.
+    pub fn spans_with(&self, text: &str, margin: f32) -> Vec<(PiiKind, usize, usize)> {
+        let feats = core::features(text, &self.lists);
+        let tags = self.model.decode(&feats);
+        core::spans(&tags)
+            .into_iter()
+            .filter(|s| s.3 > margin)
+            .map(|(s, e, k, _)| (kind(k), s, e))
+            .collect()
+    }
+}
+
+fn kind(k: usize) -> PiiKind {
+    match k {
+        0 => PiiKind::Name,
+        1 => PiiKind::Company,
+        2 => PiiKind::School,
+        _ => PiiKind::Address,
+    }
+}
+
+fn lists(text: &str) -> core::Lists {
+    let mut l = core::Lists::default();
+    for section in text.split('\u{1}').filter(|s| !s.is_empty()) {
+        let (name, body) = section.split_once('\n').unwrap_or((section, ""));
+        l.add(name, body);
+    }
+    l
+}
+
+#[cfg(test)]
+mod tests {
+    use super::core::{Example, Model, gold, negative, spans};
+    use super::*;
+
+    const SURNAMES: [&str; 12] = [
+        "山田", "佐藤", "鈴木", "高橋", "田中", "伊藤", "渡辺", "中村", "小林", "加藤", "吉田",
+        "山本",
+    ];
+    const FRAMES: [&str; 6] = [
+        "昨日{}さんと会った",
+        "{}さんから電話があった",
+        "担当の{}です",
+        "{}くんが来るって",
+        "さっき{}先生に聞いた",
+        "明日{}さんの家に行く",
+    ];
+
+    fn example(frame: &str, name: &str) -> Example {
+        let at = frame
+            .find("{}")
+            .map(|b| frame[..b].chars().count())
+            .unwrap_or(0);
+        Example {
+            text: frame.replacen("{}", name, 1),
+            spans: vec![(at, at + name.chars().count(), "氏名".into())],
+        }
+    }
+
+    /// Trained on half the names in every frame, it finds the other half (names it never saw,
+    /// in the lists), and a frame with an ordinary word where the name was stays clean.
+    #[test]
+    fn a_trained_tagger_finds_unseen_names_in_learned_frames() {
+        let train: Vec<Example> = FRAMES
+            .iter()
+            .flat_map(|f| SURNAMES[..6].iter().map(move |n| example(f, n)))
+            .collect();
+        let t = Tagger::trained(&train, 5, 7);
+        assert!(t.size() > 0);
+        let mut found = 0;
+        for f in FRAMES {
+            for n in &SURNAMES[6..] {
+                let e = example(f, n);
+                let (s, en, _) = e.spans[0];
+                if t.spans(&e.text)
+                    .iter()
+                    .any(|&(k, a, b)| k == PiiKind::Name && a <= s && en <= b)
+                {
+                    found += 1;
+                }
+            }
+        }
+        assert!(found >= 30, "{found} of 36 unseen names");
+        for f in FRAMES {
+            let text = f.replacen("{}", "駅", 1);
+            assert!(t.spans(&text).is_empty(), "{text}: {:?}", t.spans(&text));
+        }
+    }
+
+    #[test]
+    fn negatives_keep_the_frame_and_drop_every_item() {
+        let e = example("昨日{}さんと会った", "山田");
+        let n = negative(&e, 0);
+        assert!(n.spans.is_empty());
+        assert!(!n.text.contains("山田"));
+        assert!(n.text.starts_with("昨日") && n.text.ends_with("さんと会った"));
+        assert_eq!(gold(&n), vec![0; n.text.chars().count()]);
+    }
+
+    #[test]
+    fn gold_tags_make_spans_again() {
+        let e = Example {
+            text: "山田太郎、株式会社あおば".into(),
+            spans: vec![(0, 4, "氏名".into()), (5, 12, "会社名".into())],
+        };
+        let tags: Vec<(u8, f32)> = gold(&e).into_iter().map(|t| (t, 1.0)).collect();
+        let s: Vec<(usize, usize, usize)> =
+            spans(&tags).into_iter().map(|x| (x.0, x.1, x.2)).collect();
+        assert_eq!(s, vec![(0, 4, 0), (5, 12, 1)]);
+    }
+
+    /// The model built into the binary reads back, and writing it gives the same bytes.
+    #[test]
+    fn the_built_in_model_round_trips() {
+        let m = Model::from_bytes(MODEL).expect("the built-in model reads");
+        assert!(m.w.len() > 1000, "{}", m.w.len());
+        assert_eq!(m.to_bytes(), MODEL);
+        assert!(Model::from_bytes(&MODEL[..MODEL.len() - 1]).is_none());
+    }
+}

@@ -1,0 +1,473 @@
+//! A character-level sequence labeller for personal data that rules cannot list: names,
+//! companies, schools and addresses. An averaged perceptron (Collins 2002) tags every char
+//! B-/I-/O for four kinds, greedily left to right, from features of the chars around it (the
+//! chars, their bigrams, their script classes and the run of one script they sit in), the name
+//! and place lists it overlaps, the words beside that run (さん, 様, が, 氏名:), labels
+//! before it, and the two tags before it.
+//!
+//! This file uses only `std`: `build.rs` includes it to train the model from the labelled
+//! corpora listed in `assets/safety/pii_tagger/train.txt` at build time, and the crate
+//! includes it to read and run that model — one feature function for both, so the features
+//! trained on are the features seen.
+
+use std::collections::HashMap;
+
+/// The kinds the tagger labels, in tag order (tag 0 is O, then B and I per kind).
+pub const KINDS: [&str; 4] = ["氏名", "会社名", "学校名", "住所"];
+pub const N_TAGS: usize = 1 + 2 * KINDS.len();
+
+fn b_tag(kind: usize) -> u8 {
+    (1 + 2 * kind) as u8
+}
+
+fn i_tag(kind: usize) -> u8 {
+    (2 + 2 * kind) as u8
+}
+
+/// The kind of a B or I tag.
+pub fn kind_of(tag: u8) -> Option<usize> {
+    (tag > 0).then(|| (tag as usize - 1) / 2)
+}
+
+/// Folds a char for the features: full-width ASCII to ASCII, latin to lower case.
+pub fn fold(c: char) -> char {
+    let c = match c as u32 {
+        0xFF01..=0xFF5E => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
+        0x3000 => ' ',
+        _ => c,
+    };
+    c.to_ascii_lowercase()
+}
+
+/// Script class: k kanji, h hiragana, t katakana (ー too), a latin, d digit, s space, p other.
+pub fn class(c: char) -> u8 {
+    match c {
+        '\u{4E00}'..='\u{9FFF}' | '\u{3400}'..='\u{4DBF}' | '々' | '〆' | 'ヶ' => b'k',
+        '\u{3041}'..='\u{309F}' => b'h',
+        '\u{30A0}'..='\u{30FF}' | '\u{FF66}'..='\u{FF9F}' => b't',
+        'a'..='z' | 'A'..='Z' => b'a',
+        '0'..='9' => b'd',
+        c if c.is_whitespace() => b's',
+        _ => b'p',
+    }
+}
+
+/// Word lists the features look up: each a set of folded words with its longest length.
+#[derive(Default)]
+pub struct Lists {
+    lists: Vec<(String, std::collections::HashSet<String>, usize)>,
+}
+
+impl Lists {
+    /// Adds a list from text: per line every tab-separated field (its first word), `#`
+    /// comments and blank lines skipped. Words of one char are left out (too many hits).
+    pub fn add(&mut self, name: &str, text: &str) {
+        let mut set = std::collections::HashSet::new();
+        let mut longest = 0;
+        for line in text.lines().filter(|l| !l.trim_start().starts_with('#')) {
+            // Every tab-separated field (a name and its readings), its first word only.
+            for field in line.split('\t') {
+                let w = field.split(' ').next().unwrap_or("").trim();
+                if w.chars().count() < 2 {
+                    continue;
+                }
+                let w: String = w.chars().map(fold).collect();
+                longest = longest.max(w.chars().count());
+                set.insert(w);
+            }
+        }
+        self.lists.push((name.to_string(), set, longest.min(12)));
+    }
+
+    /// Per char, per list: (a word starts here, a word covers this char, a word ends here),
+    /// as feature names. The longest word starting at each char is taken.
+    fn marks(&self, chars: &[char]) -> Vec<Vec<String>> {
+        let mut out = vec![Vec::new(); chars.len()];
+        for (name, set, longest) in &self.lists {
+            let mut cover = vec![0u8; chars.len()];
+            for s in 0..chars.len() {
+                let max = (*longest).min(chars.len() - s);
+                let mut word = String::new();
+                let mut best = 0;
+                for (k, c) in chars[s..s + max].iter().enumerate() {
+                    word.push(*c);
+                    if k >= 1 && set.contains(&word) {
+                        best = k + 1;
+                    }
+                }
+                if best > 0 {
+                    out[s].push(format!("L{name}s"));
+                    out[s + best - 1].push(format!("L{name}e"));
+                    for c in &mut cover[s..s + best] {
+                        *c = 1;
+                    }
+                }
+            }
+            for (i, c) in cover.iter().enumerate() {
+                if *c == 1 {
+                    out[i].push(format!("L{name}i"));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Words that label what follows (氏名: 山田太郎), as they are folded.
+const LABELS: [&str; 16] = [
+    "氏名",
+    "名前",
+    "お名前",
+    "宛名",
+    "住所",
+    "ご住所",
+    "お届け先",
+    "送り先",
+    "会社",
+    "会社名",
+    "勤務先",
+    "学校",
+    "学校名",
+    "所属",
+    "担当",
+    "差出人",
+];
+
+fn hash(parts: &[&str]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for p in parts {
+        for b in p.bytes().chain(std::iter::once(0x1F)) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}
+
+/// The features of every char that do not depend on tags.
+pub fn features(text: &str, lists: &Lists) -> Vec<Vec<u64>> {
+    let chars: Vec<char> = text.chars().map(fold).collect();
+    let n = chars.len();
+    let cls: Vec<u8> = chars.iter().map(|c| class(*c)).collect();
+    let at = |i: isize| -> String {
+        if i < 0 || i as usize >= n {
+            "∅".into()
+        } else {
+            chars[i as usize].to_string()
+        }
+    };
+    let cl = |i: isize| -> char {
+        if i < 0 || i as usize >= n {
+            '_'
+        } else {
+            cls[i as usize] as char
+        }
+    };
+    // Runs of one class: start and end of the run each char is in.
+    let mut run = vec![(0usize, 0usize); n];
+    let mut s = 0;
+    for i in 0..=n {
+        if i == n || (i > s && cls[i] != cls[s]) {
+            for r in &mut run[s..i] {
+                *r = (s, i);
+            }
+            s = i;
+        }
+    }
+    let marks = lists.marks(&chars);
+    let label_at: Vec<Option<&str>> = (0..n)
+        .map(|i| {
+            let before: String = chars[i.saturating_sub(8)..i].iter().collect();
+            LABELS.iter().find(|l| before.contains(*l)).copied()
+        })
+        .collect();
+    (0..n)
+        .map(|i| {
+            let k = i as isize;
+            let (rs, re) = run[i];
+            let after: String = chars[re..(re + 2).min(n)].iter().collect();
+            let before: String = chars[rs.saturating_sub(2)..rs].iter().collect();
+            let len = (re - rs).min(6).to_string();
+            let pos = if i == rs {
+                "b"
+            } else if i + 1 == re {
+                "e"
+            } else {
+                "m"
+            };
+            let window: String = (-2..=2).map(|d| cl(k + d)).collect();
+            let mut f = vec![
+                hash(&["bias"]),
+                hash(&["c0", &at(k)]),
+                hash(&["c-1", &at(k - 1)]),
+                hash(&["c+1", &at(k + 1)]),
+                hash(&["c-2", &at(k - 2)]),
+                hash(&["c+2", &at(k + 2)]),
+                hash(&["b-", &at(k - 1), &at(k)]),
+                hash(&["b+", &at(k), &at(k + 1)]),
+                hash(&["t3", &at(k - 1), &at(k), &at(k + 1)]),
+                hash(&["cls", &window]),
+                hash(&["run", &(cls[i] as char).to_string(), &len, pos]),
+                hash(&["after", &(cls[i] as char).to_string(), &after]),
+                hash(&["before", &(cls[i] as char).to_string(), &before]),
+                hash(&[
+                    "after1",
+                    &after.chars().next().map(String::from).unwrap_or_default(),
+                ]),
+            ];
+            if let Some(l) = label_at[i] {
+                f.push(hash(&["label", l]));
+                f.push(hash(&["label-cls", l, &(cls[i] as char).to_string()]));
+            }
+            for m in &marks[i] {
+                f.push(hash(&["list", m]));
+                f.push(hash(&["list-after", m, &after]));
+            }
+            f
+        })
+        .collect()
+}
+
+fn tag_features(prev: u8, prev2: u8) -> [u64; 2] {
+    [
+        hash(&["t-1", &prev.to_string()]),
+        hash(&["t-2", &prev2.to_string(), &prev.to_string()]),
+    ]
+}
+
+/// Can `tag` follow `prev`? (an I only continues its own kind)
+fn allowed(prev: u8, tag: u8) -> bool {
+    tag == 0 || tag % 2 == 1 || (prev != 0 && kind_of(prev) == kind_of(tag))
+}
+
+/// The trained weights.
+#[derive(Default)]
+pub struct Model {
+    pub w: HashMap<u64, [f32; N_TAGS]>,
+}
+
+impl Model {
+    fn scores(&self, f: &[u64], t: &[u64; 2]) -> [f32; N_TAGS] {
+        let mut s = [0f32; N_TAGS];
+        for k in f.iter().chain(t.iter()) {
+            if let Some(w) = self.w.get(k) {
+                for (a, b) in s.iter_mut().zip(w) {
+                    *a += b;
+                }
+            }
+        }
+        s
+    }
+
+    /// Tags and the margin of each chosen tag over O (0 for O itself).
+    pub fn decode(&self, feats: &[Vec<u64>]) -> Vec<(u8, f32)> {
+        let mut out: Vec<(u8, f32)> = Vec::with_capacity(feats.len());
+        for f in feats {
+            let prev = out.last().map_or(0, |t| t.0);
+            let prev2 = out.len().checked_sub(2).map_or(0, |i| out[i].0);
+            let s = self.scores(f, &tag_features(prev, prev2));
+            let best = (0..N_TAGS as u8)
+                .filter(|&t| allowed(prev, t))
+                .max_by(|&a, &b| s[a as usize].total_cmp(&s[b as usize]))
+                .unwrap_or(0);
+            out.push((best, s[best as usize] - s[0]));
+        }
+        out
+    }
+
+    /// Little-endian: count, then per feature its key and N_TAGS weights.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut keys: Vec<&u64> = self.w.keys().collect();
+        keys.sort();
+        let mut out = Vec::with_capacity(8 + keys.len() * (8 + 4 * N_TAGS));
+        out.extend((keys.len() as u64).to_le_bytes());
+        for k in keys {
+            out.extend(k.to_le_bytes());
+            for x in &self.w[k] {
+                out.extend(x.to_le_bytes());
+            }
+        }
+        out
+    }
+
+    pub fn from_bytes(b: &[u8]) -> Option<Model> {
+        let n = u64::from_le_bytes(b.get(..8)?.try_into().ok()?) as usize;
+        let rec = 8 + 4 * N_TAGS;
+        if b.len() != 8 + n * rec {
+            return None;
+        }
+        let mut w = HashMap::with_capacity(n);
+        for r in b[8..].chunks_exact(rec) {
+            let k = u64::from_le_bytes(r[..8].try_into().ok()?);
+            let mut v = [0f32; N_TAGS];
+            for (j, x) in v.iter_mut().enumerate() {
+                *x = f32::from_le_bytes(r[8 + 4 * j..12 + 4 * j].try_into().ok()?);
+            }
+            w.insert(k, v);
+        }
+        Some(Model { w })
+    }
+}
+
+/// A labelled message: its text and spans `(start, end, kind label)` in chars.
+pub struct Example {
+    pub text: String,
+    pub spans: Vec<(usize, usize, String)>,
+}
+
+/// The gold tags of an example (spans of other kinds are O).
+pub fn gold(e: &Example) -> Vec<u8> {
+    let n = e.text.chars().count();
+    let mut tags = vec![0u8; n];
+    for (s, en, kind) in &e.spans {
+        let Some(k) = KINDS.iter().position(|x| x == kind) else {
+            continue;
+        };
+        for (i, t) in tags.iter_mut().enumerate().take((*en).min(n)).skip(*s) {
+            *t = if i == *s { b_tag(k) } else { i_tag(k) };
+        }
+    }
+    tags
+}
+
+/// Ordinary words that stand where a removed item was, for the negative copies.
+const FILLERS: [&str; 12] = [
+    "それ",
+    "あれ",
+    "駅",
+    "家",
+    "お店",
+    "会議",
+    "映画",
+    "ランチ",
+    "天気",
+    "宿題",
+    "みんな",
+    "あの人",
+];
+
+/// A copy of `e` with every labelled item replaced by an ordinary word and no spans: the same
+/// frame with nothing personal in it, so a cue alone (さん, 氏名:) never makes a name.
+pub fn negative(e: &Example, k: usize) -> Example {
+    let chars: Vec<char> = e.text.chars().collect();
+    let mut spans: Vec<&(usize, usize, String)> = e.spans.iter().collect();
+    spans.sort();
+    let mut out = String::new();
+    let mut at = 0;
+    for (j, (s, en, _)) in spans.into_iter().enumerate() {
+        if *s < at || *en > chars.len() {
+            continue;
+        }
+        out.extend(&chars[at..*s]);
+        out.push_str(FILLERS[(k + j) % FILLERS.len()]);
+        at = *en;
+    }
+    out.extend(&chars[at..]);
+    Example {
+        text: out,
+        spans: Vec::new(),
+    }
+}
+
+/// Trains an averaged perceptron for `epochs` passes, examples shuffled by `seed`. Every
+/// example with items also gives its negative copy ([`negative`]).
+pub fn train(examples: &[Example], lists: &Lists, epochs: usize, seed: u64) -> Model {
+    let negatives: Vec<Example> = examples
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| !e.spans.is_empty())
+        .map(|(k, e)| negative(e, k))
+        .collect();
+    let data: Vec<(Vec<Vec<u64>>, Vec<u8>)> = examples
+        .iter()
+        .chain(&negatives)
+        .map(|e| (features(&e.text, lists), gold(e)))
+        .collect();
+    let mut w: HashMap<u64, [f32; N_TAGS]> = HashMap::new();
+    // Sum of each weight over time, kept lazily: (total, last step it changed).
+    let mut acc: HashMap<u64, ([f32; N_TAGS], [u32; N_TAGS])> = HashMap::new();
+    let mut step: u32 = 1;
+    let mut order: Vec<usize> = (0..data.len()).collect();
+    let mut rng = seed | 1;
+    for _ in 0..epochs {
+        for i in (1..order.len()).rev() {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            order.swap(i, (rng % (i as u64 + 1)) as usize);
+        }
+        for &d in &order {
+            let (feats, gold) = &data[d];
+            let model = Model {
+                w: std::mem::take(&mut w),
+            };
+            let guess = model.decode(feats);
+            w = model.w;
+            let mut prev = (0u8, 0u8);
+            let mut gprev = (0u8, 0u8);
+            for (i, f) in feats.iter().enumerate() {
+                let (g, p) = (gold[i], guess[i].0);
+                let gt = tag_features(gprev.0, gprev.1);
+                let pt = tag_features(prev.0, prev.1);
+                if g != p {
+                    for k in f.iter().chain(gt.iter()) {
+                        update(&mut w, &mut acc, *k, g as usize, 1.0, step);
+                    }
+                    for k in f.iter().chain(pt.iter()) {
+                        update(&mut w, &mut acc, *k, p as usize, -1.0, step);
+                    }
+                }
+                prev = (p, prev.0);
+                gprev = (g, gprev.0);
+            }
+            step += 1;
+        }
+    }
+    // Averages, with small weights dropped.
+    let mut avg = HashMap::new();
+    for (k, v) in &w {
+        let (total, last) = acc.get(k).copied().unwrap_or(([0.0; N_TAGS], [0; N_TAGS]));
+        let mut a = [0f32; N_TAGS];
+        for j in 0..N_TAGS {
+            let t = total[j] + v[j] * (step - last[j]) as f32;
+            a[j] = t / step as f32;
+        }
+        if a.iter().any(|x| x.abs() > 1e-3) {
+            avg.insert(*k, a);
+        }
+    }
+    Model { w: avg }
+}
+
+fn update(
+    w: &mut HashMap<u64, [f32; N_TAGS]>,
+    acc: &mut HashMap<u64, ([f32; N_TAGS], [u32; N_TAGS])>,
+    k: u64,
+    tag: usize,
+    delta: f32,
+    step: u32,
+) {
+    let wv = w.entry(k).or_insert([0.0; N_TAGS]);
+    let (total, last) = acc.entry(k).or_insert(([0.0; N_TAGS], [0; N_TAGS]));
+    total[tag] += wv[tag] * (step - last[tag]) as f32;
+    last[tag] = step;
+    wv[tag] += delta;
+}
+
+/// Spans `(start, end, kind index, least margin)` of a tag sequence.
+pub fn spans(tags: &[(u8, f32)]) -> Vec<(usize, usize, usize, f32)> {
+    let mut out: Vec<(usize, usize, usize, f32)> = Vec::new();
+    for (i, &(t, m)) in tags.iter().enumerate() {
+        let Some(k) = kind_of(t) else {
+            continue;
+        };
+        match out.last_mut() {
+            Some(last) if t % 2 == 0 && last.1 == i && last.2 == k => {
+                last.1 = i + 1;
+                last.3 = last.3.min(m);
+            }
+            _ => out.push((i, i + 1, k, m)),
+        }
+    }
+    out
+}
