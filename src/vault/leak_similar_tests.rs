@@ -169,3 +169,52 @@ fn a_hint_never_repeats_a_stronger_issue() {
         r.issues
     );
 }
+
+/// A secret's words spread over two neighbouring sentences, neither enough alone, are one
+/// hint over both; with a sentence between them, or one word only, nothing.
+#[test]
+fn a_secret_split_over_two_sentences_is_a_hint() {
+    let words = content_words(LETTER, "やな");
+    assert!(words.len() >= 3, "{words:?}");
+    let openers = ["ねえ、", "そういえば", "", "実は"];
+    let closers = ["の話、知ってる？", "ってすごいよね", "かあ", "のことだけど"];
+    let mut rng = fastrand::Rng::with_seed(4242);
+    for level in [0u8, 1, 2] {
+        let input = ReviewInput {
+            secrets: vec![secret("SEC-LETTER", "やな", LETTER, level)],
+            settings: vec![],
+            ..ReviewInput::default()
+        };
+        for _ in 0..30 {
+            let i = rng.usize(0..words.len());
+            let j = (i + 1 + rng.usize(0..words.len() - 1)) % words.len();
+            let one = format!(
+                "{}{}{}。",
+                rng.choice(openers).unwrap(),
+                words[i],
+                rng.choice(closers).unwrap()
+            );
+            let two = format!(
+                "{}{}{}。",
+                rng.choice(openers).unwrap(),
+                words[j],
+                rng.choice(closers).unwrap()
+            );
+            let split = |r: &Review| {
+                r.issues
+                    .iter()
+                    .any(|x| x.detail.contains("分割"))
+                    .then_some(())
+            };
+            let together = format!("{one}{two}");
+            let r = review(&together, &input, &ReviewConfig::default());
+            assert!(split(&r).is_some(), "{together}: {:?}", r.issues);
+            assert_ne!(r.result, ReviewResult::Approved, "{together}");
+            let apart = format!("{one}今日は晴れだね。{two}");
+            let r = review(&apart, &input, &ReviewConfig::default());
+            assert!(split(&r).is_none(), "{apart}: {:?}", r.issues);
+            let r = review(&one, &input, &ReviewConfig::default());
+            assert!(split(&r).is_none(), "{one}");
+        }
+    }
+}
