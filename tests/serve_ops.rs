@@ -96,6 +96,22 @@ async fn readiness_names_the_model_the_store_and_the_line_api() {
         out.contains("ready:") && out.contains("\"ready\":false"),
         "{out}"
     );
+    // `serve status | head`: the reader gone before the first line is written ends it
+    // quietly with exit 0 (no panic, no "Broken pipe" on stderr).
+    for _ in 0..3 {
+        let mut child = s
+            .env
+            .cmd(&["serve", "status", "--config", &cfg])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let o = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{err}");
+        assert!(err.trim().is_empty(), "{err}");
+    }
 }
 
 fn body_of(user: &str, id: &str, t: &str) -> String {
@@ -276,8 +292,8 @@ async fn forget_deletes_a_users_data() {
         &fast_config(60.0),
         &[],
     );
-    let gone = "U4aaaaaaaaaaaaaaaaaaaaaaaaaaaa0001";
-    let kept = "U4aaaaaaaaaaaaaaaaaaaaaaaaaaaa0002";
+    let gone = "U4aaaaaaaaaaaaaaaaaaaaaaaaaaa0001";
+    let kept = "U4aaaaaaaaaaaaaaaaaaaaaaaaaaa0002";
     s.send(&body_of(gone, "f1", "こんにちは")).await;
     s.send(&body_of(kept, "f2", "こんばんは")).await;
     line.wait(20, |c| c.len() == 2).await;
@@ -336,6 +352,21 @@ async fn forget_deletes_a_users_data() {
         .env
         .run(&["serve", "forget", "U'; DROP TABLE x", "--db", dbs]);
     assert_eq!(o.status.code(), Some(2));
+    // Not an id as LINE writes them (README: exit 2 "not an id"), the stored one's case
+    // changed, one digit short: refused before the store is opened.
+    let upper = kept.to_uppercase();
+    for word in ["bogus", upper.as_str(), &kept[..32]] {
+        let o = s.env.run(&["serve", "forget", word, "--db", dbs]);
+        assert_eq!(o.status.code(), Some(2), "{word}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("not a LINE user"), "{err}");
+    }
+    assert_eq!(
+        count(&format!(
+            "SELECT COUNT(*) FROM line_messages WHERE channel_id = '{kept}'"
+        )),
+        2
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

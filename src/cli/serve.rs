@@ -408,12 +408,12 @@ fn status(url: Option<&str>, config: Option<&std::path::Path>) -> i32 {
         let page = get("/metrics").await;
         match (health, page) {
             (Ok(h), Ok(page)) => {
-                println!("health: {}", h.trim());
-                println!("ready: {}", ready.trim());
+                let mut out = format!("health: {}\nready: {}\n", h.trim(), ready.trim());
                 for (k, v) in metrics::parse_text(&page) {
-                    println!("{}", metrics::status_line(&k, v));
+                    out.push_str(&metrics::status_line(&k, v));
+                    out.push('\n');
                 }
-                0
+                print_or_quiet(&out)
             }
             (Err(e), _) | (_, Err(e)) => {
                 eprintln!("kakeai serve status: {base}: {e}");
@@ -421,6 +421,22 @@ fn status(url: Option<&str>, config: Option<&std::path::Path>) -> i32 {
             }
         }
     })
+}
+
+/// Writes `text` to stdout. A reader that went away (`serve status | head -5`) ends it quietly
+/// with exit 0, as it ends ripgrep: `serve` keeps SIGPIPE ignored (a peer's closed socket must
+/// never stop the server), so the closed pipe arrives here as an error, never as a panic.
+pub(crate) fn print_or_quiet(text: &str) -> i32 {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => 0,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
+        Err(e) => {
+            eprintln!("kakeai serve status: cannot write the answer: {e}");
+            3
+        }
+    }
 }
 
 /// A listener that could not be had, naming the setting: an address another process holds is a
