@@ -114,6 +114,34 @@ async fn readiness_names_the_model_the_store_and_the_line_api() {
     }
 }
 
+/// Whoever read the server's stderr went away (a closed pipe: a terminal closed, a log
+/// collector restarted): every later log line fails to write. Each message is still answered
+/// (the rejected line's log lines are written after the pipe closed), the log file still gets
+/// them, and SIGTERM still ends it with exit 0 — a log line never panics a worker.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_stderr_never_stops_a_worker_or_the_exit() {
+    let line = FakeLine::ok().await;
+    let llm = llm(RETRY_LINE, judgment()).await;
+    let mut s = Serve::start(
+        Env::new(),
+        &line.url,
+        &llm.server.url,
+        &fast_config(60.0),
+        &[],
+    );
+    s.deaf.store(true, std::sync::atomic::Ordering::SeqCst);
+    let users = ["U4cccccccccccccccccccccccccc0001", "U4cccccccccccccccccccccccccc0002"];
+    for (n, user) in users.iter().enumerate() {
+        s.send(&body_of(user, &format!("d{n}"), "こんにちは")).await;
+        line.wait(30, |c| c.len() > n).await;
+    }
+    assert_eq!(line.calls().len(), 2, "{:?}", line.calls());
+    let rejected = log_text(&s).matches("rejected").count();
+    assert!(rejected >= 2, "{}", log_text(&s));
+    let status = s.terminate();
+    assert_eq!(status.code(), Some(0), "{status:?}");
+}
+
 fn body_of(user: &str, id: &str, t: &str) -> String {
     body(&[text(&event_id(), ("user", user), id, t)])
 }

@@ -12,7 +12,7 @@ use crate::store::Store;
 pub fn forget(id: &str, db: Option<&Path>) -> i32 {
     let id = id.trim();
     if !is_line_id(id) {
-        eprintln!(
+        crate::say!(
             "kakeai serve forget: {id:?} is not a LINE user, group or room id \
              (U, C or R and 32 hex digits, as in the webhook's source)"
         );
@@ -22,7 +22,7 @@ pub fn forget(id: &str, db: Option<&Path>) -> i32 {
     let mut store = match Store::open_existing(db, false) {
         Ok(s) => s,
         Err((e, code)) => {
-            eprintln!("kakeai serve forget: {e}");
+            crate::say!("kakeai serve forget: {e}");
             return code;
         }
     };
@@ -41,7 +41,7 @@ pub fn forget(id: &str, db: Option<&Path>) -> i32 {
             0
         }
         Err(e) => {
-            eprintln!("kakeai serve forget: {e}");
+            crate::say!("kakeai serve forget: {e}");
             crate::cli::patterns::store_code(crate::store::write::BusyCheck::is_busy(&e))
         }
     }

@@ -43,7 +43,7 @@ impl OpLog {
         let file = match opts.open(&path) {
             Ok(f) => Some(f),
             Err(e) => {
-                eprintln!(
+                crate::say!(
                     "kakeai serve: log {} not writable ({e}); logging to stderr only",
                     path.display()
                 );
@@ -68,7 +68,7 @@ impl OpLog {
             crate::patterns::stamp::iso(crate::patterns::stamp::now_ms())
         );
         if self.stderr {
-            eprintln!("kakeai serve: {line}");
+            crate::say!("kakeai serve: {line}");
         }
         if let Ok(mut f) = self.file.lock()
             && let Some(f) = f.as_mut()

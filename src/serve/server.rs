@@ -81,7 +81,7 @@ pub async fn run(
     let drain = secs(svc.cfg.drain_seconds);
     let until = tokio::time::Instant::now() + drain;
     if !jobs.join(drain).await {
-        eprintln!(
+        crate::say!(
             "kakeai serve: the {:.0} s drain is over; what is unanswered stays queued for the next start",
             drain.as_secs_f64()
         );
