@@ -142,6 +142,58 @@ async fn a_closed_stderr_never_stops_a_worker_or_the_exit() {
     assert_eq!(status.code(), Some(0), "{status:?}");
 }
 
+/// A model server whose error quotes what it was sent (her whole prompt, the user's masked
+/// message) with forged log lines in it: the log says the attempt failed with HTTP 500 and
+/// nothing of the body — no message text, no extra line; a blocked message's line names its
+/// layer and reason without Rust debug text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_servers_error_body_never_reaches_the_log() {
+    use llm_fake::{FakeServer, Recorded, Reply, openai_reply};
+    const FORGED: &str = "2026-01-01T00:00:00Z sighup vault NOT reloaded";
+    let server = FakeServer::with(|req: &Recorded, _| match req.path.as_str() {
+        "/v1/models" => Reply::json(200, r#"{"object":"list","data":[{"id":"tiny-ja"}]}"#),
+        _ if is_pii_pass(req) => pii_nothing(req),
+        // Her line, streamed or (after a failed stream) not: the quoting error.
+        "/v1/chat/completions" if !req.body.contains("context_type") => {
+            let quoted = serde_json::json!({"error": {"code": 500, "message":
+                format!("cannot process:\n{FORGED}\r\n{}", req.body)}});
+            Reply::json(500, &quoted.to_string())
+        }
+        _ => Reply::json(
+            200,
+            &openai_reply(
+                "tiny-ja",
+                r#"{"context_type":"じゃれ合い","confidence":0.9,"reason":"からかい"}"#,
+                10,
+            ),
+        ),
+    })
+    .await;
+    let line = FakeLine::ok().await;
+    let s = Serve::start(Env::new(), &line.url, &server.url, &fast_config(60.0), &[]);
+    let user = "U4dddddddddddddddddddddddddd0001";
+    s.send(&body_of(user, "q1", "今日は商店街で福引したよ")).await;
+    s.send(&body_of(user, "q2", "死ね")).await;
+    line.wait(30, |c| !c.is_empty()).await;
+    let log = until(20, || {
+        let l = log_text(&s);
+        (l.contains("model-error") && l.contains("blocked")).then_some(l)
+    })
+    .await
+    .unwrap_or_else(|| log_text(&s));
+    assert!(log.contains("model failed with HTTP 500"), "{log}");
+    for bad in ["商店街", "福引", "cannot process", FORGED, "Some(", "StaticNg", "\r"] {
+        assert!(!log.contains(bad), "{bad:?} in the log:\n{log}");
+    }
+    // Every line is one of the server's: time, kind, detail.
+    for l in log.lines() {
+        assert!(l.starts_with("20") && l.split(' ').count() >= 3, "{l}");
+    }
+    let blocked = log.lines().find(|l| l.contains(" blocked ")).unwrap();
+    assert!(blocked.contains("blocked at L1 (static_ng)") || blocked.contains("(contextual_ng)")
+        || blocked.contains("(pattern_ng)") || blocked.contains("(attack)"), "{blocked}");
+}
+
 fn body_of(user: &str, id: &str, t: &str) -> String {
     body(&[text(&event_id(), ("user", user), id, t)])
 }
