@@ -238,7 +238,10 @@ fn a_backup_is_private_whole_and_never_overwrites() {
         "{text}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(text.contains("integrity ok") && text.contains("pii.key"), "{text}");
+    assert!(
+        text.contains("integrity ok") && text.contains("pii.key"),
+        "{text}"
+    );
     let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&file), 0o600);
     assert_eq!(mode(file.parent().unwrap()), 0o700);

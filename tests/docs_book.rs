@@ -135,9 +135,16 @@ fn the_unit_the_install_and_the_drain_agree() {
             .map(|r| r.split([' ', '`', '\n']).next().unwrap().to_string())
             .collect()
     };
-    for (name, text) in [("the unit", &unit), ("the operator guide", &guide), ("README", &readme)] {
+    for (name, text) in [
+        ("the unit", &unit),
+        ("the operator guide", &guide),
+        ("README", &readme),
+    ] {
         let roots = install_root(text);
-        assert!(!roots.is_empty(), "{name} says how to install the service's binary");
+        assert!(
+            !roots.is_empty(),
+            "{name} says how to install the service's binary"
+        );
         for r in roots {
             assert_eq!(format!("{r}/bin/kakeai"), bin, "{name}");
         }
@@ -157,7 +164,10 @@ fn the_unit_the_install_and_the_drain_agree() {
             {
                 continue;
             }
-            for w in p.split(|c: char| !c.is_ascii_digit() && c != '~').filter(|w| !w.is_empty()) {
+            for w in p
+                .split(|c: char| !c.is_ascii_digit() && c != '~')
+                .filter(|w| !w.is_empty())
+            {
                 let after = &p[p.find(w).unwrap() + w.len()..];
                 if !(after.starts_with(" s") || after.starts_with('s')) {
                     continue;

@@ -190,9 +190,8 @@ async fn slow_large_bodies_never_starve_genuine_webhooks() {
             } else {
                 format!("x-line-signature: {forged}\r\n")
             };
-            let head = format!(
-                "POST /webhook HTTP/1.1\r\nHost: x\r\n{sig}Content-Length: {len}\r\n\r\n"
-            );
+            let head =
+                format!("POST /webhook HTTP/1.1\r\nHost: x\r\n{sig}Content-Length: {len}\r\n\r\n");
             let most = vec![b'a'; len - 1];
             while !stop.load(std::sync::atomic::Ordering::SeqCst) {
                 let Ok(mut c) = TcpStream::connect(&addr).await else {
@@ -215,7 +214,12 @@ async fn slow_large_bodies_never_starve_genuine_webhooks() {
         let t = Instant::now();
         let code = tokio::time::timeout(
             Duration::from_secs(9),
-            s.send(&body(&[text(&event_id(), ("user", &user), &format!("g{n}"), "やっほー")])),
+            s.send(&body(&[text(
+                &event_id(),
+                ("user", &user),
+                &format!("g{n}"),
+                "やっほー",
+            )])),
         )
         .await;
         worst = worst.max(t.elapsed());
@@ -227,8 +231,13 @@ async fn slow_large_bodies_never_starve_genuine_webhooks() {
         let _ = f.await;
     }
     let refused = refused.load(std::sync::atomic::Ordering::SeqCst);
-    eprintln!("64 slow 256 KiB clients (half unsigned, half forged), 16 connections: 6 genuine webhooks answered, the slowest in {worst:?}; {refused} slow requests refused");
-    assert!(refused >= 64, "the slow clients were not refused: {refused}");
+    eprintln!(
+        "64 slow 256 KiB clients (half unsigned, half forged), 16 connections: 6 genuine webhooks answered, the slowest in {worst:?}; {refused} slow requests refused"
+    );
+    assert!(
+        refused >= 64,
+        "the slow clients were not refused: {refused}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

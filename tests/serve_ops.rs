@@ -130,7 +130,10 @@ async fn a_closed_stderr_never_stops_a_worker_or_the_exit() {
         &[],
     );
     s.deaf.store(true, std::sync::atomic::Ordering::SeqCst);
-    let users = ["U4cccccccccccccccccccccccccc0001", "U4cccccccccccccccccccccccccc0002"];
+    let users = [
+        "U4cccccccccccccccccccccccccc0001",
+        "U4cccccccccccccccccccccccccc0002",
+    ];
     for (n, user) in users.iter().enumerate() {
         s.send(&body_of(user, &format!("d{n}"), "こんにちは")).await;
         line.wait(30, |c| c.len() > n).await;
@@ -172,7 +175,8 @@ async fn a_model_servers_error_body_never_reaches_the_log() {
     let line = FakeLine::ok().await;
     let s = Serve::start(Env::new(), &line.url, &server.url, &fast_config(60.0), &[]);
     let user = "U4dddddddddddddddddddddddddd0001";
-    s.send(&body_of(user, "q1", "今日は商店街で福引したよ")).await;
+    s.send(&body_of(user, "q1", "今日は商店街で福引したよ"))
+        .await;
     s.send(&body_of(user, "q2", "死ね")).await;
     line.wait(30, |c| !c.is_empty()).await;
     let log = until(20, || {
@@ -182,7 +186,15 @@ async fn a_model_servers_error_body_never_reaches_the_log() {
     .await
     .unwrap_or_else(|| log_text(&s));
     assert!(log.contains("model failed with HTTP 500"), "{log}");
-    for bad in ["商店街", "福引", "cannot process", FORGED, "Some(", "StaticNg", "\r"] {
+    for bad in [
+        "商店街",
+        "福引",
+        "cannot process",
+        FORGED,
+        "Some(",
+        "StaticNg",
+        "\r",
+    ] {
         assert!(!log.contains(bad), "{bad:?} in the log:\n{log}");
     }
     // Every line is one of the server's: time, kind, detail.
@@ -190,8 +202,13 @@ async fn a_model_servers_error_body_never_reaches_the_log() {
         assert!(l.starts_with("20") && l.split(' ').count() >= 3, "{l}");
     }
     let blocked = log.lines().find(|l| l.contains(" blocked ")).unwrap();
-    assert!(blocked.contains("blocked at L1 (static_ng)") || blocked.contains("(contextual_ng)")
-        || blocked.contains("(pattern_ng)") || blocked.contains("(attack)"), "{blocked}");
+    assert!(
+        blocked.contains("blocked at L1 (static_ng)")
+            || blocked.contains("(contextual_ng)")
+            || blocked.contains("(pattern_ng)")
+            || blocked.contains("(attack)"),
+        "{blocked}"
+    );
 }
 
 fn body_of(user: &str, id: &str, t: &str) -> String {

@@ -372,15 +372,28 @@ fn generate_dialogue(
     let mut said: Vec<String> = Vec::new();
     for turn in 1..=turns {
         let sp = if turn % 2 == 1 { "yana" } else { "ayu" };
-        let mut msgs = vec![json!({"role": "system", "content": "あなたは姉妹の一人です。".repeat(1 + r.below(4))})];
+        let mut msgs = vec![
+            json!({"role": "system", "content": "あなたは姉妹の一人です。".repeat(1 + r.below(4))}),
+        ];
         for (i, line) in said.iter().enumerate() {
-            let role = if (said.len() - i) % 2 == 1 { "user" } else { "assistant" };
+            let role = if (said.len() - i) % 2 == 1 {
+                "user"
+            } else {
+                "assistant"
+            };
             msgs.push(json!({"role": role, "content": line}));
         }
         msgs.push(json!({"role": "user", "content": "【あなたの番】続けてください"}));
         let bad = format!("{}の{turn}番、短すぎ。", sp);
-        let good = format!("{}の{turn}番の台詞、{}", sp, "海が見える坂だね".repeat(1 + r.below(6)));
-        for (n, (st, text)) in [(Status::Retry, &bad), (Status::Pass, &good)].into_iter().enumerate() {
+        let good = format!(
+            "{}の{turn}番の台詞、{}",
+            sp,
+            "海が見える坂だね".repeat(1 + r.below(6))
+        );
+        for (n, (st, text)) in [(Status::Retry, &bad), (Status::Pass, &good)]
+            .into_iter()
+            .enumerate()
+        {
             let id = attempt(s, run, turn, sp, n as u32 + 1, st, text);
             s.save_request(id, &json!({"messages": msgs})).unwrap();
             if st == Status::Pass {
@@ -436,9 +449,16 @@ fn every_format_keeps_its_card_with_licence_reviewers_and_labels() {
         a.dataset.license = Some("cc-by-4.0".into());
         assert_eq!(run(a), 0, "{f:?}");
     }
-    for (f, label) in [("dpo", "`rejected`"), ("kto", "`label`: `true`"), ("sft", "`messages`")] {
+    for (f, label) in [
+        ("dpo", "`rejected`"),
+        ("kto", "`label`: `true`"),
+        ("sft", "`messages`"),
+    ] {
         let card = std::fs::read_to_string(dir.path().join(format!("README.{f}.md"))).unwrap();
-        assert!(card.contains(&format!("`{f}.jsonl` ({})", f.to_uppercase())), "{card}");
+        assert!(
+            card.contains(&format!("`{f}.jsonl` ({})", f.to_uppercase())),
+            "{card}"
+        );
         assert!(card.contains("licence: cc-by-4.0"), "{card}");
         assert!(card.contains(label), "{f}: {card}");
         assert!(card.contains("`reviewers` — people's marks"), "{card}");
@@ -452,7 +472,10 @@ fn every_format_keeps_its_card_with_licence_reviewers_and_labels() {
     let first = std::fs::read_to_string(dir.path().join("README.dpo.md")).unwrap();
     assert!(first.contains("`dpo.jsonl`"), "{first}");
     let second = std::fs::read_to_string(dir.path().join("dpo-2.jsonl.README.md")).unwrap();
-    assert!(second.contains("`dpo-2.jsonl`") && second.contains("licence: not stated"), "{second}");
+    assert!(
+        second.contains("`dpo-2.jsonl`") && second.contains("licence: not stated"),
+        "{second}"
+    );
 }
 
 /// An export with no record fails (exit 1), says why, and writes nothing: no file, no card,
@@ -487,7 +510,10 @@ fn an_empty_export_writes_nothing_and_says_why() {
         ..Default::default()
     };
     let why = empty_reason(crate::dataset::Format::Kto, &t);
-    assert!(why.contains("no kto records") && why.contains("2 runs"), "{why}");
+    assert!(
+        why.contains("no kto records") && why.contains("2 runs"),
+        "{why}"
+    );
 }
 
 /// Comparison and probe samples are left out unless --include-samples (or named with --run).
@@ -519,11 +545,18 @@ fn sample_runs_are_left_out_unless_asked_for() {
         assert_eq!(runs_in(args(&db, &out, f, vec![])), vec![plain], "{f:?}");
         let card = std::fs::read_to_string(crate::dataset::card::path_for(&out, dataset_format(f)))
             .unwrap();
-        assert!(card.contains("2 × run made by a comparison or a vault probe"), "{card}");
+        assert!(
+            card.contains("2 × run made by a comparison or a vault probe"),
+            "{card}"
+        );
         let mut a = args(&db, &out, f, vec![]);
         a.dataset.include_samples = true;
         assert_eq!(runs_in(a), vec![plain, probe, compare], "{f:?}");
-        assert_eq!(runs_in(args(&db, &out, f, vec![probe])), vec![probe], "{f:?}");
+        assert_eq!(
+            runs_in(args(&db, &out, f, vec![probe])),
+            vec![probe],
+            "{f:?}"
+        );
     }
 }
 

@@ -271,7 +271,8 @@ pub fn run(args: ServeArgs) -> i32 {
         };
         crate::say!(
             "kakeai serve: listening on http://{addr}{} (and /healthz) as {}",
-            svc.cfg.webhook_path, svc.me.display_name
+            svc.cfg.webhook_path,
+            svc.me.display_name
         );
         match monitor.as_ref().and_then(|m| m.local_addr().ok()) {
             Some(m) => crate::say!("kakeai serve: metrics on http://{m}/metrics (keep it private)"),

@@ -193,7 +193,7 @@ mod tests {
                 assert!(!is_line_id(&id[..32]), "{id}");
                 assert!(!is_line_id(&format!("{id}0")), "{id}");
                 assert!(!is_line_id(&format!("X{hex}")), "{id}");
-                let at = 1 + rng.below(32) as usize;
+                let at = 1 + rng.below(32);
                 let mut bad = id.clone();
                 bad.replace_range(at..at + 1, "g");
                 assert!(!is_line_id(&bad), "{bad}");

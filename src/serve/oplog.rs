@@ -186,7 +186,8 @@ mod tests {
     fn a_detail_is_one_bounded_line() {
         let mut rng = crate::test_rng::Rng::new(4301);
         let pool = [
-            'a', 'あ', '漢', ' ', '\n', '\r', '\u{1b}', '\u{0}', '\u{85}', '\u{2028}', '\u{202e}', '\t',
+            'a', 'あ', '漢', ' ', '\n', '\r', '\u{1b}', '\u{0}', '\u{85}', '\u{2028}', '\u{202e}',
+            '\t',
         ];
         for _ in 0..300 {
             let n = rng.below(900);
@@ -199,7 +200,10 @@ mod tests {
                 .take(MAX_DETAIL_CHARS)
                 .filter(|c| matches!(c, 'a' | 'あ' | '漢'))
                 .collect();
-            let seen: String = out.chars().filter(|c| matches!(c, 'a' | 'あ' | '漢')).collect();
+            let seen: String = out
+                .chars()
+                .filter(|c| matches!(c, 'a' | 'あ' | '漢'))
+                .collect();
             assert_eq!(seen, kept);
             assert_eq!(out.ends_with('…'), n > MAX_DETAIL_CHARS, "{n}");
         }
@@ -211,7 +215,12 @@ mod tests {
     #[test]
     fn a_model_error_is_logged_in_kakeais_words_only() {
         let mut rng = crate::test_rng::Rng::new(4302);
-        let quoted = ["今日は暑いね", "[氏名]さんに会った", "secret vault line", "x\n2026 blocked U…0001"];
+        let quoted = [
+            "今日は暑いね",
+            "[氏名]さんに会った",
+            "secret vault line",
+            "x\n2026 blocked U…0001",
+        ];
         for _ in 0..100 {
             let n = 1 + rng.below(4);
             let said = rng.pick(&quoted);
@@ -224,18 +233,28 @@ mod tests {
             };
             // The PII second opinion's reason is the error without the server's words.
             let brief = e.without_server_text().to_string();
-            assert!(!brief.contains(said) && brief.contains(&format!("HTTP {status}")), "{brief}");
+            assert!(
+                !brief.contains(said) && brief.contains(&format!("HTTP {status}")),
+                "{brief}"
+            );
             let line = format!("attempt {n}: model failed: {e}");
             let out = model_error(&line);
             assert!(!out.contains(said) && !out.contains("bad input"), "{out}");
-            assert!(out.starts_with(&format!("attempt {n}: model failed with HTTP {status}")), "{out}");
+            assert!(
+                out.starts_with(&format!("attempt {n}: model failed with HTTP {status}")),
+                "{out}"
+            );
         }
         assert_eq!(
             model_error("attempt 2: past the 8 s budget"),
             "attempt 2: past the 8 s budget"
         );
-        let forged = model_error("attempt 1: model failed: timed out after 3 s; past the 8 s budget");
-        assert_eq!(forged, "attempt 1: model failed: timed out (the server's words are in the turn's trace)");
+        let forged =
+            model_error("attempt 1: model failed: timed out after 3 s; past the 8 s budget");
+        assert_eq!(
+            forged,
+            "attempt 1: model failed: timed out (the server's words are in the turn's trace)"
+        );
     }
 
     #[test]

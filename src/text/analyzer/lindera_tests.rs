@@ -100,7 +100,10 @@ fn a_new_build_replaces_the_old_dir_whole() {
     fs::write(new.join("fresh.txt"), "new build").unwrap();
     swap_into_place(&new, &out, &old).unwrap();
     assert!(!out.join("stale.txt").exists());
-    assert_eq!(fs::read_to_string(out.join("fresh.txt")).unwrap(), "new build");
+    assert_eq!(
+        fs::read_to_string(out.join("fresh.txt")).unwrap(),
+        "new build"
+    );
     assert_eq!(fs::read_dir(tmp.path()).unwrap().count(), 1);
 }
 

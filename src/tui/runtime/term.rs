@@ -30,8 +30,7 @@ pub fn log(line: &str) {
     opts.create(true).append(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
-    if let Ok(mut f) = opts.open(dir.join("kakeai.log"))
-    {
+    if let Ok(mut f) = opts.open(dir.join("kakeai.log")) {
         let _ = writeln!(f, "{} {line}", crate::store::time::now_iso());
     }
 }
