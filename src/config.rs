@@ -111,6 +111,20 @@ pub fn data_dir() -> Option<PathBuf> {
         .or_else(|| project_dirs().map(|p| p.data_dir().to_path_buf()))
 }
 
+/// Creates `dir` and its missing parents 0700 (the data dir holds conversations, the PII key and
+/// the vault: private to its user, as the operator guide says). Dirs that exist are left alone
+/// (the parent may be /tmp or a home dir).
+pub fn create_private_dirs(dir: &Path) -> std::io::Result<()> {
+    if dir.as_os_str().is_empty() || dir.is_dir() {
+        return Ok(());
+    }
+    let mut b = std::fs::DirBuilder::new();
+    b.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
+    b.create(dir)
+}
+
 /// 1-based line and column (in chars) of a byte offset.
 pub fn line_col(text: &str, byte: usize) -> (usize, usize) {
     let byte = byte.min(text.len());
@@ -298,6 +312,28 @@ mod tests {
         let err = load_toml_table(Path::new("r.toml"), "[lines]\nwarn = \n").unwrap_err();
         let s = err.to_string();
         assert!(s.starts_with("r.toml:2:"), "{s}");
+    }
+
+    /// Every dir it creates is 0700, at any depth; a dir that was there keeps its mode.
+    #[cfg(unix)]
+    #[test]
+    fn private_dirs_are_0700_and_existing_ones_are_left_alone() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let d = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        for depth in 1..5 {
+            let top = d.path().join(format!("d{depth}"));
+            let leaf = (1..depth).fold(top.clone(), |p, i| p.join(format!("s{i}")));
+            create_private_dirs(&leaf).unwrap();
+            let mut p = leaf.as_path();
+            while p != d.path() {
+                assert_eq!(mode(p), 0o700, "{}", p.display());
+                p = p.parent().unwrap();
+            }
+            create_private_dirs(&leaf).unwrap();
+        }
+        assert_eq!(mode(d.path()), 0o755);
     }
 
     #[test]

@@ -209,3 +209,53 @@ fn a_copy_shows_a_bar_only_on_a_terminal() {
     ways.assert_progress_only_on_a_terminal(&["copying [", " pages"]);
     assert!(String::from_utf8_lossy(&ways.piped.stdout).contains("integrity ok"));
 }
+
+/// `db backup FILE` (the operator's backup while the bot serves): the default store (the data
+/// dir's) copied whole into a new 0600 file in a 0700 dir it creates, under any umask the
+/// test runs with; never over an existing file; it names the PII key to keep with it.
+#[cfg(unix)]
+#[test]
+fn a_backup_is_private_whole_and_never_overwrites() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/duotalk/commentary_small.jsonl"
+    );
+    let out = env.run(&["import", "duo-talk", fixture]);
+    assert_eq!(out.status.code(), Some(0));
+    let db = env.data_db();
+    // A store someone made readable by others: the copy is private all the same.
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("backups").join("kakeai-2026-11-28.db");
+    let f = file.to_str().unwrap();
+    let out = env.run(&["db", "backup", f]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("integrity ok") && text.contains("pii.key"),
+        "{text}"
+    );
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&file), 0o600);
+    assert_eq!(mode(file.parent().unwrap()), 0o700);
+    let export = |db: &str| env.run(&["export", "--run", "1", "--db", db]).stdout;
+    let original = export(db.to_str().unwrap());
+    assert!(!original.is_empty());
+    assert_eq!(original, export(f));
+    let before = std::fs::read(&file).unwrap();
+    let again = env.run(&["db", "backup", f]);
+    assert_eq!(again.status.code(), Some(2), "never overwrites");
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+    // `db copy` between files is private too.
+    let copy = dir.path().join("copy.db");
+    let out = env.run(&["db", "copy", f, copy.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(mode(&copy), 0o600);
+}

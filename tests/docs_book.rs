@@ -111,3 +111,73 @@ fn readme_is_a_front_door_and_no_document_cites_an_issue() {
         }
     }
 }
+
+/// The operator's recipes agree with the code: the systemd unit runs the binary where the book
+/// installs it, and every drain time stated (the unit, serve.toml, the operator guide) is the
+/// `drain_seconds` the server reads, with `TimeoutStopSec` above it.
+#[test]
+fn the_unit_the_install_and_the_drain_agree() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let read = |p: &str| std::fs::read_to_string(root.join(p)).unwrap();
+    let unit = read("assets/serve/kakeai-serve@.service");
+    let guide = read("docs/src/guides/operator.md");
+    let readme = read("README.md");
+    let key = |k: &str| {
+        unit.lines()
+            .find_map(|l| l.strip_prefix(k))
+            .unwrap_or_else(|| panic!("no {k} in the unit"))
+            .to_string()
+    };
+    let bin = key("ExecStart=").split(' ').next().unwrap().to_string();
+    let install_root = |text: &str| -> Vec<String> {
+        text.split("cargo install --path . --root ")
+            .skip(1)
+            .map(|r| r.split([' ', '`', '\n']).next().unwrap().to_string())
+            .collect()
+    };
+    for (name, text) in [
+        ("the unit", &unit),
+        ("the operator guide", &guide),
+        ("README", &readme),
+    ] {
+        let roots = install_root(text);
+        assert!(
+            !roots.is_empty(),
+            "{name} says how to install the service's binary"
+        );
+        for r in roots {
+            assert_eq!(format!("{r}/bin/kakeai"), bin, "{name}");
+        }
+    }
+    let defaults: toml::Table = read("assets/serve/serve.toml").parse().unwrap();
+    let drain = defaults["drain_seconds"].as_integer().unwrap();
+    let stop: i64 = key("TimeoutStopSec=").trim().parse().unwrap();
+    assert!(stop >= drain + 10, "TimeoutStopSec {stop} vs drain {drain}");
+    // Every line about the drain states only these two numbers of seconds.
+    let texts = [("unit", unit.as_str()), ("guide", guide.as_str())];
+    for (name, text) in texts {
+        for para in text.split("\n\n").flat_map(|p| p.split("\n- ")) {
+            let p = para.replace('\n', " ");
+            // Tables are measurements with the setting they name (`drain_seconds = 2`).
+            if p.trim_start().starts_with('|')
+                || (!p.contains("drain_seconds") && !p.contains("SIGTERM drains"))
+            {
+                continue;
+            }
+            for w in p
+                .split(|c: char| !c.is_ascii_digit() && c != '~')
+                .filter(|w| !w.is_empty())
+            {
+                let after = &p[p.find(w).unwrap() + w.len()..];
+                if !(after.starts_with(" s") || after.starts_with('s')) {
+                    continue;
+                }
+                let n: i64 = w.trim_start_matches('~').parse().unwrap();
+                assert!(
+                    n == drain || n == stop,
+                    "{name}: a drain of {n} s where the code drains {drain} s: {p}"
+                );
+            }
+        }
+    }
+}

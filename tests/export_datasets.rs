@@ -196,7 +196,7 @@ async fn dpo_kto_and_sft_from_a_real_run_and_loaded_by_datasets() {
             String::from_utf8_lossy(&out.stderr)
         );
         // The card beside the file describes this export.
-        let card = std::fs::read_to_string(dir.join("README.md")).unwrap();
+        let card = std::fs::read_to_string(dir.join(format!("README.{f}.md"))).unwrap();
         assert!(
             card.contains(&format!("`{f}.jsonl` ({})", f.to_uppercase())),
             "{card}"

@@ -487,7 +487,13 @@ fn every_command_refuses_the_same_way_unreachable_read_only_and_newer() {
         vec!["runs", "--db", &gone],
         vec!["report", "--run", "1", "--db", &gone, "--out", "r.html"],
         vec!["queue", "list", "--db", &gone],
-        vec!["serve", "forget", "Uabc", "--db", &gone],
+        vec![
+            "serve",
+            "forget",
+            "U0123456789abcdef0123456789abcdef",
+            "--db",
+            &gone,
+        ],
     ] {
         let (code, err) = code_err(&args);
         assert_eq!(code, 3, "{args:?}: {err}");

@@ -80,10 +80,16 @@ async fn slow_and_oversized_clients_are_cut_off_and_genuine_webhooks_still_answe
         closed,
         "a client that never finishes its headers is never closed"
     );
-    // A body that stalls: 408 after the 1 s body timeout.
+    // A (well-formed but wrong) signed body that stalls: 408 after the 1 s pause allowed.
+    let forged = kakeai::serve::signature::sign("not the secret", b"x");
     let mut stall = TcpStream::connect(&addr).await.unwrap();
     stall
-        .write_all(b"POST /webhook HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{\"events\":")
+        .write_all(
+            format!(
+                "POST /webhook HTTP/1.1\r\nHost: x\r\nx-line-signature: {forged}\r\nContent-Length: 1000\r\n\r\n{{\"events\":"
+            )
+            .as_bytes(),
+        )
         .await
         .unwrap();
     let (got, _) = read_until_closed(&mut stall, Duration::from_secs(5)).await;
@@ -91,9 +97,14 @@ async fn slow_and_oversized_clients_are_cut_off_and_genuine_webhooks_still_answe
     // A body larger than LINE sends: 413 before a byte of it is read.
     let t = Instant::now();
     let mut big = TcpStream::connect(&addr).await.unwrap();
-    big.write_all(b"POST /webhook HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n")
-        .await
-        .unwrap();
+    big.write_all(
+        format!(
+            "POST /webhook HTTP/1.1\r\nHost: x\r\nx-line-signature: {forged}\r\nContent-Length: 2000000\r\n\r\n"
+        )
+        .as_bytes(),
+    )
+    .await
+    .unwrap();
     let (got, _) = read_until_closed(&mut big, Duration::from_secs(5)).await;
     assert!(
         got.starts_with("HTTP/1.1 413"),
@@ -147,6 +158,85 @@ async fn slow_and_oversized_clients_are_cut_off_and_genuine_webhooks_still_answe
     assert!(
         peak < before + 40_000_000,
         "120 half-open 2 MB bodies grew the server from {before} to {peak} bytes"
+    );
+}
+
+/// What the attack campaign found: many reconnecting clients each sending a body one byte
+/// short of 256 KiB — unsigned ones, and ones with a well-formed but forged signature — against
+/// a small connection cap. Unsigned ones are refused (401) before their body is read; forged
+/// ones are cut off after the 1 s pause allowed inside a body, not after the 10 s body
+/// timeout; genuine signed webhooks sent meanwhile are all answered 200, each well within the
+/// 10 s the slow clients used to hold every connection for.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_large_bodies_never_starve_genuine_webhooks() {
+    let line = FakeLine::ok().await;
+    let llm = llm(LINE, no_judgment()).await;
+    let cfg = format!(
+        "{}[http]\nbody_timeout_seconds = 10\nmax_connections = 16\n",
+        fast_config(60.0)
+    );
+    let s = Serve::start(Env::new(), &line.url, &llm.server.url, &cfg, &[]);
+    let addr = host(&s.url);
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let refused = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let mut flood = Vec::new();
+    for i in 0..64 {
+        let (addr, stop, refused) = (addr.clone(), stop.clone(), refused.clone());
+        flood.push(tokio::spawn(async move {
+            let len = 256 * 1024;
+            let forged = kakeai::serve::signature::sign("not the secret", &[i as u8]);
+            let sig = if i % 2 == 0 {
+                String::new()
+            } else {
+                format!("x-line-signature: {forged}\r\n")
+            };
+            let head =
+                format!("POST /webhook HTTP/1.1\r\nHost: x\r\n{sig}Content-Length: {len}\r\n\r\n");
+            let most = vec![b'a'; len - 1];
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                let Ok(mut c) = TcpStream::connect(&addr).await else {
+                    continue;
+                };
+                if c.write_all(head.as_bytes()).await.is_ok() {
+                    let _ = c.write_all(&most).await;
+                }
+                let (got, _) = read_until_closed(&mut c, Duration::from_secs(15)).await;
+                if got.starts_with("HTTP/1.1 401") || got.starts_with("HTTP/1.1 408") {
+                    refused.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                }
+            }
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let mut worst = Duration::ZERO;
+    for n in 0..6 {
+        let user = format!("U9bbbbbbbbbbbbbbbbbbbbbbbbbbbbb{n:02}");
+        let t = Instant::now();
+        let code = tokio::time::timeout(
+            Duration::from_secs(9),
+            s.send(&body(&[text(
+                &event_id(),
+                ("user", &user),
+                &format!("g{n}"),
+                "やっほー",
+            )])),
+        )
+        .await;
+        worst = worst.max(t.elapsed());
+        assert_eq!(code.ok(), Some(200), "genuine webhook {n} starved");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    for f in flood {
+        let _ = f.await;
+    }
+    let refused = refused.load(std::sync::atomic::Ordering::SeqCst);
+    eprintln!(
+        "64 slow 256 KiB clients (half unsigned, half forged), 16 connections: 6 genuine webhooks answered, the slowest in {worst:?}; {refused} slow requests refused"
+    );
+    assert!(
+        refused >= 64,
+        "the slow clients were not refused: {refused}"
     );
 }
 

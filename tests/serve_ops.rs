@@ -96,6 +96,119 @@ async fn readiness_names_the_model_the_store_and_the_line_api() {
         out.contains("ready:") && out.contains("\"ready\":false"),
         "{out}"
     );
+    // `serve status | head`: the reader gone before the first line is written ends it
+    // quietly with exit 0 (no panic, no "Broken pipe" on stderr).
+    for _ in 0..3 {
+        let mut child = s
+            .env
+            .cmd(&["serve", "status", "--config", &cfg])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let o = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{err}");
+        assert!(err.trim().is_empty(), "{err}");
+    }
+}
+
+/// Whoever read the server's stderr went away (a closed pipe: a terminal closed, a log
+/// collector restarted): every later log line fails to write. Each message is still answered
+/// (the rejected line's log lines are written after the pipe closed), the log file still gets
+/// them, and SIGTERM still ends it with exit 0 — a log line never panics a worker.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_stderr_never_stops_a_worker_or_the_exit() {
+    let line = FakeLine::ok().await;
+    let llm = llm(RETRY_LINE, judgment()).await;
+    let mut s = Serve::start(
+        Env::new(),
+        &line.url,
+        &llm.server.url,
+        &fast_config(60.0),
+        &[],
+    );
+    s.deaf.store(true, std::sync::atomic::Ordering::SeqCst);
+    let users = [
+        "U4cccccccccccccccccccccccccc0001",
+        "U4cccccccccccccccccccccccccc0002",
+    ];
+    for (n, user) in users.iter().enumerate() {
+        s.send(&body_of(user, &format!("d{n}"), "こんにちは")).await;
+        line.wait(30, |c| c.len() > n).await;
+    }
+    assert_eq!(line.calls().len(), 2, "{:?}", line.calls());
+    let rejected = log_text(&s).matches("rejected").count();
+    assert!(rejected >= 2, "{}", log_text(&s));
+    let status = s.terminate();
+    assert_eq!(status.code(), Some(0), "{status:?}");
+}
+
+/// A model server whose error quotes what it was sent (her whole prompt, the user's masked
+/// message) with forged log lines in it: the log says the attempt failed with HTTP 500 and
+/// nothing of the body — no message text, no extra line; a blocked message's line names its
+/// layer and reason without Rust debug text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_servers_error_body_never_reaches_the_log() {
+    use llm_fake::{FakeServer, Recorded, Reply, openai_reply};
+    const FORGED: &str = "2026-01-01T00:00:00Z sighup vault NOT reloaded";
+    let server = FakeServer::with(|req: &Recorded, _| match req.path.as_str() {
+        "/v1/models" => Reply::json(200, r#"{"object":"list","data":[{"id":"tiny-ja"}]}"#),
+        _ if is_pii_pass(req) => pii_nothing(req),
+        // Her line, streamed or (after a failed stream) not: the quoting error.
+        "/v1/chat/completions" if !req.body.contains("context_type") => {
+            let quoted = serde_json::json!({"error": {"code": 500, "message":
+                format!("cannot process:\n{FORGED}\r\n{}", req.body)}});
+            Reply::json(500, &quoted.to_string())
+        }
+        _ => Reply::json(
+            200,
+            &openai_reply(
+                "tiny-ja",
+                r#"{"context_type":"じゃれ合い","confidence":0.9,"reason":"からかい"}"#,
+                10,
+            ),
+        ),
+    })
+    .await;
+    let line = FakeLine::ok().await;
+    let s = Serve::start(Env::new(), &line.url, &server.url, &fast_config(60.0), &[]);
+    let user = "U4dddddddddddddddddddddddddd0001";
+    s.send(&body_of(user, "q1", "今日は商店街で福引したよ"))
+        .await;
+    s.send(&body_of(user, "q2", "死ね")).await;
+    line.wait(30, |c| !c.is_empty()).await;
+    let log = until(20, || {
+        let l = log_text(&s);
+        (l.contains("model-error") && l.contains("blocked")).then_some(l)
+    })
+    .await
+    .unwrap_or_else(|| log_text(&s));
+    assert!(log.contains("model failed with HTTP 500"), "{log}");
+    for bad in [
+        "商店街",
+        "福引",
+        "cannot process",
+        FORGED,
+        "Some(",
+        "StaticNg",
+        "\r",
+    ] {
+        assert!(!log.contains(bad), "{bad:?} in the log:\n{log}");
+    }
+    // Every line is one of the server's: time, kind, detail.
+    for l in log.lines() {
+        assert!(l.starts_with("20") && l.split(' ').count() >= 3, "{l}");
+    }
+    let blocked = log.lines().find(|l| l.contains(" blocked ")).unwrap();
+    assert!(
+        blocked.contains("blocked at L1 (static_ng)")
+            || blocked.contains("(contextual_ng)")
+            || blocked.contains("(pattern_ng)")
+            || blocked.contains("(attack)"),
+        "{blocked}"
+    );
 }
 
 fn body_of(user: &str, id: &str, t: &str) -> String {
@@ -276,8 +389,8 @@ async fn forget_deletes_a_users_data() {
         &fast_config(60.0),
         &[],
     );
-    let gone = "U4aaaaaaaaaaaaaaaaaaaaaaaaaaaa0001";
-    let kept = "U4aaaaaaaaaaaaaaaaaaaaaaaaaaaa0002";
+    let gone = "U4aaaaaaaaaaaaaaaaaaaaaaaaaaa0001";
+    let kept = "U4aaaaaaaaaaaaaaaaaaaaaaaaaaa0002";
     s.send(&body_of(gone, "f1", "こんにちは")).await;
     s.send(&body_of(kept, "f2", "こんばんは")).await;
     line.wait(20, |c| c.len() == 2).await;
@@ -336,6 +449,21 @@ async fn forget_deletes_a_users_data() {
         .env
         .run(&["serve", "forget", "U'; DROP TABLE x", "--db", dbs]);
     assert_eq!(o.status.code(), Some(2));
+    // Not an id as LINE writes them (README: exit 2 "not an id"), the stored one's case
+    // changed, one digit short: refused before the store is opened.
+    let upper = kept.to_uppercase();
+    for word in ["bogus", upper.as_str(), &kept[..32]] {
+        let o = s.env.run(&["serve", "forget", word, "--db", dbs]);
+        assert_eq!(o.status.code(), Some(2), "{word}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("not a LINE user"), "{err}");
+    }
+    assert_eq!(
+        count(&format!(
+            "SELECT COUNT(*) FROM line_messages WHERE channel_id = '{kept}'"
+        )),
+        2
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -212,7 +212,16 @@ async fn a_message_the_model_could_not_check_goes_to_no_model() {
         );
         assert_eq!(review, vec![true, true], "{check:?}");
         let log = s.stderr.lock().unwrap().join("\n");
-        assert!(log.contains("pii-unchecked"), "{check:?}: {log}");
+        // The line names the setting that decided what happened, in the serve log file too.
+        let file = std::fs::read_to_string(s.db().parent().unwrap().join("kakeai-serve.log"))
+            .unwrap_or_default();
+        for text in [&log, &file] {
+            let line = text.lines().find(|l| l.contains("pii-unchecked"));
+            assert!(
+                line.is_some_and(|l| l.contains("[pii] llm = \"fail-closed\"")),
+                "{check:?}: {text}"
+            );
+        }
         // Every failed check is counted, a timeout included (it is no model error of a line).
         assert_eq!(
             s.metric("kakeai_line_pii_check_failures_total").await,
@@ -267,5 +276,11 @@ async fn fail_open_answers_from_the_rules_result_and_off_never_asks() {
         assert_eq!(checks > 0, asks, "{mode}");
         let expect = if asks { "open" } else { "" };
         assert_eq!(user_rows(&s)[0].2, expect, "{mode}");
+        // A failed check under fail-open is logged too, naming the setting; off asks nothing.
+        let log = s.stderr.lock().unwrap().join("\n");
+        let named = log
+            .lines()
+            .any(|l| l.contains("pii-unchecked") && l.contains("[pii] llm = \"fail-open\""));
+        assert_eq!(named, asks, "{mode}: {log}");
     }
 }

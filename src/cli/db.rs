@@ -1,5 +1,6 @@
-//! `kakeai db status | migrate | copy`: what the run store is and its schema, read without
-//! changing it; the explicit migration; a copy between stores. Each takes an SQLite file or a
+//! `kakeai db status | migrate | copy | backup`: what the run store is and its schema, read
+//! without changing it; the explicit migration; a copy between stores; the operator's backup
+//! (a private copy of the store in use). Each takes an SQLite file or a
 //! PostgreSQL URL (issue 24 §1); a URL is never a file name.
 
 use std::path::PathBuf;
@@ -20,6 +21,21 @@ pub enum DbCommand {
     Migrate(MigrateArgs),
     /// Copies a store into a new file (a consistent snapshot, checked, never overwriting)
     Copy(CopyArgs),
+    /// Backs up the store (--db, else the data dir's) into a new file, mode 0600, while the bot
+    /// serves: a consistent snapshot, checked, never overwriting; names pii.key to keep with it
+    Backup(BackupArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct BackupArgs {
+    /// The backup file: must not exist yet (created 0600)
+    pub file: PathBuf,
+    /// The store to back up: an SQLite file or a postgresql:// URL (default: kakeai.db in the
+    /// data dir)
+    #[arg(long, env = "KAKEAI_DB")]
+    pub db: Option<PathBuf>,
+    #[command(flatten)]
+    pub progress: super::progress::ProgressArgs,
 }
 
 #[derive(Args, Debug)]
@@ -60,6 +76,7 @@ pub fn run(cmd: DbCommand) -> i32 {
         DbCommand::Status(a) => show(&a),
         DbCommand::Migrate(a) => migrate(&a),
         DbCommand::Copy(a) => copy(&a),
+        DbCommand::Backup(a) => backup(a),
     };
     out.unwrap_or_else(|e| {
         eprintln!(
@@ -184,6 +201,28 @@ fn copy(a: &CopyArgs) -> Result<i32, Fail> {
         ),
         (from, to) => copy_across(from, to, a),
     }
+}
+
+/// `db backup FILE`: `db copy` from the store in use into a new file (0600), then the PII key
+/// the copy's digests need, named (it is never copied: it stays the operator's to keep apart).
+fn backup(a: BackupArgs) -> Result<i32, Fail> {
+    let from = Store::target_or_default(a.db.as_deref())?;
+    if matches!(classify(&a.file)?, Target::Postgres(_)) {
+        return Err("a backup is a new SQLite file, not a PostgreSQL URL (use db copy)".into());
+    }
+    let code = copy(&CopyArgs {
+        from,
+        to: a.file,
+        batch: 500,
+        progress: a.progress,
+    })?;
+    if let Some(key) = crate::safety::pii::keyfile::key_path() {
+        println!(
+            "keep {} (0600) with it: without it the keyed digests in the copy cannot be checked again",
+            key.display()
+        );
+    }
+    Ok(code)
 }
 
 /// SQLite ↔ PostgreSQL, resumable, checked table by table.

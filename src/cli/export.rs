@@ -70,6 +70,28 @@ pub struct DatasetArgs {
     /// Replace the world section (the vault's part) of every prompt by a notice
     #[arg(long)]
     pub redact_vault: bool,
+    /// Take comparison and vault-probe sample runs too (left out unless named with --run)
+    #[arg(long)]
+    pub include_samples: bool,
+    /// The licence the dataset card states (an SPDX id such as cc-by-4.0, or a name)
+    #[arg(long, value_name = "ID")]
+    pub license: Option<String>,
+    /// Trim each prompt to N tokens (estimated with llm.toml's tokens_per_char): the oldest
+    /// history goes first, as in a run; a prompt that does not fit without history is left out
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_prompt_tokens: Option<u32>,
+    /// SFT records as chat `messages` (every assistant line trained) or `prompt-completion`
+    /// (only her accepted line trained)
+    #[arg(long, value_enum, default_value = "messages")]
+    pub sft_form: SftForm,
+}
+
+/// The shape of SFT records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum SftForm {
+    #[default]
+    Messages,
+    PromptCompletion,
 }
 
 pub fn run(args: ExportArgs) -> i32 {
@@ -94,9 +116,9 @@ pub fn run(args: ExportArgs) -> i32 {
         };
         return match export_dataset(&args, f, &store) {
             Ok(()) => 0,
-            Err(e) => {
+            Err((e, code)) => {
                 eprintln!("kakeai export: {e}");
-                2
+                code
             }
         };
     }
@@ -205,18 +227,90 @@ fn export_one(args: &ExportArgs, store: &Store) -> Result<(), String> {
     }
 }
 
-/// `--format dpo|kto|sft`: the records to `--out`, the dataset card beside them.
+/// `--format dpo|kto|sft`: the records to `--out`, the dataset card beside them. An export
+/// with no record writes nothing and fails (exit 1) saying what was left out.
 fn export_dataset(
     args: &ExportArgs,
     format: crate::dataset::Format,
     store: &Store,
-) -> Result<(), String> {
-    let Some(out) = &args.out else {
+) -> Result<(), (String, i32)> {
+    let opts = options(args, format).map_err(|e| (e, 2))?;
+    let out = args.out.as_deref().expect("options() checked --out");
+    // Written to a temporary file first: a failed export never leaves half a dataset behind.
+    let tmp = out.with_extension("partial");
+    let file = std::fs::File::create(&tmp).map_err(|e| (format!("{}: {e}", tmp.display()), 2))?;
+    let mut w = std::io::BufWriter::new(file);
+    let tally = crate::dataset::export(store, format, &opts, &mut w);
+    drop(w);
+    let tally = match tally {
+        Ok(t) if t.total() > 0 => t,
+        Ok(t) => {
+            let _ = std::fs::remove_file(&tmp);
+            return Err((empty_reason(format, &t), 1));
+        }
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            return Err((e.to_string(), 2));
+        }
+    };
+    std::fs::rename(&tmp, out).map_err(|e| (format!("{}: {e}", out.display()), 2))?;
+    let card = crate::dataset::card::path_for(out, format);
+    let name = out
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let text =
+        crate::dataset::card::render(format, &name, &opts, &tally, &crate::store::time::now_iso());
+    write_whole(&card, text.as_bytes()).map_err(|e| (e, 2))?;
+    eprintln!(
+        "kakeai export: {} {} records from {} runs → {} (card: {})",
+        tally.total(),
+        format.as_str(),
+        tally.runs,
+        out.display(),
+        card.display()
+    );
+    Ok(())
+}
+
+/// Why an export has no record: the runs read and the reasons items were left out.
+fn empty_reason(format: crate::dataset::Format, t: &crate::dataset::Tally) -> String {
+    let mut why: Vec<(&String, &usize)> = t.skipped.iter().collect();
+    why.sort_by_key(|(_, n)| std::cmp::Reverse(**n));
+    let left: Vec<String> = why
+        .iter()
+        .take(4)
+        .map(|(w, n)| format!("{n} × {w}"))
+        .collect();
+    format!(
+        "no {} records, nothing written: {} runs read{}{}",
+        format.as_str(),
+        t.runs,
+        if left.is_empty() {
+            " and none had a line judged for this format (review some, or loosen the filters)"
+                .to_string()
+        } else {
+            format!("; left out: {}", left.join("; "))
+        },
+        if t.runs == 0 {
+            " (no run matches --run/--since/--until; see `kakeai runs`)"
+        } else {
+            ""
+        }
+    )
+}
+
+/// The dataset options from the flags (bad values refused).
+fn options(
+    args: &ExportArgs,
+    format: crate::dataset::Format,
+) -> Result<crate::dataset::Options, String> {
+    if args.out.is_none() {
         return Err(format!(
             "--format {}: name the file with --out (a dataset card is written beside it)",
             format.as_str()
         ));
-    };
+    }
     let d = &args.dataset;
     let when = |flag: &str, v: &Option<String>| {
         v.as_deref()
@@ -228,7 +322,13 @@ fn export_dataset(
         "あゆ" | "ayu" => Ok("ayu".to_string()),
         s => Err(format!("--sister {s}: yana or ayu (やな, あゆ)")),
     });
-    let opts = crate::dataset::Options {
+    if d.sft_form != SftForm::Messages && format != crate::dataset::Format::Sft {
+        return Err("--sft-form: only for --format sft".into());
+    }
+    let tokens_per_char = crate::llm::LlmConfig::load()
+        .map_err(|e| e.to_string())?
+        .tokens_per_char;
+    Ok(crate::dataset::Options {
         since: when("--since", &d.since)?,
         until: when("--until", &d.until)?,
         runs: args.run.clone(),
@@ -240,38 +340,12 @@ fn export_dataset(
         director_only: d.director_only,
         reviewers_only: d.reviewers_only,
         redact_vault: d.redact_vault,
-    };
-    // Written to a temporary file first: a failed export never leaves half a dataset behind.
-    let tmp = out.with_extension("partial");
-    let file = std::fs::File::create(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
-    let mut w = std::io::BufWriter::new(file);
-    let tally = match crate::dataset::export(store, format, &opts, &mut w) {
-        Ok(t) => t,
-        Err(e) => {
-            drop(w);
-            let _ = std::fs::remove_file(&tmp);
-            return Err(e.to_string());
-        }
-    };
-    drop(w);
-    std::fs::rename(&tmp, out).map_err(|e| format!("{}: {e}", out.display()))?;
-    let card = crate::dataset::card::path_for(out);
-    let name = out
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let text =
-        crate::dataset::card::render(format, &name, &opts, &tally, &crate::store::time::now_iso());
-    write_whole(&card, text.as_bytes())?;
-    eprintln!(
-        "kakeai export: {} {} records from {} runs → {} (card: {})",
-        tally.total(),
-        format.as_str(),
-        tally.runs,
-        out.display(),
-        card.display()
-    );
-    Ok(())
+        include_samples: d.include_samples,
+        license: d.license.clone(),
+        max_prompt_tokens: d.max_prompt_tokens,
+        tokens_per_char,
+        sft_prompt_completion: d.sft_form == SftForm::PromptCompletion,
+    })
 }
 
 #[cfg(test)]

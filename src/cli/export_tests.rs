@@ -347,3 +347,330 @@ fn a_leak_rejected_line_is_only_ever_a_rejected_example() {
         }
     }
 }
+
+/// A run of `turns` turns whose every attempt's request is a real run's shape: the system
+/// message, the conversation so far (alternating user/assistant, oldest first, lines of
+/// generated length) and her cue. Turn 1's line is 👍 by `reviewer`. `options`: the run's.
+fn generate_dialogue(
+    s: &mut Store,
+    r: &mut Rng,
+    turns: u32,
+    options: serde_json::Value,
+    reviewer: &str,
+) -> i64 {
+    let run = s
+        .create_run(&NewRun {
+            topic: "坂道".into(),
+            model: Some("m".into()),
+            endpoint: None,
+            api: None,
+            options,
+            persona_version: None,
+            ruleset_version: Some("r".into()),
+        })
+        .unwrap();
+    let mut said: Vec<String> = Vec::new();
+    for turn in 1..=turns {
+        let sp = if turn % 2 == 1 { "yana" } else { "ayu" };
+        let mut msgs = vec![
+            json!({"role": "system", "content": "あなたは姉妹の一人です。".repeat(1 + r.below(4))}),
+        ];
+        for (i, line) in said.iter().enumerate() {
+            let role = if (said.len() - i) % 2 == 1 {
+                "user"
+            } else {
+                "assistant"
+            };
+            msgs.push(json!({"role": role, "content": line}));
+        }
+        msgs.push(json!({"role": "user", "content": "【あなたの番】続けてください"}));
+        let bad = format!("{}の{turn}番、短すぎ。", sp);
+        let good = format!(
+            "{}の{turn}番の台詞、{}",
+            sp,
+            "海が見える坂だね".repeat(1 + r.below(6))
+        );
+        for (n, (st, text)) in [(Status::Retry, &bad), (Status::Pass, &good)]
+            .into_iter()
+            .enumerate()
+        {
+            let id = attempt(s, run, turn, sp, n as u32 + 1, st, text);
+            s.save_request(id, &json!({"messages": msgs})).unwrap();
+            if st == Status::Pass {
+                commit(s, run, turn, sp, id, text);
+            }
+        }
+        if turn == 1 {
+            let action = NewAction {
+                run_id: run,
+                turn: Some(turn),
+                attempt_id: None,
+                kind: ActionKind::Thumb,
+                payload: json!({"up": true, "speaker": sp}),
+            };
+            s.add_action_by(&action, Some(reviewer)).unwrap();
+        }
+        said.push(good);
+    }
+    run
+}
+
+fn records(path: &std::path::Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn chars_of(prompt: &serde_json::Value) -> usize {
+    prompt
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].as_str().unwrap().chars().count())
+        .sum()
+}
+
+/// dpo, kto and sft into one folder: each keeps its own card, naming its file, with the licence,
+/// the reviewers and what its labels mean; a second dpo file there gets a card of its own.
+#[test]
+fn every_format_keeps_its_card_with_licence_reviewers_and_labels() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("k.db");
+    {
+        let mut s = Store::open(&db).unwrap();
+        let mut r = Rng::new(11);
+        generate_dialogue(&mut s, &mut r, 4, json!({}), "花子");
+    }
+    for f in [ExportFormat::Dpo, ExportFormat::Kto, ExportFormat::Sft] {
+        let name = format!("{f:?}.jsonl").to_lowercase();
+        let mut a = args(&db, &dir.path().join(&name), f, vec![]);
+        a.dataset.license = Some("cc-by-4.0".into());
+        assert_eq!(run(a), 0, "{f:?}");
+    }
+    for (f, label) in [
+        ("dpo", "`rejected`"),
+        ("kto", "`label`: `true`"),
+        ("sft", "`messages`"),
+    ] {
+        let card = std::fs::read_to_string(dir.path().join(format!("README.{f}.md"))).unwrap();
+        assert!(
+            card.contains(&format!("`{f}.jsonl` ({})", f.to_uppercase())),
+            "{card}"
+        );
+        assert!(card.contains("licence: cc-by-4.0"), "{card}");
+        assert!(card.contains(label), "{f}: {card}");
+        assert!(card.contains("`reviewers` — people's marks"), "{card}");
+        if f != "dpo" {
+            assert!(card.contains("## Reviewers\n\n花子"), "{f}: {card}");
+        }
+    }
+    assert!(!dir.path().join("README.md").exists());
+    let other = dir.path().join("dpo-2.jsonl");
+    assert_eq!(run(args(&db, &other, ExportFormat::Dpo, vec![])), 0);
+    let first = std::fs::read_to_string(dir.path().join("README.dpo.md")).unwrap();
+    assert!(first.contains("`dpo.jsonl`"), "{first}");
+    let second = std::fs::read_to_string(dir.path().join("dpo-2.jsonl.README.md")).unwrap();
+    assert!(
+        second.contains("`dpo-2.jsonl`") && second.contains("licence: not stated"),
+        "{second}"
+    );
+}
+
+/// An export with no record fails (exit 1), says why, and writes nothing: no file, no card,
+/// no partial file — for a reviewer with no marks and for a period with no run.
+#[test]
+fn an_empty_export_writes_nothing_and_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("k.db");
+    generate(&db, 5, 1);
+    let listing = || {
+        let mut v: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        v.sort();
+        v
+    };
+    let before = listing();
+    for f in [ExportFormat::Dpo, ExportFormat::Kto, ExportFormat::Sft] {
+        let out = dir.path().join("empty.jsonl");
+        let mut a = args(&db, &out, f, vec![]);
+        a.dataset.reviewer = Some("nobody".into());
+        assert_eq!(run(a), 1, "{f:?}");
+        let mut a = args(&db, &out, f, vec![]);
+        a.dataset.since = Some("2999-01-01".into());
+        assert_eq!(run(a), 1, "{f:?}");
+        assert_eq!(listing(), before, "{f:?}");
+    }
+    let t = crate::dataset::Tally {
+        runs: 2,
+        ..Default::default()
+    };
+    let why = empty_reason(crate::dataset::Format::Kto, &t);
+    assert!(
+        why.contains("no kto records") && why.contains("2 runs"),
+        "{why}"
+    );
+}
+
+/// Comparison and probe samples are left out unless --include-samples (or named with --run).
+#[test]
+fn sample_runs_are_left_out_unless_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("k.db");
+    let (plain, probe, compare) = {
+        let mut s = Store::open(&db).unwrap();
+        let mut r = Rng::new(12);
+        (
+            generate_dialogue(&mut s, &mut r, 2, json!({}), "rev"),
+            generate_dialogue(&mut s, &mut r, 2, json!({"probe": "秘密1"}), "rev"),
+            generate_dialogue(&mut s, &mut r, 2, json!({"compare": 3}), "rev"),
+        )
+    };
+    let runs_in = |a: ExportArgs| {
+        let out = a.out.clone().unwrap();
+        assert_eq!(run(a), 0);
+        let mut runs: Vec<i64> = records(&out)
+            .iter()
+            .map(|r| r["metadata"]["run"].as_i64().unwrap())
+            .collect();
+        runs.dedup();
+        runs
+    };
+    let out = dir.path().join("d.jsonl");
+    for f in [ExportFormat::Dpo, ExportFormat::Kto, ExportFormat::Sft] {
+        assert_eq!(runs_in(args(&db, &out, f, vec![])), vec![plain], "{f:?}");
+        let card = std::fs::read_to_string(crate::dataset::card::path_for(&out, dataset_format(f)))
+            .unwrap();
+        assert!(
+            card.contains("2 × run made by a comparison or a vault probe"),
+            "{card}"
+        );
+        let mut a = args(&db, &out, f, vec![]);
+        a.dataset.include_samples = true;
+        assert_eq!(runs_in(a), vec![plain, probe, compare], "{f:?}");
+        assert_eq!(
+            runs_in(args(&db, &out, f, vec![probe])),
+            vec![probe],
+            "{f:?}"
+        );
+    }
+}
+
+fn dataset_format(f: ExportFormat) -> crate::dataset::Format {
+    match f {
+        ExportFormat::Dpo => crate::dataset::Format::Dpo,
+        ExportFormat::Kto => crate::dataset::Format::Kto,
+        _ => crate::dataset::Format::Sft,
+    }
+}
+
+/// --max-prompt-tokens N over generated conversations: every prompt is within N (estimated),
+/// keeps its system message and her cue, and lost only its oldest history (what is left is the
+/// newest part, in order, starting with a user line as a run's does); the card's token range
+/// is the records'. Without it nothing is trimmed.
+#[test]
+fn max_prompt_tokens_trims_the_oldest_history_as_a_run_does() {
+    let tpc = crate::llm::LlmConfig::load().unwrap().tokens_per_char;
+    for seed in 20..24u64 {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("k.db");
+        {
+            let mut s = Store::open(&db).unwrap();
+            let mut r = Rng::new(seed);
+            generate_dialogue(&mut s, &mut r, 8, json!({}), "rev");
+        }
+        let full = dir.path().join("full.jsonl");
+        assert_eq!(run(args(&db, &full, ExportFormat::Kto, vec![])), 0);
+        let full = records(&full);
+        let longest = full.iter().map(|r| chars_of(&r["prompt"])).max().unwrap();
+        let shortest = full.iter().map(|r| chars_of(&r["prompt"])).min().unwrap();
+        // A limit between the shortest and the longest prompt: some are trimmed.
+        let mut r = Rng::new(seed);
+        let chars = shortest + r.below(longest - shortest);
+        let max = ((chars as f64) * tpc).floor() as u32;
+        let out = dir.path().join("kto.jsonl");
+        let mut a = args(&db, &out, ExportFormat::Kto, vec![]);
+        a.dataset.max_prompt_tokens = Some(max);
+        assert_eq!(run(a), 0, "seed {seed}");
+        let cut = records(&out);
+        let mut trimmed = 0;
+        let mut tokens = Vec::new();
+        for rec in &cut {
+            let p = rec["prompt"].as_array().unwrap();
+            let orig = full
+                .iter()
+                .find(|f| f["metadata"] == rec["metadata"])
+                .unwrap()["prompt"]
+                .as_array()
+                .unwrap()
+                .clone();
+            let t = (chars_of(&rec["prompt"]) as f64 * tpc).ceil() as usize;
+            assert!(t <= max as usize + 1, "seed {seed}: {t} > {max}");
+            tokens.push(t);
+            assert_eq!(p[0], orig[0], "the system message stays");
+            assert_eq!(p.last(), orig.last(), "her cue stays");
+            let kept = &p[1..p.len() - 1];
+            let all = &orig[1..orig.len() - 1];
+            assert!(all.ends_with(kept), "seed {seed}: not the newest history");
+            if kept.len() < all.len() {
+                trimmed += 1;
+                if let Some(first) = kept.first() {
+                    assert_eq!(first["role"], "user", "seed {seed}");
+                }
+            }
+        }
+        assert!(trimmed > 0, "seed {seed}: the limit trimmed nothing");
+        // Each record of the full export is there, or counted as left out.
+        let card = std::fs::read_to_string(dir.path().join("kto.jsonl.README.md")).unwrap();
+        tokens.sort_unstable();
+        assert!(
+            card.contains(&format!("min {}, ", tokens[0]))
+                && card.contains(&format!("max {} tokens", tokens[tokens.len() - 1]))
+                && card.contains(&format!("`--max-prompt-tokens {max}`: {trimmed} prompts")),
+            "seed {seed}: {card}"
+        );
+        if cut.len() < full.len() {
+            assert!(card.contains("even without its history"), "{card}");
+        }
+    }
+}
+
+/// --sft-form prompt-completion: her accepted line is the completion and nowhere else; the
+/// prompt is the conversation she was sent (her earlier lines there are context, not trained).
+#[test]
+fn sft_prompt_completion_trains_only_the_accepted_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("k.db");
+    {
+        let mut s = Store::open(&db).unwrap();
+        let mut r = Rng::new(30);
+        generate_dialogue(&mut s, &mut r, 5, json!({}), "rev");
+    }
+    let plain = dir.path().join("m.jsonl");
+    assert_eq!(run(args(&db, &plain, ExportFormat::Sft, vec![])), 0);
+    let out = dir.path().join("pc.jsonl");
+    let mut a = args(&db, &out, ExportFormat::Sft, vec![]);
+    a.dataset.sft_form = SftForm::PromptCompletion;
+    assert_eq!(run(a), 0);
+    let (msgs, pc) = (records(&plain), records(&out));
+    assert_eq!(msgs.len(), pc.len());
+    for (m, p) in msgs.iter().zip(&pc) {
+        assert!(p.get("messages").is_none());
+        let m = m["messages"].as_array().unwrap();
+        let completion = p["completion"].as_array().unwrap();
+        assert_eq!(completion.len(), 1);
+        assert_eq!(&completion[0], m.last().unwrap());
+        assert_eq!(p["prompt"].as_array().unwrap()[..], m[..m.len() - 1]);
+    }
+    // The first export's card is README.sft.md; this file's has its own name.
+    let card = std::fs::read_to_string(dir.path().join("pc.jsonl.README.md")).unwrap();
+    assert!(card.contains("the only text trained on"), "{card}");
+    // Only for sft.
+    let mut a = args(&db, &dir.path().join("x.jsonl"), ExportFormat::Kto, vec![]);
+    a.dataset.sft_form = SftForm::PromptCompletion;
+    assert_eq!(run(a), 2);
+}

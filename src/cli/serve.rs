@@ -82,7 +82,7 @@ pub enum ServeCommand {
 
 pub fn run(args: ServeArgs) -> i32 {
     let fail = |code: i32, msg: String| {
-        eprintln!("kakeai serve: {msg}");
+        crate::say!("kakeai serve: {msg}");
         code
     };
     match &args.command {
@@ -150,14 +150,14 @@ pub fn run(args: ServeArgs) -> i32 {
     if let Some(v) = &vault {
         crate::vault::semantic::configure(v, &llm, "kakeai serve");
     }
-    let analyzer = match analyzer::open(args.analyzer, &mut |m| eprintln!("{m}")) {
+    let analyzer = match analyzer::open(args.analyzer, &mut |m| crate::say!("{m}")) {
         Ok(a) => a,
         Err(e) => return fail(2, e.to_string()),
     };
     // The masker every message passes through, built now on the analyzer just opened with its
     // name readings read: the first message must not wait for it, and the operator sees which
     // analyzer masks.
-    eprintln!(
+    crate::say!(
         "kakeai serve: PII masking with {}",
         crate::safety::pii::shared().warm().analyzer_kind().as_str()
     );
@@ -241,8 +241,8 @@ pub fn run(args: ServeArgs) -> i32 {
             .local_addr()
             .map(|a| a.to_string())
             .unwrap_or(listen);
-        eprintln!("kakeai serve: {vault_note}");
-        eprintln!(
+        crate::say!("kakeai serve: {vault_note}");
+        crate::say!(
             "kakeai serve: model {} at {} · log {}",
             svc.llm.model,
             svc.llm.endpoint,
@@ -269,17 +269,18 @@ pub fn run(args: ServeArgs) -> i32 {
                 }
             }
         };
-        eprintln!(
+        crate::say!(
             "kakeai serve: listening on http://{addr}{} (and /healthz) as {}",
-            svc.cfg.webhook_path, svc.me.display_name
+            svc.cfg.webhook_path,
+            svc.me.display_name
         );
         match monitor.as_ref().and_then(|m| m.local_addr().ok()) {
-            Some(m) => eprintln!("kakeai serve: metrics on http://{m}/metrics (keep it private)"),
-            None => eprintln!("kakeai serve: metrics off (metrics_listen = \"\")"),
+            Some(m) => crate::say!("kakeai serve: metrics on http://{m}/metrics (keep it private)"),
+            None => crate::say!("kakeai serve: metrics off (metrics_listen = \"\")"),
         }
         match crate::serve::server::run(svc, listener, monitor, shutdown_signal()).await {
             Ok(()) => {
-                eprintln!("kakeai serve: stopped");
+                crate::say!("kakeai serve: stopped");
                 0
             }
             Err(e) => fail(3, e),
@@ -372,7 +373,7 @@ fn status(url: Option<&str>, config: Option<&std::path::Path>) -> i32 {
         (Some(u), _) => u.to_string(),
         (None, Some(p)) => match ServeConfig::load(Some(p)) {
             Ok(c) if c.http.metrics_listen.trim().is_empty() => {
-                eprintln!(
+                crate::say!(
                     "kakeai serve status: metrics_listen is off in {}",
                     p.display()
                 );
@@ -380,7 +381,7 @@ fn status(url: Option<&str>, config: Option<&std::path::Path>) -> i32 {
             }
             Ok(c) => format!("http://{}", c.http.metrics_listen),
             Err(e) => {
-                eprintln!("kakeai serve status: {e}");
+                crate::say!("kakeai serve status: {e}");
                 return 2;
             }
         },
@@ -390,7 +391,7 @@ fn status(url: Option<&str>, config: Option<&std::path::Path>) -> i32 {
     let rt = match crate::duo::driver::runtime() {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("kakeai serve status: {e}");
+            crate::say!("kakeai serve status: {e}");
             return 3;
         }
     };
@@ -408,19 +409,35 @@ fn status(url: Option<&str>, config: Option<&std::path::Path>) -> i32 {
         let page = get("/metrics").await;
         match (health, page) {
             (Ok(h), Ok(page)) => {
-                println!("health: {}", h.trim());
-                println!("ready: {}", ready.trim());
+                let mut out = format!("health: {}\nready: {}\n", h.trim(), ready.trim());
                 for (k, v) in metrics::parse_text(&page) {
-                    println!("{}", metrics::status_line(&k, v));
+                    out.push_str(&metrics::status_line(&k, v));
+                    out.push('\n');
                 }
-                0
+                print_or_quiet(&out)
             }
             (Err(e), _) | (_, Err(e)) => {
-                eprintln!("kakeai serve status: {base}: {e}");
+                crate::say!("kakeai serve status: {base}: {e}");
                 3
             }
         }
     })
+}
+
+/// Writes `text` to stdout. A reader that went away (`serve status | head -5`) ends it quietly
+/// with exit 0, as it ends ripgrep: `serve` keeps SIGPIPE ignored (a peer's closed socket must
+/// never stop the server), so the closed pipe arrives here as an error, never as a panic.
+pub(crate) fn print_or_quiet(text: &str) -> i32 {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => 0,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
+        Err(e) => {
+            crate::say!("kakeai serve status: cannot write the answer: {e}");
+            3
+        }
+    }
 }
 
 /// A listener that could not be had, naming the setting: an address another process holds is a
@@ -428,7 +445,7 @@ fn status(url: Option<&str>, config: Option<&std::path::Path>) -> i32 {
 /// default `metrics_listen` would otherwise loop), anything else exit 3.
 fn bind_failed(key: &str, flag: &str, addr: &str, e: &std::io::Error) -> i32 {
     if e.kind() == std::io::ErrorKind::AddrInUse {
-        eprintln!(
+        crate::say!(
             "kakeai serve: cannot listen on {addr} ({key}): another process (another instance?) \
              has it — give each instance its own `{key}` in its --config, or {flag} ADDR{}",
             if key == "metrics_listen" {
@@ -439,6 +456,6 @@ fn bind_failed(key: &str, flag: &str, addr: &str, e: &std::io::Error) -> i32 {
         );
         return 2;
     }
-    eprintln!("kakeai serve: cannot listen on {addr} ({key}): {e}");
+    crate::say!("kakeai serve: cannot listen on {addr} ({key}): {e}");
     3
 }

@@ -7,19 +7,22 @@ use std::sync::Arc;
 use crate::serve::Services;
 use crate::store::Store;
 
-/// `kakeai serve forget ID`: exit 0 deleted (counts printed), 1 nothing stored about it, 2 bad
-/// input or no store, 4 the store stayed locked.
+/// `kakeai serve forget ID`: exit 0 deleted (counts printed), 1 nothing stored about it, 2 not a
+/// LINE id (nothing opened) or no store, 4 the store stayed locked.
 pub fn forget(id: &str, db: Option<&Path>) -> i32 {
     let id = id.trim();
-    if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric()) {
-        eprintln!("kakeai serve forget: {id:?} is not a LINE user, group or room id (U…, C…, R…)");
+    if !is_line_id(id) {
+        crate::say!(
+            "kakeai serve forget: {id:?} is not a LINE user, group or room id \
+             (U, C or R and 32 hex digits, as in the webhook's source)"
+        );
         return 2;
     }
     // A file that must exist, or the bot's PostgreSQL database.
     let mut store = match Store::open_existing(db, false) {
         Ok(s) => s,
         Err((e, code)) => {
-            eprintln!("kakeai serve forget: {e}");
+            crate::say!("kakeai serve forget: {e}");
             return code;
         }
     };
@@ -38,10 +41,19 @@ pub fn forget(id: &str, db: Option<&Path>) -> i32 {
             0
         }
         Err(e) => {
-            eprintln!("kakeai serve forget: {e}");
+            crate::say!("kakeai serve forget: {e}");
             crate::cli::patterns::store_code(crate::store::write::BusyCheck::is_busy(&e))
         }
     }
+}
+
+/// A LINE userId, groupId or roomId as LINE writes them: `U`, `C` or `R` and 32 lowercase hex
+/// digits. Anything else is a typo and never reaches the store.
+pub fn is_line_id(id: &str) -> bool {
+    let mut c = id.chars();
+    matches!(c.next(), Some('U' | 'C' | 'R'))
+        && id.len() == 33
+        && c.all(|d| d.is_ascii_digit() || ('a'..='f').contains(&d))
 }
 
 /// Deletes (in one transaction) what the store holds about chat `id`; the counts per table.
@@ -161,4 +173,34 @@ fn reload(svc: &Services, dir: Option<&Path>, work: Option<&str>) {
         "sighup",
         "LINE secrets and serve settings are read at start only: restart to change them",
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_line_id;
+
+    #[test]
+    fn only_line_shaped_ids_are_taken() {
+        let mut rng = crate::test_rng::Rng::new(43);
+        for _ in 0..200 {
+            let hex: String = (0..32)
+                .map(|_| char::from_digit(rng.below(16) as u32, 16).unwrap())
+                .collect();
+            for k in ['U', 'C', 'R'] {
+                let id = format!("{k}{hex}");
+                assert!(is_line_id(&id), "{id}");
+                // One character more or less, another kind letter, upper-case hex: refused.
+                assert!(!is_line_id(&id[..32]), "{id}");
+                assert!(!is_line_id(&format!("{id}0")), "{id}");
+                assert!(!is_line_id(&format!("X{hex}")), "{id}");
+                let at = 1 + rng.below(32);
+                let mut bad = id.clone();
+                bad.replace_range(at..at + 1, "g");
+                assert!(!is_line_id(&bad), "{bad}");
+            }
+        }
+        for word in ["bogus", "", "U", "Uabc", "U'; DROP TABLE x", "Ｕ０１２"] {
+            assert!(!is_line_id(word), "{word}");
+        }
+    }
 }

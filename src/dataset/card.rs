@@ -1,26 +1,29 @@
-//! The dataset card written beside an export (`README.md` in the output's folder, or
-//! `NAME.README.md` when that name is taken by something else): counts per source and sister,
-//! what was left out and why, the filters, ruleset versions, models and the date.
+//! The dataset card written beside an export, one per format (`README.dpo.md`,
+//! `README.kto.md`, `README.sft.md` in the output's folder, or `NAME.README.md` when that name
+//! holds the card of another file): counts per source and sister, what was left out and why,
+//! the filters, the licence, who reviewed, what each field and label means, prompt sizes in
+//! estimated tokens, ruleset versions, models and the date.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::{Format, Options, Tally};
 
-/// Where the card of `out` goes.
-pub fn path_for(out: &Path) -> PathBuf {
+/// Where the card of `out` (a `format` export) goes: the folder's card of that format, unless
+/// it describes another file (then one named after `out`, so no export's card is lost).
+pub fn path_for(out: &Path, format: Format) -> PathBuf {
     let dir = out
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let plain = dir.join("README.md");
+    let plain = dir.join(format!("README.{}.md", format.as_str()));
     let name = out
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    // A card from an earlier export of the same folder is ours to replace; anything else is not.
+    // This file's card from an earlier export is ours to replace; anything else is not.
     let ours = std::fs::read_to_string(&plain)
-        .map(|s| s.starts_with(HEADER))
+        .map(|s| s.starts_with(&format!("{HEADER}: `{name}` ")))
         .unwrap_or(true);
     if ours {
         plain
@@ -61,6 +64,33 @@ pub fn render(format: Format, file: &str, o: &Options, t: &Tally, date: &str) ->
     for (why, n) in &t.skipped {
         let _ = writeln!(s, "- {n} × {why}");
     }
+    let _ = writeln!(s, "\n## Licence\n");
+    let _ = writeln!(
+        s,
+        "{}",
+        match &o.license {
+            Some(l) => format!("licence: {l} (as stated by whoever exported it, `--license`)"),
+            None => "licence: not stated — ask the team that owns the store before sharing it \
+                     (`--license ID` states one)"
+                .to_string(),
+        }
+    );
+    let _ = writeln!(s, "\n## Reviewers\n");
+    if t.reviewers.is_empty() {
+        let _ = writeln!(s, "none: every record was judged by the Director alone");
+    } else {
+        let names: Vec<&str> = t.reviewers.iter().map(String::as_str).collect();
+        let _ = writeln!(
+            s,
+            "{} (their marks decided the `reviewers` records; `metadata.judged_by` names who \
+             judged each one)",
+            names.join(", ")
+        );
+    }
+    let _ = writeln!(s, "\n## Fields and labels\n");
+    let _ = writeln!(s, "{}", meanings(format, o));
+    let _ = writeln!(s, "\n## Prompt size\n");
+    let _ = writeln!(s, "{}", sizes(o, t));
     let _ = writeln!(s, "\n## Filters\n");
     for line in filters(o) {
         let _ = writeln!(s, "- {line}");
@@ -91,6 +121,69 @@ pub fn render(format: Format, file: &str, o: &Options, t: &Tally, date: &str) ->
             "prompts are as the model saw them, vault text included (not checked)"
         }
     );
+    s
+}
+
+/// What each field and label of `format` means.
+fn meanings(format: Format, o: &Options) -> String {
+    let source = "`metadata.source`: `director` — kakeai's Director (its rules and judge) \
+                  decided; `reviewers` — people's marks decided, overriding the Director.";
+    let body = match format {
+        Format::Dpo => "- `prompt`: the messages the model was sent when it wrote the rejected \
+             line (system, then the conversation)\n\
+             - `chosen`: a line accepted for the same turn (a Director PASS/WARN written after \
+             its guidance, or the version reviewers accepted)\n\
+             - `rejected`: a line the Director judged RETRY, or reviewers rejected"
+            .to_string(),
+        Format::Kto => "- `prompt`: the messages the model was sent\n\
+             - `completion`: her line\n\
+             - `label`: `true` — the line is fine as she would say it (a Director PASS, or most \
+             of its reviewers 👍/PASS); `false` — it must not be said (a Director RETRY, most \
+             reviewers 👎/RETRY, or a line the leak review rejected); ties are left out"
+            .to_string(),
+        Format::Sft if o.sft_prompt_completion => "- `prompt`: the messages the model was sent\n\
+             - `completion`: her accepted line (a Director PASS no reviewer rejected): the only \
+             text trained on (TRL's completion-only loss)"
+            .to_string(),
+        Format::Sft => "- `messages`: the messages the model was sent, then her accepted line \
+             (a Director PASS no reviewer rejected) as the last `assistant` message. Her \
+             earlier lines in it were not all accepted and TRL trains on every assistant \
+             message by default: export with `--sft-form prompt-completion` to train on the \
+             accepted line only"
+            .to_string(),
+    };
+    format!("{body}\n- {source}")
+}
+
+/// Prompt sizes in estimated tokens, and what `--max-prompt-tokens` did.
+fn sizes(o: &Options, t: &Tally) -> String {
+    let mut n = t.prompt_tokens.clone();
+    n.sort_unstable();
+    let mut s = format!(
+        "Estimated as characters × {} tokens per character (kakeai's chars→tokens ratio, \
+         `tokens_per_char` in llm.toml; no model tokenizer was run — count with yours before \
+         choosing `max_length`).",
+        o.tokens_per_char
+    );
+    if let (Some(lo), Some(hi)) = (n.first(), n.last()) {
+        let _ = write!(
+            s,
+            " Prompts: min {lo}, median {}, max {hi} tokens.",
+            n[n.len() / 2]
+        );
+    }
+    match o.max_prompt_tokens {
+        Some(max) => {
+            let _ = write!(
+                s,
+                " `--max-prompt-tokens {max}`: {} prompts lost {} history messages, oldest \
+                 first, as a run's prompt does; prompts that did not fit even without history \
+                 are left out (see above).",
+                t.trimmed, t.trimmed_messages
+            );
+        }
+        None => s.push_str(" Not trimmed (`--max-prompt-tokens N` trims the oldest history)."),
+    }
     s
 }
 
@@ -133,6 +226,10 @@ fn filters(o: &Options) -> Vec<String> {
     add(o.director_only, "Director judgements only".into());
     add(o.reviewers_only, "reviewer judgements only".into());
     add(o.redact_vault, "vault redacted".into());
+    add(
+        o.include_samples,
+        "comparison and vault-probe sample runs included".into(),
+    );
     if f.is_empty() {
         f.push("none".into());
     }

@@ -63,6 +63,18 @@ pub struct Options {
     pub reviewers_only: bool,
     /// Replace the 【世界設定】 part of every prompt by a notice.
     pub redact_vault: bool,
+    /// Take comparison and vault-probe sample runs too (left out unless named with `runs`).
+    pub include_samples: bool,
+    /// The licence the card states (an SPDX id or a name); None: "not stated".
+    pub license: Option<String>,
+    /// Prompts longer than this many (estimated) tokens lose their oldest history as a run's
+    /// prompt does (`llm::budget::fit_prioritised`); still longer, the record is left out.
+    pub max_prompt_tokens: Option<u32>,
+    /// Tokens per character for the estimate (llm.toml `tokens_per_char`).
+    pub tokens_per_char: f64,
+    /// SFT as `prompt` + `completion` (only her accepted line is trained) instead of
+    /// `messages` (TRL trains on every assistant line in it, her earlier ones included).
+    pub sft_prompt_completion: bool,
 }
 
 /// What came out, and what was left out and why (for the card).
@@ -75,6 +87,13 @@ pub struct Tally {
     pub runs: usize,
     pub ruleset_versions: std::collections::BTreeSet<String>,
     pub models: std::collections::BTreeSet<String>,
+    /// Reviewers whose marks decided a record.
+    pub reviewers: std::collections::BTreeSet<String>,
+    /// Each record's prompt, in estimated tokens (after any trimming).
+    pub prompt_tokens: Vec<usize>,
+    /// Records whose prompt lost history to `max_prompt_tokens`, and the messages dropped.
+    pub trimmed: usize,
+    pub trimmed_messages: usize,
 }
 
 impl Tally {
@@ -110,17 +129,27 @@ impl From<rusqlite::Error> for DatasetError {
     }
 }
 
-/// The runs the options select, oldest first.
-fn run_ids(store: &Store, o: &Options) -> Result<Vec<i64>, DatasetError> {
-    let ids: Vec<i64> = store
+/// The runs the options select, oldest first. Comparison and vault-probe samples are not
+/// conversations anyone reviewed: left out (and counted) unless named or `include_samples`.
+fn run_ids(store: &Store, o: &Options, tally: &mut Tally) -> Result<Vec<i64>, DatasetError> {
+    let rows: Vec<(i64, String)> = store
         .db()
         .query_map(
-            "SELECT id FROM runs WHERE (CAST(?1 AS TEXT) IS NULL OR started_at >= ?1)
+            "SELECT id, options FROM runs WHERE (CAST(?1 AS TEXT) IS NULL OR started_at >= ?1)
                AND (CAST(?2 AS TEXT) IS NULL OR started_at < ?2) ORDER BY id",
             crate::p![o.since, o.until],
-            |r| r.get(0),
+            |r| Ok((r.get(0)?, r.get(1)?)),
         )
         .map_err(crate::store::StoreError::from)?;
+    let mut ids = Vec::new();
+    for (id, options) in rows {
+        let sample = crate::store::pg::read::sample_of(&options);
+        if sample.is_some() && !o.include_samples && !o.runs.contains(&id) {
+            tally.skip("run made by a comparison or a vault probe (--include-samples takes them)");
+            continue;
+        }
+        ids.push(id);
+    }
     if o.runs.is_empty() {
         return Ok(ids);
     }
@@ -154,7 +183,7 @@ pub fn export(
         )));
     }
     let mut tally = Tally::default();
-    for id in run_ids(store, o)? {
+    for id in run_ids(store, o, &mut tally)? {
         let rec = store.load_run(id)?;
         let branches = store.branches(id)?;
         tally.runs += 1;

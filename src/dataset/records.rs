@@ -188,7 +188,8 @@ impl Ctx<'_> {
         Ok(())
     }
 
-    /// The prompt for `attempt`, or the item counted as skipped.
+    /// The prompt for `attempt` (fitted to `max_prompt_tokens`, its size counted), or the item
+    /// counted as skipped.
     fn prompt(&mut self, attempt: Option<i64>) -> Result<Option<Vec<Value>>, DatasetError> {
         match prompt_of(self.store, attempt, self.o.redact_vault)? {
             Ok(mut p) => {
@@ -201,12 +202,79 @@ impl Ctx<'_> {
                         m["content"] = Value::String(c);
                     }
                 }
+                let Some(p) = self.fitted(p) else {
+                    return Ok(None);
+                };
+                let chars = p
+                    .iter()
+                    .map(|m| m["content"].as_str().unwrap_or_default().chars().count())
+                    .sum::<usize>();
+                let tokens = (chars as f64 * self.o.tokens_per_char).ceil() as usize;
+                self.tally.prompt_tokens.push(tokens);
                 Ok(Some(p))
             }
             Err(why) => {
                 self.tally.skip(why);
                 Ok(None)
             }
+        }
+    }
+
+    /// `p` within `max_prompt_tokens`: its oldest history dropped as a run's prompt loses it
+    /// (`llm::budget::fit_prioritised`: down to `keep_history` messages, then the rest); None
+    /// (counted) when even the system message and her cue do not fit.
+    fn fitted(&mut self, p: Vec<Value>) -> Option<Vec<Value>> {
+        use crate::llm::{Message, Role, budget};
+        let Some(max) = self.o.max_prompt_tokens else {
+            return Some(p);
+        };
+        let role = |r: &Value| match r.as_str() {
+            Some("system") => Some(Role::System),
+            Some("user") => Some(Role::User),
+            Some("assistant") => Some(Role::Assistant),
+            _ => None,
+        };
+        let msgs: Option<Vec<Message>> = p
+            .iter()
+            .map(|m| {
+                Some(Message {
+                    role: role(&m["role"])?,
+                    content: m["content"].as_str()?.to_string(),
+                })
+            })
+            .collect();
+        let Some(mut msgs) = msgs else {
+            self.tally
+                .skip("--max-prompt-tokens: a prompt message with a role a run never sends");
+            return None;
+        };
+        let chars = budget::Ratio::new(self.o.tokens_per_char).chars_for(max);
+        let keep = budget::Priorities::builtin().keep_history;
+        match budget::fit_prioritised(&mut msgs, chars, &[], keep) {
+            Ok(f) => {
+                if f.dropped > 0 {
+                    self.tally.trimmed += 1;
+                    self.tally.trimmed_messages += f.dropped;
+                }
+                Some(
+                    msgs.iter()
+                        .map(|m| json!({"role": m.role.as_str(), "content": m.content}))
+                        .collect(),
+                )
+            }
+            Err(_) => {
+                self.tally.skip(&format!(
+                    "prompt over --max-prompt-tokens {max} even without its history"
+                ));
+                None
+            }
+        }
+    }
+
+    /// Reviewers who decided a record, for the card.
+    fn judged_by(&mut self, judged: &Judged) {
+        if let Judged::Reviewers(names) = judged {
+            self.tally.reviewers.extend(names.iter().cloned());
         }
     }
 }
@@ -278,6 +346,7 @@ fn pair(
         json!({"source": judged.source(), "chosen_attempt": chosen.attempt_id,
                "rejected_attempt": rejected_id, "judged_by": judged.json()}),
     );
+    c.judged_by(judged);
     let record = json!({
         "prompt": prompt,
         "chosen": assistant(&chosen.text),
@@ -340,6 +409,7 @@ fn single(
         t,
         json!({"source": judged.source(), "attempt": attempt, "judged_by": judged.json()}),
     );
+    c.judged_by(judged);
     let record = json!({
         "prompt": prompt,
         "completion": assistant(text),
@@ -373,14 +443,18 @@ pub(crate) fn sft(c: &mut Ctx<'_>, t: &TurnLines) -> Result<(), DatasetError> {
     let Some(mut messages) = c.prompt(v.attempt_id)? else {
         return Ok(());
     };
-    messages.push(json!({"role": "assistant", "content": v.text}));
+    c.judged_by(&judged);
     let meta = c.meta(
         t,
         json!({"source": judged.source(), "attempt": v.attempt_id, "judged_by": judged.json()}),
     );
-    c.emit(
-        json!({"messages": messages, "metadata": meta}),
-        judged.source(),
-        &t.speaker,
-    )
+    // prompt + completion: only her accepted line is trained (TRL's completion-only loss);
+    // messages: every assistant line in them is, her earlier ones included.
+    let record = if c.o.sft_prompt_completion {
+        json!({"prompt": messages, "completion": assistant(&v.text), "metadata": meta})
+    } else {
+        messages.push(json!({"role": "assistant", "content": v.text}));
+        json!({"messages": messages, "metadata": meta})
+    };
+    c.emit(record, judged.source(), &t.speaker)
 }

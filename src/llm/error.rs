@@ -213,6 +213,21 @@ fn fmt_duration(d: &Duration) -> String {
 }
 
 impl LlmError {
+    /// The same error without the words the model server wrote (its error message, a body it
+    /// sent back — they may quote what it was sent: a user's message, her prompt), shown as
+    /// `…`: the kind, the status, the endpoint and the model.
+    pub fn without_server_text(&self) -> LlmError {
+        let mut e = self.clone();
+        match &mut e {
+            LlmError::Rejected { message, .. }
+            | LlmError::Server { message, .. }
+            | LlmError::StreamError { message, .. } => *message = "…".into(),
+            LlmError::Malformed { got, .. } => *got = "…".into(),
+            _ => {}
+        }
+        e
+    }
+
     /// Worth one retry after a short pause: rows 1–2 of seed 003 §4's table (`llm::policy`).
     pub fn is_transient(&self) -> bool {
         super::policy::retried(self)

@@ -283,6 +283,6 @@ fn log_request(target: &Target, body: Option<&Value>) {
     if let Err(e) = written
         && !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed)
     {
-        eprintln!("kakeai: KAKEAI_REQUEST_LOG {}: {e}", path.display());
+        crate::say!("kakeai: KAKEAI_REQUEST_LOG {}: {e}", path.display());
     }
 }

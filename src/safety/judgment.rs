@@ -25,6 +25,18 @@ pub enum Reason {
     Attack,
 }
 
+impl Reason {
+    /// The name the JSON uses (`static_ng`, …), for logs and traces.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::StaticNg => "static_ng",
+            Reason::ContextualNg => "contextual_ng",
+            Reason::PatternNg => "pattern_ng",
+            Reason::Attack => "attack",
+        }
+    }
+}
+
 /// What one layer did with the message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]

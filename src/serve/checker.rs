@@ -99,7 +99,7 @@ async fn scope(svc: &Services, sc: PendingScope, now: i64) {
     .await
     {
         inc(&svc.metrics.pipeline_errors);
-        eprintln!("kakeai serve: late answer failed: {e}");
+        crate::say!("kakeai serve: late answer failed: {e}");
     }
     let (ch, th, upto) = (sc.channel_id.clone(), sc.thread_ts.clone(), sc.latest.id);
     let _ = svc

@@ -66,6 +66,8 @@ pub struct HttpConfig {
     pub max_body_bytes: usize,
     pub header_timeout_seconds: f64,
     pub body_timeout_seconds: f64,
+    /// Longest pause between two pieces of a body (LINE sends its small bodies at once).
+    pub body_idle_seconds: f64,
     pub max_connections: usize,
     pub max_connection_seconds: f64,
     pub metrics_listen: String,
@@ -195,6 +197,7 @@ impl ServeConfig {
             self.store_down_seconds,
             h.header_timeout_seconds,
             h.body_timeout_seconds,
+            h.body_idle_seconds,
             h.max_connection_seconds,
         ];
         if times

@@ -48,23 +48,23 @@ pub async fn check(
         super::metrics::inc(&svc.metrics.pii_check_failures);
     }
     let outcome = match &flag {
-        Some(why) if mode == PiiLlmMode::FailOpen => {
-            trace.push(format!(
-                "PII second opinion: {why} (fail-open: the rules' result is used)"
-            ));
-            OPEN
-        }
         Some(why) => {
-            trace.push(format!("PII second opinion: {why}"));
+            let open = mode == PiiLlmMode::FailOpen;
+            trace.push(if open {
+                format!("PII second opinion: {why} (fail-open: the rules' result is used)")
+            } else {
+                format!("PII second opinion: {why}")
+            });
             svc.log.write(
                 "pii-unchecked",
                 &format!(
-                    "msg={} chat={}: the PII second opinion failed ({why}); the message is not sent to a model, marked for review",
+                    "msg={} chat={}: the PII second opinion failed ({why}); {}",
                     user.id,
-                    super::oplog::short_id(&user.channel_id)
+                    super::oplog::short_id(&user.channel_id),
+                    unchecked_note(mode)
                 ),
             );
-            FAILED
+            if open { OPEN } else { FAILED }
         }
         None => CHECKED,
     };
@@ -93,6 +93,22 @@ pub async fn check(
     .map_err(|e| e.to_string())?;
     user.pii_check = outcome.to_string();
     Ok(user)
+}
+
+/// What a failed second opinion meant, naming the setting that decided it (`[pii] llm` in the
+/// serve config) and the other choices, so the operator's log says where to change it.
+pub fn unchecked_note(mode: PiiLlmMode) -> &'static str {
+    match mode {
+        PiiLlmMode::FailOpen => {
+            "[pii] llm = \"fail-open\": the rules' masking is used as it is and the message \
+             goes on to the model (\"fail-closed\" keeps it from any model)"
+        }
+        _ => {
+            "[pii] llm = \"fail-closed\": the message is not sent to a model, her fallback \
+             answers, marked for review (\"fail-open\" would use the rules' masking alone; \
+             \"off\" asks no model)"
+        }
+    }
 }
 
 #[cfg(test)]

@@ -136,9 +136,9 @@ pub async fn answer(svc: &Services, user: &UserLine, spent: Duration) -> Answer 
         inc(&svc.metrics.blocks);
         a.source = "blocked".into();
         a.trace.push(format!(
-            "safety: blocked at L{:?} ({:?}) · {} of the last {} messages blocked",
-            judgment.layer,
-            judgment.reason,
+            "safety: blocked at L{} ({}) · {} of the last {} messages blocked",
+            judgment.layer.map_or("?".into(), |l| l.to_string()),
+            judgment.reason.map_or("no reason given", |r| r.as_str()),
             ctx.user.recent_flags,
             chat::context::FLAG_WINDOW
         ));

@@ -81,7 +81,7 @@ pub async fn run(
     let drain = secs(svc.cfg.drain_seconds);
     let until = tokio::time::Instant::now() + drain;
     if !jobs.join(drain).await {
-        eprintln!(
+        crate::say!(
             "kakeai serve: the {:.0} s drain is over; what is unanswered stays queued for the next start",
             drain.as_secs_f64()
         );
@@ -153,35 +153,73 @@ async fn read_body(svc: &Services, headers: &HeaderMap, body: Body) -> Result<By
         inc(&svc.metrics.bad_bodies);
         return Err(StatusCode::PAYLOAD_TOO_LARGE);
     }
-    let read = axum::body::to_bytes(body, h.max_body_bytes);
-    match tokio::time::timeout(secs(h.body_timeout_seconds), read).await {
-        Ok(Ok(b)) => Ok(b),
-        Ok(Err(_)) => {
-            inc(&svc.metrics.bad_bodies);
-            Err(StatusCode::PAYLOAD_TOO_LARGE)
-        }
-        Err(_) => {
-            inc(&svc.metrics.bad_bodies);
-            Err(StatusCode::REQUEST_TIMEOUT)
+    let read = collect(
+        body,
+        h.max_body_bytes,
+        secs(h.body_idle_seconds),
+        Instant::now() + secs(h.body_timeout_seconds),
+    )
+    .await;
+    if read.is_err() {
+        inc(&svc.metrics.bad_bodies);
+    }
+    read
+}
+
+/// The body's pieces, at most `max` bytes in all, each within `idle` of the one before and all
+/// by `until`: 413 past `max`, 408 for a pause or the whole too long.
+async fn collect(
+    body: Body,
+    max: usize,
+    idle: std::time::Duration,
+    until: Instant,
+) -> Result<Bytes, StatusCode> {
+    use futures_util::StreamExt;
+    let mut stream = body.into_data_stream();
+    let mut got = bytes::BytesMut::new();
+    loop {
+        let left = until.saturating_duration_since(Instant::now()).min(idle);
+        match tokio::time::timeout(left, stream.next()).await {
+            Ok(None) => return Ok(got.freeze()),
+            Ok(Some(Ok(piece))) if got.len() + piece.len() <= max => got.extend_from_slice(&piece),
+            Ok(Some(Ok(_))) => return Err(StatusCode::PAYLOAD_TOO_LARGE),
+            Ok(Some(Err(_))) => return Err(StatusCode::BAD_REQUEST),
+            Err(_) => return Err(StatusCode::REQUEST_TIMEOUT),
         }
     }
 }
 
-async fn webhook(State(st): State<AppState>, headers: HeaderMap, body: Body) -> impl IntoResponse {
+/// A refusal that also closes the connection (`Connection: close`): the client's unread body
+/// is never read, and its connection goes back to the pool.
+fn refuse(code: StatusCode) -> axum::response::Response {
+    (code, [(axum::http::header::CONNECTION, "close")], "").into_response()
+}
+
+async fn webhook(
+    State(st): State<AppState>,
+    headers: HeaderMap,
+    body: Body,
+) -> axum::response::Response {
     let started = Instant::now();
     let svc = &st.svc;
+    let sig = headers.get("x-line-signature").map(|v| v.as_bytes());
+    // No signature to check: refused before a byte of the body is read, so unsigned clients
+    // (however many, however slow) never hold a connection genuine webhooks need.
+    if !signature::well_formed(sig) {
+        inc(&svc.metrics.bad_signatures);
+        return refuse(StatusCode::UNAUTHORIZED);
+    }
     let body = match read_body(svc, &headers, body).await {
         Ok(b) => b,
-        Err(code) => return (code, ""),
+        Err(code) => return refuse(code),
     };
-    let sig = headers.get("x-line-signature").map(|v| v.as_bytes());
     if !signature::verify(svc.secret.expose(), &body, sig) {
         inc(&svc.metrics.bad_signatures);
-        return (StatusCode::UNAUTHORIZED, "");
+        return refuse(StatusCode::UNAUTHORIZED);
     }
     let Ok(parsed) = serde_json::from_slice::<WebhookBody>(&body) else {
         inc(&svc.metrics.bad_bodies);
-        return (StatusCode::BAD_REQUEST, "");
+        return (StatusCode::BAD_REQUEST, "").into_response();
     };
     drop(body);
     let names = svc.names();
@@ -211,7 +249,7 @@ async fn webhook(State(st): State<AppState>, headers: HeaderMap, body: Body) -> 
     let accepted = match st.ingress.accept(news).await {
         Ok(a) => a,
         // Not acknowledged: LINE redelivers.
-        Err(_) => return (StatusCode::INTERNAL_SERVER_ERROR, ""),
+        Err(_) => return (StatusCode::INTERNAL_SERVER_ERROR, "").into_response(),
     };
     for ((r, (reply_token, quote_token, channel)), bad) in
         accepted.into_iter().zip(tokens).zip(malformed)
@@ -235,7 +273,7 @@ async fn webhook(State(st): State<AppState>, headers: HeaderMap, body: Body) -> 
         }
     }
     svc.metrics.ack_seconds(started.elapsed().as_secs_f64());
-    (StatusCode::OK, "{}")
+    (StatusCode::OK, "{}").into_response()
 }
 
 /// The row an event leaves, its text masked here (the raw text goes no further), and the

@@ -15,6 +15,14 @@ pub fn sign(secret: &str, body: &[u8]) -> String {
     STANDARD.encode(mac.finalize().into_bytes())
 }
 
+/// Whether `header` can be a signature at all (Base64 of 32 bytes): checked before a body is
+/// read, so a request without one is refused without reading what it sends.
+pub fn well_formed(header: Option<&[u8]>) -> bool {
+    header
+        .and_then(|h| STANDARD.decode(h.trim_ascii()).ok())
+        .is_some_and(|d| d.len() == 32)
+}
+
 /// True only when `header` is the Base64 of the body's HMAC. The comparison of the MAC is
 /// constant-time (hmac's `verify_slice`); a header that is not Base64 of 32 bytes is false.
 pub fn verify(secret: &str, body: &[u8], header: Option<&[u8]>) -> bool {
@@ -32,6 +40,24 @@ pub fn verify(secret: &str, body: &[u8], header: Option<&[u8]>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Generated signatures are well formed; anything of another length, or not Base64, is not.
+    #[test]
+    fn only_signature_shaped_headers_are_well_formed() {
+        let mut rng = crate::test_rng::Rng::new(4303);
+        for _ in 0..200 {
+            let n = rng.below(64);
+            let body: Vec<u8> = (0..n).map(|_| rng.below(256) as u8).collect();
+            let sig = sign("secret", &body);
+            assert!(well_formed(Some(sig.as_bytes())), "{sig}");
+            let other = STANDARD.encode(&body);
+            assert_eq!(well_formed(Some(other.as_bytes())), n == 32, "{other}");
+            let bad = format!("{}!", &sig[..sig.len() - 1]);
+            assert!(!well_formed(Some(bad.as_bytes())), "{bad}");
+        }
+        assert!(!well_formed(None));
+        assert!(!well_formed(Some(b"")));
+    }
 
     #[test]
     fn known_vector() {

@@ -135,7 +135,7 @@ impl Dispatcher {
                     if let Ok(mut f) = self.inflight.lock() {
                         f.remove(&id);
                     }
-                    eprintln!("kakeai serve: event not processed: {e}");
+                    crate::say!("kakeai serve: event not processed: {e}");
                 }
             }
         }
@@ -230,7 +230,7 @@ pub async fn resume(svc: &Services, jobs: &Dispatcher) {
     let lease = svc.lease.clone();
     match svc.store.call(move |s| lease::at_start(s, &lease)).await {
         Ok(taken) => dispatch(jobs, taken),
-        Err(e) => eprintln!("kakeai serve: unanswered messages not resumed: {e}"),
+        Err(e) => crate::say!("kakeai serve: unanswered messages not resumed: {e}"),
     }
 }
 

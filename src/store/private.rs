@@ -16,11 +16,7 @@ pub fn prepare(path: &Path) -> Result<(), StoreError> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty())
         && !parent.exists()
     {
-        let mut b = std::fs::DirBuilder::new();
-        b.recursive(true);
-        #[cfg(unix)]
-        std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
-        b.create(parent).map_err(io(parent))?;
+        crate::config::create_private_dirs(parent).map_err(io(parent))?;
     }
     if !path.exists() {
         let mut o = std::fs::OpenOptions::new();

@@ -153,6 +153,9 @@ pub fn copy(
     }
     let partial = to.with_extension("partial");
     let _ = std::fs::remove_file(&partial);
+    // The copy holds what the store holds: created 0600 (in a 0700 dir when there is none)
+    // before SQLite opens it, as the store itself is — never a world-readable 0644.
+    super::private::prepare(&partial)?;
     let src = super::watch::read_only(from)?;
     let mut dst = Connection::open(&partial).map_err(|source| StoreError::Open {
         path: partial.clone(),

@@ -167,6 +167,11 @@ pub fn keep_format(original: &str, new: &super::model::VisibilityFile) -> Option
 
 /// Writes the bundled sample into `dir`, leaving files that already exist alone.
 pub fn materialize(dir: &Path) -> Result<(), ConfigError> {
+    // The writer's secrets: a vault made here is private (0700), as the data dir is.
+    crate::config::create_private_dirs(dir).map_err(|e| ConfigError::Io {
+        path: dir.to_path_buf(),
+        message: e.to_string(),
+    })?;
     for (rel, text) in sample_files() {
         let p = dir.join(rel);
         if p.exists() {

@@ -232,12 +232,12 @@ pub(super) type Shared = Arc<Embedder>;
 pub fn configure(vault: &SharedVault, cfg: &LlmConfig, who: &str) {
     let e = Embedder::from_config(cfg);
     match e.client() {
-        Some(_) => eprintln!(
+        Some(_) => crate::say!(
             "{who}: leak review: semantic check on ({} at {})",
             cfg.embed_model.as_deref().unwrap_or_default(),
             cfg.embed_endpoint.as_deref().unwrap_or(&cfg.endpoint)
         ),
-        None => eprintln!(
+        None => crate::say!(
             "{who}: leak review: semantic check OFF ({}); set embed_model in llm.toml. \
              Reviews say \"approved without the semantic check\"",
             e.why_off()

@@ -22,19 +22,24 @@ pub struct Serve {
     /// The monitoring listener (/metrics, /healthz).
     pub metrics_url: String,
     pub stderr: Arc<Mutex<Vec<String>>>,
+    /// Set: the reader of the server's stderr goes away after the next line (a closed pipe).
+    pub deaf: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Serve {
     /// Starts `kakeai serve --line` against the fakes, with `config` (TOML) as --config
     /// (`--no-vault` unless `extra` names a vault).
     pub fn start(env: Env, line: &str, llm: &str, config: &str, extra: &[&str]) -> Serve {
-        let (child, url, metrics_url, stderr) = Serve::spawn(&env, line, llm, config, extra);
+        let deaf = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (child, url, metrics_url, stderr) =
+            Serve::spawn(&env, line, llm, config, extra, deaf.clone());
         Serve {
             env,
             child,
             url,
             metrics_url,
             stderr,
+            deaf,
         }
     }
 
@@ -42,7 +47,9 @@ impl Serve {
     pub fn kill9_and_restart(&mut self, line: &str, llm: &str, config: &str, extra: &[&str]) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let (child, url, metrics_url, stderr) = Serve::spawn(&self.env, line, llm, config, extra);
+        self.deaf = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (child, url, metrics_url, stderr) =
+            Serve::spawn(&self.env, line, llm, config, extra, self.deaf.clone());
         self.child = child;
         self.url = url;
         self.metrics_url = metrics_url;
@@ -55,6 +62,7 @@ impl Serve {
         llm: &str,
         config: &str,
         extra: &[&str],
+        deaf: Arc<std::sync::atomic::AtomicBool>,
     ) -> (Child, String, String, Arc<Mutex<Vec<String>>>) {
         let cfg = env.file("serve.toml", config);
         let mut args = vec![
@@ -106,6 +114,9 @@ impl Serve {
                     }
                 }
                 keep.lock().unwrap().push(line);
+                if deaf.load(Ordering::SeqCst) {
+                    return; // the pipe's reading end is dropped here
+                }
             }
         });
         let mut addrs = [String::new(), String::new()];

@@ -93,7 +93,7 @@ pub fn load_or_create(path: &Path) -> Result<DigestKey, KeyError> {
         source,
     };
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| io("create the directory of", e))?;
+        crate::config::create_private_dirs(dir).map_err(|e| io("create the directory of", e))?;
     }
     let mut key = [0u8; KEY_LEN];
     getrandom::fill(&mut key).map_err(|e| KeyError::Random(e.to_string()))?;

@@ -56,7 +56,8 @@ pub async fn second_opinion(
     let req = request(&masked.masked_text);
     let reply = match tokio::time::timeout(limit, client.chat(&req)).await {
         Ok(Ok(c)) => Ok(c.text),
-        Ok(Err(e)) => Err(e.to_string()),
+        // Kind, status, endpoint and model: the server's words may quote the text it was sent.
+        Ok(Err(e)) => Err(e.without_server_text().to_string()),
         Err(_) => Err(format!("{:.1} 秒以内に答えがなかった", limit.as_secs_f64())),
     };
     merge_llm(masked, reply.as_deref().map_err(Clone::clone), mode)

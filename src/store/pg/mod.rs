@@ -385,7 +385,7 @@ fn private_enough(path: &std::path::Path) -> bool {
         {
             static SAID: std::sync::Once = std::sync::Once::new();
             SAID.call_once(|| {
-                eprintln!(
+                crate::say!(
                     "kakeai: {}: not used — others may read it (mode {:o}); run chmod 600 on it",
                     path.display(),
                     m.permissions().mode() & 0o777

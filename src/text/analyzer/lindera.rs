@@ -200,7 +200,8 @@ pub fn build_dictionary(src: &Path, out: &Path) -> Result<BuildReport, DictError
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    fs::create_dir_all(&parent)?;
+    // The data dir on first use: private (0700), as every dir kakeai creates there.
+    crate::config::create_private_dirs(&parent)?;
     let name = out
         .file_name()
         .map_or_else(|| "ipadic".into(), |n| n.to_string_lossy().into_owned());

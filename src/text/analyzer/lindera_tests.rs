@@ -54,16 +54,22 @@ fn summary(ms: &[Morpheme]) -> Vec<(&str, usize, usize, Pos)> {
         .collect()
 }
 
+/// A first build makes the data dir (and its missing parents) private, 0700, as the store
+/// and the key file do: the first-use build is often what creates the data dir.
 #[test]
-fn build_replaces_old_dir_and_loads() {
+fn a_first_build_makes_a_private_data_dir_and_loads() {
     let Some(src) = sources() else { return };
     let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("dict").join("ipadic");
-    fs::create_dir_all(&out).unwrap();
-    fs::write(out.join("stale.txt"), "old build").unwrap();
-    assert!(!is_installed(&out));
+    let data = tmp.path().join("share").join("kakeai");
+    let out = data.join("ipadic");
 
     let report = build_dictionary(&src, &out).unwrap();
+    #[cfg(unix)]
+    for dir in [&data, &tmp.path().join("share")] {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = fs::metadata(dir).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700, "{}", dir.display());
+    }
     assert_eq!(report.out_dir, out);
     assert_eq!(report.source_dir, src);
     assert!(
@@ -72,13 +78,33 @@ fn build_replaces_old_dir_and_loads() {
         report.bytes_on_disk
     );
     assert!(is_installed(&out));
-    assert!(!out.join("stale.txt").exists());
     // Only the finished dictionary is left next to it: no staging or temp dirs.
     assert_eq!(fs::read_dir(out.parent().unwrap()).unwrap().count(), 1);
 
     let analyzer = LinderaAnalyzer::load(&out).unwrap();
     assert_eq!(analyzer.kind(), AnalyzerKind::LinderaIpadic);
     assert!(!analyzer.tokenize("京都").is_empty());
+}
+
+#[test]
+fn a_new_build_replaces_the_old_dir_whole() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, new, old) = (
+        tmp.path().join("ipadic"),
+        tmp.path().join(".building"),
+        tmp.path().join(".old"),
+    );
+    fs::create_dir_all(&out).unwrap();
+    fs::write(out.join("stale.txt"), "old build").unwrap();
+    fs::create_dir_all(&new).unwrap();
+    fs::write(new.join("fresh.txt"), "new build").unwrap();
+    swap_into_place(&new, &out, &old).unwrap();
+    assert!(!out.join("stale.txt").exists());
+    assert_eq!(
+        fs::read_to_string(out.join("fresh.txt")).unwrap(),
+        "new build"
+    );
+    assert_eq!(fs::read_dir(tmp.path()).unwrap().count(), 1);
 }
 
 #[test]

@@ -291,7 +291,7 @@ pub fn dictionary() -> Option<std::sync::Arc<dyn Analyzer>> {
         _ => AnalyzerChoice::Auto,
     };
     // A failed (or declined) open leaves nothing to read from: remember that.
-    if choice == AnalyzerChoice::Fallback || open(choice, &mut |m| eprintln!("{m}")).is_err() {
+    if choice == AnalyzerChoice::Fallback || open(choice, &mut |m| crate::say!("{m}")).is_err() {
         let _ = OPENED.set(None);
     }
     OPENED.get().cloned().flatten()

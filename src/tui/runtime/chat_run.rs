@@ -523,7 +523,7 @@ async fn safety(deps: &Deps, text: &str, sister: Sister, emit: &Emit) -> Judgmen
         ));
     }
     emit.trace(match (&judgment.reason, judgment.layer) {
-        (Some(r), Some(l)) => format!("safety: blocked at L{l} ({r:?})"),
+        (Some(r), Some(l)) => format!("safety: blocked at L{l} ({})", r.as_str()),
         _ => format!(
             "safety: respond{}",
             judgment

@@ -25,12 +25,12 @@ pub fn log(line: &str) {
     let Some(dir) = crate::config::data_dir() else {
         return;
     };
-    let _ = std::fs::create_dir_all(&dir);
-    if let Ok(mut f) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(dir.join("kakeai.log"))
-    {
+    let _ = crate::config::create_private_dirs(&dir);
+    let mut opts = std::fs::OpenOptions::new();
+    opts.create(true).append(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
+    if let Ok(mut f) = opts.open(dir.join("kakeai.log")) {
         let _ = writeln!(f, "{} {line}", crate::store::time::now_iso());
     }
 }
