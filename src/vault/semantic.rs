@@ -246,13 +246,13 @@ pub fn configure(vault: &SharedVault, cfg: &LlmConfig, who: &str) {
     vault.set_embedder(e);
     let j = super::judge::Judge::from_config(cfg);
     match j.client() {
-        Some(_) => eprintln!(
+        Some(_) => crate::say!(
             "{who}: leak review: model judge on ({}, {:.0} s per line, up to {} secrets)",
             cfg.model,
             j.limit().as_secs_f64(),
             cfg.leak_judge.max_secrets
         ),
-        None => eprintln!("{who}: leak review: model judge OFF ({})", j.why_off()),
+        None => crate::say!("{who}: leak review: model judge OFF ({})", j.why_off()),
     }
     vault.set_judge(j);
 }
