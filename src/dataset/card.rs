@@ -115,8 +115,11 @@ pub fn render(format: Format, file: &str, o: &Options, t: &Tally, date: &str) ->
          - vault: {}",
         super::records::WITHHELD,
         if o.redact_vault {
-            "the 【世界設定】 part of every prompt is replaced by a notice (--redact-vault); \
-             nothing else was checked for vault text"
+            "--redact-vault: the 【世界設定】 part of every prompt is replaced by a notice, and in \
+             every field of every record the words of each run's own vault that are not for \
+             everyone (secret ids, forbidden keywords and their readings, secret contents and \
+             allowed expressions, lines of sections below level 3) are replaced by ［伏字］. \
+             Found by exact match only: a paraphrase of a secret is not found"
         } else {
             "prompts are as the model saw them, vault text included (not checked)"
         }

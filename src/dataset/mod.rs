@@ -18,6 +18,7 @@ pub mod card;
 pub mod lines;
 pub mod mask;
 pub mod records;
+pub mod redact;
 
 use std::io::Write;
 
@@ -200,7 +201,23 @@ pub fn export(
                  marks were not used"
             ));
         }
+        let redactor = if o.redact_vault {
+            match run_vault(&rec.run.options) {
+                Ok(w) => Some(redact::Redactor::of(&w)),
+                Err(e) => {
+                    // Fail closed: a run whose vault cannot be read is not exported redacted.
+                    tally.skip(&format!(
+                        "run {id}: --redact-vault could not read its vault ({e}), so none of its \
+                         records were written"
+                    ));
+                    continue;
+                }
+            }
+        } else {
+            None
+        };
         let mut ctx = records::Ctx {
+            redactor,
             store,
             rec: &rec,
             o,
@@ -221,6 +238,15 @@ pub fn export(
     }
     out.flush()?;
     Ok(tally)
+}
+
+/// The vault a run was made with (its stamp), else the writer's default.
+fn run_vault(options: &serde_json::Value) -> Result<crate::vault::load::Work, String> {
+    match crate::vault::stamp::stored_source(options) {
+        Some((dir, work)) => crate::vault::open(Some(&dir), work.as_deref()),
+        None => crate::vault::open(None, None),
+    }
+    .map_err(|e| e.to_string())
 }
 
 /// The notice that replaces the world section with `--redact-vault`.

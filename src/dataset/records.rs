@@ -11,6 +11,8 @@ use crate::director::Status;
 use crate::store::{RunRecord, Store};
 
 pub(crate) struct Ctx<'a> {
+    /// `--redact-vault`: the run's vault words, replaced in every field but `metadata`.
+    pub redactor: Option<super::redact::Redactor>,
     pub store: &'a Store,
     pub rec: &'a RunRecord,
     pub o: &'a Options,
@@ -179,6 +181,9 @@ impl Ctx<'_> {
             for (k, v) in o.iter_mut() {
                 if k != "metadata" {
                     super::mask::value(v);
+                    if let Some(r) = &self.redactor {
+                        r.value(v);
+                    }
                 }
             }
         }
