@@ -1137,16 +1137,17 @@ fn the_cli_exports_and_queues_on_postgresql() {
                 "--db",
                 db,
             ]);
-            assert_eq!(
-                o.status.code(),
-                Some(0),
-                "{format}: {}",
-                String::from_utf8_lossy(&o.stderr)
-            );
+            let err = String::from_utf8_lossy(&o.stderr).to_string();
+            // A format with no record writes nothing and exits 1, on either engine alike.
+            if o.status.code() == Some(1) && err.contains("nothing written") {
+                assert!(!out.exists(), "{format}: an empty export wrote a file");
+                return String::new();
+            }
+            assert_eq!(o.status.code(), Some(0), "{format}: {err}");
             std::fs::read_to_string(out).expect("written")
         };
-        let a = written(&file, "a.jsonl");
-        assert_eq!(a, written(&url, "b.jsonl"), "{format}");
+        let a = written(&file, &format!("{format}-a.jsonl"));
+        assert_eq!(a, written(&url, &format!("{format}-b.jsonl")), "{format}");
         records += a.lines().count();
     }
     assert!(records > 0, "the run yields dataset records");

@@ -67,6 +67,9 @@ pub struct DatasetArgs {
     pub director_only: bool,
     #[arg(long)]
     pub reviewers_only: bool,
+    /// Only items a lead adjudicated (`queue adjudicate`); their gold label decides them
+    #[arg(long)]
+    pub gold_only: bool,
     /// Replace the world section (the vault's part) of every prompt by a notice
     #[arg(long)]
     pub redact_vault: bool,
@@ -339,6 +342,7 @@ fn options(
         exclude_rules: d.exclude_rules.clone(),
         director_only: d.director_only,
         reviewers_only: d.reviewers_only,
+        gold_only: d.gold_only,
         redact_vault: d.redact_vault,
         include_samples: d.include_samples,
         license: d.license.clone(),

@@ -87,6 +87,15 @@ pub fn render(format: Format, file: &str, o: &Options, t: &Tally, date: &str) ->
             names.join(", ")
         );
     }
+    if t.gold > 0 {
+        let _ = writeln!(
+            s,
+            "\n{} record(s) take a lead's gold label from adjudication (`queue adjudicate`): it \
+             decides them before any reviewer's mark or the Director (`metadata.judged_by.gold` \
+             names the queue, the lead and the reason)",
+            t.gold
+        );
+    }
     let _ = writeln!(s, "\n## Fields and labels\n");
     let _ = writeln!(s, "{}", meanings(format, o));
     let _ = writeln!(s, "\n## Prompt size\n");

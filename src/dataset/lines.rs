@@ -25,6 +25,17 @@ pub struct Version {
     /// Reviewer → fine (👍, override to PASS) or not (👎, any other override).
     pub labels: BTreeMap<String, bool>,
     pub current: bool,
+    /// The gold label a lead decided for this turn's committed line (adjudication), if any.
+    pub gold: Option<Gold>,
+}
+
+/// A lead's decision on a turn of a turn queue: fine or not, why, who, in which queue.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Gold {
+    pub fine: bool,
+    pub reason: String,
+    pub by: String,
+    pub queue: String,
 }
 
 /// A turn's versions, oldest first.
@@ -75,6 +86,7 @@ fn version(attempt_id: Option<i64>, text: &str, status: Status, current: bool) -
         rejected: Vec::new(),
         labels: BTreeMap::new(),
         current,
+        gold: None,
     }
 }
 

@@ -62,6 +62,8 @@ pub struct Options {
     pub exclude_rules: Vec<String>,
     pub director_only: bool,
     pub reviewers_only: bool,
+    /// Only items a lead decided a gold label for (adjudication).
+    pub gold_only: bool,
     /// Replace the 【世界設定】 part of every prompt by a notice.
     pub redact_vault: bool,
     /// Take comparison and vault-probe sample runs too (left out unless named with `runs`).
@@ -90,6 +92,8 @@ pub struct Tally {
     pub models: std::collections::BTreeSet<String>,
     /// Reviewers whose marks decided a record.
     pub reviewers: std::collections::BTreeSet<String>,
+    /// Records whose label is a lead's gold label.
+    pub gold: usize,
     /// Each record's prompt, in estimated tokens (after any trimming).
     pub prompt_tokens: Vec<usize>,
     /// Records whose prompt lost history to `max_prompt_tokens`, and the messages dropped.
@@ -194,7 +198,8 @@ pub fn export(
         if let Some(m) = &rec.run.model {
             tally.models.insert(m.clone());
         }
-        let (turns, ambiguous) = lines::read(&rec, &branches);
+        let (mut turns, ambiguous) = lines::read(&rec, &branches);
+        attach_gold(store, id, &mut turns, &mut tally)?;
         if ambiguous {
             tally.skip(&format!(
                 "run {id}: its stored regenerate actions and branches disagree, so its reviewer \
@@ -238,6 +243,53 @@ pub fn export(
     }
     out.flush()?;
     Ok(tally)
+}
+
+/// Puts the gold labels of run `id`'s turns (from every turn queue) on their committed lines.
+/// Two queues deciding one turn differently leave it undecided (counted), never one picked.
+fn attach_gold(
+    store: &Store,
+    id: i64,
+    turns: &mut [lines::TurnLines],
+    tally: &mut Tally,
+) -> Result<(), DatasetError> {
+    let rows: Vec<(String, u32, String, String, String)> = store
+        .db()
+        .query_map(
+            "SELECT q.name, g.turn, g.label, g.reason, g.decided_by FROM gold_labels g
+               JOIN review_queues q ON q.id = g.queue_id
+              WHERE g.subject = ?1 AND g.label IN ('fine', 'not') AND q.comparison_id IS NULL
+              ORDER BY q.name",
+            crate::p![id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+        )
+        .map_err(crate::store::StoreError::from)?;
+    let mut by_turn: std::collections::BTreeMap<u32, Vec<lines::Gold>> = Default::default();
+    for (queue, turn, label, reason, by) in rows {
+        by_turn.entry(turn).or_default().push(lines::Gold {
+            fine: label == "fine",
+            reason,
+            by,
+            queue,
+        });
+    }
+    for (turn, golds) in by_turn {
+        if golds.iter().any(|g| g.fine != golds[0].fine) {
+            tally.skip(&format!(
+                "run {id} turn {turn}: gold labels of two queues disagree, so neither was used"
+            ));
+            continue;
+        }
+        let current = turns
+            .iter_mut()
+            .filter(|t| t.turn == turn)
+            .flat_map(|t| t.versions.iter_mut())
+            .find(|v| v.current);
+        if let Some(v) = current {
+            v.gold = golds.into_iter().next();
+        }
+    }
+    Ok(())
 }
 
 /// The vault a run was made with (its stamp), else the writer's default.

@@ -69,6 +69,8 @@ pub fn leak_rejected_texts(rec: &RunRecord) -> Vec<String> {
 pub enum Judged {
     Director(Status),
     Reviewers(Vec<String>),
+    /// A lead's gold label (adjudication): it comes before every other label.
+    Gold(super::lines::Gold),
 }
 
 impl Judged {
@@ -76,6 +78,10 @@ impl Judged {
         match self {
             Judged::Director(s) => json!({"director": s.as_str()}),
             Judged::Reviewers(r) => json!({"reviewers": r}),
+            Judged::Gold(g) => json!({"gold": {
+                "label": if g.fine { "fine" } else { "not" },
+                "queue": g.queue, "decided_by": g.by, "reason": g.reason,
+            }}),
         }
     }
 
@@ -83,6 +89,7 @@ impl Judged {
         match self {
             Judged::Director(_) => "director",
             Judged::Reviewers(_) => "reviewers",
+            Judged::Gold(_) => "gold",
         }
     }
 }
@@ -90,6 +97,14 @@ impl Judged {
 /// Fine or not, and by whom; None when undecided (a tie, too few reviewers, low agreement, a
 /// verdict that is neither PASS nor RETRY, or the filters exclude the judge).
 pub fn decide(v: &Version, o: &Options) -> Option<(bool, Judged)> {
+    if !o.director_only
+        && let Some(g) = &v.gold
+    {
+        return Some((g.fine, Judged::Gold(g.clone())));
+    }
+    if o.gold_only {
+        return None;
+    }
     let labels: Vec<(&String, bool)> = v
         .labels
         .iter()
@@ -278,8 +293,13 @@ impl Ctx<'_> {
 
     /// Reviewers who decided a record, for the card.
     fn judged_by(&mut self, judged: &Judged) {
-        if let Judged::Reviewers(names) = judged {
-            self.tally.reviewers.extend(names.iter().cloned());
+        match judged {
+            Judged::Reviewers(names) => self.tally.reviewers.extend(names.iter().cloned()),
+            Judged::Gold(g) => {
+                self.tally.reviewers.insert(g.by.clone());
+                self.tally.gold += 1;
+            }
+            Judged::Director(_) => {}
         }
     }
 }
@@ -290,7 +310,7 @@ fn assistant(text: &str) -> Value {
 
 /// DPO pairs of one turn.
 pub(crate) fn dpo(c: &mut Ctx<'_>, t: &TurnLines) -> Result<(), DatasetError> {
-    if !c.o.reviewers_only && c.o.min_reviewers == 0 && c.o.reviewer.is_none() {
+    if !c.o.reviewers_only && !c.o.gold_only && c.o.min_reviewers == 0 && c.o.reviewer.is_none() {
         for v in &t.versions {
             let usable = matches!(v.status, Status::Pass | Status::Warn);
             let reviewers_reject = !c.o.director_only && decide(v, c.o).is_some_and(|d| !d.0);
@@ -373,7 +393,7 @@ pub(crate) fn kto(c: &mut Ctx<'_>, t: &TurnLines) -> Result<(), DatasetError> {
             };
             single(c, t, v.attempt_id, &v.text, label, &judged)?;
         }
-        if c.o.reviewers_only || c.o.min_reviewers > 0 || c.o.reviewer.is_some() {
+        if c.o.reviewers_only || c.o.gold_only || c.o.min_reviewers > 0 || c.o.reviewer.is_some() {
             continue;
         }
         for r in &v.rejected {

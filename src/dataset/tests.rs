@@ -553,3 +553,88 @@ fn a_prompt_whose_world_cannot_be_found_is_dropped_when_redacting() {
         format!("p\n【世界設定】\n{REDACTED}\n\n【話題】\n海")
     );
 }
+
+/// A lead's gold label (adjudication) decides a record before reviewers and the Director, is
+/// named in `metadata.judged_by.gold` and counted; `gold_only` keeps only adjudicated items;
+/// two queues deciding one turn differently leave it undecided.
+#[test]
+fn gold_labels_decide_and_are_named() {
+    use crate::annotate::adjudicate::decide;
+    use crate::annotate::{Filter, QueueSpec, db as qdb};
+    let (_d, mut s, _t) = generate(41, 6);
+    let spec = |name: &str| QueueSpec {
+        name: name.into(),
+        filter: Filter::default(),
+        k: 2,
+        lease_ms: 60_000,
+        overlap: true,
+        comparison: None,
+    };
+    qdb::create(&mut s, &spec("g1"), None).unwrap();
+    qdb::create(&mut s, &spec("g2"), None).unwrap();
+    // Listing refreshes a queue's items from the runs.
+    crate::annotate::adjudicate::disagreements(&mut s, "g1").unwrap();
+    crate::annotate::adjudicate::disagreements(&mut s, "g2").unwrap();
+    let (base, _) = lines_of(&s, Format::Kto, &Options::default());
+    assert!(base.len() >= 4, "{}", base.len());
+    let item = |r: &Value| {
+        (
+            r["metadata"]["run"].as_i64().unwrap(),
+            r["metadata"]["turn"].as_u64().unwrap() as u32,
+        )
+    };
+    let mut rng = Rng::new(7);
+    let mut want = BTreeMap::new();
+    for r in base
+        .iter()
+        .filter(|r| r["metadata"]["version"] != "earlier")
+    {
+        if rng.next(2) == 0 {
+            continue;
+        }
+        let it = item(r);
+        // Often against the label the record had.
+        let fine = if rng.next(3) == 0 {
+            r["label"] == true
+        } else {
+            r["label"] != true
+        };
+        let label = if fine { "fine" } else { "not" };
+        if decide(&mut s, "g1", it, label, "読み直した", "lead").is_ok() {
+            want.insert(it, fine);
+        }
+    }
+    assert!(!want.is_empty());
+    let gold_only = Options {
+        gold_only: true,
+        ..Options::default()
+    };
+    let (recs, tally) = lines_of(&s, Format::Kto, &gold_only);
+    assert_eq!(tally.gold, recs.len());
+    let got: BTreeMap<(i64, u32), bool> =
+        recs.iter().map(|r| (item(r), r["label"] == true)).collect();
+    assert_eq!(got, want);
+    for r in &recs {
+        assert_eq!(r["metadata"]["judged_by"]["gold"]["decided_by"], "lead");
+        assert_eq!(r["metadata"]["judged_by"]["gold"]["queue"], "g1");
+    }
+    // A second queue deciding one of them the other way: that turn is out, and why is said.
+    let (&first, &fine) = want.iter().next().unwrap();
+    decide(
+        &mut s,
+        "g2",
+        first,
+        if fine { "not" } else { "fine" },
+        "別の見方",
+        "boss",
+    )
+    .unwrap();
+    let (recs, tally) = lines_of(&s, Format::Kto, &gold_only);
+    assert!(recs.iter().all(|r| item(r) != first));
+    assert!(
+        tally
+            .skipped
+            .keys()
+            .any(|k| k.contains("gold labels of two queues disagree"))
+    );
+}
