@@ -46,6 +46,27 @@ fn tone_scores_for_both_sisters() {
     }
 }
 
+/// An all-です・ます あゆ line is never "no あゆ style" (tone RETRY): a one-sentence line that
+/// ends politely has her style; two sentences still need both polite ends (seed 001 §4.4).
+#[test]
+fn one_polite_sentence_is_ayus_style() {
+    let stems = ["今日は晴れてい", "坂の上まで歩き", "夕飯はカレーにし", "窓を開け", "明日は早起きし"];
+    let ends = ["ます。", "ますね。", "ました。", "ましたよ。"];
+    for stem in stems {
+        for end in ends {
+            let text = format!("{stem}{end}");
+            let v = judge("ayu", &text);
+            assert_eq!(v.tone.style, 1, "{text}: {:?}", v.tone);
+            assert_ne!(rule_status(&v, RuleId::Tone), Retry, "{text}");
+            // A second sentence that is not polite takes the style away again.
+            let two = format!("{text}{stem}た。");
+            assert_eq!(judge("ayu", &two).tone.style, 0, "{two}");
+        }
+    }
+    // Plain style in one sentence is still no style.
+    assert_eq!(judge("ayu", "それは灯台だ").tone.style, 0);
+}
+
 #[test]
 fn endings_only_count_at_sentence_end() {
     // かな inside 静かな is not the かな ending; だね is vocabulary.

@@ -21,6 +21,7 @@ pub mod queue;
 pub mod report;
 pub mod run;
 pub mod runs;
+pub mod tune;
 pub mod safety;
 pub mod serve;
 pub mod serve_ops;
@@ -117,6 +118,8 @@ pub enum Command {
     Export(export::ExportArgs),
     /// List stored runs (id, start, topic, model, turns, status, source).
     Runs(runs::RunsArgs),
+    /// Learn the reviewers: rule changes that agree better with the labels on held-out runs.
+    Tune(tune::TuneArgs),
     /// Run a やな/あゆ conversation against a live endpoint (`--headless` prints JSON events).
     Run(run::RunArgs),
     /// Secret visibility: filtered context per sister, leak review (seed 004)
@@ -215,6 +218,7 @@ pub fn main() -> i32 {
         Some(Command::Import(cmd)) => import::run(cmd),
         Some(Command::Export(args)) => export::run(args),
         Some(Command::Runs(args)) => runs::run(args),
+        Some(Command::Tune(args)) => tune::run(args),
         Some(Command::Run(args)) => run::run(args),
         Some(Command::Vault(cmd)) => vault::run(cmd),
         Some(Command::Pii(cmd)) => pii::run(cmd),

@@ -56,7 +56,8 @@ pub fn rejudge_rule(
         analyzer,
         context,
     };
-    let (findings, tone) = rules::run_one(&input, rule);
+    let (mut findings, tone) = rules::run_one(&input, rule);
+    apply_severity(&rules.data, &mut findings);
     verdict.findings.retain(|f| f.rule != rule);
     verdict.findings.extend(findings);
     if let Some(t) = tone {
@@ -86,7 +87,8 @@ pub fn judge(
         analyzer,
         context,
     };
-    let (findings, tone, topics) = rules::run_all(&input);
+    let (mut findings, tone, topics) = rules::run_all(&input);
+    apply_severity(&rules.data, &mut findings);
     Verdict {
         status: Verdict::status_of(&findings),
         findings,
@@ -96,5 +98,22 @@ pub fn judge(
         topics,
         ruleset: rules.version.clone(),
         analyzer: analyzer.kind(),
+    }
+}
+
+/// The rules file's `[severity]` on each finding: a rule set `off` still shows what it saw, as
+/// INFO, with the reason in its message.
+pub fn apply_severity(data: &ruleset::RuleData, findings: &mut [Finding]) {
+    if data.severity.is_empty() {
+        return;
+    }
+    for f in findings.iter_mut() {
+        if let Some(sev) = data.severity.get(&f.rule) {
+            let s = sev.apply(f.status);
+            if s != f.status {
+                f.message = format!("{}（[severity] {} = \"{}\"）", f.message, f.rule, sev.as_str());
+                f.status = s;
+            }
+        }
     }
 }

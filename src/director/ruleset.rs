@@ -22,6 +22,50 @@ pub enum ToneMode {
     Violations,
 }
 
+/// A rule's severity as the rules file's `[severity]` table sets it (what `kakeai tune`
+/// proposes): `off` shows its findings as INFO (they ask for nothing), `warn` lowers its RETRY
+/// to WARN, `retry` raises its WARN to RETRY. Rules that guard the never-leak promise may only
+/// be raised (see [`PROTECTED`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Off,
+    Warn,
+    Retry,
+}
+
+impl Severity {
+    /// The status a finding of a rule at this severity carries.
+    pub fn apply(self, s: super::Status) -> super::Status {
+        use super::Status;
+        match (self, s) {
+            (Severity::Off, Status::Warn | Status::Retry | Status::Modify) => Status::Info,
+            (Severity::Warn, Status::Retry) => Status::Warn,
+            (Severity::Retry, Status::Warn) => Status::Retry,
+            (_, s) => s,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Off => "off",
+            Severity::Warn => "warn",
+            Severity::Retry => "retry",
+        }
+    }
+}
+
+/// Rules whose RETRY keeps a secret, the prompt or a forbidden word from being said: a rules
+/// file may raise them but never lower or switch them off.
+pub const PROTECTED: [super::RuleId; 6] = [
+    super::RuleId::Leak,
+    super::RuleId::PromptLeak,
+    super::RuleId::PromptEcho,
+    super::RuleId::ForbiddenWord,
+    super::RuleId::Empty,
+    super::RuleId::TokenLimit,
+];
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinesRule {
@@ -243,6 +287,10 @@ pub struct RuleData {
     #[serde(default)]
     pub prompt_echo: PromptEchoRule,
     pub judge: JudgeRule,
+    /// Per-rule severity (`[severity] scatter = "warn"`); empty keeps every rule as written
+    /// (and out of the version hash, so existing versions stay the same).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub severity: std::collections::BTreeMap<super::RuleId, Severity>,
     /// Keyed by character id; a BTreeMap keeps the hash stable.
     pub characters: std::collections::BTreeMap<String, Character>,
 }
@@ -324,6 +372,19 @@ impl RuleSet {
 
     pub fn from_data(data: RuleData) -> Result<RuleSet, ConfigError> {
         super::words::check(&data)?;
+        for (rule, sev) in &data.severity {
+            if PROTECTED.contains(rule) && *sev != Severity::Retry {
+                return Err(ConfigError::Invalid {
+                    path: PathBuf::from("<rules>"),
+                    at: None,
+                    key: Some(format!("severity.{rule}")),
+                    message: format!(
+                        "`{rule}` guards what must never be said: it can be raised, never set to {}",
+                        sev.as_str()
+                    ),
+                });
+            }
+        }
         for (id, c) in &data.characters {
             if !data.characters.contains_key(&c.partner) {
                 return Err(ConfigError::Invalid {

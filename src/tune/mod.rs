@@ -1,18 +1,21 @@
 //! `kakeai tune` core (pure): the labels in force on each turn, the Director's verdict on it
 //! rule by rule, candidate rule changes re-judged per turn, and held-out evidence that a
 //! change agrees better with the team's reviewers (folds by run, Cohen's κ, a sign test).
-//! Nothing here reads the store or the rules file: the caller builds `Case`s and `Candidate`s.
+//! Only `source` reads the store; `overlay` writes accepted proposals as rules-file keys.
 
 pub mod eval;
 pub mod labels;
+pub mod overlay;
 pub mod rejudge;
 pub mod search;
+pub mod source;
 
 #[cfg(test)]
 mod tests;
 
 use std::collections::BTreeMap;
 
+use crate::director::ruleset::{PROTECTED, Severity};
 use crate::director::{RuleId, Status};
 
 pub use labels::{Label, LabelSource, Provenance, ReviewerMark};
@@ -59,27 +62,27 @@ pub fn verdict(case: &Case, i: usize, chosen: &[&Candidate]) -> Status {
     worst
 }
 
-/// A severity change: its before and after as reports spell them, and the status map.
-type SeverityMap = (&'static str, &'static str, fn(Status) -> Status);
+/// A severity change: the value `[severity]` gets, and the status map.
+type SeverityMap = (Severity, fn(Status) -> Status);
 
-/// Severity candidates for every rule that fired on some case: off (→ PASS), RETRY → WARN,
-/// WARN → RETRY. Pure re-mappings of the base statuses, no re-judging needed.
+/// Severity candidates for every rule that fired on some case: off (its findings become INFO),
+/// warn (RETRY → WARN), retry (WARN → RETRY) — exactly what `[severity]` does. A rule that
+/// guards the never-leak promise is only ever raised.
 pub fn severity_candidates(cases: &[Case]) -> Vec<Candidate> {
     let mut rules: Vec<RuleId> = cases.iter().flat_map(|c| c.base.keys().copied()).collect();
     rules.sort();
     rules.dedup();
     let maps: [SeverityMap; 3] = [
-        ("on", "off", |_| Status::Pass),
-        ("RETRY", "WARN", |s| {
-            if s == Status::Retry { Status::Warn } else { s }
-        }),
-        ("WARN", "RETRY", |s| {
-            if s == Status::Warn { Status::Retry } else { s }
-        }),
+        (Severity::Off, |s| Severity::Off.apply(s)),
+        (Severity::Warn, |s| Severity::Warn.apply(s)),
+        (Severity::Retry, |s| Severity::Retry.apply(s)),
     ];
     let mut out = Vec::new();
     for rule in rules {
-        for (before, after, f) in maps {
+        for (sev, f) in maps {
+            if PROTECTED.contains(&rule) && sev != Severity::Retry {
+                continue;
+            }
             let statuses: Vec<Status> = cases
                 .iter()
                 .map(|c| f(c.base.get(&rule).copied().unwrap_or(Status::Pass)))
@@ -92,8 +95,8 @@ pub fn severity_candidates(cases: &[Case]) -> Vec<Candidate> {
                 out.push(Candidate {
                     rule,
                     key: format!("severity.{}", rule_key(rule)),
-                    before: before.into(),
-                    after: after.into(),
+                    before: "as written".into(),
+                    after: sev.as_str().into(),
                     statuses,
                 });
             }
