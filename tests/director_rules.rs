@@ -50,7 +50,13 @@ fn tone_scores_for_both_sisters() {
 /// ends politely has her style; two sentences still need both polite ends (seed 001 §4.4).
 #[test]
 fn one_polite_sentence_is_ayus_style() {
-    let stems = ["今日は晴れてい", "坂の上まで歩き", "夕飯はカレーにし", "窓を開け", "明日は早起きし"];
+    let stems = [
+        "今日は晴れてい",
+        "坂の上まで歩き",
+        "夕飯はカレーにし",
+        "窓を開け",
+        "明日は早起きし",
+    ];
     let ends = ["ます。", "ますね。", "ました。", "ましたよ。"];
     for stem in stems {
         for end in ends {

@@ -52,7 +52,14 @@ struct Seeded {
 
 /// `runs` runs of `per_run` turns with 1–7 sentences; three reviewers mark each turn by
 /// `policy` (true = usable) with `slip_pct`% of their marks flipped.
-fn seed(store: &mut Store, rng: &mut Rng, runs: usize, per_run: u32, policy: &dyn Fn(usize, &mut Rng) -> bool, slip_pct: usize) -> Seeded {
+fn seed(
+    store: &mut Store,
+    rng: &mut Rng,
+    runs: usize,
+    per_run: u32,
+    policy: &dyn Fn(usize, &mut Rng) -> bool,
+    slip_pct: usize,
+) -> Seeded {
     let mut out = Seeded { turns: Vec::new() };
     for r in 0..runs {
         let run_id = store
@@ -142,31 +149,62 @@ fn a_hidden_length_policy_is_recovered_and_the_overlay_is_what_the_director_does
         let s = seed(&mut store, &mut rng, 20, 24, &policy, 5);
         drop(store);
         let overlay = env.dir.path().join("tuned.toml");
-        let o = env.run(&["tune", "--runs", "all", "--format", "json", "--write", overlay.to_str().unwrap()]);
+        let o = env.run(&[
+            "tune",
+            "--runs",
+            "all",
+            "--format",
+            "json",
+            "--write",
+            overlay.to_str().unwrap(),
+        ]);
         let r = json_of(&o);
         assert_eq!(r["labels"], 480, "every turn has a majority label");
         assert_eq!(r["folds"], 5);
-        let (before, after) = (r["agreement_before"].as_f64().unwrap(), r["agreement_after"].as_f64().unwrap());
-        assert!(after >= 0.80 && after > before + 0.2, "limit {limit}: κ {before} → {after}");
+        let (before, after) = (
+            r["agreement_before"].as_f64().unwrap(),
+            r["agreement_after"].as_f64().unwrap(),
+        );
+        assert!(
+            after >= 0.80 && after > before + 0.2,
+            "limit {limit}: κ {before} → {after}"
+        );
         let props = r["proposals"].as_array().unwrap();
         assert!(
-            props.iter().any(|p| p["rule"] == "scatter" && p["after"].as_str().unwrap().starts_with(&format!("{limit}/"))),
+            props.iter().any(|p| p["rule"] == "scatter"
+                && p["after"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with(&format!("{limit}/"))),
             "limit {limit}: {props:?}"
         );
         for p in props {
-            assert!(p["support"].as_array().unwrap().len() > p["against"].as_array().unwrap().len());
+            assert!(
+                p["support"].as_array().unwrap().len() > p["against"].as_array().unwrap().len()
+            );
         }
         // The overlay: provenance in its header, and the Director under it agrees with the policy.
         let text = std::fs::read_to_string(&overlay).unwrap();
-        assert!(text.starts_with("# kakeai tune") && text.contains("runs ") && text.contains("held-out κ"), "{text}");
+        assert!(
+            text.starts_with("# kakeai tune")
+                && text.contains("runs ")
+                && text.contains("held-out κ"),
+            "{text}"
+        );
         let tuned = RuleSet::load(Some(&overlay)).unwrap();
         let base = RuleSet::load(None).unwrap();
         let (a0, a1) = (agreement(&base, &s), agreement(&tuned, &s));
-        assert!(a1 >= 0.9 && a1 > a0, "limit {limit}: Director agreement {a0:.3} → {a1:.3}\n{text}");
+        assert!(
+            a1 >= 0.9 && a1 > a0,
+            "limit {limit}: Director agreement {a0:.3} → {a1:.3}\n{text}"
+        );
         // The variant beside it is one `kakeai compare --variant` reads.
         let variant = std::fs::read_to_string(overlay.with_extension("variant.toml")).unwrap();
         let v: toml::Table = toml::from_str(&variant).unwrap();
-        assert!(v["rules"].as_table().unwrap().contains_key("scatter"), "{variant}");
+        assert!(
+            v["rules"].as_table().unwrap().contains_key("scatter"),
+            "{variant}"
+        );
     }
 }
 
@@ -180,9 +218,19 @@ fn coin_flip_labels_get_no_proposal_and_nothing_is_written() {
         seed(&mut store, &mut rng, 12, 24, &policy, 0);
         drop(store);
         let r = json_of(&env.run(&["tune", "--runs", "all", "--format", "json"]));
-        assert_eq!(r["proposals"].as_array().unwrap().len(), 0, "seed {seed_no}: {r}");
+        assert_eq!(
+            r["proposals"].as_array().unwrap().len(),
+            0,
+            "seed {seed_no}: {r}"
+        );
         let overlay = env.dir.path().join("x.toml");
-        let o = env.run(&["tune", "--runs", "all", "--write", overlay.to_str().unwrap()]);
+        let o = env.run(&[
+            "tune",
+            "--runs",
+            "all",
+            "--write",
+            overlay.to_str().unwrap(),
+        ]);
         assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
         assert!(!overlay.exists());
         assert!(String::from_utf8_lossy(&o.stdout).contains("no proposal holds up"));
@@ -210,7 +258,15 @@ fn a_queue_reads_its_items_and_a_leads_gold_label_decides() {
     db::refresh(store.db(), &q).unwrap();
     for (run, turn, _, _, usable) in &s.turns {
         let label = if *usable { "fine" } else { "not" };
-        adjudicate::decide(&mut store, "main", (*run, *turn), label, "house style", "lead").unwrap();
+        adjudicate::decide(
+            &mut store,
+            "main",
+            (*run, *turn),
+            label,
+            "house style",
+            "lead",
+        )
+        .unwrap();
     }
     drop(store);
     let r = json_of(&env.run(&["tune", "--queue", "main", "--format", "json"]));
@@ -219,7 +275,10 @@ fn a_queue_reads_its_items_and_a_leads_gold_label_decides() {
     let table = env.run(&["tune", "--queue", "main"]);
     let out = String::from_utf8_lossy(&table.stdout);
     eprintln!("{out}");
-    assert!(out.contains("queue main") && out.contains("scatter"), "{out}");
+    assert!(
+        out.contains("queue main") && out.contains("scatter"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -238,7 +297,10 @@ fn bad_input_gets_one_clear_line_and_no_proposal() {
         assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
         assert!(err.contains(want), "{args:?}: {err}");
     };
-    check(&["tune", "--runs", "all"], "only 20 labelled turns; tune needs at least 30");
+    check(
+        &["tune", "--runs", "all"],
+        "only 20 labelled turns; tune needs at least 30",
+    );
     check(&["tune", "--queue", "nope"], "no review queue named `nope`");
     check(&["tune", "--runs", "1,x"], "`x` is not a run id");
     check(&["tune", "--runs", "99"], "run 99 is not in the store");

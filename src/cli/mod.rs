@@ -21,10 +21,10 @@ pub mod queue;
 pub mod report;
 pub mod run;
 pub mod runs;
-pub mod tune;
 pub mod safety;
 pub mod serve;
 pub mod serve_ops;
+pub mod tune;
 pub mod vault;
 pub mod vault_probe;
 

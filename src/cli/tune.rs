@@ -75,7 +75,8 @@ pub fn parse_runs(sel: &str) -> Result<Vec<i64>, String> {
         let bad = || format!("--runs: `{part}` is not a run id, a range (9-12) or `all`");
         match part.split_once('-') {
             Some((a, b)) => {
-                let (a, b): (i64, i64) = (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
+                let (a, b): (i64, i64) =
+                    (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
                 if a > b || b - a > 100_000 {
                     return Err(bad());
                 }
@@ -106,7 +107,8 @@ fn go(args: &TuneArgs) -> Result<(), Fail> {
         }
         settings.folds = k;
     }
-    let store = Store::open_existing(args.db.as_deref(), false).map_err(|(e, code)| Fail(code, e))?;
+    let store =
+        Store::open_existing(args.db.as_deref(), false).map_err(|(e, code)| Fail(code, e))?;
     let loaded = source::load(&store, &sel).map_err(|e| match e {
         SourceError::Store(e) => Fail(3, e.to_string()),
         e => Fail(2, e.to_string()),
@@ -114,10 +116,12 @@ fn go(args: &TuneArgs) -> Result<(), Fail> {
     for n in &loaded.notes {
         say!("kakeai tune: note: {n}");
     }
-    let an = analyzer::open(args.analyzer, &mut |m| say!("{m}")).map_err(|e| Fail(2, e.to_string()))?;
+    let an =
+        analyzer::open(args.analyzer, &mut |m| say!("{m}")).map_err(|e| Fail(2, e.to_string()))?;
     let (cases, cands) = build(&rules, an.as_ref(), &loaded.turns, &settings.grid)
         .map_err(|e| Fail(2, e.to_string()))?;
-    let report = tune(&cases, &cands, &settings).map_err(|e| Fail(2, format!("{e}; no proposals")))?;
+    let report =
+        tune(&cases, &cands, &settings).map_err(|e| Fail(2, format!("{e}; no proposals")))?;
     let chosen = accepted(&report, &args.accept)?;
     match args.format {
         TuneFormat::Json => println!("{}", json(&report)),
@@ -187,7 +191,10 @@ pub fn table(r: &Report, source: &str) -> String {
         ));
         if !p.against.is_empty() {
             let shown: Vec<&str> = p.against.iter().take(5).map(String::as_str).collect();
-            s.push_str(&format!("      flips the wrong way: {}\n", shown.join(", ")));
+            s.push_str(&format!(
+                "      flips the wrong way: {}\n",
+                shown.join(", ")
+            ));
         }
     }
     s.push_str("\nheld-out RETRY precision/recall per rule (before → after):\n");
@@ -215,7 +222,8 @@ fn write(
         ruleset: rules.version.clone(),
     };
     let text = overlay::render(report, chosen, &prov).map_err(|e| Fail(2, e.to_string()))?;
-    let variant = overlay::render_variant(report, chosen, &prov).map_err(|e| Fail(2, e.to_string()))?;
+    let variant =
+        overlay::render_variant(report, chosen, &prov).map_err(|e| Fail(2, e.to_string()))?;
     let vpath = path.with_extension("variant.toml");
     std::fs::write(path, text).map_err(|e| Fail(3, format!("{}: {e}", path.display())))?;
     std::fs::write(&vpath, variant).map_err(|e| Fail(3, format!("{}: {e}", vpath.display())))?;
@@ -229,5 +237,10 @@ fn write(
 
 fn pr(p: &crate::tune::eval::PrecisionRecall) -> String {
     let f = |x: Option<f64>| x.map_or("—".to_string(), |v| format!("{v:.2}"));
-    format!("{} RETRY, P {} R {}", p.retries, f(p.precision), f(p.recall))
+    format!(
+        "{} RETRY, P {} R {}",
+        p.retries,
+        f(p.precision),
+        f(p.recall)
+    )
 }

@@ -168,7 +168,14 @@ impl Variant {
                 }
             }),
             ("duo", &duo, to_table(&DuoConfig::builtin()?, path)?),
-            ("rules", &rules, to_table(&*base_rules.data, path)?),
+            ("rules", &rules, {
+                // `[severity]` is empty (so unwritten) in the built-in rules; its keys are
+                // checked when the rules are built (rule names, protected rules).
+                let mut t = to_table(&*base_rules.data, path)?;
+                t.entry("severity")
+                    .or_insert(toml::Value::Table(toml::Table::new()));
+                t
+            }),
             ("llm", &llm, {
                 let mut t = to_table(&LlmConfig::default(), path)?;
                 for k in ["api", "system_role", "embed_model"] {

@@ -111,7 +111,12 @@ pub fn apply_severity(data: &ruleset::RuleData, findings: &mut [Finding]) {
         if let Some(sev) = data.severity.get(&f.rule) {
             let s = sev.apply(f.status);
             if s != f.status {
-                f.message = format!("{}（[severity] {} = \"{}\"）", f.message, f.rule, sev.as_str());
+                f.message = format!(
+                    "{}（[severity] {} = \"{}\"）",
+                    f.message,
+                    f.rule,
+                    sev.as_str()
+                );
                 f.status = s;
             }
         }

@@ -25,7 +25,11 @@ pub struct UnknownChange {
 }
 
 /// The overlay's TOML: a header of comments, then one table per changed part.
-pub fn render(report: &Report, chosen: &[&Proposal], prov: &Provenance) -> Result<String, UnknownChange> {
+pub fn render(
+    report: &Report,
+    chosen: &[&Proposal],
+    prov: &Provenance,
+) -> Result<String, UnknownChange> {
     let mut root = toml::Table::new();
     for p in chosen {
         set(&mut root, p)?;
@@ -36,7 +40,11 @@ pub fn render(report: &Report, chosen: &[&Proposal], prov: &Provenance) -> Resul
 }
 
 /// The same keys under `[rules]`, as `kakeai compare --variant` reads them.
-pub fn render_variant(report: &Report, chosen: &[&Proposal], prov: &Provenance) -> Result<String, UnknownChange> {
+pub fn render_variant(
+    report: &Report,
+    chosen: &[&Proposal],
+    prov: &Provenance,
+) -> Result<String, UnknownChange> {
     let mut rules = toml::Table::new();
     for p in chosen {
         set(&mut rules, p)?;

@@ -53,7 +53,11 @@ pub fn load(store: &Store, sel: &Selection) -> Result<Loaded, SourceError> {
             (runs.into_iter().collect::<Vec<_>>(), Some(items), gold)
         }
         Selection::Runs(ids) => {
-            let ids = if ids.is_empty() { all_runs(store)? } else { ids.clone() };
+            let ids = if ids.is_empty() {
+                all_runs(store)?
+            } else {
+                ids.clone()
+            };
             out.source = format!("runs {}", short_list(&ids));
             let gold = gold_of_runs(store, &ids, &mut out.notes)?;
             (ids, None, gold)
@@ -62,7 +66,9 @@ pub fn load(store: &Store, sel: &Selection) -> Result<Loaded, SourceError> {
     for run in runs {
         let exists: Vec<i64> = store
             .db()
-            .query_map("SELECT id FROM runs WHERE id = ?1", crate::p![run], |r| r.get(0))
+            .query_map("SELECT id FROM runs WHERE id = ?1", crate::p![run], |r| {
+                r.get(0)
+            })
             .map_err(StoreError::from)?;
         if exists.is_empty() {
             return Err(SourceError::NoRun(run));
