@@ -318,6 +318,12 @@ pub fn user_rules_path() -> Option<PathBuf> {
     crate::config::config_dir().map(|d| d.join("rules.toml"))
 }
 
+/// The overlay of proposals accepted in the workbench's tune section, loaded after
+/// rules.toml: `rules.tune.toml` beside it.
+pub fn tune_overlay_path() -> Option<PathBuf> {
+    crate::config::config_dir().map(|d| d.join("rules.tune.toml"))
+}
+
 impl RuleSet {
     /// Embedded defaults only; parsed once per process, later calls share it.
     pub fn builtin() -> Result<RuleSet, ConfigError> {
@@ -329,7 +335,8 @@ impl RuleSet {
         Ok(BUILTIN.get_or_init(|| r).clone())
     }
 
-    /// Defaults ⊕ the user's rules.toml (if present) ⊕ `extra` (e.g. `--rules PATH`).
+    /// Defaults ⊕ the user's rules.toml ⊕ the accepted tune overlay (rules.tune.toml), each if
+    /// present, ⊕ `extra` (e.g. `--rules PATH`).
     pub fn load(extra: Option<&Path>) -> Result<RuleSet, ConfigError> {
         let mut table = default_table()?;
         // ~/.config/kakeai/characters/<id>.toml overrides (or adds) one character.
@@ -350,6 +357,9 @@ impl RuleSet {
         }
         let mut sources: Vec<(PathBuf, String)> = Vec::new();
         if let Some(p) = user_rules_path().filter(|p| p.exists()) {
+            sources.push(read(&p)?);
+        }
+        if let Some(p) = tune_overlay_path().filter(|p| p.exists()) {
             sources.push(read(&p)?);
         }
         if let Some(p) = extra {

@@ -136,6 +136,13 @@ pub enum Command {
     },
     /// Write the tuned rules to the user's rules file.
     SaveRules(Box<crate::director::RuleSet>),
+    /// Learn proposals from the team's labels (the rules pane's tune section).
+    Tune,
+    /// Write the accepted proposals' overlay (rules.tune.toml) and adopt `rules`.
+    AcceptTune {
+        overlay: String,
+        rules: Box<crate::director::RuleSet>,
+    },
     /// Run a pane's read of the store (`Pane::loader`) and hand the answer to its room.
     LoadRoom(crate::tui::panes::Pane),
     LoadDropouts,

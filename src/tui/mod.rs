@@ -26,6 +26,7 @@ mod stream_wrap;
 mod styled_wrap;
 pub mod theme;
 mod thresholds;
+pub mod tune_room;
 pub mod tuning;
 pub mod verbs;
 pub mod view;

@@ -164,6 +164,8 @@ pub enum RoomMsg {
         drafts: Result<super::command::DraftSet, super::error::UiError>,
     },
     Queues(Result<Vec<queues::QueueRow>, super::error::UiError>),
+    /// The tune section's learning: refused (too few labels …) or proposals.
+    Tune(Result<Result<super::tune_room::Learned, String>, super::error::UiError>),
     /// The read itself could not run (the store is gone).
     Failed(Pane, super::error::UiError),
 }
@@ -241,6 +243,27 @@ impl Rooms {
             RoomMsg::Drafts { dropout, drafts } => self.patterns.drafts_loaded(dropout, drafts),
             RoomMsg::Conversations(r) => self.conversations.loaded(r),
             RoomMsg::Queues(r) => self.queues.loaded(r),
+            RoomMsg::Tune(r) => {
+                use super::tune_room::TuneState;
+                let (state, said) = match r {
+                    Ok(Ok(learned)) => {
+                        let n = learned.report.proposals.len();
+                        let state = TuneState::Ready {
+                            learned: Box::new(learned),
+                            selected: 0,
+                            accepted: Vec::new(),
+                        };
+                        (
+                            state,
+                            Notice::info(format!("tune: {n} proposal(s) held up")),
+                        )
+                    }
+                    Ok(Err(why)) => (TuneState::Refused(why.clone()), Notice::info(why)),
+                    Err(e) => (TuneState::Idle, Notice::failed("tune", e)),
+                };
+                self.rules.tune = state;
+                Some(said)
+            }
             RoomMsg::Failed(pane, e) => Some(Notice::failed(pane.name(), e)),
         }
     }
@@ -263,6 +286,7 @@ impl Rooms {
                     cx,
                     self.rules.field,
                     self.rules.rejudge_of(cx.run.run_id),
+                    &self.rules.tune,
                     t,
                 );
             }

@@ -74,6 +74,7 @@ pub fn rules(
     cx: &Ctx<'_>,
     field: usize,
     rejudge: Option<&tuning::Rejudge>,
+    tune: &super::tune_room::TuneState,
     t: &Theme,
 ) {
     let dim = Style::new().fg(t.dim);
@@ -124,6 +125,7 @@ pub fn rules(
     // rows, nothing of a turn she has not judged).
     let (turns, log) = super::blind::agreement_inputs(&cx.blind, &cx.run.turns);
     lines.extend(super::kappa::lines(&turns, &log, t, area.width));
+    lines.extend(super::tune_room::lines(tune, t, area.width));
     let scroll = cx.scroll_for(lines.len(), area.height);
     let lines = super::fit::lines(lines, area.width);
     f.render_widget(Paragraph::new(lines).scroll((scroll, 0)), area);

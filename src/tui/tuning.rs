@@ -346,6 +346,11 @@ pub enum RulesVerb {
     Raise,
     Lower,
     Save,
+    /// Learn proposals from the team's labels (the tune section).
+    Propose,
+    NextProposal,
+    PrevProposal,
+    Accept,
 }
 
 impl super::verbs::Verbs for RulesVerb {
@@ -367,6 +372,26 @@ impl super::verbs::Verbs for RulesVerb {
             "lower the value, re-judge every turn",
         ),
         ("save", RulesVerb::Save, "save the rules to your rules.toml"),
+        (
+            "propose",
+            RulesVerb::Propose,
+            "learn rule changes from the team's labels (held-out evidence)",
+        ),
+        (
+            "next_proposal",
+            RulesVerb::NextProposal,
+            "select the next proposal",
+        ),
+        (
+            "prev_proposal",
+            RulesVerb::PrevProposal,
+            "select the previous proposal",
+        ),
+        (
+            "accept",
+            RulesVerb::Accept,
+            "accept the proposal: adopt it and write rules.tune.toml",
+        ),
     ];
 }
 
@@ -389,6 +414,10 @@ pub fn rules_key(field: &mut usize, verb: RulesVerb) -> RulesAsk {
             };
         }
         RulesVerb::Save => return RulesAsk::Save,
+        RulesVerb::Propose
+        | RulesVerb::NextProposal
+        | RulesVerb::PrevProposal
+        | RulesVerb::Accept => {}
     }
     RulesAsk::Nothing
 }
@@ -399,6 +428,8 @@ pub struct RulesRoom {
     pub field: usize,
     /// The flips of the last change, on the run it was computed on.
     pub rejudge: Option<Rejudge>,
+    /// The tune section: proposals learned from the team's labels.
+    pub tune: super::tune_room::TuneState,
 }
 
 impl RulesRoom {
@@ -414,6 +445,9 @@ impl RulesRoom {
         let Input::Verb(verb) = input else {
             return Ask::NotMine;
         };
+        if let Some(ask) = self.tune_verb(verb, rules) {
+            return ask;
+        }
         match rules_key(&mut self.field, verb) {
             RulesAsk::Nothing => Ask::Done(None),
             RulesAsk::Adjust { field, steps } => match adjust(rules, field, steps) {
@@ -427,6 +461,44 @@ impl RulesRoom {
                 ))],
             ),
         }
+    }
+}
+
+impl RulesRoom {
+    /// The tune section's verbs; None for the others.
+    fn tune_verb(&mut self, verb: RulesVerb, rules: &RuleSet) -> Option<crate::tui::panes::Ask> {
+        use super::tune_room::TuneState;
+        use crate::tui::command::Command;
+        use crate::tui::panes::Ask;
+        Some(match verb {
+            RulesVerb::Propose => {
+                self.tune = TuneState::Learning;
+                Ask::Run(
+                    Some("learning from the team's labels …".into()),
+                    vec![Command::Tune],
+                )
+            }
+            RulesVerb::NextProposal => {
+                self.tune.step(1);
+                Ask::Done(None)
+            }
+            RulesVerb::PrevProposal => {
+                self.tune.step(-1);
+                Ask::Done(None)
+            }
+            RulesVerb::Accept => match self.tune.accept(rules, &crate::store::time::now_iso()) {
+                None => Ask::Done(Some("no proposal to accept (T learns them)".into())),
+                Some(Err(e)) => Ask::Fail(UiError::Refused(e)),
+                Some(Ok((overlay, rules))) => Ask::Run(
+                    Some("accepted: judging the run again …".into()),
+                    vec![Command::AcceptTune {
+                        overlay,
+                        rules: Box::new(rules),
+                    }],
+                ),
+            },
+            _ => return None,
+        })
     }
 }
 

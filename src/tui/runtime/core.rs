@@ -159,6 +159,50 @@ impl Runtime {
         self.app.notify(level, said);
     }
 
+    /// The tune section's learning, on the store's thread.
+    fn tune(&self) {
+        use crate::tui::panes::RoomMsg;
+        let tx = self.tx.clone();
+        let call = self
+            .services
+            .store
+            .call(|s| Ok(crate::tui::tune_room::learn(s)));
+        tokio::spawn(async move {
+            let msg = match call.await {
+                Ok(r) => RoomMsg::Tune(r),
+                Err(e) => RoomMsg::Tune(Err(e.into())),
+            };
+            let _ = tx.send(UiMsg::Room(msg));
+        });
+    }
+
+    /// Writes the accepted proposals' overlay beside the user's rules file, then adopts them
+    /// (the open run is judged again). Nothing is adopted when the file cannot be written.
+    fn accept_tune(&mut self, overlay: &str, rules: RuleSet) {
+        let Some(path) = crate::director::ruleset::tune_overlay_path() else {
+            self.app.notify(
+                app::status::Level::Error,
+                "NOT accepted: no config directory to write rules.tune.toml into",
+            );
+            return;
+        };
+        match write_atomic(&path, overlay) {
+            Ok(()) => {
+                self.app.adopt_rules(rules, None);
+                self.app.notify(
+                    app::status::Level::Info,
+                    format!(
+                        "accepted ✓ written to {} (loaded after your rules.toml; delete it to undo)",
+                        path.display()
+                    ),
+                );
+            }
+            Err(e) => self
+                .app
+                .notify(app::status::Level::Error, format!("NOT accepted: {e}")),
+        }
+    }
+
     /// A live run, chat message or interview never starts without the vault's leak review:
     /// when the vault did not load, the start is refused with why and the fix (true).
     fn refused_without_vault(&mut self) -> bool {
@@ -196,6 +240,8 @@ impl Runtime {
             },
             Command::SaveVault { work, edits } => self.save_vault(*work, edits),
             Command::SaveRules(rules) => self.save_rules(&rules),
+            Command::Tune => self.tune(),
+            Command::AcceptTune { overlay, rules } => self.accept_tune(&overlay, *rules),
             Command::OpenWork { root, name } => self.open_work(root, name),
             Command::ChatSend {
                 text,
@@ -489,6 +535,19 @@ fn conn_of(report: &crate::doctor::Report) -> Conn {
             }
         }
     }
+}
+
+/// `text` into `path` through a temporary file renamed over it.
+fn write_atomic(path: &std::path::Path, text: &str) -> Result<(), UiError> {
+    let file = |what: &std::path::Path, e: &dyn std::fmt::Display| {
+        UiError::File(format!("{}: {e}", what.display()))
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| file(dir, &e))?;
+    }
+    let tmp = path.with_extension("toml.tmp");
+    std::fs::write(&tmp, text).map_err(|e| file(&tmp, &e))?;
+    std::fs::rename(&tmp, path).map_err(|e| file(path, &e))
 }
 
 /// Writes the tuned rules into the user's rules file (`tuning::merged` keeps what else it
