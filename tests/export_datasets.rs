@@ -23,6 +23,8 @@ use cli_env::Env;
 async fn server() -> FakeServer {
     let seen: Arc<Mutex<HashMap<String, usize>>> = Arc::default();
     FakeServer::with(move |req: &Recorded, k| match req.path.as_str() {
+        // The leak review's model judge: nothing here reveals a secret.
+        _ if llm_fake::is_leak_judge(req) => llm_fake::leak_judge_no(req).unwrap(),
         "/v1/models" => Reply::json(
             200,
             r#"{"object":"list","data":[{"id":"tiny-ja","object":"model","owned_by":"llamacpp"}]}"#,

@@ -308,4 +308,13 @@ fn bad_input_gets_one_clear_line_and_no_proposal() {
     check(&["tune", "--runs", "all", "--rules", &bad], "bad.toml:2:");
     let off = env.file("off.toml", "[severity]\nleak = \"off\"\n");
     check(&["tune", "--runs", "all", "--rules", &off], "severity.leak");
+    // Labels from a newer kakeai's schema: one line, no proposal (whatever the exit says).
+    let conn = rusqlite::Connection::open(env.data_db()).unwrap();
+    conn.pragma_update(None, "user_version", 9999).unwrap();
+    drop(conn);
+    let o = env.run(&["tune", "--runs", "all"]);
+    let err = stderr(&o);
+    assert!(!o.status.success() && o.stdout.is_empty(), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("schema version 9999"), "{err}");
 }

@@ -363,6 +363,7 @@ impl Printer<'_> {
                     "judge_status": a.judge.as_ref().map(|j| j.status),
                     "guidance": a.guidance, "tokens": a.stats.tokens,
                     "first_token_ms": a.stats.first_token_ms, "latency_ms": a.stats.latency_ms,
+                    "tokens_per_s": a.stats.tokens_per_s(),
                     "fell_back": a.stats.fell_back, "capped": a.stats.capped,
                     "fallback": a.stats.fallback, "length_cut": a.stats.length_cut,
                     "prompt_tokens": a.stats.prompt_tokens, "fit": a.stats.fit,

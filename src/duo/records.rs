@@ -31,6 +31,76 @@ pub struct GenStats {
     pub fit: Option<super::fitting::FitReport>,
 }
 
+impl GenStats {
+    /// Streaming speed in tokens per second after the first token (as llama-server's and
+    /// Ollama's own timings count it); None when the server gave no count or the reply came in
+    /// one piece.
+    pub fn tokens_per_s(&self) -> Option<f64> {
+        let first = self.first_token_ms?;
+        let streaming = self.latency_ms.checked_sub(first).filter(|ms| *ms > 0)?;
+        (self.tokens > 1).then(|| f64::from(self.tokens - 1) * 1000.0 / streaming as f64)
+    }
+
+    /// `38 tokens · first token 2.31 s · 18.4 tokens/s` for the detail pane and headless.
+    /// None when the server counted no tokens or the times are not a stream's.
+    pub fn speed_line(&self) -> Option<String> {
+        let first = self.first_token_ms?;
+        if self.tokens == 0 || self.latency_ms < first {
+            return None;
+        }
+        let speed = self
+            .tokens_per_s()
+            .map_or(String::new(), |v| format!(" · {v:.1} tokens/s"));
+        Some(format!(
+            "{} tokens · first token {:.2} s · {:.2} s in all{speed}",
+            self.tokens,
+            first as f64 / 1000.0,
+            self.latency_ms as f64 / 1000.0
+        ))
+    }
+}
+
+#[cfg(test)]
+mod speed_tests {
+    use super::GenStats;
+
+    #[test]
+    fn speed_counts_tokens_after_the_first() {
+        for (tokens, first, latency, want) in [
+            (41u32, 2000u64, 4000u64, Some(20.0)),
+            (1, 500, 900, None),
+            (10, 800, 800, None),
+            (0, 100, 200, None),
+        ] {
+            let s = GenStats {
+                tokens,
+                first_token_ms: Some(first),
+                latency_ms: latency,
+                ..GenStats::default()
+            };
+            assert_eq!(s.tokens_per_s(), want, "{tokens} {first} {latency}");
+        }
+        let none = GenStats::default();
+        assert_eq!(none.speed_line(), None);
+        // A stored attempt with no token count (an import, an old run) shows nothing.
+        let uncounted = GenStats {
+            first_token_ms: Some(300),
+            ..GenStats::default()
+        };
+        assert_eq!(uncounted.speed_line(), None);
+        let s = GenStats {
+            tokens: 41,
+            first_token_ms: Some(2000),
+            latency_ms: 4000,
+            ..GenStats::default()
+        };
+        assert_eq!(
+            s.speed_line().as_deref(),
+            Some("41 tokens · first token 2.00 s · 4.00 s in all · 20.0 tokens/s")
+        );
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct AttemptRecord {
     pub turn: usize,

@@ -166,6 +166,9 @@ fn against_previous(
             lines.push(Line::styled(r, Style::new().fg(t.retry)));
         }
     }
+    if let Some(speed) = a.stats.speed_line() {
+        lines.push(Line::styled(speed, Style::new().fg(t.dim)));
+    }
     if let Some(why) = &a.stats.fallback {
         let note = format!("⚠ streaming gave up; one non-stream call answered: {why}");
         for r in wrap(&note, width) {

@@ -165,7 +165,7 @@ pub enum RoomMsg {
     },
     Queues(Result<Vec<queues::QueueRow>, super::error::UiError>),
     /// The tune section's learning: refused (too few labels …) or proposals.
-    Tune(Result<Result<super::tune_room::Learned, String>, super::error::UiError>),
+    Tune(Result<super::tune_room::Outcome, super::error::UiError>),
     /// The read itself could not run (the store is gone).
     Failed(Pane, super::error::UiError),
 }
@@ -244,12 +244,12 @@ impl Rooms {
             RoomMsg::Conversations(r) => self.conversations.loaded(r),
             RoomMsg::Queues(r) => self.queues.loaded(r),
             RoomMsg::Tune(r) => {
-                use super::tune_room::TuneState;
+                use super::tune_room::{Outcome, TuneState};
                 let (state, said) = match r {
-                    Ok(Ok(learned)) => {
+                    Ok(Outcome::Learned(learned)) => {
                         let n = learned.report.proposals.len();
                         let state = TuneState::Ready {
-                            learned: Box::new(learned),
+                            learned,
                             selected: 0,
                             accepted: Vec::new(),
                         };
@@ -258,7 +258,9 @@ impl Rooms {
                             Notice::info(format!("tune: {n} proposal(s) held up")),
                         )
                     }
-                    Ok(Err(why)) => (TuneState::Refused(why.clone()), Notice::info(why)),
+                    Ok(Outcome::Refused(why)) => {
+                        (TuneState::Refused(why.clone()), Notice::info(why))
+                    }
                     Err(e) => (TuneState::Idle, Notice::failed("tune", e)),
                 };
                 self.rules.tune = state;

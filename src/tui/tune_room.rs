@@ -25,6 +25,13 @@ pub struct Learned {
     pub ruleset: String,
 }
 
+/// What learning gave: proposals (maybe none), or tune's refusal (too few labels, one run).
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    Learned(Box<Learned>),
+    Refused(String),
+}
+
 /// The tune section's state.
 #[derive(Debug, Clone, Default)]
 pub enum TuneState {
@@ -42,7 +49,7 @@ pub enum TuneState {
 
 /// Runs tune over every labelled run in the store under the rules on disk (defaults ⊕ the
 /// user's rules and overlay); on the store's thread, like every room's read.
-pub fn learn(store: &mut Store) -> Result<Result<Learned, String>, UiError> {
+pub fn learn(store: &mut Store) -> Result<Outcome, UiError> {
     let rules = RuleSet::load(None).map_err(|e| UiError::Refused(e.to_string()))?;
     let loaded = source::load(store, &Selection::Runs(Vec::new()))
         .map_err(|e| UiError::Refused(e.to_string()))?;
@@ -53,12 +60,12 @@ pub fn learn(store: &mut Store) -> Result<Result<Learned, String>, UiError> {
         crate::tune::rejudge::build(&rules, analyzer.as_ref(), &loaded.turns, &settings.grid)
             .map_err(|e| UiError::Refused(e.to_string()))?;
     Ok(match crate::tune::search::tune(&cases, &cands, &settings) {
-        Ok(report) => Ok(Learned {
+        Ok(report) => Outcome::Learned(Box::new(Learned {
             report,
             source: loaded.source,
             ruleset: rules.version.clone(),
-        }),
-        Err(e) => Err(format!("{e}; no proposals")),
+        })),
+        Err(e) => Outcome::Refused(format!("{e}; no proposals")),
     })
 }
 
@@ -78,11 +85,7 @@ impl TuneState {
 
     /// Accepting the selected proposal: the overlay's text (every accepted one, with its
     /// provenance) and `current` with the overlay merged in. None when nothing is selected.
-    pub fn accept(
-        &mut self,
-        current: &RuleSet,
-        date: &str,
-    ) -> Option<Result<(String, RuleSet), String>> {
+    pub fn accept(&mut self, current: &RuleSet, date: &str) -> Option<Result<Accepted, UiError>> {
         let TuneState::Ready {
             learned,
             selected,
@@ -108,18 +111,25 @@ impl TuneState {
     }
 }
 
+/// An accepted proposal: the overlay's text and the rules with it merged in.
+pub struct Accepted {
+    pub overlay: String,
+    pub rules: RuleSet,
+}
+
 fn adopt(
     report: &Report,
     chosen: &[&Proposal],
     prov: &Provenance,
     current: &RuleSet,
-) -> Result<(String, RuleSet), String> {
-    let text = overlay::render(report, chosen, prov).map_err(|e| e.to_string())?;
-    let over: toml::Table = toml::from_str(&text).map_err(|e| e.to_string())?;
-    let mut table = toml::Table::try_from(&*current.data).map_err(|e| e.to_string())?;
+) -> Result<Accepted, UiError> {
+    let refused = |e: &dyn std::fmt::Display| UiError::Refused(e.to_string());
+    let overlay = overlay::render(report, chosen, prov).map_err(|e| refused(&e))?;
+    let over: toml::Table = toml::from_str(&overlay).map_err(|e| refused(&e))?;
+    let mut table = toml::Table::try_from(&*current.data).map_err(|e| refused(&e))?;
     crate::config::merge_tables(&mut table, over);
-    let rules = RuleSet::from_table(table).map_err(|e| e.to_string())?;
-    Ok((text, rules))
+    let rules = RuleSet::from_table(table).map_err(|e| refused(&e))?;
+    Ok(Accepted { overlay, rules })
 }
 
 /// The section's lines in the rules pane, wrapped at `width` (nothing is cut; continuations
@@ -134,7 +144,11 @@ pub fn lines(state: &TuneState, t: &Theme, width: u16) -> Vec<Line<'static>> {
             .into_iter()
             .enumerate()
         {
-            let piece = if k == 0 { piece } else { format!("  {piece}") };
+            let piece = if k == 0 {
+                piece
+            } else {
+                format!("  {}", piece.trim_start())
+            };
             out.push(Line::styled(piece, style));
         }
     }
@@ -305,14 +319,14 @@ mod tests {
     #[test]
     fn learning_then_accepting_adopts_the_proposal_with_its_provenance() {
         let (_dir, mut s) = store(5, 8);
-        let learned = learn(&mut s)
-            .unwrap()
-            .expect("80 labels over 8 runs are enough");
+        let Outcome::Learned(learned) = learn(&mut s).unwrap() else {
+            panic!("80 labels over 8 runs are enough")
+        };
         assert!(learned.report.agreement_after > learned.report.agreement_before);
         let n = learned.report.proposals.len();
         assert!(n > 0, "{:?}", learned.report);
         let mut state = TuneState::Ready {
-            learned: Box::new(learned),
+            learned,
             selected: 0,
             accepted: Vec::new(),
         };
@@ -322,10 +336,13 @@ mod tests {
         };
         assert_eq!(*selected, n - 1, "the selection wraps");
         let current = RuleSet::builtin().unwrap();
-        let (text, rules) = state
-            .accept(&current, "2026-11-28T00:00:00Z")
-            .unwrap()
-            .unwrap();
+        let Some(Ok(Accepted {
+            overlay: text,
+            rules,
+        })) = state.accept(&current, "2026-11-28T00:00:00Z")
+        else {
+            panic!("a selected proposal is accepted")
+        };
         assert!(text.contains("(workbench), 2026-11-28T00:00:00Z"), "{text}");
         assert_ne!(rules.version, current.version);
         // The overlay alone over the same rules gives the same ruleset.
@@ -346,7 +363,9 @@ mod tests {
     #[test]
     fn too_few_labels_is_said_and_nothing_is_accepted() {
         let (_dir, mut s) = store(5, 2);
-        let why = learn(&mut s).unwrap().unwrap_err();
+        let Outcome::Refused(why) = learn(&mut s).unwrap() else {
+            panic!("20 labels are too few")
+        };
         assert!(why.contains("only 20 labelled turns"), "{why}");
         let mut state = TuneState::Refused(why);
         assert!(state.accept(&RuleSet::builtin().unwrap(), "now").is_none());

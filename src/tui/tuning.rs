@@ -488,8 +488,8 @@ impl RulesRoom {
             }
             RulesVerb::Accept => match self.tune.accept(rules, &crate::store::time::now_iso()) {
                 None => Ask::Done(Some("no proposal to accept (T learns them)".into())),
-                Some(Err(e)) => Ask::Fail(UiError::Refused(e)),
-                Some(Ok((overlay, rules))) => Ask::Run(
+                Some(Err(e)) => Ask::Fail(e),
+                Some(Ok(super::tune_room::Accepted { overlay, rules })) => Ask::Run(
                     Some("accepted: judging the run again …".into()),
                     vec![Command::AcceptTune {
                         overlay,

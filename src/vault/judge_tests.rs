@@ -11,7 +11,9 @@ fn secret(i: usize, level: u8, importance: Importance) -> LeakSecret {
         content: format!("人物{i}は秘密の場所{i}で別の名前を使って暮らしている"),
         level,
         importance,
-        forbidden_keywords: vec![format!("場所{i}")],
+        // Kana only: no reading to look up, so the review is the same with or without the
+        // dictionary (a kanji keyword without one is a check that did not run).
+        forbidden_keywords: vec![format!("ばしょ{i}")],
         allowed_expressions: vec![],
         subtlety: 5,
     }
@@ -143,7 +145,7 @@ fn nothing_is_asked_for_an_empty_or_already_rejected_line() {
         );
     }
     // The forbidden keyword rejects it already: the judge is not needed.
-    let leak = "場所1に住んでるんだって";
+    let leak = "ばしょ1に住んでるんだって";
     let r = reviewer.review(leak);
     assert_eq!(r.result, ReviewResult::Rejected);
     assert!(plan(&r, &inp, leak, 6).is_err());
