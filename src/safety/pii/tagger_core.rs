@@ -10,7 +10,29 @@
 //! includes it to read and run that model — one feature function for both, so the features
 //! trained on are the features seen.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// Feature keys are FNV hashes already: the map uses them as they are.
+#[derive(Default)]
+pub struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+/// A map keyed by feature hashes.
+pub type KeyMap<V> = HashMap<u64, V, BuildHasherDefault<KeyHasher>>;
 
 /// The kinds the tagger labels, in tag order (tag 0 is O, then B and I per kind).
 pub const KINDS: [&str; 4] = ["氏名", "会社名", "学校名", "住所"];
@@ -55,14 +77,23 @@ pub fn class(c: char) -> u8 {
 /// Word lists the features look up: each a set of folded words with its longest length.
 #[derive(Default)]
 pub struct Lists {
-    lists: Vec<(String, std::collections::HashSet<String>, usize)>,
+    lists: Vec<List>,
+}
+
+/// One list: its words, every proper prefix of them (a lookup stops as soon as no word goes
+/// on), its longest word, and its three feature names.
+struct List {
+    words: HashSet<String>,
+    prefixes: HashSet<String>,
+    longest: usize,
+    marks: [String; 3],
 }
 
 impl Lists {
     /// Adds a list from text: per line every tab-separated field (its first word), `#`
     /// comments and blank lines skipped. Words of one char are left out (too many hits).
     pub fn add(&mut self, name: &str, text: &str) {
-        let mut set = std::collections::HashSet::new();
+        let mut set = HashSet::new();
         let mut longest = 0;
         for line in text.lines().filter(|l| !l.trim_start().starts_with('#')) {
             // Every tab-separated field (a name and its readings), its first word only.
@@ -76,28 +107,50 @@ impl Lists {
                 set.insert(w);
             }
         }
-        self.lists.push((name.to_string(), set, longest.min(12)));
+        let longest = longest.min(12);
+        let mut prefixes = HashSet::new();
+        for w in &set {
+            let mut p = String::new();
+            for c in w.chars().take(longest) {
+                p.push(c);
+                prefixes.insert(p.clone());
+            }
+        }
+        self.lists.push(List {
+            words: set,
+            prefixes,
+            longest,
+            marks: [
+                format!("L{name}s"),
+                format!("L{name}e"),
+                format!("L{name}i"),
+            ],
+        });
     }
 
     /// Per char, per list: (a word starts here, a word covers this char, a word ends here),
     /// as feature names. The longest word starting at each char is taken.
-    fn marks(&self, chars: &[char]) -> Vec<Vec<String>> {
+    fn marks(&self, chars: &[char]) -> Vec<Vec<&str>> {
         let mut out = vec![Vec::new(); chars.len()];
-        for (name, set, longest) in &self.lists {
+        let mut word = String::new();
+        for list in &self.lists {
             let mut cover = vec![0u8; chars.len()];
             for s in 0..chars.len() {
-                let max = (*longest).min(chars.len() - s);
-                let mut word = String::new();
+                let max = list.longest.min(chars.len() - s);
+                word.clear();
                 let mut best = 0;
                 for (k, c) in chars[s..s + max].iter().enumerate() {
                     word.push(*c);
-                    if k >= 1 && set.contains(&word) {
+                    if !list.prefixes.contains(&word) {
+                        break;
+                    }
+                    if k >= 1 && list.words.contains(&word) {
                         best = k + 1;
                     }
                 }
                 if best > 0 {
-                    out[s].push(format!("L{name}s"));
-                    out[s + best - 1].push(format!("L{name}e"));
+                    out[s].push(list.marks[0].as_str());
+                    out[s + best - 1].push(list.marks[1].as_str());
                     for c in &mut cover[s..s + best] {
                         *c = 1;
                     }
@@ -105,7 +158,7 @@ impl Lists {
             }
             for (i, c) in cover.iter().enumerate() {
                 if *c == 1 {
-                    out[i].push(format!("L{name}i"));
+                    out[i].push(list.marks[2].as_str());
                 }
             }
         }
@@ -149,11 +202,12 @@ pub fn features(text: &str, lists: &Lists) -> Vec<Vec<u64>> {
     let chars: Vec<char> = text.chars().map(fold).collect();
     let n = chars.len();
     let cls: Vec<u8> = chars.iter().map(|c| class(*c)).collect();
-    let at = |i: isize| -> String {
+    let strs: Vec<String> = chars.iter().map(|c| c.to_string()).collect();
+    let at = |i: isize| -> &str {
         if i < 0 || i as usize >= n {
-            "∅".into()
+            "∅"
         } else {
-            chars[i as usize].to_string()
+            strs[i as usize].as_str()
         }
     };
     let cl = |i: isize| -> char {
@@ -198,14 +252,14 @@ pub fn features(text: &str, lists: &Lists) -> Vec<Vec<u64>> {
             let window: String = (-2..=2).map(|d| cl(k + d)).collect();
             let mut f = vec![
                 hash(&["bias"]),
-                hash(&["c0", &at(k)]),
-                hash(&["c-1", &at(k - 1)]),
-                hash(&["c+1", &at(k + 1)]),
-                hash(&["c-2", &at(k - 2)]),
-                hash(&["c+2", &at(k + 2)]),
-                hash(&["b-", &at(k - 1), &at(k)]),
-                hash(&["b+", &at(k), &at(k + 1)]),
-                hash(&["t3", &at(k - 1), &at(k), &at(k + 1)]),
+                hash(&["c0", at(k)]),
+                hash(&["c-1", at(k - 1)]),
+                hash(&["c+1", at(k + 1)]),
+                hash(&["c-2", at(k - 2)]),
+                hash(&["c+2", at(k + 2)]),
+                hash(&["b-", at(k - 1), at(k)]),
+                hash(&["b+", at(k), at(k + 1)]),
+                hash(&["t3", at(k - 1), at(k), at(k + 1)]),
                 hash(&["cls", &window]),
                 hash(&["run", &(cls[i] as char).to_string(), &len, pos]),
                 hash(&["after", &(cls[i] as char).to_string(), &after]),
@@ -243,7 +297,7 @@ fn allowed(prev: u8, tag: u8) -> bool {
 /// The trained weights.
 #[derive(Default)]
 pub struct Model {
-    pub w: HashMap<u64, [f32; N_TAGS]>,
+    pub w: KeyMap<[f32; N_TAGS]>,
 }
 
 impl Model {
@@ -296,7 +350,7 @@ impl Model {
         if b.len() != 8 + n * rec {
             return None;
         }
-        let mut w = HashMap::with_capacity(n);
+        let mut w = KeyMap::with_capacity_and_hasher(n, Default::default());
         for r in b[8..].chunks_exact(rec) {
             let k = u64::from_le_bytes(r[..8].try_into().ok()?);
             let mut v = [0f32; N_TAGS];
@@ -383,9 +437,9 @@ pub fn train(examples: &[Example], lists: &Lists, epochs: usize, seed: u64) -> M
         .chain(&negatives)
         .map(|e| (features(&e.text, lists), gold(e)))
         .collect();
-    let mut w: HashMap<u64, [f32; N_TAGS]> = HashMap::new();
+    let mut w: KeyMap<[f32; N_TAGS]> = KeyMap::default();
     // Sum of each weight over time, kept lazily: (total, last step it changed).
-    let mut acc: HashMap<u64, ([f32; N_TAGS], [u32; N_TAGS])> = HashMap::new();
+    let mut acc: KeyMap<([f32; N_TAGS], [u32; N_TAGS])> = KeyMap::default();
     let mut step: u32 = 1;
     let mut order: Vec<usize> = (0..data.len()).collect();
     let mut rng = seed | 1;
@@ -424,7 +478,7 @@ pub fn train(examples: &[Example], lists: &Lists, epochs: usize, seed: u64) -> M
         }
     }
     // Averages, with small weights dropped.
-    let mut avg = HashMap::new();
+    let mut avg = KeyMap::default();
     for (k, v) in &w {
         let (total, last) = acc.get(k).copied().unwrap_or(([0.0; N_TAGS], [0; N_TAGS]));
         let mut a = [0f32; N_TAGS];
@@ -440,8 +494,8 @@ pub fn train(examples: &[Example], lists: &Lists, epochs: usize, seed: u64) -> M
 }
 
 fn update(
-    w: &mut HashMap<u64, [f32; N_TAGS]>,
-    acc: &mut HashMap<u64, ([f32; N_TAGS], [u32; N_TAGS])>,
+    w: &mut KeyMap<[f32; N_TAGS]>,
+    acc: &mut KeyMap<([f32; N_TAGS], [u32; N_TAGS])>,
     k: u64,
     tag: usize,
     delta: f32,
