@@ -134,9 +134,48 @@ impl View {
     }
 }
 
+/// Symbols a writer slips between the letters of a word to hide it (工/房, 形-見, 物＊置,
+/// こう、ぼう): dropped after a Japanese letter in the stretched view.
+fn is_slipped_symbol(c: char) -> bool {
+    matches!(
+        c,
+        '/' | '／'
+            | '-'
+            | '‐'
+            | '－'
+            | '*'
+            | '＊'
+            | '、'
+            | '，'
+            | ','
+            | '_'
+            | '＿'
+            | '\''
+            | '’'
+            | '+'
+            | '＋'
+            | '|'
+    )
+}
+
+fn is_japanese_letter(c: char) -> bool {
+    is_kanji(c) || is_hiragana(c) || matches!(c, '\u{30A1}'..='\u{30FA}')
+}
+
 /// The loose view of NFKC chars: kana and case folded, separators
 /// between non-latin letters dropped, long-vowel marks spelled as their vowel.
 fn loose_view(chars: impl Iterator<Item = char>) -> View {
+    view_of(chars, false)
+}
+
+/// The stretched view: the loose view with long-vowel marks after a kana dropped (かたーみ,
+/// うーみぞーい: a word stretched in speech, not a long vowel of its reading) and symbols
+/// slipped between Japanese letters dropped.
+fn stretched_view(chars: impl Iterator<Item = char>) -> View {
+    view_of(chars, true)
+}
+
+fn view_of(chars: impl Iterator<Item = char>, stretched: bool) -> View {
     let mut v = View::default();
     let mut last: Option<char> = None;
     for (i, written) in chars.enumerate() {
@@ -144,6 +183,17 @@ fn loose_view(chars: impl Iterator<Item = char>) -> View {
         let at = (i as u32, i as u32 + 1);
         if is_separator(c) && !last.is_some_and(|l| l.is_ascii_alphanumeric()) {
             // Belongs to nothing: a keyword never starts or ends in one.
+            continue;
+        }
+        // A comma between kanji is a clause break (料理、帳尻), between kana a held breath
+        // (こう、ぼう): only the latter is dropped.
+        let comma = matches!(c, '、' | '，' | ',');
+        let kana_before = last.is_some_and(|l| is_japanese_letter(l) && !is_kanji(l));
+        if stretched
+            && last.is_some_and(is_japanese_letter)
+            && (matches!(c, 'ー' | '〜' | '～' | '~') || is_slipped_symbol(c))
+            && (!comma || kana_before)
+        {
             continue;
         }
         let c = match c {
@@ -273,15 +323,22 @@ pub fn loose_str(s: &str) -> String {
 pub struct LooseText {
     pub loose: View,
     pub skeleton: View,
+    /// Stretching marks and slipped symbols dropped (see [`stretched_view`]).
+    pub stretched: View,
 }
 
 impl LooseText {
     /// From the chars of an NFKC view (kana and case are folded here; katakana is told apart
     /// from hiragana for okurigana).
-    pub fn new(chars: impl Iterator<Item = char>) -> LooseText {
+    pub fn new(chars: impl Iterator<Item = char> + Clone) -> LooseText {
+        let stretched = stretched_view(chars.clone());
         let loose = loose_view(chars);
         let skeleton = skeleton_view(&loose);
-        LooseText { loose, skeleton }
+        LooseText {
+            loose,
+            skeleton,
+            stretched,
+        }
     }
 }
 
@@ -424,7 +481,9 @@ impl KeywordSet {
         boundaries: &dyn Fn(usize, usize) -> bool,
     ) -> Vec<VariantHit> {
         let mut out = Vec::new();
-        let mut run = |auto: &Automaton, view: &View, via: Via| {
+        // `dropped_ok`: a reading hit that spans a dropped mark or symbol (こうぼ～う) is a
+        // spelling no word has by accident, so its token boundaries are not asked for.
+        let mut run = |auto: &Automaton, view: &View, via: Via, dropped_ok: bool| {
             let Some((ac, ids)) = auto else { return };
             for m in ac.find_overlapping_iter(&view.string) {
                 let Some(&entry) = ids.get(m.pattern().as_usize()) else {
@@ -445,7 +504,8 @@ impl KeywordSet {
                     e += more;
                 }
                 let (start, end) = view.source(s, e);
-                if via == Via::Reading && !boundaries(start, end) {
+                let dropped = dropped_ok && end - start > e - s;
+                if via == Via::Reading && !dropped && !boundaries(start, end) {
                     continue;
                 }
                 out.push(VariantHit {
@@ -456,12 +516,14 @@ impl KeywordSet {
                 });
             }
         };
-        run(&self.spelling, &t.loose, Via::Spelling);
-        run(&self.okurigana, &t.skeleton, Via::Okurigana);
+        run(&self.spelling, &t.loose, Via::Spelling, false);
+        run(&self.spelling, &t.stretched, Via::Spelling, false);
+        run(&self.okurigana, &t.skeleton, Via::Okurigana, false);
         if self.dict.has_readings() {
             let (reading, mixed) = self.reading_automaton();
-            run(reading, &t.loose, Via::Reading);
-            run(mixed, &t.loose, Via::Spelling);
+            run(reading, &t.loose, Via::Reading, false);
+            run(reading, &t.stretched, Via::Reading, true);
+            run(mixed, &t.loose, Via::Spelling, false);
         }
         out.sort_by_key(|h| (h.start, h.end, h.entry, h.via as u8));
         out.dedup_by_key(|h| (h.start, h.end, h.entry));

@@ -274,3 +274,65 @@ fn layer_one_catches_a_kanji_word_written_in_kana() {
     let (_, hits) = layer1(&judge, "ところすごいね");
     assert!(!hits.contains(&"殺す".to_string()), "{hits:?}");
 }
+
+/// A keyword stretched in speech (a long-vowel mark after any of its kana, as こーぼー or
+/// かたーみ are said) or with a symbol slipped between its letters (工/房, 引っ-越し, 料理＊帳,
+/// こう、ぼう) is the keyword; generated over every interior position, mark and symbol.
+#[test]
+fn stretched_and_slipped_spellings_are_the_keyword() {
+    let with = ipadic().map(Dict::from);
+    let marks = ['ー', '〜', '～'];
+    let symbols = ['/', '-', '＊', '、', '_', '＋', '|'];
+    for dict in [Some(Dict::none()), with].into_iter().flatten() {
+        let s = set(dict.clone());
+        let readings = dict.has_readings();
+        // Spellings without a dictionary; kana readings only with one.
+        let mut words: Vec<(&str, usize)> = vec![("工房", 0), ("引っ越し", 1), ("料理帳", 3)];
+        if readings {
+            words.extend([("こうぼう", 0), ("ひっこし", 1), ("ころす", 2)]);
+        }
+        for (word, entry) in words {
+            let chars: Vec<char> = word.chars().collect();
+            for at in 1..chars.len() {
+                let (head, tail): (String, String) =
+                    (chars[..at].iter().collect(), chars[at..].iter().collect());
+                let inserts: Vec<char> = if head.chars().last().is_some_and(is_kanji) {
+                    symbols.iter().copied().filter(|c| *c != '、').collect()
+                } else {
+                    marks.iter().chain(&symbols).copied().collect()
+                };
+                for ins in inserts {
+                    let line = format!("春から{head}{ins}{tail}の話、聞いた？");
+                    let h = hits(&s, &dict, &line);
+                    assert!(
+                        h.iter().any(|x| x.0 == entry && x.1[0] == 3),
+                        "{dict:?} {line}: {h:?}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Marks and symbols between words that spell no keyword stay clean.
+#[test]
+fn stretching_and_symbols_make_no_keyword_of_other_words() {
+    let with = ipadic().map(Dict::from);
+    for dict in [Some(Dict::none()), with].into_iter().flatten() {
+        let s = set(dict.clone());
+        for text in [
+            "すごーい、こーひー飲もう",
+            "工場/房総/館山、どこ行く？",
+            "料理、帳尻を合わせる",
+            "こう、ぼんやりしてた",
+            "えーっと、ひっこ抜いた",
+            "殺風景ー、工作ー",
+        ] {
+            assert!(
+                hits(&s, &dict, text).is_empty(),
+                "{dict:?} {text}: {:?}",
+                hits(&s, &dict, text)
+            );
+        }
+    }
+}
