@@ -47,7 +47,7 @@ fn line_for(req: &Recorded) -> String {
     let history = req.json()["messages"].as_array().map_or(0, Vec::len);
     if req.body.contains("あなたは「あゆ」") {
         let base = AYU[(history / 2) % 3];
-        if history % 3 == 0 {
+        if history.is_multiple_of(3) {
             let head: String = base.chars().take(6).collect();
             return (1..=8)
                 .map(|i| format!("{head}{i}。"))
