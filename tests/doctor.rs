@@ -57,9 +57,17 @@ async fn a_good_server_passes_every_check_quickly_once_loaded() {
         "tokens/char",
         "embeddings",
         "judge",
+        "PII check",
     ] {
         assert!(names.contains(&name), "{name} missing: {names:?}");
     }
+    // The PII second opinion is timed against the LINE and chat budgets.
+    let pii = warm.checks.iter().find(|c| c.name == "PII check").unwrap();
+    assert!(
+        pii.mark == Mark::Ok && pii.detail.contains("budgets: LINE 3.0 s, chat 5.0 s"),
+        "{}",
+        pii.line()
+    );
     let ratio = warm
         .checks
         .iter()

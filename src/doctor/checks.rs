@@ -66,6 +66,8 @@ pub(super) async fn run_all(
         out.push(embed_check(client, info.api, &facts).await);
         on_step("judge");
         out.push(judge_check(client).await);
+        on_step("PII check");
+        out.push(pii_check(client).await);
     }
     Some(info.api)
 }
@@ -299,6 +301,56 @@ async fn embed_check(client: &Client, api: ApiKind, facts: &ServerFacts) -> Chec
                     "start the server with embeddings on, or set embed_model to a model it embeds with"
                 }
             },
+        ),
+    }
+}
+
+/// A message as the rules leave it, for timing the PII second opinion.
+const PII_SAMPLE: &str = "［氏名］さんに明日の打ち合わせの件を伝えておいてください。折り返しは［電話番号］までお願いします。";
+
+/// The budgets the PII second opinion must answer within: chat (policy.toml `[pii]`) and the
+/// LINE bot (serve.toml `[pii] llm_seconds`, at most half the answer budget).
+fn pii_budgets() -> (f64, f64) {
+    let chat = crate::safety::SafetyRules::load().map_or(5.0, |r| r.pii.seconds);
+    let serve = crate::serve::config::ServeConfig::load(None)
+        .unwrap_or_else(|_| crate::serve::config::ServeConfig::defaults());
+    let line = serve.pii.llm_seconds.min(serve.answer_budget_seconds / 2.0);
+    (chat, line)
+}
+
+/// Times one PII second opinion as chat and the bot ask it (a rule-masked message, as many
+/// tokens as its answer needs) against both budgets: over one, that path falls back on every
+/// message (chat: not sent; LINE: her fallback line).
+async fn pii_check(client: &Client) -> Check {
+    let (chat, line) = pii_budgets();
+    let limit = std::time::Duration::from_secs_f64(chat.max(line) * 2.0);
+    let req = crate::safety::pii::second::request(PII_SAMPLE);
+    let t0 = std::time::Instant::now();
+    let reply = tokio::time::timeout(limit, client.chat(&req)).await;
+    let took = t0.elapsed().as_secs_f64();
+    match reply {
+        Ok(Ok(_)) if took <= line.min(chat) => Check::ok(
+            "PII check",
+            format!("answered in {took:.1} s (budgets: LINE {line:.1} s, chat {chat:.1} s)"),
+        ),
+        Ok(Ok(_)) => Check::warn(
+            "PII check",
+            format!(
+                "answered in {took:.1} s: over the {} budget ({} s) — every message there would get the fallback",
+                if took > line { "LINE" } else { "chat" },
+                if took > line { line } else { chat }
+            ),
+            "use a faster model or GPU, raise llm_seconds in serve.toml / policy.toml [pii], or set llm = \"off\"",
+        ),
+        Ok(Err(e)) => Check::fail(
+            "PII check",
+            e.without_server_text().to_string(),
+            "the PII second opinion cannot be had: fix the line above, or set [pii] llm = \"off\"",
+        ),
+        Err(_) => Check::fail(
+            "PII check",
+            format!("no answer within {:.0} s", limit.as_secs_f64()),
+            "use a faster model, or set [pii] llm = \"off\" in serve.toml and policy.toml",
         ),
     }
 }
