@@ -318,3 +318,111 @@ fn bad_input_gets_one_clear_line_and_no_proposal() {
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(err.contains("schema version 9999"), "{err}");
 }
+
+/// A house that lets やな end with よ (the markers rule calls those lines RETRY) but never lets
+/// her speak politely (RETRY too): switching tone off would pass the polite lines as well, so
+/// tune proposes adding her ending to her word list — and the overlay writes her whole list.
+#[test]
+fn a_sisters_ending_is_learned_as_a_word_not_tone_off() {
+    const CASUAL: [&str; 6] = [
+        "坂の上まで歩いたよ。",
+        "商店街で肉まん買ったよ。",
+        "窓を開けたら風が入ったよ。",
+        "あの本まだ読んでないよ。",
+        "夕飯はカレーにするよ。",
+        "明日は早起きするよ。",
+    ];
+    const POLITE: [&str; 3] = [
+        "この建物は古いと思います。",
+        "明日は雨が降るそうです。",
+        "商店街は駅の近くにあります。",
+    ];
+    const MARKED: [&str; 3] = [
+        "雨が降るかな？",
+        "ほんと？楽しそうだよね！",
+        "えー、それいいかも！",
+    ];
+    let env = Env::new();
+    let mut store = Store::open(&env.data_db()).unwrap();
+    let mut rng = Rng::new(51);
+    for r in 0..12 {
+        let run_id = store
+            .create_run(&NewRun {
+                topic: format!("話題{r}"),
+                model: None,
+                endpoint: None,
+                api: None,
+                options: json!({}),
+                persona_version: None,
+                ruleset_version: None,
+            })
+            .unwrap();
+        for t in 1..=10u32 {
+            let (speaker, text, usable) = if t % 2 == 0 {
+                (
+                    "ayu",
+                    "つまり、あれは灯台ですね。夜に光ります。".to_string(),
+                    true,
+                )
+            } else {
+                match rng.next(3) {
+                    0 => ("yana", rng.pick(&CASUAL).to_string(), true),
+                    1 => ("yana", rng.pick(&POLITE).to_string(), false),
+                    _ => ("yana", rng.pick(&MARKED).to_string(), true),
+                }
+            };
+            store
+                .commit_turn(&TurnCommit {
+                    run_id,
+                    turn: t,
+                    speaker: speaker.into(),
+                    attempt_id: None,
+                    text,
+                    status: Status::Pass,
+                    flags: TurnFlags::default(),
+                    hook: None,
+                    hook_depth: None,
+                })
+                .unwrap();
+            for who in ["aoi", "ren", "mio"] {
+                thumb(&mut store, run_id, t, who, usable);
+            }
+        }
+    }
+    drop(store);
+    let overlay = env.dir.path().join("tuned.toml");
+    let o = env.run(&[
+        "tune",
+        "--runs",
+        "all",
+        "--format",
+        "json",
+        "--write",
+        overlay.to_str().unwrap(),
+    ]);
+    let r = json_of(&o);
+    let props = r["proposals"].as_array().unwrap();
+    let tone = props
+        .iter()
+        .find(|p| p["rule"] == "tone")
+        .unwrap_or_else(|| panic!("{r}"));
+    assert_eq!(tone["change"], "characters.yana.tone.endings", "{tone}");
+    assert!(tone["after"].as_str().unwrap().ends_with('よ'), "{tone}");
+    assert!(r["agreement_after"].as_f64().unwrap() >= 0.8, "{r}");
+    // Her whole list is written (lists replace when rules files merge), the new ending last.
+    let text = std::fs::read_to_string(&overlay).unwrap();
+    let tuned = RuleSet::load(Some(&overlay)).unwrap();
+    let base = RuleSet::load(None).unwrap();
+    let (before, after) = (
+        &base.character("yana").unwrap().tone.endings,
+        &tuned.character("yana").unwrap().tone.endings,
+    );
+    assert_eq!(&after[..before.len()], &before[..], "{text}");
+    assert_eq!(after.len(), before.len() + 1, "{text}");
+    // The Director under it keeps rejecting her polite lines.
+    let c = tuned.character("yana").unwrap();
+    for line in POLITE {
+        let v = director::judge(&tuned, &FallbackAnalyzer, c, &Analysis::new(line), &[]);
+        assert_eq!(v.status, Status::Retry, "{line}");
+    }
+}

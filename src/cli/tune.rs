@@ -221,9 +221,10 @@ fn write(
         date: crate::store::time::now_iso(),
         ruleset: rules.version.clone(),
     };
-    let text = overlay::render(report, chosen, &prov).map_err(|e| Fail(2, e.to_string()))?;
-    let variant =
-        overlay::render_variant(report, chosen, &prov).map_err(|e| Fail(2, e.to_string()))?;
+    let text =
+        overlay::render(report, chosen, &prov, &rules.data).map_err(|e| Fail(2, e.to_string()))?;
+    let variant = overlay::render_variant(report, chosen, &prov, &rules.data)
+        .map_err(|e| Fail(2, e.to_string()))?;
     let vpath = path.with_extension("variant.toml");
     std::fs::write(path, text).map_err(|e| Fail(3, format!("{}: {e}", path.display())))?;
     std::fs::write(&vpath, variant).map_err(|e| Fail(3, format!("{}: {e}", vpath.display())))?;

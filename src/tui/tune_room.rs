@@ -124,7 +124,7 @@ fn adopt(
     current: &RuleSet,
 ) -> Result<Accepted, UiError> {
     let refused = |e: &dyn std::fmt::Display| UiError::Refused(e.to_string());
-    let overlay = overlay::render(report, chosen, prov).map_err(|e| refused(&e))?;
+    let overlay = overlay::render(report, chosen, prov, &current.data).map_err(|e| refused(&e))?;
     let over: toml::Table = toml::from_str(&overlay).map_err(|e| refused(&e))?;
     let mut table = toml::Table::try_from(&*current.data).map_err(|e| refused(&e))?;
     crate::config::merge_tables(&mut table, over);

@@ -9,6 +9,7 @@ pub mod overlay;
 pub mod rejudge;
 pub mod search;
 pub mod source;
+pub mod words;
 
 #[cfg(test)]
 mod tests;

@@ -4,6 +4,7 @@
 //! proposals' verdicts exactly (tested in `tests.rs`).
 
 use super::search::{Proposal, Report};
+use crate::director::ruleset::RuleData;
 
 /// Where the labels came from and when, for the overlay's header.
 #[derive(Debug, Clone)]
@@ -24,15 +25,18 @@ pub struct UnknownChange {
     pub after: String,
 }
 
-/// The overlay's TOML: a header of comments, then one table per changed part.
+/// The overlay's TOML over `base` (the rules the proposals were measured against; a list
+/// such as a sister's endings is written whole, as lists replace when rules files merge): a
+/// header of comments, then one table per changed part.
 pub fn render(
     report: &Report,
     chosen: &[&Proposal],
     prov: &Provenance,
+    base: &RuleData,
 ) -> Result<String, UnknownChange> {
     let mut root = toml::Table::new();
     for p in chosen {
-        set(&mut root, p)?;
+        set(&mut root, p, base)?;
     }
     let mut out = header(report, chosen, prov);
     out.push_str(&toml::to_string(&root).unwrap_or_default());
@@ -44,10 +48,11 @@ pub fn render_variant(
     report: &Report,
     chosen: &[&Proposal],
     prov: &Provenance,
+    base: &RuleData,
 ) -> Result<String, UnknownChange> {
     let mut rules = toml::Table::new();
     for p in chosen {
-        set(&mut rules, p)?;
+        set(&mut rules, p, base)?;
     }
     let mut root = toml::Table::new();
     root.insert("rules".into(), toml::Value::Table(rules));
@@ -105,7 +110,7 @@ fn int(s: &str) -> Option<toml::Value> {
 }
 
 /// One proposal into the table: the keys `rejudge` and `severity_candidates` name.
-fn set(root: &mut toml::Table, p: &Proposal) -> Result<(), UnknownChange> {
+fn set(root: &mut toml::Table, p: &Proposal, base: &RuleData) -> Result<(), UnknownChange> {
     let unknown = || UnknownChange {
         change: p.change.clone(),
         after: p.after.clone(),
@@ -129,6 +134,39 @@ fn set(root: &mut toml::Table, p: &Proposal) -> Result<(), UnknownChange> {
             table(root, "severity").insert(
                 c["severity.".len()..].to_string(),
                 toml::Value::String(p.after.clone()),
+            );
+        }
+        c if c.starts_with("characters.") && c.ends_with(".tone.endings") => {
+            let id = &c["characters.".len()..c.len() - ".tone.endings".len()];
+            let ending = p.after.strip_prefix('+').ok_or_else(unknown)?;
+            let mut list = base
+                .characters
+                .get(id)
+                .ok_or_else(unknown)?
+                .tone
+                .endings
+                .clone();
+            // Earlier accepted endings of the same sister are already in `root`.
+            if let Some(toml::Value::Array(now)) = root
+                .get("characters")
+                .and_then(|v| v.get(id))
+                .and_then(|v| v.get("tone"))
+                .and_then(|v| v.get("endings"))
+            {
+                list = now
+                    .iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect();
+            }
+            if !list.iter().any(|e| e == ending) {
+                list.push(ending.to_string());
+            }
+            let chars = table(root, "characters");
+            let sister = table(chars, id);
+            let tone = table(sister, "tone");
+            tone.insert(
+                "endings".into(),
+                toml::Value::Array(list.into_iter().map(toml::Value::String).collect()),
             );
         }
         _ => return Err(unknown()),

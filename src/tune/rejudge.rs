@@ -46,6 +46,7 @@ pub fn build(
     let judged = judge_all(rules, analyzer, turns);
     let cases: Vec<Case> = judged.iter().map(|j| j.case.clone()).collect();
     let mut cands = severity_candidates(&cases);
+    cands.extend(word_candidates(rules, analyzer, &judged)?);
     for (rule, key, before, after, data) in threshold_variants(&rules.data, grid) {
         let variant = RuleSet::from_data(data)?;
         let statuses = judged
@@ -105,6 +106,48 @@ fn judge_all(rules: &RuleSet, analyzer: &dyn Analyzer, turns: &[Turn]) -> Vec<Ju
         ));
     }
     out
+}
+
+/// Endings each sister's reviewers keep where the tone rule fired, each re-judged by the tone
+/// rule with the ending added to her list (`tune::words`).
+fn word_candidates(
+    rules: &RuleSet,
+    analyzer: &dyn Analyzer,
+    judged: &[Judged],
+) -> Result<Vec<Candidate>, ConfigError> {
+    use super::words;
+    let lines: Vec<words::Line> = judged
+        .iter()
+        .map(|j| words::Line {
+            speaker: &j.speaker,
+            analysis: &j.analysis,
+            usable: j.case.label.usable,
+            tone: j
+                .case
+                .base
+                .get(&RuleId::Tone)
+                .copied()
+                .unwrap_or(Status::Pass),
+        })
+        .collect();
+    let mut out = Vec::new();
+    for (id, ending) in words::candidates(&rules.data, &lines) {
+        let Some(data) = words::with_ending(&rules.data, &id, &ending) else {
+            continue;
+        };
+        let variant = RuleSet::from_data(data)?;
+        out.push(Candidate {
+            rule: words::RULE,
+            key: words::key(&id),
+            before: "as written".into(),
+            after: format!("+{ending}"),
+            statuses: judged
+                .iter()
+                .map(|j| rejudged(&variant, analyzer, j, words::RULE))
+                .collect(),
+        });
+    }
+    Ok(out)
 }
 
 /// The worst status of each rule that fired.
