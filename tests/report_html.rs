@@ -181,6 +181,12 @@ fn hostile_text_is_text_and_secrets_and_names_never_reach_the_page() {
             turns.len()
         );
         assert_eq!(section(&html, "aspects").matches("<rect").count(), 5);
+        // Defence in depth, and a key to the stacked bars' colours.
+        assert!(html.contains("http-equiv=\"Content-Security-Policy\""));
+        let kinds: std::collections::BTreeSet<&str> = turns.iter().map(|t| t.1.as_str()).collect();
+        if kinds.len() > 1 {
+            assert!(verdicts.contains("class=\"legend\""), "seed {seed}");
+        }
     }
 }
 
@@ -274,9 +280,14 @@ var pre = document.createElement('pre'); pre.id = 'kakeai-probe';
 pre.textContent = JSON.stringify({vw: vw, bad: bad, svgs: document.querySelectorAll('svg').length});
 document.body.appendChild(pre);
 </script></body>"#;
-    let html = std::fs::read_to_string(page)
+    let mut html = std::fs::read_to_string(page)
         .unwrap()
         .replace("</body>", check);
+    // The page's policy forbids scripts (as it should): the measuring copy drops it.
+    if let Some(at) = html.find("<meta http-equiv=\"Content-Security-Policy\"") {
+        let end = at + html[at..].find('>').unwrap() + 1;
+        html.replace_range(at..end, "");
+    }
     std::fs::write(&probe, html).unwrap();
     let o = std::process::Command::new(browser)
         .args(base)

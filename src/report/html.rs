@@ -1,8 +1,14 @@
 //! The page: escaping, the shell (inline CSS only, a Japanese font stack every OS has, a layout
 //! that wraps at phone width and prints), and small pieces (verdict badges, tables).
 
-/// Text for HTML: `& < > " '` escaped; control characters (other than newline and tab)
-/// dropped. Everything from a model, a user or a file goes through this.
+/// Bidirectional controls (U+202A–U+202E, U+2066–U+2069, U+200E/U+200F, U+061C): a name
+/// holding one could show reversed or reorder what follows it.
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
+}
+
+/// Text for HTML: `& < > " '` escaped; control characters (other than newline and tab) and
+/// bidirectional controls dropped. Everything from a model, a user or a file goes through this.
 pub fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 8);
     for c in s.chars() {
@@ -13,6 +19,7 @@ pub fn esc(s: &str) -> String {
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
             c if c.is_control() && c != '\n' && c != '\t' => {}
+            c if is_bidi_control(c) => {}
             c => out.push(c),
         }
     }
@@ -47,17 +54,29 @@ td.text { white-space: pre-wrap; }
 .ab { display: grid; grid-template-columns: 1fr 1fr; gap: 8px; }
 .ab > div { border: 1px solid #eee; padding: 6px; border-radius: 4px; white-space: pre-wrap; }
 del { background: #ffebee; text-decoration: line-through; } ins { background: #e8f5e9; text-decoration: none; }
+.legend { font-size: .85rem; color: var(--mute); margin: 2px 0 4px; }
+.legend i { display: inline-block; width: .8em; height: .8em; margin: 0 4px 0 10px; border-radius: 2px; }
+.legend i.PASS { background: var(--pass); } .legend i.WARN { background: var(--warn); }
+.legend i.RETRY { background: var(--retry); } .legend i.other, .legend i.MODIFY, .legend i.UNSCORED { background: var(--other); }
+.legend i.plain { background: #1565c0; }
 @media (max-width: 600px) {
+  svg .lbl, svg .num { font-size: 20px; }
   body { padding: 8px; } .ab { grid-template-columns: 1fr; }
   th.who, td.who { width: 3.5em; } th.v, td.v { width: 5.2em; } table { font-size: .85rem; }
 }
 @media print { body { max-width: none; } h2 { break-after: avoid; } figure, tr { break-inside: avoid; } }
 "#;
 
+/// The page's Content-Security-Policy: nothing runs, nothing is fetched; inline styles and
+/// data: images only (defence in depth: every text is escaped as well).
+pub const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; \
+                       base-uri 'none'; form-action 'none'";
+
 /// A whole page around `body`.
 pub fn page(title: &str, body: &str) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"ja\"><head><meta charset=\"utf-8\">\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <title>{}</title><style>{CSS}</style></head><body>\n{body}\n</body></html>\n",
         esc(title)
@@ -73,4 +92,32 @@ pub fn badge(status: &str) -> String {
 /// A figure that could not be computed, saying why (never a blank or a 0 as if measured).
 pub fn missing(what: &str, why: &str) -> String {
     format!("<p class=\"note\">{}: {}</p>", esc(what), esc(why))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every bidirectional control goes, wherever it sits; the text around it stays.
+    #[test]
+    fn bidi_controls_are_dropped() {
+        let controls = [
+            '\u{202A}', '\u{202B}', '\u{202C}', '\u{202D}', '\u{202E}', '\u{2066}', '\u{2067}',
+            '\u{2068}', '\u{2069}', '\u{200E}', '\u{200F}', '\u{061C}',
+        ];
+        for c in controls {
+            for name in [format!("{c}ken"), format!("ke{c}n"), format!("ken{c}")] {
+                assert_eq!(esc(&name), "ken", "{:?}", name);
+            }
+        }
+        assert_eq!(esc("やな<あゆ>"), "やな&lt;あゆ&gt;");
+    }
+
+    /// The page says what may run: nothing.
+    #[test]
+    fn every_page_carries_the_policy() {
+        let p = page("t", "<p>x</p>");
+        assert!(p.contains("Content-Security-Policy") && p.contains("default-src 'none'"));
+        assert!(!CSP.contains("script-src"));
+    }
 }

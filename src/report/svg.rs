@@ -20,9 +20,10 @@ pub fn bars(id: &str, title: &str, rows: &[Bar], max: Option<f64>) -> String {
         .max(1e-9);
     let h = 26.0 * rows.len().max(1) as f64 + 10.0;
     let mut s = format!(
-        "<figure id=\"{id}\"><figcaption>{}</figcaption><svg class=\"chart\" viewBox=\"0 0 600 {h}\" \
+        "<figure id=\"{id}\"><figcaption>{}</figcaption>{}<svg class=\"chart\" viewBox=\"0 0 600 {h}\" \
          width=\"100%\" role=\"img\" aria-label=\"{}\">",
         esc(title),
+        legend(rows),
         esc(title)
     );
     for (i, b) in rows.iter().enumerate() {
@@ -55,6 +56,26 @@ pub fn bars(id: &str, title: &str, rows: &[Bar], max: Option<f64>) -> String {
     }
     s.push_str("</svg></figure>");
     s
+}
+
+/// A key to the segments' colours, when a bar has more than one kind of segment.
+fn legend(rows: &[Bar]) -> String {
+    let mut classes: Vec<&str> = Vec::new();
+    for b in rows {
+        for (_, c) in &b.parts {
+            if !classes.contains(c) {
+                classes.push(c);
+            }
+        }
+    }
+    if classes.len() < 2 {
+        return String::new();
+    }
+    let keys: String = classes
+        .iter()
+        .map(|c| format!("<i class=\"{c}\"></i>{}", esc(c)))
+        .collect();
+    format!("<div class=\"legend\">{keys}</div>")
 }
 
 fn fmt_num(v: f64) -> String {
