@@ -199,8 +199,18 @@ fn findings(a: &AttemptView, width: usize, t: &Theme) -> Vec<Line<'static>> {
             for r in wrap(&fd.message, width.saturating_sub(2)) {
                 lines.push(Line::styled(format!("  {r}"), Style::new().fg(t.text)));
             }
-            for r in wrap(&format!("→ {}", fd.suggestion), width.saturating_sub(2)) {
-                lines.push(Line::styled(format!("  {r}"), dim));
+            // A leak hit as the writer reads it (what the CLI's `vault review` shows): its kind,
+            // the secret's label and the words it matched — the message above is the neutral
+            // one the model gets.
+            if let Some(what) = leak_hit(fd, &a.text) {
+                for r in wrap(&what, width.saturating_sub(2)) {
+                    lines.push(Line::styled(format!("  {r}"), Style::new().fg(t.warn)));
+                }
+            }
+            if !fd.suggestion.trim().is_empty() {
+                for r in wrap(&format!("→ {}", fd.suggestion), width.saturating_sub(2)) {
+                    lines.push(Line::styled(format!("  {r}"), dim));
+                }
             }
         }
     }
@@ -222,6 +232,24 @@ fn findings(a: &AttemptView, width: usize, t: &Theme) -> Vec<Line<'static>> {
         }
     }
     lines
+}
+
+/// `forbidden_keyword 非公開の設定#3fa2c1 · 「こうぼう」`: a leak finding's kind and label (its
+/// evidence) and the text its span covers; None for other rules and the coverage finding.
+fn leak_hit(fd: &crate::director::Finding, text: &str) -> Option<String> {
+    if fd.rule != crate::director::RuleId::Leak || crate::vault::review::is_coverage(fd) {
+        return None;
+    }
+    let evidence = fd.evidence.as_deref().unwrap_or("leak");
+    let span = fd.span.map(|[s, e]| {
+        let words: String = text
+            .chars()
+            .skip(s)
+            .take(e.saturating_sub(s).min(40))
+            .collect();
+        format!(" · 「{words}」")
+    });
+    Some(format!("{evidence}{}", span.unwrap_or_default()))
 }
 
 /// What the committed line carries forward, by who it is for (seed 001 §1, §8): critiques of
@@ -405,5 +433,38 @@ mod fit_tests {
             let a = attempt(fit);
             assert!(!text(&against_previous(None, &a, &a.text, 80, t)).contains("fit"));
         }
+    }
+}
+
+#[cfg(test)]
+mod leak_hit_tests {
+    use super::leak_hit;
+    use crate::director::{Finding, RuleId, Status};
+
+    #[test]
+    fn a_leak_hit_names_its_kind_label_and_words_and_nothing_else_does() {
+        let text = "春からこうぼうで働くんだ";
+        let f = Finding::new(RuleId::Leak, Status::Retry, "neutral".into(), "n".into())
+            .with_span(Some(3..7))
+            .with_evidence("forbidden_keyword 非公開の設定#3fa2c1".to_string());
+        assert_eq!(
+            leak_hit(&f, text).as_deref(),
+            Some("forbidden_keyword 非公開の設定#3fa2c1 · 「こうぼう」")
+        );
+        let coverage = Finding::new(
+            RuleId::Leak,
+            Status::Info,
+            "漏洩チェック".into(),
+            String::new(),
+        )
+        .with_evidence(format!("{} v1 unchecked:", crate::vault::review::COVERAGE));
+        assert_eq!(leak_hit(&coverage, text), None);
+        let tone = Finding::new(RuleId::Tone, Status::Warn, "m".into(), "s".into());
+        assert_eq!(leak_hit(&tone, text), None);
+        // Hits at the end of the text or past it never panic.
+        let past = Finding::new(RuleId::Leak, Status::Warn, "m".into(), "s".into())
+            .with_span(Some(10..40))
+            .with_evidence("quote".to_string());
+        assert_eq!(leak_hit(&past, text).as_deref(), Some("quote · 「んだ」"));
     }
 }
