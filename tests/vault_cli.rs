@@ -638,3 +638,68 @@ fn a_warning_review_exits_0_and_the_work_sets_the_result_mapping() {
     );
     assert_eq!(out.status.code(), Some(1));
 }
+
+/// `vault init NAME` makes a first work in one step: it loads as written, gives a character
+/// only its level-3 section, its sample secret is kept by the leak review, and nothing that
+/// exists is ever overwritten.
+#[test]
+fn vault_init_makes_a_work_that_loads_and_never_overwrites() {
+    let env = Env::new();
+    let root = env.dir.path().join("vault");
+    let r = root.to_str().unwrap();
+    let o = env.run(&["vault", "init", "物語", "--vault", r]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let yaml = root.join("物語/_ai_control/visibility.yaml");
+    let before = std::fs::read_to_string(&yaml).unwrap();
+    let ctx = env.run(&["vault", "context", "--vault", r, "--work", "物語"]);
+    let out = String::from_utf8_lossy(&ctx.stdout);
+    assert!(ctx.status.success() && out.contains("基本情報"), "{out}");
+    assert!(
+        !out.contains("旧家") && !out.contains("どのAIの指示文にも入りません"),
+        "{out}"
+    );
+    let leak = env.run_in(
+        &[
+            "vault",
+            "review",
+            "--vault",
+            r,
+            "--work",
+            "物語",
+            "--no-embed",
+        ],
+        "旧家の生まれなんだって",
+    );
+    assert_eq!(
+        leak.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&leak.stdout)
+    );
+    // Again, or with a name that is a path: exit 2 and the work as it was.
+    std::fs::write(&yaml, format!("{before}# edited\n")).unwrap();
+    for name in ["物語", "../外", "a/b", ".hidden", "_ai_control", ""] {
+        let o = env.run(&["vault", "init", name, "--vault", r]);
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{name}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&o.stderr).trim().lines().count(),
+            1,
+            "{name}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(&yaml).unwrap(),
+        format!("{before}# edited\n")
+    );
+    assert!(!env.dir.path().join("外").exists());
+}

@@ -18,6 +18,82 @@ pub enum VaultCommand {
     Scorecard(super::vault_probe::ScorecardArgs),
     /// Tempt a sister to disclose a secret N times against an endpoint; results join the scorecard
     Probe(super::vault_probe::ProbeArgs),
+    /// Make a new work in one step: a visibility.yaml and a character file to fill in
+    Init(InitArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct InitArgs {
+    /// The work's name (its folder's name)
+    pub name: String,
+    /// The vault folder to make it in (default: $KAKEAI_VAULT, else <data dir>/vault)
+    #[arg(long, value_name = "DIR")]
+    pub vault: Option<PathBuf>,
+}
+
+/// The skeleton `vault init` writes: (path in the work, text).
+const SKELETON: [(&str, &str); 2] = [
+    (
+        "_ai_control/visibility.yaml",
+        include_str!("../../assets/vault/skeleton/_ai_control/visibility.yaml"),
+    ),
+    (
+        "characters/主人公.md",
+        include_str!("../../assets/vault/skeleton/characters/主人公.md"),
+    ),
+];
+
+/// `vault init NAME`: refuses a name that is a path or exists already (nothing is
+/// overwritten); the written work loads as it is.
+fn init(a: InitArgs) -> i32 {
+    let name = a.name.trim();
+    let bad = name.is_empty()
+        || name.starts_with('.')
+        || name.starts_with('_')
+        || name.contains(['/', '\\', ':'])
+        || name.chars().any(char::is_control);
+    if bad {
+        say!(
+            "kakeai vault init: `{}` is not a work name (no path, no leading . or _)",
+            a.name
+        );
+        return 2;
+    }
+    let Some(root) = a.vault.or_else(vault::load::user_vault_dir) else {
+        say!("kakeai vault init: no data directory; pass --vault DIR");
+        return 2;
+    };
+    let dir = root.join(name);
+    if dir.exists() {
+        say!(
+            "kakeai vault init: {} exists already; nothing was written",
+            dir.display()
+        );
+        return 2;
+    }
+    for (rel, text) in SKELETON {
+        let path = dir.join(rel);
+        let written = path
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| std::fs::write(&path, text));
+        if let Err(e) = written {
+            say!("kakeai vault init: {}: {e}", path.display());
+            return 3;
+        }
+    }
+    if let Err(e) = vault::load::load_work_dir(&dir) {
+        say!("kakeai vault init: the skeleton does not load: {e}");
+        return 3;
+    }
+    println!("{}", dir.display());
+    say!(
+        "kakeai vault init: made work `{name}` in {}\n  next: edit {}, then `kakeai vault context --vault {} --work {name} --reader <id>` to see what a character gets",
+        root.display(),
+        dir.join("_ai_control/visibility.yaml").display(),
+        root.display()
+    );
+    0
 }
 
 #[derive(Args, Debug)]
@@ -84,6 +160,7 @@ pub fn run(cmd: VaultCommand) -> i32 {
         VaultCommand::Review(a) => review(a),
         VaultCommand::Scorecard(a) => super::vault_probe::scorecard(a),
         VaultCommand::Probe(a) => super::vault_probe::probe(a),
+        VaultCommand::Init(a) => init(a),
     }
 }
 
