@@ -103,27 +103,50 @@ fn coverage(evidence: Option<String>) -> (String, bool) {
 /// inside the engine (344 vs 444 ms over 100,000 attempts); a test keeps that SQL as an
 /// oracle and checks both agree.
 pub fn read(db: Db<'_>) -> Result<(BTreeMap<Group, Lines>, Vec<LeakHit>), DbError> {
+    read_runs(db, &|_| true)
+}
+
+/// [`read`] over the runs whose stored options `keep` accepts (chat lines are all read).
+pub fn read_runs(
+    db: Db<'_>,
+    keep: &dyn Fn(&serde_json::Value) -> bool,
+) -> Result<(BTreeMap<Group, Lines>, Vec<LeakHit>), DbError> {
     let mut groups: BTreeMap<Group, Lines> = BTreeMap::new();
     let mut hits = Vec::new();
-    let attempts: Vec<(i64, Group, String)> = db.query_map(
-        "SELECT a.id, a.speaker, COALESCE(r.model, ''), COALESCE(r.persona_version, ''),
+    let runs: std::collections::HashSet<i64> = db
+        .query_map("SELECT id, options FROM runs", p![], |r| {
+            Ok((r.get::<i64>(0)?, r.get::<Option<String>>(1)?))
+        })?
+        .into_iter()
+        .filter(|(_, o)| {
+            let v = o
+                .as_deref()
+                .and_then(|t| serde_json::from_str(t).ok())
+                .unwrap_or(serde_json::Value::Null);
+            keep(&v)
+        })
+        .map(|(id, _)| id)
+        .collect();
+    let attempts: Vec<(i64, i64, Group, String)> = db.query_map(
+        "SELECT a.id, a.run_id, a.speaker, COALESCE(r.model, ''), COALESCE(r.persona_version, ''),
                 a.verdict
          FROM attempts a JOIN runs r ON r.id = a.run_id WHERE a.verdict IS NOT NULL",
         p![],
         |r| {
             Ok((
                 r.get(0)?,
+                r.get(1)?,
                 Group {
-                    reader: r.get(1)?,
-                    model: r.get(2)?,
-                    prompt_version: r.get(3)?,
+                    reader: r.get(2)?,
+                    model: r.get(3)?,
+                    prompt_version: r.get(4)?,
                     vault_version: String::new(),
                 },
-                r.get(4)?,
+                r.get(5)?,
             ))
         },
     )?;
-    for (id, g, verdict) in attempts {
+    for (id, _, g, verdict) in attempts.into_iter().filter(|a| runs.contains(&a.1)) {
         note(&mut groups, &mut hits, format!("attempt:{id}"), g, &verdict);
     }
     let chats: Vec<(i64, String, String)> = db.query_map(
@@ -338,8 +361,14 @@ pub fn tally(cur: &Current, groups: &BTreeMap<Group, Lines>, hits: &[LeakHit]) -
 }
 
 /// The scorecard of `work` from the store.
+/// Only the runs made under this work count: a run's vault stamp names its work (a run with no
+/// stamp predates stamps and was made under the bundled sample).
 pub fn scorecard(db: Db<'_>, work: &Work) -> Result<Vec<Row>, DbError> {
-    let (groups, hits) = read(db)?;
+    let mine = |o: &serde_json::Value| match o.get("vault").and_then(|v| v.get("work")) {
+        Some(w) => w.as_str() == Some(work.name.as_str()),
+        None => !work.on_disk,
+    };
+    let (groups, hits) = read_runs(db, &mine)?;
     Ok(tally(&Current::of(work), &groups, &hits))
 }
 

@@ -371,3 +371,48 @@ fn read_sqlite(
     }
     Ok((groups, hits))
 }
+
+/// A work's scorecard counts the runs made under it only: a run stamped with another work is
+/// left out, a run with no stamp counts for the bundled sample alone.
+#[test]
+fn a_works_scorecard_reads_its_own_runs_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = crate::store::Store::open(&dir.path().join("k.db")).unwrap();
+    let mut run = |options: serde_json::Value| {
+        let id = store
+            .create_run(&crate::store::NewRun {
+                topic: "t".into(),
+                model: Some("m".into()),
+                endpoint: None,
+                api: None,
+                options,
+                persona_version: None,
+                ruleset_version: None,
+            })
+            .unwrap();
+        store
+            .db()
+            .execute(
+                "INSERT INTO attempts (run_id, turn, speaker, attempt, state, text, verdict,
+                   started_at) VALUES (?1, 1, 'ayu', 1, 'done', 'x', '{\"status\":\"PASS\",\"findings\":[]}',
+                   '2026-11-27T00:00:00Z')",
+                crate::p![id],
+            )
+            .unwrap();
+    };
+    run(serde_json::json!({"vault": {"dir": null, "work": "sisters", "hash": "bundled-sample"}}));
+    run(serde_json::json!({"vault": {"dir": "/v", "work": "外伝", "hash": "x"}}));
+    run(serde_json::json!({}));
+    let sample = crate::vault::load::sample();
+    let rows = scorecard(store.db(), &sample).unwrap();
+    let ayu: Vec<&Row> = rows.iter().filter(|r| r.reader == "ayu").collect();
+    assert!(!ayu.is_empty(), "{rows:?}");
+    for r in ayu {
+        assert_eq!(
+            r.reviewed, 2,
+            "the sample's stamped run and the unstamped one: {r:?}"
+        );
+    }
+    let (all, _) = read(store.db()).unwrap();
+    assert_eq!(all.values().map(|l| l.reviewed).sum::<usize>(), 3);
+}
