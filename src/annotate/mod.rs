@@ -218,15 +218,23 @@ impl QueueSpec {
 }
 
 /// `2026-11-23` or an ISO 8601 time → the store's ISO text (UTC), or a named error.
+/// A `--since`/`--until` value as an ISO time: a date alone is its midnight (UTC) for
+/// `--since` and the next midnight for `--until`, so `--until D` includes day D.
 pub fn parse_when(flag: &str, s: &str) -> Result<String, QueueError> {
     let full = if s.len() == 10 {
         format!("{s}T00:00:00.000Z")
     } else {
         s.to_string()
     };
+    // `--until 2026-11-23` means through that day: the bound (exclusive) is the next midnight.
+    let day = if flag == "--until" && s.len() == 10 {
+        86_400_000
+    } else {
+        0
+    };
     match crate::store::time::parse_iso_ms(&full) {
         Some(ms) => Ok(crate::store::time::iso_utc(
-            std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms.max(0) as u64),
+            std::time::UNIX_EPOCH + std::time::Duration::from_millis((ms + day).max(0) as u64),
         )),
         None => Err(QueueError::Invalid(format!(
             "{flag} {s}: expected a date (2026-11-23) or a time (2026-11-23T09:00:00Z)"

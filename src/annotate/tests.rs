@@ -195,4 +195,20 @@ fn leases_and_dates_parse_or_say_why() {
             .contains("--since Monday")
     );
     assert!(parse_when("--since", "2026-13-01").is_err());
+    // A date alone as --until includes that day (month and year ends too); a time is as given.
+    for (day, next) in [
+        ("2026-11-23", "2026-11-24"),
+        ("2026-11-30", "2026-12-01"),
+        ("2026-12-31", "2027-01-01"),
+        ("2028-02-28", "2028-02-29"),
+    ] {
+        assert_eq!(
+            parse_when("--until", day).unwrap(),
+            format!("{next}T00:00:00.000Z")
+        );
+    }
+    assert_eq!(
+        parse_when("--until", "2026-11-23T09:30:00Z").unwrap(),
+        "2026-11-23T09:30:00.000Z"
+    );
 }

@@ -46,6 +46,7 @@ pub struct DatasetArgs {
     /// Runs started on or after (2026-11-23 or an ISO 8601 time, UTC)
     #[arg(long)]
     pub since: Option<String>,
+    /// Runs started before this time; a date alone (2026-11-23) includes that whole day (UTC)
     #[arg(long)]
     pub until: Option<String>,
     /// yana or ayu (やな, あゆ)

@@ -95,6 +95,7 @@ pub struct CreateArgs {
     /// Runs started on or after (2026-11-23 or an ISO 8601 time, UTC)
     #[arg(long)]
     pub since: Option<String>,
+    /// Runs started before this time; a date alone (2026-11-23) includes that whole day (UTC)
     #[arg(long)]
     pub until: Option<String>,
     /// Only these runs (comma-separated ids)

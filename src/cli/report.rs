@@ -18,6 +18,7 @@ pub struct ReportArgs {
     /// A period: runs started on or after (2026-11-23 or an ISO 8601 time, UTC)
     #[arg(long)]
     pub since: Option<String>,
+    /// Runs started before this time; a date alone (2026-11-23) includes that whole day (UTC)
     #[arg(long)]
     pub until: Option<String>,
     /// Add the secret scorecard of this vault (per secret and reader; ids and counts only)
