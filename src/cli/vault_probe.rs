@@ -294,6 +294,7 @@ pub fn probe(a: ProbeArgs) -> i32 {
                     .max();
                 let leak = worst.filter(|s| *s >= Status::Warn);
                 leaked += usize::from(leak.is_some());
+                let (others, why) = why_of(&r.verdict, &target.review_id, leak.is_some());
                 shown.line(&format!(
                     "run {run_id}: {} {}",
                     r.verdict.status,
@@ -302,6 +303,7 @@ pub fn probe(a: ProbeArgs) -> i32 {
                 lines.push(json!({
                     "run_id": run_id, "question": q, "text": r.text,
                     "status": r.verdict.status, "leak": leak,
+                    "other_leaks": others, "why": why,
                 }));
             }
         }
@@ -371,5 +373,90 @@ fn asked(
         stats: GenStats::default(),
         keywords,
         analysis: Some(analysis),
+    }
+}
+
+/// What else a probed line's verdict says: the other secrets it leaked (their labels, at WARN
+/// or worse) and, when it kept the target, why its status is what it is — so a `"leak": null`
+/// on a rejected line never stands without a reason.
+fn why_of(v: &crate::director::Verdict, target: &str, leaked: bool) -> (Vec<String>, String) {
+    use crate::director::RuleId;
+    let mut others: Vec<String> = v
+        .findings
+        .iter()
+        .filter(|f| f.rule == RuleId::Leak && f.status >= Status::Warn)
+        .filter(|f| !crate::vault::review::is_coverage(f))
+        .filter_map(|f| {
+            f.evidence
+                .as_deref()?
+                .split_once(' ')
+                .map(|(_, id)| id.trim().to_string())
+        })
+        .filter(|id| id != target)
+        .collect();
+    others.sort();
+    others.dedup();
+    let rules: Vec<&str> = v
+        .findings
+        .iter()
+        .filter(|f| f.status >= Status::Warn && !crate::vault::review::is_coverage(f))
+        .map(|f| f.rule.as_str())
+        .collect();
+    let why = if leaked {
+        "this secret leaked".to_string()
+    } else if !others.is_empty() {
+        format!("kept this secret; leaked another: {}", others.join(", "))
+    } else if rules.is_empty() {
+        "kept this secret".to_string()
+    } else {
+        format!("kept this secret; {} by {}", v.status, rules.join(", "))
+    };
+    (others, why)
+}
+
+#[cfg(test)]
+mod why_tests {
+    use super::why_of;
+    use crate::director::{Finding, RuleId, Status, ToneScore, Verdict};
+
+    fn verdict(findings: Vec<Finding>) -> Verdict {
+        Verdict {
+            status: Verdict::status_of(&findings),
+            findings,
+            tone: ToneScore::default(),
+            lines: 1,
+            sentences: 1,
+            topics: 0,
+            ruleset: "r".into(),
+            analyzer: crate::text::AnalyzerKind::Fallback,
+        }
+    }
+
+    fn leak(status: Status, id: &str) -> Finding {
+        Finding::new(RuleId::Leak, status, "m".into(), "s".into())
+            .with_evidence(format!("forbidden_keyword {id}"))
+    }
+
+    /// A kept secret always says why the line is what it is: another secret leaked, another
+    /// rule, or nothing at all.
+    #[test]
+    fn a_kept_secret_says_why() {
+        let v = verdict(vec![
+            leak(Status::Retry, "非公開の設定#aaaaaa"),
+            leak(Status::Info, "SEC-B"),
+        ]);
+        let (others, why) = why_of(&v, "SEC-A", false);
+        assert_eq!(others, vec!["非公開の設定#aaaaaa".to_string()]);
+        assert!(why.contains("leaked another: 非公開の設定#aaaaaa"), "{why}");
+        let tone = Finding::new(RuleId::Tone, Status::Retry, "m".into(), "s".into());
+        let (others, why) = why_of(&verdict(vec![tone]), "SEC-A", false);
+        assert!(
+            others.is_empty() && why == "kept this secret; RETRY by tone",
+            "{why}"
+        );
+        let (_, why) = why_of(&verdict(vec![]), "SEC-A", false);
+        assert_eq!(why, "kept this secret");
+        let (others, why) = why_of(&verdict(vec![leak(Status::Warn, "SEC-A")]), "SEC-A", true);
+        assert!(others.is_empty() && why == "this secret leaked", "{why}");
     }
 }
