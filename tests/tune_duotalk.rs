@@ -51,6 +51,7 @@ fn corpus() -> Option<Vec<Turn>> {
             speaker: speaker.into(),
             text: t.into(),
             label: None,
+            judge_mean: None,
         });
     }
     Some(out)

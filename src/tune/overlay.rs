@@ -120,6 +120,14 @@ fn set(root: &mut toml::Table, p: &Proposal, base: &RuleData) -> Result<(), Unkn
             let v = int(&p.after).ok_or_else(unknown)?;
             table(root, "lines").insert("retry".into(), v);
         }
+        "judge.retry_below/pass_from" => {
+            let (r, p) = p.after.split_once('/').ok_or_else(unknown)?;
+            let num = |x: &str| x.parse::<f64>().ok().map(toml::Value::Float);
+            let (r, p) = (num(r).ok_or_else(unknown)?, num(p).ok_or_else(unknown)?);
+            let j = table(root, "judge");
+            j.insert("retry_below".into(), r);
+            j.insert("pass_from".into(), p);
+        }
         "tone_mode" => {
             root.insert("tone_mode".into(), toml::Value::String(p.after.clone()));
         }

@@ -23,6 +23,9 @@ pub struct Turn {
     pub speaker: String,
     pub text: String,
     pub label: Option<Label>,
+    /// The 5-aspect judge's mean on the line, when it was scored (its status follows the
+    /// rules' `[judge]` cut-offs, which tune may propose).
+    pub judge_mean: Option<f64>,
 }
 
 /// How many earlier turns of the same run the context rules see.
@@ -30,6 +33,7 @@ const CONTEXT_TURNS: usize = 4;
 
 struct Judged {
     case: Case,
+    judge_mean: Option<f64>,
     speaker: String,
     analysis: Arc<Analysis>,
     context: Vec<ContextTurn>,
@@ -47,6 +51,7 @@ pub fn build(
     let cases: Vec<Case> = judged.iter().map(|j| j.case.clone()).collect();
     let mut cands = severity_candidates(&cases);
     cands.extend(word_candidates(rules, analyzer, &judged)?);
+    cands.extend(judge_candidates(&rules.data, &judged, grid));
     for (rule, key, before, after, data) in threshold_variants(&rules.data, grid) {
         let variant = RuleSet::from_data(data)?;
         let statuses = judged
@@ -84,12 +89,17 @@ fn judge_all(rules: &RuleSet, analyzer: &dyn Analyzer, turns: &[Turn]) -> Vec<Ju
             .collect();
         if let Some(label) = &t.label {
             let verdict = director::judge(rules, analyzer, &speaker, &analysis, &context);
+            let mut base = by_rule(&verdict);
+            if let Some(m) = t.judge_mean {
+                base.insert(RuleId::Judge, judge_status(m, &rules.data.judge));
+            }
             out.push(Judged {
+                judge_mean: t.judge_mean,
                 case: Case {
                     run: t.run.clone(),
                     turn: t.turn,
                     label: label.clone(),
-                    base: by_rule(&verdict),
+                    base,
                 },
                 speaker: speaker.id.clone(),
                 analysis: analysis.clone(),
@@ -148,6 +158,52 @@ fn word_candidates(
         });
     }
     Ok(out)
+}
+
+/// The judge's status on a mean under `rule`.
+fn judge_status(mean: f64, rule: &crate::director::ruleset::JudgeRule) -> Status {
+    if mean < rule.retry_below {
+        Status::Retry
+    } else if mean < rule.pass_from {
+        Status::Warn
+    } else {
+        Status::Pass
+    }
+}
+
+/// The judge's cut-offs: every (retry_below, pass_from) pair of the grid that differs from the
+/// rules' own, over the lines the judge scored.
+fn judge_candidates(data: &RuleData, judged: &[Judged], grid: &Grid) -> Vec<Candidate> {
+    if judged.iter().all(|j| j.judge_mean.is_none()) {
+        return Vec::new();
+    }
+    let now = (data.judge.retry_below, data.judge.pass_from);
+    let mut out = Vec::new();
+    for &r in &grid.judge_retry_below {
+        for &p in grid.judge_pass_from.iter().filter(|&&p| p >= r) {
+            if (r - now.0).abs() < 1e-9 && (p - now.1).abs() < 1e-9 {
+                continue;
+            }
+            let rule = crate::director::ruleset::JudgeRule {
+                retry_below: r,
+                pass_from: p,
+            };
+            out.push(Candidate {
+                rule: RuleId::Judge,
+                key: "judge.retry_below/pass_from".into(),
+                before: format!("{}/{}", now.0, now.1),
+                after: format!("{r}/{p}"),
+                statuses: judged
+                    .iter()
+                    .map(|j| {
+                        j.judge_mean
+                            .map_or(Status::Pass, |m| judge_status(m, &rule))
+                    })
+                    .collect(),
+            });
+        }
+    }
+    out
 }
 
 /// The worst status of each rule that fired.

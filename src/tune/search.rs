@@ -34,6 +34,11 @@ pub struct Grid {
     pub lines_retry: Vec<usize>,
     pub scatter_retry_sentences: Vec<usize>,
     pub scatter_retry_topics: Vec<usize>,
+    /// The judge's cut-offs: RETRY below, PASS from (pairs with pass_from ≥ retry_below).
+    #[serde(default)]
+    pub judge_retry_below: Vec<f64>,
+    #[serde(default)]
+    pub judge_pass_from: Vec<f64>,
 }
 
 /// One proposal with its evidence (the JSON contract's `proposals[]`).

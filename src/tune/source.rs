@@ -80,12 +80,18 @@ pub fn load(store: &Store, sel: &Selection) -> Result<Loaded, SourceError> {
             let label = in_scope
                 .then(|| label_of(gold.get(&(run, t.turn)).copied(), marks.get(&t.turn)))
                 .flatten();
+            let judge_mean = t
+                .attempt_id
+                .and_then(|id| rec.attempts.iter().find(|a| a.id == id))
+                .and_then(|a| a.judge.as_ref())
+                .and_then(|j| j.get("scores")?.get("mean")?.as_f64());
             out.turns.push(Turn {
                 run: run.to_string(),
                 turn: t.turn,
                 speaker: t.speaker.clone(),
                 text: t.text.clone(),
                 label,
+                judge_mean,
             });
         }
     }

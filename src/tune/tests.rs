@@ -218,3 +218,53 @@ fn labels_in_force_gold_then_majority_then_single() {
     assert_eq!(mark_usable(&marks(Some(false), None)), Some(false));
     assert_eq!(mark_usable(&marks(None, Some(Status::Unscored))), None);
 }
+
+/// The judge's cut-offs are learned from its stored means: a house that keeps lines the judge
+/// scored 3.0–3.5 (the default RETRY below 3.5) gets `retry_below` 3.0 proposed; the overlay
+/// writes it.
+#[test]
+fn the_judges_cut_offs_are_learned_from_its_means() {
+    use super::rejudge::{Turn, build};
+    use crate::text::analyzer::fallback::FallbackAnalyzer;
+    let rules = crate::director::RuleSet::builtin().unwrap();
+    let mut rng = Rng::new(17);
+    let mut turns = Vec::new();
+    for r in 0..10 {
+        for t in 1..=12u32 {
+            let mean = 2.0 + f64::from(rng.below(30) as u32) / 10.0; // 2.0 … 4.9
+            turns.push(Turn {
+                run: format!("run{r}"),
+                turn: t,
+                speaker: "ayu".into(),
+                text: "つまり、あれは灯台ですね。夜に光ります。".into(),
+                label: Some(Label {
+                    usable: mean >= 3.0,
+                    provenance: Provenance::Single { reviewer: None },
+                }),
+                judge_mean: Some(mean),
+            });
+        }
+    }
+    let s = Settings::default();
+    let (cases, cands) = build(&rules, &FallbackAnalyzer, &turns, &s.grid).unwrap();
+    assert!(cands.iter().any(|c| c.key == "judge.retry_below/pass_from"));
+    let report = tune(&cases, &cands, &s).unwrap();
+    assert!(report.agreement_after >= 0.9, "{report:?}");
+    let judge = report
+        .proposals
+        .iter()
+        .find(|p| p.rule == "judge")
+        .unwrap_or_else(|| panic!("{:?}", report.proposals));
+    assert!(
+        judge.after.starts_with("3/") || judge.after.starts_with("3.0/"),
+        "{judge:?}"
+    );
+    let prov = super::overlay::Provenance {
+        source: "test".into(),
+        date: "2026-11-28".into(),
+        ruleset: rules.version.clone(),
+    };
+    let text = super::overlay::render(&report, &[judge], &prov, &rules.data).unwrap();
+    let t: toml::Table = toml::from_str(&text).unwrap();
+    assert_eq!(t["judge"]["retry_below"].as_float(), Some(3.0), "{text}");
+}
