@@ -224,6 +224,31 @@ async fn an_accepted_proposal_is_proved_by_a_paired_compare() {
             |x: &Vec<serde_json::Value>| x.iter().filter_map(|v| v.as_f64()).sum::<f64>() / 5.0;
         assert!(mean(jb) >= mean(ja) - 1e-9, "{s}");
     }
+    // The comparison's report shows the before/after and the overlay it tried, with its
+    // provenance.
+    let page = env.dir.path().join("cmp.html");
+    let id = v["comparison"]["id"].to_string();
+    let out = run(
+        &env,
+        &["report", "--compare", &id, "--out", page.to_str().unwrap()],
+    )
+    .await;
+    ok(&out);
+    let html = std::fs::read_to_string(&page).unwrap();
+    let ba = &html[html.find("id=\"before-after\"").expect("the before/after")..];
+    assert!(
+        ba.contains("attempts per turn")
+            && ba.contains(&format!("{ma:.2}"))
+            && ba.contains(&format!("{mb:.2}")),
+        "{ba}"
+    );
+    let vr = &html[html
+        .find("id=\"variant-rules\"")
+        .expect("the variant's rules")..];
+    assert!(
+        vr.contains("kakeai tune") && vr.contains("held-out") && vr.contains("tone"),
+        "{vr}"
+    );
     eprintln!(
         "tune: κ {before:.3} → {after:.3}; compare: attempts {ma:.2} → {mb:.2}; {}",
         s

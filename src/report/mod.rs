@@ -418,6 +418,87 @@ fn turn_table(ts: &[Turn]) -> String {
 
 /// The page for one stored comparison: the summary, reviewers' pairwise tally, and A/B side by
 /// side with the diff.
+/// A → B on the retry loop: attempts per turn, each rule's lines, the judge's mean — the
+/// before/after of a variant (a tune overlay among them).
+fn before_after(s: &crate::compare::outcome::Summary) -> String {
+    let mut t = String::from(
+        "<h2 id=\"before-after\">A → B</h2><table><tr><th>what</th><th>A</th><th>B</th></tr>",
+    );
+    let _ = write!(
+        t,
+        "<tr><td>attempts per turn</td><td>{:.2}</td><td>{:.2}</td></tr>",
+        s.mean_attempts[0], s.mean_attempts[1]
+    );
+    let mean = |x: &Option<[f64; 5]>| {
+        x.map_or("—".to_string(), |a| {
+            format!("{:.2}", a.iter().sum::<f64>() / 5.0)
+        })
+    };
+    let _ = write!(
+        t,
+        "<tr><td>judge mean</td><td>{}</td><td>{}</td></tr>",
+        mean(&s.judge_aspects[0]),
+        mean(&s.judge_aspects[1])
+    );
+    for (rule, c) in &s.rules {
+        let _ = write!(
+            t,
+            "<tr><td>lines {} fired on</td><td>{}</td><td>{}</td></tr>",
+            esc(rule),
+            c.a,
+            c.b
+        );
+    }
+    t.push_str("</table>");
+    t
+}
+
+/// The rules the variant changes (`[rules]`, flattened to keys) and, for a tune overlay, the
+/// provenance lines at its head.
+fn variant_rules(text: &str) -> String {
+    let provenance: Vec<&str> = text
+        .lines()
+        .take_while(|l| l.starts_with('#'))
+        .filter(|l| l.contains("kakeai tune") || l.contains("held-out") || l.starts_with("#   "))
+        .collect();
+    let Ok(v) = toml::from_str::<toml::Table>(text) else {
+        return String::new();
+    };
+    let Some(rules) = v.get("rules").and_then(|r| r.as_table()) else {
+        return String::new();
+    };
+    let mut keys = Vec::new();
+    flatten("", rules, &mut keys);
+    let mut out = String::from("<h2 id=\"variant-rules\">B のルール</h2>");
+    for l in provenance {
+        let _ = write!(
+            out,
+            "<p class=\"meta\">{}</p>",
+            esc(l.trim_start_matches('#').trim())
+        );
+    }
+    out.push_str("<table>");
+    for (k, val) in keys {
+        let _ = write!(out, "<tr><td>{}</td><td>{}</td></tr>", esc(&k), esc(&val));
+    }
+    out.push_str("</table>");
+    out
+}
+
+fn flatten(prefix: &str, t: &toml::Table, out: &mut Vec<(String, String)>) {
+    for (k, v) in t {
+        let key = if prefix.is_empty() {
+            k.clone()
+        } else {
+            format!("{prefix}.{k}")
+        };
+        match v {
+            toml::Value::Table(inner) => flatten(&key, inner, out),
+            v => out.push((key, v.to_string())),
+        }
+    }
+}
+
 pub fn compare_report(store: &Store, id: i64) -> Result<String, StoreError> {
     let Some(c) = crate::compare::db::load(store, id)? else {
         return Err(StoreError::Invalid(format!("no comparison {id}")));
@@ -457,6 +538,10 @@ pub fn compare_report(store: &Store, id: i64) -> Result<String, StoreError> {
     {
         let _ = write!(b, "<p>{}</p>", esc(&t.line()));
     }
+    if let Some(s) = &c.summary {
+        b.push_str(&before_after(s));
+    }
+    b.push_str(&variant_rules(&c.header.variant_text));
     b.push_str("<h2>ターンごとの A / B</h2>");
     for row in &c.turns {
         let leaked = |s: &crate::compare::outcome::Side| {
