@@ -62,34 +62,12 @@ fn seed(
 ) -> Seeded {
     let mut out = Seeded { turns: Vec::new() };
     for r in 0..runs {
-        let run_id = store
-            .create_run(&NewRun {
-                topic: format!("話題{r}"),
-                model: Some("tiny".into()),
-                endpoint: None,
-                api: None,
-                options: json!({}),
-                persona_version: None,
-                ruleset_version: None,
-            })
-            .unwrap();
+        let run_id = new_run(store, r);
         for t in 1..=per_run {
             let speaker = if t % 2 == 1 { "yana" } else { "ayu" };
             let n = 1 + rng.next(7) as usize;
             let text = line(rng, speaker, n);
-            store
-                .commit_turn(&TurnCommit {
-                    run_id,
-                    turn: t,
-                    speaker: speaker.into(),
-                    attempt_id: None,
-                    text: text.clone(),
-                    status: Status::Pass,
-                    flags: TurnFlags::default(),
-                    hook: None,
-                    hook_depth: None,
-                })
-                .unwrap();
+            commit(store, run_id, t, speaker, text.clone());
             let usable = policy(n, rng);
             for who in ["aoi", "ren", "mio"] {
                 let slip = (rng.next(100) as usize) < slip_pct;
@@ -99,6 +77,36 @@ fn seed(
         }
     }
     out
+}
+
+fn new_run(store: &mut Store, r: usize) -> i64 {
+    store
+        .create_run(&NewRun {
+            topic: format!("話題{r}"),
+            model: Some("tiny".into()),
+            endpoint: None,
+            api: None,
+            options: json!({}),
+            persona_version: None,
+            ruleset_version: None,
+        })
+        .unwrap()
+}
+
+fn commit(store: &mut Store, run_id: i64, turn: u32, speaker: &str, text: String) {
+    store
+        .commit_turn(&TurnCommit {
+            run_id,
+            turn,
+            speaker: speaker.into(),
+            attempt_id: None,
+            text,
+            status: Status::Pass,
+            flags: TurnFlags::default(),
+            hook: None,
+            hook_depth: None,
+        })
+        .unwrap();
 }
 
 fn thumb(store: &mut Store, run: i64, turn: u32, who: &str, up: bool) {
@@ -346,17 +354,7 @@ fn a_sisters_ending_is_learned_as_a_word_not_tone_off() {
     let mut store = Store::open(&env.data_db()).unwrap();
     let mut rng = Rng::new(51);
     for r in 0..12 {
-        let run_id = store
-            .create_run(&NewRun {
-                topic: format!("話題{r}"),
-                model: None,
-                endpoint: None,
-                api: None,
-                options: json!({}),
-                persona_version: None,
-                ruleset_version: None,
-            })
-            .unwrap();
+        let run_id = new_run(&mut store, r);
         for t in 1..=10u32 {
             let (speaker, text, usable) = if t % 2 == 0 {
                 (
@@ -371,19 +369,7 @@ fn a_sisters_ending_is_learned_as_a_word_not_tone_off() {
                     _ => ("yana", rng.pick(&MARKED).to_string(), true),
                 }
             };
-            store
-                .commit_turn(&TurnCommit {
-                    run_id,
-                    turn: t,
-                    speaker: speaker.into(),
-                    attempt_id: None,
-                    text,
-                    status: Status::Pass,
-                    flags: TurnFlags::default(),
-                    hook: None,
-                    hook_depth: None,
-                })
-                .unwrap();
+            commit(&mut store, run_id, t, speaker, text);
             for who in ["aoi", "ren", "mio"] {
                 thumb(&mut store, run_id, t, who, usable);
             }

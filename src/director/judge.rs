@@ -79,13 +79,18 @@ impl JudgeScores {
     }
 
     pub fn status(&self, rule: &JudgeRule) -> Status {
-        if self.mean < rule.retry_below {
-            Status::Retry
-        } else if self.mean < rule.pass_from {
-            Status::Warn
-        } else {
-            Status::Pass
-        }
+        status_of_mean(self.mean, rule)
+    }
+}
+
+/// The judge's status for a mean under `rule`'s cut-offs (RETRY below, PASS from).
+pub fn status_of_mean(mean: f64, rule: &JudgeRule) -> Status {
+    if mean < rule.retry_below {
+        Status::Retry
+    } else if mean < rule.pass_from {
+        Status::Warn
+    } else {
+        Status::Pass
     }
 }
 

@@ -47,12 +47,15 @@ pub enum TuneState {
     },
 }
 
-/// Runs tune over every labelled run in the store under the rules on disk (defaults ⊕ the
-/// user's rules and overlay); on the store's thread, like every room's read.
-pub fn learn(store: &mut Store) -> Result<Outcome, UiError> {
+/// Every run's turns and labels (on the store's thread, like every room's read).
+pub fn read(store: &mut Store) -> Result<source::Loaded, UiError> {
+    source::load(store, &Selection::Runs(Vec::new())).map_err(|e| UiError::Refused(e.to_string()))
+}
+
+/// Runs tune over what [`read`] brought, under the rules on disk (defaults ⊕ the user's rules
+/// and overlay); off the store's thread.
+pub fn learn(loaded: source::Loaded) -> Result<Outcome, UiError> {
     let rules = RuleSet::load(None).map_err(|e| UiError::Refused(e.to_string()))?;
-    let loaded = source::load(store, &Selection::Runs(Vec::new()))
-        .map_err(|e| UiError::Refused(e.to_string()))?;
     let analyzer = crate::text::analyzer::open(Default::default(), &mut |_| {})
         .map_err(|e| UiError::Refused(e.to_string()))?;
     let settings = Settings::default();
@@ -319,7 +322,7 @@ mod tests {
     #[test]
     fn learning_then_accepting_adopts_the_proposal_with_its_provenance() {
         let (_dir, mut s) = store(5, 8);
-        let Outcome::Learned(learned) = learn(&mut s).unwrap() else {
+        let Outcome::Learned(learned) = learn(read(&mut s).unwrap()).unwrap() else {
             panic!("80 labels over 8 runs are enough")
         };
         assert!(learned.report.agreement_after > learned.report.agreement_before);
@@ -363,7 +366,7 @@ mod tests {
     #[test]
     fn too_few_labels_is_said_and_nothing_is_accepted() {
         let (_dir, mut s) = store(5, 2);
-        let Outcome::Refused(why) = learn(&mut s).unwrap() else {
+        let Outcome::Refused(why) = learn(read(&mut s).unwrap()).unwrap() else {
             panic!("20 labels are too few")
         };
         assert!(why.contains("only 20 labelled turns"), "{why}");

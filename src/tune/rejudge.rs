@@ -91,7 +91,10 @@ fn judge_all(rules: &RuleSet, analyzer: &dyn Analyzer, turns: &[Turn]) -> Vec<Ju
             let verdict = director::judge(rules, analyzer, &speaker, &analysis, &context);
             let mut base = by_rule(&verdict);
             if let Some(m) = t.judge_mean {
-                base.insert(RuleId::Judge, judge_status(m, &rules.data.judge));
+                base.insert(
+                    RuleId::Judge,
+                    director::judge::status_of_mean(m, &rules.data.judge),
+                );
             }
             out.push(Judged {
                 judge_mean: t.judge_mean,
@@ -160,17 +163,6 @@ fn word_candidates(
     Ok(out)
 }
 
-/// The judge's status on a mean under `rule`.
-fn judge_status(mean: f64, rule: &crate::director::ruleset::JudgeRule) -> Status {
-    if mean < rule.retry_below {
-        Status::Retry
-    } else if mean < rule.pass_from {
-        Status::Warn
-    } else {
-        Status::Pass
-    }
-}
-
 /// The judge's cut-offs: every (retry_below, pass_from) pair of the grid that differs from the
 /// rules' own, over the lines the judge scored.
 fn judge_candidates(data: &RuleData, judged: &[Judged], grid: &Grid) -> Vec<Candidate> {
@@ -197,7 +189,7 @@ fn judge_candidates(data: &RuleData, judged: &[Judged], grid: &Grid) -> Vec<Cand
                     .iter()
                     .map(|j| {
                         j.judge_mean
-                            .map_or(Status::Pass, |m| judge_status(m, &rule))
+                            .map_or(Status::Pass, |m| director::judge::status_of_mean(m, &rule))
                     })
                     .collect(),
             });

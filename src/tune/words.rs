@@ -24,7 +24,7 @@ pub struct Line<'a> {
 }
 
 fn is_kana(c: char) -> bool {
-    matches!(c, '\u{3041}'..='\u{309F}' | '\u{30A0}'..='\u{30FF}')
+    crate::text::chars::is_hiragana(c) || crate::text::chars::is_katakana(c)
 }
 
 /// The kana endings (1–3 chars) of each sentence body of `a`, once per line.

@@ -163,16 +163,23 @@ impl Runtime {
     fn tune(&self) {
         use crate::tui::panes::RoomMsg;
         let tx = self.tx.clone();
+        // The store's thread reads the labels; the judging and search run on a blocking
+        // thread of their own, so other reads and writes are not held up.
         let call = self
             .services
             .store
-            .call(|s| Ok(crate::tui::tune_room::learn(s)));
+            .call(|s| Ok(crate::tui::tune_room::read(s)));
         tokio::spawn(async move {
-            let msg = match call.await {
-                Ok(r) => RoomMsg::Tune(r),
-                Err(e) => RoomMsg::Tune(Err(e.into())),
+            let outcome = match call.await {
+                Ok(Ok(loaded)) => {
+                    tokio::task::spawn_blocking(move || crate::tui::tune_room::learn(loaded))
+                        .await
+                        .unwrap_or_else(|e| Err(UiError::Refused(e.to_string())))
+                }
+                Ok(Err(e)) => Err(e),
+                Err(e) => Err(e.into()),
             };
-            let _ = tx.send(UiMsg::Room(msg));
+            let _ = tx.send(UiMsg::Room(RoomMsg::Tune(outcome)));
         });
     }
 
@@ -562,10 +569,5 @@ pub(crate) fn save_rules_file(rules: &RuleSet, path: &std::path::Path) -> Result
         Err(e) => return Err(file(path, &e)),
     };
     let text = tuning::merged(rules, path, existing.as_deref())?;
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| file(dir, &e))?;
-    }
-    let tmp = path.with_extension("toml.tmp");
-    std::fs::write(&tmp, text).map_err(|e| file(&tmp, &e))?;
-    std::fs::rename(&tmp, path).map_err(|e| file(path, &e))
+    write_atomic(path, &text)
 }
