@@ -52,6 +52,7 @@ fn corpus() -> Option<Vec<Turn>> {
             text: t.into(),
             label: None,
             judge_mean: None,
+            ..Default::default()
         });
     }
     Some(out)

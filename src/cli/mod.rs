@@ -25,6 +25,7 @@ pub mod safety;
 pub mod serve;
 pub mod serve_ops;
 pub mod tune;
+pub mod tune_judge;
 pub mod vault;
 pub mod vault_probe;
 

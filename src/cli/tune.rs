@@ -51,6 +51,17 @@ pub struct TuneArgs {
     pub db: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "auto", env = "KAKEAI_ANALYZER")]
     pub analyzer: AnalyzerChoice,
+    /// Also tune the 5-aspect judge's few-shot examples: chosen from gold-labelled lines and
+    /// measured by asking the model again on held-out lines (two judge calls per line)
+    #[arg(long)]
+    pub judge: bool,
+    /// The model for --judge (default: your config, as `run`)
+    #[arg(long, requires = "judge")]
+    pub endpoint: Option<String>,
+    #[arg(long, requires = "judge")]
+    pub model: Option<String>,
+    #[arg(long, value_enum, requires = "judge")]
+    pub api: Option<crate::llm::ApiKind>,
 }
 
 struct Fail(i32, String);
@@ -120,8 +131,12 @@ fn go(args: &TuneArgs) -> Result<(), Fail> {
         analyzer::open(args.analyzer, &mut |m| say!("{m}")).map_err(|e| Fail(2, e.to_string()))?;
     let (cases, cands) = build(&rules, an.as_ref(), &loaded.turns, &settings.grid)
         .map_err(|e| Fail(2, e.to_string()))?;
-    let report =
+    let mut report =
         tune(&cases, &cands, &settings).map_err(|e| Fail(2, format!("{e}; no proposals")))?;
+    if args.judge {
+        super::tune_judge::examples(args, &rules, &loaded.turns, &settings, &mut report)
+            .map_err(|(code, e)| Fail(code, e))?;
+    }
     let chosen = accepted(&report, &args.accept)?;
     match args.format {
         TuneFormat::Json => println!("{}", json(&report)),
@@ -172,6 +187,9 @@ pub fn table(r: &Report, source: &str) -> String {
         r.flipped_wrong,
         r.p_value,
     );
+    if let Some(e) = &r.judge_examples {
+        s.push_str(&super::tune_judge::table(e));
+    }
     if r.proposals.is_empty() {
         s.push_str("no proposal holds up on held-out folds: the rules stay as they are\n");
         return s;

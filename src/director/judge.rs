@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::finding::{Finding, RuleId, Status};
-use super::ruleset::JudgeRule;
+use super::ruleset::{JudgeExample, JudgeRule};
 use crate::llm::{Message, Role};
 
 /// The five aspects, in the seed's order: (JSON key, Japanese label, what it asks).
@@ -178,6 +178,10 @@ pub struct JudgeInput<'a> {
     pub world: &'a str,
     pub partner_last: Option<&'a str>,
     pub text: &'a str,
+    /// The team's adjudicated lines (`[judge] examples`), shown before the line; each
+    /// speaker id is shown by the name in `names` (id → display name).
+    pub examples: &'a [JudgeExample],
+    pub names: &'a [(&'a str, &'a str)],
 }
 
 /// How the answer is described. No example values: a model copies an example (an all-4
@@ -200,6 +204,7 @@ pub fn prompt(input: &JudgeInput) -> Vec<Message> {
         Some(p) => s.push_str(&format!("【直前の{}の発言】{}\n", input.partner_name, p)),
         None => s.push_str("【直前の発言】なし（会話の最初の発言）\n"),
     }
+    examples_block(&mut s, input);
     s.push_str(&format!("【評価する発言】{}\n\n観点:\n", input.text));
     for (key, label, what) in ASPECTS {
         s.push_str(&format!("- {key}（{label}）: {what}\n"));
@@ -210,6 +215,36 @@ pub fn prompt(input: &JudgeInput) -> Vec<Message> {
         role: Role::User,
         content: s,
     }]
+}
+
+/// The few-shot block's heading (part of the template a reply must not copy).
+const EXAMPLES_HEADER: &str = "【このチームのレビュアーの判定例】採点の目安にしてください（例の発言そのものは評価しません）。\n";
+
+/// The team's judgements as a few-shot block: each example line with what the team decided.
+/// Scores are not invented for them; only usable / to be regenerated is what a reviewer said.
+fn examples_block(s: &mut String, input: &JudgeInput) {
+    if input.examples.is_empty() {
+        return;
+    }
+    s.push_str(EXAMPLES_HEADER);
+    for (i, e) in input.examples.iter().enumerate() {
+        let name = input
+            .names
+            .iter()
+            .find(|(id, _)| *id == e.speaker)
+            .map_or(e.speaker.as_str(), |(_, n)| n);
+        let verdict = if e.usable {
+            "使える（そのまま採用）"
+        } else {
+            "使えない（作り直し）"
+        };
+        s.push_str(&format!("例{}: {name}「{}」", i + 1, e.text));
+        if let Some(p) = &e.partner_last {
+            s.push_str(&format!("（直前の発言「{p}」を受けて）"));
+        }
+        s.push_str(&format!(" → {verdict}\n"));
+    }
+    s.push('\n');
 }
 
 /// Everything the judge prompt says whatever the line: the prompt with empty inputs, plus the
@@ -225,6 +260,8 @@ pub fn prompt_text() -> &'static str {
             world: "",
             partner_last: None,
             text: "",
+            examples: &[],
+            names: &[],
         };
         let first = prompt(&empty);
         let mut s: String = reask(&first, "", "")
@@ -234,6 +271,7 @@ pub fn prompt_text() -> &'static str {
             .join("\n");
         s.push('\n');
         s.push_str(&first[0].content);
+        s.push_str(EXAMPLES_HEADER);
         s
     })
 }

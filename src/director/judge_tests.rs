@@ -4,6 +4,7 @@ fn rule() -> JudgeRule {
     JudgeRule {
         retry_below: 3.5,
         pass_from: 4.0,
+        examples: Vec::new(),
     }
 }
 
@@ -104,6 +105,8 @@ fn prompt_names_every_aspect_and_the_line() {
         topic: "商店街の福引",
         world: "夕方の商店街",
         partner_last: Some("あ、福引やってる！"),
+        examples: &[],
+        names: &[],
         text: "一等は温泉旅行のようですね。",
     });
     assert_eq!(p.len(), 1);
@@ -179,6 +182,8 @@ fn the_prompt_has_no_example_values() {
         topic: "雨",
         world: "駅",
         partner_last: None,
+        examples: &[],
+        names: &[],
         text: "モモモモモモ",
     });
     let c = &p[0].content;
@@ -186,4 +191,52 @@ fn the_prompt_has_no_example_values() {
     let re = regex::Regex::new(r#"":\s*[0-9]"#).unwrap();
     assert!(!re.is_match(c), "{c}");
     assert!(!c.contains("短い理由"));
+}
+
+#[test]
+fn the_teams_examples_come_before_the_line_and_only_when_there_are_some() {
+    let ex = vec![
+        JudgeExample {
+            speaker: "yana".into(),
+            partner_last: Some("姉様、海です。".into()),
+            text: "宇宙人の話しよ！".into(),
+            usable: false,
+            source: "run 3 turn 4".into(),
+        },
+        JudgeExample {
+            speaker: "ayu".into(),
+            partner_last: None,
+            text: "灯台まで二十分です。".into(),
+            usable: true,
+            source: String::new(),
+        },
+    ];
+    let input = |examples| JudgeInput {
+        speaker_name: "あゆ",
+        speaker_role: "妹",
+        partner_name: "やな",
+        topic: "散歩",
+        world: "海辺",
+        partner_last: None,
+        text: "潮の香りがしますね。",
+        examples,
+        names: &[("yana", "やな"), ("ayu", "あゆ")],
+    };
+    let with = prompt(&input(&ex))[0].content.clone();
+    let block = with.split("【評価する発言】").next().unwrap();
+    assert!(block.contains("例1: やな「宇宙人の話しよ！」（直前の発言「姉様、海です。」を受けて） → 使えない（作り直し）"), "{with}");
+    assert!(
+        block.contains("例2: あゆ「灯台まで二十分です。」 → 使える（そのまま採用）"),
+        "{with}"
+    );
+    assert!(
+        !with.contains("run 3 turn 4"),
+        "provenance is for the reader, not the model"
+    );
+    let without = prompt(&input(&[]))[0].content.clone();
+    assert!(!without.contains("判定例"));
+    assert!(with.len() > without.len());
+    // A reason that copies the examples' heading is an echo, not an answer.
+    let echo = r#"{"frame":4,"roleplay":4,"connection":3,"density":4,"naturalness":4,"reason":"採点の目安にしてください（例の発言そのものは評価しません）"}"#;
+    assert!(parse(echo).is_err());
 }

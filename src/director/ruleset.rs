@@ -187,6 +187,28 @@ pub struct JudgeRule {
     pub retry_below: f64,
     /// Mean at or above this → PASS; between the two → WARN.
     pub pass_from: f64,
+    /// Few-shot examples from the team's gold-labelled lines (`kakeai tune` proposes them);
+    /// shown to the judge before the line it scores. Empty: left out of the version hash.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub examples: Vec<JudgeExample>,
+}
+
+/// One line the team adjudicated, as the judge sees it in its prompt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JudgeExample {
+    /// Character id of the speaker.
+    pub speaker: String,
+    /// The partner's line before it, when there was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partner_last: Option<String>,
+    /// The line (personal data masked).
+    pub text: String,
+    /// The gold label: usable as it is, or to be regenerated.
+    pub usable: bool,
+    /// Where it comes from (`run 12 turn 4`), for the reader of the rules file.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub source: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -82,6 +82,12 @@ pub fn judge_messages(
         }
         None => (speaker.to_string(), String::new(), String::new()),
     };
+    let names: Vec<(&str, &str)> = rules
+        .data
+        .characters
+        .iter()
+        .map(|(id, c)| (id.as_str(), c.display_name.as_str()))
+        .collect();
     judge::prompt(&JudgeInput {
         speaker_name: &name,
         speaker_role: &role,
@@ -90,5 +96,7 @@ pub fn judge_messages(
         world,
         partner_last,
         text,
+        examples: &rules.data.judge.examples,
+        names: &names,
     })
 }

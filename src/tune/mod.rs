@@ -4,6 +4,7 @@
 //! Only `source` reads the store; `overlay` writes accepted proposals as rules-file keys.
 
 pub mod eval;
+pub mod examples;
 pub mod labels;
 pub mod overlay;
 pub mod rejudge;

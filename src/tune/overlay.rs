@@ -128,6 +128,10 @@ fn set(root: &mut toml::Table, p: &Proposal, base: &RuleData) -> Result<(), Unkn
             j.insert("retry_below".into(), r);
             j.insert("pass_from".into(), p);
         }
+        "judge.examples" => {
+            let list = toml::Value::try_from(&p.examples).map_err(|_| unknown())?;
+            table(root, "judge").insert("examples".into(), list);
+        }
         "tone_mode" => {
             root.insert("tone_mode".into(), toml::Value::String(p.after.clone()));
         }

@@ -15,7 +15,7 @@ use crate::text::{Analysis, Analyzer};
 
 /// One turn of a run, in run order; `label` is None for turns nobody labelled (they are
 /// still context for the next turns).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Turn {
     pub run: String,
     pub turn: u32,
@@ -26,6 +26,11 @@ pub struct Turn {
     /// The 5-aspect judge's mean on the line, when it was scored (its status follows the
     /// rules' `[judge]` cut-offs, which tune may propose).
     pub judge_mean: Option<f64>,
+    /// The run's topic (the judge is asked about the line in it).
+    pub topic: String,
+    /// The line may never be shown as an example: the leak review or another never-leak rule
+    /// spoke on it, or it was withheld (a fallback line stands in its place).
+    pub guarded: bool,
 }
 
 /// How many earlier turns of the same run the context rules see.
@@ -179,6 +184,7 @@ fn judge_candidates(data: &RuleData, judged: &[Judged], grid: &Grid) -> Vec<Cand
             let rule = crate::director::ruleset::JudgeRule {
                 retry_below: r,
                 pass_from: p,
+                examples: Vec::new(),
             };
             out.push(Candidate {
                 rule: RuleId::Judge,

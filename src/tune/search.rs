@@ -25,6 +25,9 @@ pub struct Settings {
     pub alpha: f64,
     pub min_labels: usize,
     pub grid: Grid,
+    /// The judge's few-shot examples (`tune --judge`).
+    #[serde(default)]
+    pub examples: super::examples::ExampleSettings,
 }
 
 /// The threshold values tried (`[grid]` of `assets/rules/tune.toml`).
@@ -54,6 +57,9 @@ pub struct Proposal {
     pub against: Vec<String>,
     /// In how many of the folds' training searches it was chosen.
     pub chosen_in_folds: usize,
+    /// The judge's few-shot examples it adds (`judge.examples` only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub examples: Vec<crate::director::ruleset::JudgeExample>,
 }
 
 /// The whole result (the JSON contract plus the evidence behind it).
@@ -78,6 +84,9 @@ pub struct Report {
     /// Held-out precision/recall of each rule's RETRY, before and after.
     pub retry_before: BTreeMap<String, PrecisionRecall>,
     pub retry_after: BTreeMap<String, PrecisionRecall>,
+    /// The judge asked again with few-shot examples on held-out lines (`tune --judge`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub judge_examples: Option<super::examples::ExampleEvidence>,
 }
 
 /// Why tune refused to propose anything.
@@ -202,6 +211,7 @@ pub fn tune(cases: &[Case], cands: &[Candidate], s: &Settings) -> Result<Report,
         proposals,
         retry_before: retry_table(cases, held_after.iter().map(|(i, _)| (*i, Vec::new()))),
         retry_after: retry_table(cases, held_after.into_iter()),
+        judge_examples: None,
     })
 }
 
@@ -235,6 +245,7 @@ fn proposals(
                 support,
                 against,
                 chosen_in_folds: picked.get(&(c.rule, c.after.clone())).copied().unwrap_or(0),
+                examples: Vec::new(),
             }
         })
         .collect()

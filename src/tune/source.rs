@@ -7,8 +7,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::labels::{Label, ReviewerMark, in_force, mark_usable};
 use super::rejudge::Turn;
+use crate::director::ruleset::PROTECTED;
 use crate::store::review::{Mark, fold};
-use crate::store::{ActionRow, Store, StoreError};
+use crate::store::{ActionRow, RunRecord, Store, StoreError, TurnRow};
 
 /// What to read labels from.
 #[derive(Debug, Clone, PartialEq)]
@@ -80,22 +81,45 @@ pub fn load(store: &Store, sel: &Selection) -> Result<Loaded, SourceError> {
             let label = in_scope
                 .then(|| label_of(gold.get(&(run, t.turn)).copied(), marks.get(&t.turn)))
                 .flatten();
-            let judge_mean = t
-                .attempt_id
-                .and_then(|id| rec.attempts.iter().find(|a| a.id == id))
-                .and_then(|a| a.judge.as_ref())
-                .and_then(|j| j.get("scores")?.get("mean")?.as_f64());
-            out.turns.push(Turn {
-                run: run.to_string(),
-                turn: t.turn,
-                speaker: t.speaker.clone(),
-                text: t.text.clone(),
-                label,
-                judge_mean,
-            });
+            out.turns.push(turn_of(&rec, t, label));
         }
     }
     Ok(out)
+}
+
+/// One committed turn as tune reads it: the judge's stored mean, and whether the line is
+/// guarded (never an example): a never-leak rule spoke on it, it was withheld, or its verdict
+/// is not on record (a check that did not run never counts as passed).
+fn turn_of(rec: &RunRecord, t: &TurnRow, label: Option<Label>) -> Turn {
+    let attempt = t
+        .attempt_id
+        .and_then(|id| rec.attempts.iter().find(|a| a.id == id));
+    let judge_mean = attempt
+        .and_then(|a| a.judge.as_ref())
+        .and_then(|j| j.get("scores")?.get("mean")?.as_f64());
+    let protected: Vec<String> = PROTECTED.iter().map(|r| super::rule_key(*r)).collect();
+    let spoke = |v: &serde_json::Value| {
+        v.get("findings")
+            .and_then(|f| f.as_array())
+            .is_some_and(|fs| {
+                fs.iter().any(|f| {
+                    f.get("rule")
+                        .and_then(|r| r.as_str())
+                        .is_some_and(|r| protected.iter().any(|p| p == r))
+                })
+            })
+    };
+    let guarded = t.flags.withheld || attempt.and_then(|a| a.verdict.as_ref()).is_none_or(spoke);
+    Turn {
+        run: rec.run.id.to_string(),
+        turn: t.turn,
+        speaker: t.speaker.clone(),
+        text: t.text.clone(),
+        label,
+        judge_mean,
+        topic: rec.run.topic.clone(),
+        guarded,
+    }
 }
 
 fn label_of(gold: Option<bool>, marks: Option<&Vec<ReviewerMark>>) -> Option<Label> {

@@ -242,6 +242,7 @@ fn the_judges_cut_offs_are_learned_from_its_means() {
                     provenance: Provenance::Single { reviewer: None },
                 }),
                 judge_mean: Some(mean),
+                ..Default::default()
             });
         }
     }
