@@ -387,7 +387,7 @@ fn number(v: &serde_json::Value) -> Option<f64> {
 }
 
 /// The balanced `{…}` starting at byte `start` (a `{`), honouring JSON strings.
-pub(crate) fn balanced_object(text: &str, start: usize) -> Option<&str> {
+pub fn balanced_object(text: &str, start: usize) -> Option<&str> {
     let mut depth = 0usize;
     let mut in_str = false;
     let mut escaped = false;

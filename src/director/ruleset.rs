@@ -525,3 +525,7 @@ pub(crate) fn default_table() -> Result<toml::Table, ConfigError> {
     table.insert("characters".into(), toml::Value::Table(chars));
     Ok(table)
 }
+
+#[cfg(test)]
+#[path = "ruleset_tests.rs"]
+mod tests;

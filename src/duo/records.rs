@@ -140,20 +140,7 @@ impl AttemptRecord {
     }
 }
 
-/// How a turn came to be committed.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TurnFlags {
-    /// Every attempt was RETRY and the exhaustion policy picked one.
-    pub exhausted: bool,
-    /// Retries stopped early because the same reasons repeated.
-    pub futile: bool,
-    /// The run was held and the reviewer picked this attempt.
-    pub held: bool,
-    /// The leak review rejected the picked attempt: her fallback line was committed in its
-    /// place (marked for review); the rejected text stays only as that attempt, never history.
-    #[serde(default)]
-    pub withheld: bool,
-}
+pub use crate::store::TurnFlags;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TurnRecord {

@@ -22,7 +22,6 @@
 pub mod context_judge;
 pub mod contextual;
 pub mod data;
-pub mod fold;
 pub mod judgment;
 pub mod layers;
 mod messages;
@@ -30,7 +29,7 @@ pub mod pii;
 pub mod pipeline;
 pub mod shared;
 pub mod types;
-pub mod variants;
+pub use crate::text::{fold, variants};
 pub mod words;
 pub mod worldview;
 
@@ -116,3 +115,9 @@ impl SafetyRules {
             .unwrap_or_else(|e| unreachable!("embedded safety data is invalid: {e}"))
     }
 }
+
+#[cfg(test)]
+mod kana_tests;
+
+#[cfg(test)]
+mod echo_tests;

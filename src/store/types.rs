@@ -145,7 +145,20 @@ impl AttemptOutcome {
 }
 
 /// Markers a committed turn can carry (the session's own type).
-pub use crate::duo::TurnFlags;
+/// How a turn came to be committed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TurnFlags {
+    /// Every attempt was RETRY and the exhaustion policy picked one.
+    pub exhausted: bool,
+    /// Retries stopped early because the same reasons repeated.
+    pub futile: bool,
+    /// The run was held and the reviewer picked this attempt.
+    pub held: bool,
+    /// The leak review rejected the picked attempt: her fallback line was committed in its
+    /// place (marked for review); the rejected text stays only as that attempt, never history.
+    #[serde(default)]
+    pub withheld: bool,
+}
 
 /// The committed line of a turn.
 #[derive(Debug, Clone)]

@@ -44,7 +44,7 @@ fn reviewer(keywords: &str, dict: Dict) -> Reviewer {
 }
 
 fn ipadic() -> Option<Dict> {
-    crate::safety::variants::tests_support::ipadic().map(Dict::from)
+    crate::text::testing::ipadic().map(Dict::from)
 }
 
 fn keyword_hits(r: &Review) -> usize {

@@ -25,7 +25,7 @@ fn input() -> ReviewInput {
 }
 
 fn ipadic() -> Option<Dict> {
-    crate::safety::variants::tests_support::ipadic().map(Dict::from)
+    crate::text::testing::ipadic().map(Dict::from)
 }
 
 fn keyword_spans(r: &Review) -> Vec<[usize; 2]> {

@@ -153,3 +153,7 @@ pub fn worlds(work: &Work, scene: &str, speakers: &[&str]) -> BTreeMap<String, S
         })
         .collect()
 }
+
+#[cfg(test)]
+#[path = "shared_tests.rs"]
+mod tests;

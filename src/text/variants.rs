@@ -580,9 +580,3 @@ pub fn on_token_boundaries(
 #[cfg(test)]
 #[path = "variants_tests.rs"]
 mod tests;
-
-/// The test dictionary, for other modules' tests.
-#[cfg(test)]
-pub(crate) mod tests_support {
-    pub(crate) use super::tests::ipadic;
-}

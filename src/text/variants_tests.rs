@@ -2,32 +2,8 @@
 //! keyword (kana, width, long vowels, separators, context), and innocent look-alikes — with
 //! the real IPADIC readings when MeCab sources are on the machine, and without a dictionary.
 
-use std::sync::{Arc, OnceLock};
-
 use super::*;
-use crate::text::analyzer::lindera;
-
-/// The lindera analyzer over the test dictionary (shared temp dir), or `None` without sources.
-pub(crate) fn ipadic() -> Option<Arc<dyn Analyzer>> {
-    static CELL: OnceLock<Option<Arc<dyn Analyzer>>> = OnceLock::new();
-    CELL.get_or_init(|| {
-        let Some(src) = lindera::find_ipadic_sources() else {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "CI needs MeCab IPADIC sources"
-            );
-            eprintln!("note: no MeCab IPADIC sources; reading tests skipped");
-            return None;
-        };
-        let dir = std::env::temp_dir().join("kakeai-test-ipadic");
-        if !lindera::is_installed(&dir) {
-            lindera::build_dictionary(&src, &dir).ok()?;
-        }
-        let a = lindera::LinderaAnalyzer::load(&dir).ok()?;
-        Some(Arc::new(a) as Arc<dyn Analyzer>)
-    })
-    .clone()
-}
+use crate::text::testing::ipadic;
 
 const KEYWORDS: [&str; 4] = ["工房", "引っ越し", "殺す", "料理帳"];
 
@@ -242,39 +218,6 @@ fn loose_forms() {
 }
 
 /// Issue 16 §3, observed: ころす / コロス passed Layer 1 while 殺す was caught.
-#[test]
-fn layer_one_catches_a_kanji_word_written_in_kana() {
-    use crate::safety::{Sister, UserContext, data, pipeline::SafetyJudge};
-    let Some(a) = ipadic() else { return };
-    let sources = data::load_sources(None).unwrap();
-    let judge = SafetyJudge::from_sources_with(&sources, Dict::from(a)).unwrap();
-    let plain = SafetyJudge::from_sources_with(&sources, Dict::none()).unwrap();
-    let ctx = UserContext::default();
-    let layer1 = |j: &SafetyJudge, text: &str| {
-        let out = j.judge(text, Sister::Yana, &ctx);
-        (
-            out.trace[0].outcome,
-            out.trace[0]
-                .hits
-                .iter()
-                .map(|h| h.entry.clone())
-                .collect::<Vec<_>>(),
-        )
-    };
-    let (kanji, hits) = layer1(&judge, "お前を殺すぞ");
-    assert!(hits.contains(&"殺す".to_string()), "{hits:?}");
-    for text in ["お前をころすぞ", "お前をコロスぞ", "お前をｺﾛｽぞ"] {
-        let (outcome, hits) = layer1(&judge, text);
-        assert_eq!(outcome, kanji, "{text}");
-        assert!(hits.contains(&"殺す".to_string()), "{text}: {hits:?}");
-        // Without a dictionary the reading is not checked.
-        let (_, none) = layer1(&plain, text);
-        assert!(!none.contains(&"殺す".to_string()), "{text}: {none:?}");
-    }
-    let (_, hits) = layer1(&judge, "ところすごいね");
-    assert!(!hits.contains(&"殺す".to_string()), "{hits:?}");
-}
-
 /// A keyword stretched in speech (a long-vowel mark after any of its kana, as こーぼー or
 /// かたーみ are said) or with a symbol slipped between its letters (工/房, 引っ-越し, 料理＊帳,
 /// こう、ぼう) is the keyword; generated over every interior position, mark and symbol.
