@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 use super::super::finding::{Finding, RuleId, Status, Verdict};
 
-const DATA: &str = include_str!("../../../assets/rules/interview.toml");
+const DATA: &str = include_str!("../../../../../assets/rules/interview.toml");
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -19,8 +19,8 @@ use super::names_subject::NOT_NAMES_HIRA;
 use super::proper::BUSINESS;
 use super::view::View;
 
-const KANA_TOML: &str = include_str!("../../../assets/safety/kana_names.toml");
-const GIVEN_KANA: &str = include_str!("../../../assets/safety/given_kana.txt");
+const KANA_TOML: &str = include_str!("../../../../../assets/safety/kana_names.toml");
+const GIVEN_KANA: &str = include_str!("../../../../../assets/safety/given_kana.txt");
 
 /// The lists of assets/safety/kana_names.toml.
 #[derive(Debug, Clone, Deserialize)]

@@ -10,8 +10,9 @@ mod tagger_core;
 use std::path::Path;
 
 fn main() {
-    let root = std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR");
-    let root = Path::new(&root);
+    // The workspace root: the assets and labelled corpora live there, shared by every crate.
+    let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR");
+    let root = &Path::new(&manifest).join("../..");
     let spec_path = root.join("assets/safety/pii_tagger/train.txt");
     println!("cargo:rerun-if-changed={}", spec_path.display());
     println!("cargo:rerun-if-changed=src/safety/pii/tagger_core.rs");

@@ -15,23 +15,23 @@ use crate::config::{ConfigError, line_col, load_toml_table};
 pub const BUILTIN: [(&str, &str); 5] = [
     (
         "assets/safety/ng_words.toml",
-        include_str!("../../assets/safety/ng_words.toml"),
+        include_str!("../../../../assets/safety/ng_words.toml"),
     ),
     (
         "assets/safety/contextual.toml",
-        include_str!("../../assets/safety/contextual.toml"),
+        include_str!("../../../../assets/safety/contextual.toml"),
     ),
     (
         "assets/safety/patterns.toml",
-        include_str!("../../assets/safety/patterns.toml"),
+        include_str!("../../../../assets/safety/patterns.toml"),
     ),
     (
         "assets/safety/policy.toml",
-        include_str!("../../assets/safety/policy.toml"),
+        include_str!("../../../../assets/safety/policy.toml"),
     ),
     (
         "assets/safety/worldview.toml",
-        include_str!("../../assets/safety/worldview.toml"),
+        include_str!("../../../../assets/safety/worldview.toml"),
     ),
 ];
 

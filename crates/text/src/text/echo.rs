@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 
 use super::fold::fold_str;
 
-const PLACEHOLDERS: &str = include_str!("../../assets/llm/template_placeholders.txt");
+const PLACEHOLDERS: &str = include_str!("../../../../assets/llm/template_placeholders.txt");
 
 /// A copied stretch of the instructions counts from this many folded chars (shorter ones are
 /// ordinary words both may use).

@@ -109,7 +109,7 @@ impl Priorities {
     pub fn builtin() -> &'static Priorities {
         static P: std::sync::OnceLock<Priorities> = std::sync::OnceLock::new();
         P.get_or_init(|| {
-            toml::from_str(include_str!("../../assets/llm/budget.toml"))
+            toml::from_str(include_str!("../../../../assets/llm/budget.toml"))
                 .expect("assets/llm/budget.toml is valid (tested)")
         })
     }

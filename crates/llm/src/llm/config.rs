@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::ConfigError;
 
-const DEFAULT_TOML: &str = include_str!("../../assets/config/llm.toml");
+const DEFAULT_TOML: &str = include_str!("../../../../assets/config/llm.toml");
 const DEFAULT_PATH: &str = "assets/config/llm.toml";
 
 /// Which wire protocol the endpoint speaks.

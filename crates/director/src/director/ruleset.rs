@@ -11,9 +11,9 @@ use super::lexicon::Lexicon;
 pub use super::rules::living::{LivingRule, VerbStem};
 use crate::config::{ConfigError, load_toml_table, merge_tables};
 
-const DIRECTOR_TOML: &str = include_str!("../../assets/rules/director.toml");
-const YANA_TOML: &str = include_str!("../../assets/characters/yana.toml");
-const AYU_TOML: &str = include_str!("../../assets/characters/ayu.toml");
+const DIRECTOR_TOML: &str = include_str!("../../../../assets/rules/director.toml");
+const YANA_TOML: &str = include_str!("../../../../assets/characters/yana.toml");
+const AYU_TOML: &str = include_str!("../../../../assets/characters/ayu.toml");
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
