@@ -19,15 +19,15 @@ pub mod insight;
 pub mod interview;
 pub use kakeai_base::limits;
 pub use kakeai_llm::llm;
-pub mod patterns;
+pub use kakeai_store::patterns;
 pub mod report;
 pub use kakeai_safety::safety;
 pub mod serve;
-pub mod store;
+pub use kakeai_store::{p, store};
 pub use kakeai_text::text;
 pub mod tui;
 pub mod tune;
-pub mod vault;
+pub use kakeai_vault::vault;
 
 #[cfg(test)]
 use kakeai_testkit as test_rng;

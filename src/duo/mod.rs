@@ -19,3 +19,6 @@ pub mod topic;
 pub use config::{DuoConfig, Exhaustion};
 pub use records::{AttemptRecord, GenStats, RunEnd, TurnFlags, TurnRecord};
 pub use session::{Effect, Event, RunSpec, Session, State};
+
+#[cfg(test)]
+mod marks_tests;

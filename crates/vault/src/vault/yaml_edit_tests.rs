@@ -4,7 +4,7 @@
 use super::super::model::{LevelSpec, VisibilityFile};
 use super::super::save::keep_format;
 
-const SAMPLE: &str = include_str!("../../assets/vault/sisters/_ai_control/visibility.yaml");
+const SAMPLE: &str = include_str!("../../../../assets/vault/sisters/_ai_control/visibility.yaml");
 
 fn parse(t: &str) -> VisibilityFile {
     serde_norway::from_str(t).unwrap()

@@ -1,10 +1,11 @@
 //! The vault part of real duo system messages (the bundled sample, every reader, scenes of
-//! several shapes) is found and marked by level, and nothing of the message is lost.
+//! several shapes) is found and marked by level (`vault::marks`), and nothing of the message
+//! is lost. Here because it needs the duo prompt builder, a layer above the vault.
 
-use super::*;
+use super::config::DuoConfig;
+use super::prompt::{PromptInput, build};
 use crate::director::RuleSet;
-use crate::duo::config::DuoConfig;
-use crate::duo::prompt::{PromptInput, build};
+use crate::vault::marks::{Source, mark_system};
 
 /// Scenes written for this test; one has a line that looks like a settings item.
 const SCENES: [&str; 3] = [
@@ -82,33 +83,4 @@ fn every_section_of_the_sample_is_marked_with_its_level_and_nothing_is_lost() {
         levels_seen.contains(&3) && levels_seen.len() >= 2,
         "{levels_seen:?}"
     );
-}
-
-#[test]
-fn a_message_without_a_world_section_is_all_prompt_and_strange_text_is_unknown() {
-    let templates = Templates::new(Vec::new()).unwrap();
-    let plain = "あなたはやなです。";
-    assert_eq!(
-        mark_system(plain, &templates),
-        vec![Part {
-            source: Source::Prompt,
-            text: plain.into()
-        }]
-    );
-    let sys = "人物\n【世界設定】\n場面\n\n【設定資料】\n■ 町\n坂が多い。\n\n誰も知らない書式の段落。\n\n【話題】\nパン";
-    let parts = mark_system(sys, &templates);
-    let sources: Vec<Source> = parts.iter().map(|p| p.source).collect();
-    assert_eq!(
-        sources,
-        [
-            Source::Prompt,
-            Source::Prompt,
-            Source::Level(3),
-            Source::Level(3),
-            Source::Unknown,
-            Source::Prompt
-        ]
-    );
-    assert_eq!(Source::Level(2).marker().as_deref(), Some("[L2]"));
-    assert_eq!(Source::Unknown.marker().as_deref(), Some("[L?]"));
 }

@@ -25,11 +25,11 @@ pub const VARIABLES: [&str; 10] = [
 const BUILTIN: [(&str, &str); 2] = [
     (
         "assets/vault/templates/level1_default.yaml",
-        include_str!("../../assets/vault/templates/level1_default.yaml"),
+        include_str!("../../../../assets/vault/templates/level1_default.yaml"),
     ),
     (
         "assets/vault/templates/level2_default.yaml",
-        include_str!("../../assets/vault/templates/level2_default.yaml"),
+        include_str!("../../../../assets/vault/templates/level2_default.yaml"),
     ),
 ];
 

@@ -29,7 +29,7 @@ const SAMPLE_ROOT: &str = "assets/vault/sisters";
 
 macro_rules! sample_files {
     ($($p:literal),* $(,)?) => {
-        [$(($p, include_str!(concat!("../../assets/vault/sisters/", $p)))),*]
+        [$(($p, include_str!(concat!("../../../../assets/vault/sisters/", $p)))),*]
     };
 }
 

@@ -439,7 +439,8 @@ fn a_duplicate_key_is_refused_at_its_own_line() {
 /// matches (the section keeps the level the writer set) — generated over positions.
 #[test]
 fn ime_and_editor_mistakes_are_named_or_harmless() {
-    let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/vault/sisters");
+    let sample =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/vault/sisters");
     let copy = |dir: &std::path::Path| {
         for e in walk(&sample) {
             let rel = e.strip_prefix(&sample).unwrap();

@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 
 use crate::text::chars::is_kanji;
 
-const TABLE: &str = include_str!("../../assets/vault/emoji_ja.tsv");
+const TABLE: &str = include_str!("../../../../assets/vault/emoji_ja.tsv");
 
 /// Emoji (without U+FE0F) to their Japanese names.
 fn table() -> &'static HashMap<String, Vec<String>> {

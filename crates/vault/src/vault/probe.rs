@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use super::{ItemKind, Work};
 
-const TEMPLATES: &str = include_str!("../../assets/vault/probe.toml");
+const TEMPLATES: &str = include_str!("../../../../assets/vault/probe.toml");
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
