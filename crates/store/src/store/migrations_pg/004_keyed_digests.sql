@@ -6,7 +6,7 @@
 -- or $KAKEAI_PII_KEY_FILE) of the original text's SHA-256, never a plain SHA-256; ids that
 -- looked personal are `id-` + 16 hex digits of a keyed HMAC, not of a plain hash. The column
 -- names stay for compatibility. The rows written before are re-keyed by the Rust step of this
--- migration (src/store/rekey.rs): nothing in SQL can compute an HMAC.
+-- migration (crates/store/src/store/rekey.rs): nothing in SQL can compute an HMAC.
 -- SQLite re-keys stored digests in Rust (store::rekey). A PostgreSQL store is created at
 -- the latest version and filled by `db copy` from keyed data, so there is nothing to re-key.
 SELECT 1;

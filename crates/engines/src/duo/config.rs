@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::{ConfigError, load_layered};
 
-const DEFAULT: &str = include_str!("../../assets/duo/duo.toml");
+const DEFAULT: &str = include_str!("../../../../assets/duo/duo.toml");
 
 /// What to commit when every attempt of a turn was RETRY.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]

@@ -13,7 +13,7 @@ use crate::director::ruleset::JudgeRule;
 use crate::llm::{ChatRequest, Client, Finish, Message, ResponseFormat};
 
 /// The bundled demo recording (see assets/demo/README.md).
-pub const DEMO: &str = include_str!("../../assets/demo/run.jsonl");
+pub const DEMO: &str = include_str!("../../../../assets/demo/run.jsonl");
 
 #[derive(Clone)]
 pub enum Backend {

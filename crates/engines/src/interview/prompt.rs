@@ -10,7 +10,7 @@ use serde::Deserialize;
 use super::config::InterviewConfig;
 use super::state::{Machine, State};
 
-const PROMPTS: &str = include_str!("../../assets/interviews/prompts.toml");
+const PROMPTS: &str = include_str!("../../../../assets/interviews/prompts.toml");
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

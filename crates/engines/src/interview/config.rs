@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::{ConfigError, line_col};
 
 /// The bundled example.
-pub const SAMPLE: &str = include_str!("../../assets/interviews/sample.toml");
+pub const SAMPLE: &str = include_str!("../../../../assets/interviews/sample.toml");
 
 /// How the interviewer speaks; the text of each is in assets/interviews/prompts.toml.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
