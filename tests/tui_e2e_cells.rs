@@ -157,18 +157,19 @@ fn body(screen: &str) -> Vec<&str> {
     rows[..rows.len().saturating_sub(1)].to_vec()
 }
 
-/// The screen once it stopped changing (four captures 200 ms apart agree; at most ~10 s): on a
+/// The screen once it stopped changing (six captures 250 ms apart agree; at most ~15 s): on a
 /// loaded machine a key may still be in flight after the fixed pause, and a busy app shows an
-/// unchanged screen for a while before it handles it.
+/// unchanged screen for a while before it handles it (under a full CI run, 600 ms of calm
+/// was seen before typed text appeared).
 fn settled(session: &str) -> String {
     let mut last = capture(session);
     let mut same = 0;
-    for _ in 0..50 {
-        std::thread::sleep(Duration::from_millis(200));
+    for _ in 0..60 {
+        std::thread::sleep(Duration::from_millis(250));
         let now = capture(session);
         if body(&now) == body(&last) {
             same += 1;
-            if same == 3 {
+            if same == 5 {
                 return now;
             }
         } else {
