@@ -56,9 +56,7 @@ pub fn examples(
         );
     }
     let ev = examples::score(turns, &plans, &answers, settings.alpha);
-    let all: Vec<usize> = (0..turns.len())
-        .filter(|&i| turns[i].label.is_some() && known(&turns[i].speaker))
-        .collect();
+    let all = examples::labelled(turns, &known);
     let chosen = examples::choose(turns, &all, &rules.data.judge, &settings.examples);
     let now = rules.data.judge.examples.len();
     if let Some(p) = examples::proposal(turns, chosen, now, &ev, &plans, &answers) {
@@ -121,12 +119,7 @@ async fn ask(
     i: usize,
 ) -> (Status, bool) {
     let t = &turns[i];
-    let partner_last = turns[..i]
-        .iter()
-        .rev()
-        .take_while(|p| p.run == t.run)
-        .find(|p| p.speaker != t.speaker)
-        .map(|p| p.text.as_str());
+    let partner_last = examples::partner_before(turns, i).map(|p| p.text.as_str());
     let messages = crate::duo::judging::judge_messages(
         rules,
         &t.topic,

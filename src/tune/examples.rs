@@ -124,17 +124,30 @@ fn spread(turns: &[Turn], pool: &[(u8, i64, usize)], n: usize) -> Vec<usize> {
     taken
 }
 
-/// The example for `turns[i]`: its text and its partner's line before it, masked.
-fn example(turns: &[Turn], i: usize) -> JudgeExample {
+/// The partner's line just before `turns[i]` in the same run, unless it is guarded (then the
+/// judge sees none: a flagged line is never quoted as context).
+pub fn partner_before(turns: &[Turn], i: usize) -> Option<&Turn> {
     let t = &turns[i];
-    let mask = |s: &str| crate::safety::pii::shared().mask(s).masked_text;
-    let partner_last = turns[..i]
+    turns[..i]
         .iter()
         .rev()
         .take_while(|p| p.run == t.run)
         .find(|p| p.speaker != t.speaker)
         .filter(|p| !p.guarded)
-        .map(|p| mask(&p.text));
+}
+
+/// The labelled turns whose speaker the rules know (`known`): what tune measures.
+pub fn labelled(turns: &[Turn], known: &dyn Fn(&str) -> bool) -> Vec<usize> {
+    (0..turns.len())
+        .filter(|&i| turns[i].label.is_some() && known(&turns[i].speaker))
+        .collect()
+}
+
+/// The example for `turns[i]`: its text and its partner's line before it, masked.
+fn example(turns: &[Turn], i: usize) -> JudgeExample {
+    let t = &turns[i];
+    let mask = |s: &str| crate::safety::pii::shared().mask(s).masked_text;
+    let partner_last = partner_before(turns, i).map(|p| mask(&p.text));
     JudgeExample {
         speaker: t.speaker.clone(),
         partner_last,
@@ -154,9 +167,7 @@ pub fn plan(
     s: &ExampleSettings,
     known: &dyn Fn(&str) -> bool,
 ) -> Vec<FoldPlan> {
-    let labelled: Vec<usize> = (0..turns.len())
-        .filter(|&i| turns[i].label.is_some() && known(&turns[i].speaker))
-        .collect();
+    let labelled = labelled(turns, known);
     let runs: Vec<&str> = labelled.iter().map(|&i| turns[i].run.as_str()).collect();
     let (fold, k) = folds_by_run(&runs, folds);
     let step = labelled.len().div_ceil(s.max_asked.max(1)).max(1);
@@ -210,7 +221,7 @@ pub fn score(
     alpha: f64,
 ) -> ExampleEvidence {
     let (mut fb, mut fa) = (Vec::new(), Vec::new());
-    let (mut right, mut wrong, mut asked, mut empty) = (0, 0, 0, 0);
+    let (mut asked, mut empty) = (0, 0);
     for (p, a) in plans.iter().zip(answers) {
         if p.examples.is_empty() {
             empty += 1;
@@ -220,16 +231,9 @@ pub fn score(
         fb.push(kappa(a.iter().map(|&(i, b, _)| (usable(b), label(i)))));
         fa.push(kappa(a.iter().map(|&(i, _, x)| (usable(x), label(i)))));
         asked += a.len();
-        for &(i, b, x) in a {
-            if usable(b) != usable(x) {
-                if usable(x) == label(i) {
-                    right += 1;
-                } else {
-                    wrong += 1;
-                }
-            }
-        }
     }
+    let (right, wrong) = flips(turns, answers);
+    let (right, wrong) = (right.len(), wrong.len());
     let gains: Vec<f64> = fa.iter().zip(&fb).map(|(a, b)| a - b).collect();
     let (gain, spread) = mean_sd(&gains);
     let p_value = sign_test(right, wrong);
@@ -248,6 +252,24 @@ pub fn score(
     }
 }
 
+/// The held-out lines (`run#turn`) the examples flipped toward their label, and away from it.
+fn flips(turns: &[Turn], answers: &[Answers]) -> (Vec<String>, Vec<String>) {
+    let (mut right, mut wrong) = (Vec::new(), Vec::new());
+    for &(i, b, x) in answers.iter().flatten() {
+        if usable(b) != usable(x) {
+            let id = format!("{}#{}", turns[i].run, turns[i].turn);
+            let label = turns[i].label.as_ref().is_some_and(|l| l.usable);
+            if usable(x) == label {
+                &mut right
+            } else {
+                &mut wrong
+            }
+            .push(id);
+        }
+    }
+    (right, wrong)
+}
+
 /// The proposal, from all gold labels, when the evidence holds up: the examples to add,
 /// supported by the held-out lines they flipped right (and against: flipped wrong).
 pub fn proposal(
@@ -261,20 +283,7 @@ pub fn proposal(
     if !ev.holds_up || all.is_empty() {
         return None;
     }
-    let (mut support, mut against) = (Vec::new(), Vec::new());
-    for a in answers {
-        for &(i, b, x) in a {
-            if usable(b) != usable(x) {
-                let id = format!("{}#{}", turns[i].run, turns[i].turn);
-                let label = turns[i].label.as_ref().is_some_and(|l| l.usable);
-                if usable(x) == label {
-                    support.push(id);
-                } else {
-                    against.push(id);
-                }
-            }
-        }
-    }
+    let (support, against) = flips(turns, answers);
     Some(Proposal {
         rule: "judge_examples".into(),
         change: "judge.examples".into(),
