@@ -149,7 +149,7 @@ fn start_up_opens_the_newest_run_to_review_not_a_newer_sample() {
 
 /// The command bar names the keys of what has the focus (issue 23: the footer derives from the
 /// one `Focus`): under the runs browser it offers the conversation's p:pause, s:stop, +:👍 …,
-/// while a printable key there types into the filter. Fails today (src/tui is others' work).
+/// while a printable key there types into the filter. Fails today (crates/tui/src/tui is others' work).
 #[test]
 fn the_command_bar_under_the_browser_offers_no_conversation_keys() {
     let r = runs();

@@ -33,7 +33,7 @@ fn code(path: &Path) -> String {
 }
 
 fn tui() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src/tui")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/tui/src/tui")
 }
 
 /// (path under src/tui, code) of every file whose top-level folder or name is not in `skip`.

@@ -112,7 +112,7 @@ pub fn should_skip(
 
 /// Seed 002's system prompt, `persona_name` and the current time filled in.
 pub fn system_prompt(persona_name: &str, now: Millis) -> String {
-    include_str!("../../assets/serve/judgment_prompt.txt")
+    include_str!("../../../../assets/serve/judgment_prompt.txt")
         .replace("{persona_name}", persona_name)
         .replace("{current_time}", &stamp::iso(now))
 }

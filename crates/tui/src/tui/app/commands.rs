@@ -12,7 +12,7 @@ use crate::tui::app::{App, Modal};
 use crate::tui::focus::Focus;
 use crate::tui::keymap::Action;
 
-const DATA: &str = include_str!("../../../assets/tui/commands.toml");
+const DATA: &str = include_str!("../../../../../assets/tui/commands.toml");
 
 #[derive(Deserialize, Default)]
 pub struct Commands {

@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 use std::sync::OnceLock;
 
-const LIST: &str = include_str!("../../assets/insight/stopwords_ja.txt");
+const LIST: &str = include_str!("../../../../assets/insight/stopwords_ja.txt");
 
 /// Parses a list: one word per line, `#` comments and blank lines ignored.
 pub fn parse(text: &str) -> HashSet<String> {

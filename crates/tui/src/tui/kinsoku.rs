@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 
 use serde::Deserialize;
 
-const DATA: &str = include_str!("../../assets/tui/kinsoku.toml");
+const DATA: &str = include_str!("../../../../assets/tui/kinsoku.toml");
 
 #[derive(Deserialize)]
 struct File {

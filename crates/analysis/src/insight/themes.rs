@@ -10,8 +10,8 @@
 
 use serde::{Deserialize, Serialize};
 
-pub const PROMPT: &str = include_str!("../../assets/insight/themes_prompt.txt");
-pub const REASK: &str = include_str!("../../assets/insight/themes_reask.txt");
+pub const PROMPT: &str = include_str!("../../../../assets/insight/themes_prompt.txt");
+pub const REASK: &str = include_str!("../../../../assets/insight/themes_reask.txt");
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, PartialOrd, Ord)]
 #[serde(rename_all = "lowercase")]

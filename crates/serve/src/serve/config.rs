@@ -129,13 +129,13 @@ pub struct ServeConfig {
 
 impl ServeConfig {
     pub fn defaults() -> ServeConfig {
-        toml::from_str(include_str!("../../assets/serve/serve.toml"))
+        toml::from_str(include_str!("../../../../assets/serve/serve.toml"))
             .expect("the embedded serve.toml parses")
     }
 
     /// The defaults with `file`'s keys over them. Errors name the file, line and column.
     pub fn load(file: Option<&Path>) -> Result<ServeConfig, String> {
-        let base: toml::Table = toml::from_str(include_str!("../../assets/serve/serve.toml"))
+        let base: toml::Table = toml::from_str(include_str!("../../../../assets/serve/serve.toml"))
             .expect("the embedded serve.toml parses");
         let mut merged = toml::Value::Table(base);
         let mut text = String::new();

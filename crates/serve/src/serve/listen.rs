@@ -1,6 +1,6 @@
 //! The accept loop for the internet-facing listener, in place of `axum::serve` (which sets no
 //! hyper timer, so no header timeout, and accepts without bound — axum-0.8.9
-//! src/serve/mod.rs:391 builds `Builder::new(TokioExecutor::new())` with neither). Here every
+//! crates/serve/src/serve/mod.rs:391 builds `Builder::new(TokioExecutor::new())` with neither). Here every
 //! connection holds a permit of a fixed pool (`max_connections`; the next `accept` waits for a
 //! free one, so descriptors never run out), HTTP/1 headers must arrive within
 //! `header_timeout` (hyper's `header_read_timeout`, hyper-1.12.0

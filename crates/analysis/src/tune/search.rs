@@ -280,7 +280,7 @@ fn retry_table<'a>(
         .collect()
 }
 
-const TUNE_TOML: &str = include_str!("../../assets/rules/tune.toml");
+const TUNE_TOML: &str = include_str!("../../../../assets/rules/tune.toml");
 
 impl Default for Settings {
     /// The embedded `assets/rules/tune.toml`.

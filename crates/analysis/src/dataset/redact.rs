@@ -118,7 +118,8 @@ mod tests {
     /// that quotes its words, ids or readings.
     #[test]
     fn the_sample_vaults_secrets_are_redacted_in_generated_lines() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/vault/sisters");
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/vault/sisters");
         let work = crate::vault::open(Some(&dir), None).expect("the sample vault");
         let r = Redactor::of(&work);
         assert!(r.words > 10, "{}", r.words);

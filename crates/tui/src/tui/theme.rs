@@ -8,15 +8,21 @@ use crate::config::{ConfigError, load_toml_table};
 use crate::director::Status;
 
 const BUILTIN: [(&str, &str); 4] = [
-    ("themes/dark.toml", include_str!("../../themes/dark.toml")),
-    ("themes/light.toml", include_str!("../../themes/light.toml")),
+    (
+        "themes/dark.toml",
+        include_str!("../../../../themes/dark.toml"),
+    ),
+    (
+        "themes/light.toml",
+        include_str!("../../../../themes/light.toml"),
+    ),
     (
         "themes/high-contrast.toml",
-        include_str!("../../themes/high-contrast.toml"),
+        include_str!("../../../../themes/high-contrast.toml"),
     ),
     (
         "themes/no-color.toml",
-        include_str!("../../themes/no-color.toml"),
+        include_str!("../../../../themes/no-color.toml"),
     ),
 ];
 

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::themes::{Severity, Theme};
 
-const DATA: &str = include_str!("../../assets/insight/cards.toml");
+const DATA: &str = include_str!("../../../../assets/insight/cards.toml");
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]

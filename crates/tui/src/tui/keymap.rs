@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 use crate::config::ConfigError;
 
-const DEFAULT: &str = include_str!("../../assets/keymap.toml");
+const DEFAULT: &str = include_str!("../../../../assets/keymap.toml");
 const DEFAULT_PATH: &str = "assets/keymap.toml";
 
 #[derive(
