@@ -24,8 +24,7 @@ fn reader(speaker: &str) -> &'static str {
     if speaker == "やな" { "yana" } else { "ayu" }
 }
 
-fn measure() -> BTreeMap<String, Tally> {
-    let text = include_str!("fixtures/leak_eval/disguises.jsonl");
+fn measure(text: &str) -> BTreeMap<String, Tally> {
     let work = kakeai::vault::load::sample();
     let (yana, ayu) = (work.reviewer(Some("yana")), work.reviewer(Some("ayu")));
     let mut out: BTreeMap<String, Tally> = BTreeMap::new();
@@ -55,11 +54,9 @@ fn measure() -> BTreeMap<String, Tally> {
     out
 }
 
-#[test]
-fn disguised_leaks_without_a_model() {
-    let out = measure();
+fn print_table(out: &BTreeMap<String, Tally>) {
     println!("disguise      lines  rejected  flagged (rejected or warning)");
-    for (k, t) in &out {
+    for (k, t) in out {
         println!(
             "{k:<12} {:>6}  {:>8.3}  {:>8.3}",
             t.n,
@@ -67,6 +64,12 @@ fn disguised_leaks_without_a_model() {
             (t.rejected + t.warned) as f64 / t.n as f64
         );
     }
+}
+
+#[test]
+fn disguised_leaks_without_a_model() {
+    let out = measure(include_str!("fixtures/leak_eval/disguises.jsonl"));
+    print_table(&out);
     let flagged = |k: &str| {
         let t = &out[k];
         (t.rejected + t.warned) as f64 / t.n as f64
@@ -80,6 +83,34 @@ fn disguised_leaks_without_a_model() {
     assert!(flagged("split") >= 0.7, "{:?}", out["split"]);
     // Innocent lines stay quiet (a warning on a line close to a secret is allowed, a
     // rejection mostly not).
+    let innocent = &out["innocent"];
+    assert!(
+        (innocent.rejected as f64 / innocent.n as f64) <= 0.1,
+        "{innocent:?}"
+    );
+}
+
+/// The second half (`heldout.jsonl`: written by another helper who saw neither this code nor the
+/// first half; 92 leaks in ten disguises, partial compounds among them, and 47 innocent lines),
+/// measured once after the lexical checks were done and never read for tuning. The floors are
+/// that one measurement, kept as regression guards.
+#[test]
+fn held_out_disguises_without_a_model() {
+    let out = measure(include_str!("fixtures/leak_eval/heldout.jsonl"));
+    print_table(&out);
+    let flagged = |k: &str| {
+        let t = &out[k];
+        (t.rejected + t.warned) as f64 / t.n as f64
+    };
+    // Measured once: romaji, kana, long vowels 1.000; partial 0.800; emoji 0.778; mixed 0.222;
+    // split 0.000 (the first half's 1.000 did not carry over: its splits share words with
+    // the content, these do not); meaning (paraphrase, synonym, English) 0.000 — the model
+    // judge's job; innocent lines 1 of 47 warned, none rejected.
+    for k in ["romaji", "long_vowel", "kana"] {
+        assert!(flagged(k) >= 0.9, "{k}: {:?}", out[k]);
+    }
+    assert!(flagged("partial") >= 0.7, "{:?}", out["partial"]);
+    assert!(flagged("emoji") >= 0.6, "{:?}", out["emoji"]);
     let innocent = &out["innocent"];
     assert!(
         (innocent.rejected as f64 / innocent.n as f64) <= 0.1,

@@ -14,6 +14,9 @@ mod similar;
 #[path = "leak_emoji.rs"]
 mod emoji;
 
+#[path = "leak_partial.rs"]
+mod partial;
+
 pub(super) use similar::content_words;
 
 use super::messages;
@@ -124,6 +127,8 @@ pub(super) struct Compiled {
     romaji_owners: Vec<(usize, usize)>,
     /// Per checked secret: its keywords and their readings, for emoji that stand for them.
     emoji_words: Vec<(usize, Vec<String>)>,
+    /// Per checked secret with pieces: its keywords' kanji pieces (see `leak_partial.rs`).
+    partial: Vec<(usize, Vec<partial::Piece>)>,
 }
 
 /// Allowed-expression occurrences in one text (folded char ranges).
@@ -244,6 +249,18 @@ impl Compiled {
                 (i, words)
             })
             .collect();
+        let partial = checked
+            .iter()
+            .map(|&i| {
+                let kw = &secrets[i].forbidden_keywords;
+                let pieces = kw
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(k, w)| partial::pieces(k, w));
+                (i, pieces.collect::<Vec<_>>())
+            })
+            .filter(|(_, p)| !p.is_empty())
+            .collect();
         Compiled {
             checked,
             profiles,
@@ -262,6 +279,7 @@ impl Compiled {
             romaji,
             romaji_owners,
             emoji_words,
+            partial,
         }
     }
 
@@ -295,6 +313,7 @@ impl Compiled {
         self.global_issues(t, input, cfg, &mut issues);
         self.similarity_issues(t, input, cfg, &allowed, &mut issues, &mut seen);
         self.word_hints(t, input, &allowed, &mut issues, &seen);
+        self.partial_issues(t, input, &mut issues, &seen);
         self.quotation_issues(t, input, &allowed, &mut issues);
         issues
     }

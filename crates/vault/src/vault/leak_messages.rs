@@ -99,6 +99,18 @@ pub(super) fn split_words(id: &str, words: usize, secret: &LeakSecret) -> Messag
     )
 }
 
+pub(super) fn partial_words(id: &str, words: usize, secret: &LeakSecret) -> Message {
+    (
+        format!(
+            "秘密{id}の禁止キーワードが分けて書かれています（{words}語の一部、続けて読むと推測できます）"
+        ),
+        hint_instead(
+            secret,
+            "禁止キーワードを字に分けたり一部だけ示したりしないでください",
+        ),
+    )
+}
+
 pub(super) fn emoji(id: &str, score: u32, secret: &LeakSecret) -> Message {
     (
         format!("絵文字が秘密{id}の禁止キーワードを表しています（一致度{score}）"),
