@@ -204,7 +204,7 @@ async fn send_once(
 }
 
 /// Up to `cap` bytes of a body, and whether there was more (the rest is not read).
-async fn read_capped(
+pub async fn read_capped(
     mut resp: reqwest::Response,
     cap: usize,
 ) -> Result<(Vec<u8>, bool), reqwest::Error> {

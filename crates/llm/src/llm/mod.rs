@@ -15,6 +15,7 @@ pub mod facts;
 pub mod framing;
 pub mod guard;
 mod http;
+pub use http::read_capped;
 mod load;
 pub mod ollama;
 pub mod openai;

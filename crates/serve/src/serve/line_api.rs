@@ -9,6 +9,9 @@ use serde_json::json;
 
 use super::config::{LineApiConfig, Secret};
 
+/// The most of a LINE API answer read: its error bodies are small JSON objects.
+const LINE_BODY_CAP: usize = 64 * 1024;
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum SendError {
     /// 400 "Invalid reply token": the token expired or was used; push instead.
@@ -94,8 +97,12 @@ impl LineApi {
                 Ok(r) => {
                     let status = r.status().as_u16();
                     let wait = retry_after(r.headers());
-                    let text = r.text().await.unwrap_or_default();
-                    (status, wait, line_message(&text))
+                    // LINE answers errors in a few hundred bytes; a body past the cap is cut
+                    // there (its status decides; the message is only for the log).
+                    let (bytes, _cut) = crate::llm::read_capped(r, LINE_BODY_CAP)
+                        .await
+                        .unwrap_or_default();
+                    (status, wait, line_message(&String::from_utf8_lossy(&bytes)))
                 }
                 Err(e) => (0, None, without_url(&e)),
             };
@@ -160,5 +167,56 @@ impl WithoutUrl for reqwest::Error {
             "request failed"
         };
         kind.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// A LINE API that answers 500 with an endless body: the client reads at most the cap and
+    /// gives up the connection, so the server manages to write only a little more than the cap
+    /// (socket buffers) — never the gigabytes an unbounded read would take in the same time.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_endless_error_body_is_read_only_up_to_the_cap() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let written = Arc::new(AtomicU64::new(0));
+        let w = written.clone();
+        tokio::spawn(async move {
+            while let Ok((mut s, _)) = listener.accept().await {
+                let w = w.clone();
+                tokio::spawn(async move {
+                    let mut buf = vec![0u8; 8192];
+                    let _ = s.read(&mut buf).await;
+                    let head = "HTTP/1.1 500 Internal Server Error\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n";
+                    if s.write_all(head.as_bytes()).await.is_err() {
+                        return;
+                    }
+                    let chunk = format!("{:x}\r\n{}\r\n", 65536, "x".repeat(65536));
+                    while s.write_all(chunk.as_bytes()).await.is_ok() {
+                        w.fetch_add(65536, Ordering::Relaxed);
+                    }
+                });
+            }
+        });
+        let cfg = LineApiConfig {
+            retries: 0,
+            backoff_ms: 1,
+            max_retry_after_seconds: 1,
+            timeout_seconds: 20,
+        };
+        let api = LineApi::new(&format!("http://{addr}"), Secret::new("t"), cfg).unwrap();
+        let got = api.reply("tok", "こんにちは", None).await;
+        assert!(
+            matches!(got, Err(SendError::Failed { status: 500, .. })),
+            "{got:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let n = written.load(Ordering::Relaxed);
+        assert!(n < 64 * 1024 * 1024, "the server wrote {n} bytes");
     }
 }

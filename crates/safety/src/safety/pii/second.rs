@@ -25,8 +25,12 @@ pub fn answer_tokens(masked_text: &str) -> u32 {
     ANSWER_OVERHEAD_TOKENS + (chars * COPY_TOKENS_PER_CHAR).ceil() as u32
 }
 
+/// Where the answer ends: a model that starts the three lines again (small models loop on a
+/// format) is stopped there, and the first answer is the one read.
+pub const ANSWER_STOP: &str = "\nPII_DETECTED:";
+
 /// The request for one rule-masked text: greedy, plain text, as many tokens as the answer
-/// needs ([`answer_tokens`]).
+/// needs ([`answer_tokens`]), stopped where a second answer would start ([`ANSWER_STOP`]).
 pub fn request(masked_text: &str) -> ChatRequest {
     ChatRequest {
         messages: vec![
@@ -36,7 +40,12 @@ pub fn request(masked_text: &str) -> ChatRequest {
         temperature: Some(0.0),
         max_tokens: Some(answer_tokens(masked_text)),
         format: ResponseFormat::Text,
-        stop: Some(Vec::new()),
+        // A message that itself holds the key would be cut by it: no stop then.
+        stop: Some(if masked_text.contains(ANSWER_STOP.trim_start()) {
+            Vec::new()
+        } else {
+            vec![ANSWER_STOP.to_string()]
+        }),
         seed: None,
         cap: false,
     }
@@ -92,10 +101,39 @@ mod tests {
             let r = request(&text);
             let max = r.max_tokens.expect("a bound is sent");
             assert_eq!(max, answer_tokens(&text));
+            assert_eq!(r.stop.as_deref(), Some(&[ANSWER_STOP.to_string()][..]));
             assert!(max as usize >= n + ANSWER_OVERHEAD_TOKENS as usize);
+            let quoting = request(&format!("{text}\nPII_DETECTED: true"));
+            assert_eq!(quoting.stop.as_deref(), Some(&[][..]));
             if n <= 100 {
                 assert!(max <= 200, "{n} chars: {max}");
             }
+        }
+    }
+
+    /// What a model sends before the stop is one whole answer: the stop never falls inside the
+    /// three lines of a reply, whatever the copied text holds.
+    #[test]
+    fn the_stop_never_cuts_an_answer() {
+        let mut rng = fastrand::Rng::with_seed(40);
+        for _ in 0..200 {
+            let n = rng.usize(0..60);
+            let text: String = (0..n)
+                .map(|_| match rng.u8(0..10) {
+                    0 => '\n',
+                    1 => ':',
+                    _ => rng.char('ぁ'..='ん'),
+                })
+                .collect();
+            let reply = format!("PII_DETECTED: false\nMASKED_TEXT: {text}\nDETECTED_ITEMS: なし");
+            let cut = reply.find(ANSWER_STOP).map_or(&reply[..], |i| &reply[..i]);
+            assert_eq!(cut, reply, "{text:?}");
+            let twice = format!("{reply}{ANSWER_STOP} true\nMASKED_TEXT: x");
+            let cut = &twice[..twice.find(ANSWER_STOP).unwrap()];
+            assert_eq!(
+                super::super::llm::parse_reply(cut).map(|r| r.detected),
+                Ok(false)
+            );
         }
     }
 }
