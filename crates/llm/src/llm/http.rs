@@ -158,11 +158,18 @@ pub async fn send(
     retry: Option<Duration>,
 ) -> Result<(reqwest::Response, Instant, u32), LlmError> {
     let mut retries = 0;
+    let mut resent_stale = false;
     loop {
         let started = Instant::now();
         let result = send_once(http, target, body, limit, connect_timeout).await;
         match (result, retry) {
             (Ok(resp), _) => return Ok((resp, started, retries)),
+            // A keep-alive connection the server closed as the request went out: nothing was
+            // answered, so it is sent again at once on a new connection (not the retry, no
+            // backoff). Once: a server that keeps closing is a failure like any other.
+            (Err(e), _) if !resent_stale && is_stale(&e, started.elapsed()) => {
+                resent_stale = true;
+            }
             (Err(e), Some(backoff)) if retries == 0 && e.is_transient() => {
                 retries += 1;
                 tokio::time::sleep(backoff).await;
@@ -170,6 +177,23 @@ pub async fn send(
             (Err(e), _) => return Err(e),
         }
     }
+}
+
+/// How soon after sending a closed connection counts as a stale keep-alive one: a server that
+/// read the request and then failed takes longer than this to close it.
+const STALE_WITHIN: Duration = Duration::from_millis(250);
+
+/// Whether `e` is a pooled connection closed under the request: reset or closed before any
+/// answer, within [`STALE_WITHIN`] of sending.
+fn is_stale(e: &LlmError, after: Duration) -> bool {
+    after < STALE_WITHIN
+        && matches!(
+            e,
+            LlmError::Connect {
+                kind: "connection reset",
+                ..
+            }
+        )
 }
 
 async fn send_once(
