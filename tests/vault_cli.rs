@@ -703,3 +703,60 @@ fn vault_init_makes_a_work_that_loads_and_never_overwrites() {
     );
     assert!(!env.dir.path().join("外").exists());
 }
+
+/// A vault that cannot be read — a folder that does not exist, or a visibility.yaml that is a
+/// folder (unreadable for anyone, root included) — gets one line on stderr, a non-zero exit and
+/// nothing on stdout, from every command that loads it; a run never starts without it.
+#[test]
+fn an_unreadable_vault_gets_one_line_and_no_output_from_every_command() {
+    let env = Env::new();
+    let missing = env.dir.path().join("no-such-vault");
+    let broken = env.dir.path().join("broken");
+    std::fs::create_dir_all(broken.join("_ai_control/visibility.yaml")).unwrap();
+    write(&broken, "characters/やな.md", "## 基本\n姉。\n");
+    for vault in [&missing, &broken] {
+        let v = vault.to_str().unwrap();
+        let commands: Vec<(Vec<&str>, &str)> = vec![
+            (vec!["vault", "context", "--vault", v], ""),
+            (
+                vec!["vault", "review", "--no-embed", "--vault", v],
+                "こんにちは。\n",
+            ),
+            (
+                vec![
+                    "run",
+                    "--headless",
+                    "--topic",
+                    "夏祭り",
+                    "--turns",
+                    "1",
+                    "--endpoint",
+                    "http://127.0.0.1:9",
+                    "--vault",
+                    v,
+                ],
+                "",
+            ),
+        ];
+        for (args, stdin) in commands {
+            let out = env.run_in(&args, stdin);
+            let err = String::from_utf8_lossy(&out.stderr);
+            let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+            assert!(
+                out.status.code().is_some_and(|c| c != 0),
+                "{args:?}: exit {:?}\n{err}",
+                out.status.code()
+            );
+            assert_eq!(lines.len(), 1, "{args:?}: not one line:\n{err}");
+            assert!(
+                lines[0].contains(vault.file_name().unwrap().to_str().unwrap()),
+                "{args:?}: the line does not name the vault: {err}"
+            );
+            assert!(
+                out.stdout.is_empty(),
+                "{args:?}: printed {:?}",
+                String::from_utf8_lossy(&out.stdout)
+            );
+        }
+    }
+}

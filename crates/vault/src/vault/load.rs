@@ -152,15 +152,30 @@ pub fn load_work_dir(dir: &Path) -> Result<Work, ConfigError> {
         "_ai_control/templates",
         "_ai_control/templates/custom",
     ]);
+    let io = |path: &Path, e: std::io::Error| ConfigError::Io {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
     for f in folders {
-        let Ok(rd) = std::fs::read_dir(dir.join(f)) else {
-            continue;
+        // A folder that is not there holds nothing; one that cannot be read is an error (what
+        // it holds might be the level that hides a secret).
+        let rd = match std::fs::read_dir(dir.join(f)) {
+            Ok(rd) => rd,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(io(&dir.join(f), e)),
         };
-        for e in rd.flatten() {
+        for e in rd {
+            let e = e.map_err(|e| io(&dir.join(f), e))?;
             let p = e.path();
             let ext = p.extension().and_then(|x| x.to_str()).unwrap_or("");
-            if !p.is_file() || !matches!(ext, "md" | "yaml" | "yml") {
+            if !matches!(ext, "md" | "yaml" | "yml") {
                 continue;
+            }
+            if !p.is_file() {
+                return Err(invalid(
+                    &p,
+                    "cannot be read: not a file (a folder, or a link to nothing)".into(),
+                ));
             }
             // Size, UTF-8 (line:col), one document and nesting depth, before any parser.
             let text = crate::limits::read_yaml(&p)?;
