@@ -4,8 +4,10 @@
 //! `kill -9` of the server (the connection is made again, LISTEN issued again, a write whose
 //! connection was lost runs again once on a new one, never continued half-way); and the LINE
 //! bot under load through a restart and a crash: acknowledged again within 5 s after the
-//! database is back, no acknowledged event lost, none answered twice. The PostgreSQL tests are
-//! skipped with a message when PostgreSQL is not installed (required under CI=true).
+//! database is back, no acknowledged event lost, none answered twice. The same for SQLite's disk
+//! filling under the bot (a small tmpfs), and a reviewer's mark refused on the full disk. The
+//! PostgreSQL tests are skipped with a message when PostgreSQL is not installed, the disk-full
+//! one where a tmpfs cannot be mounted (both required under CI=true).
 
 mod common;
 
@@ -664,4 +666,168 @@ async fn healthz_fails_once_the_store_is_away_too_long_and_recovers() {
     let err = bot.stderr.lock().unwrap().join("\n");
     assert_eq!(err.matches("the store cannot be used").count(), 1, "{err}");
     assert_eq!(err.matches("the store is back after").count(), 1, "{err}");
+}
+
+/// A small tmpfs for the SQLite disk-full fault (root with mount rights, as in CI); None with a
+/// note elsewhere. Unmounted when dropped.
+struct SmallDisk {
+    dir: tempfile::TempDir,
+}
+
+impl SmallDisk {
+    fn mount(megabytes: u32) -> Option<SmallDisk> {
+        let dir = tempfile::tempdir().unwrap();
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={megabytes}m"), "tmpfs"])
+            .arg(dir.path())
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !ok {
+            let root = std::process::Command::new("id")
+                .arg("-u")
+                .output()
+                .is_ok_and(|o| o.stdout.starts_with(b"0\n"));
+            assert!(
+                !(root && std::env::var("CI").as_deref() == Ok("true")),
+                "CI runs as root and must mount a tmpfs for the disk-full fault"
+            );
+            eprintln!("cannot mount a tmpfs here: skipping the disk-full fault");
+            return None;
+        }
+        Some(SmallDisk { dir })
+    }
+
+    /// Fills what is left with a filler file (64 KiB writes until the disk says no).
+    fn fill(&self) {
+        use std::io::Write;
+        let mut f = std::fs::File::create(self.dir.path().join("filler")).unwrap();
+        let chunk = vec![7u8; 64 * 1024];
+        while f.write_all(&chunk).and_then(|_| f.flush()).is_ok() {}
+        let small = vec![7u8; 512];
+        while f.write_all(&small).and_then(|_| f.flush()).is_ok() {}
+    }
+
+    fn free(&self) {
+        let _ = std::fs::remove_file(self.dir.path().join("filler"));
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(self.dir.path())
+            .status();
+    }
+}
+
+/// SQLite's disk fills under the bot at 200 events a second: what cannot be stored is not
+/// acknowledged (500, LINE delivers it again), nothing acknowledged is lost, each user is
+/// answered once, and once space is freed webhooks are acknowledged again within 5 s. A
+/// workbench's mark on the full disk is refused (not acknowledged) and saved once it is freed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bot_and_a_mark_survive_a_full_disk_under_the_sqlite_store() {
+    let Some(disk) = SmallDisk::mount(24) else {
+        return;
+    };
+    let db = disk.dir.path().join("kakeai.db");
+    let line = FakeLine::ok().await;
+    let llm = model().await;
+    let cfg = format!("lease_seconds = 2\nworkers = 8\n{}", fast_config(0.2));
+    let db_arg = db.to_str().unwrap().to_string();
+    let bot = Arc::new(Serve::start(
+        Env::new(),
+        &line.url,
+        &llm.url,
+        &cfg,
+        &["--db", db_arg.as_str()],
+    ));
+    let n = 800usize;
+    let events: Vec<serde_json::Value> = (0..n)
+        .map(|i| {
+            text(
+                &event_id(),
+                ("user", &user(i)),
+                &format!("d{i}"),
+                "今日はなにしてた？",
+            )
+        })
+        .collect();
+    let disk = Arc::new(disk);
+    let freed: Arc<Mutex<Option<Instant>>> = Arc::default();
+    let faults = {
+        let (d, freed) = (disk.clone(), freed.clone());
+        tokio::task::spawn_blocking(move || {
+            std::thread::sleep(Duration::from_millis(1000));
+            d.fill();
+            std::thread::sleep(Duration::from_millis(1500));
+            d.free();
+            *freed.lock().unwrap() = Some(Instant::now());
+        })
+    };
+    let log = load(&bot, &events, 200).await;
+    faults.await.unwrap();
+    let back = freed.lock().unwrap().expect("freed");
+    let refused = redeliver_until_acknowledged(&bot, &events, &log).await;
+    let first = log
+        .iter()
+        .filter(|(_, c, at)| *c == 200 && *at >= back)
+        .map(|(_, _, at)| at.duration_since(back))
+        .min();
+    eprintln!(
+        "{refused} of {n} deliveries refused while the disk was full; acknowledged again {first:?} after it was freed"
+    );
+    assert!(refused > 0, "the disk filled under load");
+    if let Some(first) = first {
+        assert!(first <= Duration::from_secs(5), "{first:?}");
+    }
+    answered_once_each(&line, &events, &bot).await;
+    let store = Store::open(&db).expect("opens");
+    let stored: i64 = store
+        .db()
+        .one("SELECT COUNT(*) FROM line_events", p![])
+        .unwrap();
+    assert_eq!(stored, n as i64, "every acknowledged event stored once");
+    drop(store);
+    // Reviewers' marks on the full disk: each one acknowledged is stored (SQLite may still
+    // have room in its write-ahead log), the first refused leaves nothing, and a mark is saved
+    // again once there is room.
+    let mut store = Store::open(&db).expect("opens");
+    let run = new_run(&mut store, "満杯").expect("a run while there is room");
+    let mark = |n: u32| kakeai::store::NewAction {
+        run_id: run,
+        turn: Some(n),
+        attempt_id: None,
+        kind: kakeai::store::ActionKind::Note,
+        payload: serde_json::json!({"note": "メモ".repeat(400)}),
+    };
+    disk.fill();
+    let mut acked = Vec::new();
+    let mut refused = None;
+    for n in 0..20_000 {
+        match store.add_action(&mark(n)) {
+            Ok(_) => acked.push(Some(n)),
+            Err(_) => {
+                refused = Some(n);
+                break;
+            }
+        }
+    }
+    let refused = refused.expect("the full disk refused a mark");
+    disk.free();
+    store
+        .add_action(&mark(refused + 1))
+        .expect("saved once there is room");
+    let turns: Vec<Option<u32>> = store
+        .load_run(run)
+        .unwrap()
+        .actions
+        .iter()
+        .map(|a| a.turn)
+        .collect();
+    acked.push(Some(refused + 1));
+    assert_eq!(
+        turns, acked,
+        "acknowledged marks stored, the refused one not"
+    );
 }
