@@ -750,3 +750,47 @@ fn pace_and_guidelines_in_show_and_the_report() {
         Some(2)
     );
 }
+
+/// A reviewer's name stored before names were checked (controls, a window-title escape, a
+/// newline that would forge a line) is printed without its controls by `queue show` and
+/// `queue adjudicate`: no escape byte, no line that starts with the forged text.
+#[test]
+fn a_stored_name_with_controls_is_printed_without_them() {
+    let env = Env::new();
+    let mut store = Store::open(&env.data_db()).unwrap();
+    let all = seed(&mut store, 5, 2, 6);
+    db::create(
+        &mut store,
+        &spec("all", Filter::default(), 2, false),
+        Some("lead"),
+    )
+    .unwrap();
+    let forged = "ev\u{1b}]0;pwned\u{7}il\u{1b}[2J\nkakeai queue: all items done";
+    for (item, _, _) in all.iter().take(3) {
+        thumb(&mut store, *item, forged, true);
+        thumb(&mut store, *item, "hana", false);
+    }
+    drop(store);
+    for args in [
+        vec!["queue", "show", "all"],
+        vec!["queue", "adjudicate", "all"],
+    ] {
+        let out = env.run(&args);
+        let text = String::from_utf8_lossy(&out.stdout).to_string()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !text.chars().any(|c| c.is_control() && c != '\n'),
+            "{args:?}: a control character was printed: {text:?}"
+        );
+        assert!(
+            !text
+                .lines()
+                .any(|l| l.starts_with("kakeai queue: all items done")),
+            "{args:?}: a forged line: {text}"
+        );
+        assert!(
+            text.contains("ev") && text.contains("il"),
+            "{args:?}: {text}"
+        );
+    }
+}
