@@ -356,3 +356,95 @@ async fn the_judge_ratio_never_steers_the_lines_budget() {
         "{judge:?}"
     );
 }
+
+mod cli_env;
+
+/// Headless, as a user runs it: at a small context the `fitted` events carry what was left out
+/// (history turns, vault sections by level, guidance) once per request that left something out,
+/// their counts are the stored request's fit report, and the run's HTML report counts them and
+/// warns of the lost vault sections; at a context the whole prompt fits, no event and no warning.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn headless_fitted_events_and_the_report_say_what_was_left_out() {
+    for (num_ctx, small) in [(1536u32, true), (8192, false)] {
+        let fake = FakeOllama::start(Spec::gemma2()).await;
+        let env = cli_env::Env::new();
+        let cfg = env.dir.path().join("config");
+        std::fs::create_dir_all(&cfg).unwrap();
+        std::fs::write(
+            cfg.join("llm.toml"),
+            format!("num_ctx = {num_ctx}\nmax_tokens = 128\nretry_backoff_ms = 5\n"),
+        )
+        .unwrap();
+        let mut c = env.cmd(&[
+            "run",
+            "--headless",
+            "--topic",
+            "灯台",
+            "--turns",
+            "4",
+            "--attempts",
+            "1",
+            "--no-judge",
+            "--endpoint",
+            &fake.url,
+            "--model",
+            "gemma2:27b",
+            "--api",
+            "ollama",
+        ]);
+        let out = tokio::task::spawn_blocking(move || c.output().unwrap())
+            .await
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        let ev: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        let fitted: Vec<&Value> = ev.iter().filter(|e| e["event"] == "fitted").collect();
+        let store = Store::open(&env.data_db()).unwrap();
+        let rec = store.load_run(1).unwrap();
+        let mut left_out = 0;
+        for a in &rec.attempts {
+            let fit = store.request_of(a.id).unwrap().unwrap()["fit"].clone();
+            if fit == serde_json::json!({"history": 0, "vault": {}, "guidance": 0}) {
+                continue;
+            }
+            left_out += 1;
+            let e = fitted
+                .iter()
+                .find(|e| e["turn"] == a.turn && e["attempt"] == a.attempt)
+                .unwrap_or_else(|| panic!("no fitted event for {}.{}: {ev:?}", a.turn, a.attempt));
+            for key in ["history", "vault", "guidance"] {
+                assert_eq!(
+                    e[key], fit[key],
+                    "{num_ctx}: {key} of {}.{}",
+                    a.turn, a.attempt
+                );
+            }
+        }
+        assert_eq!(
+            fitted.len(),
+            left_out,
+            "{num_ctx}: one event per request fitted"
+        );
+        assert_eq!(left_out > 0, small, "{num_ctx}: {fitted:?}");
+        let html = env.dir.path().join("r.html");
+        let out = env.run(&["report", "--run", "1", "--out", html.to_str().unwrap()]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let page = std::fs::read_to_string(&html).unwrap();
+        let n = rec.attempts.len();
+        let said = format!("{left_out} of {n} requests left something out");
+        assert!(page.contains(&said), "{num_ctx}: no `{said}` in the report");
+        assert_eq!(
+            page.contains("were sent without some vault sections"),
+            small,
+            "{num_ctx}"
+        );
+    }
+}
