@@ -139,3 +139,52 @@ async fn a_stream_that_drips_forever_ends_on_the_whole_stream_limit() {
     assert!(why.contains("whole response"), "{why}");
     assert_eq!(c.text, "うん。");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_endless_ollama_stream_without_text_is_too_large() {
+    let unit = "{\"model\":\"gemma2:27b\",\"created_at\":\"2026-11-29T00:00:00Z\",\"message\":{\"role\":\"assistant\",\"content\":\"\"},\"done\":false}\n";
+    let server = FakeServer::with(move |r: &Recorded, _| match r.path.as_str() {
+        "/api/chat"
+            if r.json()["messages"]
+                .as_array()
+                .is_some_and(|m| !m.is_empty()) =>
+        {
+            body(flood(unit), Framing::Chunked)
+        }
+        _ => not_found(),
+    })
+    .await;
+    let client = Client::new(config(&server.url, Some(ApiKind::Ollama))).unwrap();
+    let e = client.stream_chat(&line(), &mut |_| {}).await.unwrap_err();
+    assert!(too_large(&e), "{e:?}");
+}
+
+/// What kakeai reads about a llama-server besides the reply — its context (/props, /slots) and
+/// its token counts (/tokenize) — flooding past the limit is read only up to it: the facts stay
+/// unknown (the configured context is used) and the reply still comes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_whose_facts_flood_still_answers_with_the_facts_unknown() {
+    let server = FakeServer::with(|r: &Recorded, _| match r.path.as_str() {
+        "/props" | "/slots" | "/tokenize" => body(flood(" "), Framing::Chunked),
+        "/v1/chat/completions" if r.json()["stream"] == true => Reply::sse(llm_fake::parts(
+            &llm_fake::sse_events("m", &["うん", "。"], "stop", 2),
+        )),
+        _ => not_found(),
+    })
+    .await;
+    let client = Client::new(config(&server.url, Some(ApiKind::OpenAi))).unwrap();
+    assert_eq!(client.learn_slot_context(ApiKind::OpenAi).await, None);
+    let said = client
+        .learn_from_tokenizer(&[Message::user("おはよう")])
+        .await;
+    assert_eq!(said, None);
+    let c = client.stream_chat(&line(), &mut |_| {}).await.unwrap();
+    assert_eq!(c.text, "うん。");
+    let asked: Vec<String> = server.paths();
+    for p in ["/props", "/slots", "/tokenize"] {
+        assert!(
+            asked.iter().any(|a| a.ends_with(p)),
+            "{p} was asked: {asked:?}"
+        );
+    }
+}
