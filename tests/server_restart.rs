@@ -129,7 +129,7 @@ async fn a_server_that_was_never_there_fails_at_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn headless_shows_the_load_with_its_elapsed_time() {
     let fake = FakeOllama::start(Spec {
-        load: Duration::from_millis(1800),
+        load: Duration::from_millis(5600),
         ..Spec::gemma2()
     })
     .await;
@@ -152,7 +152,12 @@ async fn headless_shows_the_load_with_its_elapsed_time() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
-    assert!(err.contains("loading gemma2:27b… 0 s"), "{err}");
+    // Said when it starts and again every 5 s while it lasts: the seconds go up.
+    let at = |s: &str| err.find(s).unwrap_or_else(|| panic!("no `{s}`: {err}"));
+    assert!(
+        at("loading gemma2:27b… 0 s") < at("loading gemma2:27b… 5 s"),
+        "{err}"
+    );
     assert_eq!(fake.counts().3, 1, "one preload");
 }
 
