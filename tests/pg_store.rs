@@ -5,6 +5,8 @@
 //! half-way goes on when run again, and a password is never printed.
 
 mod common;
+#[path = "llm_fake/mod.rs"]
+mod llm_fake;
 
 use std::collections::BTreeMap;
 use std::process::Command;
@@ -575,6 +577,80 @@ fn an_unreachable_server_or_a_missing_database_is_one_line_naming_the_fix_and_ex
     }
     // A file of that name never appears.
     assert!(!std::path::Path::new("postgresql:").exists());
+    // The report and the workbench say the same, with exit 3.
+    let html = std::env::temp_dir().join(format!("kakeai-pg-{}.html", std::process::id()));
+    for url in [&missing, &dead] {
+        let out = kakeai()
+            .args([
+                "report",
+                "--run",
+                "1",
+                "--out",
+                html.to_str().unwrap(),
+                "--db",
+                url,
+            ])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "report: {err}");
+        assert!(!err.contains(":pw@") && !html.exists(), "{err}");
+        if let Some(code) = workbench_exit(url) {
+            assert_eq!(code, 3, "the workbench on {url}");
+        }
+    }
+}
+
+/// The workbench's exit code in a real terminal (tmux), or None where tmux is missing (outside
+/// CI).
+fn workbench_exit(url: &str) -> Option<i32> {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "tmux is required under CI"
+        );
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let code = dir.path().join("code");
+    let sock = format!("kakeai-pgwb-{}", std::process::id());
+    let cmd = format!(
+        "KAKEAI_DATA_DIR={d}/data KAKEAI_CONFIG_DIR={d}/config {bin} --db '{url}'; echo $? > {c}",
+        d = dir.path().display(),
+        bin = env!("CARGO_BIN_EXE_kakeai"),
+        c = code.display(),
+    );
+    let _ = Command::new("tmux")
+        .args([
+            "-L",
+            &sock,
+            "new-session",
+            "-d",
+            "-s",
+            "w",
+            "-x",
+            "100",
+            "-y",
+            "30",
+            &cmd,
+        ])
+        .status();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let got = loop {
+        if let Ok(t) = std::fs::read_to_string(&code)
+            && let Ok(n) = t.trim().parse()
+        {
+            break Some(n);
+        }
+        if std::time::Instant::now() > deadline {
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let _ = Command::new("tmux")
+        .args(["-L", &sock, "kill-server"])
+        .status();
+    Some(got.expect("the workbench ended within 20 s"))
 }
 
 /// A database whose own collation orders text unlike bytes (ICU, en-US: a < B < b) copies
@@ -712,4 +788,80 @@ fn a_copy_across_engines_shows_a_bar_of_rows_only_on_a_terminal() {
         },
     );
     ways.assert_progress_only_on_a_terminal(&["copying [", &want]);
+}
+
+/// A model reply with U+0000 in it (a broken server, a hostile one) is stored by the one rule on
+/// both engines — a headless run completes (it used to end `failed`, exit 4, on PostgreSQL) and
+/// the committed line reads U+FFFD where the NUL was, the same on SQLite and PostgreSQL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_reply_with_nul_is_stored_the_same_on_both_engines() {
+    let Some(cluster) = PgCluster::start("pg nul reply") else {
+        return;
+    };
+    use llm_fake::{FakeServer, Recorded, Reply, openai_reply, parts, sse_events};
+    let server = FakeServer::with(|r: &Recorded, _| match r.path.as_str() {
+        "/v1/chat/completions" if r.json()["stream"] == true => Reply::sse(parts(&sse_events(
+            "tiny-ja",
+            &["うん\u{0}、", "いいね\u{0}！"],
+            "stop",
+            2,
+        ))),
+        "/v1/chat/completions" => Reply::json(
+            200,
+            &openai_reply(
+                "tiny-ja",
+                r#"{"naturalness":4,"character":4,"flow":4,"relevance":4,"safety":4}"#,
+                5,
+            ),
+        ),
+        "/v1/models" => Reply::json(
+            200,
+            r#"{"object":"list","data":[{"id":"tiny-ja","object":"model","owned_by":"llamacpp"}]}"#,
+        ),
+        _ => Reply::json(404, r#"{"error":{"message":"File Not Found","code":404}}"#),
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("k.db");
+    let url = cluster.database("nul");
+    let mut stored = Vec::new();
+    for db in [file.to_str().unwrap().to_string(), url.clone()] {
+        let mut c = kakeai();
+        c.args([
+            "run",
+            "--headless",
+            "--topic",
+            "海",
+            "--turns",
+            "2",
+            "--attempts",
+            "1",
+            "--no-judge",
+            "--no-vault",
+            "--endpoint",
+            &format!("{}/v1", server.url),
+            "--model",
+            "tiny-ja",
+            "--analyzer",
+            "fallback",
+            "--db",
+            &db,
+        ])
+        .env("KAKEAI_DATA_DIR", dir.path().join("data"))
+        .env("KAKEAI_CONFIG_DIR", dir.path().join("config"));
+        let out = tokio::task::spawn_blocking(move || c.output().unwrap())
+            .await
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{db}: {err}");
+        let store = Store::open_target(std::path::Path::new(&db)).unwrap();
+        let rec = store.load_run(1).unwrap();
+        let lines: Vec<String> = rec.turns.iter().map(|t| t.text.clone()).collect();
+        assert!(!lines.is_empty(), "{db}: no turn committed");
+        for l in &lines {
+            assert!(!l.contains('\0') && l.contains('\u{FFFD}'), "{db}: {l:?}");
+        }
+        stored.push(lines);
+    }
+    assert_eq!(stored[0], stored[1], "the same on both engines");
 }
