@@ -248,6 +248,29 @@ async fn no_run_starts_when_the_vault_did_not_load() {
         assert!(said.contains("--work"), "{said}");
         assert_eq!(rt.app.run.run_id, None);
     }
+    // A chat message is refused the same way: typed and sent, it never reaches her.
+    let (mut rt, _rx) = Runtime::new(app(Conn::Probing), services_clone(&services));
+    rt.app.vault_error = Some(err.clone());
+    rt.app.act(kakeai::tui::keymap::Action::Chat);
+    for c in "こんにちは".chars() {
+        rt.app
+            .on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+    }
+    let cmds = rt
+        .app
+        .on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    assert!(
+        cmds.iter().any(|c| matches!(c, Command::ChatSend { .. })),
+        "{cmds:?}"
+    );
+    for cmd in cmds {
+        rt.execute(cmd);
+    }
+    let said = rt.app.errors.join("\n");
+    assert!(
+        said.contains("several works") && said.contains("--work"),
+        "{said}"
+    );
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(
         server
