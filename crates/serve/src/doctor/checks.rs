@@ -88,7 +88,17 @@ fn endpoint_failure(e: &LlmError) -> Check {
         }
         _ => "start the server (`ollama serve`), or pass --endpoint with its URL",
     };
-    Check::fail("endpoint", e.to_string(), fix)
+    // A refused connection's own message ends in the same advice as `fix`: said once.
+    let detail = match e {
+        LlmError::Connect {
+            url,
+            model,
+            kind,
+            detail,
+        } => format!("{kind} ({url}, model {model}): {detail}"),
+        _ => e.to_string(),
+    };
+    Check::fail("endpoint", detail, fix)
 }
 
 fn api_check(api: ApiKind, facts: &ServerFacts, client: &Client) -> Check {

@@ -39,7 +39,7 @@ pub fn detail(
         .or(turn.committed)
         .unwrap_or(turn.attempts.len().saturating_sub(1));
     let dim = Style::new().fg(t.dim);
-    let mut lines = timeline(turn, idx, hidden, t);
+    let mut lines = timeline(turn, idx, hidden, inner.width, t);
     let width = inner.width as usize;
     if hidden {
         let why = "Director's verdict hidden (blind): give yours first (👍/👎 or override)";
@@ -52,11 +52,12 @@ pub fn detail(
             request, key, templates, hidden, width, t,
         ));
         let scroll = cx.scroll_for(lines.len(), inner.height);
+        let lines = super::fit::lines(lines, inner.width);
         f.render_widget(Paragraph::new(lines).scroll((scroll, 0)), inner);
         return;
     }
     let Some(a) = turn.attempts.get(idx) else {
-        f.render_widget(Paragraph::new(lines), inner);
+        f.render_widget(Paragraph::new(super::fit::lines(lines, inner.width)), inner);
         return;
     };
     lines.push(Line::raw(""));
@@ -83,63 +84,85 @@ pub fn detail(
         lines.extend(carried(cx.rules, turn, a, width, dim));
     }
     let scroll = cx.scroll_for(lines.len(), inner.height);
+    // Every row that does not wrap (a speed line, a finding's badge) ends in `…` when cut.
+    let lines = super::fit::lines(lines, inner.width);
     f.render_widget(Paragraph::new(lines).scroll((scroll, 0)), inner);
 }
 
-/// The attempts timeline (the one on screen reversed, ★ the committed) and the hook line.
-fn timeline(turn: &TurnView, idx: usize, hidden: bool, t: &Theme) -> Vec<Line<'static>> {
-    let mut lines: Vec<Line> = Vec::new();
+/// The attempts timeline (the one on screen reversed, ★ the committed) and the hook line,
+/// fitted to `width`: attempts and the hook's parts flow onto further rows rather than being
+/// cut, and only a part wider than a row ends in `…`.
+fn timeline(
+    turn: &TurnView,
+    idx: usize,
+    hidden: bool,
+    width: u16,
+    t: &Theme,
+) -> Vec<Line<'static>> {
     let dim = Style::new().fg(t.dim);
-    // Attempts timeline.
-    let mut tl = vec![Span::styled("attempts ", dim)];
+    let mut items: Vec<Vec<Span<'static>>> = Vec::new();
     for (i, a) in turn.attempts.iter().enumerate() {
-        let (word, c) = match &a.phase {
-            Phase::Generating => ("generating".to_string(), t.accent),
-            Phase::Reviewing => ("reviewing".to_string(), t.accent),
-            Phase::Reviewed if hidden => (super::blind::HIDDEN_WORD.to_string(), t.dim),
-            Phase::Reviewed => {
-                let s = a.verdict.as_ref().map(|v| v.status).unwrap_or(Status::Pass);
-                (s.as_str().to_string(), t.status(s))
-            }
-            Phase::Failed(e) if crate::llm::budget::is_overflow(e) => {
-                ("context overflow".to_string(), t.warn)
-            }
-            Phase::Failed(_) => ("failed".to_string(), t.retry),
-            Phase::Cancelled => ("cancelled".to_string(), t.dim),
-        };
+        let (word, c) = attempt_word(a, hidden, t);
         let mut st = Style::new().fg(c);
         if i == idx {
             st = st.add_modifier(Modifier::REVERSED);
         }
         let star = if turn.committed == Some(i) { "★" } else { "" };
-        tl.push(Span::styled(format!("#{}{star} {word}", a.attempt), st));
-        tl.push(Span::raw(" → "));
+        items.push(vec![Span::styled(
+            format!("#{}{star} {word}", a.attempt),
+            st,
+        )]);
     }
-    tl.pop();
-    lines.push(Line::from(tl));
+    match items.first_mut() {
+        Some(first) => first.insert(0, Span::styled("attempts ", dim)),
+        None => items.push(vec![Span::styled("attempts", dim)]),
+    }
+    let mut lines = super::fit::pack(items, Span::raw(" → "), width);
     if let Some(step) = turn.step {
-        lines.push(Line::styled(
-            format!(
-                "hook {} · depth {}/3 {}{}{}{}",
-                turn.hook.as_deref().unwrap_or("-"),
-                turn.depth,
-                step.as_str(),
-                if turn.flags.exhausted {
-                    " · exhausted"
-                } else {
-                    ""
-                },
-                if turn.flags.futile { " · futile" } else { "" },
-                if turn.flags.withheld {
-                    " · withheld: the leak review rejected it, her fallback line was committed"
-                } else {
-                    ""
-                },
-            ),
-            dim,
+        let mut parts = vec![
+            format!("hook {}", turn.hook.as_deref().unwrap_or("-")),
+            format!("depth {}/3 {}", turn.depth, step.as_str()),
+        ];
+        if turn.flags.exhausted {
+            parts.push("exhausted".into());
+        }
+        if turn.flags.futile {
+            parts.push("futile".into());
+        }
+        let items = parts.into_iter().map(|p| vec![Span::styled(p, dim)]);
+        lines.extend(super::fit::pack(
+            items.collect(),
+            Span::styled(" · ", dim),
+            width,
         ));
+        if turn.flags.withheld {
+            let why = "withheld: the leak review rejected it, her fallback line was committed";
+            lines.extend(
+                wrap(why, width.into())
+                    .into_iter()
+                    .map(|r| Line::styled(r, dim)),
+            );
+        }
     }
     lines
+}
+
+/// An attempt's state word in the timeline and its colour (blind: no verdict before hers).
+fn attempt_word(a: &AttemptView, hidden: bool, t: &Theme) -> (String, ratatui::style::Color) {
+    match &a.phase {
+        Phase::Generating => ("generating".to_string(), t.accent),
+        Phase::Reviewing => ("reviewing".to_string(), t.accent),
+        Phase::Reviewed if hidden => (super::blind::HIDDEN_WORD.to_string(), t.dim),
+        Phase::Reviewed => {
+            let s = a.verdict.as_ref().map(|v| v.status).unwrap_or(Status::Pass);
+            (s.as_str().to_string(), t.status(s))
+        }
+        Phase::Failed(e) if crate::llm::budget::is_overflow(e) => {
+            ("context overflow".to_string(), t.warn)
+        }
+        Phase::Failed(_) => ("failed".to_string(), t.retry),
+        Phase::Cancelled => ("cancelled".to_string(), t.dim),
+    }
 }
 
 /// The delta and diff against the previous attempt, a failure, a stream that fell back.

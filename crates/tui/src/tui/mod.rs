@@ -74,6 +74,7 @@ pub mod reopen;
 pub mod runs;
 mod runtime;
 pub mod vis;
+pub mod vis_preview;
 pub use runtime::term::run;
 pub mod branch;
 pub mod kappa;

@@ -191,9 +191,9 @@ impl Rooms {
         let none = || Ask::NotMine;
         match pane {
             Pane::Detail | Pane::Stats => Ask::NotMine,
-            Pane::Rules => keymap
-                .verb(section, key)
-                .map_or_else(none, |v| self.rules.act(Input::Verb(v), cx.rules)),
+            Pane::Rules => keymap.verb(section, key).map_or_else(none, |v| {
+                self.rules.act(Input::Verb(v), cx.rules, cx.blind.on)
+            }),
             Pane::Visibility => match (keymap.verb(section, key), self.vis.as_mut()) {
                 (Some(v), Some(room)) => room.action(Input::Verb(v)).into_ask(),
                 (Some(_), None) => Ask::Done(Some("no vault is open (--vault DIR)".into())),
@@ -216,7 +216,7 @@ impl Rooms {
     pub fn act(&mut self, pane: Pane, action: Action, cx: &Ctx) -> Ask {
         match pane {
             Pane::Detail | Pane::Stats => Ask::NotMine,
-            Pane::Rules => self.rules.act(Input::Global(action), cx.rules),
+            Pane::Rules => self.rules.act(Input::Global(action), cx.rules, cx.blind.on),
             Pane::Visibility => match self.vis.as_mut() {
                 Some(v) => v.action(Input::Global(action)).into_ask(),
                 None => Ask::NotMine,

@@ -125,7 +125,8 @@ pub fn rules(
     // rows, nothing of a turn she has not judged).
     let (turns, log) = super::blind::agreement_inputs(&cx.blind, &cx.run.turns);
     lines.extend(super::kappa::lines(&turns, &log, t, area.width));
-    lines.extend(super::tune_room::lines(tune, t, area.width));
+    // Blind: no tune figures at all (κ, flips and support come from the whole team's labels).
+    lines.extend(super::tune_room::lines(tune, cx.blind.on, t, area.width));
     let scroll = cx.scroll_for(lines.len(), area.height);
     let lines = super::fit::lines(lines, area.width);
     f.render_widget(Paragraph::new(lines).scroll((scroll, 0)), area);

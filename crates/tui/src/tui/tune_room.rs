@@ -3,7 +3,9 @@
 //! marks), `{` `}` pick a proposal, `y` accepts it. An accepted proposal is adopted at once (the
 //! open run is judged again under it) and written, with the ones accepted before it, to
 //! `rules.tune.toml` beside the user's rules file, headed by its provenance; kakeai loads that
-//! overlay after rules.toml from then on (delete the file to undo).
+//! overlay after rules.toml from then on (delete the file to undo). In blind review the section
+//! is off: its figures come from every reviewer's labels, so `T` is refused with a short reason
+//! and nothing learned before is drawn.
 
 use ratatui::style::{Modifier, Style};
 use ratatui::text::Line;
@@ -15,6 +17,10 @@ use crate::tui::theme::Theme;
 use crate::tune::overlay::{self, Provenance};
 use crate::tune::search::{Proposal, Report, Settings};
 use crate::tune::source::{self, Selection};
+
+/// What `T` (and `{` `}` `y`) say in blind review.
+pub const BLIND_REFUSAL: &str =
+    "T is off in blind review: tune learns from the whole team's labels";
 
 /// What the store's labels gave.
 #[derive(Debug, Clone)]
@@ -136,11 +142,16 @@ fn adopt(
 }
 
 /// The section's lines in the rules pane, wrapped at `width` (nothing is cut; continuations
-/// indented).
-pub fn lines(state: &TuneState, t: &Theme, width: u16) -> Vec<Line<'static>> {
+/// indented); `blind`: only why it is off.
+pub fn lines(state: &TuneState, blind: bool, t: &Theme, width: u16) -> Vec<Line<'static>> {
     let width = usize::from(width).max(16);
     let mut out = Vec::new();
-    for line in raw_lines(state, t) {
+    let raw = if blind {
+        vec![Line::styled(BLIND_REFUSAL, Style::new().fg(t.dim))]
+    } else {
+        raw_lines(state, t)
+    };
+    for line in raw {
         let style = line.style;
         let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
         for (k, piece) in crate::tui::wrap::wrap(&text, width - 2)
@@ -356,11 +367,25 @@ mod tests {
             unreachable!()
         };
         assert_eq!(accepted, &vec![n - 1]);
-        let shown: Vec<String> = lines(&state, &crate::tui::theme::load_all().0[0], 60)
+        let shown: Vec<String> = lines(&state, false, &crate::tui::theme::load_all().0[0], 60)
             .iter()
             .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
             .collect();
         assert!(shown.iter().any(|l| l.starts_with('✓')), "{shown:?}");
+        // Blind: the same learned state draws none of its figures, only why the section is off.
+        for w in [30u16, 60, 120] {
+            let blind: String = lines(&state, true, &crate::tui::theme::load_all().0[0], w)
+                .iter()
+                .flat_map(|l| l.spans.iter().map(|s| s.content.to_string()))
+                .collect();
+            for figure in ["κ", "flips", "supports", "labels,", "✓", "folds"] {
+                assert!(
+                    !blind.contains(figure),
+                    "{figure} shown blind at {w}: {blind}"
+                );
+            }
+            assert!(blind.contains("off in blind review"), "{blind}");
+        }
     }
 
     #[test]

@@ -440,11 +440,20 @@ impl RulesRoom {
     }
 
     /// Its verbs: pick a field, change its value (the workbench re-judges), save the rules.
-    pub fn act(&mut self, input: Input<RulesVerb>, rules: &RuleSet) -> crate::tui::panes::Ask {
+    /// `blind`: the tune section's verbs are refused (it learns from the whole team's labels).
+    pub fn act(
+        &mut self,
+        input: Input<RulesVerb>,
+        rules: &RuleSet,
+        blind: bool,
+    ) -> crate::tui::panes::Ask {
         use crate::tui::panes::Ask;
         let Input::Verb(verb) = input else {
             return Ask::NotMine;
         };
+        if blind && is_tune_verb(verb) {
+            return Ask::Done(Some(super::tune_room::BLIND_REFUSAL.into()));
+        }
         if let Some(ask) = self.tune_verb(verb, rules) {
             return ask;
         }
@@ -462,6 +471,14 @@ impl RulesRoom {
             ),
         }
     }
+}
+
+/// The tune section's verbs (learn, pick, accept).
+fn is_tune_verb(verb: RulesVerb) -> bool {
+    matches!(
+        verb,
+        RulesVerb::Propose | RulesVerb::NextProposal | RulesVerb::PrevProposal | RulesVerb::Accept
+    )
 }
 
 impl RulesRoom {

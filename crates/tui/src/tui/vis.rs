@@ -1,7 +1,8 @@
 //! The writer's visibility pane: the work's entities with each section's and secret's level,
 //! keys 0–3 to set a level (for everyone, or for one sister), a secret editor, foreshadowing
 //! status against its recommended level, and a live preview of the exact context the chosen
-//! sister would get next turn. Saving is a `Command`; the runtime writes the file.
+//! sister would get next turn, which scrolls (vis_preview.rs). Saving is a `Command`; the
+//! runtime writes the file.
 
 use super::command::{Command, Modal};
 use super::error::UiError;
@@ -15,7 +16,7 @@ use ratatui::widgets::Paragraph;
 use super::keymap::Action;
 use super::theme::Theme;
 use super::verbs::Input;
-use super::wrap::wrap;
+use super::vis_preview::PreviewScroll;
 use crate::vault::model::SecretCfg;
 use crate::vault::{Item, ItemKind, Level, Work};
 
@@ -37,6 +38,8 @@ pub struct VisPane {
     pub works: Vec<String>,
     /// Secret-keeping scorecard rows (issue 15 §2), shown beside each ◆.
     pub scorecard: Vec<crate::vault::scorecard::Row>,
+    /// The preview's scroll position and focus.
+    pub preview: PreviewScroll,
 }
 
 impl VisPane {
@@ -50,6 +53,7 @@ impl VisPane {
             edits: 0,
             works,
             scorecard: Vec::new(),
+            preview: PreviewScroll::default(),
         }
     }
 
@@ -191,19 +195,21 @@ impl crate::tui::verbs::Verbs for VisVerb {
 }
 
 impl VisPane {
-    /// The pane's own verbs (reader, levels 0–3, the secret editor, save, next work) and the
-    /// conversation's moves over its rows.
+    /// The pane's own verbs (reader, levels 0–3, the secret editor, save, next work), the
+    /// conversation's moves over its rows, and the preview's scrolling (PgUp/PgDn; j/k and g
+    /// once `l` focused it).
     pub fn action(&mut self, input: Input<VisVerb>) -> VisAsk {
         let n = self.items().len();
         let said = |s: String| VisAsk::Done(Some(s));
         let verb = match input {
             Input::Verb(v) => v,
             Input::Global(a) => {
+                if let Some(said) = self.preview.action(a) {
+                    return VisAsk::Done(said);
+                }
                 match a {
                     Action::NextTurn => self.row = (self.row + 1).min(n.saturating_sub(1)),
                     Action::PrevTurn => self.row = self.row.saturating_sub(1),
-                    Action::PageDown => self.row = (self.row + 8).min(n.saturating_sub(1)),
-                    Action::PageUp => self.row = self.row.saturating_sub(8),
                     _ => return VisAsk::NotMine,
                 }
                 return VisAsk::Done(None);
@@ -458,29 +464,10 @@ fn tree_lines(vis: &VisPane, width: u16, t: &Theme) -> (Vec<Line<'static>>, usiz
 
 /// The preview: the exact text the next prompt carries for that sister, and what is withheld.
 fn preview(f: &mut Frame, preview_area: Rect, vis: &VisPane, reader: Option<&str>, t: &Theme) {
-    let dim = Style::new().fg(t.dim);
     let who = reader.unwrap_or("yana");
-    let ctx = vis.work.context(Some(who));
-    let head = format!(
-        "── next turn, {} is told ({} chars) ──",
-        reader_label(Some(who)),
-        ctx.prompt.chars().count()
-    );
-    // Counts only, never content: the writer sees at a glance that her secrets are held.
-    let w = ctx.withheld;
-    let held = format!(
-        "withheld: {} hidden · {} notice only · {} reference only · {} given",
-        w.level0, w.level1, w.level2, w.given
-    );
-    let width = preview_area.width.max(1) as usize;
-    let mut pl = vec![Line::styled(head, dim)];
-    pl.extend(wrap(&held, width).into_iter().map(|l| Line::styled(l, dim)));
-    for l in ctx.prompt.lines() {
-        for w in wrap(l, width) {
-            pl.push(Line::styled(w, Style::new().fg(t.text)));
-        }
-    }
-    f.render_widget(Paragraph::new(pl), preview_area);
+    let name = reader_label(Some(who));
+    let lines = super::vis_preview::lines(&vis.work, who, name, preview_area.width.into(), t);
+    super::vis_preview::render(f, preview_area, lines, &vis.preview, t);
 }
 
 fn item_line(it: &Item, selected: bool, t: &Theme) -> Line<'static> {

@@ -342,8 +342,11 @@ impl App {
         matches!(self.header.conn, Conn::Loading { .. })
     }
 
-    /// Why a live run cannot start now (the endpoint has not answered with the model).
+    /// Why a live run cannot start now (the endpoint has not answered with the model), short
+    /// enough for the footer at 80 columns: the advice first; a failed probe's reason is in
+    /// the error box (`conn_error`).
     fn not_ready(&self) -> Option<String> {
+        let (probe, demo) = (self.key_name(Action::Probe), self.key_name(Action::Demo));
         match &self.header.conn {
             Conn::Up { .. } => None,
             Conn::Probing => {
@@ -352,13 +355,38 @@ impl App {
             Conn::Loading { .. } => {
                 Some("the model is still loading — wait for the header to say connected".into())
             }
-            Conn::Down(why) | Conn::Answered(why) => Some(format!(
-                "cannot start a live run: {why} — R probes again, d plays the demo"
+            Conn::Down(_) => Some(format!(
+                "endpoint down: {probe} probes again, {demo} plays the demo (why: the error box)"
+            )),
+            Conn::Answered(_) => Some(format!(
+                "model missing: {probe} probes again, {demo} plays the demo (why: the error box)"
             )),
             Conn::Demo => Some(format!(
                 "probing the endpoint before a live run — press {} again once connected",
                 self.key_name(Action::NewRun)
             )),
+        }
+    }
+
+    /// A failed probe's reason whole, then the keys: what the error box shows (once — the
+    /// conversation pane then only points at it).
+    pub fn conn_error(&self, why: &str) -> String {
+        format!(
+            "{why} — {} probes again, {} plays the bundled demo",
+            self.key_name(Action::Probe),
+            self.key_name(Action::Demo)
+        )
+    }
+
+    /// Whether the error box holds the connection's failure now.
+    pub fn conn_error_shown(&self) -> bool {
+        match &self.header.conn {
+            Conn::Down(why) | Conn::Answered(why) => {
+                let e = self.conn_error(why);
+                let e = crate::text::sanitize::for_terminal(&e);
+                self.errors.iter().any(|x| x.as_str() == e.as_ref())
+            }
+            _ => false,
         }
     }
 
@@ -489,13 +517,8 @@ impl App {
 
     fn on_connection(&mut self, c: Conn) {
         match &c {
-            Conn::Down(why) => {
-                self.fail(format!("{why} — R probes again, d plays the bundled demo"))
-            }
-            Conn::Answered(why) => self.notify(
-                status::Level::Warn,
-                format!("{why} — R probes again, d plays the bundled demo"),
-            ),
+            Conn::Down(why) => self.fail(self.conn_error(why)),
+            Conn::Answered(why) => self.notify(status::Level::Warn, self.conn_error(why)),
             _ => {}
         }
         self.header.conn = c;
@@ -768,8 +791,15 @@ impl App {
                 if self.running() {
                     self.status = "a run is in progress — stop it first (s)".into();
                 } else if let Some(why) = self.not_ready() {
-                    // A run that would only fail a minute later is not started.
+                    // A run that would only fail a minute later is not started: the advice
+                    // in the footer, the reason (once) in the error box.
                     self.status = why;
+                    if let Conn::Down(e) | Conn::Answered(e) = &self.header.conn
+                        && !self.conn_error_shown()
+                    {
+                        let e = self.conn_error(e);
+                        self.fail(e);
+                    }
                     if self.header.conn == Conn::Demo {
                         self.header.conn = Conn::Probing;
                         return Some(vec![Command::Probe]);

@@ -108,21 +108,28 @@ fn header(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
     } else {
         who
     };
+    // The leak notice is a safety notice: it comes first after who is reviewing, so a
+    // narrow header cuts the db path, never it.
     let leak = app
         .leak_note
         .as_deref()
-        .map(|n| format!(" · leak: {n}"))
-        .unwrap_or_default();
-    let l2 = Line::from(vec![Span::styled(
-        format!(
-            "{who}{run} · analyzer {} · rules {} · db {}{leak}",
-            h.analyzer,
-            h.ruleset,
-            // A PostgreSQL URL is shown with its password as ***.
-            crate::store::target::mask(&h.db)
-        ),
-        dim,
-    )]);
+        .map(|n| Span::styled(format!("leak: {n} · "), Style::new().fg(t.warn)));
+    let l2 = Line::from(
+        [Span::styled(who, dim)]
+            .into_iter()
+            .chain(leak)
+            .chain([Span::styled(
+                format!(
+                    "{run} · analyzer {} · rules {} · db {}",
+                    h.analyzer,
+                    h.ruleset,
+                    // A PostgreSQL URL is shown with its password as ***.
+                    crate::store::target::mask(&h.db)
+                ),
+                dim,
+            )])
+            .collect::<Vec<_>>(),
+    );
     let lines = crate::tui::fit::lines(vec![l1, l2], area.width);
     f.render_widget(Paragraph::new(lines), area);
 }
@@ -360,20 +367,7 @@ fn conversation(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
     let turns = &app.run.turns;
     if turns.is_empty() {
         let msg = match &app.header.conn {
-            Conn::Down(why) | Conn::Answered(why) => wrap(why, inner.width as usize)
-                .into_iter()
-                .map(|r| Line::styled(r, Style::new().fg(t.retry)))
-                .chain([
-                    Line::raw(""),
-                    Line::raw(
-                        "Start Ollama (ollama serve) or run kakeai --endpoint URL --model M.",
-                    ),
-                    Line::styled(
-                        "R: probe again · d: the bundled demo run · ?: help",
-                        Style::new().fg(t.accent),
-                    ),
-                ])
-                .collect(),
+            Conn::Down(why) | Conn::Answered(why) => not_connected(app, why, inner.width, t),
             _ => vec![Line::styled(
                 format!(
                     "No run yet. {}: new run · {}: demo · {}: help",
@@ -422,6 +416,34 @@ fn conversation(f: &mut Frame, area: Rect, app: &App, t: &Theme) {
     };
     let visible: Vec<Line> = lines.into_iter().skip(skip).take(height).collect();
     f.render_widget(Paragraph::new(visible), inner);
+}
+
+/// The first screen when the probe failed: its reason and advice once — here, or only a
+/// pointer when the error box below already holds them — then the keys.
+fn not_connected(app: &App, why: &str, width: u16, t: &Theme) -> Vec<Line<'static>> {
+    use crate::tui::keymap::Action;
+    let mut lines: Vec<Line<'static>> = if app.conn_error_shown() {
+        vec![Line::styled(
+            "No model endpoint answers: the error box below says why.",
+            Style::new().fg(t.retry),
+        )]
+    } else {
+        wrap(why, width as usize)
+            .into_iter()
+            .map(|r| Line::styled(r, Style::new().fg(t.retry)))
+            .collect()
+    };
+    lines.push(Line::raw(""));
+    lines.push(Line::styled(
+        format!(
+            "{}: probe again · {}: the bundled demo run · {}: help",
+            app.key_name(Action::Probe),
+            app.key_name(Action::Demo),
+            app.key_name(Action::Help)
+        ),
+        Style::new().fg(t.accent),
+    ));
+    lines
 }
 
 fn modal(f: &mut Frame, app: &App, m: &Modal, t: &Theme) {
