@@ -679,3 +679,100 @@ async fn compare_replays_under_the_runs_own_vault() {
     );
     assert!(!so.contains("must_not_regress: leak"), "{so}");
 }
+
+/// Every line the variant's model says leaks やな's level-0 plan (工房, 海沿い): the leak review
+/// rejects each attempt, so compare commits her fallback line — no stored turn, no comparison
+/// row and no later prompt of あゆ (who may not know it) carries the secret's words.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leak_the_variant_says_is_never_committed_nor_carried() {
+    fn leaky(s: &str) -> String {
+        format!("実は春から海沿いの工房で働くの。{s}")
+    }
+    let env = Env::new();
+    let start = baseline(&env, "4").await;
+    let run_id = start["run_id"].to_string();
+    let variant = env.file("v.toml", PERSONA);
+    let b = server(leaky).await;
+    let out = run(
+        &env,
+        &[
+            "compare",
+            "--run",
+            &run_id,
+            "--variant",
+            &variant,
+            "--endpoint",
+            &b.url,
+            "--model",
+            "tiny-ja",
+            "--format",
+            "json",
+        ],
+    )
+    .await;
+    let v = json(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The lines compared (every "text"); a finding may name the keyword to the prompt engineer.
+    let lines = said(&v);
+    assert!(lines.len() >= 8, "both sides' lines: {lines:?}");
+    for t in lines {
+        assert!(!t.contains("工房"), "a compared line carries the leak: {t}");
+    }
+    let store = kakeai::store::Store::open(&env.data_db()).unwrap();
+    let texts: Vec<String> = store
+        .db()
+        .query_map("SELECT text FROM turns", kakeai::p![], |r| r.get(0))
+        .unwrap();
+    assert!(!texts.is_empty());
+    for t in &texts {
+        assert!(
+            !t.contains("工房") && !t.contains("海沿い"),
+            "a committed turn: {t}"
+        );
+    }
+    let rows: Vec<String> = store
+        .db()
+        .query_map("SELECT row FROM comparison_turns", kakeai::p![], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert!(!rows.is_empty(), "the comparison was stored");
+    for r in &rows {
+        for t in said(&serde_json::from_str(r).unwrap()) {
+            assert!(!t.contains("工房"), "a stored comparison line: {t}");
+        }
+    }
+    let asked_ayu: Vec<String> = b
+        .recorded()
+        .iter()
+        .filter(|r| r.path == "/v1/chat/completions" && r.body.contains("あなたは「あゆ」"))
+        .map(|r| r.body.clone())
+        .collect();
+    assert!(!asked_ayu.is_empty(), "あゆ was asked");
+    for body in &asked_ayu {
+        assert!(
+            !body.contains("工房"),
+            "あゆ's prompt carries the leak: {body}"
+        );
+    }
+}
+
+/// Every string under a key named "text", at any depth.
+fn said(v: &serde_json::Value) -> Vec<String> {
+    match v {
+        serde_json::Value::Object(m) => m
+            .iter()
+            .flat_map(|(k, x)| match (k.as_str(), x.as_str()) {
+                ("text", Some(t)) => vec![t.to_string()],
+                _ => said(x),
+            })
+            .collect(),
+        serde_json::Value::Array(a) => a.iter().flat_map(said).collect(),
+        _ => Vec::new(),
+    }
+}
