@@ -213,3 +213,60 @@ fn context_advice(server: Server, c: u32) -> String {
         ),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::duo::preflight::{Setup, first_turn};
+
+    fn planned(vault: bool) -> Vec<Planned> {
+        first_turn(&Setup {
+            rules: crate::director::RuleSet::builtin().unwrap(),
+            duo: crate::duo::DuoConfig::builtin().unwrap(),
+            work: vault.then(crate::vault::load::sample),
+            topic: "灯台".into(),
+        })
+    }
+
+    /// Over generated ratios and replies, the advised context is the least that fits (to the
+    /// next multiple of 256) and the advised max_tokens the most.
+    #[test]
+    fn the_advice_is_the_least_context_and_the_most_reply_that_fit() {
+        let mut rng = fastrand::Rng::with_seed(5);
+        for vault in [false, true] {
+            let p = planned(vault);
+            for _ in 0..40 {
+                let b = Budget {
+                    ratio: Ratio::new(0.5 + rng.f64() * 1.5),
+                    context: rng.u32(512..4096),
+                    max_tokens: rng.u32(64..1024),
+                };
+                let cap = rng.u32(1024..16384);
+                match least_context(&p, b, cap) {
+                    Some(c) => {
+                        assert!(c <= cap && fits(&p, b.at(c)), "{b:?} {c}");
+                        assert!(c < 256 || !fits(&p, b.at(c - 256)), "{b:?} {c}");
+                    }
+                    None => assert!(!fits(&p, b.at(cap)), "{b:?} cap {cap}"),
+                }
+                if let Some(m) = most_reply(&p, b, 32) {
+                    assert!(m >= 32 && m < b.max_tokens && fits(&p, b.with_reply(m)));
+                    assert!(m + 1 == b.max_tokens || !fits(&p, b.with_reply(m + 1)));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_marks_follow_what_fitting_leaves_out() {
+        let p = planned(true);
+        let at = |context| Budget {
+            ratio: Ratio::new(1.5),
+            context,
+            max_tokens: 512,
+        };
+        assert_eq!(outcome(&p, at(8192)).mark(), Mark::Ok);
+        assert_eq!(outcome(&p, at(2200)).mark(), Mark::Warn);
+        assert_eq!(outcome(&p, at(1024)).mark(), Mark::Fail);
+    }
+}
