@@ -1,14 +1,26 @@
 //! `kakeai doctor` against the fake Ollama written from Ollama's source: every check ✓ on a
 //! good server (< 2 s once loaded — the figure is printed, not asserted), ✗ with the fix when
-//! the model is missing or the server is down, exit 0 only when a run would work.
+//! the model is missing or the server is down, exit 0 only when a run would work; a cold
+//! model is loaded once, with its seconds shown while doctor waits.
 
+mod cli_env;
 mod llm_fake;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use kakeai::doctor::{self, Depth, Mark};
+use kakeai::doctor::{self, Depth, Mark, Setup};
 use kakeai::llm::{ApiKind, Client};
 use llm_fake::ollama::{FakeOllama, Spec};
+
+/// The run `kakeai run --topic 灯台` makes with the built-in config and the sample vault.
+fn setup() -> Setup {
+    Setup {
+        rules: kakeai::director::RuleSet::builtin().unwrap(),
+        duo: kakeai::duo::DuoConfig::builtin().unwrap(),
+        work: Some(kakeai::vault::load::sample()),
+        topic: "灯台".into(),
+    }
+}
 
 async fn report(url: &str, model: &str, depth: Depth) -> doctor::Report {
     let mut cfg = llm_fake::config(url, None);
@@ -16,7 +28,7 @@ async fn report(url: &str, model: &str, depth: Depth) -> doctor::Report {
     cfg.embed_model = Some("nomic-embed-text".into());
     let client = Client::new(cfg).unwrap();
     let t = std::time::Instant::now();
-    doctor::run(&client, depth, &mut |s| {
+    doctor::run(&client, depth, Some(&setup()), &mut |s| {
         println!("step {s} at {:?}", t.elapsed())
     })
     .await
@@ -55,6 +67,7 @@ async fn a_good_server_passes_every_check_quickly_once_loaded() {
         "system",
         "load",
         "tokens/char",
+        "budget",
         "embeddings",
         "judge",
         "PII check",
@@ -86,6 +99,11 @@ async fn a_good_server_passes_every_check_quickly_once_loaded() {
         system.detail
     );
     assert_eq!(fake.counts().1, 0, "no load aborted");
+    // One load of each model over both runs: the chat model is never asked to embed.
+    assert_eq!(fake.loads_of("gemma2:27b"), 1, "{:?}", fake.paths());
+    assert_eq!(fake.loads_of("nomic-embed-text:latest"), 1);
+    let embed = warm.checks.iter().find(|c| c.name == "embeddings").unwrap();
+    assert_eq!(embed.mark, Mark::Ok, "{}", embed.line());
 }
 
 #[tokio::test]
@@ -135,7 +153,7 @@ async fn an_old_ollama_and_a_capped_num_ctx_are_warnings_with_fixes() {
     let mut cfg = llm_fake::config(&fake.url, Some(ApiKind::Ollama));
     cfg.num_ctx = 16384;
     let client = Client::new(cfg).unwrap();
-    let r = doctor::run(&client, Depth::Quick, &mut |_| {}).await;
+    let r = doctor::run(&client, Depth::Quick, Some(&setup()), &mut |_| {}).await;
     let find = |n: &str| r.checks.iter().find(|c| c.name == n).unwrap().clone();
     assert_eq!(find("version").mark, Mark::Warn, "{}", lines(&r));
     let ctx = find("context");
@@ -144,19 +162,19 @@ async fn an_old_ollama_and_a_capped_num_ctx_are_warnings_with_fixes() {
     assert!(r.would_run(), "warnings only: {}", lines(&r));
 }
 
-/// `kakeai doctor --endpoint URL --model M`, with an empty config dir.
-async fn doctor_cli(url: &str, model: &str) -> (Option<i32>, String) {
-    let (url, model) = (url.to_string(), model.to_string());
+/// `kakeai doctor --endpoint URL --model M` with empty config and data dirs: exit code,
+/// stdout, stderr and how long it took.
+async fn doctor_cli(url: &str, model: &str) -> (Option<i32>, String, String, Duration) {
+    let env = cli_env::Env::new();
+    let mut c = env.cmd(&["doctor", "--endpoint", url, "--model", model]);
     tokio::task::spawn_blocking(move || {
-        let dir = tempfile::tempdir().unwrap();
-        let o = std::process::Command::new(env!("CARGO_BIN_EXE_kakeai"))
-            .args(["doctor", "--endpoint", &url, "--model", &model])
-            .env("KAKEAI_CONFIG_DIR", dir.path())
-            .output()
-            .unwrap();
+        let t = Instant::now();
+        let o = c.output().unwrap();
         (
             o.status.code(),
             String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+            t.elapsed(),
         )
     })
     .await
@@ -166,14 +184,64 @@ async fn doctor_cli(url: &str, model: &str) -> (Option<i32>, String) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_cli_exits_0_only_when_a_run_would_work() {
     let fake = FakeOllama::start(Spec::gemma2()).await;
-    let (code, out) = doctor_cli(&fake.url, "gemma2:27b").await;
+    let (code, out, ..) = doctor_cli(&fake.url, "gemma2:27b").await;
     assert!(out.contains("✓ model"), "{out}");
-    // The chat model cannot embed on this fake: a warning with the fix, not a failure.
-    assert!(out.contains("! embeddings"), "{out}");
+    assert!(out.contains("✓ budget"), "{out}");
+    // No embed_model configured: the semantic check is said to be off, with the fix; the
+    // chat model is never asked to embed.
+    assert!(out.contains("! embeddings   not configured"), "{out}");
     assert!(out.contains("nomic-embed-text"), "{out}");
+    assert!(
+        !fake.paths().iter().any(|p| p.contains("/api/embed")),
+        "{:?}",
+        fake.paths()
+    );
     assert_eq!(code, Some(0), "{out}");
-    let (code, out) = doctor_cli(&fake.url, "gemma2:9b").await;
+    let (code, out, ..) = doctor_cli(&fake.url, "gemma2:9b").await;
     assert!(out.contains("✗ model"), "{out}");
     assert!(out.contains("ollama pull gemma2:9b"), "{out}");
     assert_eq!(code, Some(1), "{out}");
+}
+
+/// The seconds of each "loading gemma2:27b… N s" line doctor printed on stderr.
+fn load_seconds(stderr: &str) -> Vec<u64> {
+    stderr
+        .lines()
+        .filter_map(|l| {
+            l.strip_prefix("kakeai doctor: loading gemma2:27b… ")?
+                .strip_suffix(" s")?
+                .parse()
+                .ok()
+        })
+        .collect()
+}
+
+/// A cold model (a load of a few seconds, as a 27B model's tens of seconds): doctor loads it
+/// once, says so on stderr every few seconds with the seconds so far (stderr is a pipe here),
+/// runs its checks against the loaded model and passes, within the load and 10 s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cold_model_is_loaded_once_with_its_seconds_shown() {
+    let load = Duration::from_secs(5);
+    let fake = FakeOllama::start(Spec {
+        load,
+        ..Spec::gemma2()
+    })
+    .await;
+    let (code, out, err, took) = doctor_cli(&fake.url, "gemma2:27b").await;
+    println!("{out}\n{err}\nFIGURE doctor on a cold model: {took:?} ({load:?} load)");
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    assert_eq!(fake.loads_of("gemma2:27b"), 1, "{:?}", fake.paths());
+    assert_eq!(
+        fake.counts().0,
+        1,
+        "nothing else loaded: {:?}",
+        fake.paths()
+    );
+    assert_eq!(fake.counts().3, 1, "one preload");
+    assert!(took <= load + Duration::from_secs(10), "{took:?}");
+    let secs = load_seconds(&err);
+    assert!(secs.len() >= 2, "progress while loading: {err}");
+    assert!(secs.windows(2).all(|w| w[0] < w[1]), "{secs:?}");
+    assert!(*secs.last().unwrap() >= 2, "{secs:?}");
+    assert!(err.contains("kakeai doctor: loaded"), "{err}");
 }

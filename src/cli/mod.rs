@@ -145,8 +145,10 @@ pub enum Command {
     Analyze(analyze::AnalyzeArgs),
     /// Compare a stored run with a variant turn by turn (or two variants on topics).
     Compare(compare::CompareArgs),
-    /// Check the LLM endpoint: reachable, model, context, system role, load, tokens per
-    /// character, embeddings, judge JSON — each ✓/✗ with the fix; exit 0 only when a run would work.
+    /// Check the LLM endpoint and a run's budget: reachable, model, context, system role, load
+    /// (once, with its seconds on stderr), tokens per character, whether the first turn and a
+    /// retry fit the context as the run fits them, embeddings, judge JSON — each ✓/!/✗ with the
+    /// fix; exit 0 only when a run would work.
     Doctor(doctor::DoctorArgs),
     /// Shared review queues: several reviewers, k per item, leases (create, next, show, watch).
     #[command(subcommand)]

@@ -2,6 +2,8 @@
 //! on a terminal, a bar on stderr with counts, rate and ETA (indicatif) and, where the work has
 //! natural items, a line per finished item above the bar. Nothing extra when stderr is not a
 //! terminal (a pipe, a log file, CI) or with `--quiet`: results on stdout never change.
+//! What an LLM client waits on (a model load, a server coming back) is said with its elapsed
+//! seconds wherever stderr goes (`waiting`).
 
 use std::io::IsTerminal;
 use std::time::Duration;
@@ -160,6 +162,47 @@ fn style(bounded: bool, unit: Unit) -> ProgressStyle {
     ProgressStyle::with_template(&template)
         .unwrap_or_else(|_| ProgressStyle::default_bar())
         .progress_chars("=> ")
+}
+
+/// Says on stderr what `client` waits on (a model load, a server coming back), with the seconds
+/// so far, until the task is dropped: on a terminal one line redrawn in place as the seconds
+/// tick; elsewhere a line when the wait starts and every `every` while it lasts. A line says
+/// when it is over.
+pub async fn waiting(client: crate::llm::Client, who: &'static str, every: Duration) {
+    let terminal = std::io::stderr().is_terminal();
+    let mut last: Option<(String, std::time::Instant)> = None;
+    loop {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        let now = client.waiting_line();
+        match (now, &last) {
+            (Some(line), Some((said, _))) if terminal && line != *said => {
+                eprint!("\r\x1b[2K{who}: {line}");
+                last = Some((line, std::time::Instant::now()));
+            }
+            (Some(_), Some((_, at))) if terminal || at.elapsed() < every => {}
+            (Some(line), _) => {
+                if terminal {
+                    eprint!("{who}: {line}");
+                } else {
+                    eprintln!("{who}: {line}");
+                }
+                last = Some((line, std::time::Instant::now()));
+            }
+            (None, Some((line, _))) => {
+                let what = if line.starts_with("loading") {
+                    "loaded"
+                } else {
+                    "the server is back"
+                };
+                if terminal {
+                    eprint!("\r\x1b[2K");
+                }
+                eprintln!("{who}: {what}");
+                last = None;
+            }
+            (None, None) => {}
+        }
+    }
 }
 
 #[cfg(test)]

@@ -204,7 +204,11 @@ pub fn run(args: RunArgs) -> i32 {
             "api": info.api, "topic": spec.topic, "max_turns": spec.max_turns,
         }));
         // A load or a restarting server shows on stderr with its elapsed time.
-        let progress = tokio::spawn(waiting_progress(client.clone()));
+        let progress = tokio::spawn(super::progress::waiting(
+            client.clone(),
+            "kakeai run",
+            Duration::from_secs(5),
+        ));
         let driver = Driver {
             backend: Backend::Live(client),
             store: store.clone(),
@@ -263,33 +267,6 @@ pub fn run(args: RunArgs) -> i32 {
             _ => 0,
         }
     })
-}
-
-/// Prints what the client waits on (a model load, a server coming back) to stderr: when it
-/// starts, every 5 s while it lasts, and when it is over.
-async fn waiting_progress(client: Client) {
-    let mut last: Option<(String, std::time::Instant)> = None;
-    loop {
-        tokio::time::sleep(Duration::from_millis(250)).await;
-        match (client.waiting_line(), &last) {
-            // Said less than 5 s ago.
-            (Some(_), Some((_, at))) if at.elapsed() < Duration::from_secs(5) => {}
-            (Some(line), _) => {
-                eprintln!("kakeai run: {line}");
-                last = Some((line, std::time::Instant::now()));
-            }
-            (None, Some((line, _))) => {
-                let what = if line.starts_with("loading") {
-                    "loaded"
-                } else {
-                    "the server is back"
-                };
-                eprintln!("kakeai run: {what}");
-                last = None;
-            }
-            (None, None) => {}
-        }
-    }
 }
 
 struct Printer<'a> {

@@ -28,7 +28,9 @@ pub struct Spec {
     pub default_ctx: usize,
     /// Tokens per non-ASCII character of the deterministic tokenizer.
     pub per_char: f64,
-    /// How long loading the model takes.
+    /// How long loading a model takes: every request that finds its model not loaded with its
+    /// options (num_ctx, shift) waits this long first, sending nothing, as Ollama's
+    /// scheduleRunner does (routes.go:2634); a preload included.
     pub load: Duration,
     /// The reply to the n-th chat request (the text streamed back).
     pub reply: fn(usize) -> String,
@@ -75,6 +77,8 @@ pub struct State {
     /// models stay loaded side by side (OLLAMA_MAX_LOADED_MODELS, envconfig).
     pub loaded: std::collections::HashMap<String, (usize, bool, Instant)>,
     pub loads_started: usize,
+    /// Loads started, per model (a chat model and an embedding model load apart).
+    pub loads_of: std::collections::HashMap<String, usize>,
     pub loads_aborted: usize,
     pub loads_done: usize,
     pub preloads: usize,
@@ -126,6 +130,12 @@ impl FakeOllama {
             .iter()
             .map(|(m, p, _)| format!("{m} {p}"))
             .collect()
+    }
+
+    /// How many loads of `model` were started (each one waits `Spec::load`).
+    pub fn loads_of(&self, model: &str) -> usize {
+        let s = self.state.lock().unwrap();
+        s.loads_of.get(model).copied().unwrap_or(0)
     }
 
     pub fn counts(&self) -> (usize, usize, usize, usize) {
@@ -284,7 +294,11 @@ async fn ensure_loaded(
         matches!(s.loaded.get(model), Some(&(c, sh, until)) if (c, sh) == opts && until > Instant::now())
     };
     if !resident {
-        st.lock().unwrap().loads_started += 1;
+        {
+            let mut s = st.lock().unwrap();
+            s.loads_started += 1;
+            *s.loads_of.entry(model.to_string()).or_default() += 1;
+        }
         let mut probe = [0u8; 1];
         let left = tokio::select! {
             _ = tokio::time::sleep(spec.load) => false,

@@ -5,7 +5,7 @@ pub mod serve;
 
 pub(crate) use kakeai_base::{limits, say};
 pub(crate) use kakeai_director::director;
-pub(crate) use kakeai_engines::chat;
+pub(crate) use kakeai_engines::{chat, duo};
 pub(crate) use kakeai_llm::llm;
 pub(crate) use kakeai_safety::safety;
 pub(crate) use kakeai_store::{p, patterns, store};

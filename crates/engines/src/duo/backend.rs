@@ -317,6 +317,19 @@ pub async fn fitted_stream_with(
     fitted_stream_observed(client, messages, lighter, &mut |_| {}, on_token).await
 }
 
+/// Fits a line's prompt to `budget_chars` in the priority order of assets/llm/budget.toml:
+/// what every request of a run goes through before it is sent (and what `doctor` asks of the
+/// first turn, so its verdict is the run's).
+pub fn fit_to(
+    messages: &mut Vec<Message>,
+    budget_chars: usize,
+    lighter: &[String],
+) -> Result<crate::llm::budget::Fitted, crate::llm::budget::Overflow> {
+    use crate::llm::budget;
+    let keep = budget::Priorities::builtin().keep_history;
+    budget::fit_prioritised(messages, budget_chars, lighter, keep)
+}
+
 /// One request as it went over the wire: its URL, the JSON body exactly as sent (messages
 /// after fitting and the system-role policy, every option), and what fitting gave up for it.
 #[derive(Debug, Clone)]
@@ -337,7 +350,6 @@ pub async fn fitted_stream_observed(
     on_token: &mut (dyn FnMut(&str) + Send),
 ) -> Result<crate::llm::Completion, String> {
     use crate::llm::budget;
-    let keep = budget::Priorities::builtin().keep_history;
     // The server's facts (its real context, whether the template takes a system message) and
     // a loaded model come before the budget: see llm::facts and llm::load.
     client.prepare().await.map_err(|e| e.to_string())?;
@@ -347,7 +359,7 @@ pub async fn fitted_stream_observed(
     let mut fitted = budget::Fitted::default();
     for round in 0..3 {
         let budget_chars = client.prompt_budget_chars();
-        match budget::fit_prioritised(&mut messages, budget_chars, lighter, keep) {
+        match fit_to(&mut messages, budget_chars, lighter) {
             Ok(f) => {
                 fitted.dropped += f.dropped;
                 fitted.rung = fitted.rung.max(f.rung);

@@ -205,20 +205,7 @@ impl Driver {
             return;
         }
         let (generation, work) = v.get();
-        let speakers: Vec<String> = session.rules().data.characters.keys().cloned().collect();
-        let ids: Vec<&str> = speakers.iter().map(String::as_str).collect();
-        session.set_worlds(crate::vault::shared::worlds(
-            &work,
-            &session.duo().world,
-            &ids,
-        ));
-        let drop = &crate::llm::budget::Priorities::builtin().vault_drop_levels;
-        session.set_world_ladders(crate::vault::shared::world_ladders(
-            &work,
-            &session.duo().world,
-            &ids,
-            drop,
-        ));
+        session.use_work(&work);
         *seen = generation;
     }
 
@@ -582,8 +569,7 @@ impl Driver {
             return Vec::new();
         };
         let (_, work) = v.get();
-        let drop = &crate::llm::budget::Priorities::builtin().vault_drop_levels;
-        super::fitting::rung_drops(&work, speaker, drop)
+        super::fitting::rungs_of(&work, speaker)
     }
 
     /// The context the live endpoint is budgeted against (0 for a replay).

@@ -87,6 +87,12 @@ pub fn rung_drops(work: &Work, speaker: &str, drop_levels: &[u8]) -> Vec<BTreeMa
     out
 }
 
+/// [`rung_drops`] with the vault levels in the order assets/llm/budget.toml drops them.
+pub fn rungs_of(work: &Work, speaker: &str) -> Vec<BTreeMap<u8, usize>> {
+    let drop = &crate::llm::budget::Priorities::builtin().vault_drop_levels;
+    rung_drops(work, speaker, drop)
+}
+
 /// Guidance lines that repeat an earlier one.
 pub fn repeated(guidance: &[String]) -> usize {
     let mut seen = std::collections::HashSet::new();

@@ -9,6 +9,7 @@ pub mod fitting;
 pub mod judging;
 pub mod persona;
 pub mod policy;
+pub mod preflight;
 pub mod prompt;
 pub mod records;
 pub mod replay_plan;

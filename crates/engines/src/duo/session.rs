@@ -274,6 +274,15 @@ impl Session {
     pub fn set_worlds(&mut self, worlds: std::collections::BTreeMap<String, String>) {
         self.worlds = worlds;
     }
+    /// Each speaker's world from the vault's `work` (the scene, then her filtered context) and
+    /// its lighter rungs, from the next prompt on: what a run under that vault tells her.
+    pub fn use_work(&mut self, work: &crate::vault::Work) {
+        let speakers: Vec<String> = self.rules.data.characters.keys().cloned().collect();
+        let ids: Vec<&str> = speakers.iter().map(String::as_str).collect();
+        self.worlds = crate::vault::shared::worlds(work, &self.duo.world, &ids);
+        let drop = &crate::llm::budget::Priorities::builtin().vault_drop_levels;
+        self.ladders = crate::vault::shared::world_ladders(work, &self.duo.world, &ids, drop);
+    }
     /// Lighter versions of each speaker's world (vault levels left out), for the token budget.
     pub fn set_world_ladders(&mut self, l: std::collections::BTreeMap<String, Vec<String>>) {
         self.ladders = l;

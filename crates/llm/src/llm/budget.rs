@@ -53,6 +53,12 @@ pub fn prompt_tokens(num_ctx: u32, max_tokens: u32) -> u32 {
     num_ctx.saturating_sub(max_tokens).saturating_sub(margin)
 }
 
+/// How many prompt characters fit a context of `context` tokens with `max_tokens` kept for the
+/// reply, at `ratio`: the budget every line's prompt is fitted to (and `doctor` checks).
+pub fn budget_chars(ratio: Ratio, context: u32, max_tokens: u32) -> usize {
+    ratio.chars_for(prompt_tokens(context, max_tokens))
+}
+
 pub fn chars_of(messages: &[Message]) -> usize {
     messages.iter().map(|m| m.content.chars().count()).sum()
 }

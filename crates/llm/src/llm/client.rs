@@ -155,9 +155,11 @@ impl Client {
     /// How many prompt characters fit the context (context − max_tokens − margin) at the
     /// learned ratio.
     pub fn prompt_budget_chars(&self) -> usize {
-        let cfg = &self.inner.cfg;
-        self.ratio()
-            .chars_for(budget::prompt_tokens(self.context_tokens(), cfg.max_tokens))
+        budget::budget_chars(
+            self.ratio(),
+            self.context_tokens(),
+            self.inner.cfg.max_tokens,
+        )
     }
 
     /// The API in use, if configured or already detected.

@@ -1,10 +1,10 @@
 //! The checks themselves, in the order a run meets them.
 
-use crate::llm::budget;
+use crate::llm::budget as llm_budget;
 use crate::llm::facts::{GUARD_SINCE, ServerFacts};
 use crate::llm::{ApiKind, ChatRequest, Client, LlmError, Message, ResponseFormat, SystemRole};
 
-use super::Check;
+use super::{Check, Setup, budget};
 
 /// How much to ask: `Quick` (the workbench's R: no generation) or `Full` (`kakeai doctor`:
 /// one-token measurements, an embedding and a judge call as well).
@@ -21,6 +21,7 @@ const SAMPLE: &str =
 pub(super) async fn run_all(
     client: &Client,
     depth: Depth,
+    setup: Option<&Setup>,
     out: &mut Vec<Check>,
     on_step: &mut (dyn FnMut(&str) + Send),
 ) -> Option<ApiKind> {
@@ -47,7 +48,16 @@ pub(super) async fn run_all(
         out.push(version_check(&facts));
     }
     client.learn_slot_context(info.api).await; // llama-server: the real context per slot
-    out.push(context_check(client, info.api, &facts));
+    // The run's first turn, built and fitted as the run does (pure: nothing is sent).
+    let planned = setup.map(crate::duo::preflight::first_turn);
+    if let Some(p) = &planned {
+        client.learn_from_tokenizer(&p[0].messages).await; // llama-server, as a run does
+    }
+    let fits_now = planned.as_deref().map(|p| {
+        let b = budget_at(client, None);
+        budget::outcome(p, b).mark() == super::Mark::Ok
+    });
+    out.push(context_check(client, info.api, &facts, fits_now));
     out.push(role_check(client, info.api, &facts));
     if info.api == ApiKind::Ollama {
         on_step("load");
@@ -59,11 +69,21 @@ pub(super) async fn run_all(
         out.push(skipped("the model did not load"));
         return Some(info.api);
     }
-    if depth == Depth::Full {
+    let measured = if depth == Depth::Full {
         on_step("tokens");
-        out.push(ratio_check(client).await);
+        let (check, measured) = ratio_check(client).await;
+        out.push(check);
+        measured
+    } else {
+        None
+    };
+    if let Some(p) = &planned {
+        on_step("budget");
+        out.push(budget_check(client, info.api, &facts, p, measured));
+    }
+    if depth == Depth::Full {
         on_step("embeddings");
-        out.push(embed_check(client, info.api, &facts).await);
+        out.push(embed_check(client, info.api).await);
         on_step("judge");
         out.push(judge_check(client).await);
         on_step("PII check");
@@ -71,6 +91,48 @@ pub(super) async fn run_all(
     }
     Some(info.api)
 }
+
+/// The budget a run's first request is fitted to: the client's ratio (first guess, or the
+/// server's tokenizer), or the measured one when that is higher (a run learns it from the
+/// first refusal, so budgeting with it is what the run ends up doing).
+fn budget_at(client: &Client, measured: Option<f64>) -> budget::Budget {
+    let ratio = client.ratio();
+    let ratio = match measured {
+        Some(m) if m > ratio.tokens_per_char => llm_budget::Ratio::new(m),
+        _ => ratio,
+    };
+    budget::Budget {
+        ratio,
+        context: client.context_tokens(),
+        max_tokens: client.config().max_tokens,
+    }
+}
+
+fn budget_check(
+    client: &Client,
+    api: ApiKind,
+    facts: &ServerFacts,
+    planned: &[crate::duo::preflight::Planned],
+    measured: Option<f64>,
+) -> Check {
+    let b = budget_at(client, measured);
+    let cap = match (api, facts.ollama_v1_context().or(facts.context_length)) {
+        (ApiKind::Ollama, Some(trained)) => trained,
+        (_, Some(v1)) if facts.ollama_v1 => v1.max(b.context),
+        _ => b.context.max(UNKNOWN_CAP),
+    };
+    let floor = (client.config().max_chars as f64 * b.ratio.tokens_per_char).ceil() as u32;
+    let server = budget::Server {
+        api,
+        ollama_v1: facts.ollama_v1,
+        cap,
+        reply_floor: floor.max(1),
+    };
+    budget::check(planned, b, server)
+}
+
+/// The largest context advised when the server does not say its own.
+const UNKNOWN_CAP: u32 = 131_072;
 
 fn skipped(why: &str) -> Check {
     Check::fail(
@@ -157,10 +219,17 @@ fn model_missing(api: ApiKind, model: &str, models: &[String]) -> Check {
     Check::fail("model", detail, fix)
 }
 
-fn context_check(client: &Client, api: ApiKind, facts: &ServerFacts) -> Check {
+/// The context the budget uses. `fits_now`: whether the run's first turn fits it (None: not
+/// computed), so the cap's advice never points at a num_ctx that leaves the run short.
+fn context_check(
+    client: &Client,
+    api: ApiKind,
+    facts: &ServerFacts,
+    fits_now: Option<bool>,
+) -> Check {
     let cfg = client.config();
     let ctx = client.context_tokens();
-    let prompt = budget::prompt_tokens(ctx, cfg.max_tokens);
+    let prompt = llm_budget::prompt_tokens(ctx, cfg.max_tokens);
     let detail = format!(
         "budgeting {ctx} tokens: {prompt} for the prompt, {} for the reply",
         cfg.max_tokens
@@ -180,9 +249,15 @@ fn context_check(client: &Client, api: ApiKind, facts: &ServerFacts) -> Check {
                 "num_ctx {} is above the model's {trained}; Ollama caps it — {detail}",
                 cfg.num_ctx
             ),
-            format!("set num_ctx = {trained} in llm.toml"),
+            match fits_now {
+                Some(false) => format!(
+                    "the model holds {trained} tokens at most, too few for a run: see the budget line"
+                ),
+                _ => format!("set num_ctx = {trained} in llm.toml (Ollama uses no more)"),
+            },
         ),
-        _ if prompt < 1024 => Check::fail(
+        // Without the run's prompts (the workbench's probe), a rough floor.
+        _ if fits_now.is_none() && prompt < 1024 => Check::fail(
             "context",
             detail,
             "raise the context (num_ctx, or the server's) or lower max_tokens",
@@ -239,7 +314,7 @@ async fn load_check(client: &Client, api: ApiKind) -> Check {
 
 /// Tokens per Japanese character from the server's own counts: a one-token generation for
 /// a one-character prompt and for the sample; the difference is the sample's text alone.
-async fn ratio_check(client: &Client) -> Check {
+async fn ratio_check(client: &Client) -> (Check, Option<f64>) {
     let count = |text: &str| {
         let mut req = ChatRequest::line(vec![Message::user(text)]);
         req.max_tokens = Some(1);
@@ -248,10 +323,15 @@ async fn ratio_check(client: &Client) -> Check {
     };
     let (base, full) = (count("あ").await, count(SAMPLE).await);
     let first_guess = client.config().tokens_per_char;
-    match (base, full) {
+    let measured = match (&base, &full) {
         (Ok(Some(b)), Ok(Some(f))) if f > b => {
             let n = SAMPLE.chars().count().saturating_sub(1).max(1);
-            let r = f64::from(f - b) / n as f64;
+            Some(f64::from(f - b) / n as f64)
+        }
+        _ => None,
+    };
+    let check = match (base, full, measured) {
+        (_, _, Some(r)) => {
             if r <= first_guess {
                 Check::ok(
                     "tokens/char",
@@ -269,7 +349,7 @@ async fn ratio_check(client: &Client) -> Check {
                 )
             }
         }
-        (Err(e), _) | (_, Err(e)) => Check::fail(
+        (Err(e), _, _) | (_, Err(e), _) => Check::fail(
             "tokens/char",
             e.to_string(),
             "the model could not answer a one-token request",
@@ -279,38 +359,53 @@ async fn ratio_check(client: &Client) -> Check {
             "the server gave no prompt counts",
             "kakeai keeps its first guess (tokens_per_char)",
         ),
-    }
+    };
+    (check, measured)
 }
 
-async fn embed_check(client: &Client, api: ApiKind, facts: &ServerFacts) -> Check {
+/// The vault review's semantic check as a run sets it up (`vault::semantic::Embedder`): off
+/// without `embed_model`, and never an embedding with the chat model (an embed request cannot
+/// carry `shift`, so Ollama would load the chat model again, and once more for the next chat).
+async fn embed_check(client: &Client, api: ApiKind) -> Check {
     let cfg = client.config();
-    let model = cfg.embed_model().to_string();
-    match client.embed(&["埋め込みの確認".to_string()]).await {
-        Ok(v) if api == ApiKind::Ollama && model == cfg.model && facts.guard_supported() => {
-            Check::warn(
-                "embeddings",
-                format!(
-                    "{model} embeds ({} dimensions), but it is the chat model: an embed request cannot carry `shift`, so Ollama reloads the model",
-                    v.first().map_or(0, Vec::len)
-                ),
-                "set embed_model = \"nomic-embed-text\" (and `ollama pull nomic-embed-text`)",
-            )
+    let pull = match api {
+        ApiKind::Ollama => {
+            "set embed_model = \"nomic-embed-text\" in llm.toml and `ollama pull nomic-embed-text`"
         }
+        ApiKind::OpenAi => "set embed_model (and embed_endpoint) to a model a server embeds with",
+    };
+    let embedder = crate::vault::semantic::Embedder::from_config(cfg);
+    let Some(embed) = embedder.client() else {
+        return Check::warn(
+            "embeddings",
+            format!(
+                "not configured ({}): the vault review's semantic check does not run",
+                embedder.why_off()
+            ),
+            pull,
+        );
+    };
+    let ecfg = embed.config();
+    if ecfg.embed_model() == cfg.model && ecfg.endpoint == cfg.endpoint {
+        return Check::warn(
+            "embeddings",
+            format!(
+                "embed_model is the chat model {}: not tried — each embedding would reload it",
+                cfg.model
+            ),
+            pull,
+        );
+    }
+    let model = ecfg.embed_model().to_string();
+    match embed.embed(&["埋め込みの確認".to_string()]).await {
         Ok(v) => Check::ok(
             "embeddings",
             format!("{model} ({} dimensions)", v.first().map_or(0, Vec::len)),
         ),
         Err(e) => Check::warn(
             "embeddings",
-            format!("{model} cannot embed: {e} (the vault review's embedding layer is skipped)"),
-            match api {
-                ApiKind::Ollama => {
-                    "set embed_model = \"nomic-embed-text\" in llm.toml and `ollama pull nomic-embed-text`"
-                }
-                ApiKind::OpenAi => {
-                    "start the server with embeddings on, or set embed_model to a model it embeds with"
-                }
-            },
+            format!("{model} cannot embed: {e} (the vault review's semantic check is skipped)"),
+            pull,
         ),
     }
 }

@@ -1,14 +1,16 @@
 //! `kakeai doctor` and the workbench's `R` probe: can a run work against this endpoint, and if
-//! not, what to change (issue 21). Each check is ✓ (fine), ! (a run works, with a caveat) or
+//! not, what to change. Each check is ✓ (fine), ! (a run works, with a caveat) or
 //! ✗ (a run would fail or could not be checked — a check that could not run never passes).
 //! The checks ask the server only what a run asks it, plus one-token measurements.
 
+pub mod budget;
 mod checks;
 
 use std::time::{Duration, Instant};
 
 use crate::llm::{ApiKind, Client};
 
+pub use crate::duo::preflight::Setup;
 pub use checks::Depth;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,11 +99,19 @@ impl Report {
 }
 
 /// Runs the checks in order; `on_step` hears each check's name as it starts ("load" while a
-/// cold model loads). Checks that depend on a failed one are not run and say so.
-pub async fn run(client: &Client, depth: Depth, on_step: &mut (dyn FnMut(&str) + Send)) -> Report {
+/// cold model loads: `Client::waiting_line` says for how long). The model is loaded once (a
+/// preload), and nothing after it asks for a model that would load again. With `setup` (the
+/// run's rules, duo config, vault and topic) the budget check fits the run's first turn as the
+/// run would. Checks that depend on a failed one are not run and say so.
+pub async fn run(
+    client: &Client,
+    depth: Depth,
+    setup: Option<&Setup>,
+    on_step: &mut (dyn FnMut(&str) + Send),
+) -> Report {
     let started = Instant::now();
     let mut out = Vec::new();
-    let api = checks::run_all(client, depth, &mut out, on_step).await;
+    let api = checks::run_all(client, depth, setup, &mut out, on_step).await;
     Report {
         checks: out,
         api,

@@ -86,7 +86,7 @@ impl Runtime {
                 }
             };
             let report =
-                crate::doctor::run(&client, crate::doctor::Depth::Quick, &mut on_step).await;
+                crate::doctor::run(&client, crate::doctor::Depth::Quick, None, &mut on_step).await;
             let _ = tx.send(UiMsg::Connection(conn_of(&report)));
         });
     }
