@@ -137,7 +137,7 @@ fn whole_keyword_in(run: &[char], pieces: &[Piece], k: usize) -> bool {
 /// Whether these halves hint at the secret: one keyword given in both its halves apart, or
 /// halves of most keywords (≥ 2, more than half of those that have pieces).
 pub(super) fn hinted(found: &[u8], with_pieces: usize) -> bool {
-    let apart = found.iter().any(|&h| h == 0b11);
+    let apart = found.contains(&0b11);
     let n = found.iter().filter(|&&h| h != 0).count();
     apart || (n >= 2 && 2 * n > with_pieces)
 }
