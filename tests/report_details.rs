@@ -128,6 +128,23 @@ fn mark(
         .unwrap();
 }
 
+/// An attempt without findings, guidance or much latency.
+fn plain(store: &mut Store, run: i64, turn: u32, n: u32, text: &str, status: Status) -> i64 {
+    attempt(store, run, turn, n, text, status, json!([]), None, 10)
+}
+
+/// A named reviewer's 👍 (`up`) or 👎.
+fn thumb(store: &mut Store, run: i64, turn: u32, who: &str, up: bool) {
+    mark(
+        store,
+        run,
+        turn,
+        Some(who),
+        ActionKind::Thumb,
+        json!({"up": up}),
+    );
+}
+
 fn finding(rule: &str, status: &str, message: &str) -> Value {
     json!({"rule": rule, "status": status, "message": message, "suggestion": "", "span": null})
 }
@@ -180,17 +197,7 @@ fn overrides_show_their_target_reason_reviewer_and_the_verdict_in_force() {
     for from in STATUSES {
         for to in STATUSES {
             turn += 1;
-            let id = attempt(
-                &mut store,
-                run,
-                turn,
-                1,
-                &format!("行{turn}"),
-                from,
-                json!([]),
-                None,
-                10,
-            );
+            let id = plain(&mut store, run, turn, 1, &format!("行{turn}"), from);
             commit(&mut store, run, turn, id, &format!("行{turn}"), from, false);
             let reason = format!("<b>理由{turn}</b> 山田太郎さんの件");
             mark(
@@ -202,14 +209,7 @@ fn overrides_show_their_target_reason_reviewer_and_the_verdict_in_force() {
                 json!({"from": from.as_str(), "to": to.as_str(), "reason": reason}),
             );
             if turn % 3 == 0 {
-                mark(
-                    &mut store,
-                    run,
-                    turn,
-                    Some("花子"),
-                    ActionKind::Thumb,
-                    json!({"up": false}),
-                );
+                thumb(&mut store, run, turn, "花子", false);
             }
             want.push((turn, from, to));
         }
@@ -265,6 +265,78 @@ fn overrides_show_their_target_reason_reviewer_and_the_verdict_in_force() {
     );
 }
 
+/// One turn of RETRY attempts (sometimes one stopped by the leak review, its secret quoted by
+/// another rule's message) and its committed line (sometimes withheld): (attempts not committed,
+/// the leaking one, withheld).
+fn retried_turn(store: &mut Store, g: &mut Gen, run: i64, turn: u32) -> (u32, Option<u32>, bool) {
+    let retries = g.next(4) as u32;
+    let leak_at = (retries > 0 && g.chance(50)).then(|| 1 + g.next(u64::from(retries)) as u32);
+    let withheld = g.chance(25);
+    for n in 1..=retries {
+        let leaks = leak_at == Some(n);
+        let text = if leaks {
+            format!("行{turn}-{n} {SECRET}")
+        } else {
+            format!("行{turn}-{n}")
+        };
+        let findings = if leaks {
+            json!([
+                finding("leak", "RETRY", &format!("「{SECRET}」")),
+                finding("setting", "WARN", &format!("{SECRET}について"))
+            ])
+        } else {
+            json!([finding("lines", "RETRY", &format!("msg{turn}-{n}"))])
+        };
+        let guidance = (n > 1).then(|| format!("guide{turn}-{n}"));
+        attempt(
+            store,
+            run,
+            turn,
+            n,
+            &text,
+            Status::Retry,
+            findings,
+            guidance.as_deref(),
+            100 * u64::from(n) + u64::from(turn),
+        );
+    }
+    let n = retries + 1;
+    let (text, findings) = if withheld {
+        (
+            format!("漏れ{turn} {SECRET}"),
+            json!([finding("leak", "RETRY", "m")]),
+        )
+    } else {
+        (format!("採用{turn}"), json!([]))
+    };
+    let status = if withheld {
+        Status::Retry
+    } else {
+        Status::Pass
+    };
+    let id = attempt(
+        store,
+        run,
+        turn,
+        n,
+        &text,
+        status,
+        findings,
+        Some(&format!("guide{turn}-{n}")),
+        999,
+    );
+    commit(
+        store,
+        run,
+        turn,
+        id,
+        if withheld { "代わりの行" } else { &text },
+        status,
+        withheld,
+    );
+    (retries, leak_at, withheld)
+}
+
 /// Generated turns of RETRY attempts before the committed one, one of them (sometimes) stopped
 /// by the leak review and quoted by another rule's message: every attempt not committed is a
 /// `<details>` with its findings, guidance and latency; the stopped one (and a withheld turn's
@@ -280,73 +352,7 @@ fn rejected_attempts_are_listed_and_a_never_leak_attempt_is_withheld() {
         // turn → (attempts not committed, index of the leaking one)
         let mut plan = BTreeMap::new();
         for turn in 1..=6u32 {
-            let retries = g.next(4) as u32;
-            let leak_at =
-                (retries > 0 && g.chance(50)).then(|| 1 + g.next(u64::from(retries)) as u32);
-            let withheld = g.chance(25);
-            for n in 1..=retries {
-                let leaks = leak_at == Some(n);
-                let text = if leaks {
-                    format!("行{turn}-{n} {SECRET}")
-                } else {
-                    format!("行{turn}-{n}")
-                };
-                let findings = if leaks {
-                    json!([
-                        finding("leak", "RETRY", &format!("「{SECRET}」")),
-                        finding("setting", "WARN", &format!("{SECRET}について"))
-                    ])
-                } else {
-                    json!([finding("lines", "RETRY", &format!("msg{turn}-{n}"))])
-                };
-                let guidance = (n > 1).then(|| format!("guide{turn}-{n}"));
-                attempt(
-                    &mut store,
-                    run,
-                    turn,
-                    n,
-                    &text,
-                    Status::Retry,
-                    findings,
-                    guidance.as_deref(),
-                    100 * u64::from(n) + u64::from(turn),
-                );
-            }
-            let n = retries + 1;
-            let (text, findings) = if withheld {
-                (
-                    format!("漏れ{turn} {SECRET}"),
-                    json!([finding("leak", "RETRY", "m")]),
-                )
-            } else {
-                (format!("採用{turn}"), json!([]))
-            };
-            let status = if withheld {
-                Status::Retry
-            } else {
-                Status::Pass
-            };
-            let id = attempt(
-                &mut store,
-                run,
-                turn,
-                n,
-                &text,
-                status,
-                findings,
-                Some(&format!("guide{turn}-{n}")),
-                999,
-            );
-            commit(
-                &mut store,
-                run,
-                turn,
-                id,
-                if withheld { "代わりの行" } else { &text },
-                status,
-                withheld,
-            );
-            plan.insert(turn, (retries, leak_at, withheld));
+            plan.insert(turn, retried_turn(&mut store, &mut g, run, turn));
         }
         drop(store);
         let html = report(&env, &["--run", &run.to_string()]);
@@ -414,16 +420,13 @@ fn a_mark_made_before_a_regeneration_does_not_land_on_the_new_line() {
         let mut store = Store::open(&env.data_db()).unwrap();
         let run = new_run(&mut store, json!({}));
         for turn in 1..=3 {
-            let id = attempt(
+            let id = plain(
                 &mut store,
                 run,
                 turn,
                 1,
                 &format!("古い{turn}"),
                 Status::Pass,
-                json!([]),
-                None,
-                10,
             );
             commit(
                 &mut store,
@@ -434,28 +437,18 @@ fn a_mark_made_before_a_regeneration_does_not_land_on_the_new_line() {
                 Status::Pass,
                 false,
             );
-            mark(
-                &mut store,
-                run,
-                turn,
-                Some("taro"),
-                ActionKind::Thumb,
-                json!({"up": false}),
-            );
+            thumb(&mut store, run, turn, "taro", false);
         }
         mark(&mut store, run, r, None, ActionKind::Regenerate, json!({}));
         assert!(store.branch_off(run, r).unwrap().is_some());
         for turn in r..=3 {
-            let id = attempt(
+            let id = plain(
                 &mut store,
                 run,
                 turn,
                 2,
                 &format!("新しい{turn}"),
                 Status::Pass,
-                json!([]),
-                None,
-                10,
             );
             commit(
                 &mut store,
@@ -467,14 +460,7 @@ fn a_mark_made_before_a_regeneration_does_not_land_on_the_new_line() {
                 false,
             );
         }
-        mark(
-            &mut store,
-            run,
-            r,
-            Some("hana"),
-            ActionKind::Thumb,
-            json!({"up": true}),
-        );
+        thumb(&mut store, run, r, "hana", true);
         let rec = store.load_run(run).unwrap();
         let branches = store.branches(run).unwrap();
         let (lines, ambiguous) = kakeai::dataset::lines::read(&rec, &branches);
@@ -545,6 +531,42 @@ fn table_rows(html: &str, id: &str) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// `lines` lines of run `run` reviewed against the vault `version`, some leaking `secret`:
+/// how many leaked.
+fn reviewed_lines(
+    store: &mut Store,
+    g: &mut Gen,
+    run: i64,
+    lines: usize,
+    version: &str,
+    secret: &str,
+) -> usize {
+    let mut leaked = 0;
+    for i in 1..=lines as u32 {
+        let turn = 2 * i;
+        let mut findings = vec![
+            json!({"rule": "leak", "status": "INFO", "message": "", "suggestion": "", "span": null, "evidence": format!("coverage {version} unchecked:")}),
+        ];
+        if g.chance(40) {
+            leaked += 1;
+            findings.push(json!({"rule": "leak", "status": "WARN", "message": "m", "suggestion": "", "span": [0, 1], "evidence": format!("keyword {secret}")}));
+        }
+        let id = attempt(
+            store,
+            run,
+            turn,
+            1,
+            "あ",
+            Status::Pass,
+            json!(findings),
+            None,
+            10,
+        );
+        commit(store, run, turn, id, "あ", Status::Pass, false);
+    }
+    leaked
+}
+
 /// Two runs under the bundled vault, on different days, with generated numbers of lines (some
 /// leaking a secret): the run report's and the period report's scorecards count their own runs'
 /// lines only, never the other run's.
@@ -575,31 +597,9 @@ fn the_scorecard_counts_the_reports_runs_only() {
                     kakeai::p![*day, run],
                 )
                 .unwrap();
-            let lines = 1 + g.next(4) as u32 + 3 * k as u32;
-            let mut leaked = 0;
-            for i in 1..=lines {
-                let turn = 2 * i;
-                let mut findings = vec![
-                    json!({"rule": "leak", "status": "INFO", "message": "", "suggestion": "", "span": null, "evidence": format!("coverage {version} unchecked:")}),
-                ];
-                if g.chance(40) {
-                    leaked += 1;
-                    findings.push(json!({"rule": "leak", "status": "WARN", "message": "m", "suggestion": "", "span": [0, 1], "evidence": format!("keyword {secret}")}));
-                }
-                let id = attempt(
-                    &mut store,
-                    run,
-                    turn,
-                    1,
-                    "あ",
-                    Status::Pass,
-                    json!(findings),
-                    None,
-                    10,
-                );
-                commit(&mut store, run, turn, id, "あ", Status::Pass, false);
-            }
-            counts.push((run, lines as usize, leaked));
+            let lines = 1 + g.next(4) as usize + 3 * k;
+            let leaked = reviewed_lines(&mut store, &mut g, run, lines, &version, &secret);
+            counts.push((run, lines, leaked));
         }
         drop(store);
         let pages = [
@@ -765,6 +765,46 @@ fn the_compare_diff_is_taken_between_the_masked_lines() {
     }
 }
 
+/// A queue, its items refreshed.
+fn queue(store: &mut Store, name: &str, filter: kakeai::annotate::Filter, comparison: Option<i64>) {
+    let spec = kakeai::annotate::QueueSpec {
+        name: name.into(),
+        filter,
+        k: 2,
+        lease_ms: 60_000,
+        overlap: true,
+        comparison,
+    };
+    kakeai::annotate::db::create(store, &spec, None).unwrap();
+    kakeai::annotate::adjudicate::disagreements(store, name).unwrap();
+}
+
+/// A pairwise queue over comparison `id` and the lead's gold labels on some of its turns:
+/// (gold labels, how many agree with the majority of `want`).
+fn pair_golds(
+    store: &mut Store,
+    g: &mut Gen,
+    id: i64,
+    want: &BTreeMap<u32, BTreeMap<&str, kakeai::annotate::pairwise::Choice>>,
+) -> (usize, usize) {
+    // A pairwise queue and the lead's gold labels on some turns.
+    queue(store, "pair", Default::default(), Some(id));
+    let (mut gold_n, mut agree) = (0, 0);
+    for turn in 1..=8u32 {
+        if g.chance(50) {
+            let label = *g.pick(&["A", "B", "tie"]);
+            kakeai::annotate::adjudicate::decide(store, "pair", (id, turn), label, "理由", "lead")
+                .unwrap();
+            gold_n += 1;
+            let major = want
+                .get(&turn)
+                .and_then(|m| kakeai::report::gold::majority(m.values().map(|c| c.as_str())));
+            agree += usize::from(major == Some(label));
+        }
+    }
+    (gold_n, agree)
+}
+
 /// Generated outcomes and reviewers' pairwise choices: one outcome row per turn says which
 /// side the comparison found better, each reviewer's choice and the majority; the lead's gold
 /// labels are counted against it.
@@ -791,41 +831,7 @@ fn the_compare_report_shows_per_turn_outcomes_and_choices() {
                 }
             }
         }
-        // A pairwise queue and the lead's gold labels on some turns.
-        kakeai::annotate::db::create(
-            &mut store,
-            &kakeai::annotate::QueueSpec {
-                name: "pair".into(),
-                filter: Default::default(),
-                k: 2,
-                lease_ms: 60_000,
-                overlap: true,
-                comparison: Some(id),
-            },
-            None,
-        )
-        .unwrap();
-        kakeai::annotate::adjudicate::disagreements(&mut store, "pair").unwrap();
-        let (mut gold_n, mut agree) = (0, 0);
-        for turn in 1..=8u32 {
-            if g.chance(50) {
-                let label = *g.pick(&["A", "B", "tie"]);
-                kakeai::annotate::adjudicate::decide(
-                    &mut store,
-                    "pair",
-                    (id, turn),
-                    label,
-                    "理由",
-                    "lead",
-                )
-                .unwrap();
-                gold_n += 1;
-                let major = want
-                    .get(&turn)
-                    .and_then(|m| kakeai::report::gold::majority(m.values().map(|c| c.as_str())));
-                agree += usize::from(major == Some(label));
-            }
-        }
+        let (gold_n, agree) = pair_golds(&mut store, &mut g, id, &want);
         drop(store);
         let html = report(&env, &["--compare", &id.to_string()]);
         let table = table_rows(&html, "outcomes");
@@ -873,6 +879,51 @@ fn the_compare_report_shows_per_turn_outcomes_and_choices() {
     }
 }
 
+/// What one generated day holds.
+#[derive(Default)]
+struct Day {
+    runs: usize,
+    turns: usize,
+    attempts: usize,
+    labels: usize,
+    fine: usize,
+}
+
+/// Six runs on generated days of May 2022, with retries and some 👍/👎: what each day holds.
+fn runs_by_day(store: &mut Store, g: &mut Gen) -> BTreeMap<String, Day> {
+    let mut want: BTreeMap<String, Day> = BTreeMap::new();
+    for _ in 0..6 {
+        let day = format!("2022-05-{:02}", 1 + g.next(4));
+        let run = new_run(store, json!({}));
+        store
+            .db()
+            .execute(
+                "UPDATE runs SET started_at = ?1 WHERE id = ?2",
+                kakeai::p![format!("{day}T09:00:00Z"), run],
+            )
+            .unwrap();
+        let w = want.entry(day).or_default();
+        w.runs += 1;
+        for turn in 1..=(1 + g.next(3) as u32) {
+            let tries = 1 + g.next(3) as u32;
+            let mut id = 0;
+            for n in 1..=tries {
+                id = plain(store, run, turn, n, "行", Status::Pass);
+            }
+            commit(store, run, turn, id, "行", Status::Pass, false);
+            w.turns += 1;
+            w.attempts += tries as usize;
+            if g.chance(40) {
+                let up = g.chance(50);
+                thumb(store, run, turn, "hana", up);
+                w.labels += 1;
+                w.fine += usize::from(up);
+            }
+        }
+    }
+    want
+}
+
 /// Runs on generated days with generated attempts, thumbs and judge scores: the period's trend
 /// has, for every day, its number of runs, attempts per turn, share of 👍 (only on days with a
 /// label — never a 0 for a day without) and judge mean; a legend names the four series.
@@ -882,61 +933,7 @@ fn the_period_report_draws_a_trend_by_day() {
         let mut g = Gen::new(seed);
         let env = Env::new();
         let mut store = Store::open(&env.data_db()).unwrap();
-        #[derive(Default)]
-        struct Want {
-            runs: usize,
-            turns: usize,
-            attempts: usize,
-            labels: usize,
-            fine: usize,
-        }
-        let mut want: BTreeMap<String, Want> = BTreeMap::new();
-        for _ in 0..6 {
-            let day = format!("2022-05-{:02}", 1 + g.next(4));
-            let run = new_run(&mut store, json!({}));
-            store
-                .db()
-                .execute(
-                    "UPDATE runs SET started_at = ?1 WHERE id = ?2",
-                    kakeai::p![format!("{day}T09:00:00Z"), run],
-                )
-                .unwrap();
-            let w = want.entry(day).or_default();
-            w.runs += 1;
-            for turn in 1..=(1 + g.next(3) as u32) {
-                let tries = 1 + g.next(3) as u32;
-                let mut id = 0;
-                for n in 1..=tries {
-                    id = attempt(
-                        &mut store,
-                        run,
-                        turn,
-                        n,
-                        "行",
-                        Status::Pass,
-                        json!([]),
-                        None,
-                        10,
-                    );
-                }
-                commit(&mut store, run, turn, id, "行", Status::Pass, false);
-                w.turns += 1;
-                w.attempts += tries as usize;
-                if g.chance(40) {
-                    let up = g.chance(50);
-                    mark(
-                        &mut store,
-                        run,
-                        turn,
-                        Some("hana"),
-                        ActionKind::Thumb,
-                        json!({"up": up}),
-                    );
-                    w.labels += 1;
-                    w.fine += usize::from(up);
-                }
-            }
-        }
+        let want = runs_by_day(&mut store, &mut g);
         drop(store);
         let html = report(&env, &["--since", "2022-05-01", "--until", "2022-05-31"]);
         let fig = {
@@ -985,64 +982,41 @@ fn the_period_report_draws_a_trend_by_day() {
     }
 }
 
+/// A run of ten committed turns, each 👍/👎 by some of three reviewers: (run, labels per turn).
+fn thumbed_run(store: &mut Store, g: &mut Gen) -> (i64, BTreeMap<u32, Vec<bool>>) {
+    let run = new_run(store, json!({}));
+    let mut labels: BTreeMap<u32, Vec<bool>> = BTreeMap::new();
+    for turn in 1..=10u32 {
+        let id = plain(store, run, turn, 1, "行", Status::Pass);
+        commit(store, run, turn, id, "行", Status::Pass, false);
+        for who in ["hana", "taro", "ken"] {
+            if g.chance(60) {
+                let up = g.chance(50);
+                thumb(store, run, turn, who, up);
+                labels.entry(turn).or_default().push(up);
+            }
+        }
+    }
+    (run, labels)
+}
+
 /// Generated reviewers' marks and gold labels from two turn queues (sometimes disagreeing): the
 /// run report counts the turns with a gold label, how many agree with the reviewers' majority,
 /// disagree or have none, and the conflicting ones apart; each gold label shows on its turn.
 #[test]
 fn gold_labels_are_counted_against_the_reviewers_majority() {
-    use kakeai::annotate::{QueueSpec, adjudicate, db};
+    use kakeai::annotate::adjudicate;
     for seed in 1..=4u64 {
         let mut g = Gen::new(seed);
         let env = Env::new();
         let mut store = Store::open(&env.data_db()).unwrap();
-        let run = new_run(&mut store, json!({}));
-        let mut labels: BTreeMap<u32, Vec<bool>> = BTreeMap::new();
-        for turn in 1..=10u32 {
-            let id = attempt(
-                &mut store,
-                run,
-                turn,
-                1,
-                "行",
-                Status::Pass,
-                json!([]),
-                None,
-                10,
-            );
-            commit(&mut store, run, turn, id, "行", Status::Pass, false);
-            for who in ["hana", "taro", "ken"] {
-                if g.chance(60) {
-                    let up = g.chance(50);
-                    mark(
-                        &mut store,
-                        run,
-                        turn,
-                        Some(who),
-                        ActionKind::Thumb,
-                        json!({"up": up}),
-                    );
-                    labels.entry(turn).or_default().push(up);
-                }
-            }
-        }
+        let (run, labels) = thumbed_run(&mut store, &mut g);
         for name in ["q1", "q2"] {
-            db::create(
-                &mut store,
-                &QueueSpec {
-                    name: name.into(),
-                    filter: kakeai::annotate::Filter {
-                        runs: vec![run],
-                        ..Default::default()
-                    },
-                    k: 2,
-                    lease_ms: 60_000,
-                    overlap: true,
-                    comparison: None,
-                },
-                None,
-            )
-            .unwrap();
-            adjudicate::disagreements(&mut store, name).unwrap();
+            let filter = kakeai::annotate::Filter {
+                runs: vec![run],
+                ..Default::default()
+            };
+            queue(&mut store, name, filter, None);
         }
         let (mut gold, mut agree, mut disagree, mut none, mut conflict) = (0, 0, 0, 0, 0);
         let mut decided = BTreeSet::new();
