@@ -62,12 +62,44 @@ fn build(store: &mut Store, seed: u64, turns: u32) -> (i64, Vec<(String, Status)
         if t % 7 == 0 {
             text.push_str("　山田太郎さんにも会ったよ");
         }
+        // Sometimes a rejected attempt first (with guidance for the next), listed in the row.
+        let first = if t % 3 == 0 {
+            let id = store
+                .start_attempt(&NewAttempt {
+                    run_id: run,
+                    turn: t,
+                    speaker: sp.into(),
+                    attempt: 1,
+                    text: format!("却下{t} {}", HOSTILE[t as usize % 5]),
+                    tokens: 1,
+                    guidance: Some(HOSTILE[(t as usize + 1) % 5].into()),
+                    prompt_hash: None,
+                    started_at: SystemTime::now(),
+                    first_token_ms: Some(120),
+                })
+                .unwrap();
+            let f = json!([{"rule": "lines", "status": "RETRY", "message": HOSTILE[(t as usize + 2) % 5], "suggestion": "s", "span": null}]);
+            store
+                .finish_attempt(
+                    id,
+                    &AttemptOutcome {
+                        status: Some(Status::Retry),
+                        verdict: Some(json!({"status": "RETRY", "findings": f})),
+                        latency_ms: Some(1234),
+                        ..AttemptOutcome::done(format!("却下{t}"))
+                    },
+                )
+                .unwrap();
+            2
+        } else {
+            1
+        };
         let id = store
             .start_attempt(&NewAttempt {
                 run_id: run,
                 turn: t,
                 speaker: sp.into(),
-                attempt: 1,
+                attempt: first,
                 text: text.clone(),
                 tokens: 1,
                 guidance: None,
@@ -116,6 +148,20 @@ fn build(store: &mut Store, seed: u64, turns: u32) -> (i64, Vec<(String, Status)
                     )
                     .unwrap();
             }
+        }
+        if t % 4 == 0 {
+            store
+                .add_action_by(
+                    &NewAction {
+                        run_id: run,
+                        turn: Some(t),
+                        attempt_id: None,
+                        kind: ActionKind::Override,
+                        payload: json!({"from": status.as_str(), "to": "UNSCORED", "reason": HOSTILE[t as usize % 5]}),
+                    },
+                    Some("長い名前のレビュアーさん"),
+                )
+                .unwrap();
         }
         out.push((sp.to_string(), status));
     }
@@ -280,8 +326,13 @@ var pre = document.createElement('pre'); pre.id = 'kakeai-probe';
 pre.textContent = JSON.stringify({vw: vw, bad: bad, svgs: document.querySelectorAll('svg').length});
 document.body.appendChild(pre);
 </script></body>"#;
+    // Collapsed attempts are opened, so what they hold is measured too.
     let mut html = std::fs::read_to_string(page)
         .unwrap()
+        .replace(
+            "<details class=\"attempt\">",
+            "<details class=\"attempt\" open>",
+        )
         .replace("</body>", check);
     // The page's policy forbids scripts (as it should): the measuring copy drops it.
     if let Some(at) = html.find("<meta http-equiv=\"Content-Security-Policy\"") {
@@ -322,17 +373,36 @@ fn in_a_real_browser_the_charts_are_drawn_and_nothing_sticks_out() {
     let mut store = Store::open(&env.data_db()).unwrap();
     let (run, _, _) = build(&mut store, 3, 30);
     drop(store);
+    build(&mut Store::open(&env.data_db()).unwrap(), 4, 12);
     let (page, _) = report(&env, run, "report.html");
+    let period = env.dir.path().join("period.html");
+    let o = env.run(&[
+        "report",
+        "--since",
+        "2020-01-01",
+        "--out",
+        period.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0));
     let shots = std::env::var("KAKEAI_REPORT_SHOTS")
         .map(PathBuf::from)
         .unwrap_or_else(|_| env.dir.path().to_path_buf());
-    for width in [1280u32, 390] {
-        let shot = shots.join(format!("report-{width}.png"));
-        let probe = in_browser(&browser, &page, width, &shot);
+    for (name, page, width) in [
+        ("report", &page, 1280u32),
+        ("report", &page, 390),
+        ("period", &period, 1280),
+        ("period", &period, 390),
+    ] {
+        let shot = shots.join(format!("{name}-{width}.png"));
+        let probe = in_browser(&browser, page, width, &shot);
         let v: serde_json::Value =
             serde_json::from_str(&probe).unwrap_or_else(|e| panic!("{e}: {probe}"));
         assert!(v["svgs"].as_u64().unwrap() >= 4, "{v}");
-        assert_eq!(v["bad"], json!([]), "at {width} px text sticks out: {v}");
+        assert_eq!(
+            v["bad"],
+            json!([]),
+            "{name} at {width} px: text sticks out: {v}"
+        );
         assert!(
             std::fs::metadata(&shot).unwrap().len() > 10_000,
             "an empty screenshot"

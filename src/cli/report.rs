@@ -56,25 +56,36 @@ fn write(a: &ReportArgs, store: &Store) -> Result<(), String> {
             .map(|s| crate::annotate::parse_when(flag, s).map_err(|e| e.to_string()))
             .transpose()
     };
-    let mut page = match (a.run, a.compare) {
-        (Some(r), _) => crate::report::run_report(store, r).map_err(|e| match e {
-            StoreError::NoSuchRun(id) => format!("no run with id {id} (see `kakeai runs`)"),
-            e => e.to_string(),
-        })?,
-        (None, Some(c)) => crate::report::compare_report(store, c).map_err(|e| e.to_string())?,
+    // The report's runs: the scorecard counts these only.
+    let (mut page, runs): (String, Vec<i64>) = match (a.run, a.compare) {
+        (Some(r), _) => (
+            crate::report::run_report(store, r).map_err(|e| match e {
+                StoreError::NoSuchRun(id) => format!("no run with id {id} (see `kakeai runs`)"),
+                e => e.to_string(),
+            })?,
+            vec![r],
+        ),
+        (None, Some(c)) => (
+            crate::report::compare_report(store, c).map_err(|e| e.to_string())?,
+            crate::report::compare_runs(store, c).map_err(|e| e.to_string())?,
+        ),
         (None, None) if a.since.is_some() || a.until.is_some() => {
             let (since, until) = (when("--since", &a.since)?, when("--until", &a.until)?);
-            crate::report::period_report(store, since.as_deref(), until.as_deref())
-                .map_err(|e| e.to_string())?
+            let (s, u) = (since.as_deref(), until.as_deref());
+            (
+                crate::report::period_report(store, s, u).map_err(|e| e.to_string())?,
+                crate::report::period_runs(store, s, u).map_err(|e| e.to_string())?,
+            )
         }
         (None, None) => return Err("--run N, --compare ID or --since/--until".into()),
     };
     if a.vault.vault.is_some() || a.vault.work.is_some() {
         let work = crate::vault::load::open(a.vault.vault.as_deref(), a.vault.work.as_deref())
             .map_err(|e| e.to_string())?;
-        let rows =
-            crate::vault::scorecard::scorecard(store.db(), &work).map_err(|e| e.to_string())?;
-        let section = crate::report::scorecard_section(&rows, &work.name);
+        let runs: std::collections::BTreeSet<i64> = runs.into_iter().collect();
+        let rows = crate::vault::scorecard::scorecard_of(store.db(), &work, Some(&runs))
+            .map_err(|e| e.to_string())?;
+        let section = crate::report::scorecard_section(&rows, &work.name, runs.len());
         page = page.replacen("\n</body>", &format!("{section}\n</body>"), 1);
     }
     std::fs::write(&a.out, page).map_err(|e| format!("{}: {e}", a.out.display()))?;

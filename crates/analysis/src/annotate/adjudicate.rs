@@ -31,6 +31,73 @@ pub struct Disagreement {
     pub gold: Option<Gold>,
 }
 
+/// A lead's gold label on a run's turn, from a turn queue: fine or not, why, who, which queue.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnGold {
+    pub fine: bool,
+    pub reason: String,
+    pub by: String,
+    pub queue: String,
+}
+
+/// The gold labels of run `run`'s turns from every turn queue, per turn (queues by name). Two
+/// queues may disagree: the caller says so, never picks one (see [`agreed`]).
+pub fn of_run(
+    conn: Db<'_>,
+    run: i64,
+) -> Result<BTreeMap<u32, Vec<TurnGold>>, crate::store::StoreError> {
+    let rows: Vec<(String, u32, String, String, String)> = conn.query_map(
+        "SELECT q.name, g.turn, g.label, g.reason, g.decided_by FROM gold_labels g
+           JOIN review_queues q ON q.id = g.queue_id
+          WHERE g.subject = ?1 AND g.label IN ('fine', 'not') AND q.comparison_id IS NULL
+          ORDER BY q.name",
+        p![run],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+    )?;
+    let mut by_turn: BTreeMap<u32, Vec<TurnGold>> = BTreeMap::new();
+    for (queue, turn, label, reason, by) in rows {
+        by_turn.entry(turn).or_default().push(TurnGold {
+            fine: label == "fine",
+            reason,
+            by,
+            queue,
+        });
+    }
+    Ok(by_turn)
+}
+
+/// One turn's gold label when its queues agree on it (the first queue's, by name); None when
+/// two queues decided it differently.
+pub fn agreed(golds: Vec<TurnGold>) -> Option<TurnGold> {
+    let first = golds.first()?.fine;
+    golds
+        .iter()
+        .all(|g| g.fine == first)
+        .then(|| golds.into_iter().next())?
+}
+
+/// The gold labels (A, B or tie) of comparison `comparison`'s turns from its pairwise queues,
+/// per turn: each distinct label decided (two when queues disagree).
+pub fn of_comparison(
+    conn: Db<'_>,
+    comparison: i64,
+) -> Result<BTreeMap<u32, Vec<String>>, crate::store::StoreError> {
+    let rows: Vec<(u32, String)> = conn.query_map(
+        "SELECT g.turn, g.label FROM gold_labels g JOIN review_queues q ON q.id = g.queue_id
+          WHERE g.subject = ?1 AND q.comparison_id = ?1 ORDER BY q.name",
+        p![comparison],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    let mut out: BTreeMap<u32, Vec<String>> = BTreeMap::new();
+    for (turn, label) in rows {
+        let e = out.entry(turn).or_default();
+        if !e.contains(&label) {
+            e.push(label);
+        }
+    }
+    Ok(out)
+}
+
 /// The labels a queue's items take.
 pub fn labels(q: &Queue) -> &'static [&'static str] {
     if q.spec.comparison.is_some() {

@@ -115,16 +115,37 @@ pub(super) fn judged(
 
 /// (turn, reviewer) → the latest choice.
 fn in_force(conn: Db<'_>, comparison: i64) -> Result<BTreeMap<(u32, String), Choice>, QueueError> {
+    Ok(choices(conn, comparison)?
+        .into_iter()
+        .flat_map(|(turn, by)| by.into_iter().map(move |(who, (c, _))| ((turn, who), c)))
+        .collect())
+}
+
+/// Reviewer → her latest choice on a turn and its reason.
+pub type Choices = BTreeMap<String, (Choice, String)>;
+
+/// Turn → each reviewer's latest choice and its reason (the marks in force).
+pub fn choices(conn: Db<'_>, comparison: i64) -> Result<BTreeMap<u32, Choices>, QueueError> {
     let rows = conn.query_map(
-        "SELECT turn, reviewer, choice FROM pairwise_marks WHERE comparison_id = ?1 ORDER BY id",
+        "SELECT turn, reviewer, choice, reason FROM pairwise_marks WHERE comparison_id = ?1
+          ORDER BY id",
         p![comparison],
-        |r| Ok((r.get::<u32>(0)?, r.get::<String>(1)?, r.get::<String>(2)?)),
+        |r| {
+            Ok((
+                r.get::<u32>(0)?,
+                r.get::<String>(1)?,
+                r.get::<String>(2)?,
+                r.get::<Option<String>>(3)?,
+            ))
+        },
     )?;
-    let mut out = BTreeMap::new();
-    for (turn, who, choice) in rows {
+    let mut out: BTreeMap<u32, Choices> = BTreeMap::new();
+    for (turn, who, choice, reason) in rows {
         // The CHECK keeps other values out; one that got in anyway counts as nothing.
         if let Some(c) = Choice::parse(&choice) {
-            out.insert((turn, who), c);
+            out.entry(turn)
+                .or_default()
+                .insert(who, (c, reason.unwrap_or_default()));
         }
     }
     Ok(out)

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use crate::director::Status;
 use crate::store::branch::BranchTurn;
-use crate::store::review::{Mark, fold};
+use crate::store::review::by_reviewer;
 use crate::store::{ActionKind, AttemptRow, AttemptState, RunRecord};
 
 /// One version of a turn's line.
@@ -30,13 +30,7 @@ pub struct Version {
 }
 
 /// A lead's decision on a turn of a turn queue: fine or not, why, who, in which queue.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Gold {
-    pub fine: bool,
-    pub reason: String,
-    pub by: String,
-    pub queue: String,
-}
+pub type Gold = crate::annotate::adjudicate::TurnGold;
 
 /// A turn's versions, oldest first.
 #[derive(Debug, Clone, PartialEq)]
@@ -114,44 +108,17 @@ fn attach_attempts(rec: &RunRecord, turn: u32, versions: &mut [(Option<i64>, Ver
     }
 }
 
-/// Folds each reviewer's marks on the turn, segment by segment (a segment ends at the
-/// regenerate that set the version aside).
+/// Each reviewer's label on each version: the marks in force just before the regenerate that
+/// set the version aside (the current version: the whole log), read by the store's one fold —
+/// a regenerate voids the marks made before it, so a mark lands only on the line it was made on.
 fn attach_labels(rec: &RunRecord, turn: u32, versions: &mut [(Option<i64>, Version)]) {
-    let mut start = i64::MIN;
     for (cut, v) in versions.iter_mut() {
         let end = cut.unwrap_or(i64::MAX);
-        let mut per: BTreeMap<&str, Vec<Mark<'_>>> = BTreeMap::new();
-        for a in rec.actions.iter().filter(|a| {
-            a.turn == Some(turn)
-                && a.id > start
-                && a.id < end
-                && matches!(
-                    a.kind,
-                    ActionKind::Thumb | ActionKind::Override | ActionKind::Undo
-                )
-        }) {
-            // Unnamed marks cannot be told apart from one another: they are not used.
-            let Some(who) = a.reviewer.as_deref() else {
-                continue;
-            };
-            per.entry(who).or_default().push(Mark {
-                turn,
-                kind: a.kind,
-                payload: &a.payload,
-                reviewer: Some(who),
-            });
-        }
-        for (who, marks) in per {
-            if let Some(m) = fold(marks).remove(&turn) {
-                let fine = match (m.override_to, m.thumb) {
-                    (Some(s), _) => Some(s == Status::Pass),
-                    (None, t) => t,
-                };
-                if let Some(f) = fine {
-                    v.labels.insert(who.to_string(), f);
-                }
+        let mut marks = by_reviewer(rec.actions.iter().filter(|a| a.id < end));
+        for (who, m) in marks.remove(&turn).unwrap_or_default() {
+            if let Some(f) = m.fine() {
+                v.labels.insert(who, f);
             }
         }
-        start = end;
     }
 }

@@ -253,40 +253,21 @@ fn attach_gold(
     turns: &mut [lines::TurnLines],
     tally: &mut Tally,
 ) -> Result<(), DatasetError> {
-    let rows: Vec<(String, u32, String, String, String)> = store
-        .db()
-        .query_map(
-            "SELECT q.name, g.turn, g.label, g.reason, g.decided_by FROM gold_labels g
-               JOIN review_queues q ON q.id = g.queue_id
-              WHERE g.subject = ?1 AND g.label IN ('fine', 'not') AND q.comparison_id IS NULL
-              ORDER BY q.name",
-            crate::p![id],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
-        )
-        .map_err(crate::store::StoreError::from)?;
-    let mut by_turn: std::collections::BTreeMap<u32, Vec<lines::Gold>> = Default::default();
-    for (queue, turn, label, reason, by) in rows {
-        by_turn.entry(turn).or_default().push(lines::Gold {
-            fine: label == "fine",
-            reason,
-            by,
-            queue,
-        });
-    }
-    for (turn, golds) in by_turn {
-        if golds.iter().any(|g| g.fine != golds[0].fine) {
+    let golds = crate::annotate::adjudicate::of_run(store.db(), id)?;
+    for (turn, golds) in golds {
+        let Some(gold) = crate::annotate::adjudicate::agreed(golds) else {
             tally.skip(&format!(
                 "run {id} turn {turn}: gold labels of two queues disagree, so neither was used"
             ));
             continue;
-        }
+        };
         let current = turns
             .iter_mut()
             .filter(|t| t.turn == turn)
             .flat_map(|t| t.versions.iter_mut())
             .find(|v| v.current);
         if let Some(v) = current {
-            v.gold = golds.into_iter().next();
+            v.gold = Some(gold);
         }
     }
     Ok(())

@@ -59,6 +59,17 @@ del { background: #ffebee; text-decoration: line-through; } ins { background: #e
 .legend i.PASS { background: var(--pass); } .legend i.WARN { background: var(--warn); }
 .legend i.RETRY { background: var(--retry); } .legend i.other, .legend i.MODIFY, .legend i.UNSCORED { background: var(--other); }
 .legend i.plain { background: #1565c0; }
+.legend i.s0, .s0 .bar, .s0 .pt { background: #1565c0; fill: #1565c0; } .s0 .trend { stroke: #1565c0; }
+.legend i.s1, .s1 .bar, .s1 .pt { background: #b26a00; fill: #b26a00; } .s1 .trend { stroke: #b26a00; }
+.legend i.s2, .s2 .bar, .s2 .pt { background: #2e7d32; fill: #2e7d32; } .s2 .trend { stroke: #2e7d32; }
+.legend i.s3, .s3 .bar, .s3 .pt { background: #6a1b9a; fill: #6a1b9a; } .s3 .trend { stroke: #6a1b9a; }
+details.attempt { border-left: 3px solid #eee; margin: 4px 0; padding: 0 6px; white-space: normal; }
+details.attempt summary { cursor: pointer; color: var(--mute); font-size: .88rem; }
+.atext { white-space: pre-wrap; } .findings { margin: 2px 0; padding-left: 1.2em; font-size: .88rem; }
+.guidance { font-size: .88rem; margin: 2px 0; } .withheld { color: var(--retry); font-size: .88rem; margin: 2px 0; }
+.marks { font-size: .88rem; white-space: normal; } .marks .who { font-weight: bold; }
+.forced { margin-top: 2px; } .gold { color: #795548; }
+.choices { font-size: .88rem; margin: 2px 0 8px; }
 @media (max-width: 600px) {
   svg .lbl, svg .num { font-size: 20px; }
   body { padding: 8px; } .ab { grid-template-columns: 1fr; }

@@ -1,5 +1,8 @@
-//! `kakeai report` (issue 25 §2): one self-contained HTML page — inline CSS and SVG, no script,
-//! no network — for a run or a comparison, that writers and the operator can open and share.
+//! `kakeai report`: one self-contained HTML page — inline CSS and SVG, no script, no network —
+//! for a run, a period or a comparison, that writers and the operator can open and share. A
+//! turn shows each reviewer's marks in force (the store's one fold: a regeneration voids the
+//! marks made before it), the verdict overrides put in force, the lead's gold label and every
+//! attempt it did not commit (see [`attempts`]); a period adds a trend by day ([`trend`]).
 //!
 //! What is shown is what the store holds, made safe first: every line goes through the PII
 //! masker, and the span of every leak finding (WARN or worse) is blacked out, so a line that
@@ -7,9 +10,15 @@
 //! never included. Everything from a model, a user or a file is escaped. A figure that cannot be
 //! computed says so.
 
+pub mod attempts;
+mod compare;
+pub mod gold;
 pub mod html;
 pub mod queues;
 pub mod svg;
+pub mod trend;
+
+pub use compare::{compare_report, compare_runs};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -17,7 +26,7 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 use crate::annotate::alpha;
-use crate::store::review::{Mark, fold};
+use crate::store::review::{Marks, by_reviewer};
 use crate::store::{ActionKind, AttemptRow, RunRecord, Store, StoreError};
 use html::{badge, esc, missing};
 use svg::Bar;
@@ -71,6 +80,7 @@ pub fn safe_text(text: &str, verdict: Option<&Value>) -> String {
 struct Turn {
     turn: u32,
     speaker: String,
+    /// The Director's verdict on the committed line.
     status: String,
     text: String,
     tone: Option<f64>,
@@ -78,7 +88,29 @@ struct Turn {
     rules: BTreeSet<String>,
     /// Reviewer → fine.
     labels: BTreeMap<String, bool>,
+    /// Reviewer → her marks in force (the override's target, reason and from).
+    marks: BTreeMap<String, Marks>,
+    /// Her fallback line was committed because the leak review rejected the picked attempt.
+    withheld: bool,
+    /// Every attempt the turn made.
     attempts: usize,
+    /// The attempts not committed (and a withheld one), as the page may show them.
+    rejected: Vec<attempts::Shown>,
+    /// The lead's gold label: Some(Ok(fine)), or Some(Err) when two queues disagree.
+    gold: Option<Result<gold::Gold, ()>>,
+}
+
+impl Turn {
+    /// A never-leak rule spoke on the committed line, or it was withheld: what reviewers wrote
+    /// about it (reasons) may quote it and is not shown.
+    fn guarded(&self) -> bool {
+        self.withheld
+            || self.rules.iter().any(|r| {
+                crate::director::ruleset::PROTECTED
+                    .iter()
+                    .any(|p| p.as_str() == r)
+            })
+    }
 }
 
 fn committed_attempt(rec: &RunRecord, id: Option<i64>) -> Option<&AttemptRow> {
@@ -95,37 +127,11 @@ fn judge_scores(a: &AttemptRow) -> Option<[f64; 5]> {
     Some(out)
 }
 
-fn labels(rec: &RunRecord) -> BTreeMap<u32, BTreeMap<String, bool>> {
-    let mut per: BTreeMap<&str, Vec<Mark<'_>>> = BTreeMap::new();
-    for a in &rec.actions {
-        let (Some(turn), Some(who)) = (a.turn, a.reviewer.as_deref()) else {
-            continue;
-        };
-        per.entry(who).or_default().push(Mark {
-            turn,
-            kind: a.kind,
-            payload: &a.payload,
-            reviewer: Some(who),
-        });
-    }
-    let mut out: BTreeMap<u32, BTreeMap<String, bool>> = BTreeMap::new();
-    for (who, marks) in per {
-        for (turn, m) in fold(marks) {
-            let fine = match (m.override_to, m.thumb) {
-                (Some(s), _) => Some(s == crate::director::Status::Pass),
-                (None, t) => t,
-            };
-            if let Some(f) = fine {
-                out.entry(turn).or_default().insert(who.to_string(), f);
-            }
-        }
-    }
-    out
-}
-
-fn turns(rec: &RunRecord) -> Vec<Turn> {
-    let marks = labels(rec);
-    rec.turns
+fn turns(store: &Store, rec: &RunRecord) -> Result<Vec<Turn>, StoreError> {
+    let mut marks = by_reviewer(&rec.actions);
+    let mut golds = gold::of_run(store.db(), rec.run.id)?;
+    Ok(rec
+        .turns
         .iter()
         .map(|t| {
             let a = committed_attempt(rec, t.attempt_id);
@@ -141,6 +147,8 @@ fn turns(rec: &RunRecord) -> Vec<Turn> {
                         .collect()
                 })
                 .unwrap_or_default();
+            let all: Vec<&AttemptRow> = rec.attempts_of(t.turn).collect();
+            let marks = marks.remove(&t.turn).unwrap_or_default();
             Turn {
                 turn: t.turn,
                 speaker: t.speaker.clone(),
@@ -151,11 +159,18 @@ fn turns(rec: &RunRecord) -> Vec<Turn> {
                 tone: verdict.and_then(|v| v["tone"]["score"].as_f64()),
                 judge: a.and_then(judge_scores),
                 rules,
-                labels: marks.get(&t.turn).cloned().unwrap_or_default(),
-                attempts: rec.attempts_of(t.turn).count(),
+                labels: marks
+                    .iter()
+                    .filter_map(|(w, m)| Some((w.clone(), m.fine()?)))
+                    .collect(),
+                marks,
+                withheld: t.flags.withheld,
+                attempts: all.len(),
+                rejected: attempts::shown(&all, t.attempt_id, t.flags.withheld),
+                gold: golds.remove(&t.turn),
             }
         })
-        .collect()
+        .collect())
 }
 
 fn sister(id: &str) -> &str {
@@ -165,7 +180,7 @@ fn sister(id: &str) -> &str {
 /// The page for one stored run.
 pub fn run_report(store: &Store, run_id: i64) -> Result<String, StoreError> {
     let rec = store.load_run(run_id)?;
-    let ts = turns(&rec);
+    let ts = turns(store, &rec)?;
     let r = &rec.run;
     let mut b = String::new();
     let _ = write!(
@@ -196,6 +211,7 @@ pub fn run_report(store: &Store, run_id: i64) -> Result<String, StoreError> {
     b.push_str(&aspect_chart(&ts));
     b.push_str("</div><h2>レビュアーの一致度</h2>");
     b.push_str(&agreement(&ts));
+    b.push_str(&gold_section(&ts));
     b.push_str("<h2>会話</h2>");
     b.push_str(&turn_table(&ts));
     Ok(html::page(&format!("kakeai report · {}", r.topic), &b))
@@ -382,218 +398,115 @@ fn agreement(ts: &[Turn]) -> String {
     s
 }
 
+/// An override as the page says it: `✎` when it changed the Director's verdict, `=` when it
+/// confirmed it (the verdict it replaced is the payload's `from`, else the Director's).
+fn override_sign(m: &Marks, director: &str) -> &'static str {
+    let from = m.override_from.map_or(director, |s| s.as_str());
+    if m.override_to.is_some_and(|to| to.as_str() == from) {
+        "="
+    } else {
+        "✎"
+    }
+}
+
+/// The verdict cell: the Director's badge, then each verdict the reviewers' overrides put in
+/// force instead (two when reviewers disagree — both are shown, none is picked).
+fn verdict_cell(t: &Turn) -> String {
+    let mut s = badge(&t.status);
+    let mut seen: Vec<&str> = Vec::new();
+    for m in t.marks.values() {
+        let Some(to) = m.override_to.map(|s| s.as_str()) else {
+            continue;
+        };
+        if !seen.contains(&to) {
+            seen.push(to);
+            let _ = write!(
+                s,
+                "<div class=\"forced\">→ {}{}</div>",
+                badge(to),
+                override_sign(m, &t.status)
+            );
+        }
+    }
+    s
+}
+
+/// Each reviewer's marks in force: 👍/👎, the override (from → to, ✎ or =, the reason), notes.
+fn marks_line(t: &Turn) -> String {
+    let mut parts = Vec::new();
+    for (who, m) in &t.marks {
+        let mut p = format!("<span class=\"who\">{}</span>", esc(who));
+        if let Some(up) = m.thumb {
+            p.push_str(if up { " 👍" } else { " 👎" });
+        }
+        if let Some(to) = m.override_to {
+            let from = m.override_from.map_or(t.status.as_str(), |s| s.as_str());
+            let _ = write!(
+                p,
+                " {} {} → {}",
+                override_sign(m, &t.status),
+                esc(from),
+                esc(to.as_str())
+            );
+            match m.override_reason.as_deref().map(str::trim) {
+                // A reason may quote the line that touched a secret.
+                Some(r) if !r.is_empty() && t.guarded() => {
+                    p.push_str(" (reason not shown: the line touched a secret)")
+                }
+                Some(r) if !r.is_empty() => {
+                    let _ = write!(p, " 「{}」", esc(&safe_text(r, None)));
+                }
+                _ => p.push_str(" (no reason given)"),
+            }
+        }
+        if m.notes > 0 {
+            let _ = write!(p, " 📝{}", m.notes);
+        }
+        parts.push(p);
+    }
+    if let Some(g) = &t.gold {
+        parts.push(gold::cell(g, t.guarded()));
+    }
+    if parts.is_empty() {
+        return String::new();
+    }
+    format!("<div class=\"marks\">{}</div>", parts.join(" · "))
+}
+
 fn turn_table(ts: &[Turn]) -> String {
     let mut s = String::from(
         "<table id=\"turns\"><tr><th class=\"n\">#</th><th class=\"who\">姉妹</th>\
          <th class=\"v\">判定</th><th>発言</th></tr>",
     );
     for t in ts {
-        let marks: Vec<String> = t
-            .labels
-            .iter()
-            .map(|(w, f)| format!("{}{}", if *f { "👍" } else { "👎" }, w))
-            .collect();
-        let extra = if marks.is_empty() && t.attempts <= 1 {
+        let withheld = if t.withheld {
+            "<p class=\"withheld\">（リーク審査が選ばれた行を止めたため、彼女の代わりの行を載せています）</p>"
+        } else {
+            ""
+        };
+        let tried = if t.rejected.is_empty() {
             String::new()
         } else {
             format!(
-                "<div class=\"meta\">{} attempt(s) {}</div>",
+                "<div class=\"meta\">{} attempt(s) · {} not committed</div>{}",
                 t.attempts,
-                esc(&marks.join(" "))
+                t.rejected.len(),
+                attempts::html(&t.rejected)
             )
         };
         let _ = write!(
             s,
             "<tr><td class=\"n\">{}</td><td class=\"who\">{}</td><td class=\"v\">{}</td>\
-             <td class=\"text\">{}{extra}</td></tr>",
+             <td class=\"text\"><div class=\"line\">{}</div>{withheld}{}{tried}</td></tr>",
             t.turn,
             sister(&t.speaker),
-            badge(&t.status),
-            esc(&t.text)
+            verdict_cell(t),
+            esc(&t.text),
+            marks_line(t)
         );
     }
     s.push_str("</table>");
     s
-}
-
-/// The page for one stored comparison: the summary, reviewers' pairwise tally, and A/B side by
-/// side with the diff.
-/// A → B on the retry loop: attempts per turn, each rule's lines, the judge's mean — the
-/// before/after of a variant (a tune overlay among them).
-fn before_after(s: &crate::compare::outcome::Summary) -> String {
-    let mut t = String::from(
-        "<h2 id=\"before-after\">A → B</h2><table><tr><th>what</th><th>A</th><th>B</th></tr>",
-    );
-    let _ = write!(
-        t,
-        "<tr><td>attempts per turn</td><td>{:.2}</td><td>{:.2}</td></tr>",
-        s.mean_attempts[0], s.mean_attempts[1]
-    );
-    let mean = |x: &Option<[f64; 5]>| {
-        x.map_or("—".to_string(), |a| {
-            format!("{:.2}", a.iter().sum::<f64>() / 5.0)
-        })
-    };
-    let _ = write!(
-        t,
-        "<tr><td>judge mean</td><td>{}</td><td>{}</td></tr>",
-        mean(&s.judge_aspects[0]),
-        mean(&s.judge_aspects[1])
-    );
-    for (rule, c) in &s.rules {
-        let _ = write!(
-            t,
-            "<tr><td>lines {} fired on</td><td>{}</td><td>{}</td></tr>",
-            esc(rule),
-            c.a,
-            c.b
-        );
-    }
-    t.push_str("</table>");
-    t
-}
-
-/// The rules the variant changes (`[rules]`, flattened to keys) and, for a tune overlay, the
-/// provenance lines at its head.
-fn variant_rules(text: &str) -> String {
-    let provenance: Vec<&str> = text
-        .lines()
-        .take_while(|l| l.starts_with('#'))
-        .filter(|l| l.contains("kakeai tune") || l.contains("held-out") || l.starts_with("#   "))
-        .collect();
-    let Ok(v) = toml::from_str::<toml::Table>(text) else {
-        return String::new();
-    };
-    let Some(rules) = v.get("rules").and_then(|r| r.as_table()) else {
-        return String::new();
-    };
-    let mut keys = Vec::new();
-    flatten("", rules, &mut keys);
-    let mut out = String::from("<h2 id=\"variant-rules\">B のルール</h2>");
-    for l in provenance {
-        let _ = write!(
-            out,
-            "<p class=\"meta\">{}</p>",
-            esc(l.trim_start_matches('#').trim())
-        );
-    }
-    out.push_str("<table>");
-    for (k, val) in keys {
-        let _ = write!(out, "<tr><td>{}</td><td>{}</td></tr>", esc(&k), esc(&val));
-    }
-    out.push_str("</table>");
-    out
-}
-
-fn flatten(prefix: &str, t: &toml::Table, out: &mut Vec<(String, String)>) {
-    for (k, v) in t {
-        let key = if prefix.is_empty() {
-            k.clone()
-        } else {
-            format!("{prefix}.{k}")
-        };
-        match v {
-            toml::Value::Table(inner) => flatten(&key, inner, out),
-            v => out.push((key, v.to_string())),
-        }
-    }
-}
-
-pub fn compare_report(store: &Store, id: i64) -> Result<String, StoreError> {
-    let Some(c) = crate::compare::db::load(store, id)? else {
-        return Err(StoreError::Invalid(format!("no comparison {id}")));
-    };
-    let mut b = String::new();
-    let _ = write!(
-        b,
-        "<h1>比較 {} · {}</h1><p class=\"meta\">{} · baseline run {} · {}</p>",
-        c.id,
-        esc(&c.header.variant_name),
-        esc(&c.header.kind),
-        c.header.baseline_run.map_or("—".into(), |r| r.to_string()),
-        esc(&c.created_at)
-    );
-    match &c.summary {
-        Some(s) => {
-            let rows = vec![Bar {
-                label: "B vs A".into(),
-                parts: vec![
-                    (s.better as f64, "PASS"),
-                    (s.same as f64, "other"),
-                    (s.worse as f64, "RETRY"),
-                ],
-            }];
-            b.push_str(&svg::bars(
-                "change",
-                "B の変化（良くなった / 同じ / 悪くなった）",
-                &rows,
-                None,
-            ));
-            let _ = write!(b, "<p>{}</p>", esc(&crate::compare::outcome::headline(s)));
-        }
-        None => b.push_str(&missing("summary", "the comparison did not finish")),
-    }
-    if let Ok(t) = crate::annotate::pairwise::tally(store.db(), id)
-        && t.reviewers > 0
-    {
-        let _ = write!(b, "<p>{}</p>", esc(&t.line()));
-    }
-    if let Some(s) = &c.summary {
-        b.push_str(&before_after(s));
-    }
-    b.push_str(&variant_rules(&c.header.variant_text));
-    b.push_str("<h2>ターンごとの A / B</h2>");
-    for row in &c.turns {
-        let leaked = |s: &crate::compare::outcome::Side| {
-            s.findings.iter().any(|f| {
-                f.rule == crate::director::RuleId::Leak && f.status >= crate::director::Status::Warn
-            })
-        };
-        const WITHHELD: &str = "（秘密に触れたため、この行は表示しません）";
-        let a_leak = leaked(&row.a);
-        let b_leak = row.b.first().is_some_and(leaked);
-        let a = if a_leak {
-            WITHHELD.to_string()
-        } else {
-            safe_text(&row.a.text, None)
-        };
-        let bt = match row.b.first() {
-            Some(_) if b_leak => WITHHELD.to_string(),
-            Some(s) => safe_text(&s.text, None),
-            None => String::new(),
-        };
-        let diff: String = if a_leak || b_leak {
-            String::new()
-        } else {
-            row.diff
-                .iter()
-                .map(|p| match p.op.as_str() {
-                    "delete" | "del" | "-" => {
-                        format!("<del>{}</del>", esc(&safe_text(&p.text, None)))
-                    }
-                    "insert" | "ins" | "+" => {
-                        format!("<ins>{}</ins>", esc(&safe_text(&p.text, None)))
-                    }
-                    _ => esc(&safe_text(&p.text, None)),
-                })
-                .collect()
-        };
-        let _ = write!(
-            b,
-            "<h3>turn {} · {}</h3><div class=\"ab\"><div>A {}<br>{}</div><div>B {}<br>{}</div></div>\
-             <p class=\"meta\">diff: {diff}</p>",
-            row.turn,
-            sister(&row.speaker),
-            badge(row.a.status.as_str()),
-            esc(&a),
-            row.b
-                .first()
-                .map(|s| badge(s.status.as_str()))
-                .unwrap_or_default(),
-            esc(&bt)
-        );
-    }
-    Ok(html::page(&format!("kakeai compare report {id}"), &b))
 }
 
 /// The page for every run started in [since, until): verdicts, rules, judge aspects and
@@ -603,25 +516,25 @@ pub fn period_report(
     since: Option<&str>,
     until: Option<&str>,
 ) -> Result<String, StoreError> {
-    let ids: Vec<i64> = store.db().query_map(
-        "SELECT id FROM runs WHERE (CAST(?1 AS TEXT) IS NULL OR started_at >= ?1)
-           AND (CAST(?2 AS TEXT) IS NULL OR started_at < ?2) ORDER BY id",
-        crate::p![since, until],
-        |r| r.get(0),
-    )?;
+    let ids = period_runs(store, since, until)?;
     let mut all = Vec::new();
+    let mut days: BTreeMap<String, trend::Day> = BTreeMap::new();
     let mut rows = String::from(
         "<table id=\"runs\"><tr><th class=\"n\">run</th><th>話題</th><th class=\"v\">PASS</th></tr>",
     );
     for id in &ids {
         let rec = store.load_run(*id)?;
-        let ts = turns(&rec);
+        let ts = turns(store, &rec)?;
         let pass = ts.iter().filter(|t| t.status == "PASS").count();
         let _ = write!(
             rows,
             "<tr><td class=\"n\">{id}</td><td>{}</td><td class=\"v\">{pass}/{}</td></tr>",
             esc(&safe_text(&rec.run.topic, None)),
             ts.len()
+        );
+        add_day(
+            days.entry(trend::day_of(&rec.run.started_at)).or_default(),
+            &ts,
         );
         all.extend(ts);
     }
@@ -639,6 +552,7 @@ pub fn period_report(
             "no run with a committed turn started in this period",
         ));
     }
+    b.push_str(&trend::section(&days));
     b.push_str("<h2>判定（Director）</h2><div class=\"grid2\">");
     b.push_str(&verdict_chart(&all));
     b.push_str(&rule_chart(&all));
@@ -646,17 +560,55 @@ pub fn period_report(
     b.push_str(&aspect_chart(&all));
     b.push_str("<h2>レビュアーの一致度</h2>");
     b.push_str(&agreement(&all));
+    b.push_str(&gold_section(&all));
     b.push_str(&queues::section(store, crate::patterns::stamp::now_ms()));
     b.push_str("<h2>ラン</h2>");
     b.push_str(&rows);
     Ok(html::page(&format!("kakeai report {span}"), &b))
 }
 
-/// The secret-keeping scorecard (per secret and reader) as a section: ids and counts only —
-/// never a secret's text.
-pub fn scorecard_section(rows: &[crate::vault::scorecard::Row], work: &str) -> String {
+/// The runs started in [since, until), by id: the period report's runs.
+pub fn period_runs(
+    store: &Store,
+    since: Option<&str>,
+    until: Option<&str>,
+) -> Result<Vec<i64>, StoreError> {
+    Ok(store.db().query_map(
+        "SELECT id FROM runs WHERE (CAST(?1 AS TEXT) IS NULL OR started_at >= ?1)
+           AND (CAST(?2 AS TEXT) IS NULL OR started_at < ?2) ORDER BY id",
+        crate::p![since, until],
+        |r| r.get(0),
+    )?)
+}
+
+/// Adds one run's turns to its day.
+fn add_day(d: &mut trend::Day, ts: &[Turn]) {
+    d.runs += 1;
+    for t in ts {
+        d.turns += 1;
+        d.attempts += t.attempts;
+        d.labels += t.labels.len();
+        d.fine += t.labels.values().filter(|f| **f).count();
+        if let Some(j) = t.judge {
+            d.judge_sum += j.iter().sum::<f64>() / 5.0;
+            d.judged += 1;
+        }
+    }
+}
+
+fn gold_section(ts: &[Turn]) -> String {
+    gold::section(&gold::count(
+        ts.iter()
+            .map(|t| (t.gold.as_ref(), t.labels.values().copied().collect())),
+    ))
+}
+
+/// The secret-keeping scorecard (per secret and reader) over the report's `runs` runs, as a
+/// section: ids and counts only — never a secret's text.
+pub fn scorecard_section(rows: &[crate::vault::scorecard::Row], work: &str, runs: usize) -> String {
     let mut s = format!(
-        "<h2>秘密の守られ方（{}）</h2><table id=\"scorecard\"><tr><th>secret</th><th class=\"who\">reader</th>\
+        "<h2>秘密の守られ方（{}）</h2><p class=\"meta\">this report's {runs} run(s) only: lines \
+         of other runs and chat replies are not counted</p><table id=\"scorecard\"><tr><th>secret</th><th class=\"who\">reader</th>\
          <th class=\"n\">L</th><th>model</th><th class=\"v\">leaked</th><th class=\"v\">warn</th>\
          <th class=\"v\">reviewed</th></tr>",
         esc(work)
@@ -667,7 +619,7 @@ pub fn scorecard_section(rows: &[crate::vault::scorecard::Row], work: &str) -> S
             "{s}</table>{}",
             missing(
                 "scorecard",
-                "no line was reviewed against this vault as it is now"
+                "no line of these runs was reviewed against this vault as it is now"
             )
         );
     }
@@ -695,4 +647,9 @@ pub fn scorecard_section(rows: &[crate::vault::scorecard::Row], work: &str) -> S
 }
 
 /// Kinds of actions the report reads (for documentation and tests).
-pub const READ: [ActionKind; 3] = [ActionKind::Thumb, ActionKind::Override, ActionKind::Undo];
+pub const READ: [ActionKind; 4] = [
+    ActionKind::Thumb,
+    ActionKind::Override,
+    ActionKind::Undo,
+    ActionKind::Regenerate,
+];

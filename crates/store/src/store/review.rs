@@ -1,6 +1,10 @@
 //! The reviewer's marks on each turn, folded from the action log: the latest 👍/👎, the latest
 //! override, the number of feedback notes. An `undo` action takes back the latest mark of its
-//! kind on its turn, so the log stays append-only and a reopened run shows what is in force.
+//! kind on its turn, so the log stays append-only and a reopened run shows what is in force. A
+//! `regenerate` action on turn t sets that turn and every later one aside (they become a
+//! branch): every mark made on them before it is void, so a 👎 given to the old line never lands
+//! on the new one. [`by_reviewer`] is the one reading of a run's log per reviewer that the
+//! report and the dataset export share.
 
 use std::collections::BTreeMap;
 
@@ -15,12 +19,26 @@ pub struct Marks {
     pub notes: usize,
     /// The reviewer of the latest mark in force (None: unnamed or imported).
     pub reviewer: Option<String>,
+    /// The verdict the override in force replaced (`from` in its payload; None when not
+    /// recorded — blind mode or an older log).
+    pub override_from: Option<Status>,
+    /// The override's reason, as written.
+    pub override_reason: Option<String>,
 }
 
 impl Marks {
     /// The turn carries a mark (👍/👎, an override or a note).
     pub fn reviewed(&self) -> bool {
         self.thumb.is_some() || self.override_to.is_some() || self.notes > 0
+    }
+
+    /// The label in force: the override when there is one (fine = overridden to PASS), else
+    /// the 👍/👎; None when neither is in force.
+    pub fn fine(&self) -> Option<bool> {
+        match (self.override_to, self.thumb) {
+            (Some(s), _) => Some(s == Status::Pass),
+            (None, t) => t,
+        }
     }
 }
 
@@ -43,8 +61,9 @@ pub fn undone_kind(payload: &serde_json::Value) -> Option<ActionKind> {
     .then_some(k)
 }
 
-/// Folds actions (in creation order) into the marks in force per turn. Actions that are not
-/// review marks (pause, inject …) are ignored; an undo with nothing to take back is ignored.
+/// Folds actions (in creation order) into the marks in force per turn. A regenerate voids the
+/// marks on its turn and every later one; other actions that are not review marks (pause,
+/// inject …) are ignored; an undo with nothing to take back is ignored.
 pub fn fold<'a>(actions: impl IntoIterator<Item = Mark<'a>>) -> BTreeMap<u32, Marks> {
     let mut live: BTreeMap<u32, Vec<Mark<'a>>> = BTreeMap::new();
     for a in actions {
@@ -61,6 +80,7 @@ pub fn fold<'a>(actions: impl IntoIterator<Item = Mark<'a>>) -> BTreeMap<u32, Ma
                     list.remove(i);
                 }
             }
+            ActionKind::Regenerate => live.retain(|turn, _| *turn < a.turn),
             _ => {}
         }
     }
@@ -73,11 +93,19 @@ pub fn fold<'a>(actions: impl IntoIterator<Item = Mark<'a>>) -> BTreeMap<u32, Ma
                         m.thumb = a.payload.get("up").and_then(|v| v.as_bool());
                     }
                     ActionKind::Override => {
-                        m.override_to = a
+                        let status = |k: &str| {
+                            a.payload
+                                .get(k)
+                                .and_then(|v| v.as_str())
+                                .and_then(Status::parse)
+                        };
+                        m.override_to = status("to");
+                        m.override_from = status("from");
+                        m.override_reason = a
                             .payload
-                            .get("to")
+                            .get("reason")
                             .and_then(|v| v.as_str())
-                            .and_then(Status::parse);
+                            .map(str::to_string);
                     }
                     _ => m.notes += 1,
                 }
@@ -87,6 +115,36 @@ pub fn fold<'a>(actions: impl IntoIterator<Item = Mark<'a>>) -> BTreeMap<u32, Ma
         })
         .filter(|(_, m)| m.reviewed())
         .collect()
+}
+
+/// Each named reviewer's marks in force, per turn then reviewer, from a run's action log (in
+/// creation order). Regenerates count whoever made them: they void every reviewer's earlier
+/// marks on the turns they set aside. Unnamed marks cannot be told apart from one another and
+/// are not read. Pass a prefix of the log to read what was in force at that point.
+pub fn by_reviewer<'a>(
+    actions: impl IntoIterator<Item = &'a super::ActionRow>,
+) -> BTreeMap<u32, BTreeMap<String, Marks>> {
+    let log: Vec<&super::ActionRow> = actions.into_iter().collect();
+    let names: std::collections::BTreeSet<&str> =
+        log.iter().filter_map(|a| a.reviewer.as_deref()).collect();
+    let mut out: BTreeMap<u32, BTreeMap<String, Marks>> = BTreeMap::new();
+    for who in names {
+        let mine = log.iter().filter_map(|a| {
+            let turn = a.turn?;
+            (a.reviewer.as_deref() == Some(who) || a.kind == ActionKind::Regenerate).then_some(
+                Mark {
+                    turn,
+                    kind: a.kind,
+                    payload: &a.payload,
+                    reviewer: a.reviewer.as_deref(),
+                },
+            )
+        });
+        for (turn, m) in fold(mine) {
+            out.entry(turn).or_default().insert(who.to_string(), m);
+        }
+    }
+    out
 }
 
 /// The latest mark still in force (turn and kind): what an undo would take back.
@@ -198,5 +256,45 @@ mod tests {
             (5, Undo, json!({"undo": "pause"})),
         ]);
         assert_eq!(f[&5].thumb, Some(true));
+    }
+
+    /// A regenerate at turn r voids every mark made before it on turns ≥ r, never one on an
+    /// earlier turn nor one made after it; generated over where it falls.
+    #[test]
+    fn a_regenerate_voids_earlier_marks_on_its_turn_and_later() {
+        use ActionKind::*;
+        for r in 1..=4u32 {
+            for after in [false, true] {
+                let mut log: Vec<(u32, ActionKind, serde_json::Value)> =
+                    (1..=4).map(|t| (t, Thumb, json!({"up": false}))).collect();
+                log.push((
+                    2,
+                    Override,
+                    json!({"from": "WARN", "to": "PASS", "reason": "ok"}),
+                ));
+                log.push((r, Regenerate, json!({})));
+                if after {
+                    log.push((r, Thumb, json!({"up": true})));
+                }
+                let f = run(&log);
+                for t in 1..=4u32 {
+                    let want = if t < r {
+                        Some(false)
+                    } else if after && t == r {
+                        Some(true)
+                    } else {
+                        None
+                    };
+                    assert_eq!(f.get(&t).and_then(|m| m.thumb), want, "r={r} t={t}");
+                }
+                let over = f.get(&2).and_then(|m| m.override_to);
+                assert_eq!(over, (r > 2).then_some(Status::Pass), "r={r}");
+                if r > 2 {
+                    assert_eq!(f[&2].override_from, Some(Status::Warn));
+                    assert_eq!(f[&2].override_reason.as_deref(), Some("ok"));
+                    assert_eq!(f[&2].fine(), Some(true));
+                }
+            }
+        }
     }
 }

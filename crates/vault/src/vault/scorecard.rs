@@ -1,7 +1,8 @@
 //! The secret-keeping scorecard (issue 15 §2): for every secret and level-≤2 section of the
 //! work, per reader, her level, model and prompt (persona) version — how many stored lines by
 //! her were reviewed and how many leaked it, by severity (the `leak` rule's findings). Read
-//! from every run (compare samples and probes are runs too) and every chat reply in the store.
+//! from every run (compare samples and probes are runs too) and every chat reply in the store —
+//! or, for a report, from its runs only ([`scorecard_of`]).
 //!
 //! Every review stores a coverage finding (`coverage <vault version> unchecked:<checks>`): rows
 //! are kept apart by that vault version, so lines reviewed against an older vault never count
@@ -103,13 +104,14 @@ fn coverage(evidence: Option<String>) -> (String, bool) {
 /// inside the engine (344 vs 444 ms over 100,000 attempts); a test keeps that SQL as an
 /// oracle and checks both agree.
 pub fn read(db: Db<'_>) -> Result<(BTreeMap<Group, Lines>, Vec<LeakHit>), DbError> {
-    read_runs(db, &|_| true)
+    read_runs(db, &|_, _| true, true)
 }
 
-/// [`read`] over the runs whose stored options `keep` accepts (chat lines are all read).
+/// [`read`] over the runs whose id and stored options `keep` accepts; chat lines with `chats`.
 pub fn read_runs(
     db: Db<'_>,
-    keep: &dyn Fn(&serde_json::Value) -> bool,
+    keep: &dyn Fn(i64, &serde_json::Value) -> bool,
+    chats: bool,
 ) -> Result<(BTreeMap<Group, Lines>, Vec<LeakHit>), DbError> {
     let mut groups: BTreeMap<Group, Lines> = BTreeMap::new();
     let mut hits = Vec::new();
@@ -118,12 +120,12 @@ pub fn read_runs(
             Ok((r.get::<i64>(0)?, r.get::<Option<String>>(1)?))
         })?
         .into_iter()
-        .filter(|(_, o)| {
+        .filter(|(id, o)| {
             let v = o
                 .as_deref()
                 .and_then(|t| serde_json::from_str(t).ok())
                 .unwrap_or(serde_json::Value::Null);
-            keep(&v)
+            keep(*id, &v)
         })
         .map(|(id, _)| id)
         .collect();
@@ -148,6 +150,9 @@ pub fn read_runs(
     )?;
     for (id, _, g, verdict) in attempts.into_iter().filter(|a| runs.contains(&a.1)) {
         note(&mut groups, &mut hits, format!("attempt:{id}"), g, &verdict);
+    }
+    if !chats {
+        return Ok((groups, hits));
     }
     let chats: Vec<(i64, String, String)> = db.query_map(
         "SELECT id, character, verdict FROM chat_exchanges WHERE verdict IS NOT NULL",
@@ -364,11 +369,25 @@ pub fn tally(cur: &Current, groups: &BTreeMap<Group, Lines>, hits: &[LeakHit]) -
 /// Only the runs made under this work count: a run's vault stamp names its work (a run with no
 /// stamp predates stamps and was made under the bundled sample).
 pub fn scorecard(db: Db<'_>, work: &Work) -> Result<Vec<Row>, DbError> {
-    let mine = |o: &serde_json::Value| match o.get("vault").and_then(|v| v.get("work")) {
-        Some(w) => w.as_str() == Some(work.name.as_str()),
-        None => !work.on_disk,
+    scorecard_of(db, work, None)
+}
+
+/// The scorecard of `work` over some runs only (`runs`: a report's run, or its period's): of
+/// those, the ones made under this work; chat replies are not runs and are left out. None: the
+/// whole store, chats included ([`scorecard`]).
+pub fn scorecard_of(
+    db: Db<'_>,
+    work: &Work,
+    runs: Option<&std::collections::BTreeSet<i64>>,
+) -> Result<Vec<Row>, DbError> {
+    let mine = |id: i64, o: &serde_json::Value| {
+        runs.is_none_or(|r| r.contains(&id))
+            && match o.get("vault").and_then(|v| v.get("work")) {
+                Some(w) => w.as_str() == Some(work.name.as_str()),
+                None => !work.on_disk,
+            }
     };
-    let (groups, hits) = read_runs(db, &mine)?;
+    let (groups, hits) = read_runs(db, &mine, runs.is_none())?;
     Ok(tally(&Current::of(work), &groups, &hits))
 }
 
