@@ -1,4 +1,4 @@
-//! Companies in chat about work (issue 26 §1; crates/safety/src/safety/pii/orgs.rs, org_forms.rs): where a
+//! Companies in chat about work (issue 26 §1; crates/pii/src/pii/orgs.rs, org_forms.rs): where a
 //! legal form's name starts and ends in running text, a company addressed with さん, heads
 //! the dictionary knows as a name (白樺|運輸), and the generic heads that stay (冷凍食品,
 //! 国際物流). Generated from names and frames written here, none of them a tuning set's.

@@ -492,7 +492,7 @@ fn lindera_people_after_relation_words() {
     }
 }
 
-/// A name in a name's slot, read with the dictionary (crates/safety/src/safety/pii/names_slot.rs): a word
+/// A name in a name's slot, read with the dictionary (crates/pii/src/pii/names_slot.rs): a word
 /// IPADIC tags as a person or a small place, or does not know, at the start of a phrase before
 /// a particle — in frames with no cue and no listed predicate. Common words, places, loanwords
 /// and things in the same frames stay.

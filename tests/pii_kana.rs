@@ -1,4 +1,4 @@
-//! Names written in kana that the dictionary reads (issue 26 §1; crates/safety/src/safety/pii/names_kana.rs):
+//! Names written in kana that the dictionary reads (issue 26 §1; crates/pii/src/pii/names_kana.rs):
 //! generated full names in every kana script and separator, kanji surnames with a kana given
 //! name, one part alone, each in many frames — and the kana words that split into two name
 //! readings but must stay (ありますよ, みずたまり, はありませんでした). Lindera only: without

@@ -79,7 +79,7 @@ impl Client {
             .connect_timeout(cfg.timeouts.connect())
             // An idle keep-alive connection is dropped before a server closes it (llama-server
             // after 5 s), so no request is written to a connection already closed.
-            .pool_idle_timeout(Duration::from_secs(3))
+            .pool_idle_timeout(super::http::POOL_IDLE)
             .no_proxy()
             .build()
             .map_err(|e| bad(e.to_string()))?;

@@ -167,7 +167,7 @@ pub async fn send(
             // A keep-alive connection the server closed as the request went out: nothing was
             // answered, so it is sent again at once on a new connection (not the retry, no
             // backoff). Once: a server that keeps closing is a failure like any other.
-            (Err(e), _) if !resent_stale && is_stale(&e, started.elapsed()) => {
+            (Err(e), _) if !resent_stale && is_stale(&e, &target.url, started) => {
                 resent_stale = true;
             }
             (Err(e), Some(backoff)) if retries == 0 && e.is_transient() => {
@@ -183,10 +183,51 @@ pub async fn send(
 /// read the request and then failed takes longer than this to close it.
 const STALE_WITHIN: Duration = Duration::from_millis(250);
 
+/// How long the client keeps an idle connection (`pool_idle_timeout` in `Client::new`): a
+/// connection can be reused only if its origin answered within this.
+pub(super) const POOL_IDLE: Duration = Duration::from_secs(3);
+
+type Answers = std::sync::Mutex<std::collections::HashMap<String, Instant>>;
+
+/// When each origin (scheme, host, port) last answered (any status): the pool may hold a
+/// connection to it.
+fn last_answer() -> &'static Answers {
+    static LAST: std::sync::OnceLock<Answers> = std::sync::OnceLock::new();
+    LAST.get_or_init(Default::default)
+}
+
+fn origin(url: &str) -> String {
+    reqwest::Url::parse(url).map_or_else(|_| url.to_string(), |u| u.origin().ascii_serialization())
+}
+
+/// Whether the server ends the connection after this answer (nothing to reuse).
+fn resp_closes(r: &reqwest::Response) -> bool {
+    let says_close = r
+        .headers()
+        .get(reqwest::header::CONNECTION)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.to_ascii_lowercase().contains("close"));
+    says_close || r.version() < reqwest::Version::HTTP_11
+}
+
+fn answered(url: &str) {
+    if let Ok(mut m) = last_answer().lock() {
+        m.insert(origin(url), Instant::now());
+    }
+}
+
 /// Whether `e` is a pooled connection closed under the request: reset or closed before any
-/// answer, within [`STALE_WITHIN`] of sending.
-fn is_stale(e: &LlmError, after: Duration) -> bool {
-    after < STALE_WITHIN
+/// answer within [`STALE_WITHIN`] of sending, on an origin that answered recently enough for a
+/// connection to it to be in the pool. A fresh connection hung up is a failure (the retry's to
+/// handle), not a stale one.
+fn is_stale(e: &LlmError, url: &str, started: Instant) -> bool {
+    let pooled = last_answer()
+        .lock()
+        .ok()
+        .and_then(|m| m.get(&origin(url)).copied())
+        .is_some_and(|t| started.duration_since(t) < POOL_IDLE);
+    pooled
+        && started.elapsed() < STALE_WITHIN
         && matches!(
             e,
             LlmError::Connect {
@@ -214,6 +255,11 @@ async fn send_once(
         Ok(Err(e)) => return Err(target.transport(&e, connect_timeout)),
         Ok(Ok(r)) => r,
     };
+    // Any answer, an error status too, leaves its connection in the pool — unless the server
+    // closes it (`Connection: close`, or HTTP/1.0).
+    if !resp_closes(&resp) {
+        answered(&target.url);
+    }
     let status = resp.status();
     if status.is_success() {
         return Ok(resp);

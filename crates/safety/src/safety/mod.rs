@@ -25,7 +25,7 @@ pub mod data;
 pub mod judgment;
 pub mod layers;
 mod messages;
-pub mod pii;
+pub use kakeai_pii::pii;
 pub mod pipeline;
 pub mod shared;
 pub mod types;

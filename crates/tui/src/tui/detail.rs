@@ -150,7 +150,10 @@ fn timeline(
 /// An attempt's state word in the timeline and its colour (blind: no verdict before hers).
 fn attempt_word(a: &AttemptView, hidden: bool, t: &Theme) -> (String, ratatui::style::Color) {
     match &a.phase {
-        Phase::Generating => ("generating".to_string(), t.accent),
+        Phase::Generating => match a.live {
+            Some(l) => (format!("generating {}", l.describe()), t.accent),
+            None => ("generating".to_string(), t.accent),
+        },
         Phase::Reviewing => ("reviewing".to_string(), t.accent),
         Phase::Reviewed if hidden => (super::blind::HIDDEN_WORD.to_string(), t.dim),
         Phase::Reviewed => {
@@ -421,6 +424,7 @@ mod fit_tests {
             live_counts: (0, 0),
             counted_len: 0,
             analysis: None,
+            live: None,
         }
     }
 

@@ -67,6 +67,7 @@ fn attempt_view(a: &AttemptRow) -> AttemptView {
         counted_len: text.len(),
         text,
         analysis: None,
+        live: None,
     }
 }
 

@@ -33,6 +33,47 @@ pub struct AttemptView {
     pub counted_len: usize,
     /// The analysis of `text`, kept for re-judging (cleared whenever the text changes).
     pub analysis: Option<std::sync::Arc<Analysis>>,
+    /// While it streams: the pieces so far and their speed.
+    pub live: Option<LiveRate>,
+}
+
+/// The streaming speed seen so far: the pieces after the first over the time since the first
+/// (a piece is one token on Ollama and llama-server), as the headless `tokens_per_s` counts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LiveRate {
+    pub first: std::time::Instant,
+    pub last: std::time::Instant,
+    pub pieces: u32,
+}
+
+impl LiveRate {
+    /// One more piece, arrived `at`.
+    pub fn add(live: &mut Option<LiveRate>, at: std::time::Instant) {
+        match live {
+            Some(l) => {
+                l.last = at;
+                l.pieces += 1;
+            }
+            None => {
+                *live = Some(LiveRate {
+                    first: at,
+                    last: at,
+                    pieces: 1,
+                })
+            }
+        }
+    }
+
+    /// `12 tokens · 10.0 tokens/s`: the speed once the pieces span a second (a rate over a
+    /// few milliseconds says nothing), the count before.
+    pub fn describe(&self) -> String {
+        let secs = self.last.duration_since(self.first).as_secs_f64();
+        if self.pieces < 2 || secs < 1.0 {
+            return format!("{} tokens", self.pieces);
+        }
+        let rate = f64::from(self.pieces - 1) / secs;
+        format!("{} tokens · {rate:.1} tokens/s", self.pieces)
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -102,6 +143,7 @@ impl RunView {
         if let Some(a) = self.attempt_mut(turn, attempt) {
             a.text.push_str(delta);
             a.analysis = None;
+            LiveRate::add(&mut a.live, std::time::Instant::now());
         }
     }
 
@@ -197,6 +239,7 @@ impl RunView {
                         live_counts: (0, 0),
                         counted_len: 0,
                         analysis: None,
+                        live: None,
                     });
                 }
             }
@@ -239,5 +282,37 @@ impl RunView {
             }
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod live_tests {
+    use super::LiveRate;
+    use std::time::{Duration, Instant};
+
+    /// Generated pace: n pieces every k ms, spanning a second or more, read as n tokens at
+    /// 1000/k tokens/s; one piece, or pieces within a second, have no speed yet.
+    #[test]
+    fn the_live_rate_counts_pieces_after_the_first_over_the_time_since() {
+        let t0 = Instant::now();
+        for (n, every_ms) in [(3u32, 500u64), (11, 100), (41, 50), (5, 1000), (201, 25)] {
+            let mut live = None;
+            for i in 0..n {
+                LiveRate::add(
+                    &mut live,
+                    t0 + Duration::from_millis(u64::from(i) * every_ms),
+                );
+            }
+            let want = 1000.0 / every_ms as f64;
+            assert_eq!(
+                live.unwrap().describe(),
+                format!("{n} tokens · {want:.1} tokens/s")
+            );
+        }
+        let mut quick = None;
+        for i in 0..4u64 {
+            LiveRate::add(&mut quick, t0 + Duration::from_millis(i * 10));
+        }
+        assert_eq!(quick.unwrap().describe(), "4 tokens");
     }
 }

@@ -20,7 +20,7 @@ use super::names_subject::{
 };
 use super::view::{View, is_edge};
 
-const SLOTS_TOML: &str = include_str!("../../../../../assets/safety/name_slots.toml");
+const SLOTS_TOML: &str = include_str!("../../../../assets/safety/name_slots.toml");
 
 /// The lists of assets/safety/name_slots.toml.
 #[derive(Debug, Clone, Deserialize)]

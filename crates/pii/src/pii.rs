@@ -266,7 +266,7 @@ const MARKERS: &[(&str, Marker)] = &[
 ];
 
 /// Schools commonly named without their suffix (東大, 早稲田): assets/safety/school_names.txt.
-const SHORT_SCHOOLS: &str = include_str!("../../../../assets/safety/school_names.txt");
+const SHORT_SCHOOLS: &str = include_str!("../../../assets/safety/school_names.txt");
 
 fn short_schools() -> impl Iterator<Item = &'static str> {
     SHORT_SCHOOLS

@@ -11,7 +11,7 @@ use super::scan::{Builder, Hits, ListId, Pick};
 use super::view::View;
 use super::{Cand, PiiKind, orgs};
 
-const FORMS_TOML: &str = include_str!("../../../../../assets/safety/org_forms.toml");
+const FORMS_TOML: &str = include_str!("../../../../assets/safety/org_forms.toml");
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -5,7 +5,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use kakeai_safety::safety::pii::PiiMasker;
+use kakeai_pii::pii::PiiMasker;
 
 const OPENERS: &[&str] = &[
     "ねえねえ、",

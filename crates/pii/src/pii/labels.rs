@@ -12,7 +12,7 @@ use serde::Deserialize;
 use super::view::View;
 use super::{Cand, PiiKind};
 
-const LABELS_TOML: &str = include_str!("../../../../../assets/safety/pii_labels.toml");
+const LABELS_TOML: &str = include_str!("../../../../assets/safety/pii_labels.toml");
 
 #[derive(Deserialize)]
 struct Labels {

@@ -19,8 +19,8 @@ use super::names_subject::NOT_NAMES_HIRA;
 use super::proper::BUSINESS;
 use super::view::View;
 
-const KANA_TOML: &str = include_str!("../../../../../assets/safety/kana_names.toml");
-const GIVEN_KANA: &str = include_str!("../../../../../assets/safety/given_kana.txt");
+const KANA_TOML: &str = include_str!("../../../../assets/safety/kana_names.toml");
+const GIVEN_KANA: &str = include_str!("../../../../assets/safety/given_kana.txt");
 
 /// The lists of assets/safety/kana_names.toml.
 #[derive(Debug, Clone, Deserialize)]
@@ -502,7 +502,7 @@ fn to_katakana(s: &str) -> String {
 
 /// Katakana to hiragana; anything else as it is.
 fn to_hiragana(s: &str) -> String {
-    s.chars().map(crate::safety::fold::kana_fold).collect()
+    s.chars().map(crate::text::fold::kana_fold).collect()
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The PII masker on its own: each line of standard input, masked, with what was found.
 //!
 //! ```sh
-//! printf '田中さんの番号は090-1234-5678です\n' | cargo run -p kakeai-safety --example mask
+//! printf '田中さんの番号は090-1234-5678です\n' | cargo run -p kakeai-pii --example mask
 //! ```
 //!
 //! The rules alone (no dictionary, no model): the same masker the store uses before a line is
@@ -9,7 +9,7 @@
 
 use std::io::BufRead;
 
-use kakeai_safety::safety::pii::PiiMasker;
+use kakeai_pii::pii::PiiMasker;
 
 fn main() {
     let masker = PiiMasker::new();

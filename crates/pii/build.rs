@@ -1,9 +1,9 @@
-//! Trains the PII sequence labeller (src/safety/pii/tagger_core.rs) from the labelled corpora
+//! Trains the PII sequence labeller (src/pii/tagger_core.rs) from the labelled corpora
 //! and word lists named in assets/safety/pii_tagger/train.txt, and writes the model to
 //! `$OUT_DIR/pii_tagger.bin` for `include_bytes!`. Deterministic: the same files give the same
 //! model. A malformed line stops the build with its file:line.
 
-#[path = "src/safety/pii/tagger_core.rs"]
+#[path = "src/pii/tagger_core.rs"]
 #[allow(dead_code)]
 mod tagger_core;
 
@@ -15,7 +15,7 @@ fn main() {
     let root = &Path::new(&manifest).join("../..");
     let spec_path = root.join("assets/safety/pii_tagger/train.txt");
     println!("cargo:rerun-if-changed={}", spec_path.display());
-    println!("cargo:rerun-if-changed=src/safety/pii/tagger_core.rs");
+    println!("cargo:rerun-if-changed=src/pii/tagger_core.rs");
     let spec = std::fs::read_to_string(&spec_path).expect("assets/safety/pii_tagger/train.txt");
     let mut lists = tagger_core::Lists::default();
     let mut examples = Vec::new();

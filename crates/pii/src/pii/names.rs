@@ -11,8 +11,8 @@ use rustc_hash::FxHashSet as HashSet;
 use super::address::PREFECTURES;
 use super::view::{View, is_edge, is_han};
 
-const BUILTIN: &str = include_str!("../../../../../assets/safety/surnames.txt");
-const GIVEN: &str = include_str!("../../../../../assets/safety/given_names.txt");
+const BUILTIN: &str = include_str!("../../../../assets/safety/surnames.txt");
+const GIVEN: &str = include_str!("../../../../assets/safety/given_names.txt");
 
 /// Words that may stand before `は` in `◯◯は田中です` for it to introduce a person; other
 /// topics (出身は金沢です, 最寄りは中野です) name a place.
