@@ -273,3 +273,71 @@ async fn a_run_with_a_postgresql_url_lands_in_that_database() {
         .collect();
     assert_eq!(turns.iter().map(|t| &t["text"]).collect::<Vec<_>>(), said);
 }
+
+/// A model every line of which the Director rejects (eight short lines: `lines` RETRY): the
+/// run says once, early, that the model may be unsuitable — a `model_unsuitable` event after
+/// the eighth rejected attempt in a row, naming doctor — and goes on to its end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_of_rejected_attempts_says_the_model_may_be_unsuitable_once() {
+    let server = FakeServer::with(|req: &Recorded, _| match req.path.as_str() {
+        "/v1/models" => Reply::json(
+            200,
+            r#"{"object":"list","data":[{"id":"tiny-ja","object":"model","owned_by":"llamacpp"}]}"#,
+        ),
+        "/v1/chat/completions" if req.json()["stream"] == true => {
+            let lines: Vec<String> = (1..=8).map(|i| format!("うん{i}。\n")).collect();
+            let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+            Reply::sse(parts(&sse_events("tiny-ja", &refs, "stop", 8)))
+        }
+        _ => Reply::json(
+            404,
+            r#"{"error":{"message":"File Not Found","type":"not_found_error","code":404}}"#,
+        ),
+    })
+    .await;
+    let env = Env::new();
+    let out = run(
+        &env,
+        &[
+            "run",
+            "--headless",
+            "--topic",
+            "坂道",
+            "--turns",
+            "4",
+            "--attempts",
+            "3",
+            "--no-judge",
+            "--endpoint",
+            &server.url,
+            "--model",
+            "tiny-ja",
+        ],
+    )
+    .await;
+    let err = String::from_utf8_lossy(&out.stderr);
+    let ev = events(&out.stdout);
+    let said: Vec<usize> = ev
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e["event"] == "model_unsuitable")
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(said.len(), 1, "said once: {err}");
+    let e = &ev[said[0]];
+    assert!(
+        e["message"].as_str().unwrap().contains("kakeai doctor"),
+        "{e}"
+    );
+    let rejected_before = ev[..said[0]]
+        .iter()
+        .filter(|e| e["event"] == "attempt_done")
+        .count();
+    assert_eq!(rejected_before, 8, "after the eighth rejected attempt: {e}");
+    assert!(
+        ev.iter()
+            .any(|e| e["event"] == "run_end" || e["event"] == "run_done"),
+        "the run went on to its end: {:?}",
+        ev.last()
+    );
+}
