@@ -245,3 +245,51 @@ async fn a_cold_model_is_loaded_once_with_its_seconds_shown() {
     assert!(*secs.last().unwrap() >= 2, "{secs:?}");
     assert!(err.contains("kakeai doctor: loaded"), "{err}");
 }
+
+/// The PII second opinion timed against its budgets (LINE 3.0 s, chat 5.0 s by default): an
+/// answer in 3.4 s is over the LINE budget only, said with the setting that decides it; a
+/// server error is ✗ with `[pii] llm` named. The other checks' marks do not matter here.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_pii_check_names_the_budget_it_misses_and_the_setting() {
+    use llm_fake::{FakeServer, Recorded, Reply};
+    for (delay, status) in [(Duration::from_millis(3400), 200), (Duration::ZERO, 500)] {
+        let server = FakeServer::with(move |r: &Recorded, _| {
+            let pii = r.body.contains(kakeai::safety::pii::second::ANSWER_STOP.trim_start())
+                && r.path == "/v1/chat/completions";
+            match (r.path.as_str(), pii) {
+                ("/v1/models", _) => Reply::json(
+                    200,
+                    r#"{"object":"list","data":[{"id":"m","object":"model","owned_by":"llamacpp"}]}"#,
+                ),
+                (_, true) if status == 500 => Reply::json(500, r#"{"error":{"code":500,"message":"slot unavailable"}}"#),
+                (_, true) => {
+                    let mut reply = Reply::json(
+                        200,
+                        &llm_fake::openai_reply("m", "PII_DETECTED: false\nMASKED_TEXT: x\nDETECTED_ITEMS: なし", 9),
+                    );
+                    reply.delay = delay;
+                    reply
+                }
+                _ => Reply::json(404, r#"{"error":{"code":404,"message":"File Not Found"}}"#),
+            }
+        })
+        .await;
+        let mut cfg = llm_fake::config(&server.url, Some(ApiKind::OpenAi));
+        cfg.model = "m".into();
+        cfg.timeouts.request_ms = 20_000;
+        let client = Client::new(cfg).unwrap();
+        let r = doctor::run(&client, Depth::Full, None, &mut |_| {}).await;
+        let pii = r
+            .checks
+            .iter()
+            .find(|c| c.name == "PII check")
+            .expect("a PII check");
+        if status == 200 {
+            assert_eq!(pii.mark, Mark::Warn, "{}", pii.line());
+            assert!(pii.line().contains("LINE budget (3 s)"), "{}", pii.line());
+        } else {
+            assert_eq!(pii.mark, Mark::Fail, "{}", pii.line());
+        }
+        assert!(pii.line().contains("llm = \"off\""), "{}", pii.line());
+    }
+}
