@@ -56,6 +56,7 @@ fn tabs(screen: &str) -> String {
 
 fn typed_everywhere_at(cols: u16, rows: u16) {
     let sock = format!("kakeai-chat-{}-{cols}", std::process::id());
+    let _kill = KillOnDrop(sock.clone());
     let session = "chat";
     let dir = tempfile::tempdir().unwrap();
     let cmd = format!(
@@ -122,5 +123,16 @@ fn typing_into_chat_never_steers_the_run_at_any_size() {
     }
     for (cols, rows) in [(80, 24), (100, 30), (140, 45)] {
         typed_everywhere_at(cols, rows);
+    }
+}
+
+/// Ends the test's tmux server however the test ends (a failed assertion too).
+struct KillOnDrop(String);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.0, "kill-server"])
+            .output();
     }
 }

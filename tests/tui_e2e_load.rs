@@ -45,6 +45,7 @@ async fn the_load_counter_ticks_with_no_key_pressed() {
     .await;
     let dir = tempfile::tempdir().unwrap();
     let sock = format!("kakeai-load-{}", std::process::id());
+    let _kill = KillOnDrop(sock.clone());
     let cmd = format!(
         "KAKEAI_DATA_DIR={d}/data KAKEAI_CONFIG_DIR={d}/config KAKEAI_ANALYZER=fallback \
          {bin} --endpoint {url} --model gemma2:27b",
@@ -85,4 +86,15 @@ async fn the_load_counter_ticks_with_no_key_pressed() {
         seen.len() >= 3 && seen.windows(2).all(|w| w[0] < w[1]),
         "the counter did not tick by itself: {seen:?}"
     );
+}
+
+/// Ends the test's tmux server however the test ends (a failed assertion too).
+struct KillOnDrop(String);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.0, "kill-server"])
+            .output();
+    }
 }

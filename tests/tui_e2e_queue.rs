@@ -66,6 +66,7 @@ fn quitting_gives_back_the_item_held() {
         db::create(&mut store, &spec, Some("lead")).unwrap();
     }
     let sock = format!("kakeai-queue-{}", std::process::id());
+    let _kill = KillOnDrop(sock.clone());
     let cmd = format!(
         "KAKEAI_DATA_DIR={d}/data KAKEAI_CONFIG_DIR={d}/config KAKEAI_ANALYZER=fallback \
          {bin} --reviewer taro --queue flagged",
@@ -105,4 +106,15 @@ fn quitting_gives_back_the_item_held() {
         0,
         "the item stayed held after quitting"
     );
+}
+
+/// Ends the test's tmux server however the test ends (a failed assertion too).
+struct KillOnDrop(String);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.0, "kill-server"])
+            .output();
+    }
 }
