@@ -638,3 +638,43 @@ fn gold_labels_decide_and_are_named() {
             .any(|k| k.contains("gold labels of two queues disagree"))
     );
 }
+
+/// A run whose stored regenerate actions and branches disagree (a regenerate that was never
+/// carried out) cannot tell which version a mark was for: its reviewers' marks are not used —
+/// its records fall back to the Director, none says `reviewers` — and the tally (the card's
+/// source) names the run and why. Other runs keep their reviewers.
+#[test]
+fn a_run_whose_regenerates_and_branches_disagree_is_named_and_its_marks_unused() {
+    for seed in 1..=6u64 {
+        let (_d, mut s, _t) = generate(seed * 31, 4);
+        let runs = s.runs(10).unwrap();
+        let odd = runs.iter().map(|r| r.id).min().unwrap();
+        s.add_action(&NewAction {
+            run_id: odd,
+            turn: Some(1),
+            attempt_id: None,
+            kind: ActionKind::Regenerate,
+            payload: json!({}),
+        })
+        .unwrap();
+        let (recs, tally) = lines_of(&s, Format::Kto, &Options::default());
+        let why = format!(
+            "run {odd}: its stored regenerate actions and branches disagree, so its reviewer \
+             marks were not used"
+        );
+        assert_eq!(
+            tally.skipped.get(&why),
+            Some(&1),
+            "seed {seed}: {:?}",
+            tally.skipped
+        );
+        for r in recs.iter().filter(|r| r["metadata"]["run"] == odd) {
+            assert_ne!(r["metadata"]["source"], "reviewers", "seed {seed}: {r}");
+        }
+        assert!(
+            recs.iter()
+                .any(|r| r["metadata"]["run"] != odd && r["metadata"]["source"] == "reviewers"),
+            "seed {seed}: the other runs keep their reviewers"
+        );
+    }
+}
