@@ -559,3 +559,66 @@ fn a_withheld_turn_shows_her_fallback_line_and_never_the_leak() {
         );
     }
 }
+
+/// Where fontconfig knows no Japanese font, `report` says so after writing the page (with the
+/// fonts the page asks for and how to get one); where it knows one, it says nothing more. The
+/// fonts fontconfig sees are set with FONTCONFIG_FILE: an empty configuration, then the
+/// machine's own (CI installs fonts-noto-cjk). Skipped without fontconfig, except under CI.
+#[test]
+fn a_machine_without_a_japanese_font_is_told() {
+    if std::process::Command::new("fc-list")
+        .arg("-V")
+        .output()
+        .is_err()
+    {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "fontconfig is required under CI"
+        );
+        eprintln!("no fontconfig here: skipping the font note");
+        return;
+    }
+    let env = Env::new();
+    let mut store = Store::open(&env.data_db()).unwrap();
+    let (run, _, _) = build(&mut store, 3, 4);
+    drop(store);
+    let empty = env.dir.path().join("fonts.conf");
+    std::fs::write(
+        &empty,
+        "<?xml version=\"1.0\"?>\n<fontconfig></fontconfig>\n",
+    )
+    .unwrap();
+    let out = env.dir.path().join("r.html");
+    let args = [
+        "report",
+        "--run",
+        &run.to_string(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let o = env
+        .cmd(&args)
+        .env("FONTCONFIG_FILE", &empty)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("no Japanese font found") && err.contains("fonts-noto-cjk"),
+        "{err}"
+    );
+    let has_font = std::process::Command::new("fc-list")
+        .args([":lang=ja", "family"])
+        .output()
+        .is_ok_and(|o| !o.stdout.trim_ascii().is_empty());
+    if has_font {
+        let o = env.cmd(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!err.contains("no Japanese font"), "{err}");
+    } else {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI installs fonts-noto-cjk"
+        );
+    }
+}

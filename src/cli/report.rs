@@ -90,5 +90,23 @@ fn write(a: &ReportArgs, store: &Store) -> Result<(), String> {
     }
     std::fs::write(&a.out, page).map_err(|e| format!("{}: {e}", a.out.display()))?;
     eprintln!("kakeai report: {}", a.out.display());
+    if no_japanese_font() {
+        eprintln!("{NO_FONT}");
+    }
     Ok(())
+}
+
+/// Said when fontconfig knows no Japanese font: the page would show boxes on this machine.
+const NO_FONT: &str = "kakeai report: no Japanese font found here (fc-list :lang=ja is empty): \
+the page asks for Hiragino Sans, Noto Sans CJK JP, Yu Gothic or Meiryo — install one \
+(e.g. apt install fonts-noto-cjk) or open the page where one is";
+
+/// Whether fontconfig answers and lists no font for Japanese. A machine without fontconfig
+/// (macOS, Windows) is not asked: its own fonts cover Japanese.
+fn no_japanese_font() -> bool {
+    std::process::Command::new("fc-list")
+        .args([":lang=ja", "family"])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .is_ok_and(|o| o.status.success() && o.stdout.iter().all(u8::is_ascii_whitespace))
 }
