@@ -293,3 +293,47 @@ async fn the_pii_check_names_the_budget_it_misses_and_the_setting() {
         assert!(pii.line().contains("llm = \"off\""), "{}", pii.line());
     }
 }
+
+/// A llama-server whose slot holds 1,024 tokens (`/props`): doctor budgets those 1,024, never
+/// the configured 8,192, and its verdict on the run's first turn says it cannot fit whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn doctor_budgets_the_slot_a_llama_server_really_has() {
+    use llm_fake::{FakeServer, Recorded, Reply};
+    let server = FakeServer::with(|r: &Recorded, _| match r.path.as_str() {
+        "/v1/models" => Reply::json(
+            200,
+            r#"{"object":"list","data":[{"id":"m","object":"model","owned_by":"llamacpp"}]}"#,
+        ),
+        "/props" => Reply::json(
+            200,
+            r#"{"default_generation_settings":{"n_ctx":1024},"total_slots":1,"chat_template":"chatml"}"#,
+        ),
+        "/v1/chat/completions" => Reply::json(200, &llm_fake::openai_reply("m", "うん。", 2)),
+        _ => Reply::json(404, r#"{"error":{"code":404,"message":"File Not Found"}}"#),
+    })
+    .await;
+    let mut cfg = llm_fake::config(&server.url, Some(ApiKind::OpenAi));
+    cfg.model = "m".into();
+    cfg.num_ctx = 8192;
+    let client = Client::new(cfg).unwrap();
+    let r = doctor::run(&client, Depth::Full, Some(&setup()), &mut |_| {}).await;
+    let all = lines(&r);
+    let context = r
+        .checks
+        .iter()
+        .find(|c| c.name == "context")
+        .expect("a context check");
+    assert!(context.detail.contains("budgeting 1024 tokens"), "{all}");
+    assert!(!all.contains("budgeting 8192"), "{all}");
+    let budget = r
+        .checks
+        .iter()
+        .find(|c| c.name == "budget")
+        .expect("a budget check");
+    assert_ne!(
+        budget.mark,
+        Mark::Ok,
+        "the sample's first turn does not fit 1,024 whole: {all}"
+    );
+    assert!(!r.would_run() || budget.mark == Mark::Warn, "{all}");
+}
