@@ -6,20 +6,12 @@
 #[path = "llm_fake/mod.rs"]
 mod llm_fake;
 
-use std::process::Command;
+mod common;
+
 use std::time::{Duration, Instant};
 
+use common::tmux::Tmux;
 use llm_fake::ollama::{FakeOllama, Spec};
-
-fn tmux(sock: &str, args: &[&str]) -> String {
-    let o = Command::new("tmux")
-        .arg("-L")
-        .arg(sock)
-        .args(args)
-        .output()
-        .expect("tmux runs");
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
 
 /// The seconds the header's load counter shows, if it shows one.
 fn shown(screen: &str) -> Option<u64> {
@@ -30,22 +22,15 @@ fn shown(screen: &str) -> Option<u64> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_load_counter_ticks_with_no_key_pressed() {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "tmux is required under CI"
-        );
-        eprintln!("tmux not installed: skipping the terminal end-to-end test");
+    let Some(t) = Tmux::new("load") else {
         return;
-    }
+    };
     let fake = FakeOllama::start(Spec {
         load: Duration::from_millis(6000),
         ..Spec::gemma2()
     })
     .await;
     let dir = tempfile::tempdir().unwrap();
-    let sock = format!("kakeai-load-{}", std::process::id());
-    let _kill = KillOnDrop(sock.clone());
     let cmd = format!(
         "KAKEAI_DATA_DIR={d}/data KAKEAI_CONFIG_DIR={d}/config KAKEAI_ANALYZER=fallback \
          {bin} --endpoint {url} --model gemma2:27b",
@@ -53,25 +38,12 @@ async fn the_load_counter_ticks_with_no_key_pressed() {
         bin = env!("CARGO_BIN_EXE_kakeai"),
         url = fake.url,
     );
-    tmux(
-        &sock,
-        &[
-            "new-session",
-            "-d",
-            "-s",
-            "l",
-            "-x",
-            "100",
-            "-y",
-            "30",
-            &cmd,
-        ],
-    );
+    t.start("l", (100, 30), &cmd);
     let deadline = Instant::now() + Duration::from_secs(20);
     let mut seen: Vec<u64> = Vec::new();
     let mut connected = false;
     while Instant::now() < deadline && !connected {
-        let screen = tmux(&sock, &["capture-pane", "-p", "-t", "l"]);
+        let screen = t.screen("l");
         if let Some(n) = shown(&screen)
             && seen.last() != Some(&n)
         {
@@ -80,21 +52,10 @@ async fn the_load_counter_ticks_with_no_key_pressed() {
         connected = screen.contains("connected");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    tmux(&sock, &["kill-server"]);
+    drop(t);
     assert!(connected, "never connected; counter seen: {seen:?}");
     assert!(
         seen.len() >= 3 && seen.windows(2).all(|w| w[0] < w[1]),
         "the counter did not tick by itself: {seen:?}"
     );
-}
-
-/// Ends the test's tmux server however the test ends (a failed assertion too).
-struct KillOnDrop(String);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["-L", &self.0, "kill-server"])
-            .output();
-    }
 }

@@ -5,24 +5,13 @@
 
 mod common;
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
+use common::tmux::Tmux;
 use kakeai::annotate::{Filter, QueueSpec, db};
 use kakeai::director::Status;
 use kakeai::p;
 use kakeai::store::Store;
-
-fn tmux(sock: &str, args: &[&str]) {
-    let _ = Command::new("tmux").arg("-L").arg(sock).args(args).output();
-}
-
-fn alive(sock: &str, session: &str) -> bool {
-    Command::new("tmux")
-        .args(["-L", sock, "has-session", "-t", session])
-        .status()
-        .is_ok_and(|s| s.success())
-}
 
 fn leases(db: &std::path::Path, who: &str) -> i64 {
     let store = Store::open(db).unwrap();
@@ -37,14 +26,9 @@ fn leases(db: &std::path::Path, who: &str) -> i64 {
 
 #[test]
 fn quitting_gives_back_the_item_held() {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "tmux is required under CI"
-        );
-        eprintln!("tmux not installed: skipping the terminal end-to-end test");
+    let Some(t) = Tmux::new("queue") else {
         return;
-    }
+    };
     let dir = tempfile::tempdir().unwrap();
     let db_path = dir.path().join("data/kakeai.db");
     std::fs::create_dir_all(db_path.parent().unwrap()).unwrap();
@@ -65,56 +49,30 @@ fn quitting_gives_back_the_item_held() {
         };
         db::create(&mut store, &spec, Some("lead")).unwrap();
     }
-    let sock = format!("kakeai-queue-{}", std::process::id());
-    let _kill = KillOnDrop(sock.clone());
     let cmd = format!(
         "KAKEAI_DATA_DIR={d}/data KAKEAI_CONFIG_DIR={d}/config KAKEAI_ANALYZER=fallback \
          {bin} --reviewer taro --queue flagged",
         d = dir.path().display(),
         bin = env!("CARGO_BIN_EXE_kakeai"),
     );
-    tmux(
-        &sock,
-        &[
-            "new-session",
-            "-d",
-            "-s",
-            "q",
-            "-x",
-            "100",
-            "-y",
-            "30",
-            &cmd,
-        ],
-    );
+    t.start("q", (100, 30), &cmd);
     let deadline = Instant::now() + Duration::from_secs(30);
     while leases(&db_path, "taro") == 0 {
-        assert!(alive(&sock, "q"), "the workbench ended before claiming");
+        assert!(t.alive("q"), "the workbench ended before claiming");
         assert!(Instant::now() < deadline, "m never claimed an item");
-        tmux(&sock, &["send-keys", "-t", "q", "m"]);
+        t.keys("q", &["m"]);
         std::thread::sleep(Duration::from_millis(500));
     }
-    tmux(&sock, &["send-keys", "-t", "q", "q"]);
+    t.keys("q", &["q"]);
     let deadline = Instant::now() + Duration::from_secs(10);
-    while alive(&sock, "q") {
+    while t.alive("q") {
         assert!(Instant::now() < deadline, "kakeai did not quit");
         std::thread::sleep(Duration::from_millis(100));
     }
-    tmux(&sock, &["kill-server"]);
+    drop(t);
     assert_eq!(
         leases(&db_path, "taro"),
         0,
         "the item stayed held after quitting"
     );
-}
-
-/// Ends the test's tmux server however the test ends (a failed assertion too).
-struct KillOnDrop(String);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["-L", &self.0, "kill-server"])
-            .output();
-    }
 }

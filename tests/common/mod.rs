@@ -7,6 +7,7 @@ pub mod pii;
 pub mod seeded;
 pub mod stores;
 pub mod terminal;
+pub mod tmux;
 pub mod tui;
 
 use std::sync::{Arc, OnceLock};
