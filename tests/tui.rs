@@ -200,6 +200,7 @@ fn snapshot_streaming() {
             turn: 3,
             attempt: 1,
             delta: d.into(),
+            at: std::time::Instant::now(),
         });
     }
     a.run.refresh_counts();

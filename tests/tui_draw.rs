@@ -419,6 +419,7 @@ fn a_stopped_turn_loses_its_in_progress_badge() {
         turn: 2,
         attempt: 1,
         delta: "姉様、".into(),
+        at: std::time::Instant::now(),
     });
     assert!(screen(&a, 80, 24).contains("[…]"));
     fx(

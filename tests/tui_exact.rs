@@ -71,6 +71,7 @@ fn a_streaming_zwj_family_never_shows_its_pieces() {
                 turn: 1,
                 attempt: 1,
                 delta: c.to_string(),
+                at: std::time::Instant::now(),
             });
             t.draw(|f| render::draw(f, &a)).unwrap();
             for row in rows(&t) {

@@ -139,11 +139,11 @@ impl RunView {
             .find(|a| a.attempt == attempt)
     }
 
-    pub fn on_token(&mut self, turn: usize, attempt: usize, delta: &str) {
+    pub fn on_token(&mut self, turn: usize, attempt: usize, delta: &str, at: std::time::Instant) {
         if let Some(a) = self.attempt_mut(turn, attempt) {
             a.text.push_str(delta);
             a.analysis = None;
-            LiveRate::add(&mut a.live, std::time::Instant::now());
+            LiveRate::add(&mut a.live, at);
         }
     }
 

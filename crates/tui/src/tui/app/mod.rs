@@ -104,6 +104,8 @@ pub enum UiMsg {
         turn: usize,
         attempt: usize,
         delta: String,
+        /// When the piece arrived (the runtime's clock: the view keeps none of its own).
+        at: std::time::Instant,
     },
     Effect(Box<Effect>),
     RunStarted {
@@ -439,7 +441,8 @@ impl App {
                 turn,
                 attempt,
                 delta,
-            } => self.run.on_token(turn, attempt, &delta),
+                at,
+            } => self.run.on_token(turn, attempt, &delta, at),
             UiMsg::Effect(e) => self.on_effect(e),
             UiMsg::RunStarted { run_id, topic } => self.on_run_started(run_id, topic),
             UiMsg::Connection(c) => self.on_connection(c),

@@ -508,6 +508,7 @@ fn notices_to_app(tx: mpsc::UnboundedSender<UiMsg>) -> impl FnMut(Notice<'_>) {
                 turn,
                 attempt,
                 delta: delta.to_string(),
+                at: std::time::Instant::now(),
             },
             Notice::Effect(e) => UiMsg::Effect(Box::new(e.clone())),
             Notice::StoreError(e) => {
