@@ -211,6 +211,7 @@ fn streaming(chars: usize) -> (App, Terminal<TestBackend>) {
         turn: 21,
         attempt: 1,
         delta: text,
+        at: std::time::Instant::now(),
     });
     let mut term = Terminal::new(TestBackend::new(140, 40)).unwrap();
     term.draw(|f| render::draw(f, &app)).unwrap();
@@ -230,6 +231,7 @@ fn stream(c: &mut Criterion) {
                         turn: 21,
                         attempt: 1,
                         delta: "だね".into(),
+                        at: std::time::Instant::now(),
                     });
                     term.draw(|f| render::draw(f, black_box(&app))).unwrap();
                     (app, term)
