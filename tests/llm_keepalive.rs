@@ -1,6 +1,6 @@
 //! A keep-alive connection the model server closes as the next request goes out (llama-server's
-//! cpp-httplib closes idle connections and ends each after a few requests, and the close can
-//! cross a request in flight): the request is sent again at once on a new connection — not
+//! HTTP library closes a connection idle past its keep-alive timeout, and that close can cross
+//! a request in flight; the server then never reads or answers it): the request is sent again at once on a new connection — not
 //! after the retry's backoff, and not as a failure — and a server that closes every request is
 //! still a failure after one resend.
 

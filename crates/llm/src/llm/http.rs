@@ -180,8 +180,9 @@ pub async fn send(
 }
 
 /// How soon after sending a closed connection counts as a stale keep-alive one: a server that
-/// read the request and then failed takes longer than this to close it.
-const STALE_WITHIN: Duration = Duration::from_millis(250);
+/// read the request and then failed takes longer than this to close it. A second, not less: on a
+/// loaded machine the first request's own set-up took a few hundred milliseconds of it.
+const STALE_WITHIN: Duration = Duration::from_secs(1);
 
 /// How long the client keeps an idle connection (`pool_idle_timeout` in `Client::new`): a
 /// connection can be reused only if its origin answered within this.

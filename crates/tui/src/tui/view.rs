@@ -69,7 +69,8 @@ impl LiveRate {
     pub fn describe(&self) -> String {
         let secs = self.last.duration_since(self.first).as_secs_f64();
         if self.pieces < 2 || secs < 1.0 {
-            return format!("{} tokens", self.pieces);
+            let s = if self.pieces == 1 { "" } else { "s" };
+            return format!("{} token{s}", self.pieces);
         }
         let rate = f64::from(self.pieces - 1) / secs;
         format!("{} tokens · {rate:.1} tokens/s", self.pieces)

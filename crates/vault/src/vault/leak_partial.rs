@@ -12,6 +12,7 @@ use super::super::messages;
 use super::super::text::Prepared;
 use super::super::{IssueKind, LeakIssue, ReviewInput};
 use super::{Compiled, Seen};
+use crate::text::chars::is_kanji;
 
 /// One piece of a keyword: its kanji, and where in a run of the text it must stand.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,6 +23,9 @@ pub(super) struct Piece {
     pub keyword: usize,
     /// Its half of that keyword: 0 the front, 1 the back (a run of its own counts as both).
     pub half: u8,
+    /// The compound it was cut from (empty for a run of its own): a text run holding it whole
+    /// is the keyword itself, the keyword check's to find.
+    pub compound: Vec<char>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,10 +36,6 @@ pub(super) enum Place {
     Back,
     /// A whole kanji run.
     Whole,
-}
-
-fn is_kanji(c: char) -> bool {
-    crate::text::chars::is_kanji(c)
 }
 
 /// The kanji runs of `s`.
@@ -69,23 +69,27 @@ pub(super) fn pieces(keyword: usize, word: &str) -> Vec<Piece> {
                 at: Place::Whole,
                 keyword,
                 half,
+                compound: Vec::new(),
             });
         }
     } else if let Some(&(a, b)) = rs.first()
         && b - a >= 2
     {
+        let compound = chars[a..b].to_vec();
         for cut in a + 1..b {
             out.push(Piece {
                 kanji: chars[a..cut].to_vec(),
                 at: Place::Front,
                 keyword,
                 half: 0,
+                compound: compound.clone(),
             });
             out.push(Piece {
                 kanji: chars[cut..b].to_vec(),
                 at: Place::Back,
                 keyword,
                 half: 1,
+                compound: compound.clone(),
             });
         }
     }
@@ -106,32 +110,16 @@ pub(super) fn halves_present(text: &[char], pieces: &[Piece], n_keywords: usize)
                 Place::Front | Place::Back if p.kanji.len() == 1 => run == p.kanji.as_slice(),
                 Place::Front | Place::Back => run.windows(p.kanji.len()).any(|w| w == p.kanji),
             };
-            if hit && !whole_keyword_in(run, pieces, p.keyword) {
+            let whole = !p.compound.is_empty()
+                && run
+                    .windows(p.compound.len())
+                    .any(|w| w == p.compound.as_slice());
+            if hit && !whole {
                 found[p.keyword] |= 1 << p.half;
             }
         }
     }
     found
-}
-
-/// Whether `run` holds keyword `k` whole (every piece of it, in order, side by side).
-fn whole_keyword_in(run: &[char], pieces: &[Piece], k: usize) -> bool {
-    let whole: Vec<char> = match pieces
-        .iter()
-        .find(|p| p.keyword == k && p.at == Place::Front)
-    {
-        Some(front) => {
-            let back = pieces
-                .iter()
-                .find(|p| p.keyword == k && p.at == Place::Back && p.half == 1)
-                .map(|p| p.kanji.clone())
-                .unwrap_or_default();
-            front.kanji.iter().chain(back.iter()).copied().collect()
-        }
-        None => return false,
-    };
-    run.windows(whole.len().max(1))
-        .any(|w| w == whole.as_slice())
 }
 
 /// Whether these halves hint at the secret: one keyword given in both its halves apart, or

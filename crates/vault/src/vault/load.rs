@@ -93,10 +93,6 @@ pub fn sibling_works(work: &Work) -> Vec<String> {
 /// Opens `root`: a work folder itself (it has `_ai_control/`), or a vault holding works, of
 /// which `work` picks one (optional when there is only one).
 pub fn load_vault(root: &Path, work: Option<&str>) -> Result<Work, ConfigError> {
-    let io = |path: &Path, e: std::io::Error| ConfigError::Io {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    };
     if work.is_none() && root.join("_ai_control").is_dir() {
         return load_work_dir(root);
     }
@@ -134,6 +130,13 @@ fn list(works: &[String]) -> String {
     }
 }
 
+fn io(path: &Path, e: std::io::Error) -> ConfigError {
+    ConfigError::Io {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    }
+}
+
 fn invalid(path: &Path, message: String) -> ConfigError {
     ConfigError::Invalid {
         path: path.to_path_buf(),
@@ -152,10 +155,6 @@ pub fn load_work_dir(dir: &Path) -> Result<Work, ConfigError> {
         "_ai_control/templates",
         "_ai_control/templates/custom",
     ]);
-    let io = |path: &Path, e: std::io::Error| ConfigError::Io {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    };
     for f in folders {
         // A folder that is not there holds nothing; one that cannot be read is an error (what
         // it holds might be the level that hides a secret).
