@@ -11,87 +11,11 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use kakeai::safety::pii::{PiiKind, PiiMasker};
+use kakeai::safety::pii::PiiMasker;
+use kakeai::safety::pii::eval::{self, Tally, table};
 
-const KINDS: [&str; 8] = [
-    "氏名",
-    "会社名",
-    "学校名",
-    "住所",
-    "メールアドレス",
-    "電話番号",
-    "カード番号",
-    "マイナンバー",
-];
-
-fn kind_label(k: PiiKind) -> String {
-    k.label().to_string()
-}
-
-#[derive(Default, Debug, Clone, Copy)]
-struct Tally {
-    gold: usize,
-    found: usize,
-    masked: usize,
-    predicted: usize,
-    right: usize,
-}
-
-fn overlap(a: (usize, usize), b: (usize, usize)) -> usize {
-    a.1.min(b.1).saturating_sub(a.0.max(b.0))
-}
-
-/// Per kind (and "all") on one jsonl set.
 fn measure(m: &PiiMasker, jsonl: &str) -> BTreeMap<String, Tally> {
-    let mut t: BTreeMap<String, Tally> = BTreeMap::new();
-    for line in jsonl.lines().filter(|l| !l.trim().is_empty()) {
-        let v: serde_json::Value = serde_json::from_str(line).expect("json");
-        let text = v["text"].as_str().expect("text");
-        let gold: Vec<(usize, usize, String)> = v["spans"]
-            .as_array()
-            .expect("spans")
-            .iter()
-            .map(|s| {
-                let at = |i: usize| s[i].as_u64().expect("offset") as usize;
-                (at(0), at(1), s[2].as_str().expect("kind").to_string())
-            })
-            .collect();
-        let got: Vec<(usize, usize, String)> = m
-            .mask(text)
-            .items
-            .iter()
-            .map(|i| (i.span[0], i.span[1], kind_label(i.kind)))
-            .collect();
-        for (s, e, k) in &gold {
-            let half = (e - s).div_ceil(2);
-            let same = got
-                .iter()
-                .filter(|g| &g.2 == k)
-                .map(|g| overlap((*s, *e), (g.0, g.1)))
-                .sum::<usize>();
-            let any = got
-                .iter()
-                .map(|g| overlap((*s, *e), (g.0, g.1)))
-                .sum::<usize>();
-            for key in [k.as_str(), "all"] {
-                let x = t.entry(key.to_string()).or_default();
-                x.gold += 1;
-                x.found += usize::from(same >= half);
-                x.masked += usize::from(any >= half);
-            }
-        }
-        for (s, e, k) in &got {
-            let right = gold
-                .iter()
-                .any(|g| &g.2 == k && overlap((*s, *e), (g.0, g.1)) > 0);
-            for key in [k.as_str(), "all"] {
-                let x = t.entry(key.to_string()).or_default();
-                x.predicted += 1;
-                x.right += usize::from(right);
-            }
-        }
-    }
-    t
+    eval::measure(m, &eval::read_set(jsonl).expect("a labelled set"))
 }
 
 fn sets() -> Vec<(String, String)> {
@@ -110,28 +34,6 @@ fn sets() -> Vec<(String, String)> {
         .collect();
     out.sort();
     out
-}
-
-fn table(name: &str, t: &BTreeMap<String, Tally>) -> String {
-    let mut s = format!("{name}\n  kind            gold  recall  masked  precision\n");
-    for k in KINDS.iter().copied().chain(["all"]) {
-        let Some(x) = t.get(k) else { continue };
-        let r = |n: usize, d: usize| {
-            if d == 0 {
-                "   —".to_string()
-            } else {
-                format!("{:.3}", n as f64 / d as f64)
-            }
-        };
-        s.push_str(&format!(
-            "  {k:<12} {:>6}  {}   {}   {}\n",
-            x.gold,
-            r(x.found, x.gold),
-            r(x.masked, x.gold),
-            r(x.right, x.predicted)
-        ));
-    }
-    s
 }
 
 /// The learned labeller's margin against precision and recall (`--ignored`; measured, not a

@@ -35,6 +35,7 @@ mod address_town;
 mod card;
 mod contact;
 pub mod digest;
+pub mod eval;
 pub mod keyfile;
 mod kind;
 mod labels;
@@ -79,7 +80,7 @@ mod tests_words;
 
 use std::sync::OnceLock;
 
-use crate::text::analyzer::{Analyzer, AnalyzerKind};
+use crate::text::analyzer::{Analyzer, AnalyzerKind, ProperKind, ProperNoun};
 use serde::{Deserialize, Serialize};
 
 pub use digest::{DigestKey, sha256_hex};
@@ -378,6 +379,14 @@ impl PiiMasker {
         self
     }
 
+    /// Uses `t` as the learned labeller with its own least margin per kind.
+    pub fn with_tagger_at(mut self, t: &'static tagger::Tagger, margin: [f32; 4]) -> PiiMasker {
+        self.learned = Some(t);
+        self.learned_margin = margin;
+        self.learned_chosen = true;
+        self
+    }
+
     /// Adds an analyzer's proper nouns (人名/組織) to the rules. A fallback analyzer (no
     /// dictionary) adds nothing and is not kept.
     /// On the analyzer path the learned labeller joins at its default margin unless the
@@ -649,12 +658,20 @@ impl PiiMasker {
         for m in hits.of(self.schools) {
             orgs::short_school(&v, v.char_at(m.start), v.char_at(m.end), &mut cands);
         }
-        // The learned labeller fills gaps only: where a rule spoke, the rule's span stands.
+        // The learned labeller fills gaps only: where a rule spoke, the rule's span stands. A
+        // span that cuts a word of the analyzer's (研究開|発本部, My ca|rd) is a fragment, no name.
         if let Some(t) = self.learned {
+            let whole = |s: usize, e: usize| {
+                toks.is_empty()
+                    || (toks.iter().any(|t| t.start == s) && toks.iter().any(|t| t.end == e))
+            };
             let learned: Vec<Cand> = t
                 .scored(text)
                 .into_iter()
                 .filter(|(k, _, _, m)| *m > self.learned_margin[tagger::kind_index(*k)])
+                .filter(|&(_, s, e, _)| whole(s, e))
+                .filter(|&(k, s, e, _)| tagger::well_formed(k, v.slice(s, e)))
+                .filter(|&(k, s, e, _)| k != PiiKind::Name || !place_word(&toks, &v, s, e))
                 .filter(|(_, s, e, _)| !cands.iter().any(|o| o.s < *e && *s < o.e))
                 .map(|(k, s, e, _)| Cand::new(k, s, e))
                 .collect();
@@ -675,6 +692,23 @@ impl PiiMasker {
             .is_some_and(|c| matches!(c, '、' | '。' | '！' | '!' | ','));
         (p == 1 && pause && self.names.contains(v.slice(0, 1))).then_some((0, 1))
     }
+}
+
+/// Honorifics after a word that make it a person whatever the dictionary reads it as.
+const HONORIFICS: [&str; 8] = ["さん", "様", "さま", "くん", "君", "ちゃん", "先生", "氏"];
+
+/// A learned name that the dictionary reads, in context, as one place (出身は金沢です,
+/// 最寄りは中野です) or as nothing but known common words (分析, 慎重, 内側), with no
+/// honorific after it: a place or a word, no person.
+fn place_word(toks: &[ProperNoun], v: &view::View, s: usize, e: usize) -> bool {
+    let inside: Vec<&ProperNoun> = toks.iter().filter(|t| s <= t.start && t.end <= e).collect();
+    let place = matches!(inside.as_slice(), [t] if t.kind == ProperKind::Place);
+    let words = !inside.is_empty()
+        && inside
+            .iter()
+            .all(|t| matches!(t.kind, ProperKind::Common | ProperKind::NotNoun));
+    let after = v.slice(e, (e + 3).min(v.len()));
+    (place || words) && !HONORIFICS.iter().any(|h| after.starts_with(h))
 }
 
 /// Shown beside output masked without a dictionary (issue 26 §1).

@@ -9,29 +9,43 @@ use super::{Cand, PiiKind};
 /// Domestic numbers start with 0 and have 10 or 11 digits (03-1234-5678, 090-1234-5678,
 /// 0120-123-456, 03(1234)5678, (03)1234-5678, 09012345678); +81 drops the leading 0 and leaves
 /// 9 or 10 (+81-90-1234-5678, +81 90 1234 5678, +81(0)3-1234-5678). Groups may be split by
-/// hyphens, dots or spaces, mixed (090.1234.5678, 090-1234 5678).
+/// hyphens, dots or spaces, mixed (090.1234.5678, 090-1234 5678), or by の as the number is
+/// read aloud (090の1234の5678).
 const PHONE: &str = r"(?x)
     \+81[-.\ ]?(?:\(0\)[-.\ ]?)?[0-9]{1,4}[-.\ ]?[0-9]{1,4}[-.\ ]?[0-9]{3,4}
   | \(0[0-9]{1,4}\)[-.\ ]?[0-9]{1,4}[-.\ ][0-9]{3,4}
   | 0[0-9]{1,4}(?:[-.\ ][0-9]{1,4}[-.\ ]|\([0-9]{1,4}\))[0-9]{3,4}
+  | 0[0-9]{1,4}\ ?の\ ?[0-9]{1,4}\ ?の\ ?[0-9]{3,4}
   | 0[0-9]{9,10}
 ";
 
 const EMAIL: &str = r"[A-Za-z0-9][A-Za-z0-9._%+\-]*@[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}";
 
-/// An address spelled out against scrapers (issue 26 §1): `taro at example dot com`,
-/// `taro(at)example.co.jp`, `taro [at] example [dot] com`, `taro アットマーク example.com`.
-/// The @ must be spelled out; the dots may be either.
+/// An address spelled out against scrapers: `taro at example dot com`,
+/// `taro(at)example.co.jp`, `taro [at] example [dot] com`, `taro アット example ドット com`,
+/// `taro ＠ example.com` (spaces around the @), `taro★example.com`. The @ must be spelled out,
+/// spaced or starred; the dots may be either.
 const EMAIL_WORDS: &str = r"(?x)
     [A-Za-z0-9][A-Za-z0-9._%+\-]*
-    (?: \ *[(\[](?i:at)[)\]]\ * | \ +(?i:at)\ + | \ *アットマーク\ * )
+    (?: \ *[(\[](?i:at)[)\]]\ * | \ +(?i:at)\ + | \ *(?:アット(?:マーク)?|あっと|[(\[](?:アット|あっと)[)\]])\ *
+      | \ +@\ * | \ *@\ + | [★☆] )
     [A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?
-    (?: (?: \. | \ *[(\[](?i:dot)[)\]]\ * | \ +(?i:dot)\ + | \ *ドット\ * ) [A-Za-z0-9\-]+ )*
-    (?: \. | \ *[(\[](?i:dot)[)\]]\ * | \ +(?i:dot)\ + | \ *ドット\ * ) [A-Za-z]{2,}
+    (?: (?: \. | \ *[(\[](?i:dot)[)\]]\ * | \ +(?i:dot)\ + | \ *(?:ドット|どっと)\ * ) [A-Za-z0-9\-]+ )*
+    (?: \. | \ *[(\[](?i:dot)[)\]]\ * | \ +(?i:dot)\ + | \ *(?:ドット|どっと)\ * ) [A-Za-z]{2,}
 ";
 
 /// Cheap tests that a message may hold a spelled-out address.
-const AT_WORDS: [&str; 4] = ["at)", "at]", " at ", "アットマーク"];
+const AT_WORDS: [&str; 9] = [
+    "at)",
+    "at]",
+    " at ",
+    "アット",
+    "あっと",
+    " @",
+    "@ ",
+    "★",
+    "☆",
+];
 
 pub(super) struct Contact {
     phone: Regex,
@@ -126,4 +140,81 @@ fn phone_edges_ok(v: &View, s: usize, e: usize) -> bool {
         }
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::PiiMasker;
+
+    /// Every way of writing the @ and the dots, around generated local parts and domains.
+    #[test]
+    fn spelled_spaced_and_starred_addresses_are_found_whole() {
+        let ats = [
+            " ＠ ",
+            "＠ ",
+            " @",
+            " アット ",
+            "アット",
+            " あっと ",
+            "(アット)",
+            "★",
+            "☆",
+        ];
+        let dots = [".", " ドット ", "どっと", " dot "];
+        let locals = ["taro.k", "hana_0312", "Y.Sato"];
+        let domains = [["gmail", "com"], ["docomo", "ne"], ["example", "jp"]];
+        let m = PiiMasker::new();
+        for (i, at) in ats.iter().enumerate() {
+            for (j, dot) in dots.iter().enumerate() {
+                let local = locals[(i + j) % locals.len()];
+                let [host, tld] = domains[(i * 2 + j) % domains.len()];
+                let addr = format!("{local}{at}{host}{dot}{tld}");
+                let text = format!("メアドは{addr}だよ");
+                let got = m.mask(&text);
+                assert_eq!(got.masked_text, "メアドは[メールアドレス]だよ", "{text}");
+            }
+        }
+    }
+
+    #[test]
+    fn at_words_without_an_address_stay() {
+        let m = PiiMasker::new();
+        for text in [
+            "アットホームな職場です",
+            "あっという間だった★またね☆",
+            "評価は★★★☆☆でした",
+            "@ 10:00 集合",
+            "アット ドット コム",
+        ] {
+            assert!(
+                !m.mask(text).pii_detected,
+                "{text}: {:?}",
+                m.mask(text).items
+            );
+        }
+    }
+
+    #[test]
+    fn a_number_read_with_no_is_a_phone_number() {
+        let m = PiiMasker::new();
+        for (a, b, c) in [
+            ("090", "1234", "5678"),
+            ("03", "1234", "5678"),
+            ("080", "9876", "5432"),
+        ] {
+            for sep in ["の", " の "] {
+                let text = format!("電話は{a}{sep}{b}{sep}{c}です");
+                assert_eq!(m.mask(&text).masked_text, "電話は[電話番号]です", "{text}");
+            }
+        }
+        for text in ["3の1234の5678", "090の12の3", "1年の1234の5678番目"] {
+            assert!(
+                !m.mask(text)
+                    .items
+                    .iter()
+                    .any(|i| i.kind.label() == "電話番号"),
+                "{text}"
+            );
+        }
+    }
 }

@@ -10,7 +10,7 @@
 //! includes it to read and run that model — one feature function for both, so the features
 //! trained on are the features seen.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// Feature keys are FNV hashes already: the map uses them as they are.
@@ -74,92 +74,102 @@ pub fn class(c: char) -> u8 {
     }
 }
 
-/// Word lists the features look up: each a set of folded words with its longest length.
+/// Word lists the features look up, all in one map from the FNV hash of a folded word or
+/// word prefix to the lists that hold it as a word and as a proper prefix (one bit per list):
+/// a lookup hashes char by char as it goes and stops as soon as no word goes on, and reading
+/// 250,000 names allocates no string per word.
 #[derive(Default)]
 pub struct Lists {
-    lists: Vec<List>,
+    entries: KeyMap<(u32, u32)>,
+    /// Per list its three feature names (a word starts here, ends here, covers this char).
+    marks: Vec<[String; 3]>,
+    /// The longest word of any list, at most [`LONGEST`].
+    longest: usize,
 }
 
-/// One list: its words, every proper prefix of them (a lookup stops as soon as no word goes
-/// on), its longest word, and its three feature names.
-struct List {
-    words: HashSet<String>,
-    prefixes: HashSet<String>,
-    longest: usize,
-    marks: [String; 3],
+/// Words longer than this many chars are left out of the lists.
+const LONGEST: usize = 12;
+
+fn step(h: u64, c: char) -> u64 {
+    (h ^ u64::from(c as u32)).wrapping_mul(0x0100_0000_01b3)
 }
+
+const FNV0: u64 = 0xcbf2_9ce4_8422_2325;
 
 impl Lists {
     /// Adds a list from text: per line every tab-separated field (its first word), `#`
-    /// comments and blank lines skipped. Words of one char are left out (too many hits).
+    /// comments and blank lines skipped. Words of one char are left out (too many hits). At
+    /// most 32 lists.
     pub fn add(&mut self, name: &str, text: &str) {
-        let mut set = HashSet::new();
-        let mut longest = 0;
+        let Some(bit) = 1u32.checked_shl(self.marks.len() as u32) else {
+            return;
+        };
         for line in text.lines().filter(|l| !l.trim_start().starts_with('#')) {
             // Every tab-separated field (a name and its readings), its first word only.
             for field in line.split('\t') {
                 let w = field.split(' ').next().unwrap_or("").trim();
-                if w.chars().count() < 2 {
+                let len = w.chars().count();
+                if !(2..=LONGEST).contains(&len) {
                     continue;
                 }
-                let w: String = w.chars().map(fold).collect();
-                longest = longest.max(w.chars().count());
-                set.insert(w);
+                self.longest = self.longest.max(len);
+                let mut h = FNV0;
+                for (k, c) in w.chars().map(fold).enumerate() {
+                    h = step(h, c);
+                    let e = self.entries.entry(h).or_default();
+                    if k + 1 == len {
+                        e.0 |= bit;
+                    } else {
+                        e.1 |= bit;
+                    }
+                }
             }
         }
-        let longest = longest.min(12);
-        let mut prefixes = HashSet::new();
-        for w in &set {
-            let mut p = String::new();
-            for c in w.chars().take(longest) {
-                p.push(c);
-                prefixes.insert(p.clone());
-            }
-        }
-        self.lists.push(List {
-            words: set,
-            prefixes,
-            longest,
-            marks: [
-                format!("L{name}s"),
-                format!("L{name}e"),
-                format!("L{name}i"),
-            ],
-        });
+        self.marks.push([
+            format!("L{name}s"),
+            format!("L{name}e"),
+            format!("L{name}i"),
+        ]);
     }
 
     /// Per char, per list: (a word starts here, a word covers this char, a word ends here),
-    /// as feature names. The longest word starting at each char is taken.
+    /// as feature names. The longest word of each list starting at each char is taken.
     fn marks(&self, chars: &[char]) -> Vec<Vec<&str>> {
+        let lists = self.marks.len();
         let mut out = vec![Vec::new(); chars.len()];
-        let mut word = String::new();
-        for list in &self.lists {
-            let mut cover = vec![0u8; chars.len()];
-            for s in 0..chars.len() {
-                let max = list.longest.min(chars.len() - s);
-                word.clear();
-                let mut best = 0;
-                for (k, c) in chars[s..s + max].iter().enumerate() {
-                    word.push(*c);
-                    if !list.prefixes.contains(&word) {
-                        break;
-                    }
-                    if k >= 1 && list.words.contains(&word) {
-                        best = k + 1;
+        let mut cover = vec![0u32; chars.len()];
+        let mut best = vec![0usize; lists];
+        for s in 0..chars.len() {
+            best.iter_mut().for_each(|b| *b = 0);
+            let mut h = FNV0;
+            for (k, c) in chars[s..(s + self.longest).min(chars.len())]
+                .iter()
+                .enumerate()
+            {
+                h = step(h, *c);
+                let Some(&(words, prefixes)) = self.entries.get(&h) else {
+                    break;
+                };
+                for (l, b) in best.iter_mut().enumerate() {
+                    if k >= 1 && words & (1 << l) != 0 {
+                        *b = k + 1;
                     }
                 }
-                if best > 0 {
-                    out[s].push(list.marks[0].as_str());
-                    out[s + best - 1].push(list.marks[1].as_str());
-                    for c in &mut cover[s..s + best] {
-                        *c = 1;
-                    }
+                if prefixes == 0 {
+                    break;
                 }
             }
-            for (i, c) in cover.iter().enumerate() {
-                if *c == 1 {
-                    out[i].push(list.marks[2].as_str());
+            for (l, &b) in best.iter().enumerate().filter(|(_, b)| **b > 0) {
+                out[s].push(self.marks[l][0].as_str());
+                out[s + b - 1].push(self.marks[l][1].as_str());
+                for c in &mut cover[s..s + b] {
+                    *c |= 1 << l;
                 }
+            }
+        }
+        for (i, c) in cover.iter().enumerate() {
+            for l in (0..lists).filter(|l| c & (1 << l) != 0) {
+                out[i].push(self.marks[l][2].as_str());
             }
         }
         out
@@ -269,6 +279,8 @@ pub fn features(text: &str, lists: &Lists) -> Vec<Vec<u64>> {
                     &after.chars().next().map(String::from).unwrap_or_default(),
                 ]),
             ];
+            let after3: String = chars[re..(re + 3).min(n)].iter().collect();
+            f.push(hash(&["after3", &(cls[i] as char).to_string(), &after3]));
             if let Some(l) = label_at[i] {
                 f.push(hash(&["label", l]));
                 f.push(hash(&["label-cls", l, &(cls[i] as char).to_string()]));
@@ -364,6 +376,7 @@ impl Model {
 }
 
 /// A labelled message: its text and spans `(start, end, kind label)` in chars.
+#[derive(Debug, Clone)]
 pub struct Example {
     pub text: String,
     pub spans: Vec<(usize, usize, String)>,

@@ -1,0 +1,147 @@
+//! Trains the learned labeller on chosen corpora and measures the masker with it: the
+//! learning curve (recall and precision as the labeller sees more data) and the margin
+//! curve, on a labelled set and on unlabelled natural lines (every span there is a false
+//! positive, nearly). Measured, never a pass/fail.
+//!
+//! ```sh
+//! cargo run --release -p kakeai-pii --example curve -- \
+//!   --train assets/safety/pii_tagger/train.txt --eval tests/fixtures/pii_independent/set_b_forms.jsonl \
+//!   --natural lines.txt --margins 0,16,48 --fractions 0.25,0.5,1
+//! ```
+//! `--train` takes train.txt (its `corpus` lines) or JSONL corpora, comma-separated; paths are
+//! relative to the workspace root. With the IPADIC dictionary at `$TMPDIR/kakeai-test-ipadic`
+//! (the tests build it) the analyzer path is measured, else the rules alone.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use kakeai_pii::pii::PiiMasker;
+use kakeai_pii::pii::eval::{every, measure, read_set, table};
+use kakeai_pii::pii::tagger::Tagger;
+use kakeai_pii::pii::tagger::core::Example;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn corpora(spec: &str) -> Vec<Example> {
+    let mut out = Vec::new();
+    for p in spec.split(',').filter(|p| !p.is_empty()) {
+        let path = root().join(p);
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{p}: {e}"));
+        if p.ends_with(".txt") {
+            for line in text.lines() {
+                if let Some(c) = line.strip_prefix("corpus ") {
+                    out.extend(corpora(c.trim()));
+                }
+            }
+        } else {
+            out.extend(read_set(&text).unwrap_or_else(|e| panic!("{p}: {e}")));
+        }
+    }
+    out
+}
+
+fn arg(name: &str) -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1).cloned())
+}
+
+fn list(name: &str, default: &str) -> Vec<f32> {
+    arg(name)
+        .unwrap_or_else(|| default.into())
+        .split(',')
+        .map(|x| x.parse().expect("a number"))
+        .collect()
+}
+
+fn main() {
+    let train = corpora(&arg("--train").unwrap_or("assets/safety/pii_tagger/train.txt".into()));
+    let eval: Vec<(String, Vec<Example>)> = arg("--eval")
+        .unwrap_or_default()
+        .split(',')
+        .filter(|p| !p.is_empty())
+        .map(|p| (p.to_string(), corpora(p)))
+        .collect();
+    let natural: Vec<String> = arg("--natural")
+        .map(|p| {
+            std::fs::read_to_string(root().join(&p))
+                .unwrap_or_else(|e| panic!("{p}: {e}"))
+                .lines()
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    let dir = std::env::temp_dir().join("kakeai-test-ipadic");
+    let an = kakeai_text::text::analyzer::lindera::LinderaAnalyzer::load(&dir)
+        .ok()
+        .map(|a| Arc::new(a) as Arc<dyn kakeai_text::text::analyzer::Analyzer>);
+    println!(
+        "analyzer: {}",
+        if an.is_some() { "lindera" } else { "none" }
+    );
+    let t0 = std::time::Instant::now();
+    let built = Tagger::built_in();
+    println!(
+        "built-in labeller: {} weights, read in {:?}",
+        built.size(),
+        t0.elapsed()
+    );
+    let epochs = arg("--epochs").map_or(6, |e| e.parse().expect("epochs"));
+    for frac in list("--fractions", "1") {
+        let part = every(&train, f64::from(frac));
+        let n = part.len();
+        let t: &'static Tagger = Box::leak(Box::new(Tagger::trained(&part, epochs, 40)));
+        for m in list("--margins", "0,16,48") {
+            let mut masker = PiiMasker::new().with_tagger_at(t, [m; 4]);
+            if let Some(a) = &an {
+                masker = masker.with_analyzer(a.clone());
+            }
+            let fp: usize = natural.iter().map(|l| masker.mask(l).items.len()).sum();
+            println!(
+                "== {n} examples ({frac}), margin {m}: {fp} spans on {} natural lines",
+                natural.len()
+            );
+            for (name, set) in &eval {
+                print!("{}", table(name, &measure(&masker, set)));
+                if std::env::var_os("CURVE_ERRORS").is_some() {
+                    errors(&masker, set);
+                }
+            }
+        }
+    }
+}
+
+/// Prints each missed gold span (`-`) and each wrong predicted span (`+`) with its message.
+fn errors(masker: &PiiMasker, set: &[Example]) {
+    for ex in set {
+        let chars: Vec<char> = ex.text.chars().collect();
+        let got = masker.mask(&ex.text).items;
+        let cut = |s: usize, e: usize| chars[s..e].iter().collect::<String>();
+        for (s, e, k) in &ex.spans {
+            if !got
+                .iter()
+                .any(|g| g.kind.label() == k && g.span[0] < *e && *s < g.span[1])
+            {
+                println!("- {k} {} | {}", cut(*s, *e), ex.text.replace('\n', "⏎"));
+            }
+        }
+        for g in &got {
+            let (s, e) = (g.span[0], g.span[1]);
+            if !ex
+                .spans
+                .iter()
+                .any(|x| x.2 == g.kind.label() && x.0 < e && s < x.1)
+            {
+                println!(
+                    "+ {} {} | {}",
+                    g.kind.label(),
+                    cut(s, e),
+                    ex.text.replace('\n', "⏎")
+                );
+            }
+        }
+    }
+}
