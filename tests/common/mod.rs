@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod both;
+pub mod netns;
 pub mod pg;
 pub mod pii;
 pub mod seeded;

@@ -2,6 +2,7 @@
 //! `initdb` and `pg_ctl` in a temporary directory, a Unix socket only, trust authentication.
 //! Run as root (CI), the server runs as the `postgres` user. Not installed: the test is skipped
 //! with a message — unless CI=true, where PostgreSQL is required and its absence fails.
+//! [`PgCluster::start_in`] runs the server inside a network namespace, reached over TCP.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -14,6 +15,8 @@ pub struct PgCluster {
     pub port: u16,
     /// The server's options (`pg_ctl -o`), for starting it again.
     opts: String,
+    /// Words before `pg_ctl start` (`ip netns exec NAME`), and the TCP address it listens on.
+    net: Option<(Vec<String>, String)>,
 }
 
 /// The directory holding initdb and pg_ctl: `KAKEAI_PG_BIN`, else the newest
@@ -53,6 +56,16 @@ impl PgCluster {
     /// Starts a cluster, or `None` (with a message) when PostgreSQL is not installed and CI is
     /// not set. Under CI=true a missing PostgreSQL panics: those tests must run there.
     pub fn start(test: &str) -> Option<PgCluster> {
+        PgCluster::start_on(test, None)
+    }
+
+    /// As [`PgCluster::start`], the server running inside the namespace `ns` and listening on
+    /// its address (TCP, trust) besides the socket: [`PgCluster::tcp_url`] reaches it.
+    pub fn start_in(test: &str, ns: &super::netns::Netns) -> Option<PgCluster> {
+        PgCluster::start_on(test, Some((ns.prefix(), ns.addr.clone())))
+    }
+
+    fn start_on(test: &str, net: Option<(Vec<String>, String)>) -> Option<PgCluster> {
         let Some(bin) = bin_dir() else {
             if std::env::var("CI").as_deref() == Ok("true") {
                 panic!(
@@ -79,8 +92,9 @@ impl PgCluster {
             assert!(ok, "chown the cluster directory to postgres");
         }
         let port = free_port();
+        let listen = net.as_ref().map(|(_, a)| a.as_str()).unwrap_or("");
         let opts = format!(
-            "-k {} -p {port} -c listen_addresses='' -c fsync=off",
+            "-k {} -p {port} -c listen_addresses='{listen}' -c fsync=off",
             dir.path().display()
         );
         let c = PgCluster {
@@ -89,6 +103,7 @@ impl PgCluster {
             as_postgres,
             port,
             opts,
+            net,
         };
         let data = c.data();
         c.run(
@@ -105,6 +120,15 @@ impl PgCluster {
                 "--locale=C",
             ],
         );
+        if c.net.is_some() {
+            // initdb trusts only the loopback over TCP: the link's other end too.
+            use std::io::Write;
+            let mut hba = std::fs::OpenOptions::new()
+                .append(true)
+                .open(data.join("pg_hba.conf"))
+                .expect("pg_hba.conf");
+            writeln!(hba, "host all all samenet trust").expect("pg_hba.conf");
+        }
         c.start_again();
         Some(c)
     }
@@ -212,16 +236,31 @@ impl PgCluster {
 
     fn try_run(&self, tool: &str, args: &[&str]) -> Result<(), String> {
         let exe = self.bin.join(tool);
-        let out = if self.as_postgres {
-            Command::new("runuser")
-                .args(["-u", "postgres", "--"])
-                .arg(&exe)
-                .args(args)
-                .output()
-        } else {
-            Command::new(&exe).args(args).output()
+        // Only the server (`pg_ctl start`) runs inside the namespace.
+        let wrap: &[String] = match &self.net {
+            Some((w, _)) if tool == "pg_ctl" && args.contains(&"start") => w,
+            _ => &[],
+        };
+        let mut cmd = match wrap.split_first() {
+            Some((first, rest)) => {
+                let mut c = Command::new(first);
+                c.args(rest);
+                c
+            }
+            None if self.as_postgres => Command::new("runuser"),
+            None => Command::new(&exe),
+        };
+        if !wrap.is_empty() && self.as_postgres {
+            cmd.args(["runuser", "-u", "postgres", "--"]).arg(&exe);
+        } else if !wrap.is_empty() {
+            cmd.arg(&exe);
+        } else if self.as_postgres {
+            cmd.args(["-u", "postgres", "--"]).arg(&exe);
         }
-        .unwrap_or_else(|e| panic!("{tool}: {e}"));
+        let out = cmd
+            .args(args)
+            .output()
+            .unwrap_or_else(|e| panic!("{tool}: {e}"));
         if out.status.success() {
             return Ok(());
         }
@@ -256,6 +295,15 @@ impl PgCluster {
             self.socket_dir().display(),
             self.port
         )
+    }
+}
+
+impl PgCluster {
+    /// A URL reaching database `name` over TCP at the namespace's address (a cluster started
+    /// with [`PgCluster::start_in`]).
+    pub fn tcp_url(&self, name: &str) -> String {
+        let (_, addr) = self.net.as_ref().expect("a cluster in a namespace");
+        format!("postgresql://kakeai@{addr}:{}/{name}", self.port)
     }
 }
 

@@ -245,12 +245,32 @@ async fn webhook(
         news.push(news_e);
         tokens.push(tok);
     }
-    let malformed: Vec<bool> = news.iter().map(|n| n.malformed.is_some()).collect();
-    let accepted = match st.ingress.accept(news).await {
-        Ok(a) => a,
+    // The commit and the jobs it makes run to their end in a task of their own, even when
+    // this handler is dropped (LINE gave the request up and closed the connection while the
+    // store was slow): a committed message is handed to the workers at once, never left for
+    // the unattended-message sweep.
+    let done = tokio::spawn(commit_and_hand_over(st.clone(), news, tokens, started));
+    match done.await {
+        Ok(Ok(())) => (StatusCode::OK, "{}").into_response(),
         // Not acknowledged: LINE redelivers.
-        Err(_) => return (StatusCode::INTERNAL_SERVER_ERROR, "").into_response(),
-    };
+        _ => (StatusCode::INTERNAL_SERVER_ERROR, "").into_response(),
+    }
+}
+
+/// A reply token, a quote token and the chat, per event (kept in memory only).
+type Tokens = (Option<String>, Option<String>, String);
+
+/// Commits the events (group commit) and hands each new message to the workers; Err when
+/// nothing may be acknowledged.
+async fn commit_and_hand_over(
+    st: AppState,
+    news: Vec<NewEvent>,
+    tokens: Vec<Tokens>,
+    started: Instant,
+) -> Result<(), ()> {
+    let svc = &st.svc;
+    let malformed: Vec<bool> = news.iter().map(|n| n.malformed.is_some()).collect();
+    let accepted = st.ingress.accept(news).await.map_err(|_| ())?;
     for ((r, (reply_token, quote_token, channel)), bad) in
         accepted.into_iter().zip(tokens).zip(malformed)
     {
@@ -273,7 +293,7 @@ async fn webhook(
         }
     }
     svc.metrics.ack_seconds(started.elapsed().as_secs_f64());
-    (StatusCode::OK, "{}").into_response()
+    Ok(())
 }
 
 /// The row an event leaves, its text masked here (the raw text goes no further), and the

@@ -223,11 +223,26 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// `options=-c statement_timeout=…` says otherwise.
 pub const STATEMENT_TIMEOUT_MS: u64 = 60_000;
 
+/// How long the server's machine may leave a connection without any sign of life before the
+/// kernel gives the connection up: the TCP user timeout. Within it, a connection waiting for an
+/// answer is probed ([`KEEPALIVE_IDLE`], then every [`KEEPALIVE_INTERVAL`]), so a connection
+/// cut by the network is given up within about this long — whether its last request was lost
+/// (unacknowledged data) or its answer was (nothing to acknowledge: only the probes tell).
+/// Waiting for the network's return is no use: TCP's own retransmissions back off, and a
+/// connection cut for 30 s may stay silent for a minute more after the network is back.
+pub const TCP_USER_TIMEOUT: Duration = Duration::from_secs(10);
+/// Silence on a connection before the first keepalive probe.
+pub const KEEPALIVE_IDLE: Duration = Duration::from_secs(5);
+/// Between keepalive probes.
+pub const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(5);
+
 /// The bounds that keep a silent or vanished server from hanging a command: the connect
 /// timeout (the URL's `connect_timeout`, else `PGCONNECT_TIMEOUT`, else [`CONNECT_TIMEOUT`];
 /// at least 2 s, as libpq), bounding the whole start-up — the driver bounds only the TCP
-/// connect, [`connect_within`] the rest; TCP keepalives after 30 s idle and a 30 s TCP user
-/// timeout (a peer that stopped acknowledging); the server's `statement_timeout`.
+/// connect, [`connect_within`] the rest; TCP keepalives and the TCP user timeout (a network
+/// cut; see [`TCP_USER_TIMEOUT`]) unless the URL sets its own; the server's
+/// `statement_timeout`. (A statement the server is still working on is not a silent
+/// connection: the server's machine answers the probes.)
 fn limits(c: &mut tokio_postgres::Config) {
     let from_env = std::env::var("PGCONNECT_TIMEOUT")
         .ok()
@@ -242,12 +257,12 @@ fn limits(c: &mut tokio_postgres::Config) {
         .max(Duration::from_secs(2));
     c.connect_timeout(t);
     if c.get_keepalives_idle() == Duration::from_secs(2 * 60 * 60) {
-        c.keepalives_idle(Duration::from_secs(30));
-        c.keepalives_interval(Duration::from_secs(10));
+        c.keepalives_idle(KEEPALIVE_IDLE);
+        c.keepalives_interval(KEEPALIVE_INTERVAL);
         c.keepalives_retries(3);
     }
     if c.get_tcp_user_timeout().is_none() {
-        c.tcp_user_timeout(Duration::from_secs(30));
+        c.tcp_user_timeout(TCP_USER_TIMEOUT);
     }
     let opts = c.get_options().unwrap_or("").to_string();
     if !opts.contains("statement_timeout") {
@@ -459,9 +474,17 @@ mod tests {
             let c = config(url).expect("parses");
             assert_eq!(connect_timeout(&c), Duration::from_secs(connect), "{url}");
             assert_eq!(answer_bound(&c), answer.map(Duration::from_secs), "{url}");
-            assert_eq!(c.get_keepalives_idle(), Duration::from_secs(30), "{url}");
-            assert!(c.get_tcp_user_timeout().is_some(), "{url}");
+            assert_eq!(c.get_keepalives_idle(), KEEPALIVE_IDLE, "{url}");
+            assert_eq!(c.get_tcp_user_timeout(), Some(&TCP_USER_TIMEOUT), "{url}");
         }
+        // The URL's own keepalive and user timeout are kept.
+        let c =
+            config("postgresql://u@h/d?keepalives_idle=60&tcp_user_timeout=30").expect("parses");
+        assert_eq!(c.get_keepalives_idle(), Duration::from_secs(60));
+        assert!(
+            c.get_tcp_user_timeout()
+                .is_some_and(|t| *t != TCP_USER_TIMEOUT)
+        );
         let c = config("postgresql://u@h/d?options=-c%20search_path%3Dx").expect("parses");
         assert_eq!(
             c.get_options(),
