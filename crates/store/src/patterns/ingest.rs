@@ -100,6 +100,47 @@ pub fn ingest_with(
     opts: &IngestOptions,
     written: &mut dyn FnMut(usize),
 ) -> Result<IngestReport, IngestError> {
+    ingest_inner(conn, messages, None, opts, written)
+}
+
+/// [`ingest_with`] storing `masked[i]` for `messages[i]` (masked beforehand: the rules, and
+/// for user lines the model's second opinion) instead of masking each text by the rules.
+/// `masked` must hold one entry per message; otherwise nothing is written.
+pub fn ingest_masked(
+    conn: Db<'_>,
+    messages: &[LogMessage],
+    masked: &[pii::Masked],
+    opts: &IngestOptions,
+    written: &mut dyn FnMut(usize),
+) -> Result<IngestReport, IngestError> {
+    if masked.len() != messages.len() {
+        return Err(PatternError::invalid(
+            "masked",
+            format!(
+                "{} masked texts for {} messages",
+                masked.len(),
+                messages.len()
+            ),
+        )
+        .into());
+    }
+    ingest_inner(conn, messages, Some(masked), opts, written)
+}
+
+/// The read-only checks [`ingest`] makes before it writes (each conversation belongs to one
+/// user, each pattern exists and is the line's character's), alone: a caller about to spend
+/// time on the messages first learns whether the store would take them.
+pub fn validate(conn: Db<'_>, messages: &[LogMessage]) -> Result<(), IngestError> {
+    check(conn, messages, &mut Pseudonyms::default()).map(|_| ())
+}
+
+fn ingest_inner(
+    conn: Db<'_>,
+    messages: &[LogMessage],
+    pre: Option<&[pii::Masked]>,
+    opts: &IngestOptions,
+    written: &mut dyn FnMut(usize),
+) -> Result<IngestReport, IngestError> {
     if opts.window_secs <= 0 {
         return Err(PatternError::invalid("window", "must be at least one second").into());
     }
@@ -110,7 +151,12 @@ pub fn ingest_with(
     let now = stamp::iso(stamp::now_ms());
     let mut first_new: Option<i64> = None;
     let key = pii::installation_key()?;
-    for (chunk, chars) in messages.chunks(BATCH).zip(characters.chunks(BATCH)) {
+    for (n, (chunk, chars)) in messages
+        .chunks(BATCH)
+        .zip(characters.chunks(BATCH))
+        .enumerate()
+    {
+        let pre = pre.map(|p| &p[n * BATCH..n * BATCH + chunk.len()]);
         // What the batch wrote, kept only once it committed (PostgreSQL may run it twice).
         let batch = atomic(conn, |conn| -> Result<Batch, IngestError> {
             let mut b = Batch::default();
@@ -129,11 +175,14 @@ pub fn ingest_with(
                     &kind.bytewise("excluded.last_at")
                 ),
             );
-            for (m, character) in chunk.iter().zip(chars) {
+            for (j, (m, character)) in chunk.iter().zip(chars).enumerate() {
                 let (conv, user) = (ids.of(&m.conversation_id)?, ids.of(&m.user_id)?);
                 let at = stamp::iso(m.at);
                 conn.execute(&upsert, p![conv, user, at, now])?;
-                let masked = pii::shared().mask(&m.text);
+                let masked = match pre {
+                    Some(p) => p[j].clone(),
+                    None => pii::shared().mask(&m.text),
+                };
                 let new_id: Option<i64> = conn
                     .query_row(
                         "INSERT INTO conversation_messages (conversation_id, role, text,
