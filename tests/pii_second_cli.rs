@@ -303,7 +303,8 @@ fn named_run(env: &Env, seed: u64) -> i64 {
         .unwrap();
     for turn in 1..=2 + g.next(3) as u32 {
         let sp = if turn % 2 == 1 { "yana" } else { "ayu" };
-        let text = g.pick(&MISSED).replace("{}", *g.pick(&NAMES));
+        let name = NAMES[g.next(NAMES.len() as u64) as usize];
+        let text = g.pick(&MISSED).replace("{}", name);
         let id = s
             .start_attempt(&NewAttempt {
                 run_id: run,
@@ -325,7 +326,8 @@ fn named_run(env: &Env, seed: u64) -> i64 {
             ..AttemptOutcome::done(text.clone())
         };
         s.finish_attempt(id, &outcome).unwrap();
-        let asked = g.pick(&MISSED).replace("{}", *g.pick(&NAMES));
+        let name = NAMES[g.next(NAMES.len() as u64) as usize];
+        let asked = g.pick(&MISSED).replace("{}", name);
         let user = format!("【話題】{topic}\n{asked}");
         let req = json!({"messages": [
             {"role": "system", "content": format!("あなたは「{sp}」です。")},
