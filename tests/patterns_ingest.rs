@@ -744,3 +744,58 @@ fn a_bad_usage_summary_names_its_field() {
         format!(r#"{good},"usage":{{"resolved":2,"continued":1,"avg_reaction_time":12.5}}}}"#);
     assert!(exchange::parse_line(1, &line).unwrap().unwrap().1.is_some());
 }
+
+/// Texts masked beforehand (the model's second opinion's union) are what `ingest_masked`
+/// stores, each with its original's keyed digest and its own pii flag, for generated logs;
+/// a list of the wrong length writes nothing.
+#[test]
+fn premasked_texts_are_stored_as_given_and_a_short_list_writes_nothing() {
+    use kakeai::patterns::ingest::ingest_masked;
+    use kakeai::safety::pii;
+    let key = test_key();
+    let mut g = common::seeded::Gen::new(44);
+    for _ in 0..5 {
+        let (_d, s) = store();
+        let c = s.conn();
+        let n = 1 + g.next(6) as i64;
+        let lines: Vec<String> = (0..n)
+            .map(|i| {
+                let role = if i % 2 == 0 { "user" } else { "bot" };
+                line("p", role, &format!("みさき{i}と海へ"), i * 60, None)
+            })
+            .collect();
+        let msgs = parse_log(&lines.join("\n")).unwrap();
+        // What a model adding the name would leave: the name as [氏名].
+        let masked: Vec<pii::Masked> = msgs
+            .iter()
+            .map(|m| {
+                let rules = pii::shared().mask(&m.text);
+                let reply = format!(
+                    "PII_DETECTED: true\nMASKED_TEXT: {}\nDETECTED_ITEMS: 氏名",
+                    rules.masked_text.replacen("みさき", "[氏名]", 1)
+                );
+                pii::merge_reply(rules, Ok(&reply)).0
+            })
+            .collect();
+        let short = &masked[..masked.len() - 1];
+        let mut none = |_| {};
+        assert!(ingest_masked(Db::Sqlite(c), &msgs, short, &opts(0), &mut none).is_err());
+        assert_eq!(count(c, "conversation_messages"), 0);
+        let r = ingest_masked(Db::Sqlite(c), &msgs, &masked, &opts(0), &mut none).unwrap();
+        assert_eq!(r.messages as i64, n);
+        assert_eq!(r.masked as i64, n);
+        let rows: Vec<(String, String, bool)> = c
+            .prepare("SELECT text, original_sha256, pii_detected FROM conversation_messages ORDER BY message_id")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        for ((text, digest, flagged), (m, msg)) in rows.iter().zip(masked.iter().zip(&msgs)) {
+            assert_eq!(text, &m.masked_text);
+            assert!(!text.contains("みさき"), "{text}");
+            assert!(*flagged);
+            assert_eq!(digest, &pii::shared().mask(&msg.text).digest(key));
+        }
+    }
+}

@@ -1,11 +1,19 @@
 //! `kakeai export`: one stored run as JSON Lines or a markdown transcript, or preference
 //! datasets for fine-tuning (`--format dpo|kto|sft`, see [`crate::dataset`]) over any runs.
+//!
+//! Every text is masked by the rules; with the model's second opinion on (see
+//! [`super::second`]) the export runs twice: a first pass collects every distinct text, the
+//! model checks each, and the second pass writes the texts as checked. In fail-closed a text it
+//! could not check stops the export before anything is written (exit 3).
 
 use std::io::Write;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
+use super::progress::ProgressArgs;
+use super::second::{self, Second, SecondArgs};
+use crate::dataset::mask::{Collect, Rules, Table, TextMask};
 use crate::store::{Store, StoreError, export};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -38,6 +46,10 @@ pub struct ExportArgs {
     /// jsonl and md only: personal data as stored, not masked (stated in the output's header)
     #[arg(long)]
     pub unmasked: bool,
+    #[command(flatten)]
+    pub second: SecondArgs,
+    #[command(flatten)]
+    pub progress: ProgressArgs,
 }
 
 /// Filters of the dataset formats (dpo, kto, sft).
@@ -187,21 +199,111 @@ fn write_whole(out: &std::path::Path, bytes: &[u8]) -> Result<(), String> {
 fn export_run(args: &ExportArgs) -> Result<(), (String, i32)> {
     // jsonl and md read one run (`Store::load_run`), on either engine.
     let store = Store::open_existing(args.db.as_deref(), false)?;
-    export_one(args, &store).map_err(|e| (e, 2))
+    export_one(args, &store)
 }
 
-fn export_one(args: &ExportArgs, store: &Store) -> Result<(), String> {
+/// The texts as the model's second opinion left them, made from what a first pass collected
+/// (each distinct rule-masked text asked once), and how many it could not check (fail-open).
+struct Checked {
+    table: Table,
+    unchecked: usize,
+    total: usize,
+}
+
+impl Checked {
+    /// Asks about every collected text; in fail-closed the first one that could not be
+    /// checked refuses the export (exit 3).
+    fn ask(
+        second: &Second,
+        texts: Vec<(String, String)>,
+        progress: ProgressArgs,
+    ) -> Result<Checked, (String, i32)> {
+        let mut distinct: Vec<String> = Vec::new();
+        let mut index = std::collections::HashMap::new();
+        for (_, m) in &texts {
+            index.entry(m.clone()).or_insert_with(|| {
+                distinct.push(m.clone());
+                distinct.len() - 1
+            });
+        }
+        let total = distinct.len();
+        let asked = distinct
+            .iter()
+            .map(|m| crate::safety::pii::already_masked(m))
+            .collect();
+        let outcomes = second.check(asked, progress);
+        let mut after: Vec<String> = distinct.clone();
+        let mut unchecked = 0;
+        for (k, (m, why)) in outcomes.into_iter().enumerate() {
+            match why {
+                Some(why) if second.fail_closed() => {
+                    let place = format!("text {} of {total}", k + 1);
+                    let text = second::refusal(&place, &why, "nothing written");
+                    return Err((text, second::EXIT_UNCHECKED));
+                }
+                Some(_) => unchecked += 1,
+                None => after[k] = m.masked_text,
+            }
+        }
+        let table = texts
+            .into_iter()
+            .map(|(o, m)| (o, after[index[&m]].clone()))
+            .collect();
+        Ok(Checked {
+            table: Table::new(table),
+            unchecked,
+            total,
+        })
+    }
+
+    /// After the writing pass: a text the first pass did not see (the store changed between
+    /// them) was not checked — refused in fail-closed, counted in fail-open.
+    fn finish(&self, second: &Second) -> Result<(), (String, i32)> {
+        let missed = self.table.misses();
+        if missed > 0 && second.fail_closed() {
+            let why = "it was added to the store while the export ran";
+            let text = second::refusal(&format!("{missed} text(s)"), why, "nothing written");
+            return Err((text, second::EXIT_UNCHECKED));
+        }
+        if self.unchecked + missed > 0 {
+            let note = second::unchecked_note(self.unchecked + missed, self.total + missed);
+            eprintln!("kakeai export: {note}");
+        }
+        Ok(())
+    }
+}
+
+/// The run's record masked: by the rules, or (second opinion on) with every text checked.
+fn masked_record(
+    args: &ExportArgs,
+    rec: &crate::store::RunRecord,
+) -> Result<crate::store::RunRecord, (String, i32)> {
+    let Some(second) = Second::from_args(args.second).map_err(|e| (e, 2))? else {
+        return Ok(crate::dataset::mask::record(rec));
+    };
+    let collect = Collect::default();
+    crate::dataset::mask::record_with(rec, &collect);
+    let checked = Checked::ask(&second, collect.into_texts(), args.progress)?;
+    let masked = crate::dataset::mask::record_with(rec, &checked.table);
+    checked.finish(&second)?;
+    Ok(masked)
+}
+
+fn export_one(args: &ExportArgs, store: &Store) -> Result<(), (String, i32)> {
     let [run] = args.run[..] else {
-        return Err("--run N: one run for jsonl and md (see `kakeai runs`)".into());
+        return Err((
+            "--run N: one run for jsonl and md (see `kakeai runs`)".into(),
+            2,
+        ));
     };
     let rec = store.load_run(run).map_err(|e| match e {
-        StoreError::NoSuchRun(id) => format!("no run with id {id} (see `kakeai runs`)"),
-        other => other.to_string(),
+        StoreError::NoSuchRun(id) => (format!("no run with id {id} (see `kakeai runs`)"), 2),
+        other => (other.to_string(), 2),
     })?;
     let rec = if args.unmasked {
         rec
     } else {
-        crate::dataset::mask::record(&rec)
+        masked_record(args, &rec)?
     };
     let pii = if args.unmasked { "unmasked" } else { "masked" };
     let mut buf = Vec::new();
@@ -221,7 +323,7 @@ fn export_one(args: &ExportArgs, store: &Store) -> Result<(), String> {
         }
         _ => unreachable!("dataset formats are written by export_dataset"),
     }
-    .map_err(|e| e.to_string())?;
+    .map_err(|e| (e.to_string(), 2))?;
     match &args.out {
         Some(p) => write_whole(p, &buf),
         None => std::io::stdout()
@@ -229,6 +331,7 @@ fn export_one(args: &ExportArgs, store: &Store) -> Result<(), String> {
             .write_all(&buf)
             .map_err(|e| e.to_string()),
     }
+    .map_err(|e| (e, 2))
 }
 
 /// `--format dpo|kto|sft`: the records to `--out`, the dataset card beside them. An export
@@ -240,12 +343,29 @@ fn export_dataset(
 ) -> Result<(), (String, i32)> {
     let opts = options(args, format).map_err(|e| (e, 2))?;
     let out = args.out.as_deref().expect("options() checked --out");
+    let second = Second::from_args(args.second).map_err(|e| (e, 2))?;
+    let checked = match &second {
+        Some(s) => Some(dataset_checked(s, args, format, &opts, store)?),
+        None => None,
+    };
+    let mask: &dyn TextMask = match &checked {
+        Some(c) => &c.table,
+        None => &Rules,
+    };
     // Written to a temporary file first: a failed export never leaves half a dataset behind.
     let tmp = out.with_extension("partial");
     let file = std::fs::File::create(&tmp).map_err(|e| (format!("{}: {e}", tmp.display()), 2))?;
     let mut w = std::io::BufWriter::new(file);
-    let tally = crate::dataset::export(store, format, &opts, &mut w);
+    let tally = crate::dataset::export_with(store, format, &opts, &mut w, mask);
     drop(w);
+    let finished = match (&checked, &second) {
+        (Some(c), Some(s)) => c.finish(s),
+        _ => Ok(()),
+    };
+    if let Err(e) = finished {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
     let tally = match tally {
         Ok(t) if t.total() > 0 => t,
         Ok(t) => {
@@ -275,6 +395,25 @@ fn export_dataset(
         card.display()
     );
     Ok(())
+}
+
+/// The first pass of a dataset export with the second opinion on: the records to nowhere,
+/// collecting their texts, then the model asked about each. An export with no record stops
+/// here (exit 1) without asking.
+fn dataset_checked(
+    second: &Second,
+    args: &ExportArgs,
+    format: crate::dataset::Format,
+    opts: &crate::dataset::Options,
+    store: &Store,
+) -> Result<Checked, (String, i32)> {
+    let collect = Collect::default();
+    let tally = crate::dataset::export_with(store, format, opts, &mut std::io::sink(), &collect)
+        .map_err(|e| (e.to_string(), 2))?;
+    if tally.total() == 0 {
+        return Err((empty_reason(format, &tally), 1));
+    }
+    Checked::ask(second, collect.into_texts(), args.progress)
 }
 
 /// Why an export has no record: the runs read and the reasons items were left out.

@@ -142,6 +142,11 @@ fn args(
         db: Some(db.to_path_buf()),
         out: Some(out.to_path_buf()),
         unmasked: false,
+        // The rules alone, whatever llm.toml the machine has.
+        second: crate::cli::second::SecondArgs {
+            pii_llm: Some(crate::cli::second::Mode::Off),
+        },
+        progress: Default::default(),
     }
 }
 

@@ -22,6 +22,7 @@ pub mod report;
 pub mod run;
 pub mod runs;
 pub mod safety;
+pub mod second;
 pub mod serve;
 pub mod serve_ops;
 pub mod tune;

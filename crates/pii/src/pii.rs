@@ -86,7 +86,9 @@ use serde::{Deserialize, Serialize};
 pub use digest::{DigestKey, sha256_hex};
 pub use keyfile::{KeyError, installation_key};
 pub use kind::PiiKind;
-pub use llm::{LLM_SYSTEM_PROMPT, PiiLlmMode, already_masked, llm_user_prompt, merge_llm};
+pub use llm::{
+    LLM_SYSTEM_PROMPT, PiiLlmMode, already_masked, llm_user_prompt, merge_llm, merge_reply,
+};
 pub use resolve::apply;
 use resolve::{apply_tokens, resolve};
 

@@ -168,12 +168,24 @@ fn run_ids(store: &Store, o: &Options, tally: &mut Tally) -> Result<Vec<i64>, Da
     Ok(ids.into_iter().filter(|i| o.runs.contains(i)).collect())
 }
 
-/// Writes every record of `format` to `out`, run by run; returns the tally for the card.
+/// Writes every record of `format` to `out`, run by run, masked by the rules; returns the
+/// tally for the card.
 pub fn export(
     store: &Store,
     format: Format,
     o: &Options,
     out: &mut dyn Write,
+) -> Result<Tally, DatasetError> {
+    export_with(store, format, o, out, &mask::Rules)
+}
+
+/// [`export`], each text masked by `mask`.
+pub fn export_with(
+    store: &Store,
+    format: Format,
+    o: &Options,
+    out: &mut dyn Write,
+    mask: &dyn mask::TextMask,
 ) -> Result<Tally, DatasetError> {
     if o.director_only && o.reviewers_only {
         return Err(DatasetError::Invalid(
@@ -229,6 +241,7 @@ pub fn export(
             tally: &mut tally,
             out,
             leaked: records::leak_rejected_texts(&rec),
+            mask,
         };
         for t in &turns {
             if o.sister.as_deref().is_some_and(|s| s != t.speaker) {

@@ -20,6 +20,8 @@ pub(crate) struct Ctx<'a> {
     pub out: &'a mut dyn Write,
     /// Lines the leak review rejected in this run (see [`leak_rejected_texts`]).
     pub leaked: Vec<String>,
+    /// How each text is masked (the rules, or the texts as the model's second opinion left them).
+    pub mask: &'a dyn super::mask::TextMask,
 }
 
 /// What replaces a leak-rejected line wherever it appears in a prompt's history.
@@ -195,7 +197,7 @@ impl Ctx<'_> {
         if let Some(o) = record.as_object_mut() {
             for (k, v) in o.iter_mut() {
                 if k != "metadata" {
-                    super::mask::value(v);
+                    super::mask::value_with(v, self.mask);
                     if let Some(r) = &self.redactor {
                         r.value(v);
                     }

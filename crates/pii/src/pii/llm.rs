@@ -149,18 +149,24 @@ pub fn merge_llm(
     llm_reply: Result<&str, String>,
     mode: PiiLlmMode,
 ) -> (Masked, Option<String>) {
-    let fail = |masked: Masked, why: String| match mode {
-        PiiLlmMode::FailClosed => (
+    if mode == PiiLlmMode::Off {
+        return (masked, None);
+    }
+    match merge_reply(masked, llm_reply) {
+        (masked, Some(why)) if mode == PiiLlmMode::FailClosed => (
             masked,
             Some(format!(
                 "個人情報の LLM 確認ができませんでした（{why}）。規則による検出結果のまま、要確認にします"
             )),
         ),
-        _ => (masked, None),
-    };
-    if mode == PiiLlmMode::Off {
-        return (masked, None);
+        (masked, _) => (masked, None),
     }
+}
+
+/// Adds the model's findings to `masked`, and says why when the reply could not be used
+/// (`masked` is then returned unchanged), whatever a mode would make of that.
+pub fn merge_reply(masked: Masked, llm_reply: Result<&str, String>) -> (Masked, Option<String>) {
+    let fail = |masked: Masked, why: String| (masked, Some(why));
     let reply = match llm_reply.and_then(parse_reply) {
         Ok(r) => r,
         Err(e) => return fail(masked, e),

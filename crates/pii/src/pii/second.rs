@@ -5,10 +5,16 @@
 //!
 //! A reply that does not come within `limit` is a failure like any other: in `FailClosed`
 //! mode the rule result stands and the returned flag says why the message needs review.
+//!
+//! Batch commands (`ingest`, `export`) check many texts through [`check_each`]: in order, a
+//! bounded number at a time, stopping at the first failure when told to.
 
+use std::future::Future;
 use std::time::Duration;
 
-use super::{LLM_SYSTEM_PROMPT, Masked, PiiLlmMode, llm_user_prompt, merge_llm};
+use futures_util::StreamExt;
+
+use super::{LLM_SYSTEM_PROMPT, Masked, PiiLlmMode, llm_user_prompt, merge_llm, merge_reply};
 use crate::llm::{ChatRequest, Client, LlmConfig, Message, ResponseFormat};
 
 /// Tokens the answer needs besides the copied text: its three keys, the flag and the kinds.
@@ -51,6 +57,17 @@ pub fn request(masked_text: &str) -> ChatRequest {
     }
 }
 
+/// The model's reply to `masked_text`, or why there is none within `limit`.
+async fn reply(client: &Client, masked_text: &str, limit: Duration) -> Result<String, String> {
+    let req = request(masked_text);
+    match tokio::time::timeout(limit, client.chat(&req)).await {
+        Ok(Ok(c)) => Ok(c.text),
+        // Kind, status, endpoint and model: the server's words may quote the text it was sent.
+        Ok(Err(e)) => Err(e.without_server_text().to_string()),
+        Err(_) => Err(format!("{:.1} 秒以内に答えがなかった", limit.as_secs_f64())),
+    }
+}
+
 /// Asks the model about `masked` and merges its answer; `(result, flag)` as [`merge_llm`].
 /// `Off` sends nothing.
 pub async fn second_opinion(
@@ -62,14 +79,15 @@ pub async fn second_opinion(
     if mode == PiiLlmMode::Off {
         return (masked, None);
     }
-    let req = request(&masked.masked_text);
-    let reply = match tokio::time::timeout(limit, client.chat(&req)).await {
-        Ok(Ok(c)) => Ok(c.text),
-        // Kind, status, endpoint and model: the server's words may quote the text it was sent.
-        Ok(Err(e)) => Err(e.without_server_text().to_string()),
-        Err(_) => Err(format!("{:.1} 秒以内に答えがなかった", limit.as_secs_f64())),
-    };
+    let reply = reply(client, &masked.masked_text, limit).await;
     merge_llm(masked, reply.as_deref().map_err(Clone::clone), mode)
+}
+
+/// Asks the model about `masked` and merges its answer; the second value says why the check
+/// could not run (no answer in time, an error, an answer that cannot be read), in any mode.
+pub async fn opinion(client: &Client, masked: Masked, limit: Duration) -> Outcome {
+    let reply = reply(client, &masked.masked_text, limit).await;
+    merge_reply(masked, reply.as_deref().map_err(Clone::clone))
 }
 
 /// [`second_opinion`] with a client for `llm`; a client that cannot be made is a failed check
@@ -84,6 +102,53 @@ pub async fn ask(
         Ok(client) => second_opinion(&client, masked, mode, limit).await,
         Err(e) => merge_llm(masked, Err(e.to_string()), mode),
     }
+}
+
+/// One text's outcome in a batch: the merge, and why the check could not run (`None`: it ran).
+pub type Outcome = (Masked, Option<String>);
+
+/// Checks each of `texts` (rule-masked) against the model, at most `at_once` requests at a
+/// time, answering in the order given; `done` is told after each. A failure is always
+/// reported (see [`opinion`]): the caller decides what it means. With
+/// `stop_at_failure` nothing after the first failure is awaited (requests in flight are
+/// dropped) and the list ends at it.
+pub async fn check_each(
+    client: &Client,
+    texts: Vec<Masked>,
+    limit: Duration,
+    at_once: usize,
+    stop_at_failure: bool,
+    done: &mut dyn FnMut(usize),
+) -> Vec<Outcome> {
+    let ask = |m: Masked| opinion(client, m, limit);
+    in_order(texts, at_once, stop_at_failure, done, ask).await
+}
+
+/// [`check_each`]'s order and bounds around any `ask`.
+async fn in_order<F, Fut>(
+    texts: Vec<Masked>,
+    at_once: usize,
+    stop_at_failure: bool,
+    done: &mut dyn FnMut(usize),
+    ask: F,
+) -> Vec<Outcome>
+where
+    F: Fn(Masked) -> Fut,
+    Fut: Future<Output = Outcome>,
+{
+    let mut out = Vec::with_capacity(texts.len());
+    let mut answers = futures_util::stream::iter(texts)
+        .map(ask)
+        .buffered(at_once.max(1));
+    while let Some(answer) = answers.next().await {
+        let failed = answer.1.is_some();
+        out.push(answer);
+        done(out.len());
+        if failed && stop_at_failure {
+            break;
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -134,6 +199,51 @@ mod tests {
                 super::super::llm::parse_reply(cut).map(|r| r.detected),
                 Ok(false)
             );
+        }
+    }
+
+    /// Generated batches: answers come back in the order asked, never more than `at_once` are
+    /// in flight, and with `stop_at_failure` the list ends at the first failure (nothing after
+    /// it is reported), without it every text is answered.
+    #[tokio::test]
+    async fn a_batch_answers_in_order_within_its_bound() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let mut rng = fastrand::Rng::with_seed(41);
+        for _ in 0..60 {
+            let n = rng.usize(0..12);
+            let at_once = rng.usize(1..4);
+            let fails: Vec<bool> = (0..n).map(|_| rng.u8(0..5) == 0).collect();
+            let texts: Vec<Masked> = (0..n)
+                .map(|i| super::super::already_masked(&format!("{i}")))
+                .collect();
+            for stop in [false, true] {
+                let (live, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
+                let mut seen = Vec::new();
+                let ask = |m: Masked| {
+                    let (live, most, fails) = (&live, &most, &fails);
+                    async move {
+                        let now = live.fetch_add(1, Ordering::SeqCst) + 1;
+                        most.fetch_max(now, Ordering::SeqCst);
+                        tokio::task::yield_now().await;
+                        live.fetch_sub(1, Ordering::SeqCst);
+                        let i: usize = m.masked_text.parse().unwrap();
+                        let why = fails[i].then(|| format!("failed {i}"));
+                        (m, why)
+                    }
+                };
+                let got = in_order(texts.clone(), at_once, stop, &mut |k| seen.push(k), ask).await;
+                let want = match fails.iter().position(|f| *f) {
+                    Some(first) if stop => first + 1,
+                    _ => n,
+                };
+                assert_eq!(got.len(), want, "{fails:?} stop={stop}");
+                assert_eq!(seen, (1..=want).collect::<Vec<_>>());
+                for (i, (m, why)) in got.iter().enumerate() {
+                    assert_eq!(m.masked_text, i.to_string());
+                    assert_eq!(why.is_some(), fails[i]);
+                }
+                assert!(most.load(Ordering::SeqCst) <= at_once);
+            }
         }
     }
 }

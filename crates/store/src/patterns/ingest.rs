@@ -100,6 +100,47 @@ pub fn ingest_with(
     opts: &IngestOptions,
     written: &mut dyn FnMut(usize),
 ) -> Result<IngestReport, IngestError> {
+    ingest_inner(conn, messages, None, opts, written)
+}
+
+/// [`ingest_with`] storing `masked[i]` for `messages[i]` (masked beforehand: the rules, and
+/// for user lines the model's second opinion) instead of masking each text by the rules.
+/// `masked` must hold one entry per message; otherwise nothing is written.
+pub fn ingest_masked(
+    conn: Db<'_>,
+    messages: &[LogMessage],
+    masked: &[pii::Masked],
+    opts: &IngestOptions,
+    written: &mut dyn FnMut(usize),
+) -> Result<IngestReport, IngestError> {
+    if masked.len() != messages.len() {
+        return Err(PatternError::invalid(
+            "masked",
+            format!(
+                "{} masked texts for {} messages",
+                masked.len(),
+                messages.len()
+            ),
+        )
+        .into());
+    }
+    ingest_inner(conn, messages, Some(masked), opts, written)
+}
+
+/// The read-only checks [`ingest`] makes before it writes (each conversation belongs to one
+/// user, each pattern exists and is the line's character's), alone: a caller about to spend
+/// time on the messages first learns whether the store would take them.
+pub fn validate(conn: Db<'_>, messages: &[LogMessage]) -> Result<(), IngestError> {
+    check(conn, messages, &mut Pseudonyms::default()).map(|_| ())
+}
+
+fn ingest_inner(
+    conn: Db<'_>,
+    messages: &[LogMessage],
+    pre: Option<&[pii::Masked]>,
+    opts: &IngestOptions,
+    written: &mut dyn FnMut(usize),
+) -> Result<IngestReport, IngestError> {
     if opts.window_secs <= 0 {
         return Err(PatternError::invalid("window", "must be at least one second").into());
     }
@@ -110,62 +151,20 @@ pub fn ingest_with(
     let now = stamp::iso(stamp::now_ms());
     let mut first_new: Option<i64> = None;
     let key = pii::installation_key()?;
-    for (chunk, chars) in messages.chunks(BATCH).zip(characters.chunks(BATCH)) {
+    for (n, (chunk, chars)) in messages
+        .chunks(BATCH)
+        .zip(characters.chunks(BATCH))
+        .enumerate()
+    {
+        let pre = pre.map(|p| &p[n * BATCH..n * BATCH + chunk.len()]);
         // What the batch wrote, kept only once it committed (PostgreSQL may run it twice).
-        let batch = atomic(conn, |conn| -> Result<Batch, IngestError> {
-            let mut b = Batch::default();
-            let kind = conn.kind();
-            let upsert = format!(
-                "INSERT INTO conversations (conversation_id, user_id, first_at, last_at,
-                     ingested_at) VALUES (?1, ?2, ?3, ?3, ?4)
-                 ON CONFLICT (conversation_id) DO UPDATE SET
-                     first_at = {}, last_at = {}",
-                kind.least(
-                    &kind.bytewise("conversations.first_at"),
-                    &kind.bytewise("excluded.first_at")
-                ),
-                kind.greatest(
-                    &kind.bytewise("conversations.last_at"),
-                    &kind.bytewise("excluded.last_at")
-                ),
-            );
-            for (m, character) in chunk.iter().zip(chars) {
-                let (conv, user) = (ids.of(&m.conversation_id)?, ids.of(&m.user_id)?);
-                let at = stamp::iso(m.at);
-                conn.execute(&upsert, p![conv, user, at, now])?;
-                let masked = pii::shared().mask(&m.text);
-                let new_id: Option<i64> = conn
-                    .query_row(
-                        "INSERT INTO conversation_messages (conversation_id, role, text,
-                         original_sha256, pii_detected, at_ms, at, character, pattern_id, source)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
-                     ON CONFLICT (conversation_id, role, at_ms, original_sha256) DO NOTHING
-                     RETURNING message_id",
-                        p![
-                            conv,
-                            m.role.as_str(),
-                            masked.masked_text,
-                            masked.digest(key),
-                            masked.pii_detected,
-                            m.at,
-                            at,
-                            character.map(Character::as_str),
-                            m.pattern_id,
-                            format!("{}:{}", opts.source, m.line)
-                        ],
-                        |r| r.get(0),
-                    )
-                    .optional()?;
-                let Some(id) = new_id else {
-                    b.duplicates += 1;
-                    continue;
-                };
-                b.first.get_or_insert(id);
-                b.messages += 1;
-                b.masked += usize::from(masked.pii_detected);
-                b.touched.push(conv);
-            }
-            Ok(b)
+        let batch = atomic(conn, |conn| {
+            let rows = Rows {
+                messages: chunk,
+                characters: chars,
+                masked: pre,
+            };
+            write_batch(conn, &rows, &mut ids, &now, key, &opts.source)
         })?;
         report.duplicates += batch.duplicates;
         report.messages += batch.messages;
@@ -196,6 +195,81 @@ pub fn ingest_with(
         report.dropouts += part.dropouts;
     }
     Ok(report)
+}
+
+/// One batch's messages, their characters and (when masked beforehand) their masked texts.
+struct Rows<'a> {
+    messages: &'a [LogMessage],
+    characters: &'a [Option<Character>],
+    masked: Option<&'a [pii::Masked]>,
+}
+
+/// Writes one batch's conversations and messages (a repeat of a stored message is counted,
+/// not written), inside the caller's transaction.
+fn write_batch(
+    conn: Db<'_>,
+    rows: &Rows<'_>,
+    ids: &mut Pseudonyms,
+    now: &str,
+    key: &pii::DigestKey,
+    source: &str,
+) -> Result<Batch, IngestError> {
+    let mut b = Batch::default();
+    let kind = conn.kind();
+    let upsert = format!(
+        "INSERT INTO conversations (conversation_id, user_id, first_at, last_at,
+                 ingested_at) VALUES (?1, ?2, ?3, ?3, ?4)
+             ON CONFLICT (conversation_id) DO UPDATE SET
+                 first_at = {}, last_at = {}",
+        kind.least(
+            &kind.bytewise("conversations.first_at"),
+            &kind.bytewise("excluded.first_at")
+        ),
+        kind.greatest(
+            &kind.bytewise("conversations.last_at"),
+            &kind.bytewise("excluded.last_at")
+        ),
+    );
+    for (j, (m, character)) in rows.messages.iter().zip(rows.characters).enumerate() {
+        let (conv, user) = (ids.of(&m.conversation_id)?, ids.of(&m.user_id)?);
+        let at = stamp::iso(m.at);
+        conn.execute(&upsert, p![conv, user, at, now])?;
+        let masked = match rows.masked {
+            Some(p) => p[j].clone(),
+            None => pii::shared().mask(&m.text),
+        };
+        let new_id: Option<i64> = conn
+            .query_row(
+                "INSERT INTO conversation_messages (conversation_id, role, text,
+                     original_sha256, pii_detected, at_ms, at, character, pattern_id, source)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+                 ON CONFLICT (conversation_id, role, at_ms, original_sha256) DO NOTHING
+                 RETURNING message_id",
+                p![
+                    conv,
+                    m.role.as_str(),
+                    masked.masked_text,
+                    masked.digest(key),
+                    masked.pii_detected,
+                    m.at,
+                    at,
+                    character.map(Character::as_str),
+                    m.pattern_id,
+                    format!("{source}:{}", m.line)
+                ],
+                |r| r.get(0),
+            )
+            .optional()?;
+        let Some(id) = new_id else {
+            b.duplicates += 1;
+            continue;
+        };
+        b.first.get_or_insert(id);
+        b.messages += 1;
+        b.masked += usize::from(masked.pii_detected);
+        b.touched.push(conv);
+    }
+    Ok(b)
 }
 
 /// What one batch of messages wrote.
