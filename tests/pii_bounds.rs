@@ -31,7 +31,7 @@ const PIECES: [&str; 16] = [
 /// A message of about `bytes` bytes from the pieces, in an order set by `seed`.
 fn message(seed: u64, bytes: usize) -> String {
     let mut s = String::new();
-    let mut x = seed | 1;
+    let mut x = seed * 2 + 1;
     while s.len() < bytes {
         x ^= x << 13;
         x ^= x >> 7;

@@ -560,7 +560,8 @@ fn lindera_names_in_a_name_slot() {
         "ポケモンが好き",
         "甘口、辛口、それとも純米",
         "白猫と黒鳥が違う方向見てる",
-        "水梨と書かれている",
+        // Not 水梨と書かれている (a sake): 水梨 is a surname (ENAMDICT), and a name written on
+        // something is a name as likely; masking is the safe side of that doubt.
         "テニムっていうんだ",
         "その時、クミンを少し",
         "音羽の滝の近く",
@@ -709,7 +710,9 @@ fn few_spans_on_unseen_duo_talk_lines() {
 
 /// The same on the lindera path (measured at 16 spans, 83 before; 25 after dev5's name slots;
 /// 26 after dev6; 27 after the kana readings of names_kana.rs — one more span on these unseen
-/// lines, not read; half A gained none).
+/// lines, not read; half A gained none; 32 since the learned labeller joined at its lower
+/// margins: five more spans on these 986 lines, while the names it finds on the selection set
+/// went from 0.55 to 0.77).
 #[test]
 fn few_spans_on_unseen_duo_talk_lines_lindera() {
     let Some(an) = lindera() else { return };
@@ -717,7 +720,7 @@ fn few_spans_on_unseen_duo_talk_lines_lindera() {
         return;
     };
     println!("duo-talk half B: {spans} spans masked on {n} lines (lindera)");
-    assert!(spans <= 27, "{spans} spans masked on {n} unseen lines");
+    assert!(spans <= 32, "{spans} spans masked on {n} unseen lines");
 }
 
 /// Half A of duo-talk (odd lines; may shape rules): every span masked, printed for tuning.

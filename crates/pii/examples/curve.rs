@@ -99,7 +99,10 @@ fn main() {
             if let Some(a) = &an {
                 masker = masker.with_analyzer(a.clone());
             }
+            let t0 = std::time::Instant::now();
             let fp: usize = natural.iter().map(|l| masker.mask(l).items.len()).sum();
+            let per_s = natural.len() as f64 / t0.elapsed().as_secs_f64().max(1e-9);
+            println!("natural lines masked at {per_s:.0} lines/s");
             println!(
                 "== {n} examples ({frac}), margin {m}: {fp} spans on {} natural lines",
                 natural.len()

@@ -674,6 +674,7 @@ impl PiiMasker {
                 .filter(|&(_, s, e, _)| whole(s, e))
                 .filter(|&(k, s, e, _)| tagger::well_formed(k, v.slice(s, e)))
                 .filter(|&(k, s, e, _)| k != PiiKind::Name || !place_word(&toks, &v, s, e))
+                .filter(|&(k, s, e, _)| k != PiiKind::Name || t.latin_name_known(v.slice(s, e)))
                 .filter(|(_, s, e, _)| !cands.iter().any(|o| o.s < *e && *s < o.e))
                 .map(|(k, s, e, _)| Cand::new(k, s, e))
                 .collect();

@@ -51,6 +51,17 @@ impl Tagger {
         self.model.w.len()
     }
 
+    /// Whether a learned name in latin letters holds a word of the name lists (Sato, kenta,
+    /// Emma): an English word in a name's place (timeが楽しみ) is no name. A span without
+    /// latin letters passes.
+    pub fn latin_name_known(&self, span: &str) -> bool {
+        let mut parts = span
+            .split(|c: char| !core::fold(c).is_ascii_alphabetic())
+            .filter(|p| !p.is_empty())
+            .peekable();
+        parts.peek().is_none() || parts.any(|p| self.lists.holds(p))
+    }
+
     /// Spans `(kind, start, end)` in chars of `text`.
     pub fn spans(&self, text: &str) -> Vec<(PiiKind, usize, usize)> {
         self.spans_with(text, MIN_MARGIN)
@@ -249,6 +260,24 @@ mod tests {
             (PiiKind::Address, "渋谷2-21-1"),
         ] {
             assert!(well_formed(k, span), "{span}");
+        }
+    }
+
+    #[test]
+    fn a_latin_name_must_hold_a_listed_name() {
+        let t = Tagger::built_in();
+        for span in [
+            "Sato",
+            "kenta",
+            "Emma Watanabe",
+            "ＳＡＴＯ",
+            "田中",
+            "ken-ichi sato",
+        ] {
+            assert!(t.latin_name_known(span), "{span}");
+        }
+        for span in ["time", "Good job", "update"] {
+            assert!(!t.latin_name_known(span), "{span}");
         }
     }
 

@@ -132,6 +132,15 @@ impl Lists {
         ]);
     }
 
+    /// Whether `word` (folded) is a whole word of any list.
+    pub fn holds(&self, word: &str) -> bool {
+        let mut h = FNV0;
+        for c in word.chars().map(fold) {
+            h = step(h, c);
+        }
+        word.chars().count() >= 2 && self.entries.get(&h).is_some_and(|e| e.0 != 0)
+    }
+
     /// Per char, per list: (a word starts here, a word covers this char, a word ends here),
     /// as feature names. The longest word of each list starting at each char is taken.
     fn marks(&self, chars: &[char]) -> Vec<Vec<&str>> {
