@@ -264,7 +264,7 @@ fn serve(
     rt.block_on(async move {
         match connect(&link.config, link.notes.clone()).await {
             Ok(c) => {
-                link.era = era_sql(&c).await;
+                link.era = era_sql(&c, link.bound).await;
                 link.client = Some(c);
             }
             Err(e) => {
@@ -316,7 +316,7 @@ impl Link {
         let slow = started.elapsed() >= SLOW_FAILURE;
         match made {
             Ok(c) => {
-                self.era = era_sql(&c).await;
+                self.era = era_sql(&c, self.bound).await;
                 self.client = Some(c);
                 self.quiet = None;
                 self.reconnects.fetch_add(1, Ordering::SeqCst);
@@ -493,10 +493,10 @@ const ERA: &str = "pg_postmaster_start_time()::text || ' ' || \
                    (SELECT checkpoint_lsn::text FROM pg_control_checkpoint())";
 
 /// The era SQL this connection can run (asked once per connection: a role denied
-/// `pg_control_checkpoint` must not fail every BEGIN).
-async fn era_sql(c: &Client) -> &'static str {
-    match c.simple_query(&format!("SELECT {ERA}")).await {
-        Ok(m) if texts::<1>(&m)[0].is_some() => ERA,
+/// `pg_control_checkpoint` must not fail every BEGIN), waiting at most `bound`.
+async fn era_sql(c: &Client, bound: Option<Duration>) -> &'static str {
+    match within(bound, c.simple_query(&format!("SELECT {ERA}"))).await {
+        Some(Ok(m)) if texts::<1>(&m)[0].is_some() => ERA,
         _ => NO_ERA,
     }
 }
