@@ -4,7 +4,9 @@
 //! `kill -9` of the server (the connection is made again, LISTEN issued again, a write whose
 //! connection was lost runs again once on a new one, never continued half-way); and the LINE
 //! bot under load through a restart and a crash: acknowledged again within 5 s after the
-//! database is back, no acknowledged event lost, none answered twice. The same for SQLite's disk
+//! database is back, no acknowledged event lost, none answered twice; a COMMIT whose answer a
+//! crash lost is never taken for the commit of the writer who got its transaction id next. The
+//! same for SQLite's disk
 //! filling under the bot (a small tmpfs), and a reviewer's mark refused on the full disk. A
 //! 30 s network partition (PostgreSQL in its own network namespace over TCP, every packet
 //! dropped both ways) under the bot and a reviewer: the same promises, and the reviewer's marks
@@ -255,6 +257,95 @@ fn a_write_whose_connection_is_lost_runs_again_once_and_never_half() {
         .one::<i64>("SELECT 1", p![])
         .optional()
         .expect("the store is usable after");
+}
+
+/// Commits rows of `topic` on `store` until the transaction id reaches `xid`; whether one was
+/// given exactly `xid` (handed out again after a crash), and the ids of the rows committed.
+fn commit_until(store: &mut Store, xid: i64, topic: &str) -> (bool, Vec<i64>) {
+    let mut ids = Vec::new();
+    for _ in 0..10_000 {
+        let (x, id) = store
+            .transact(|tx| {
+                let x: i64 = tx.one("SELECT txid_current()", p![])?;
+                let id: i64 = tx.one(
+                    "INSERT INTO runs (topic, started_at, status) VALUES (?1, 'x', 'completed')
+                     RETURNING id",
+                    p![topic],
+                )?;
+                Ok::<_, StoreError>((x, id))
+            })
+            .expect("another writer commits after the crash");
+        ids.push(id);
+        if x >= xid {
+            return (x == xid, ids);
+        }
+    }
+    panic!("transaction ids never reached {xid}");
+}
+
+/// A COMMIT whose answer is lost in a crash that lost the transaction too, after which the
+/// server hands its id (and its rows' ids) to another writer: `txid_status` then says
+/// "committed" about someone else's commit. The write is not acknowledged, and no id its
+/// INSERT returned is handed out (the ingress would answer another user's message, or wait for
+/// a row nobody has).
+#[test]
+fn a_commit_lost_in_a_crash_is_never_taken_for_the_writer_who_got_its_id_next() {
+    let Some(cluster) = PgCluster::start(
+        "a_commit_lost_in_a_crash_is_never_taken_for_the_writer_who_got_its_id_next",
+    ) else {
+        return;
+    };
+    let url = cluster.database("team");
+    let mut store = Store::open_target(Path::new(&url)).expect("opens");
+    let mut other = Store::open_target(Path::new(&url)).expect("opens");
+    // WAL waits in the server's memory (no background flush): the crash loses the transaction.
+    store
+        .db()
+        .execute("ALTER SYSTEM SET wal_writer_delay = '10s'", p![])
+        .expect("superuser");
+    let _ = store.db().one::<bool>("SELECT pg_reload_conf()", p![]);
+    let mut runs = 0;
+    let mut reused = None;
+    let r = store.transact(|tx| {
+        runs += 1;
+        let xid: i64 = tx.one("SELECT txid_current()", p![])?;
+        let id: i64 = tx.one(
+            "INSERT INTO runs (topic, started_at, status) VALUES ('mine', 'x', 'completed')
+             RETURNING id",
+            p![],
+        )?;
+        if runs == 1 {
+            cluster.kill9();
+            cluster.start_again();
+            reused = Some(commit_until(&mut other, xid, "theirs"));
+        }
+        Ok::<_, StoreError>(id)
+    });
+    let (reused, theirs) = reused.expect("the crash happened");
+    assert!(
+        reused,
+        "the crash lost the transaction and its id was handed out again (the case under test)"
+    );
+    let topic_of = |id: i64| {
+        store
+            .db()
+            .one::<String>("SELECT topic FROM runs WHERE id = ?1", p![id])
+            .optional()
+            .unwrap()
+    };
+    match r {
+        Ok(id) => panic!(
+            "acknowledged after {runs} run(s) with id {id}, whose row is {:?} (theirs: {theirs:?})",
+            topic_of(id)
+        ),
+        Err(e) => {
+            assert_eq!(runs, 1, "an unknown outcome is never run again");
+            assert_eq!(e.exit_code(), 3, "{e}");
+            assert!(e.to_string().contains("not acknowledged"), "{e}");
+        }
+    }
+    assert_eq!(count(&store, "mine"), 0, "nothing of it survived the crash");
+    assert_eq!(count(&store, "theirs"), theirs.len() as i64);
 }
 
 /// The model: quick replies.

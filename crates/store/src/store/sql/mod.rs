@@ -15,6 +15,7 @@
 pub mod dialect;
 mod pgconn;
 mod pgtypes;
+mod resolve;
 mod value;
 
 use std::time::Duration;

@@ -18,8 +18,9 @@
 //! lost every further statement of it fails until it ends, and ending it says whether it was
 //! lost uncommitted ([`PgConn::rollback`]) — safe to run again from the start. A COMMIT whose
 //! answer was lost is resolved by asking the new connection about the transaction's id
-//! (`txid_status`, noted at BEGIN): committed is a success, aborted is "lost uncommitted", and
-//! when nobody can tell within [`RESOLVE`] it is an error saying so (never a success).
+//! (`txid_status`, noted at BEGIN with the server's era): committed is a success only when the
+//! server has not restarted since BEGIN, aborted is "lost uncommitted", and when nobody can
+//! tell within [`RESOLVE`] it is an error saying so (never a success; see [`super::resolve`]).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -31,6 +32,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_postgres::{AsyncMessage, Client, SimpleQueryMessage, Statement};
 
+use super::resolve::{self, Status, Verdict};
 use super::{DbError, Row, Value};
 use crate::store::pg;
 use crate::store::target::PgUrl;
@@ -65,7 +67,7 @@ enum Answer {
     Count(u64),
     Done,
     /// A transaction began, with its id when the server said.
-    Begun(Option<i64>),
+    Begun(Option<Began>),
     /// A transaction ended: whether its connection was lost before anything committed.
     Ended {
         lost: bool,
@@ -102,6 +104,7 @@ impl PgConn {
             tx: Tx::Idle,
             reconnects: reconnects.clone(),
             quiet: None,
+            era: NO_ERA,
         };
         std::thread::Builder::new()
             .name("kakeai-pg".into())
@@ -207,12 +210,19 @@ fn lost(message: impl Into<String>, unsure: bool) -> DbError {
     }
 }
 
+/// A transaction's id and the server's era when it began (see [`super::resolve`]).
+#[derive(Debug, Clone, PartialEq)]
+struct Began {
+    xid: i64,
+    era: Option<String>,
+}
+
 /// Where the door's transaction stands, as the connection thread sees it.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 enum Tx {
     Idle,
     /// Begun; its id when the server said.
-    Open(Option<i64>),
+    Open(Option<Began>),
     /// Its connection was lost: nothing of it committed, nothing more of it runs.
     Lost,
 }
@@ -230,6 +240,8 @@ struct Link {
     quiet: Option<(Instant, String)>,
     /// How long an answer may take (see `pg::answer_bound`).
     bound: Option<Duration>,
+    /// The SQL reading the server's era on this connection (see [`era_sql`]).
+    era: &'static str,
 }
 
 /// The connection thread: connect, then answer jobs in order until every door is dropped.
@@ -251,7 +263,10 @@ fn serve(
     };
     rt.block_on(async move {
         match connect(&link.config, link.notes.clone()).await {
-            Ok(c) => link.client = Some(c),
+            Ok(c) => {
+                link.era = era_sql(&c, link.bound).await;
+                link.client = Some(c);
+            }
             Err(e) => {
                 let _ = up.send(Err(unusable(&shown, e)));
                 return;
@@ -301,6 +316,7 @@ impl Link {
         let slow = started.elapsed() >= SLOW_FAILURE;
         match made {
             Ok(c) => {
+                self.era = era_sql(&c, self.bound).await;
                 self.client = Some(c);
                 self.quiet = None;
                 self.reconnects.fetch_add(1, Ordering::SeqCst);
@@ -339,7 +355,7 @@ impl Link {
         let Some(client) = self.client.as_ref() else {
             return Err(DbError::Closed);
         };
-        let ran = within(self.bound, run(client, &mut self.cache, op)).await;
+        let ran = within(self.bound, run(client, &mut self.cache, op, self.era)).await;
         // 57P01–57P03: the server is ending this session (shutdown, crash, terminated).
         let ending =
             matches!(&ran, Some(Err(DbError::Pg { code: Some(c), .. })) if c.starts_with("57P"));
@@ -360,8 +376,8 @@ impl Link {
                 };
                 Err(lost(format!("{LOST} ({e}){tail}"), false))
             }
-            Ok(Answer::Begun(xid)) => {
-                self.tx = Tx::Open(xid);
+            Ok(Answer::Begun(began)) => {
+                self.tx = Tx::Open(began);
                 Ok(Answer::Done)
             }
             r => r,
@@ -384,7 +400,7 @@ impl Link {
                 }
                 Ok(Answer::Ended { lost: false })
             }
-            Tx::Open(xid) => {
+            Tx::Open(began) => {
                 let ran = match self.client.as_ref() {
                     Some(c) => {
                         let ran = within(self.bound, c.batch_execute(sql)).await;
@@ -400,7 +416,7 @@ impl Link {
                     None => {
                         self.client = None;
                         if commit {
-                            self.resolve(xid).await
+                            self.resolve(began).await
                         } else {
                             Ok(Answer::Ended { lost: true })
                         }
@@ -411,8 +427,10 @@ impl Link {
     }
 
     /// What became of a transaction whose COMMIT was sent and whose answer was lost, asked on a
-    /// new connection for at most [`RESOLVE`].
-    async fn resolve(&mut self, xid: Option<i64>) -> Result<Answer, DbError> {
+    /// new connection for at most [`RESOLVE`] (see [`super::resolve`]). Only a committed
+    /// status from the same server era is a success: a server restarted in between may have
+    /// handed our id (and our rows' ids) to another transaction.
+    async fn resolve(&mut self, began: Option<Began>) -> Result<Answer, DbError> {
         let unknown = || {
             lost(
                 "the connection to PostgreSQL was lost during COMMIT and whether the write \
@@ -420,7 +438,7 @@ impl Link {
                 true,
             )
         };
-        let Some(xid) = xid else {
+        let Some(began) = began else {
             return Err(unknown());
         };
         let until = Instant::now() + RESOLVE;
@@ -435,28 +453,51 @@ impl Link {
             let Some(c) = self.client.as_ref() else {
                 continue;
             };
-            let sql = format!("SELECT txid_status({xid})");
-            match within(self.bound, c.simple_query(&sql)).await {
-                Some(Ok(m)) if first_text(&m).as_deref() == Some("committed") => {
-                    return Ok(Answer::Done);
+            let sql = format!("SELECT txid_status({})::text, {}", began.xid, self.era);
+            let (status, era) = match within(self.bound, c.simple_query(&sql)).await {
+                Some(Ok(m)) => {
+                    let [status, era] = texts(&m);
+                    (Status::parse(status.as_deref()), era)
                 }
-                Some(Ok(m)) if first_text(&m).as_deref() == Some("aborted") => {
-                    self.tx = Tx::Lost;
-                    return Err(lost(LOST_IN_TX, false));
-                }
-                // An id the server never logged (a crash lost it): never committed.
+                // An id the server never handed out (a crash lost it).
                 Some(Err(e))
                     if e.as_db_error()
                         .is_some_and(|d| d.message().contains("in the future")) =>
                 {
+                    (Some(Status::Future), None)
+                }
+                _ => (None, None),
+            };
+            let same = resolve::same_era(began.era.as_deref(), era.as_deref());
+            match status.map(|s| resolve::verdict(s, same)) {
+                Some(Verdict::Committed) => return Ok(Answer::Done),
+                Some(Verdict::NotCommitted) => {
                     self.tx = Tx::Lost;
                     return Err(lost(LOST_IN_TX, false));
                 }
+                Some(Verdict::Unknown) => return Err(unknown()),
                 // Still in progress (its old session has not ended yet), or no answer.
-                _ => tokio::time::sleep(Duration::from_millis(100)).await,
+                Some(Verdict::AskAgain) | None => {
+                    tokio::time::sleep(Duration::from_millis(100)).await
+                }
             }
         }
         Err(unknown())
+    }
+}
+
+/// The era SQL when the role cannot read the last checkpoint: none (see [`super::resolve`]).
+const NO_ERA: &str = "NULL::text";
+/// The server's era: when its postmaster started and where its last checkpoint is.
+const ERA: &str = "pg_postmaster_start_time()::text || ' ' || \
+                   (SELECT checkpoint_lsn::text FROM pg_control_checkpoint())";
+
+/// The era SQL this connection can run (asked once per connection: a role denied
+/// `pg_control_checkpoint` must not fail every BEGIN), waiting at most `bound`.
+async fn era_sql(c: &Client, bound: Option<Duration>) -> &'static str {
+    match within(bound, c.simple_query(&format!("SELECT {ERA}"))).await {
+        Some(Ok(m)) if texts::<1>(&m)[0].is_some() => ERA,
+        _ => NO_ERA,
     }
 }
 
@@ -481,11 +522,15 @@ async fn within<T>(bound: Option<Duration>, f: impl Future<Output = T>) -> Optio
     }
 }
 
-/// The first column of the first row of a simple query, as text.
-fn first_text(m: &[SimpleQueryMessage]) -> Option<String> {
-    m.iter().find_map(|m| match m {
-        SimpleQueryMessage::Row(r) => r.get(0).map(str::to_string),
+/// The first `N` columns of the first row of a simple query, as text (None: NULL or absent).
+fn texts<const N: usize>(m: &[SimpleQueryMessage]) -> [Option<String>; N] {
+    let row = m.iter().find_map(|m| match m {
+        SimpleQueryMessage::Row(r) => Some(r),
         _ => None,
+    });
+    std::array::from_fn(|i| {
+        row.and_then(|r| r.try_get(i).ok().flatten())
+            .map(str::to_string)
     })
 }
 
@@ -534,6 +579,7 @@ async fn run(
     client: &Client,
     cache: &mut HashMap<String, Statement>,
     op: Op,
+    era: &str,
 ) -> Result<Answer, DbError> {
     match op {
         Op::Batch(sql) | Op::End(sql) => {
@@ -548,13 +594,17 @@ async fn run(
             Ok(Answer::Done)
         }
         Op::Begin(sql) => {
-            // One round trip: the transaction and its id (to resolve a COMMIT whose answer is
-            // lost).
+            // One round trip: the transaction, its id and the server's era (to resolve a
+            // COMMIT whose answer is lost).
             let m = client
-                .simple_query(&format!("{sql}; SELECT txid_current()::text"))
+                .simple_query(&format!("{sql}; SELECT txid_current()::text, {era}"))
                 .await
                 .map_err(DbError::from)?;
-            Ok(Answer::Begun(first_text(&m).and_then(|t| t.parse().ok())))
+            let [xid, era] = texts(&m);
+            Ok(Answer::Begun(
+                xid.and_then(|t| t.parse().ok())
+                    .map(|xid| Began { xid, era }),
+            ))
         }
         Op::Query(sql, params) => {
             let st = statement(client, cache, &sql).await?;
