@@ -52,7 +52,26 @@ fn main() {
         lists.add(&name, &text);
         all_lists.push_str(&format!("\u{1}{name}\n{text}"));
     }
-    let model = tagger_core::train(&examples, &lists, epochs, seed);
+    // The analyzer's word codes of every training text, written by `examples/annotate.rs`
+    // (build scripts have no dictionary). A text without codes trains on its chars alone.
+    let codes_path = root.join("assets/safety/pii_tagger/tokens.tsv");
+    println!("cargo:rerun-if-changed={}", codes_path.display());
+    let codes_text = std::fs::read_to_string(&codes_path).unwrap_or_default();
+    let codes = tagger_core::read_codes(&codes_text);
+    let missing = tagger_core::with_negatives(&examples)
+        .iter()
+        .filter(|e| !codes.contains_key(&tagger_core::text_key(&e.text)))
+        .count();
+    if missing > 0 {
+        println!(
+            "cargo:warning={missing} training texts have no word codes: run \
+             `cargo run --release -p kakeai-pii --example annotate`"
+        );
+    }
+    let lookup = |t: &str| codes.get(&tagger_core::text_key(t)).cloned();
+    let model = tagger_core::train_with(&examples, &lists, epochs, seed, &lookup);
+    let out = Path::new(&std::env::var("OUT_DIR").expect("OUT_DIR")).join("pii_tagger_codes.tsv");
+    std::fs::write(&out, &codes_text).expect("write the word codes");
     let out = Path::new(&std::env::var("OUT_DIR").expect("OUT_DIR")).join("pii_tagger.bin");
     std::fs::write(&out, model.to_bytes()).expect("write the model");
     let out = Path::new(&std::env::var("OUT_DIR").expect("OUT_DIR")).join("pii_tagger_lists.txt");

@@ -8,6 +8,9 @@
 //!   --train assets/safety/pii_tagger/train.txt --eval tests/fixtures/pii_independent/set_b_forms.jsonl \
 //!   --natural lines.txt --margins 0,16,48 --fractions 0.25,0.5,1
 //! ```
+//! `--kind-margins 64,96,48,128` sets one margin per kind (氏名, 会社名, 学校名, 住所) instead.
+//! ```sh
+//! ```
 //! `--train` takes train.txt (its `corpus` lines) or JSONL corpora, comma-separated; paths are
 //! relative to the workspace root. With the IPADIC dictionary at `$TMPDIR/kakeai-test-ipadic`
 //! (the tests build it) the analyzer path is measured, else the rules alone.
@@ -94,8 +97,18 @@ fn main() {
         let part = every(&train, f64::from(frac));
         let n = part.len();
         let t: &'static Tagger = Box::leak(Box::new(Tagger::trained(&part, epochs, 40)));
-        for m in list("--margins", "0,16,48") {
-            let mut masker = PiiMasker::new().with_tagger_at(t, [m; 4]);
+        let per_kind: Vec<[f32; 4]> = match arg("--kind-margins") {
+            Some(_) => {
+                let k = list("--kind-margins", "");
+                vec![[k[0], k[1], k[2], k[3]]]
+            }
+            None => list("--margins", "0,16,48")
+                .into_iter()
+                .map(|m| [m; 4])
+                .collect(),
+        };
+        for m in per_kind {
+            let mut masker = PiiMasker::new().with_tagger_at(t, m);
             if let Some(a) = &an {
                 masker = masker.with_analyzer(a.clone());
             }
@@ -104,7 +117,7 @@ fn main() {
             let per_s = natural.len() as f64 / t0.elapsed().as_secs_f64().max(1e-9);
             println!("natural lines masked at {per_s:.0} lines/s");
             println!(
-                "== {n} examples ({frac}), margin {m}: {fp} spans on {} natural lines",
+                "== {n} examples ({frac}), margin {m:?}: {fp} spans on {} natural lines",
                 natural.len()
             );
             for (name, set) in &eval {

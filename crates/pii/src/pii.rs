@@ -667,8 +667,9 @@ impl PiiMasker {
                 toks.is_empty()
                     || (toks.iter().any(|t| t.start == s) && toks.iter().any(|t| t.end == e))
             };
+            let codes = (!toks.is_empty()).then(|| tagger::codes(&toks, v.len()));
             let learned: Vec<Cand> = t
-                .scored(text)
+                .scored_with(text, codes.as_deref())
                 .into_iter()
                 .filter(|(k, _, _, m)| *m > self.learned_margin[tagger::kind_index(*k)])
                 .filter(|&(_, s, e, _)| whole(s, e))

@@ -9,18 +9,21 @@ pub mod core;
 use std::sync::OnceLock;
 
 use super::PiiKind;
+use crate::text::analyzer::{ProperKind, ProperNoun};
 
 /// Least margin of a tagged char's score over O for its span to count.
 pub const MIN_MARGIN: f32 = 0.0;
 
 /// The margin per kind (氏名, 会社名, 学校名, 住所) the analyzer path uses by default: chosen on
 /// the selection set (tests/fixtures/pii_independent/set_b_forms.jsonl) and the duo-talk
-/// corpus's odd lines, per kind the lowest margin whose precision on set B stays at or above
-/// 0.92 (`examples/curve.rs`); sets A, C and D were measured once afterwards.
-pub const DEFAULT_MARGIN: [f32; 4] = [32.0, 48.0, 32.0, 64.0];
+/// corpus's odd lines with `examples/curve.rs`, per kind a margin where precision on set B
+/// holds at about 0.94 or more; sets A, C and D were measured once afterwards.
+pub const DEFAULT_MARGIN: [f32; 4] = [64.0, 128.0, 64.0, 128.0];
 
 static MODEL: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/pii_tagger.bin"));
 static LISTS: &str = include_str!(concat!(env!("OUT_DIR"), "/pii_tagger_lists.txt"));
+/// The analyzer's word codes of the training texts (`assets/safety/pii_tagger/tokens.tsv`).
+static CODES: &str = include_str!(concat!(env!("OUT_DIR"), "/pii_tagger_codes.tsv"));
 
 /// The model and its lists, read once.
 pub struct Tagger {
@@ -39,10 +42,13 @@ impl Tagger {
         })
     }
 
-    /// A tagger trained here (for learning curves and tests).
+    /// A tagger trained here (for learning curves and tests), with the word codes the
+    /// training texts have in `tokens.tsv`.
     pub fn trained(examples: &[core::Example], epochs: usize, seed: u64) -> Tagger {
         let lists = lists(LISTS);
-        let model = core::train(examples, &lists, epochs, seed);
+        let codes = core::read_codes(CODES);
+        let lookup = |t: &str| codes.get(&core::text_key(t)).cloned();
+        let model = core::train_with(examples, &lists, epochs, seed, &lookup);
         Tagger { model, lists }
     }
 
@@ -69,7 +75,16 @@ impl Tagger {
 
     /// Every span with the least margin over O of its chars.
     pub fn scored(&self, text: &str) -> Vec<(PiiKind, usize, usize, f32)> {
-        let feats = core::features(text, &self.lists);
+        self.scored_with(text, None)
+    }
+
+    /// [`Tagger::scored`] with the analyzer's words of `text` ([`codes`]).
+    pub fn scored_with(
+        &self,
+        text: &str,
+        codes: Option<&str>,
+    ) -> Vec<(PiiKind, usize, usize, f32)> {
+        let feats = core::features_with(text, &self.lists, codes);
         let tags = self.model.decode(&feats);
         core::spans(&tags)
             .into_iter()
@@ -147,6 +162,29 @@ pub fn well_formed(kind: PiiKind, span: &str) -> bool {
         PiiKind::School => strip(&SCHOOL_WORDS).chars().any(letter),
         _ => true,
     }
+}
+
+/// The word codes ([`core::TOKEN_KINDS`]) of a text of `n` chars from the analyzer's words.
+pub fn codes(toks: &[ProperNoun], n: usize) -> String {
+    let mut out = vec!['_'; n];
+    for t in toks.iter().filter(|t| t.start < t.end && t.end <= n) {
+        let k = match t.kind {
+            ProperKind::Surname => 'S',
+            ProperKind::GivenName => 'G',
+            ProperKind::Person => 'P',
+            ProperKind::Organization => 'O',
+            ProperKind::Place => 'L',
+            ProperKind::Other => 'X',
+            ProperKind::Unknown => 'U',
+            ProperKind::Common => 'C',
+            ProperKind::NotNoun => 'N',
+        };
+        out[t.start] = k;
+        for c in &mut out[t.start + 1..t.end] {
+            *c = k.to_ascii_lowercase();
+        }
+    }
+    out.into_iter().collect()
 }
 
 /// The index of a kind the labeller proposes (氏名 0, 会社名 1, 学校名 2, 住所 3; others 3).

@@ -216,8 +216,64 @@ fn hash(parts: &[&str]) -> u64 {
     h
 }
 
-/// The features of every char that do not depend on tags.
+/// The features of every char that do not depend on tags, without the analyzer's words.
 pub fn features(text: &str, lists: &Lists) -> Vec<Vec<u64>> {
+    features_with(text, lists, None)
+}
+
+/// What the analyzer read each char as ([`TOKEN_KINDS`]), one code char per char of the text:
+/// upper case where a word starts, lower case inside it, `_` outside every word.
+pub type Codes<'a> = Option<&'a str>;
+
+/// The analyzer's word kinds as code letters: 姓 S, 名 G, 人名 P, 組織 O, 地域 L, another proper
+/// noun X, unknown word U, common noun C, no noun N.
+pub const TOKEN_KINDS: &str = "SGPOLXUCN";
+
+/// The features of every char that do not depend on tags; with `codes` (as many as the text
+/// has chars) also the analyzer's word around each char and the words beside it.
+pub fn features_with(text: &str, lists: &Lists, codes: Codes) -> Vec<Vec<u64>> {
+    let mut out = char_features(text, lists);
+    if let Some(codes) = codes {
+        let codes: Vec<char> = codes.chars().collect();
+        if codes.len() == out.len() {
+            for (i, f) in out.iter_mut().enumerate() {
+                f.extend(word_features(&codes, i));
+            }
+        }
+    }
+    out
+}
+
+/// The analyzer's word at `i`, whether it starts there, its script class, and the kinds of
+/// the words before and after it.
+fn word_features(codes: &[char], i: usize) -> [u64; 5] {
+    let kind = |c: char| c.to_ascii_uppercase().to_string();
+    let start = (0..=i)
+        .rev()
+        .find(|&j| codes[j].is_ascii_uppercase() || codes[j] == '_');
+    let end = (i + 1..codes.len())
+        .find(|&j| codes[j].is_ascii_uppercase() || codes[j] == '_')
+        .unwrap_or(codes.len());
+    let before = start
+        .and_then(|s| s.checked_sub(1))
+        .map_or("∅".to_string(), |j| kind(codes[j]));
+    let after = codes.get(end).map_or("∅".to_string(), |c| kind(*c));
+    let me = kind(codes[i]);
+    let at_start = if codes[i].is_ascii_uppercase() {
+        "b"
+    } else {
+        "i"
+    };
+    [
+        hash(&["w", &me, at_start]),
+        hash(&["w-1", &before, &me]),
+        hash(&["w+1", &me, &after]),
+        hash(&["w3", &before, &me, &after]),
+        hash(&["w-end", &me, if i + 1 == end { "e" } else { "m" }]),
+    ]
+}
+
+fn char_features(text: &str, lists: &Lists) -> Vec<Vec<u64>> {
     let chars: Vec<char> = text.chars().map(fold).collect();
     let n = chars.len();
     let cls: Vec<u8> = chars.iter().map(|c| class(*c)).collect();
@@ -300,6 +356,19 @@ pub fn features(text: &str, lists: &Lists) -> Vec<Vec<u64>> {
             }
             f
         })
+        .collect()
+}
+
+/// The key of a text in the word-code file (`assets/safety/pii_tagger/tokens.tsv`).
+pub fn text_key(text: &str) -> u64 {
+    hash(&[text])
+}
+
+/// Reads the word-code file: per line the text's key in hex, a tab, its codes.
+pub fn read_codes(tsv: &str) -> HashMap<u64, String> {
+    tsv.lines()
+        .filter_map(|l| l.split_once('\t'))
+        .filter_map(|(k, c)| Some((u64::from_str_radix(k, 16).ok()?, c.to_string())))
         .collect()
 }
 
@@ -448,16 +517,34 @@ pub fn negative(e: &Example, k: usize) -> Example {
 /// Trains an averaged perceptron for `epochs` passes, examples shuffled by `seed`. Every
 /// example with items also gives its negative copy ([`negative`]).
 pub fn train(examples: &[Example], lists: &Lists, epochs: usize, seed: u64) -> Model {
+    train_with(examples, lists, epochs, seed, &|_| None)
+}
+
+/// Every example with items and its negative copy ([`negative`]): the texts training sees.
+pub fn with_negatives(examples: &[Example]) -> Vec<Example> {
     let negatives: Vec<Example> = examples
         .iter()
         .enumerate()
         .filter(|(_, e)| !e.spans.is_empty())
         .map(|(k, e)| negative(e, k))
         .collect();
-    let data: Vec<(Vec<Vec<u64>>, Vec<u8>)> = examples
+    examples.iter().cloned().chain(negatives).collect()
+}
+
+/// [`train`] with the analyzer's word codes of each text, where `codes` knows them.
+pub fn train_with(
+    examples: &[Example],
+    lists: &Lists,
+    epochs: usize,
+    seed: u64,
+    codes: &dyn Fn(&str) -> Option<String>,
+) -> Model {
+    let data: Vec<(Vec<Vec<u64>>, Vec<u8>)> = with_negatives(examples)
         .iter()
-        .chain(&negatives)
-        .map(|e| (features(&e.text, lists), gold(e)))
+        .map(|e| {
+            let c = codes(&e.text);
+            (features_with(&e.text, lists, c.as_deref()), gold(e))
+        })
         .collect();
     let mut w: KeyMap<[f32; N_TAGS]> = KeyMap::default();
     // Sum of each weight over time, kept lazily: (total, last step it changed).

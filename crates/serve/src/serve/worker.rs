@@ -125,11 +125,13 @@ impl Dispatcher {
             if let Err(e) = done {
                 inc(&self.svc.metrics.pipeline_errors);
                 // A store failure (the connection lost mid-answer, even if it is back by the
-                // time we ask) or a store that does not answer now.
+                // time we ask), a store that does not answer now, or a write that lost to
+                // other writers past its retries (many parked answers resuming at once).
                 let lost = crate::store::sql::lost_connection(&e);
-                if self.store_away().await || lost {
-                    // The store went away mid-answer: the message stays held and queued, and
-                    // is answered again once the store is back (`hold`).
+                let contended = crate::store::sql::contended(&e);
+                if self.store_away().await || lost || contended {
+                    // The store went away or was too busy mid-answer: the message stays held
+                    // and queued, and is answered again at the next renewal (`hold`).
                     self.park(again);
                 } else {
                     if let Ok(mut f) = self.inflight.lock() {

@@ -232,6 +232,20 @@ fn sqlite_rows(c: &rusqlite::Connection, sql: &str, params: &[Value]) -> Result<
     Ok(out)
 }
 
+/// Whether an error's text says the write lost to other writers (a serialization failure or
+/// deadlock on PostgreSQL, a lock on SQLite) after its retries: nothing of it was committed and
+/// the same write may simply run again later.
+pub fn contended(text: &str) -> bool {
+    [
+        "could not serialize access",
+        "deadlock detected",
+        "database is locked",
+        "database table is locked",
+    ]
+    .iter()
+    .any(|w| text.contains(w))
+}
+
 /// Attempts after the first when PostgreSQL reports a serialization failure or deadlock.
 /// Higher than SQLite's lock retries: there a busy wait already waited 5 s.
 pub const PG_RETRIES: u32 = 12;
@@ -284,6 +298,35 @@ where
                 }
                 return Err(e);
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod contended_tests {
+    use super::contended;
+
+    /// PostgreSQL's and SQLite's own texts for a write that lost to other writers
+    /// (src/backend/storage/lmgr/predicate.c, deadlock.c; sqlite3ErrStr), as the store's
+    /// errors carry them, and texts of failures that are not that.
+    #[test]
+    fn only_losing_to_other_writers_counts() {
+        for text in [
+            "database error: could not serialize access due to read/write dependencies among transactions",
+            "database error: could not serialize access due to concurrent update",
+            "database error: deadlock detected",
+            "database is locked",
+            "database table is locked: messages",
+        ] {
+            assert!(contended(text), "{text}");
+        }
+        for text in [
+            "database error: connection closed",
+            "database error: duplicate key value violates unique constraint \"events_pkey\"",
+            "database error: permission denied for table messages",
+            "message 1553 is not in the store",
+        ] {
+            assert!(!contended(text), "{text}");
         }
     }
 }
