@@ -399,9 +399,9 @@ async fn the_bot_under_load_survives_a_restart_and_a_crash_of_its_database() {
         &cfg,
         &["--db", url.as_str()],
     ));
-    // 100 events a second for 9 s, each from its own user; the database is restarted at 2 s
+    // 200 events a second for 9 s, each from its own user; the database is restarted at 2 s
     // and killed -9 at 5.5 s.
-    let n = 900usize;
+    let n = 1800usize;
     let events: Vec<serde_json::Value> = (0..n)
         .map(|i| {
             text(
@@ -426,7 +426,7 @@ async fn the_bot_under_load_survives_a_restart_and_a_crash_of_its_database() {
             backs.lock().unwrap().push(("kill -9", Instant::now()));
         })
     };
-    let log = load(&bot, &events, 100).await;
+    let log = load(&bot, &events, 200).await;
     faults.await.unwrap();
     let refused = redeliver_until_acknowledged(&bot, &events, &log).await;
     // Acknowledged again soon after each return of the database.
@@ -895,7 +895,7 @@ async fn the_bot_and_a_mark_survive_a_full_disk_under_the_sqlite_store() {
             *freed.lock().unwrap() = Some(Instant::now());
         })
     };
-    let log = load(&bot, &events, 100).await;
+    let log = load(&bot, &events, 200).await;
     faults.await.unwrap();
     let back = freed.lock().unwrap().expect("freed");
     let refused = redeliver_until_acknowledged(&bot, &events, &log).await;

@@ -710,9 +710,9 @@ fn few_spans_on_unseen_duo_talk_lines() {
 
 /// The same on the lindera path (measured at 16 spans, 83 before; 25 after dev5's name slots;
 /// 26 after dev6; 27 after the kana readings of names_kana.rs — one more span on these unseen
-/// lines, not read; half A gained none; 32 since the learned labeller joined at its lower
-/// margins: five more spans on these 986 lines, while the names it finds on the selection set
-/// went from 0.55 to 0.77).
+/// lines, not read; half A gained none; 33 since the learned labeller joined at its lower
+/// margins: six more spans on these 986 lines, while the names it finds on the selection set
+/// went from 0.55 to 0.78).
 #[test]
 fn few_spans_on_unseen_duo_talk_lines_lindera() {
     let Some(an) = lindera() else { return };
@@ -720,7 +720,7 @@ fn few_spans_on_unseen_duo_talk_lines_lindera() {
         return;
     };
     println!("duo-talk half B: {spans} spans masked on {n} lines (lindera)");
-    assert!(spans <= 32, "{spans} spans masked on {n} unseen lines");
+    assert!(spans <= 33, "{spans} spans masked on {n} unseen lines");
 }
 
 /// Half A of duo-talk (odd lines; may shape rules): every span masked, printed for tuning.

@@ -81,3 +81,33 @@ fn more_training_data_finds_more_on_independent_sets() {
         first.precision()
     );
 }
+
+/// The labeller trains on the analyzer's word codes that `examples/annotate.rs` wrote for
+/// every training text; they must be what the dictionary reads today, or it would train on
+/// words it never sees at run time. A corpus changed without running annotate fails here.
+#[test]
+fn every_training_text_has_the_word_codes_the_analyzer_gives_it() {
+    let Some(an) = common::lindera_arc() else {
+        return;
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let all = eval::training_corpora(root).expect("the training corpora");
+    let stored = kakeai::safety::pii::tagger::stored_codes();
+    let texts = kakeai::safety::pii::tagger::core::with_negatives(&all);
+    let mut stale = Vec::new();
+    for e in &texts {
+        let want =
+            kakeai::safety::pii::tagger::codes(&an.proper_nouns(&e.text), e.text.chars().count());
+        match stored.get(&kakeai::safety::pii::tagger::core::text_key(&e.text)) {
+            Some(c) if *c == want => {}
+            _ => stale.push(e.text.clone()),
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "{} of {} training texts lack their word codes (run `cargo run --release -p kakeai-pii --example annotate`), e.g. {:?}",
+        stale.len(),
+        texts.len(),
+        stale.first()
+    );
+}
