@@ -950,3 +950,31 @@ fn the_chat_input_owns_every_printable_key_in_every_pane() {
         );
     }
 }
+
+/// Esc then a key, read together, is Alt+key: in the message box that is Esc, then the key —
+/// over every letter the panes answer to, never typed into the message.
+#[test]
+fn an_escape_read_with_the_next_key_is_escape_then_that_key() {
+    let mut a = app();
+    a.on_key(KeyEvent::new(KeyCode::Char('C'), KeyModifiers::SHIFT));
+    assert!(
+        a.chat.as_ref().is_some_and(|c| c.typing),
+        "C opens the message"
+    );
+    for round in 0..6 {
+        let before = a.pane;
+        a.on_key(KeyEvent::new(KeyCode::Char('v'), KeyModifiers::ALT));
+        let chat = a.chat.as_ref().expect("chat stays open");
+        assert!(!chat.typing, "round {round}: Esc left the message box");
+        assert!(
+            chat.input.lines().concat().is_empty(),
+            "round {round}: v was typed"
+        );
+        assert_ne!(a.pane, before, "round {round}: v showed the next pane");
+        a.on_key(KeyEvent::new(KeyCode::Char('C'), KeyModifiers::SHIFT));
+        assert!(
+            a.chat.as_ref().is_some_and(|c| c.typing),
+            "round {round}: C returns"
+        );
+    }
+}

@@ -319,6 +319,21 @@ impl App {
         self.answer(ask)
     }
 
+    /// A terminal sends Alt+key as Esc then the key, so an Esc read together with the next key
+    /// (a quick Esc v, a slow link) arrives as Alt+v. In the message box that is Esc, then the
+    /// key: the key without Alt, to be handled after an Esc.
+    pub(crate) fn alt_in_chat(
+        &self,
+        focus: crate::tui::focus::Focus,
+        key: &crossterm::event::KeyEvent,
+    ) -> Option<crossterm::event::KeyEvent> {
+        use crossterm::event::{KeyCode, KeyModifiers};
+        let typing = self.chat.as_ref().is_some_and(|c| c.typing);
+        let alt_char = matches!(key.code, KeyCode::Char(_)) && key.modifiers == KeyModifiers::ALT;
+        (focus == crate::tui::focus::Focus::Chat && typing && alt_char)
+            .then(|| crossterm::event::KeyEvent::new(key.code, KeyModifiers::NONE))
+    }
+
     /// Keys while chat mode is on; None when the key is not the chat's.
     pub(crate) fn chat_key(&mut self, key: crossterm::event::KeyEvent) -> Option<Vec<Command>> {
         let ask = self.chat.as_mut()?.key(key);

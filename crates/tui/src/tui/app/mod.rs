@@ -663,6 +663,11 @@ impl App {
         use crossterm::event::KeyCode;
         self.dirty = true;
         let focus = self.focus();
+        if let Some(plain) = self.alt_in_chat(focus, &key) {
+            let mut cmds = self.on_key_inner(KeyEvent::from(KeyCode::Esc));
+            cmds.extend(self.on_key_inner(plain));
+            return cmds;
+        }
         if key.code == KeyCode::Esc && focus.under_errors() && self.acknowledge_error() {
             return Vec::new();
         }
