@@ -120,6 +120,11 @@ fn fill(s: &mut Store) -> i64 {
 #[allow(dead_code)]
 mod pg_cluster;
 
+// The cluster helper can also start a server inside a network namespace (the partition test).
+#[path = "../tests/common/netns.rs"]
+#[allow(dead_code)]
+mod netns;
+
 /// The same reads from a copy of the store on PostgreSQL (issue 24 §1), when the system has
 /// PostgreSQL: a throwaway cluster started as the tests start one (skipped without it). The
 /// store is opened as every command opens it (`Store::open_target`, through store::sql).
