@@ -158,17 +158,19 @@ pub async fn send(
     retry: Option<Duration>,
 ) -> Result<(reqwest::Response, Instant, u32), LlmError> {
     let mut retries = 0;
-    let mut resent_stale = false;
+    let mut resent_stale = 0;
     loop {
         let started = Instant::now();
         let result = send_once(http, target, body, limit, connect_timeout).await;
         match (result, retry) {
             (Ok(resp), _) => return Ok((resp, started, retries)),
             // A keep-alive connection the server closed as the request went out: nothing was
-            // answered, so it is sent again at once on a new connection (not the retry, no
-            // backoff). Once: a server that keeps closing is a failure like any other.
-            (Err(e), _) if !resent_stale && is_stale(&e, &target.url, started) => {
-                resent_stale = true;
+            // answered, so it is sent again at once (not the retry, no backoff). The pool may
+            // hold several such connections (a probe ran beside the request): each failure
+            // drops one, so a few resends reach a new connection. A server that keeps closing
+            // is then a failure like any other.
+            (Err(e), _) if resent_stale < STALE_RESENDS && is_stale(&e, &target.url, started) => {
+                resent_stale += 1;
             }
             (Err(e), Some(backoff)) if retries == 0 && e.is_transient() => {
                 retries += 1;
@@ -178,6 +180,9 @@ pub async fn send(
         }
     }
 }
+
+/// At most this many immediate resends after stale keep-alive connections, per request.
+const STALE_RESENDS: u32 = 4;
 
 /// How soon after sending a closed connection counts as a stale keep-alive one: a server that
 /// read the request and then failed takes longer than this to close it. A second, not less: on a
