@@ -62,9 +62,7 @@ mod tests;
 #[cfg(test)]
 mod tests_context;
 #[cfg(test)]
-mod tests_issue16;
-#[cfg(test)]
-mod tests_issue26;
+mod tests_forms;
 #[cfg(test)]
 mod tests_kinds;
 #[cfg(test)]
@@ -73,6 +71,8 @@ mod tests_labels;
 mod tests_llm;
 #[cfg(test)]
 mod tests_props;
+#[cfg(test)]
+mod tests_reported;
 #[cfg(test)]
 mod tests_subject;
 #[cfg(test)]

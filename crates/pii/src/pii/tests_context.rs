@@ -3,7 +3,7 @@
 //! that must stay. The names here are invented for these tests and are in no list.
 
 use super::PiiKind::*;
-use super::tests_issue16::{found, masks, names_found};
+use super::tests_reported::{found, masks, names_found};
 
 /// One invented person in every script: (surname, full name) pairs.
 const PEOPLE: [(&str, &str); 6] = [

@@ -3,7 +3,7 @@
 //! which must stay. The names are invented for these tests and are in no list.
 
 use super::PiiKind::*;
-use super::tests_issue16::{found, names_found};
+use super::tests_reported::{found, names_found};
 
 /// One invented person per script, and full names.
 const PEOPLE: [&str; 10] = [

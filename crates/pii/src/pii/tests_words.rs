@@ -5,7 +5,7 @@
 //! words and frames, beside the names of the same shape that must still be found.
 
 use super::PiiKind::*;
-use super::tests_issue16::found;
+use super::tests_reported::found;
 
 fn names(text: &str) -> Vec<String> {
     found(text)

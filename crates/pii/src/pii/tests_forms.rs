@@ -1,10 +1,10 @@
-//! Every form issue 26 §1 lists as missed on fresh messages (and the five that reached the
-//! database through the LINE bot, issue 22), and every company and school form of
-//! assets/safety/org_forms.toml. Each of these failed on the rules before issue 26.
+//! Every form once missed on fresh messages (and the five that reached the database through
+//! the LINE bot), and every company and school form of assets/safety/org_forms.toml. Each of
+//! these failed on the rules before the forms were added.
 
 use super::PiiKind::*;
 use super::org_forms::{Forms, OrgKind, Side};
-use super::tests_issue16::{found, masks};
+use super::tests_reported::{found, masks};
 
 #[test]
 fn the_five_forms_that_reached_the_database() {

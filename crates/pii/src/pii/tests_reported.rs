@@ -1,4 +1,4 @@
-//! Every miss and false positive quoted in issue 16 §2, as observed by a new user.
+//! Every miss and false positive a new user reported on the first masker, as observed.
 
 use super::PiiKind::{self, *};
 use super::shared;
