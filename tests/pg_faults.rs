@@ -374,6 +374,22 @@ async fn model() -> FakeServer {
     .await
 }
 
+/// A fake LINE, a fake model and the bot on `db` (8 workers, 2 s leases) for the load faults;
+/// the fakes are returned to keep them serving.
+async fn bot_on(db: &str) -> (FakeLine, FakeServer, Arc<Serve>) {
+    let line = FakeLine::ok().await;
+    let llm = model().await;
+    let cfg = format!("lease_seconds = 2\nworkers = 8\n{}", fast_config(0.2));
+    let bot = Arc::new(Serve::start(
+        Env::new(),
+        &line.url,
+        &llm.url,
+        &cfg,
+        &["--db", db],
+    ));
+    (line, llm, bot)
+}
+
 fn user(i: usize) -> String {
     format!("U{i:032x}")
 }
@@ -389,16 +405,7 @@ async fn the_bot_under_load_survives_a_restart_and_a_crash_of_its_database() {
     };
     let cluster = Arc::new(cluster);
     let url = cluster.database("bot");
-    let line = FakeLine::ok().await;
-    let llm = model().await;
-    let cfg = format!("lease_seconds = 2\nworkers = 8\n{}", fast_config(0.2));
-    let bot = Arc::new(Serve::start(
-        Env::new(),
-        &line.url,
-        &llm.url,
-        &cfg,
-        &["--db", url.as_str()],
-    ));
+    let (line, _llm, bot) = bot_on(&url).await;
     // 200 events a second for 9 s, each from its own user; the database is restarted at 2 s
     // and killed -9 at 5.5 s.
     let n = 1800usize;
@@ -861,17 +868,7 @@ async fn the_bot_and_a_mark_survive_a_full_disk_under_the_sqlite_store() {
         return;
     };
     let db = disk.dir.path().join("kakeai.db");
-    let line = FakeLine::ok().await;
-    let llm = model().await;
-    let cfg = format!("lease_seconds = 2\nworkers = 8\n{}", fast_config(0.2));
-    let db_arg = db.to_str().unwrap().to_string();
-    let bot = Arc::new(Serve::start(
-        Env::new(),
-        &line.url,
-        &llm.url,
-        &cfg,
-        &["--db", db_arg.as_str()],
-    ));
+    let (line, _llm, bot) = bot_on(db.to_str().unwrap()).await;
     let n = 800usize;
     let events: Vec<serde_json::Value> = (0..n)
         .map(|i| {
@@ -1015,16 +1012,7 @@ async fn the_bot_and_a_reviewer_survive_a_30_s_network_partition() {
     };
     cluster.database("bot");
     let url = cluster.tcp_url("bot");
-    let line = FakeLine::ok().await;
-    let llm = model().await;
-    let cfg = format!("lease_seconds = 2\nworkers = 8\n{}", fast_config(0.2));
-    let bot = Arc::new(Serve::start(
-        Env::new(),
-        &line.url,
-        &llm.url,
-        &cfg,
-        &["--db", url.as_str()],
-    ));
+    let (line, _llm, bot) = bot_on(&url).await;
     let run = new_run(
         &mut Store::open_target(Path::new(&url)).expect("opens"),
         "分断",
