@@ -20,10 +20,7 @@ fn learned_kinds(t: &std::collections::BTreeMap<String, Tally>) -> Tally {
     let mut sum = Tally::default();
     for k in LEARNED {
         if let Some(x) = t.get(k) {
-            sum.gold += x.gold;
-            sum.found += x.found;
-            sum.predicted += x.predicted;
-            sum.right += x.right;
+            sum += *x;
         }
     }
     sum
@@ -60,10 +57,7 @@ fn more_training_data_finds_more_on_independent_sets() {
                 x.recall(),
                 x.precision()
             );
-            sum.gold += x.gold;
-            sum.found += x.found;
-            sum.predicted += x.predicted;
-            sum.right += x.right;
+            sum += x;
         }
         curve.push((share, sum));
     }

@@ -7,8 +7,8 @@
 //! ```sh
 //! cargo run --release -p kakeai-pii --example annotate
 //! ```
-//! The dictionary comes from `$TMPDIR/kakeai-test-ipadic` (the tests build it) or
-//! `kakeai dict install`'s place. Deterministic: the lines are sorted by key.
+//! The dictionary is the one every command opens (`kakeai dict install`, or built from MeCab's
+//! IPADIC sources on first use). Deterministic: the lines are sorted by key.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -16,18 +16,16 @@ use std::path::Path;
 use kakeai_pii::pii::eval::training_corpora;
 use kakeai_pii::pii::tagger::codes;
 use kakeai_pii::pii::tagger::core::{text_key, with_negatives};
-use kakeai_text::text::analyzer::Analyzer;
-use kakeai_text::text::analyzer::lindera::LinderaAnalyzer;
 
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let dir = std::env::temp_dir().join("kakeai-test-ipadic");
-    let an = match LinderaAnalyzer::load(&dir) {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("no IPADIC dictionary at {}: {e}", dir.display());
-            std::process::exit(2);
-        }
+    // The dictionary every command opens (installed, or built from MeCab's IPADIC sources).
+    let Some(an) = kakeai_text::text::analyzer::dictionary() else {
+        eprintln!(
+            "no IPADIC dictionary: run `kakeai dict install` (or install MeCab's IPADIC sources, \
+             Debian's mecab-ipadic) and run this again"
+        );
+        std::process::exit(2);
     };
     let examples = training_corpora(&root).unwrap_or_else(|e| {
         eprintln!("{e}");

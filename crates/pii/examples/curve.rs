@@ -8,18 +8,16 @@
 //!   --train assets/safety/pii_tagger/train.txt --eval tests/fixtures/pii_independent/set_b_forms.jsonl \
 //!   --natural lines.txt --margins 0,16,48 --fractions 0.25,0.5,1
 //! ```
-//! `--kind-margins 64,96,48,128` sets one margin per kind (氏名, 会社名, 学校名, 住所) instead.
-//! ```sh
-//! ```
-//! `--train` takes train.txt (its `corpus` lines) or JSONL corpora, comma-separated; paths are
-//! relative to the workspace root. With the IPADIC dictionary at `$TMPDIR/kakeai-test-ipadic`
-//! (the tests build it) the analyzer path is measured, else the rules alone.
+//! `--kind-margins 96,128,64,128` sets one margin per kind (氏名, 会社名, 学校名, 住所) instead
+//! of `--margins`. `--train` takes train.txt (its `corpus` lines) or JSONL corpora,
+//! comma-separated; paths are relative to the workspace root. With the IPADIC dictionary every
+//! command opens, the analyzer path is measured, else the rules alone. `CURVE_ERRORS=1` prints
+//! every miss (`-`) and wrong span (`+`).
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use kakeai_pii::pii::PiiMasker;
-use kakeai_pii::pii::eval::{every, measure, read_set, table};
+use kakeai_pii::pii::eval::{self, every, measure, table};
 use kakeai_pii::pii::tagger::Tagger;
 use kakeai_pii::pii::tagger::core::Example;
 
@@ -27,22 +25,12 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// The examples of every comma-separated path (`eval::corpora`).
 fn corpora(spec: &str) -> Vec<Example> {
-    let mut out = Vec::new();
-    for p in spec.split(',').filter(|p| !p.is_empty()) {
-        let path = root().join(p);
-        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{p}: {e}"));
-        if p.ends_with(".txt") {
-            for line in text.lines() {
-                if let Some(c) = line.strip_prefix("corpus ") {
-                    out.extend(corpora(c.trim()));
-                }
-            }
-        } else {
-            out.extend(read_set(&text).unwrap_or_else(|e| panic!("{p}: {e}")));
-        }
-    }
-    out
+    spec.split(',')
+        .filter(|p| !p.is_empty())
+        .flat_map(|p| eval::corpora(&root(), p).unwrap_or_else(|e| panic!("{e}")))
+        .collect()
 }
 
 fn arg(name: &str) -> Option<String> {
@@ -77,10 +65,8 @@ fn main() {
                 .collect()
         })
         .unwrap_or_default();
-    let dir = std::env::temp_dir().join("kakeai-test-ipadic");
-    let an = kakeai_text::text::analyzer::lindera::LinderaAnalyzer::load(&dir)
-        .ok()
-        .map(|a| Arc::new(a) as Arc<dyn kakeai_text::text::analyzer::Analyzer>);
+    // The dictionary every command opens; without one, the rules and the labeller alone.
+    let an = kakeai_text::text::analyzer::dictionary();
     println!(
         "analyzer: {}",
         if an.is_some() { "lindera" } else { "none" }

@@ -674,7 +674,7 @@ impl PiiMasker {
                 .filter(|(k, _, _, m)| *m > self.learned_margin[tagger::kind_index(*k)])
                 .filter(|&(_, s, e, _)| whole(s, e))
                 .filter(|&(k, s, e, _)| tagger::well_formed(k, v.slice(s, e)))
-                .filter(|&(k, s, e, _)| k != PiiKind::Name || !place_word(&toks, &v, s, e))
+                .filter(|&(k, s, e, _)| k != PiiKind::Name || !not_a_person(&toks, &v, s, e))
                 .filter(|&(k, s, e, _)| k != PiiKind::Name || t.latin_name_known(v.slice(s, e)))
                 .filter(|(_, s, e, _)| !cands.iter().any(|o| o.s < *e && *s < o.e))
                 .map(|(k, s, e, _)| Cand::new(k, s, e))
@@ -704,7 +704,7 @@ const HONORIFICS: [&str; 8] = ["さん", "様", "さま", "くん", "君", "ち�
 /// A learned name that the dictionary reads, in context, as one place (出身は金沢です,
 /// 最寄りは中野です) or as nothing but known common words (分析, 慎重, 内側), with no
 /// honorific after it: a place or a word, no person.
-fn place_word(toks: &[ProperNoun], v: &view::View, s: usize, e: usize) -> bool {
+fn not_a_person(toks: &[ProperNoun], v: &view::View, s: usize, e: usize) -> bool {
     let inside: Vec<&ProperNoun> = toks.iter().filter(|t| s <= t.start && t.end <= e).collect();
     let place = matches!(inside.as_slice(), [t] if t.kind == ProperKind::Place);
     let words = !inside.is_empty()

@@ -7,20 +7,8 @@
 
 use std::collections::BTreeMap;
 
-use super::PiiMasker;
 use super::tagger::core::Example;
-
-/// The kinds a report lists, in order (then "all").
-pub const KINDS: [&str; 8] = [
-    "氏名",
-    "会社名",
-    "学校名",
-    "住所",
-    "メールアドレス",
-    "電話番号",
-    "カード番号",
-    "マイナンバー",
-];
+use super::{PiiKind, PiiMasker};
 
 /// Counts for one kind.
 #[derive(Default, Debug, Clone, Copy, PartialEq)]
@@ -30,6 +18,16 @@ pub struct Tally {
     pub masked: usize,
     pub predicted: usize,
     pub right: usize,
+}
+
+impl std::ops::AddAssign for Tally {
+    fn add_assign(&mut self, o: Tally) {
+        self.gold += o.gold;
+        self.found += o.found;
+        self.masked += o.masked;
+        self.predicted += o.predicted;
+        self.right += o.right;
+    }
 }
 
 impl Tally {
@@ -76,14 +74,20 @@ pub fn read_set(jsonl: &str) -> Result<Vec<Example>, String> {
 /// Every corpus `train.txt` names (its `corpus PATH` lines, paths relative to `root`), in
 /// order: what `build.rs` trains the built-in labeller on.
 pub fn training_corpora(root: &std::path::Path) -> Result<Vec<Example>, String> {
-    let spec_path = root.join("assets/safety/pii_tagger/train.txt");
-    let spec = std::fs::read_to_string(&spec_path).map_err(|e| format!("train.txt: {e}"))?;
+    corpora(root, "assets/safety/pii_tagger/train.txt")
+}
+
+/// The examples of `path` (relative to `root`): a labelled JSONL set, or a `.txt` spec whose
+/// `corpus PATH` lines name such sets.
+pub fn corpora(root: &std::path::Path, path: &str) -> Result<Vec<Example>, String> {
+    let text = std::fs::read_to_string(root.join(path)).map_err(|e| format!("{path}: {e}"))?;
+    if !path.ends_with(".txt") {
+        return read_set(&text).map_err(|e| format!("{path}: {e}"));
+    }
     let mut out = Vec::new();
-    for line in spec.lines() {
-        if let Some(path) = line.trim().strip_prefix("corpus ") {
-            let text = std::fs::read_to_string(root.join(path.trim()))
-                .map_err(|e| format!("{path}: {e}"))?;
-            out.extend(read_set(&text).map_err(|e| format!("{path}: {e}"))?);
+    for line in text.lines() {
+        if let Some(corpus) = line.trim().strip_prefix("corpus ") {
+            out.extend(corpora(root, corpus.trim())?);
         }
     }
     Ok(out)
@@ -150,7 +154,7 @@ pub fn measure(masker: &PiiMasker, set: &[Example]) -> BTreeMap<String, Tally> {
 /// A table of `t` headed by `name`.
 pub fn table(name: &str, t: &BTreeMap<String, Tally>) -> String {
     let mut s = format!("{name}\n  kind            gold  recall  masked  precision\n");
-    for k in KINDS.iter().copied().chain(["all"]) {
+    for k in PiiKind::ALL.iter().map(|k| k.label()).chain(["all"]) {
         let Some(x) = t.get(k) else { continue };
         let r = |n: usize, d: usize| {
             if d == 0 {
