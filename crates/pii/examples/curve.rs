@@ -109,40 +109,10 @@ fn main() {
             for (name, set) in &eval {
                 print!("{}", table(name, &measure(&masker, set)));
                 if std::env::var_os("CURVE_ERRORS").is_some() {
-                    errors(&masker, set);
+                    eval::errors(&masker, set)
+                        .iter()
+                        .for_each(|l| println!("{l}"));
                 }
-            }
-        }
-    }
-}
-
-/// Prints each missed gold span (`-`) and each wrong predicted span (`+`) with its message.
-fn errors(masker: &PiiMasker, set: &[Example]) {
-    for ex in set {
-        let chars: Vec<char> = ex.text.chars().collect();
-        let got = masker.mask(&ex.text).items;
-        let cut = |s: usize, e: usize| chars[s..e].iter().collect::<String>();
-        for (s, e, k) in &ex.spans {
-            if !got
-                .iter()
-                .any(|g| g.kind.label() == k && g.span[0] < *e && *s < g.span[1])
-            {
-                println!("- {k} {} | {}", cut(*s, *e), ex.text.replace('\n', "⏎"));
-            }
-        }
-        for g in &got {
-            let (s, e) = (g.span[0], g.span[1]);
-            if !ex
-                .spans
-                .iter()
-                .any(|x| x.2 == g.kind.label() && x.0 < e && s < x.1)
-            {
-                println!(
-                    "+ {} {} | {}",
-                    g.kind.label(),
-                    cut(s, e),
-                    ex.text.replace('\n', "⏎")
-                );
             }
         }
     }

@@ -151,6 +151,33 @@ pub fn measure(masker: &PiiMasker, set: &[Example]) -> BTreeMap<String, Tally> {
     t
 }
 
+/// Each missed gold span (`- kind span | text`) and each wrong predicted span (`+ …`), for
+/// reading what a change did.
+pub fn errors(masker: &PiiMasker, set: &[Example]) -> Vec<String> {
+    let mut out = Vec::new();
+    for ex in set {
+        let chars: Vec<char> = ex.text.chars().collect();
+        let got = masker.mask(&ex.text).items;
+        let cut = |s: usize, e: usize| chars[s..e].iter().collect::<String>();
+        let line = ex.text.replace('\n', "⏎");
+        for (s, e, k) in &ex.spans {
+            if !got
+                .iter()
+                .any(|g| g.kind.label() == k && g.span[0] < *e && *s < g.span[1])
+            {
+                out.push(format!("- {k} {} | {line}", cut(*s, *e)));
+            }
+        }
+        for g in &got {
+            let (s, e, k) = (g.span[0], g.span[1], g.kind.label());
+            if !ex.spans.iter().any(|x| x.2 == k && x.0 < e && s < x.1) {
+                out.push(format!("+ {k} {} | {line}", cut(s, e)));
+            }
+        }
+    }
+    out
+}
+
 /// A table of `t` headed by `name`.
 pub fn table(name: &str, t: &BTreeMap<String, Tally>) -> String {
     let mut s = format!("{name}\n  kind            gold  recall  masked  precision\n");

@@ -68,6 +68,11 @@ impl Tagger {
         parts.peek().is_none() || parts.any(|p| self.lists.holds(p))
     }
 
+    /// The lists (one bit each) that hold `word` as a word.
+    pub fn lists_holding(&self, word: &str) -> u32 {
+        self.lists.which(word)
+    }
+
     /// Spans `(kind, start, end)` in chars of `text`.
     pub fn spans(&self, text: &str) -> Vec<(PiiKind, usize, usize)> {
         self.spans_with(text, MIN_MARGIN)

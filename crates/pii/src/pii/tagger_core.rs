@@ -134,11 +134,19 @@ impl Lists {
 
     /// Whether `word` (folded) is a whole word of any list.
     pub fn holds(&self, word: &str) -> bool {
+        self.which(word) != 0
+    }
+
+    /// The lists (one bit each, in the order added) that hold `word` (folded) as a word.
+    pub fn which(&self, word: &str) -> u32 {
         let mut h = FNV0;
         for c in word.chars().map(fold) {
             h = step(h, c);
         }
-        word.chars().count() >= 2 && self.entries.get(&h).is_some_and(|e| e.0 != 0)
+        if word.chars().count() < 2 {
+            return 0;
+        }
+        self.entries.get(&h).map_or(0, |e| e.0)
     }
 
     /// Per char, per list: (a word starts here, a word covers this char, a word ends here),

@@ -1,0 +1,114 @@
+//! The learned judge of candidate spans (`crates/pii/src/pii/judge.rs`, opt-in with
+//! `PiiMasker::with_judge`) where it was chosen:
+//! on the selection set (B, forms) and the development set (E, messages to a bot), both
+//! written by helpers who had not seen the masker, the dictionary path with the judge finds
+//! more than the same path without it (the rules and the labeller at its default margins) and
+//! is more right overall (F1). Numbers with exact grammars are never judged: whatever the
+//! judge decides about names, every phone number, e-mail and card number the rules find
+//! stays masked. `-- --nocapture` prints both tables.
+
+mod common;
+
+use kakeai::safety::pii::eval::{self, Tally, table};
+use kakeai::safety::pii::judge::Judge;
+use kakeai::safety::pii::tagger::DEFAULT_MARGIN;
+use kakeai::safety::pii::{PiiKind, PiiMasker};
+
+fn set(name: &str) -> Vec<kakeai::safety::pii::tagger::core::Example> {
+    let path = format!(
+        "{}/tests/fixtures/pii_independent/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    eval::read_set(&std::fs::read_to_string(&path).expect("the set")).expect("a labelled set")
+}
+
+fn f1(t: &Tally) -> f64 {
+    let (r, p) = (t.recall(), t.precision());
+    2.0 * r * p / (r + p).max(1e-9)
+}
+
+#[test]
+fn the_judge_finds_more_and_is_more_right_on_the_sets_it_was_chosen_on() {
+    let Some(an) = common::lindera_arc() else {
+        return; // no dictionary here: the judge reads the analyzer's words (required in CI)
+    };
+    let judged = PiiMasker::new()
+        .with_analyzer(an.clone())
+        .with_judge(Judge::built_in());
+    let before = PiiMasker::new()
+        .with_learned_at(DEFAULT_MARGIN)
+        .with_analyzer(an);
+    for name in ["set_b_forms.jsonl", "set_e_dev.jsonl"] {
+        let set = set(name);
+        let (j, b) = (eval::measure(&judged, &set), eval::measure(&before, &set));
+        println!("{}", table(&format!("{name} · judged"), &j));
+        println!("{}", table(&format!("{name} · no judge"), &b));
+        let (j, b) = (j["all"], b["all"]);
+        assert!(
+            j.recall() >= b.recall() + 0.03,
+            "{name}: recall {:.3} judged, {:.3} before",
+            j.recall(),
+            b.recall()
+        );
+        assert!(
+            f1(&j) > f1(&b),
+            "{name}: F1 {:.3} judged, {:.3} before",
+            f1(&j),
+            f1(&b)
+        );
+    }
+}
+
+/// Messages built from numbers with exact grammars in contexts full of name-like words.
+fn number_messages() -> Vec<String> {
+    let numbers = [
+        "090-1234-5678",
+        "03-6458-2217",
+        "０８０－３３７８－９０１５",
+        "tanaka.k@example.co.jp",
+        "hana_77@mail.example.com",
+        "4111 1111 1111 1111",
+    ];
+    let frames = [
+        "林さんの連絡先は{}です",
+        "{}　森（経理）まで",
+        "佐藤にこれ送っといて→{}",
+        "桜台小の保護者会、連絡は{}へ",
+        "はなまる運輸 川越営業所 {}",
+        "東さんって苗字？番号は{}",
+    ];
+    frames
+        .iter()
+        .flat_map(|f| numbers.iter().map(move |n| f.replace("{}", n)))
+        .collect()
+}
+
+#[test]
+fn numbers_with_exact_grammars_are_never_judged() {
+    let Some(an) = common::lindera_arc() else {
+        return;
+    };
+    let judged = PiiMasker::new()
+        .with_analyzer(an)
+        .with_judge(Judge::built_in());
+    let rules = PiiMasker::new().rules_only();
+    let exact = [
+        PiiKind::Phone,
+        PiiKind::Email,
+        PiiKind::Card,
+        PiiKind::MyNumber,
+    ];
+    for text in number_messages() {
+        let found = |m: &PiiMasker| -> Vec<[usize; 2]> {
+            m.mask(&text)
+                .items
+                .iter()
+                .filter(|i| exact.contains(&i.kind))
+                .map(|i| i.span)
+                .collect()
+        };
+        let want = found(&rules);
+        assert!(!want.is_empty(), "the rules find the number in {text}");
+        assert_eq!(found(&judged), want, "{text}");
+    }
+}
