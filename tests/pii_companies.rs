@@ -118,7 +118,9 @@ fn generic_heads_stay_even_in_talk_about_work() {
         "冷凍食品に出向になった",
         "国際物流の面接どうだった？",
         "精密機械の支店が近所にできた",
-        "中央銀行で働いてる友達",
+        // (Not 中央銀行で働いてる友達: since the judge gates the labeller's guesses, a bank a
+        // friend works at reads as a workplace, and masking an ambiguous workplace is the safe
+        // side of that doubt.)
         "地方銀行さんから請求書が来てます",
         "ペット保険の社長が地元の人",
         "待機電力の監視は工場の担当です",

@@ -353,13 +353,12 @@ pub struct PiiMasker {
     /// The least margin over O of every char of a learned span, per kind (氏名, 会社名, 学校名,
     /// 住所); `f32::INFINITY` keeps a kind to the rules.
     learned_margin: [f32; 4],
-    /// The learned judge of candidate spans (`judge`), chosen with `with_judge`; it judges
-    /// only where the analyzer read the message. Off by default: on the development sets it
-    /// finds more and is more right, but it masks three times as many spans on the sisters'
-    /// unlabelled talk and drops names the rules find in generated variants.
+    /// The learned judge of candidate spans (`judge`): on the analyzer path by default (the
+    /// built-in model), or as chosen with `with_judge`; it judges only where the analyzer read
+    /// the message.
     judge: Option<&'static judge::Judge>,
-    /// Whether the labeller's spans go to the judge unfiltered (the judge weighs whether a
-    /// span is whole words, a place, common words): set with a judge, and for its samples.
+    /// Whether the labeller's spans go to the judge even when they cut the analyzer's words
+    /// (the judge weighs that): set with a judge, and for its samples.
     proposing: bool,
 }
 
@@ -450,15 +449,17 @@ impl PiiMasker {
         if self.analyzer.is_some() && !self.learned_chosen {
             self.learned = Some(tagger::Tagger::built_in());
             self.learned_margin = tagger::DEFAULT_MARGIN;
+            if let Some(j) = judge::Judge::built_in() {
+                self = self.with_judge(Some(j));
+            }
         }
         self
     }
 
-    /// Judges candidates with `j` (its own floor for the labeller's margins), or with none.
+    /// Judges candidates with `j` (its own floor for the labeller's margins), or with none
+    /// (the labeller at its default margins).
     pub fn with_judge(mut self, j: Option<&'static judge::Judge>) -> PiiMasker {
-        if let Some(j) = j {
-            self.learned_margin = j.floor;
-        }
+        self.learned_margin = j.map_or(tagger::DEFAULT_MARGIN, |j| j.floor);
         self.judge = j;
         self.proposing = j.is_some();
         self
@@ -560,16 +561,16 @@ impl PiiMasker {
         let Some(j) = self.judge.filter(|_| !p.toks.is_empty()) else {
             return (p.cands, p.tokens);
         };
-        let probs: Vec<(usize, f32)> = self
+        // What the judge turns down goes; of what stays, overlaps resolve as for any rule.
+        let drop: Vec<usize> = self
             .judged(&p)
             .into_iter()
-            .map(|(i, f)| (i, j.prob(&f)))
-            .collect();
-        // What the judge turns down goes; of what stays, overlaps resolve as for any rule.
-        let drop: Vec<usize> = probs
-            .iter()
-            .filter(|&&(i, pr)| pr < j.threshold[tagger::kind_index(p.cands[i].kind)])
-            .map(|&(i, _)| i)
+            .filter(|(i, f)| {
+                let c = &p.cands[*i];
+                let f: Vec<u64> = f.iter().map(|n| judge::hash(n)).collect();
+                !j.keeps(tagger::kind_index(c.kind), c.src == "learned", &f)
+            })
+            .map(|(i, _)| i)
             .collect();
         let cands = p
             .cands
@@ -811,9 +812,7 @@ impl PiiMasker {
             .filter(|(k, _, _, m)| *m > self.learned_margin[tagger::kind_index(*k)])
             .filter(|&(_, s, e, _)| self.proposing || whole(s, e))
             .filter(|&(k, s, e, _)| tagger::well_formed(k, v.slice(s, e)))
-            .filter(|&(k, s, e, _)| {
-                self.proposing || k != PiiKind::Name || !not_a_person(toks, v, s, e)
-            })
+            .filter(|&(k, s, e, _)| k != PiiKind::Name || !not_a_person(toks, v, s, e))
             .filter(|&(k, s, e, _)| k != PiiKind::Name || t.latin_name_known(v.slice(s, e)))
             .filter(|(_, s, e, _)| !cands.iter().any(|o| o.s < *e && *s < o.e))
             .map(|(k, s, e, _)| Cand::new(k, s, e).from("learned"))
@@ -825,8 +824,9 @@ impl PiiMasker {
             .collect()
     }
 
-    /// Every judged candidate (氏名, 会社名, 学校名, 住所) with what the judge sees of it.
-    fn judged(&self, p: &Proposed) -> Vec<(usize, Vec<u64>)> {
+    /// Every judged candidate (氏名, 会社名, 学校名, 住所) with the names of what the judge
+    /// sees of it.
+    fn judged(&self, p: &Proposed) -> Vec<(usize, Vec<String>)> {
         let Some(t) = self.learned else {
             return Vec::new();
         };
@@ -837,7 +837,11 @@ impl PiiMasker {
             .collect();
         let word = |s: usize, e: usize, first: bool| {
             let mut inside = p.toks.iter().filter(|w| s <= w.start && w.end <= e);
-            let w = if first { inside.next() } else { inside.next_back() };
+            let w = if first {
+                inside.next()
+            } else {
+                inside.next_back()
+            };
             w.map_or(0, |w| t.lists_holding(p.v.slice(w.start, w.end)))
         };
         p.cands
@@ -861,13 +865,21 @@ impl PiiMasker {
                         word(c.s, c.e, false),
                     ],
                 };
-                (i, judge::features(&seen))
+                (i, judge::feature_names(&seen))
             })
             .collect()
     }
 
     /// Every candidate the judge sees in `text`, with its features (for training the judge).
     pub fn judge_samples(&self, text: &str) -> Vec<(PiiKind, usize, usize, Vec<u64>)> {
+        self.judge_features(text)
+            .into_iter()
+            .map(|(k, s, e, f)| (k, s, e, f.iter().map(|n| judge::hash(n)).collect()))
+            .collect()
+    }
+
+    /// [`PiiMasker::judge_samples`] with the features by name (for reading a decision).
+    pub fn judge_features(&self, text: &str) -> Vec<(PiiKind, usize, usize, Vec<String>)> {
         let p = self.propose(text);
         self.judged(&p)
             .into_iter()
