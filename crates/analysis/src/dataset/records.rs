@@ -210,8 +210,8 @@ impl Ctx<'_> {
         Ok(())
     }
 
-    /// The prompt for `attempt` (fitted to `max_prompt_tokens`, its size counted), or the item
-    /// counted as skipped.
+    /// The prompt for `attempt` (masked, then fitted to `max_prompt_tokens` and its size
+    /// counted), or the item counted as skipped.
     fn prompt(&mut self, attempt: Option<i64>) -> Result<Option<Vec<Value>>, DatasetError> {
         match prompt_of(self.store, attempt, self.o.redact_vault)? {
             Ok(mut p) => {
@@ -221,7 +221,9 @@ impl Ctx<'_> {
                         for t in &self.leaked {
                             c = c.replace(t.as_str(), WITHHELD);
                         }
-                        m["content"] = Value::String(c);
+                        // Masked before it is fitted and counted: a token ([氏名]) can be
+                        // longer than what it hides, and the limit is on what is written.
+                        m["content"] = Value::String(self.mask.text(&c));
                     }
                 }
                 let Some(p) = self.fitted(p) else {
