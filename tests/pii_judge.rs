@@ -110,3 +110,31 @@ fn numbers_with_exact_grammars_are_never_judged() {
         assert_eq!(found(&judged), want, "{text}");
     }
 }
+
+#[test]
+fn kakeai_s_own_characters_are_never_masked_as_people() {
+    let Some(an) = common::lindera_arc() else {
+        return;
+    };
+    let masker = PiiMasker::new().with_analyzer(an);
+    let frames = [
+        "{}の2番の3回目の台詞",
+        "{}が言ってたやつ",
+        "{}と話してて思ったんだけど",
+        "今日の{}、ちょっと元気ないね",
+        "{}: わかりました",
+    ];
+    for name in ["やな", "あゆ", "ヤナ", "アユ", "yana", "ayu", "Yana", "Ayu"] {
+        for f in frames {
+            let text = f.replace("{}", name);
+            let names: Vec<[usize; 2]> = masker
+                .mask(&text)
+                .items
+                .iter()
+                .filter(|i| i.kind == PiiKind::Name)
+                .map(|i| i.span)
+                .collect();
+            assert!(names.is_empty(), "{text}: {names:?}");
+        }
+    }
+}

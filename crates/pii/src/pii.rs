@@ -776,6 +776,7 @@ impl PiiMasker {
         from_rule(&mut cands, n, "short_school");
         let scored = self.learn(text, &v, &toks, &mut cands);
         labels::retain_names(&v, &mut cands);
+        cands.retain(|c| c.kind != PiiKind::Name || !is_character(v.slice(c.s, c.e)));
         debug_assert!(cands.iter().all(|c| c.s < c.e && c.e <= v.len()));
         Proposed {
             cands,
@@ -906,6 +907,14 @@ impl PiiMasker {
             .is_some_and(|c| matches!(c, '、' | '。' | '！' | '!' | ','));
         (p == 1 && pause && self.names.contains(v.slice(0, 1))).then_some((0, 1))
     }
+}
+
+/// kakeai's own characters (seed 000) in every script: やな and あゆ are not people.
+const CHARACTERS: [&str; 6] = ["やな", "あゆ", "ヤナ", "アユ", "yana", "ayu"];
+
+/// Whether a name span is one of kakeai's own characters (whatever rule or guess found it).
+fn is_character(span: &str) -> bool {
+    CHARACTERS.contains(&span.trim().to_lowercase().as_str())
 }
 
 /// Honorifics after a word that make it a person whatever the dictionary reads it as.

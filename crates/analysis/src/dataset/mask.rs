@@ -61,6 +61,9 @@ pub fn worth_asking(s: &str) -> bool {
 pub struct Collect {
     seen: RefCell<HashSet<String>>,
     texts: RefCell<Vec<(String, String)>>,
+    /// What it returned: a text masked once (a prompt, before it is fitted) is not a new
+    /// text to ask about when the record is masked.
+    outputs: RefCell<HashSet<String>>,
 }
 
 impl Collect {
@@ -72,7 +75,11 @@ impl Collect {
 
 impl TextMask for Collect {
     fn text(&self, s: &str) -> String {
+        if self.outputs.borrow().contains(s) {
+            return s.to_string();
+        }
         let masked = Rules.text(s);
+        self.outputs.borrow_mut().insert(masked.clone());
         if worth_asking(s) && self.seen.borrow_mut().insert(s.to_string()) {
             self.texts
                 .borrow_mut()
@@ -82,16 +89,19 @@ impl TextMask for Collect {
     }
 }
 
-/// Texts as already masked (original → masked); a text not in the table is masked by the
-/// rules and counted ([`Table::misses`]), so the caller can tell it was not checked.
+/// Texts as already masked (original → masked); a text that is one of those masked forms
+/// stays as it is (masked once already); any other text is masked by the rules and counted
+/// ([`Table::misses`]), so the caller can tell it was not checked.
 pub struct Table {
     masked: HashMap<String, String>,
+    done: HashSet<String>,
     misses: Cell<usize>,
 }
 
 impl Table {
     pub fn new(masked: HashMap<String, String>) -> Table {
         Table {
+            done: masked.values().cloned().collect(),
             masked,
             misses: Cell::new(0),
         }
@@ -107,6 +117,7 @@ impl TextMask for Table {
     fn text(&self, s: &str) -> String {
         match self.masked.get(s) {
             Some(m) => m.clone(),
+            None if self.done.contains(s) => s.to_string(),
             None => {
                 if worth_asking(s) {
                     self.misses.set(self.misses.get() + 1);
