@@ -14,39 +14,13 @@
 //! command opens, the analyzer path is measured, else the rules alone. `CURVE_ERRORS=1` prints
 //! every miss (`-`) and wrong span (`+`).
 
-use std::path::{Path, PathBuf};
+mod common;
 
+use common::{arg, corpora, lines, numbers as list};
 use kakeai_pii::pii::PiiMasker;
 use kakeai_pii::pii::eval::{self, every, measure, table};
 use kakeai_pii::pii::tagger::Tagger;
 use kakeai_pii::pii::tagger::core::Example;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// The examples of every comma-separated path (`eval::corpora`).
-fn corpora(spec: &str) -> Vec<Example> {
-    spec.split(',')
-        .filter(|p| !p.is_empty())
-        .flat_map(|p| eval::corpora(&root(), p).unwrap_or_else(|e| panic!("{e}")))
-        .collect()
-}
-
-fn arg(name: &str) -> Option<String> {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1).cloned())
-}
-
-fn list(name: &str, default: &str) -> Vec<f32> {
-    arg(name)
-        .unwrap_or_else(|| default.into())
-        .split(',')
-        .map(|x| x.parse().expect("a number"))
-        .collect()
-}
 
 fn main() {
     let train = corpora(&arg("--train").unwrap_or("assets/safety/pii_tagger/train.txt".into()));
@@ -56,15 +30,7 @@ fn main() {
         .filter(|p| !p.is_empty())
         .map(|p| (p.to_string(), corpora(p)))
         .collect();
-    let natural: Vec<String> = arg("--natural")
-        .map(|p| {
-            std::fs::read_to_string(root().join(&p))
-                .unwrap_or_else(|e| panic!("{p}: {e}"))
-                .lines()
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default();
+    let natural = lines("--natural");
     // The dictionary every command opens; without one, the rules and the labeller alone.
     let an = kakeai_text::text::analyzer::dictionary();
     println!(

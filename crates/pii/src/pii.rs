@@ -606,102 +606,7 @@ impl PiiMasker {
             full.into_iter()
                 .map(|(s, e)| Cand::new(PiiKind::Name, s, e).from("full")),
         );
-        for m in hits.of(self.markers) {
-            let n = cands.len();
-            let (p, q) = (v.char_at(m.start), v.char_at(m.end));
-            let name = |r: Option<(usize, usize)>| r.map(|(s, e)| Cand::new(PiiKind::Name, s, e));
-            let (cue_text, marker) = MARKERS[m.pattern];
-            // 鮫島いおり（刑部）です / 「イッシキ」って名字: a reading in brackets or quotes
-            // between a name and its cue is a name too, and the name stands before it.
-            let p = match marker {
-                Marker::Honorific | Marker::StrongIntro | Marker::WeakIntro => {
-                    match names_cue::bracketed_before(&v, p) {
-                        Some((open, inner)) => {
-                            cands.extend(name(Some(inner)));
-                            open
-                        }
-                        None => p,
-                    }
-                }
-                _ => p,
-            };
-            let found = match marker {
-                Marker::Honorific => {
-                    let glued_kanji = v.at(q).is_some_and(crate::text::chars::is_kanji);
-                    let word = matches!(v.slice(p, q), "様" | "君" | "氏" | "殿") && glued_kanji;
-                    let cue = || (!word).then(|| names_cue::before_strong(&v, p)).flatten();
-                    let found = match self.names.honorific(&v, p, q) {
-                        // 鮫島くん: the list knows 島, the kanji run before it is longer.
-                        Some((s, e))
-                            if s > 0 && v.at(s - 1).is_some_and(crate::text::chars::is_kanji) =>
-                        {
-                            cue().filter(|&(cs, _)| cs < s).or(Some((s, e)))
-                        }
-                        Some(found) => Some(found),
-                        None => cue(),
-                    };
-                    name(found.filter(|&(s, e)| {
-                        let listed = self.names.contains(v.slice(s, e).trim());
-                        !names_cue::honorific_word(&v, s, e, cue_text, listed)
-                    }))
-                }
-                // 祈って名前を: one unlisted kanji before って is a verb's stem, not a name.
-                Marker::StrongIntro => {
-                    let strong = || {
-                        names_cue::before_strong(&v, p).filter(|&(s, e)| {
-                            !(cue_text.starts_with("って")
-                                && e - s == 1
-                                && v.at(s).is_some_and(crate::text::chars::is_kanji))
-                        })
-                    };
-                    name(match self.names.introduced(&v, p) {
-                        // 鴫原ゆうりと申します: the list knows 原, the kanji run is longer.
-                        Some((s, e))
-                            if s > 0 && v.at(s - 1).is_some_and(crate::text::chars::is_kanji) =>
-                        {
-                            strong().filter(|&(cs, _)| cs < s).or(Some((s, e)))
-                        }
-                        Some(found) => Some(found),
-                        None => strong(),
-                    })
-                }
-                Marker::WeakIntro => name(
-                    self.names
-                        .self_intro(&v, p)
-                        .or_else(|| names_cue::before_desu(&v, p, q))
-                        .or_else(|| self.one_kanji_intro(&v, p, q)),
-                ),
-                Marker::NameIs => name(
-                    self.names
-                        .after_name_is(&v, q)
-                        .or_else(|| names_cue::after_name_is(&v, q)),
-                ),
-                Marker::FirstPerson => name(names_cue::after_first_person(&v, q)),
-                Marker::English => name(names_cue::after_english(&v, q)),
-                Marker::Relation => name(names_cue::after_relation(&v, q)),
-                Marker::KnowQuestion => name(
-                    names_cue::before_strong(&v, p)
-                        .filter(|&(s, e)| v.slice(s, e).trim().contains([' ', '・'])),
-                ),
-                Marker::Signature => name(names_context::signature(&v, p, q)),
-                Marker::Pair => {
-                    cands.extend(
-                        names_context::pair(&v, p)
-                            .into_iter()
-                            .map(|(s, e)| Cand::new(PiiKind::Name, s, e)),
-                    );
-                    None
-                }
-                Marker::Token => {
-                    tokens.push((p, q));
-                    None
-                }
-            };
-            cands.extend(found);
-            for c in cands.iter_mut().skip(n) {
-                (c.src, c.cue) = (marker.name(), cue_text);
-            }
-        }
+        self.markers(&v, &hits, &mut cands, &mut tokens);
         let greeting = !hits.of(self.greetings).is_empty();
         // A call-out the dictionary reads only as a common word (ヒマワリ、久しぶりに見た) is
         // that word.
@@ -742,32 +647,7 @@ impl PiiMasker {
         self.forms.find_named(&v, &hits, &mut cands);
         from_rule(&mut cands, n, "named");
         if let Some(an) = &self.analyzer {
-            let n = cands.len();
-            proper::find(&v, &toks, &self.names, &mut cands);
-            from_rule(&mut cands, n, "proper");
-            let mut slots = Vec::new();
-            self.slots.find(&v, &toks, &self.names, &mut slots);
-            cands.extend(
-                slots
-                    .into_iter()
-                    .map(|(s, e)| Cand::new(PiiKind::Name, s, e).from("slot")),
-            );
-            let mut kana = Vec::new();
-            self.kana.find(&v, &toks, an.as_ref(), &mut kana);
-            self.kana
-                .surname_then_given(&v, &toks, &self.names, an.as_ref(), &mut kana);
-            // A name the dictionary read whole is where it ends: a cue rule's longer guess
-            // around it (友達の|たかはし たけしから連絡あ, ねえ|いしかわ さとみ) gives way.
-            cands.retain(|c| {
-                c.kind != PiiKind::Name
-                    || !kana
-                        .iter()
-                        .any(|&(s, e)| c.s <= s && c.e >= e && (c.s, c.e) != (s, e))
-            });
-            cands.extend(
-                kana.into_iter()
-                    .map(|(s, e)| Cand::new(PiiKind::Name, s, e).from("kana")),
-            );
+            self.dictionary_names(&v, &toks, an.as_ref(), &mut cands);
         }
         let n = cands.len();
         for m in hits.of(self.schools) {
@@ -899,6 +779,151 @@ struct Proposed {
 }
 
 impl PiiMasker {
+    /// Names the dictionary's reading finds: its proper nouns, names in a name's slot, and
+    /// names in kana (which end a cue rule's longer guess around them).
+    fn dictionary_names(
+        &self,
+        v: &view::View,
+        toks: &[ProperNoun],
+        an: &dyn Analyzer,
+        cands: &mut Vec<Cand>,
+    ) {
+        let n = cands.len();
+        proper::find(v, toks, &self.names, cands);
+        from_rule(cands, n, "proper");
+        let mut slots = Vec::new();
+        self.slots.find(v, toks, &self.names, &mut slots);
+        cands.extend(
+            slots
+                .into_iter()
+                .map(|(s, e)| Cand::new(PiiKind::Name, s, e).from("slot")),
+        );
+        let mut kana = Vec::new();
+        self.kana.find(v, toks, an, &mut kana);
+        self.kana
+            .surname_then_given(v, toks, &self.names, an, &mut kana);
+        // A name the dictionary read whole is where it ends: a cue rule's longer guess
+        // around it (友達の|たかはし たけしから連絡あ, ねえ|いしかわ さとみ) gives way.
+        cands.retain(|c| {
+            c.kind != PiiKind::Name
+                || !kana
+                    .iter()
+                    .any(|&(s, e)| c.s <= s && c.e >= e && (c.s, c.e) != (s, e))
+        });
+        cands.extend(
+            kana.into_iter()
+                .map(|(s, e)| Cand::new(PiiKind::Name, s, e).from("kana")),
+        );
+    }
+
+    /// What each marker (an honorific, a self-introduction, 名前は, a signature …) says
+    /// stands beside it: names as candidates named by the marker's rule and cue word, and
+    /// existing tokens (`[氏名]`) as spans masking leaves alone.
+    fn markers(
+        &self,
+        v: &view::View,
+        hits: &scan::Hits,
+        cands: &mut Vec<Cand>,
+        tokens: &mut Vec<(usize, usize)>,
+    ) {
+        for m in hits.of(self.markers) {
+            let n = cands.len();
+            let (p, q) = (v.char_at(m.start), v.char_at(m.end));
+            let name = |r: Option<(usize, usize)>| r.map(|(s, e)| Cand::new(PiiKind::Name, s, e));
+            let (cue_text, marker) = MARKERS[m.pattern];
+            // 鮫島いおり（刑部）です / 「イッシキ」って名字: a reading in brackets or quotes
+            // between a name and its cue is a name too, and the name stands before it.
+            let p = match marker {
+                Marker::Honorific | Marker::StrongIntro | Marker::WeakIntro => {
+                    match names_cue::bracketed_before(v, p) {
+                        Some((open, inner)) => {
+                            cands.extend(name(Some(inner)));
+                            open
+                        }
+                        None => p,
+                    }
+                }
+                _ => p,
+            };
+            let found = match marker {
+                Marker::Honorific => {
+                    let glued_kanji = v.at(q).is_some_and(crate::text::chars::is_kanji);
+                    let word = matches!(v.slice(p, q), "様" | "君" | "氏" | "殿") && glued_kanji;
+                    let cue = || (!word).then(|| names_cue::before_strong(v, p)).flatten();
+                    let found = match self.names.honorific(v, p, q) {
+                        // 鮫島くん: the list knows 島, the kanji run before it is longer.
+                        Some((s, e))
+                            if s > 0 && v.at(s - 1).is_some_and(crate::text::chars::is_kanji) =>
+                        {
+                            cue().filter(|&(cs, _)| cs < s).or(Some((s, e)))
+                        }
+                        Some(found) => Some(found),
+                        None => cue(),
+                    };
+                    name(found.filter(|&(s, e)| {
+                        let listed = self.names.contains(v.slice(s, e).trim());
+                        !names_cue::honorific_word(v, s, e, cue_text, listed)
+                    }))
+                }
+                // 祈って名前を: one unlisted kanji before って is a verb's stem, not a name.
+                Marker::StrongIntro => {
+                    let strong = || {
+                        names_cue::before_strong(v, p).filter(|&(s, e)| {
+                            !(cue_text.starts_with("って")
+                                && e - s == 1
+                                && v.at(s).is_some_and(crate::text::chars::is_kanji))
+                        })
+                    };
+                    name(match self.names.introduced(v, p) {
+                        // 鴫原ゆうりと申します: the list knows 原, the kanji run is longer.
+                        Some((s, e))
+                            if s > 0 && v.at(s - 1).is_some_and(crate::text::chars::is_kanji) =>
+                        {
+                            strong().filter(|&(cs, _)| cs < s).or(Some((s, e)))
+                        }
+                        Some(found) => Some(found),
+                        None => strong(),
+                    })
+                }
+                Marker::WeakIntro => name(
+                    self.names
+                        .self_intro(v, p)
+                        .or_else(|| names_cue::before_desu(v, p, q))
+                        .or_else(|| self.one_kanji_intro(v, p, q)),
+                ),
+                Marker::NameIs => name(
+                    self.names
+                        .after_name_is(v, q)
+                        .or_else(|| names_cue::after_name_is(v, q)),
+                ),
+                Marker::FirstPerson => name(names_cue::after_first_person(v, q)),
+                Marker::English => name(names_cue::after_english(v, q)),
+                Marker::Relation => name(names_cue::after_relation(v, q)),
+                Marker::KnowQuestion => name(
+                    names_cue::before_strong(v, p)
+                        .filter(|&(s, e)| v.slice(s, e).trim().contains([' ', '・'])),
+                ),
+                Marker::Signature => name(names_context::signature(v, p, q)),
+                Marker::Pair => {
+                    cands.extend(
+                        names_context::pair(v, p)
+                            .into_iter()
+                            .map(|(s, e)| Cand::new(PiiKind::Name, s, e)),
+                    );
+                    None
+                }
+                Marker::Token => {
+                    tokens.push((p, q));
+                    None
+                }
+            };
+            cands.extend(found);
+            for c in cands.iter_mut().skip(n) {
+                (c.src, c.cue) = (marker.name(), cue_text);
+            }
+        }
+    }
+
     /// 東です、よろしく: a one-kanji listed surname that opens the message, then です and a
     /// pause (、。！) — a self-introduction; 森です alone or mid-sentence may be a word.
     fn one_kanji_intro(&self, v: &view::View, p: usize, q: usize) -> Option<(usize, usize)> {

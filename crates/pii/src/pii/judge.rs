@@ -17,7 +17,7 @@
 use std::sync::OnceLock;
 
 use super::PiiKind;
-use super::tagger::core::{KeyMap, class, fold};
+use super::tagger::core::{KeyMap, class, fold, shuffle};
 use crate::text::analyzer::{ProperKind, ProperNoun};
 
 /// The judged kinds, in the labeller's order (氏名, 会社名, 学校名, 住所).
@@ -178,12 +178,7 @@ impl Judge {
         let mut rng = seed.max(1);
         let rate = 0.1f32;
         for epoch in 0..epochs {
-            for i in (1..order.len()).rev() {
-                rng ^= rng << 13;
-                rng ^= rng >> 7;
-                rng ^= rng << 17;
-                order.swap(i, (rng % (i as u64 + 1)) as usize);
-            }
+            shuffle(&mut order, &mut rng);
             let lr = rate / (1.0 + epoch as f32);
             for &i in &order {
                 let s = &samples[i];

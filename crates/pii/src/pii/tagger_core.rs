@@ -561,12 +561,7 @@ pub fn train_with(
     let mut order: Vec<usize> = (0..data.len()).collect();
     let mut rng = seed | 1;
     for _ in 0..epochs {
-        for i in (1..order.len()).rev() {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            order.swap(i, (rng % (i as u64 + 1)) as usize);
-        }
+        shuffle(&mut order, &mut rng);
         for &d in &order {
             let (feats, gold) = &data[d];
             let model = Model {
@@ -623,6 +618,17 @@ fn update(
     total[tag] += wv[tag] * (step - last[tag]) as f32;
     last[tag] = step;
     wv[tag] += delta;
+}
+
+/// Fisher–Yates with xorshift64 from `rng` (never 0): the same `rng` gives the same order,
+/// so training is deterministic for one seed.
+pub fn shuffle(order: &mut [usize], rng: &mut u64) {
+    for i in (1..order.len()).rev() {
+        *rng ^= *rng << 13;
+        *rng ^= *rng >> 7;
+        *rng ^= *rng << 17;
+        order.swap(i, (*rng % (i as u64 + 1)) as usize);
+    }
 }
 
 /// Spans `(start, end, kind index, least margin)` of a tag sequence.

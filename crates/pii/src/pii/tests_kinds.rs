@@ -2,23 +2,7 @@
 
 use super::PiiKind::{self, *};
 use super::shared;
-
-/// What was found, as (kind, original text of the span).
-fn found(text: &str) -> Vec<(PiiKind, String)> {
-    shared()
-        .mask(text)
-        .items
-        .iter()
-        .map(|i| {
-            let s: String = text
-                .chars()
-                .skip(i.span[0])
-                .take(i.span[1] - i.span[0])
-                .collect();
-            (i.kind, s)
-        })
-        .collect()
-}
+use super::tests_reported::found;
 
 fn one(kind: PiiKind, s: &str) -> Vec<(PiiKind, String)> {
     vec![(kind, s.to_string())]
