@@ -87,7 +87,10 @@ fn every_training_text_has_the_word_codes_the_analyzer_gives_it() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let all = eval::training_corpora(root).expect("the training corpora");
     let stored = kakeai::safety::pii::tagger::stored_codes();
-    let texts = kakeai::safety::pii::tagger::core::with_negatives(&all);
+    let texts = kakeai::safety::pii::tagger::core::training_texts(
+        &all,
+        &kakeai::safety::pii::tagger::swaps(),
+    );
     let mut stale = Vec::new();
     for e in &texts {
         let want =

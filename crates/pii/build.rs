@@ -21,6 +21,8 @@ fn main() {
     let mut examples = Vec::new();
     let (mut epochs, mut seed) = (5usize, 1u64);
     let mut named: Vec<(String, String)> = Vec::new();
+    let mut swaps = tagger_core::Swaps::default();
+    let mut all_swaps = String::new();
     for (n, line) in spec.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
@@ -33,7 +35,24 @@ fn main() {
             ["seed", k] => seed = k.parse().unwrap_or_else(|_| panic!("{at}: seed N")),
             ["list", name, path] => named.push((name.to_string(), path.to_string())),
             ["corpus", path] => examples.extend(corpus(root, path)),
-            _ => panic!("{at}: expected `list NAME PATH`, `corpus PATH`, `epochs N` or `seed N`"),
+            ["swap", path] => {
+                let p = root.join(path);
+                println!("cargo:rerun-if-changed={}", p.display());
+                let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{at}: {e}"));
+                swaps.add(&text);
+                all_swaps.push_str(&format!("\u{1}swap\n{text}"));
+            }
+            ["fillers", path] => {
+                let p = root.join(path);
+                println!("cargo:rerun-if-changed={}", p.display());
+                let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{at}: {e}"));
+                swaps.add_fillers(&text);
+                all_swaps.push_str(&format!("\u{1}fillers\n{text}"));
+            }
+            _ => panic!(
+                "{at}: expected `list NAME PATH`, `swap PATH`, `fillers PATH`, `corpus PATH`, \
+                 `epochs N` or `seed N`"
+            ),
         }
     }
     // One list per name, its files joined.
@@ -58,7 +77,7 @@ fn main() {
     println!("cargo:rerun-if-changed={}", codes_path.display());
     let codes_text = std::fs::read_to_string(&codes_path).unwrap_or_default();
     let codes = tagger_core::read_codes(&codes_text);
-    let missing = tagger_core::with_negatives(&examples)
+    let missing = tagger_core::training_texts(&examples, &swaps)
         .iter()
         .filter(|e| !codes.contains_key(&tagger_core::text_key(&e.text)))
         .count();
@@ -69,13 +88,15 @@ fn main() {
         );
     }
     let lookup = |t: &str| codes.get(&tagger_core::text_key(t)).cloned();
-    let model = tagger_core::train_with(&examples, &lists, epochs, seed, &lookup);
+    let model = tagger_core::train_with(&examples, &lists, &swaps, epochs, seed, &lookup);
     let out = Path::new(&std::env::var("OUT_DIR").expect("OUT_DIR")).join("pii_tagger_codes.tsv");
     std::fs::write(&out, &codes_text).expect("write the word codes");
     let out = Path::new(&std::env::var("OUT_DIR").expect("OUT_DIR")).join("pii_tagger.bin");
     std::fs::write(&out, model.to_bytes()).expect("write the model");
     let out = Path::new(&std::env::var("OUT_DIR").expect("OUT_DIR")).join("pii_tagger_lists.txt");
     std::fs::write(&out, all_lists).expect("write the lists");
+    let out = Path::new(&std::env::var("OUT_DIR").expect("OUT_DIR")).join("pii_tagger_swaps.txt");
+    std::fs::write(&out, all_swaps).expect("write the swaps");
 }
 
 fn corpus(root: &Path, path: &str) -> Vec<tagger_core::Example> {

@@ -1,6 +1,6 @@
 //! Writes `assets/safety/pii_tagger/tokens.tsv`: the IPADIC analyzer's word codes
 //! (`tagger::codes`) of every text the labeller trains on — each corpus `train.txt` names and
-//! the negative copies training makes — so that `build.rs`, which has no dictionary, trains on
+//! the negative and swapped copies training makes — so that `build.rs`, which has no dictionary, trains on
 //! the same word features the dictionary path sees at run time. Run it after changing a
 //! training corpus:
 //!
@@ -14,8 +14,8 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use kakeai_pii::pii::eval::training_corpora;
-use kakeai_pii::pii::tagger::codes;
-use kakeai_pii::pii::tagger::core::{text_key, with_negatives};
+use kakeai_pii::pii::tagger::core::{text_key, training_texts};
+use kakeai_pii::pii::tagger::{codes, swaps};
 
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
@@ -31,7 +31,7 @@ fn main() {
         eprintln!("{e}");
         std::process::exit(2);
     });
-    let mut lines: Vec<(u64, String)> = with_negatives(&examples)
+    let mut lines: Vec<(u64, String)> = training_texts(&examples, &swaps())
         .iter()
         .map(|e| {
             let toks = an.proper_nouns(&e.text);

@@ -279,7 +279,21 @@ pub fn feature_names(c: &Seen) -> Vec<String> {
             .collect::<String>()
     };
     names.push(format!("tail2={}", tail(2)));
-    names.push(format!("shape={}", shape(&c.chars[c.s..c.e])));
+    let form = shape(&c.chars[c.s..c.e]);
+    // Whether the script runs on past each edge (マイ|ナンバー, 旅行|行く): a piece of a
+    // longer word, whatever the word.
+    let runs_on = |out: Option<usize>, edge: usize| {
+        out.and_then(|i| c.chars.get(i))
+            .is_some_and(|a| class(fold(*a)) == class(fold(c.chars[edge])))
+    };
+    let edges = format!(
+        "{}{}",
+        u8::from(runs_on(c.s.checked_sub(1), c.s)),
+        u8::from(runs_on(Some(c.e), c.e - 1))
+    );
+    names.push(format!("edge={edges}"));
+    names.push(format!("edge={edges},shape={form}"));
+    names.push(format!("shape={form}"));
     names.push(format!("len={}", (c.e - c.s).min(10)));
     for (i, bits) in c.lists.iter().enumerate() {
         for l in (0..32).filter(|l| bits & (1 << l) != 0) {

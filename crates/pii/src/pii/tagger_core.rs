@@ -3,7 +3,9 @@
 //! B-/I-/O for four kinds, greedily left to right, from features of the chars around it (the
 //! chars, their bigrams, their script classes and the run of one script they sit in), the name
 //! and place lists it overlaps, the words beside that run (さん, 様, が, 氏名:), labels
-//! before it, and the two tags before it.
+//! before it, and the two tags before it. Training sees each labelled text, its negative copy
+//! (every item replaced by an ordinary word) and its swapped copy (every name replaced by one
+//! of the name lists'), so a cue alone makes no item and a name is learned by where it stands.
 //!
 //! This file uses only `std`: `build.rs` includes it to train the model from the labelled
 //! corpora listed in `assets/safety/pii_tagger/train.txt` at build time, and the crate
@@ -499,9 +501,10 @@ const FILLERS: [&str; 12] = [
     "あの人",
 ];
 
-/// A copy of `e` with every labelled item replaced by an ordinary word and no spans: the same
-/// frame with nothing personal in it, so a cue alone (さん, 氏名:) never makes a name.
-pub fn negative(e: &Example, k: usize) -> Example {
+/// A copy of `e` with every labelled item replaced by an ordinary word (of `swaps`' fillers,
+/// or [`FILLERS`] when it has none) and no spans: the same frame with nothing personal in it,
+/// so a cue alone (さん, 氏名:) never makes a name.
+pub fn negative(e: &Example, k: usize, swaps: &Swaps) -> Example {
     let chars: Vec<char> = e.text.chars().collect();
     let mut spans: Vec<&(usize, usize, String)> = e.spans.iter().collect();
     spans.sort();
@@ -512,7 +515,12 @@ pub fn negative(e: &Example, k: usize) -> Example {
             continue;
         }
         out.extend(&chars[at..*s]);
-        out.push_str(FILLERS[(k + j) % FILLERS.len()]);
+        if swaps.fillers.is_empty() {
+            out.push_str(FILLERS[(k + j) % FILLERS.len()]);
+        } else {
+            // A stride prime to most list lengths spreads neighbours over the list.
+            out.push_str(&swaps.fillers[(k * 7 + j) % swaps.fillers.len()]);
+        }
         at = *en;
     }
     out.extend(&chars[at..]);
@@ -522,32 +530,142 @@ pub fn negative(e: &Example, k: usize) -> Example {
     }
 }
 
+/// Names that stand in for the labelled names of a training text in its swapped copy
+/// ([`swapped`]): groups of rows (surnames, given names), each row one name in its forms
+/// (kanji, hiragana, katakana). Mention replacement (Dai and Adel 2020): the frame stays, the
+/// name changes, so the labeller learns where a name stands and not only which names it saw.
+/// Also the ordinary words that stand where the items were in the negative copies
+/// ([`negative`]).
+#[derive(Default, Clone)]
+pub struct Swaps {
+    groups: Vec<Vec<Vec<String>>>,
+    fillers: Vec<String>,
+}
+
+impl Swaps {
+    /// Adds one group from tab-separated rows (`#` lines and blank lines skipped).
+    pub fn add(&mut self, tsv: &str) {
+        let rows: Vec<Vec<String>> = tsv
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+            .map(|l| {
+                l.split('\t')
+                    .map(|f| f.trim().to_string())
+                    .filter(|f| !f.is_empty())
+                    .collect::<Vec<_>>()
+            })
+            .filter(|r| !r.is_empty())
+            .collect();
+        if !rows.is_empty() {
+            self.groups.push(rows);
+        }
+    }
+
+    /// Adds ordinary words for the negative copies, one per line (`#` lines skipped).
+    pub fn add_fillers(&mut self, text: &str) {
+        self.fillers.extend(
+            text.lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                .map(String::from),
+        );
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.groups.is_empty()
+    }
+
+    /// The name for draw `key`: a form of a row of one group, or, as often as any one group
+    /// is drawn, a full name: a form from the first group (surnames) and one from the second
+    /// (given names), sometimes with a space between.
+    fn pick(&self, mut key: u64) -> Option<String> {
+        fn next(key: &mut u64, n: usize) -> usize {
+            *key ^= *key << 13;
+            *key ^= *key >> 7;
+            *key ^= *key << 17;
+            (*key % n.max(1) as u64) as usize
+        }
+        fn form(g: &[Vec<String>], key: &mut u64) -> String {
+            let row = &g[next(key, g.len())];
+            row[next(key, row.len())].clone()
+        }
+        let n = self.groups.len();
+        let full = n >= 2;
+        let g = next(&mut key, n + usize::from(full));
+        if g < n {
+            return Some(form(self.groups.get(g)?, &mut key));
+        }
+        let sur = form(&self.groups[0], &mut key);
+        let given = form(&self.groups[1], &mut key);
+        let space = if next(&mut key, 3) == 0 { " " } else { "" };
+        Some(format!("{sur}{space}{given}"))
+    }
+}
+
+/// A copy of `e` with each 氏名 span replaced by a name of `swaps`, the other spans moved with
+/// the text; `None` when `e` labels no name. The same example and swaps give the same copy,
+/// so its word codes can be written once (`examples/annotate.rs`).
+pub fn swapped(e: &Example, swaps: &Swaps) -> Option<Example> {
+    let chars: Vec<char> = e.text.chars().collect();
+    let mut spans: Vec<&(usize, usize, String)> = e.spans.iter().collect();
+    spans.sort();
+    if swaps.is_empty() || !spans.iter().any(|s| s.2 == KINDS[0]) {
+        return None;
+    }
+    let (mut text, mut out, mut at) = (String::new(), Vec::new(), 0);
+    let mut key = text_key(&e.text) | 1;
+    for (s, en, kind) in spans {
+        if *s < at || *en > chars.len() {
+            return None;
+        }
+        text.extend(&chars[at..*s]);
+        let start = text.chars().count();
+        key = key.wrapping_mul(0x0100_0000_01b3) | 1;
+        match swaps.pick(key).filter(|_| kind == KINDS[0]) {
+            Some(name) => text.push_str(&name),
+            None => text.extend(&chars[*s..*en]),
+        }
+        out.push((start, text.chars().count(), kind.clone()));
+        at = *en;
+    }
+    text.extend(&chars[at..]);
+    Some(Example { text, spans: out })
+}
+
 /// Trains an averaged perceptron for `epochs` passes, examples shuffled by `seed`. Every
 /// example with items also gives its negative copy ([`negative`]).
 pub fn train(examples: &[Example], lists: &Lists, epochs: usize, seed: u64) -> Model {
-    train_with(examples, lists, epochs, seed, &|_| None)
+    train_with(examples, lists, &Swaps::default(), epochs, seed, &|_| None)
 }
 
-/// Every example with items and its negative copy ([`negative`]): the texts training sees.
-pub fn with_negatives(examples: &[Example]) -> Vec<Example> {
-    let negatives: Vec<Example> = examples
+/// The texts training sees: every example, the negative copy ([`negative`]) of each with items,
+/// and the swapped copy ([`swapped`]) of each with names.
+pub fn training_texts(examples: &[Example], swaps: &Swaps) -> Vec<Example> {
+    let negatives = examples
         .iter()
         .enumerate()
         .filter(|(_, e)| !e.spans.is_empty())
-        .map(|(k, e)| negative(e, k))
-        .collect();
-    examples.iter().cloned().chain(negatives).collect()
+        .map(|(k, e)| negative(e, k, swaps));
+    let copies = examples.iter().filter_map(|e| swapped(e, swaps));
+    examples
+        .iter()
+        .cloned()
+        .chain(negatives)
+        .chain(copies)
+        .collect()
 }
 
-/// [`train`] with the analyzer's word codes of each text, where `codes` knows them.
+/// [`train`] with swapped copies from `swaps` and the analyzer's word codes of each text,
+/// where `codes` knows them.
 pub fn train_with(
     examples: &[Example],
     lists: &Lists,
+    swaps: &Swaps,
     epochs: usize,
     seed: u64,
     codes: &dyn Fn(&str) -> Option<String>,
 ) -> Model {
-    let data: Vec<(Vec<Vec<u64>>, Vec<u8>)> = with_negatives(examples)
+    let data: Vec<(Vec<Vec<u64>>, Vec<u8>)> = training_texts(examples, swaps)
         .iter()
         .map(|e| {
             let c = codes(&e.text);
