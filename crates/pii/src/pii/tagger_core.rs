@@ -152,14 +152,20 @@ impl Lists {
     }
 
     /// Per char, per list: (a word starts here, a word covers this char, a word ends here),
-    /// as feature names. The longest word of each list starting at each char is taken.
+    /// as feature names. The longest word of each list starting at each char is taken; a word
+    /// in latin letters only where it stands as a whole word (ito in Ito, not in invoice).
     fn marks(&self, chars: &[char]) -> Vec<Vec<&str>> {
         let lists = self.marks.len();
         let mut out = vec![Vec::new(); chars.len()];
         let mut cover = vec![0u32; chars.len()];
         let mut best = vec![0usize; lists];
+        let letter = |i: usize| chars.get(i).is_some_and(|c| c.is_ascii_alphabetic());
         for s in 0..chars.len() {
             best.iter_mut().for_each(|b| *b = 0);
+            let latin = letter(s);
+            if latin && s > 0 && letter(s - 1) {
+                continue;
+            }
             let mut h = FNV0;
             for (k, c) in chars[s..(s + self.longest).min(chars.len())]
                 .iter()
@@ -169,8 +175,9 @@ impl Lists {
                 let Some(&(words, prefixes)) = self.entries.get(&h) else {
                     break;
                 };
+                let whole = !latin || !letter(s + k + 1);
                 for (l, b) in best.iter_mut().enumerate() {
-                    if k >= 1 && words & (1 << l) != 0 {
+                    if k >= 1 && whole && words & (1 << l) != 0 {
                         *b = k + 1;
                     }
                 }
@@ -765,4 +772,47 @@ pub fn spans(tags: &[(u8, f32)]) -> Vec<(usize, usize, usize, f32)> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Which chars a list word starts at, in `text` (folded as the features fold it).
+    fn starts(lists: &Lists, text: &str) -> Vec<usize> {
+        let chars: Vec<char> = text.chars().map(fold).collect();
+        lists
+            .marks(&chars)
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.contains(&"Lrsurs"))
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    /// A romaji name is marked where it stands as a word, in any case and width, and never
+    /// inside a longer latin word; kana and kanji words are marked wherever they stand.
+    #[test]
+    fn latin_list_words_are_marked_only_as_whole_words() {
+        let mut lists = Lists::default();
+        lists.add("rsur", "ito\nmori\nsato\n");
+        lists.add("sur", "伊藤\n");
+        for (text, want) in [
+            ("Ito", vec![0]),
+            ("pls ask ito now", vec![8]),
+            ("ＩＴＯ様", vec![0]),
+            ("Mori-san and SATO", vec![0, 13]),
+            ("the invoice", vec![]),
+            ("memories, moritz, satori", vec![]),
+            // A digit or a mark ends a word (handles like ito2).
+            ("kito ito2 itoh", vec![5]),
+        ] {
+            assert_eq!(starts(&lists, text), want, "{text}");
+        }
+        let chars: Vec<char> = "元伊藤さん".chars().collect();
+        assert!(
+            lists.marks(&chars)[1].contains(&"Lsurs"),
+            "kanji inside a run"
+        );
+    }
 }
