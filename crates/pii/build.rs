@@ -36,16 +36,12 @@ fn main() {
             ["list", name, path] => named.push((name.to_string(), path.to_string())),
             ["corpus", path] => examples.extend(corpus(root, path)),
             ["swap", path] => {
-                let p = root.join(path);
-                println!("cargo:rerun-if-changed={}", p.display());
-                let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{at}: {e}"));
+                let text = read_listed(root, path, &at);
                 swaps.add(&text);
                 all_swaps.push_str(&format!("\u{1}swap\n{text}"));
             }
             ["fillers", path] => {
-                let p = root.join(path);
-                println!("cargo:rerun-if-changed={}", p.display());
-                let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{at}: {e}"));
+                let text = read_listed(root, path, &at);
                 swaps.add_fillers(&text);
                 all_swaps.push_str(&format!("\u{1}fillers\n{text}"));
             }
@@ -63,9 +59,7 @@ fn main() {
     for name in names {
         let mut text = String::new();
         for (_, path) in named.iter().filter(|(n, _)| *n == name) {
-            let p = root.join(path);
-            println!("cargo:rerun-if-changed={}", p.display());
-            text.push_str(&std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{path}: {e}")));
+            text.push_str(&read_listed(root, path, path));
             text.push('\n');
         }
         lists.add(&name, &text);
@@ -97,6 +91,13 @@ fn main() {
     std::fs::write(&out, all_lists).expect("write the lists");
     let out = Path::new(&std::env::var("OUT_DIR").expect("OUT_DIR")).join("pii_tagger_swaps.txt");
     std::fs::write(&out, all_swaps).expect("write the swaps");
+}
+
+/// A file `train.txt` names, read and watched for changes; `at` says where it was named.
+fn read_listed(root: &Path, path: &str, at: &str) -> String {
+    let p = root.join(path);
+    println!("cargo:rerun-if-changed={}", p.display());
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{at}: {path}: {e}"))
 }
 
 fn corpus(root: &Path, path: &str) -> Vec<tagger_core::Example> {

@@ -1,8 +1,8 @@
 //! Writes `assets/safety/pii_tagger/tokens.tsv`: the IPADIC analyzer's word codes
 //! (`tagger::codes`) of every text the labeller trains on — each corpus `train.txt` names and
-//! the negative and swapped copies training makes — so that `build.rs`, which has no dictionary, trains on
-//! the same word features the dictionary path sees at run time. Run it after changing a
-//! training corpus:
+//! the negative and swapped copies training makes — so that `build.rs`, which has no
+//! dictionary, trains on the same word features the dictionary path sees at run time. Run it
+//! after changing a training corpus:
 //!
 //! ```sh
 //! cargo run --release -p kakeai-pii --example annotate

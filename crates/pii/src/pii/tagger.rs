@@ -33,8 +33,9 @@ pub fn swaps() -> core::Swaps {
     for section in SWAPS.split('\u{1}').filter(|g| !g.is_empty()) {
         match section.split_once('\n') {
             Some(("fillers", body)) => s.add_fillers(body),
-            Some((_, body)) => s.add(body),
-            None => {}
+            Some(("swap", body)) => s.add(body),
+            // build.rs writes only these two sections.
+            _ => {}
         }
     }
     s

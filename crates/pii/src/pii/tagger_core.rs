@@ -587,10 +587,7 @@ impl Swaps {
     /// (given names), sometimes with a space between.
     fn pick(&self, mut key: u64) -> Option<String> {
         fn next(key: &mut u64, n: usize) -> usize {
-            *key ^= *key << 13;
-            *key ^= *key >> 7;
-            *key ^= *key << 17;
-            (*key % n.max(1) as u64) as usize
+            (xorshift(key) % n.max(1) as u64) as usize
         }
         fn form(g: &[Vec<String>], key: &mut u64) -> String {
             let row = &g[next(key, g.len())];
@@ -620,19 +617,23 @@ pub fn swapped(e: &Example, swaps: &Swaps) -> Option<Example> {
         return None;
     }
     let (mut text, mut out, mut at) = (String::new(), Vec::new(), 0);
+    // The copy's length in chars so far (its spans are in chars).
+    let mut len = 0;
     let mut key = text_key(&e.text) | 1;
     for (s, en, kind) in spans {
         if *s < at || *en > chars.len() {
             return None;
         }
         text.extend(&chars[at..*s]);
-        let start = text.chars().count();
+        let start = len + (*s - at);
         key = key.wrapping_mul(0x0100_0000_01b3) | 1;
-        match swaps.pick(key).filter(|_| kind == KINDS[0]) {
-            Some(name) => text.push_str(&name),
-            None => text.extend(&chars[*s..*en]),
-        }
-        out.push((start, text.chars().count(), kind.clone()));
+        let span = match swaps.pick(key).filter(|_| kind == KINDS[0]) {
+            Some(name) => name,
+            None => chars[*s..*en].iter().collect(),
+        };
+        text.push_str(&span);
+        len = start + span.chars().count();
+        out.push((start, len, kind.clone()));
         at = *en;
     }
     text.extend(&chars[at..]);
@@ -749,11 +750,16 @@ fn update(
 /// so training is deterministic for one seed.
 pub fn shuffle(order: &mut [usize], rng: &mut u64) {
     for i in (1..order.len()).rev() {
-        *rng ^= *rng << 13;
-        *rng ^= *rng >> 7;
-        *rng ^= *rng << 17;
-        order.swap(i, (*rng % (i as u64 + 1)) as usize);
+        order.swap(i, (xorshift(rng) % (i as u64 + 1)) as usize);
     }
+}
+
+/// One step of xorshift64 on `rng` (never 0), returning the new state.
+fn xorshift(rng: &mut u64) -> u64 {
+    *rng ^= *rng << 13;
+    *rng ^= *rng >> 7;
+    *rng ^= *rng << 17;
+    *rng
 }
 
 /// Spans `(start, end, kind index, least margin)` of a tag sequence.
