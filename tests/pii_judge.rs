@@ -3,8 +3,9 @@
 //! on the selection set (B, forms) and the development set (E, messages to a bot), both
 //! written by helpers who had not seen the masker, the dictionary path with the judge finds
 //! more than the same path without it (the rules and the labeller at its default margins) and
-//! is more right overall (F1). The judge gates the labeller's proposals only (its veto of a
-//! rule's candidate is 0: what a rule found stays masked). Numbers with exact grammars are never judged: whatever the
+//! is more right overall (F1). The judge gates the labeller's proposals, and turns down a
+//! rule's candidate only under its veto (never a rule's name made of listed names). Numbers
+//! with exact grammars are never judged: whatever the
 //! judge decides about names, every phone number, e-mail and card number the rules find
 //! stays masked. `-- --nocapture` prints both tables.
 
@@ -137,4 +138,61 @@ fn kakeai_s_own_characters_are_never_masked_as_people() {
             assert!(names.is_empty(), "{text}: {names:?}");
         }
     }
+}
+
+/// Names of a list in `assets/safety/pii_tagger/`: every `step`-th first field of its lines.
+fn listed(file: &str, step: usize) -> Vec<String> {
+    let path = format!(
+        "{}/assets/safety/pii_tagger/{file}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read_to_string(path)
+        .expect("the list")
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| l.split('\t').next().unwrap_or("").to_string())
+        .step_by(step)
+        .collect()
+}
+
+/// Public figures and characters talked about (every 23rd name of the list, in frames people
+/// use for them) are mostly left alone: a rule's name on that list is judged as the labeller's
+/// own proposals are, and the pieces of a name turned down go with it. Private full names made
+/// of the name lists, in the same frames, are masked at least as often as before the list: a
+/// rule's name made of listed names is never vetoed.
+#[test]
+fn public_figures_are_judged_and_private_names_in_their_place_stay_masked() {
+    let Some(an) = common::lindera_arc() else {
+        return; // the judge reads the analyzer's words (required in CI)
+    };
+    let m = PiiMasker::new().with_analyzer(an);
+    let frames = ["{}の新曲聴いた？", "昨日のテレビに{}が出てた", "{}ってほんとすごいよね"];
+    let named = |names: &[String]| {
+        let mut hit = 0;
+        let mut all = 0;
+        for n in names {
+            for f in frames {
+                let text = f.replace("{}", n);
+                all += 1;
+                hit += usize::from(m.detect(&text).iter().any(|i| i.kind == PiiKind::Name));
+            }
+        }
+        hit as f64 / all as f64
+    };
+    let public = listed("public_figures.txt", 23);
+    let surnames = listed("surnames_gimei.tsv", 9);
+    let given = listed("given_gimei.tsv", 41);
+    let private: Vec<String> = surnames
+        .iter()
+        .zip(given.iter().cycle())
+        .map(|(s, g)| format!("{s}{g}"))
+        .filter(|n| !public.contains(n))
+        .collect();
+    assert!(public.len() > 150 && private.len() > 40);
+    let (p, q) = (named(&public), named(&private));
+    println!("public figures masked as names: {p:.3}; private full names: {q:.3}");
+    // Before the list: 0.443 of the public names masked, 0.804 of the private ones. Many
+    // private names here are the labeller's alone and need its threshold in these frames.
+    assert!(p < 0.1, "public figures masked as names: {p:.3}");
+    assert!(q > 0.82, "private full names masked: {q:.3}");
 }

@@ -561,17 +561,45 @@ impl PiiMasker {
         let Some(j) = self.judge.filter(|_| !p.toks.is_empty()) else {
             return (p.cands, p.tokens);
         };
+        // A public figure's name (大谷翔平) is judged as the labeller's proposals are: a rule
+        // that spoke on it is no evidence of a private person.
+        let public = |c: &Cand| {
+            c.kind == PiiKind::Name
+                && self
+                    .learned
+                    .is_some_and(|t| t.is_public(p.v.slice(c.s, c.e).trim()))
+        };
         // What the judge turns down goes; of what stays, overlaps resolve as for any rule.
-        let drop: Vec<usize> = self
+        let mut drop: Vec<usize> = self
             .judged(&p)
             .into_iter()
             .filter(|(i, f)| {
                 let c = &p.cands[*i];
+                let learned = c.src == "learned" || public(c);
+                // A rule's name made of listed names (鶉野, ふじもとかずお) is never vetoed.
+                let names = c.kind == PiiKind::Name
+                    && self
+                        .learned
+                        .is_some_and(|t| t.made_of_names(p.v.slice(c.s, c.e)));
+                if !learned && names {
+                    return false;
+                }
                 let f: Vec<u64> = f.iter().map(|n| judge::hash(n)).collect();
-                !j.keeps(tagger::kind_index(c.kind), c.src == "learned", &f)
+                !j.keeps(tagger::kind_index(c.kind), learned, &f)
             })
             .map(|(i, _)| i)
             .collect();
+        // With a public name turned down go the names inside it (大谷翔 of 大谷翔平).
+        let gone: Vec<(usize, usize)> = drop
+            .iter()
+            .map(|&i| &p.cands[i])
+            .filter(|c| public(c))
+            .map(|c| (c.s, c.e))
+            .collect();
+        drop.extend(p.cands.iter().enumerate().filter_map(|(i, c)| {
+            let inside = gone.iter().any(|&(s, e)| s <= c.s && c.e <= e);
+            (c.kind == PiiKind::Name && inside).then_some(i)
+        }));
         let cands = p
             .cands
             .into_iter()

@@ -4,10 +4,12 @@
 //! and beside it, the chars beside it, its shape and the name lists that hold it — and kept
 //! when the model's probability reaches the kind's threshold. The labeller's own proposals
 //! (from a lower margin than it keeps alone) need the threshold; a rule's candidate goes only
-//! under the veto, which the built-in model sets to 0: what a rule found stays masked (a veto
-//! of 0.3 was more precise on the development sets, but turned down kana full names such as
-//! 石川たけし that the labeller does not read). Numbers with exact grammars (phone, e-mail,
-//! card, My Number) are never judged.
+//! under the veto (0.2 in the built-in model: fragments such as いないとき or 勤務先 that a
+//! rule read as a name). Two exceptions, both read from the name lists: a rule's name made of
+//! listed names (鶉野, ふじもと + かずお) is never vetoed, so a kana full name the labeller
+//! does not read stays masked; a rule's name on the list of public figures (大谷翔平) needs
+//! the threshold like a labeller's proposal, and the names inside it go with it. Numbers with
+//! exact grammars (phone, e-mail, card, My Number) are never judged.
 //!
 //! `examples/train_judge.rs` trains the model from the labelled corpora (the labeller
 //! cross-fitted, so its scores are those of unseen text) and writes

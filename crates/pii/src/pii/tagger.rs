@@ -84,6 +84,36 @@ impl Tagger {
         parts.peek().is_none() || parts.any(|p| self.lists.holds(p))
     }
 
+    /// Whether `word` is on the list of public figures and fictional characters (`pub` in
+    /// `train.txt`): a rule's name there is no evidence of a private person by itself.
+    pub fn is_public(&self, word: &str) -> bool {
+        self.lists.which(word) & self.lists.bit("pub") != 0
+    }
+
+    /// Whether `span` is made of listed names: one name of the surname or given-name lists
+    /// (any script), or a surname and a given name one after the other, spaces aside
+    /// (ふじもと + かずお). A rule's name made of names stays, whatever the judge thinks.
+    pub fn made_of_names(&self, span: &str) -> bool {
+        let names = ["sur", "giv", "esur", "egiv", "rsur", "rgiv", "wgiv"]
+            .iter()
+            .fold(0, |bits, l| bits | self.lists.bit(l));
+        let (sur, giv) = (
+            self.lists.bit("sur") | self.lists.bit("esur") | self.lists.bit("rsur"),
+            self.lists.bit("giv") | self.lists.bit("egiv") | self.lists.bit("rgiv"),
+        );
+        let word: String = span.chars().filter(|c| !c.is_whitespace()).collect();
+        if self.lists.which(&word) & names != 0 {
+            return true;
+        }
+        let at: Vec<usize> = word.char_indices().map(|(i, _)| i).skip(2).collect();
+        at.iter().any(|&i| {
+            let (a, b) = word.split_at(i);
+            b.chars().count() >= 2
+                && self.lists.which(a) & sur != 0
+                && self.lists.which(b) & giv != 0
+        })
+    }
+
     /// The lists (one bit each) that hold `word` as a word.
     pub fn lists_holding(&self, word: &str) -> u32 {
         self.lists.which(word)
@@ -492,6 +522,34 @@ mod tests {
         let s: Vec<(usize, usize, usize)> =
             spans(&tags).into_iter().map(|x| (x.0, x.1, x.2)).collect();
         assert_eq!(s, vec![(0, 4, 0), (5, 12, 1)]);
+    }
+
+    /// What the judge reads from the lists: names made of listed names, and public names.
+    #[test]
+    fn names_made_of_listed_names_and_public_names_are_told_from_words() {
+        let t = Tagger::built_in();
+        // Every pair of a listed surname and given name, in kana and kanji, with or without a
+        // space, is made of names; the same pieces with a word between are not.
+        let sur = ["ふじもと", "鈴木", "タナカ", "いしかわ", "鶉野"];
+        let giv = ["かずお", "花子", "タケシ", "ゆうと"];
+        for s in sur {
+            assert!(t.made_of_names(s), "{s}");
+            for g in giv {
+                for name in [format!("{s}{g}"), format!("{s} {g}"), format!("{s}　{g}")] {
+                    assert!(t.made_of_names(&name), "{name}");
+                }
+                assert!(!t.made_of_names(&format!("{s}の{g}")), "{s}の{g}");
+            }
+        }
+        for word in ["いないとき", "勤務先", "われたのに", "旅行行", "あいさつ"] {
+            assert!(!t.made_of_names(word), "{word}");
+        }
+        for name in ["大谷翔平", "イチロー", "竈門炭治郎"] {
+            assert!(t.is_public(name), "{name}");
+        }
+        for name in ["大谷", "翔平", "鈴木花子", "ふじもとかずお"] {
+            assert!(!t.is_public(name), "{name}");
+        }
     }
 
     /// The model built into the binary reads back, and writing it gives the same bytes.

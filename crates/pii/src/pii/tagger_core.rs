@@ -134,6 +134,15 @@ impl Lists {
         ]);
     }
 
+    /// The bit of the list added as `name` (0 when there is none).
+    pub fn bit(&self, name: &str) -> u32 {
+        let start = format!("L{name}s");
+        self.marks
+            .iter()
+            .position(|m| m[0] == start)
+            .map_or(0, |l| 1 << l)
+    }
+
     /// Whether `word` (folded) is a whole word of any list.
     pub fn holds(&self, word: &str) -> bool {
         self.which(word) != 0
