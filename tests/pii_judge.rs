@@ -166,7 +166,11 @@ fn public_figures_are_judged_and_private_names_in_their_place_stay_masked() {
         return; // the judge reads the analyzer's words (required in CI)
     };
     let m = PiiMasker::new().with_analyzer(an);
-    let frames = ["{}の新曲聴いた？", "昨日のテレビに{}が出てた", "{}ってほんとすごいよね"];
+    let frames = [
+        "{}の新曲聴いた？",
+        "昨日のテレビに{}が出てた",
+        "{}ってほんとすごいよね",
+    ];
     let named = |names: &[String]| {
         let mut hit = 0;
         let mut all = 0;
@@ -195,4 +199,52 @@ fn public_figures_are_judged_and_private_names_in_their_place_stay_masked() {
     // private names here are the labeller's alone and need its threshold in these frames.
     assert!(p < 0.1, "public figures masked as names: {p:.3}");
     assert!(q > 0.82, "private full names masked: {q:.3}");
+}
+
+/// Bare given names in hiragana, where the analyzer reads a common word or a verb (ひまり as
+/// ひま + り, かなえ as 叶え): the labeller's proposal goes to the judge, which reads the
+/// analyzer's words among its features, instead of being dropped before it. Every 13th
+/// hiragana given name of the gimei list, in frames of family chat.
+#[test]
+fn bare_hiragana_given_names_reach_the_judge() {
+    let Some(an) = common::lindera_arc() else {
+        return; // the judge reads the analyzer's words (required in CI)
+    };
+    let m = PiiMasker::new().with_analyzer(an);
+    let path = format!(
+        "{}/assets/safety/pii_tagger/given_gimei.tsv",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(path).expect("the list");
+    let mut names: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split('\t').nth(1))
+        .collect();
+    names.dedup();
+    let frames = [
+        "{}の慣らし保育、今日は泣かずにバイバイできた",
+        "{}からの返信きた！大丈夫だった",
+        "{}がまた寝坊して遅刻しそう",
+        "今度の日曜{}んちでたこパする",
+    ];
+    let (mut hit, mut all) = (0, 0);
+    for n in names.iter().step_by(13) {
+        for f in frames {
+            let text = f.replace("{}", n);
+            let s = f[..f.find("{}").unwrap_or(0)].chars().count();
+            let e = s + n.chars().count();
+            all += 1;
+            hit += usize::from(
+                m.detect(&text)
+                    .iter()
+                    .any(|i| i.kind == PiiKind::Name && i.span[0] < e && s < i.span[1]),
+            );
+        }
+    }
+    let share = hit as f64 / all as f64;
+    println!("{all} messages, bare hiragana given names masked: {share:.3}");
+    assert!(all > 100);
+    // 0.435 when the labeller's name made of common words was dropped before the judge.
+    assert!(share > 0.48, "{share:.3}");
 }

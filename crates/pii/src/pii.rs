@@ -697,8 +697,9 @@ impl PiiMasker {
 
     /// The learned labeller's spans: every one scored (kind index, start, end, margin), and
     /// those over the kind's margin added to `cands`. It fills gaps only: where a rule spoke,
-    /// the rule's span stands. A span that cuts a word of the analyzer's (研究開|発本部, My
-    /// ca|rd) is a fragment, no name.
+    /// the rule's span stands. Without the judge, a span that cuts a word of the analyzer's
+    /// (研究開|発本部, My ca|rd) is a fragment, and a name made of common words or no noun
+    /// (ひま|り) no person; with the judge both go to it, which reads the same words.
     fn learn(
         &self,
         text: &str,
@@ -721,7 +722,9 @@ impl PiiMasker {
             .filter(|(k, _, _, m)| *m > self.learned_margin[tagger::kind_index(*k)])
             .filter(|&(_, s, e, _)| self.proposing || whole(s, e))
             .filter(|&(k, s, e, _)| tagger::well_formed(k, v.slice(s, e)))
-            .filter(|&(k, s, e, _)| k != PiiKind::Name || !not_a_person(toks, v, s, e))
+            .filter(|&(k, s, e, _)| {
+                k != PiiKind::Name || self.proposing || !not_a_person(toks, v, s, e)
+            })
             .filter(|&(k, s, e, _)| k != PiiKind::Name || t.latin_name_known(v.slice(s, e)))
             .filter(|(_, s, e, _)| !cands.iter().any(|o| o.s < *e && *s < o.e))
             .map(|(k, s, e, _)| Cand::new(k, s, e).from("learned"))

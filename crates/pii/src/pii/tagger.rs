@@ -7,6 +7,7 @@
 pub mod core;
 
 use std::sync::OnceLock;
+use unicode_normalization::UnicodeNormalization;
 
 use super::PiiKind;
 use crate::text::analyzer::{ProperKind, ProperNoun};
@@ -101,7 +102,8 @@ impl Tagger {
             self.lists.bit("sur") | self.lists.bit("esur") | self.lists.bit("rsur"),
             self.lists.bit("giv") | self.lists.bit("egiv") | self.lists.bit("rgiv"),
         );
-        let word: String = span.chars().filter(|c| !c.is_whitespace()).collect();
+        // NFKC: half-width katakana (ｲｼｶﾜｻﾄﾐ) reads as the lists' full-width.
+        let word: String = span.nfkc().filter(|c| !c.is_whitespace()).collect();
         if self.lists.which(&word) & names != 0 {
             return true;
         }
@@ -530,8 +532,8 @@ mod tests {
         let t = Tagger::built_in();
         // Every pair of a listed surname and given name, in kana and kanji, with or without a
         // space, is made of names; the same pieces with a word between are not.
-        let sur = ["ふじもと", "鈴木", "タナカ", "いしかわ", "鶉野"];
-        let giv = ["かずお", "花子", "タケシ", "ゆうと"];
+        let sur = ["ふじもと", "鈴木", "タナカ", "いしかわ", "鶉野", "ｲｼｶﾜ"];
+        let giv = ["かずお", "花子", "タケシ", "ゆうと", "ｻﾄﾐ"];
         for s in sur {
             assert!(t.made_of_names(s), "{s}");
             for g in giv {
@@ -541,7 +543,8 @@ mod tests {
                 assert!(!t.made_of_names(&format!("{s}の{g}")), "{s}の{g}");
             }
         }
-        for word in ["いないとき", "勤務先", "われたのに", "旅行行", "あいさつ"] {
+        for word in ["いないとき", "勤務先", "われたのに", "旅行行", "あいさつ"]
+        {
             assert!(!t.made_of_names(word), "{word}");
         }
         for name in ["大谷翔平", "イチロー", "竈門炭治郎"] {
