@@ -93,15 +93,14 @@ impl Tagger {
 
     /// Whether `span` is made of listed names: one name of the surname or given-name lists
     /// (any script), or a surname and a given name one after the other, spaces aside
-    /// (ふじもと + かずお). A rule's name made of names stays, whatever the judge thinks.
+    /// (ふじもと + かずお). A rule's name made of names stays, whatever the judge thinks. Of
+    /// ENAMDICT only the surnames count: its given names hold words (理想, 一歳).
     pub fn made_of_names(&self, span: &str) -> bool {
-        let names = ["sur", "giv", "esur", "egiv", "rsur", "rgiv", "wgiv"]
-            .iter()
-            .fold(0, |bits, l| bits | self.lists.bit(l));
         let (sur, giv) = (
             self.lists.bit("sur") | self.lists.bit("esur") | self.lists.bit("rsur"),
-            self.lists.bit("giv") | self.lists.bit("egiv") | self.lists.bit("rgiv"),
+            self.lists.bit("giv") | self.lists.bit("rgiv"),
         );
+        let names = sur | giv;
         // NFKC: half-width katakana (ｲｼｶﾜｻﾄﾐ) reads as the lists' full-width.
         let word: String = span.nfkc().filter(|c| !c.is_whitespace()).collect();
         if self.lists.which(&word) & names != 0 {
