@@ -14,7 +14,7 @@ mod common;
 use kakeai::safety::pii::eval::{self, Tally, table};
 use kakeai::safety::pii::judge::Judge;
 use kakeai::safety::pii::tagger::DEFAULT_MARGIN;
-use kakeai::safety::pii::{PiiKind, PiiMasker};
+use kakeai::safety::pii::{PiiItem, PiiKind, PiiMasker};
 
 fn set(name: &str) -> Vec<kakeai::safety::pii::tagger::core::Example> {
     let path = format!(
@@ -140,8 +140,8 @@ fn kakeai_s_own_characters_are_never_masked_as_people() {
     }
 }
 
-/// Names of a list in `assets/safety/pii_tagger/`: every `step`-th first field of its lines.
-fn listed(file: &str, step: usize) -> Vec<String> {
+/// Names of a list in `assets/safety/pii_tagger/`: field `field` of every line, in order.
+fn listed(file: &str, field: usize) -> Vec<String> {
     let path = format!(
         "{}/assets/safety/pii_tagger/{file}",
         env!("CARGO_MANIFEST_DIR")
@@ -150,9 +150,28 @@ fn listed(file: &str, step: usize) -> Vec<String> {
         .expect("the list")
         .lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .map(|l| l.split('\t').next().unwrap_or("").to_string())
-        .step_by(step)
+        .filter_map(|l| l.split('\t').nth(field).map(str::to_string))
         .collect()
+}
+
+/// The share of messages, each frame with each name put in its `{}`, where `found` holds of
+/// what the masker detects and the name's char span.
+fn share(
+    m: &PiiMasker,
+    names: &[String],
+    frames: &[&str],
+    found: impl Fn(&[PiiItem], usize, usize) -> bool,
+) -> f64 {
+    let (mut hit, mut all) = (0, 0);
+    for n in names {
+        for f in frames {
+            let s = f[..f.find("{}").unwrap_or(0)].chars().count();
+            let items = m.detect(&f.replace("{}", n));
+            all += 1;
+            hit += usize::from(found(&items, s, s + n.chars().count()));
+        }
+    }
+    hit as f64 / all.max(1) as f64
 }
 
 /// Public figures and characters talked about (every 23rd name of the list, in frames people
@@ -171,21 +190,10 @@ fn public_figures_are_judged_and_private_names_in_their_place_stay_masked() {
         "昨日のテレビに{}が出てた",
         "{}ってほんとすごいよね",
     ];
-    let named = |names: &[String]| {
-        let mut hit = 0;
-        let mut all = 0;
-        for n in names {
-            for f in frames {
-                let text = f.replace("{}", n);
-                all += 1;
-                hit += usize::from(m.detect(&text).iter().any(|i| i.kind == PiiKind::Name));
-            }
-        }
-        hit as f64 / all as f64
-    };
-    let public = listed("public_figures.txt", 23);
-    let surnames = listed("surnames_gimei.tsv", 9);
-    let given = listed("given_gimei.tsv", 41);
+    let every = |v: Vec<String>, step: usize| v.into_iter().step_by(step).collect::<Vec<_>>();
+    let public = every(listed("public_figures.txt", 0), 23);
+    let surnames = every(listed("surnames_gimei.tsv", 0), 9);
+    let given = every(listed("given_gimei.tsv", 0), 41);
     let private: Vec<String> = surnames
         .iter()
         .zip(given.iter().cycle())
@@ -193,7 +201,12 @@ fn public_figures_are_judged_and_private_names_in_their_place_stay_masked() {
         .filter(|n| !public.contains(n))
         .collect();
     assert!(public.len() > 150 && private.len() > 40);
-    let (p, q) = (named(&public), named(&private));
+    let any_name =
+        |items: &[PiiItem], _: usize, _: usize| items.iter().any(|i| i.kind == PiiKind::Name);
+    let (p, q) = (
+        share(&m, &public, &frames, any_name),
+        share(&m, &private, &frames, any_name),
+    );
     println!("public figures masked as names: {p:.3}; private full names: {q:.3}");
     // Before the list: 0.443 of the public names masked, 0.804 of the private ones. Many
     // private names here are the labeller's alone and need its threshold in these frames.
@@ -211,38 +224,22 @@ fn bare_hiragana_given_names_reach_the_judge() {
         return; // the judge reads the analyzer's words (required in CI)
     };
     let m = PiiMasker::new().with_analyzer(an);
-    let path = format!(
-        "{}/assets/safety/pii_tagger/given_gimei.tsv",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let text = std::fs::read_to_string(path).expect("the list");
-    let mut names: Vec<&str> = text
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-        .filter_map(|l| l.split('\t').nth(1))
-        .collect();
+    let mut names = listed("given_gimei.tsv", 1);
     names.dedup();
+    let names: Vec<String> = names.into_iter().step_by(13).collect();
     let frames = [
         "{}の慣らし保育、今日は泣かずにバイバイできた",
         "{}からの返信きた！大丈夫だった",
         "{}がまた寝坊して遅刻しそう",
         "今度の日曜{}んちでたこパする",
     ];
-    let (mut hit, mut all) = (0, 0);
-    for n in names.iter().step_by(13) {
-        for f in frames {
-            let text = f.replace("{}", n);
-            let s = f[..f.find("{}").unwrap_or(0)].chars().count();
-            let e = s + n.chars().count();
-            all += 1;
-            hit += usize::from(
-                m.detect(&text)
-                    .iter()
-                    .any(|i| i.kind == PiiKind::Name && i.span[0] < e && s < i.span[1]),
-            );
-        }
-    }
-    let share = hit as f64 / all as f64;
+    let at_the_name = |items: &[PiiItem], s: usize, e: usize| {
+        items
+            .iter()
+            .any(|i| i.kind == PiiKind::Name && i.span[0] < e && s < i.span[1])
+    };
+    let share = share(&m, &names, &frames, at_the_name);
+    let all = names.len() * frames.len();
     println!("{all} messages, bare hiragana given names masked: {share:.3}");
     assert!(all > 100);
     // 0.435 when the labeller's name made of common words was dropped before the judge.

@@ -561,14 +561,16 @@ impl PiiMasker {
         let Some(j) = self.judge.filter(|_| !p.toks.is_empty()) else {
             return (p.cands, p.tokens);
         };
-        // A public figure's name (大谷翔平) is judged as the labeller's proposals are: a rule
-        // that spoke on it is no evidence of a private person.
-        let public = |c: &Cand| {
+        // What the lists say of a name: a public figure's (大谷翔平) is judged as the labeller's
+        // proposals are, since a rule that spoke on it is no evidence of a private person; one
+        // made of listed names (鶉野, ふじもとかずお) is never vetoed.
+        let name_in = |c: &Cand, on: fn(&tagger::Tagger, &str) -> bool| {
             c.kind == PiiKind::Name
                 && self
                     .learned
-                    .is_some_and(|t| t.is_public(p.v.slice(c.s, c.e).trim()))
+                    .is_some_and(|t| on(t, p.v.slice(c.s, c.e).trim()))
         };
+        let public = |c: &Cand| name_in(c, tagger::Tagger::is_public);
         // What the judge turns down goes; of what stays, overlaps resolve as for any rule.
         let mut drop: Vec<usize> = self
             .judged(&p)
@@ -576,12 +578,7 @@ impl PiiMasker {
             .filter(|(i, f)| {
                 let c = &p.cands[*i];
                 let learned = c.src == "learned" || public(c);
-                // A rule's name made of listed names (鶉野, ふじもとかずお) is never vetoed.
-                let names = c.kind == PiiKind::Name
-                    && self
-                        .learned
-                        .is_some_and(|t| t.made_of_names(p.v.slice(c.s, c.e)));
-                if !learned && names {
+                if !learned && name_in(c, tagger::Tagger::made_of_names) {
                     return false;
                 }
                 let f: Vec<u64> = f.iter().map(|n| judge::hash(n)).collect();

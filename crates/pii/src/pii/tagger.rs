@@ -106,12 +106,10 @@ impl Tagger {
         if self.lists.which(&word) & names != 0 {
             return true;
         }
-        let at: Vec<usize> = word.char_indices().map(|(i, _)| i).skip(2).collect();
-        at.iter().any(|&i| {
+        // Lists hold no word of one char, so every split is tried as it is.
+        word.char_indices().skip(1).any(|(i, _)| {
             let (a, b) = word.split_at(i);
-            b.chars().count() >= 2
-                && self.lists.which(a) & sur != 0
-                && self.lists.which(b) & giv != 0
+            self.lists.which(a) & sur != 0 && self.lists.which(b) & giv != 0
         })
     }
 
