@@ -3,7 +3,8 @@
 //! B-/I-/O for four kinds, greedily left to right, from features of the chars around it (the
 //! chars, their bigrams, their script classes and the run of one script they sit in), the name
 //! and place lists it overlaps, the words beside that run (さん, 様, が, 氏名:), labels
-//! before it, and the two tags before it. Training sees each labelled text, its negative copy
+//! before it, the two tags before it and, with the analyzer, the kind of the word each char is
+//! in and the text of that word and of the words around it (…で働いてる, …のやつ). Training sees each labelled text, its negative copy
 //! (every item replaced by an ordinary word) and its swapped copy (every name replaced by one
 //! of the name lists'), so a cue alone makes no item and a name is learned by where it stands.
 //!
@@ -262,8 +263,10 @@ pub fn features_with(text: &str, lists: &Lists, codes: Codes) -> Vec<Vec<u64>> {
     if let Some(codes) = codes {
         let codes: Vec<char> = codes.chars().collect();
         if codes.len() == out.len() {
+            let chars: Vec<char> = text.chars().map(fold).collect();
             for (i, f) in out.iter_mut().enumerate() {
                 f.extend(word_features(&codes, i));
+                f.extend(word_surfaces(&codes, &chars, i));
             }
         }
     }
@@ -296,6 +299,48 @@ fn word_features(codes: &[char], i: usize) -> [u64; 5] {
         hash(&["w+1", &me, &after]),
         hash(&["w3", &before, &me, &after]),
         hash(&["w-end", &me, if i + 1 == end { "e" } else { "m" }]),
+    ]
+}
+
+/// The words (as the analyzer cut them) before and after the word at `i`, by their text:
+/// what stands beside a name a few chars away (…で働いてる, …のやつ).
+fn word_surfaces(codes: &[char], chars: &[char], i: usize) -> [u64; 5] {
+    let starts = |j: usize| codes[j].is_ascii_uppercase() || codes[j] == '_';
+    let start = (0..=i).rev().find(|&j| starts(j)).unwrap_or(0);
+    let end = (i + 1..codes.len())
+        .find(|&j| starts(j))
+        .unwrap_or(codes.len());
+    let word = |s: usize, e: usize| -> String { chars[s..e.min(s + 6)].iter().collect() };
+    let prev = (start > 0).then(|| {
+        let s = (0..start).rev().find(|&j| starts(j)).unwrap_or(0);
+        word(s, start)
+    });
+    let next = (end < codes.len()).then(|| {
+        let e = (end + 1..codes.len())
+            .find(|&j| starts(j))
+            .unwrap_or(codes.len());
+        word(end, e)
+    });
+    let prev = prev.unwrap_or_else(|| "∅".into());
+    let next = next.unwrap_or_else(|| "∅".into());
+    let next2 = (end < codes.len())
+        .then(|| {
+            let e = (end + 1..codes.len()).find(|&j| starts(j))?;
+            let e2 = (e + 1..codes.len())
+                .find(|&j| starts(j))
+                .unwrap_or(codes.len());
+            Some(word(e, e2))
+        })
+        .flatten()
+        .unwrap_or_else(|| "∅".into());
+    let pos = if i == start { "b" } else { "i" };
+    let me = word(start, end);
+    [
+        hash(&["ws-1", &prev, pos]),
+        hash(&["ws+1", &next, if i + 1 == end { "e" } else { "m" }]),
+        hash(&["ws", &me]),
+        hash(&["ws+12", &next, &next2]),
+        hash(&["ws-1,0", &prev, &me]),
     ]
 }
 
@@ -828,6 +873,46 @@ mod tests {
         assert!(
             lists.marks(&chars)[1].contains(&"Lsurs"),
             "kanji inside a run"
+        );
+    }
+
+    /// Every char sees the text of its own word and of the words before and after it, as
+    /// the analyzer cut them (whatever the cut), and sees none without the analyzer.
+    #[test]
+    fn each_char_sees_the_words_around_its_own() {
+        let text = "しんじのやつがきた";
+        let lists = Lists::default();
+        let plain = features(text, &lists);
+        // Every way of cutting the text into three words.
+        for a in 1..8 {
+            for b in a + 1..9 {
+                let codes: String = text
+                    .chars()
+                    .enumerate()
+                    .map(|(i, _)| if i == 0 || i == a || i == b { 'N' } else { 'n' })
+                    .collect();
+                let f = features_with(text, &lists, Some(&codes));
+                // A word is seen by its first six chars.
+                let word = |s: usize, e: usize| -> String {
+                    text.chars().skip(s).take((e - s).min(6)).collect()
+                };
+                let (w0, w1, w2) = (word(0, a), word(a, b), word(b, 9));
+                let mid = a + (b - a) / 2;
+                assert!(f[mid].contains(&hash(&["ws", &w1])), "{w0}|{w1}|{w2}");
+                assert!(f[a].contains(&hash(&["ws-1", &w0, "b"])), "{w0}|{w1}|{w2}");
+                assert!(
+                    f[b - 1].contains(&hash(&["ws+1", &w2, "e"])),
+                    "{w0}|{w1}|{w2}"
+                );
+                assert!(!f[0].contains(&hash(&["ws-1", &w0, "b"])));
+                assert_eq!(f.len(), plain.len());
+            }
+        }
+        assert!(
+            plain
+                .iter()
+                .flatten()
+                .all(|h| *h != hash(&["ws", "しんじ"]))
         );
     }
 }
