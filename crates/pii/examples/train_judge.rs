@@ -13,7 +13,8 @@
 //!   which never saw them);
 //! - `--floor 0` (or four, one per kind): the labeller's least margin for a proposal;
 //! - `--thresholds` (or `--kind-thresholds`, four): the probabilities a proposal of the
-//!   labeller needs; `--veto`: those under which a rule's candidate is turned down; each
+//!   labeller needs; `--veto` (or `--kind-vetoes`, four): those under which a rule's
+//!   candidate is turned down; each
 //!   combination is measured on the `--eval` sets, and the first is what `--write` writes;
 //! - `--natural PATH` counts the spans masked on lines with no personal data (each a false
 //!   positive); `JUDGE_ERRORS=1` prints every miss (`-`) and wrong span (`+`);
@@ -124,8 +125,8 @@ fn cross_fitted(
     all
 }
 
-/// Every (threshold per kind, veto) combination the flags ask to measure.
-fn settings() -> Vec<([f32; 4], f32)> {
+/// Every (threshold per kind, veto per kind) combination the flags ask to measure.
+fn settings() -> Vec<([f32; 4], [f32; 4])> {
     let per_kind: Vec<[f32; 4]> = match arg("--kind-thresholds") {
         Some(_) => {
             let k = numbers("--kind-thresholds", "");
@@ -137,7 +138,17 @@ fn settings() -> Vec<([f32; 4], f32)> {
             .map(|t| [t; 4])
             .collect(),
     };
-    let vetoes = numbers("--veto", "0.5");
+    let vetoes: Vec<[f32; 4]> = match arg("--kind-vetoes") {
+        Some(_) => {
+            let k = numbers("--kind-vetoes", "");
+            assert!(k.len() == 4, "--kind-vetoes takes four probabilities");
+            vec![[k[0], k[1], k[2], k[3]]]
+        }
+        None => numbers("--veto", "0.5")
+            .into_iter()
+            .map(|v| [v; 4])
+            .collect(),
+    };
     per_kind
         .iter()
         .flat_map(|t| vetoes.iter().map(move |v| (*t, *v)))
@@ -235,12 +246,12 @@ fn main() {
     }
     let settings = settings();
     for &(th, veto) in &settings {
-        (judge.threshold, judge.veto) = (th, [veto; 4]);
+        (judge.threshold, judge.veto) = (th, veto);
         let j: &'static Judge = Box::leak(Box::new(judge.clone()));
-        measure_with(j, &format!("{th:?}, veto {veto}"), &an, &natural);
+        measure_with(j, &format!("{th:?}, veto {veto:?}"), &an, &natural);
     }
     if std::env::args().any(|a| a == "--write") {
-        (judge.threshold, judge.veto) = (settings[0].0, [settings[0].1; 4]);
+        (judge.threshold, judge.veto) = settings[0];
         let args: Vec<String> = std::env::args().skip(1).collect();
         let header = format!(
             "The judge of candidate spans, written by `cargo run --release -p kakeai-pii \

@@ -1,11 +1,15 @@
 //! The learned judge of candidate spans: every 氏名, 会社名, 学校名 and 住所 span a rule or the
 //! labeller proposes is scored by a logistic model over what is around it — which rule (and
 //! cue) proposed it, whether the labeller agrees and how surely, the analyzer's words inside
-//! and beside it, the chars beside it, its shape and the name lists that hold it — and kept
-//! when the model's probability reaches the kind's threshold. The labeller's own proposals
-//! (from a lower margin than it keeps alone) need the threshold; a rule's candidate goes only
-//! under the veto (0.2 in the built-in model: fragments such as いないとき or 勤務先 that a
-//! rule read as a name). Two exceptions, both read from the name lists: a rule's name made of
+//! (by kind, and the first and last by their text) and beside it, the chars beside it, its
+//! shape, its own text when it is short enough to be one word (ただし, モーター温度) and the
+//! name lists that hold it — and kept when the model's probability reaches the kind's
+//! threshold. The labeller's own proposals (from a far lower margin than it keeps alone: 16
+//! for names, none for schools) need the threshold (in the built-in model 0.55 for names, 0.8
+//! for companies, 0.7 for schools and addresses); a rule's candidate goes only under the veto
+//! (0.5 for names, 0.2 for companies: fragments such as いないとき or 勤務先 that a rule read
+//! as a name; none for schools and addresses, whose rules are grammars: 〇〇大学, a prefecture
+//! and a city). Two exceptions, both read from the name lists: a rule's name made of
 //! listed names (鶉野, ふじもと + かずお) is never vetoed, so a kana full name the labeller
 //! does not read stays masked; a rule's name on the list of public figures (大谷翔平) needs
 //! the threshold like a labeller's proposal, and the names inside it go with it. Numbers with
@@ -281,6 +285,12 @@ pub fn feature_names(c: &Seen) -> Vec<String> {
             .collect::<String>()
     };
     names.push(format!("tail2={}", tail(2)));
+    // What the span is, when it is short enough to be one word (ただし, モーター温度): an
+    // ordinary word that the training text shows as no item is learned as such.
+    if span.len() <= 10 {
+        names.push(format!("surf={}", span.iter().collect::<String>()));
+    }
+    names.push(format!("head2={}", span.iter().take(2).collect::<String>()));
     let form = shape(&c.chars[c.s..c.e]);
     // Whether the script runs on past each edge (マイ|ナンバー, 旅行|行く): a piece of a
     // longer word, whatever the word.
@@ -364,9 +374,14 @@ fn word_features(c: &Seen, names: &mut Vec<String>) {
     let starts = c.toks.iter().any(|t| t.start == c.s);
     let ends = c.toks.iter().any(|t| t.end == c.e);
     names.push(format!("whole={}{}", u8::from(starts), u8::from(ends)));
-    if let Some(t) = c.toks.iter().rev().find(|t| t.end <= c.s) {
+    let mut before = c.toks.iter().rev().filter(|t| t.end <= c.s);
+    if let Some(t) = before.next() {
         names.push(format!("wb={}", tok_kind(t.kind)));
         names.push(format!("wbs={}", surface(t)));
+        // Two words back (最寄り|は, 出身|は): what the place or the person is to the writer.
+        if let Some(u) = before.next() {
+            names.push(format!("wbs2={}{}", surface(u), surface(t)));
+        }
     }
     let mut after = c.toks.iter().filter(|t| t.start >= c.e);
     if let Some(t) = after.next() {
@@ -384,6 +399,11 @@ fn word_features(c: &Seen, names: &mut Vec<String>) {
         .collect();
     if let [t] = inside.as_slice() {
         names.push(format!("one={}", tok_kind(t.kind)));
+    }
+    // The first and last word inside (温度 ends no company, 商事 ends many).
+    if let (Some(f), Some(l)) = (inside.first(), inside.last()) {
+        names.push(format!("tfirst={}", surface(f)));
+        names.push(format!("tlast={}", surface(l)));
     }
 }
 
