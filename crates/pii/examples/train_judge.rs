@@ -125,31 +125,23 @@ fn cross_fitted(
     all
 }
 
+/// Four probabilities (one per kind) from `four`, or each of `one`'s for every kind.
+fn per_kind(four: &str, one: &str, default: &str) -> Vec<[f32; 4]> {
+    match arg(four) {
+        Some(_) => {
+            let k = numbers(four, "");
+            assert!(k.len() == 4, "{four} takes four probabilities");
+            vec![[k[0], k[1], k[2], k[3]]]
+        }
+        None => numbers(one, default).into_iter().map(|t| [t; 4]).collect(),
+    }
+}
+
 /// Every (threshold per kind, veto per kind) combination the flags ask to measure.
 fn settings() -> Vec<([f32; 4], [f32; 4])> {
-    let per_kind: Vec<[f32; 4]> = match arg("--kind-thresholds") {
-        Some(_) => {
-            let k = numbers("--kind-thresholds", "");
-            assert!(k.len() == 4, "--kind-thresholds takes four probabilities");
-            vec![[k[0], k[1], k[2], k[3]]]
-        }
-        None => numbers("--thresholds", "0.5")
-            .into_iter()
-            .map(|t| [t; 4])
-            .collect(),
-    };
-    let vetoes: Vec<[f32; 4]> = match arg("--kind-vetoes") {
-        Some(_) => {
-            let k = numbers("--kind-vetoes", "");
-            assert!(k.len() == 4, "--kind-vetoes takes four probabilities");
-            vec![[k[0], k[1], k[2], k[3]]]
-        }
-        None => numbers("--veto", "0.5")
-            .into_iter()
-            .map(|v| [v; 4])
-            .collect(),
-    };
-    per_kind
+    let thresholds = per_kind("--kind-thresholds", "--thresholds", "0.5");
+    let vetoes = per_kind("--kind-vetoes", "--veto", "0.5");
+    thresholds
         .iter()
         .flat_map(|t| vetoes.iter().map(move |v| (*t, *v)))
         .collect()
