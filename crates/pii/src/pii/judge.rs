@@ -5,8 +5,8 @@
 //! shape, its own text when it is short enough to be one word (ただし, モーター温度) and the
 //! name lists that hold it — and kept when the model's probability reaches the kind's
 //! threshold. The labeller's own proposals (from a far lower margin than it keeps alone: 16
-//! for names, none for schools) need the threshold (in the built-in model 0.55 for names, 0.8
-//! for companies, 0.7 for schools and addresses); a rule's candidate goes only under the veto
+//! for names, none for schools) need the threshold (in the built-in model 0.65 for names, 0.85
+//! for companies, 0.75 for schools and addresses); a rule's candidate goes only under the veto
 //! (0.5 for names, 0.2 for companies: fragments such as いないとき or 勤務先 that a rule read
 //! as a name; none for schools and addresses, whose rules are grammars: 〇〇大学, a prefecture
 //! and a city). Two exceptions, both read from the name lists: a rule's name made of
