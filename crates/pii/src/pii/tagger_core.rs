@@ -4,9 +4,10 @@
 //! chars, their bigrams, their script classes and the run of one script they sit in), the name
 //! and place lists it overlaps, the words beside that run (さん, 様, が, 氏名:), labels
 //! before it, the two tags before it and, with the analyzer, the kind of the word each char is
-//! in and the text of that word and of the words around it (…で働いてる, …のやつ). Training sees each labelled text, its negative copy
-//! (every item replaced by an ordinary word) and its swapped copy (every name replaced by one
-//! of the name lists'), so a cue alone makes no item and a name is learned by where it stands.
+//! in and the text of that word and of the words around it (…で働いてる, …のやつ). Training
+//! sees each labelled text, its negative copy (every item replaced by an ordinary word) and its
+//! swapped copy (every name replaced by one of the name lists'), so a cue alone makes no item
+//! and a name is learned by where it stands.
 //!
 //! This file uses only `std`: `build.rs` includes it to train the model from the labelled
 //! corpora listed in `assets/safety/pii_tagger/train.txt` at build time, and the crate
@@ -264,9 +265,10 @@ pub fn features_with(text: &str, lists: &Lists, codes: Codes) -> Vec<Vec<u64>> {
         let codes: Vec<char> = codes.chars().collect();
         if codes.len() == out.len() {
             let chars: Vec<char> = text.chars().map(fold).collect();
+            let (words, at) = words_of(&codes);
             for (i, f) in out.iter_mut().enumerate() {
-                f.extend(word_features(&codes, i));
-                f.extend(word_surfaces(&codes, &chars, i));
+                f.extend(word_features(&codes, &words, &at, i));
+                f.extend(word_surfaces(&words, &at, &chars, i));
             }
         }
     }
@@ -275,16 +277,11 @@ pub fn features_with(text: &str, lists: &Lists, codes: Codes) -> Vec<Vec<u64>> {
 
 /// The analyzer's word at `i`, whether it starts there, its script class, and the kinds of
 /// the words before and after it.
-fn word_features(codes: &[char], i: usize) -> [u64; 5] {
+fn word_features(codes: &[char], words: &[(usize, usize)], at: &[usize], i: usize) -> [u64; 5] {
     let kind = |c: char| c.to_ascii_uppercase().to_string();
-    let start = (0..=i)
-        .rev()
-        .find(|&j| codes[j].is_ascii_uppercase() || codes[j] == '_');
-    let end = (i + 1..codes.len())
-        .find(|&j| codes[j].is_ascii_uppercase() || codes[j] == '_')
-        .unwrap_or(codes.len());
+    let (start, end) = words[at[i]];
     let before = start
-        .and_then(|s| s.checked_sub(1))
+        .checked_sub(1)
         .map_or("∅".to_string(), |j| kind(codes[j]));
     let after = codes.get(end).map_or("∅".to_string(), |c| kind(*c));
     let me = kind(codes[i]);
@@ -302,44 +299,40 @@ fn word_features(codes: &[char], i: usize) -> [u64; 5] {
     ]
 }
 
+/// The analyzer's words as `(start, end)` char spans, and the index of the word each char is
+/// in: one pass, so a message of one long word costs no more than any other.
+fn words_of(codes: &[char]) -> (Vec<(usize, usize)>, Vec<usize>) {
+    let mut words: Vec<(usize, usize)> = Vec::new();
+    let mut at = Vec::with_capacity(codes.len());
+    for (j, c) in codes.iter().enumerate() {
+        if j == 0 || c.is_ascii_uppercase() || *c == '_' {
+            words.push((j, j + 1));
+        } else if let Some(w) = words.last_mut() {
+            w.1 = j + 1;
+        }
+        at.push(words.len() - 1);
+    }
+    (words, at)
+}
+
 /// The words (as the analyzer cut them) before and after the word at `i`, by their text:
-/// what stands beside a name a few chars away (…で働いてる, …のやつ).
-fn word_surfaces(codes: &[char], chars: &[char], i: usize) -> [u64; 5] {
-    let starts = |j: usize| codes[j].is_ascii_uppercase() || codes[j] == '_';
-    let start = (0..=i).rev().find(|&j| starts(j)).unwrap_or(0);
-    let end = (i + 1..codes.len())
-        .find(|&j| starts(j))
-        .unwrap_or(codes.len());
-    let word = |s: usize, e: usize| -> String { chars[s..e.min(s + 6)].iter().collect() };
-    let prev = (start > 0).then(|| {
-        let s = (0..start).rev().find(|&j| starts(j)).unwrap_or(0);
-        word(s, start)
-    });
-    let next = (end < codes.len()).then(|| {
-        let e = (end + 1..codes.len())
-            .find(|&j| starts(j))
-            .unwrap_or(codes.len());
-        word(end, e)
-    });
-    let prev = prev.unwrap_or_else(|| "∅".into());
-    let next = next.unwrap_or_else(|| "∅".into());
-    let next2 = (end < codes.len())
-        .then(|| {
-            let e = (end + 1..codes.len()).find(|&j| starts(j))?;
-            let e2 = (e + 1..codes.len())
-                .find(|&j| starts(j))
-                .unwrap_or(codes.len());
-            Some(word(e, e2))
+/// what stands beside a name a few chars away (…で働いてる, …のやつ). A word is seen by its
+/// first six chars.
+fn word_surfaces(words: &[(usize, usize)], at: &[usize], chars: &[char], i: usize) -> [u64; 5] {
+    let text = |k: Option<usize>| -> String {
+        k.and_then(|k| words.get(k)).map_or("∅".into(), |&(s, e)| {
+            chars[s..e.min(s + 6)].iter().collect()
         })
-        .flatten()
-        .unwrap_or_else(|| "∅".into());
+    };
+    let k = at[i];
+    let (start, end) = words[k];
+    let (prev, me, next) = (text(k.checked_sub(1)), text(Some(k)), text(Some(k + 1)));
     let pos = if i == start { "b" } else { "i" };
-    let me = word(start, end);
     [
         hash(&["ws-1", &prev, pos]),
         hash(&["ws+1", &next, if i + 1 == end { "e" } else { "m" }]),
         hash(&["ws", &me]),
-        hash(&["ws+12", &next, &next2]),
+        hash(&["ws+12", &next, &text(Some(k + 2))]),
         hash(&["ws-1,0", &prev, &me]),
     ]
 }
