@@ -14,8 +14,8 @@
 //! - `--floor 0` (or four, one per kind): the labeller's least margin for a proposal;
 //! - `--thresholds` (or `--kind-thresholds`, four): the probabilities a proposal of the
 //!   labeller needs; `--veto` (or `--kind-vetoes`, four): those under which a rule's
-//!   candidate is turned down; each
-//!   combination is measured on the `--eval` sets, and the first is what `--write` writes;
+//!   candidate is turned down; each combination is measured on the `--eval` sets, and the
+//!   first is what `--write` writes;
 //! - `--natural PATH` counts the spans masked on lines with no personal data (each a false
 //!   positive); `JUDGE_ERRORS=1` prints every miss (`-`) and wrong span (`+`);
 //! - `--explain TEXT` prints each candidate of TEXT with the built-in judge's probability and

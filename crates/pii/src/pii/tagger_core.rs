@@ -260,11 +260,12 @@ pub const TOKEN_KINDS: &str = "SGPOLXUCN";
 /// The features of every char that do not depend on tags; with `codes` (as many as the text
 /// has chars) also the analyzer's word around each char and the words beside it.
 pub fn features_with(text: &str, lists: &Lists, codes: Codes) -> Vec<Vec<u64>> {
-    let mut out = char_features(text, lists);
+    // Folded once: the char features and the words' text read the same chars.
+    let chars: Vec<char> = text.chars().map(fold).collect();
+    let mut out = char_features(&chars, lists);
     if let Some(codes) = codes {
         let codes: Vec<char> = codes.chars().collect();
         if codes.len() == out.len() {
-            let chars: Vec<char> = text.chars().map(fold).collect();
             let (words, at) = words_of(&codes);
             for (i, f) in out.iter_mut().enumerate() {
                 f.extend(word_features(&codes, &words, &at, i));
@@ -337,8 +338,9 @@ fn word_surfaces(words: &[(usize, usize)], at: &[usize], chars: &[char], i: usiz
     ]
 }
 
-fn char_features(text: &str, lists: &Lists) -> Vec<Vec<u64>> {
-    let chars: Vec<char> = text.chars().map(fold).collect();
+/// The features of every folded char from the chars around it, their classes, runs, labels
+/// and list words.
+fn char_features(chars: &[char], lists: &Lists) -> Vec<Vec<u64>> {
     let n = chars.len();
     let cls: Vec<u8> = chars.iter().map(|c| class(*c)).collect();
     let strs: Vec<String> = chars.iter().map(|c| c.to_string()).collect();
@@ -367,7 +369,7 @@ fn char_features(text: &str, lists: &Lists) -> Vec<Vec<u64>> {
             s = i;
         }
     }
-    let marks = lists.marks(&chars);
+    let marks = lists.marks(chars);
     let label_at: Vec<Option<&str>> = (0..n)
         .map(|i| {
             let before: String = chars[i.saturating_sub(8)..i].iter().collect();
